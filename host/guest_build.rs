@@ -1,0 +1,75 @@
+//! Building a wasm32-wasip2 guest from a build script; shared by `host/build.rs` (the broker
+//! component) and `tests/build.rs` (the test components).
+//!
+//! The guest is built by a nested `cargo build` with its own target directory and a scrubbed
+//! environment: flags meant for the native host build (RUSTFLAGS, coverage, sanitizers, the outer
+//! profile) must not leak into the guest, and the guest must not share the host's build lock.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Environment variables the nested cargo may see; everything else is removed.
+const KEEP_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_NET_OFFLINE",
+    "CARGO_HTTP_PROXY",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "TMPDIR",
+];
+
+/// Builds workspace package `package` (whose sources are in `dir`) for wasm32-wasip2 in release
+/// mode, optimised for size, and returns the path of `<lib_name>.wasm`.
+pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> PathBuf {
+    for watched in ["src", "Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", dir.join(watched).display());
+    }
+    println!("cargo:rerun-if-changed={}", repo.join("wit").display());
+    println!("cargo:rerun-if-changed={}", repo.join("Cargo.lock").display());
+
+    let target_dir = guest_target_dir(repo);
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.env_clear();
+    for key in KEEP_ENV {
+        if let Ok(v) = env::var(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.current_dir(repo).args(["build", "--locked", "--release", "--target", "wasm32-wasip2", "-p", package]);
+    cmd.arg("--target-dir").arg(&target_dir);
+    // Guests are small and ship inside the host: optimise them for size whatever the host profile.
+    for setting in [
+        "profile.release.opt-level=\"s\"",
+        "profile.release.lto=true",
+        "profile.release.codegen-units=1",
+        "profile.release.strip=true",
+        "profile.release.panic=\"abort\"",
+    ] {
+        cmd.args(["--config", setting]);
+    }
+    let status = cmd.status().expect("could not run cargo to build a wasm32-wasip2 guest");
+    if !status.success() {
+        panic!(
+            "building {package} for wasm32-wasip2 failed (see cargo's output above; if the target is \
+             missing, run `rustup toolchain install` in the repository)"
+        );
+    }
+    target_dir.join("wasm32-wasip2/release").join(format!("{lib_name}.wasm"))
+}
+
+/// One guest target directory for every host profile (debug, release, clippy), so each guest
+/// is built once; beside the host's own target directory.
+fn guest_target_dir(repo: &Path) -> PathBuf {
+    let base = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { repo.join(p) })
+        .unwrap_or_else(|| repo.join("target"));
+    base.join("guest")
+}

@@ -1,0 +1,33 @@
+//! The `fabric` capability: one allow-listed request to Fabric v4 through the host's client.
+
+use super::CallState;
+use crate::component::bindings::fabric;
+use crate::fabric_client::{ApiRequest, Method, SendError};
+
+impl fabric::Host for CallState {
+    async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
+        let request = ApiRequest {
+            method: match req.method {
+                fabric::Method::Get => Method::Get,
+                fabric::Method::Post => Method::Post,
+            },
+            path: req.path,
+            query: req.query,
+            body: req.body,
+        };
+        let client = self.fabric.clone();
+        let cancel = self.cancel.clone();
+        let outcome = self.meter.outside_guest(client.send(&request, &cancel)).await;
+        if let Err(SendError::Refused(why)) = &outcome {
+            tracing::warn!(method = %request.method, path = %request.path, "refused component request: {why}");
+        }
+        Ok(match outcome {
+            Ok(r) => Ok(fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) }),
+            Err(SendError::Refused(s)) => Err(fabric::Error::Refused(s)),
+            Err(SendError::Cancelled) => Err(fabric::Error::Cancelled),
+            Err(SendError::Unavailable(s)) => Err(fabric::Error::Unavailable(s)),
+            Err(SendError::Timeout) => Err(fabric::Error::Timeout),
+            Err(SendError::Transport(s)) => Err(fabric::Error::Transport(s)),
+        })
+    }
+}

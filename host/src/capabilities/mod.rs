@@ -1,0 +1,95 @@
+//! What the host grants behind each import of the `broker` world, one module per interface.
+//! [`CallState`] is the per-call store data every implementation reaches.
+
+pub mod clock;
+pub mod confirmation;
+pub mod fabric;
+pub mod proposal_store;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::StoreLimits;
+
+use crate::component::bindings::proposal_store as wit_store;
+use crate::fabric_client::FabricClient;
+pub use clock::Clock;
+pub use confirmation::{Confirmer, NobodyToAsk, Prompt};
+pub use proposal_store::ProposalStore;
+
+/// Everything one component call may use. A fresh one (and a fresh Store) per call.
+pub struct CallState {
+    pub limits: StoreLimits,
+    pub fabric: Arc<FabricClient>,
+    pub clock: Clock,
+    pub proposals: Arc<ProposalStore>,
+    pub confirmer: Arc<dyn Confirmer>,
+    pub cancel: CancellationToken,
+    pub unconfirmed_allowed: bool,
+    pub meter: GuestMeter,
+}
+
+/// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
+/// deadline covers the component's own work and not Fabric's latency or a person's minutes.
+pub struct GuestMeter {
+    started: Instant,
+    in_host: Duration,
+    budget: Duration,
+}
+
+impl GuestMeter {
+    pub fn new(budget: Duration) -> Self {
+        GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
+    }
+
+    pub fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.in_host)
+    }
+
+    pub fn over_budget(&self) -> bool {
+        self.guest_time() > self.budget
+    }
+
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    /// Awaits `f`, counting its time as host time.
+    pub async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
+        let t = Instant::now();
+        let out = f.await;
+        self.in_host += t.elapsed();
+        out
+    }
+}
+
+impl wit_store::Host for CallState {
+    fn put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> wasmtime::Result<wit_store::Stored> {
+        let (token, evicted) = self.proposals.put(record, expires_at_ms, capacity, self.clock.now_ms());
+        Ok(wit_store::Stored { token, evicted })
+    }
+
+    fn peek(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
+        Ok(taken(self.proposals.peek(&token)))
+    }
+
+    fn take(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
+        Ok(taken(self.proposals.take(&token)))
+    }
+
+    fn settle(&mut self, token: String, outcome: Vec<u8>) -> wasmtime::Result<()> {
+        self.proposals.settle(&token, outcome);
+        Ok(())
+    }
+}
+
+fn taken(t: proposal_store::Taken) -> wit_store::Taken {
+    match t {
+        proposal_store::Taken::Found(r) => wit_store::Taken::Found(r),
+        proposal_store::Taken::Used(o) => wit_store::Taken::Used(o),
+        proposal_store::Taken::Evicted => wit_store::Taken::Evicted,
+        proposal_store::Taken::Unknown => wit_store::Taken::Unknown,
+    }
+}

@@ -1,0 +1,143 @@
+//! Command-line interface: every flag with its environment variable.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "equinix-mcp",
+    about = "MCP server for Equinix Fabric: read-only tools plus the Safe Mutation Broker (propose, real dry run, human confirmation)",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// `serve` options, when no subcommand is given.
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve MCP (the default).
+    Serve(ServeArgs),
+    /// Print the component's SHA-256, its imports and exports with types, what the host grants
+    /// behind each import, and the verdict; exits non-zero when the component is refused.
+    Inspect(InspectArgs),
+    /// Run the Fabric simulator standalone on a loopback address.
+    FabricSim(SimArgs),
+}
+
+/// Where the broker component comes from.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ComponentArgs {
+    /// Use this `.wasm` component instead of the embedded one (never a precompiled `.cwasm`).
+    #[arg(long, env = "EQUINIX_MCP_COMPONENT", value_name = "PATH")]
+    pub component: Option<PathBuf>,
+
+    /// Refuse to start unless the component's SHA-256 is this (lowercase hex).
+    #[arg(long, env = "EQUINIX_MCP_COMPONENT_SHA256", value_name = "HEX")]
+    pub component_sha256: Option<String>,
+
+    /// Directory of the precompiled-component cache (default: the user's cache dir).
+    #[arg(long, env = "EQUINIX_MCP_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Compile the component at every start instead of using the cache.
+    #[arg(long, env = "EQUINIX_MCP_NO_CACHE")]
+    pub no_cache: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    /// MCP over stdin/stdout.
+    #[default]
+    Stdio,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Pretty,
+    Json,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub component: ComponentArgs,
+
+    /// MCP transport.
+    #[arg(long, env = "EQUINIX_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
+    pub transport: Transport,
+
+    /// Comma-separated toolsets to serve. Default: every read-only toolset. `all` means every
+    /// read-only toolset; `mutate` (the broker) is served only when named.
+    #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
+    pub toolsets: Option<String>,
+
+    /// Serve against the built-in Fabric simulator on loopback (no credentials needed).
+    #[arg(long, env = "EQUINIX_MCP_FABRIC_SIM")]
+    pub fabric_sim: bool,
+
+    /// Fabric API base URL.
+    #[arg(long, env = "EQUINIX_API_ENDPOINT", default_value = "https://api.equinix.com", value_name = "URL")]
+    pub endpoint: String,
+
+    /// OAuth2 client id (the secret is read only from EQUINIX_API_CLIENTSECRET).
+    #[arg(long, env = "EQUINIX_API_CLIENTID", value_name = "ID")]
+    pub client_id: Option<String>,
+
+    /// How long to wait for the person to answer a confirmation, in milliseconds.
+    #[arg(long, env = "EQUINIX_MCP_ELICIT_TIMEOUT_MS", default_value_t = 300_000, value_name = "MS")]
+    pub elicit_timeout_ms: u64,
+
+    /// Execute confirmed proposals even when the client cannot ask a person (off by default).
+    #[arg(long, env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub allow_unconfirmed_mutations: bool,
+
+    /// Timeout of one Fabric request, in milliseconds.
+    #[arg(long, env = "EQUINIX_MCP_FABRIC_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS")]
+    pub fabric_timeout_ms: u64,
+
+    /// Guest CPU time allowed per component call, in milliseconds (time waiting on Fabric or a
+    /// person does not count).
+    #[arg(long, env = "EQUINIX_MCP_GUEST_TIME_MS", default_value_t = 2_000, value_name = "MS")]
+    pub guest_time_ms: u64,
+
+    /// Linear memory allowed per component instance, in MiB.
+    #[arg(long, env = "EQUINIX_MCP_MEMORY_MIB", default_value_t = 64, value_name = "MIB")]
+    pub memory_mib: usize,
+
+    /// Log format on stderr (filters come from RUST_LOG, default `info`).
+    #[arg(long, env = "EQUINIX_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub component: ComponentArgs,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    /// Loopback address to listen on, e.g. 127.0.0.1:8787 (port 0 picks a free port).
+    #[arg(long, env = "EQUINIX_MCP_SIM_LISTEN", default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+
+    /// Lifetime of the tokens it hands out, in seconds.
+    #[arg(long, default_value_t = 3600)]
+    pub token_timeout_secs: u64,
+
+    /// Latency added to every Fabric answer, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+}

@@ -1,0 +1,19 @@
+//! The one place the host generates bindings from `wit/`: the guest is built from the same folder.
+//!
+//! The two imports that wait (a Fabric request, a person's answer) are async so a component call
+//! runs as a future on the MCP request's own task: elicitations stay associated with the call,
+//! and a confirmation waiting minutes blocks no thread.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "broker",
+    imports: {
+        "equinix:broker/fabric.send": async | trappable,
+        "equinix:broker/confirmation.confirm": async | trappable,
+        default: trappable,
+    },
+    exports: { default: async },
+});
+
+pub use equinix::broker::{clock, confirmation, fabric, proposal_store};
+pub use exports::equinix::broker::tools;

@@ -1,0 +1,248 @@
+//! The sandbox: one wasmtime engine, one pre-instantiated component, a fresh `Store` per call
+//! with a memory cap and a guest-CPU deadline, and the precompile cache.
+//!
+//! No WASI is linked: the linker holds exactly the four `broker` imports, so a component that
+//! imports anything else cannot be instantiated, and [`surface`] says so in words first.
+
+pub mod bindings;
+pub mod cache;
+pub mod surface;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, Store, StoreLimitsBuilder, UpdateDeadline};
+
+use crate::capabilities::CallState;
+use bindings::{Broker, BrokerPre, tools};
+
+/// How often the engine's epoch advances; the granularity of the CPU deadline.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Per-call limits of the sandbox.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Guest CPU time per call (time inside host imports does not count).
+    pub guest_time: Duration,
+    /// Linear memory per instance.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { guest_time: Duration::from_secs(2), memory_bytes: 64 << 20 }
+    }
+}
+
+/// One tool as the component declares it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ToolDecl {
+    pub name: String,
+    pub toolset: String,
+    pub description: String,
+    pub input_schema: String,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// A component call that did not produce a tool result: the component trapped or ran out of
+/// its limits. The host keeps serving; the next call gets a fresh instance.
+#[derive(Debug)]
+pub struct Trapped(pub String);
+
+/// A loaded, checked, pre-instantiated component.
+pub struct ComponentRuntime {
+    engine: Engine,
+    pre: BrokerPre<CallState>,
+    surface: surface::Surface,
+    origin: cache::Origin,
+    limits: Limits,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for ComponentRuntime {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The engine configuration every load uses (the cache key depends on it).
+pub fn engine() -> anyhow::Result<Engine> {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    config.max_wasm_stack(1 << 20);
+    Ok(Engine::new(&config)?)
+}
+
+/// SHA-256 of a component, lowercase hex.
+pub fn sha256_hex(wasm: &[u8]) -> String {
+    hex::encode(Sha256::digest(wasm))
+}
+
+/// Compiles (or loads from cache) and judges a component without preparing it to run.
+pub fn inspect(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<surface::Surface> {
+    let engine = engine()?;
+    let sha = sha256_hex(wasm);
+    let (component, _) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
+    Ok(surface::describe(&engine, &component, &sha, wasm.len()))
+}
+
+fn not_a_component(e: anyhow::Error) -> anyhow::Error {
+    anyhow::anyhow!("not a valid WebAssembly component: {e:#}")
+}
+
+impl ComponentRuntime {
+    /// Loads `wasm`, refuses it unless its imports are exactly within the broker world, and
+    /// pre-instantiates it.
+    pub fn load(wasm: &[u8], cache_dir: Option<&Path>, limits: Limits) -> anyhow::Result<Self> {
+        let engine = engine()?;
+        let sha = sha256_hex(wasm);
+        let (component, origin) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
+        let surface = surface::describe(&engine, &component, &sha, wasm.len());
+        if !surface.verdict.accepted {
+            bail!("refusing component {sha}: it {}", surface.verdict.problems.join("; it "));
+        }
+        let mut linker = Linker::<CallState>::new(&engine);
+        Broker::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+            anyhow::anyhow!("refusing component {sha}: its imports do not match the broker world: {e:#}")
+        })?;
+        let pre = BrokerPre::new(instance_pre).map_err(|e| {
+            anyhow::anyhow!("refusing component {sha}: its exports do not match the broker world: {e:#}")
+        })?;
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        spawn_epoch_ticker(engine.clone(), ticker_stop.clone());
+        Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop })
+    }
+
+    pub fn surface(&self) -> &surface::Surface {
+        &self.surface
+    }
+
+    pub fn sha256(&self) -> &str {
+        &self.surface.sha256
+    }
+
+    pub fn origin(&self) -> cache::Origin {
+        self.origin
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// A fresh store with this call's limits and deadline.
+    fn store(&self, mut state: CallState) -> Store<CallState> {
+        state.limits = StoreLimitsBuilder::new()
+            .memory_size(self.limits.memory_bytes)
+            .instances(8)
+            .tables(8)
+            .memories(4)
+            .trap_on_grow_failure(true)
+            .build();
+        state.meter = crate::capabilities::GuestMeter::new(self.limits.guest_time);
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        // Checked every tick: over budget traps, otherwise yield so a busy guest never starves
+        // the other calls on this executor thread.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|ctx| {
+            let meter = &ctx.data().meter;
+            if meter.over_budget() { Ok(UpdateDeadline::Interrupt) } else { Ok(UpdateDeadline::Yield(1)) }
+        });
+        store
+    }
+
+    /// The component's tool catalog.
+    pub async fn catalog(&self, state: CallState) -> Result<Vec<ToolDecl>, Trapped> {
+        let mut store = self.store(state);
+        let result = async {
+            let broker = self.pre.instantiate_async(&mut store).await?;
+            broker.equinix_broker_tools().call_catalog(&mut store).await
+        }
+        .await;
+        let tools = result.map_err(|e| self.trapped(&store, e))?;
+        Ok(tools.into_iter().map(decl).collect())
+    }
+
+    /// Runs one tool: `Ok(Ok(json))` result, `Ok(Err(json))` tool error, `Err` trap.
+    pub async fn call(&self, state: CallState, name: &str, arguments: &str) -> Result<Result<String, String>, Trapped> {
+        let mut store = self.store(state);
+        let result = async {
+            let broker = self.pre.instantiate_async(&mut store).await?;
+            broker.equinix_broker_tools().call_call(&mut store, name, arguments).await
+        }
+        .await;
+        result.map_err(|e| self.trapped(&store, e))
+    }
+
+    /// The confirmation prompt for a pending token, without consuming it.
+    pub async fn preview_confirm(&self, state: CallState, token: &str) -> Result<Result<String, String>, Trapped> {
+        let mut store = self.store(state);
+        let result = async {
+            let broker = self.pre.instantiate_async(&mut store).await?;
+            broker.equinix_broker_tools().call_preview_confirm(&mut store, token).await
+        }
+        .await;
+        result.map_err(|e| self.trapped(&store, e))
+    }
+
+    fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
+        let meter = &store.data().meter;
+        let why = match e.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::Interrupt) => {
+                format!("the component exceeded its CPU budget of {:?} and was stopped", meter.budget())
+            }
+            Some(wasmtime::Trap::UnreachableCodeReached) => {
+                "the component panicked or aborted (wasm `unreachable`)".to_string()
+            }
+            Some(wasmtime::Trap::StackOverflow) => "the component overflowed its stack".to_string(),
+            Some(wasmtime::Trap::MemoryOutOfBounds) => "the component accessed memory out of bounds".to_string(),
+            Some(trap) => format!("the component trapped: {trap}"),
+            None if format!("{e:#}").contains("memory") => {
+                format!("the component exceeded its memory limit of {} MiB: {e}", self.limits.memory_bytes >> 20)
+            }
+            None => format!("the component failed: {e:#}"),
+        };
+        tracing::warn!(guest_ms = meter.guest_time().as_millis() as u64, "{why}");
+        Trapped(why)
+    }
+}
+
+fn decl(t: tools::Tool) -> ToolDecl {
+    ToolDecl {
+        name: t.name,
+        toolset: t.toolset,
+        description: t.description,
+        input_schema: t.input_schema,
+        read_only: t.hints.read_only,
+        destructive: t.hints.destructive,
+        idempotent: t.hints.idempotent,
+        open_world: t.hints.open_world,
+    }
+}
+
+fn spawn_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("epoch-ticker".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// Reads a component file with a clear error.
+pub fn read_component(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading component {}", path.display()))
+}

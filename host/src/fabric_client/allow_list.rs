@@ -1,0 +1,192 @@
+//! The static allow-list of Fabric requests the `fabric` capability will send.
+//!
+//! Every request a component asks for is matched against this table of (method, path template,
+//! allowed query keys). Path parameters must be plain identifiers, so no argument can steer a
+//! request to another path. There is no update or delete route, and the create routes are only
+//! open when the operator enabled the `mutate` toolset.
+
+use std::fmt;
+
+/// What a route does to the Fabric estate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteClass {
+    /// Changes nothing (GETs and the search POSTs): may be retried.
+    Read,
+    /// A create with `dryRun=true`: validates, persists nothing; may be retried.
+    DryRun,
+    /// A real create: billable, never retried.
+    Create,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        })
+    }
+}
+
+/// One allowed (method, path template).
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    pub method: Method,
+    /// `{name}` segments match one plain identifier (`[A-Za-z0-9_-]{1,64}`).
+    pub template: &'static str,
+    pub query: &'static [&'static str],
+    /// Create routes: open only with the `mutate` toolset; `dryRun=true` makes them a dry run.
+    pub creates: bool,
+}
+
+const PAGING: &[&str] = &["offset", "limit"];
+
+const fn read(method: Method, template: &'static str, query: &'static [&'static str]) -> Route {
+    Route { method, template, query, creates: false }
+}
+
+const fn create(template: &'static str) -> Route {
+    Route { method: Method::Post, template, query: &["dryRun"], creates: true }
+}
+
+/// The whole reachable Fabric surface.
+pub const ROUTES: &[Route] = &[
+    read(Method::Get, "/fabric/v4/metros", &["presence", "offset", "limit"]),
+    read(Method::Get, "/fabric/v4/metros/{metroCode}", &[]),
+    read(Method::Post, "/fabric/v4/ports/search", &[]),
+    read(Method::Get, "/fabric/v4/ports/{portId}", &[]),
+    read(Method::Get, "/fabric/v4/ports/{portId}/linkProtocols", PAGING),
+    read(Method::Post, "/fabric/v4/serviceProfiles/search", &["viewPoint"]),
+    read(Method::Get, "/fabric/v4/serviceProfiles/{serviceProfileId}", &["viewPoint"]),
+    read(Method::Post, "/fabric/v4/connections/search", &[]),
+    read(Method::Get, "/fabric/v4/connections/{connectionId}", &["direction"]),
+    read(Method::Post, "/fabric/v4/networks/search", &[]),
+    read(Method::Get, "/fabric/v4/networks/{networkId}", &[]),
+    read(Method::Post, "/fabric/v4/serviceTokens/search", PAGING),
+    read(Method::Get, "/fabric/v4/serviceTokens/{serviceTokenId}", &[]),
+    read(Method::Post, "/fabric/v4/prices/search", &[]),
+    create("/fabric/v4/connections"),
+    create("/fabric/v4/networks"),
+    create("/fabric/v4/serviceTokens"),
+];
+
+/// Why a request was refused; the text is shown to the agent and the operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Checks one request; on success says what kind of request it is.
+pub fn check(
+    method: Method,
+    path: &str,
+    query: &[(String, String)],
+    mutate_enabled: bool,
+) -> Result<RouteClass, Refusal> {
+    let refuse = |why: &str| Err(Refusal(format!("{method} {path} is not allowed: {why}")));
+    let Some(route) = ROUTES.iter().find(|r| r.method == method && matches(r.template, path)) else {
+        return refuse("it is not on the Fabric allow-list (no update, delete or unknown endpoint is ever sent)");
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, _) in query {
+        if !route.query.contains(&key.as_str()) {
+            return refuse(&format!("query parameter {key:?} is not allowed on {}", route.template));
+        }
+        if seen.contains(&key.as_str()) {
+            return refuse(&format!("query parameter {key:?} is repeated"));
+        }
+        seen.push(key);
+    }
+    if !route.creates {
+        return Ok(RouteClass::Read);
+    }
+    if !mutate_enabled {
+        return refuse("create endpoints are only open when the operator enables the `mutate` toolset");
+    }
+    match query.iter().find(|(k, _)| k == "dryRun").map(|(_, v)| v.as_str()) {
+        Some("true") => Ok(RouteClass::DryRun),
+        None | Some("false") => Ok(RouteClass::Create),
+        Some(other) => refuse(&format!("dryRun must be true or false, not {other:?}")),
+    }
+}
+
+fn matches(template: &str, path: &str) -> bool {
+    let mut t = template.split('/');
+    let mut p = path.split('/');
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return true,
+            (Some(ts), Some(ps)) if ts.starts_with('{') => {
+                if !is_identifier(ps) {
+                    return false;
+                }
+            }
+            (Some(ts), Some(ps)) if ts == ps => {}
+            _ => return false,
+        }
+    }
+}
+
+/// A path parameter: uuids, metro codes and similar ids; never `.`/`..`, encodings or separators.
+fn is_identifier(segment: &str) -> bool {
+    (1..=64).contains(&segment.len()) && segment.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn reads_are_allowed_with_their_query_keys() {
+        assert_eq!(check(Method::Get, "/fabric/v4/metros", &q(&[("limit", "5")]), false), Ok(RouteClass::Read));
+        assert_eq!(
+            check(Method::Get, "/fabric/v4/ports/c4d9350e-783c-83cd-1ce0-306a5c00a600/linkProtocols", &[], false),
+            Ok(RouteClass::Read)
+        );
+        assert!(check(Method::Get, "/fabric/v4/metros", &q(&[("dryRun", "true")]), false).is_err());
+        assert!(check(Method::Get, "/fabric/v4/metros", &q(&[("limit", "1"), ("limit", "2")]), false).is_err());
+    }
+
+    #[test]
+    fn traversal_and_unknown_paths_are_refused() {
+        for path in [
+            "/fabric/v4/ports/../connections",
+            "/fabric/v4/ports/a%2Fb",
+            "/fabric/v4/ports/",
+            "/fabric/v4/ports/x/y",
+            "/fabric/v4/metros/",
+            "/fabric/v4/routers",
+            "/fabric/v4/connections/abc/../../x",
+            "https://evil.example/fabric/v4/metros",
+            "/fabric/v4//metros",
+        ] {
+            let err = check(Method::Get, path, &[], true).unwrap_err();
+            assert!(err.0.contains("allow-list"), "{path}: {err}");
+        }
+    }
+
+    #[test]
+    fn creates_need_mutate_and_classify_dry_runs() {
+        let dry = q(&[("dryRun", "true")]);
+        let refused = check(Method::Post, "/fabric/v4/connections", &dry, false).unwrap_err();
+        assert!(refused.0.contains("`mutate`"));
+        assert_eq!(check(Method::Post, "/fabric/v4/connections", &dry, true), Ok(RouteClass::DryRun));
+        assert_eq!(check(Method::Post, "/fabric/v4/networks", &[], true), Ok(RouteClass::Create));
+        assert!(check(Method::Post, "/fabric/v4/serviceTokens", &q(&[("dryRun", "yes")]), true).is_err());
+        // a GET on a create route is not a read of it
+        assert!(check(Method::Get, "/fabric/v4/connections", &[], true).is_err());
+    }
+}

@@ -1,0 +1,215 @@
+//! OAuth2 client credentials against Equinix's token endpoint.
+//!
+//! Equinix takes a JSON body (not form-encoded) and states the lifetime in `token_timeout`, a
+//! string of seconds. Five failed attempts lock the account, so a rejection of the credentials
+//! is remembered and never retried by this process.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use tokio::sync::Mutex;
+
+use super::SendError;
+use crate::secret::Secret;
+
+/// Client id and secret (`EQUINIX_API_CLIENTID`, `EQUINIX_API_CLIENTSECRET`).
+#[derive(Clone, Debug)]
+pub struct Credentials {
+    pub client_id: String,
+    pub client_secret: Secret,
+}
+
+/// Lifetime assumed when the token endpoint does not say (Equinix's own clients do the same).
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
+
+struct Bearer {
+    token: Secret,
+    refresh_after: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    current: Option<Bearer>,
+    /// Set once the endpoint rejected the credentials: the explanation, repeated to every caller.
+    rejected: Option<String>,
+}
+
+/// Fetches and caches bearer tokens; concurrent callers share one fetch.
+pub struct TokenSource {
+    http: reqwest::Client,
+    token_url: String,
+    credentials: Option<Credentials>,
+    state: Mutex<State>,
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    token_timeout: Option<serde_json::Value>,
+}
+
+impl TokenSource {
+    pub fn new(http: reqwest::Client, base_url: &str, credentials: Option<Credentials>) -> Self {
+        TokenSource {
+            http,
+            token_url: format!("{}/oauth2/v1/token", base_url.trim_end_matches('/')),
+            credentials,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// A valid bearer token, fetched when there is none or the current one is near expiry.
+    pub async fn bearer(&self) -> Result<Secret, SendError> {
+        let mut state = self.state.lock().await;
+        if let Some(why) = &state.rejected {
+            return Err(SendError::Unavailable(why.clone()));
+        }
+        if let Some(b) = &state.current
+            && Instant::now() < b.refresh_after
+        {
+            return Ok(b.token.clone());
+        }
+        state.current = None;
+        let creds = self.credentials.as_ref().ok_or_else(|| {
+            SendError::Unavailable(
+                "no Fabric credentials: set EQUINIX_API_CLIENTID and EQUINIX_API_CLIENTSECRET, \
+                 or run with --fabric-sim"
+                    .into(),
+            )
+        })?;
+        match self.fetch(creds).await {
+            Ok(bearer) => {
+                let token = bearer.token.clone();
+                state.current = Some(bearer);
+                Ok(token)
+            }
+            Err(Fetch::Rejected(why)) => {
+                tracing::error!("{why}");
+                state.rejected = Some(why.clone());
+                Err(SendError::Unavailable(why))
+            }
+            Err(Fetch::Failed(why)) => Err(SendError::Unavailable(why)),
+        }
+    }
+
+    /// Drops `used` if it is still the cached token (Fabric said 401 to it).
+    pub async fn invalidate(&self, used: &Secret) {
+        let mut state = self.state.lock().await;
+        if state.current.as_ref().is_some_and(|b| &b.token == used) {
+            state.current = None;
+        }
+    }
+
+    async fn fetch(&self, creds: &Credentials) -> Result<Bearer, Fetch> {
+        let body = serde_json::json!({
+            "grant_type": "client_credentials",
+            "client_id": creds.client_id,
+            "client_secret": creds.client_secret.expose(),
+        });
+        let started = Instant::now();
+        let response = self
+            .http
+            .post(&self.token_url)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| Fetch::Failed(format!("the token endpoint could not be reached: {}", without_url(&e))))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| Fetch::Failed(format!("the token response was lost: {}", without_url(&e))))?;
+        if matches!(status.as_u16(), 400 | 401 | 403) {
+            return Err(Fetch::Rejected(format!(
+                "the Equinix token endpoint rejected the client credentials (HTTP {}{}); not retrying, \
+                 because 5 failed attempts lock the account: fix EQUINIX_API_CLIENTID / \
+                 EQUINIX_API_CLIENTSECRET and restart equinix-mcp",
+                status.as_u16(),
+                error_summary(&text).map(|s| format!(", {s}")).unwrap_or_default()
+            )));
+        }
+        if !status.is_success() {
+            return Err(Fetch::Failed(format!("the token endpoint answered HTTP {}", status.as_u16())));
+        }
+        let parsed: TokenResponse = serde_json::from_str(&text)
+            .map_err(|e| Fetch::Failed(format!("the token response is not the expected JSON: {e}")))?;
+        let lifetime = parse_lifetime(parsed.token_timeout.as_ref());
+        Ok(Bearer { token: Secret::new(parsed.access_token), refresh_after: started + lifetime - margin(lifetime) })
+    }
+}
+
+enum Fetch {
+    Rejected(String),
+    Failed(String),
+}
+
+/// `token_timeout` is documented as a string of seconds; accept a number too.
+fn parse_lifetime(v: Option<&serde_json::Value>) -> Duration {
+    let secs = match v {
+        Some(serde_json::Value::String(s)) => s.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()),
+        Some(serde_json::Value::Number(n)) => n.as_u64(),
+        _ => None,
+    };
+    secs.filter(|s| *s > 0).map(Duration::from_secs).unwrap_or(DEFAULT_LIFETIME)
+}
+
+/// Refresh a tenth of the lifetime early, at most a minute.
+fn margin(lifetime: Duration) -> Duration {
+    (lifetime / 10).min(Duration::from_secs(60))
+}
+
+/// "S1006: Login Failure" from either casing Equinix uses for token errors; never the raw body.
+fn error_summary(body: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let field = |a: &str, b: &str| v.get(a).or_else(|| v.get(b)).and_then(|x| x.as_str()).map(str::to_owned);
+    let code = field("errorCode", "error_code");
+    let msg = field("errorMessage", "error_message");
+    let s = match (code, msg) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c,
+        (None, Some(m)) => m,
+        (None, None) => return None,
+    };
+    Some(s.chars().take(200).collect())
+}
+
+/// reqwest errors print the URL; ours carry no secrets, but keep messages short and stable.
+fn without_url(e: &reqwest::Error) -> String {
+    let mut e = e.to_string();
+    if let Some(i) = e.find(" for url (") {
+        e.truncate(i);
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lifetime_is_read_from_token_timeout_in_any_form() {
+        assert_eq!(parse_lifetime(Some(&json!("3600"))), Duration::from_secs(3600));
+        assert_eq!(parse_lifetime(Some(&json!("3599 (60 minutes)"))), Duration::from_secs(3599));
+        assert_eq!(parse_lifetime(Some(&json!(120))), Duration::from_secs(120));
+        assert_eq!(parse_lifetime(Some(&json!("soon"))), DEFAULT_LIFETIME);
+        assert_eq!(parse_lifetime(None), DEFAULT_LIFETIME);
+    }
+
+    #[test]
+    fn refresh_margin_is_a_tenth_capped_at_a_minute() {
+        assert_eq!(margin(Duration::from_secs(3600)), Duration::from_secs(60));
+        assert_eq!(margin(Duration::from_secs(10)), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn token_errors_are_summarised_in_both_casings() {
+        assert_eq!(
+            error_summary(r#"{"errorCode":"S1006","errorMessage":"Login Failure"}"#).unwrap(),
+            "S1006: Login Failure"
+        );
+        assert_eq!(error_summary(r#"{"error_code":"S1006","error_message":"x"}"#).unwrap(), "S1006: x");
+        assert_eq!(error_summary("<html>"), None);
+    }
+}

@@ -1,0 +1,83 @@
+//! The `equinix-mcp` binary: parse the command line, set up logging, dispatch.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches};
+use equinix_mcp::cli::{Cli, Command, LogFormat};
+use equinix_mcp::{component, fabric_sim, inspect, serve};
+
+fn main() -> ExitCode {
+    // One TLS provider for every HTTPS client in the process.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let version: &'static str = Box::leak(
+        format!(
+            "{} (component sha256:{})",
+            env!("CARGO_PKG_VERSION"),
+            component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT)
+        )
+        .into_boxed_str(),
+    );
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    let log_format = match &cli.command {
+        Some(Command::Serve(a)) => a.log_format,
+        _ => cli.serve.log_format,
+    };
+    init_logging(log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("equinix-mcp: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            None => serve::run(cli.serve).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Serve(args)) => serve::run(args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Inspect(args)) => inspect::run(&args),
+            Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("equinix-mcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Pretty => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+async fn run_sim(args: equinix_mcp::cli::SimArgs) -> anyhow::Result<()> {
+    if !args.listen.ip().is_loopback() {
+        anyhow::bail!("the simulator listens on loopback only; {} is not a loopback address", args.listen);
+    }
+    let config = fabric_sim::SimConfig {
+        token_timeout_secs: args.token_timeout_secs,
+        latency: std::time::Duration::from_millis(args.latency_ms),
+        ..Default::default()
+    };
+    let sim = fabric_sim::start(args.listen, config).await?;
+    eprintln!(
+        "fabric simulator listening on {} (EQUINIX_API_ENDPOINT={} EQUINIX_API_CLIENTID={} EQUINIX_API_CLIENTSECRET={})",
+        sim.addr,
+        sim.base_url(),
+        fabric_sim::SIM_CLIENT_ID,
+        fabric_sim::SIM_CLIENT_SECRET
+    );
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! The MCP front: a hand-written rmcp `ServerHandler` serving the component's catalog.
+
+pub mod registry;
+pub mod server;
+pub mod toolsets;
+
+pub use registry::ToolRegistry;
+pub use server::{Broker, BrokerSettings};
+pub use toolsets::Selection;

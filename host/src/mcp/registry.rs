@@ -1,0 +1,195 @@
+//! The tool registry: the component's catalog, checked once at start-up, filtered by the
+//! operator's toolsets, with a compiled argument validator per tool. `tools/list`,
+//! `tools/call` and `equinix-mcp tools` all read this one table.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use anyhow::bail;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+
+use super::toolsets::{MUTATE, Selection};
+use crate::component::ToolDecl;
+
+const MAX_TOOLS: usize = 256;
+const MAX_SCHEMA_BYTES: usize = 64 << 10;
+const MAX_DESCRIPTION_BYTES: usize = 8 << 10;
+
+pub struct RegisteredTool {
+    pub decl: ToolDecl,
+    pub tool: Tool,
+    validator: jsonschema::Validator,
+}
+
+/// The served tools, in catalog order.
+pub struct ToolRegistry {
+    served: Vec<RegisteredTool>,
+    index: HashMap<String, usize>,
+    enabled_toolsets: BTreeSet<String>,
+    all_toolsets: BTreeSet<String>,
+}
+
+/// An argument problem, named by JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ToolRegistry {
+    /// Checks the whole catalog (a bad row refuses the component) and keeps the selected tools.
+    pub fn build(catalog: Vec<ToolDecl>, selection: &Selection) -> anyhow::Result<Self> {
+        if catalog.len() > MAX_TOOLS {
+            bail!("the component declares {} tools; at most {MAX_TOOLS} are accepted", catalog.len());
+        }
+        let mut seen = BTreeSet::new();
+        let mut checked = Vec::new();
+        for decl in catalog {
+            let (tool, validator) =
+                check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
+            if !seen.insert(decl.name.clone()) {
+                bail!("the component declares tool {:?} twice", decl.name);
+            }
+            checked.push(RegisteredTool { decl, tool, validator });
+        }
+        let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
+        let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
+        let served: Vec<RegisteredTool> = checked.into_iter().filter(|t| enabled.contains(&t.decl.toolset)).collect();
+        let index = served.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
+        Ok(ToolRegistry { served, index, enabled_toolsets: enabled, all_toolsets })
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.served.iter()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.index.get(name).map(|i| &self.served[*i])
+    }
+
+    pub fn enabled_toolsets(&self) -> &BTreeSet<String> {
+        &self.enabled_toolsets
+    }
+
+    pub fn all_toolsets(&self) -> &BTreeSet<String> {
+        &self.all_toolsets
+    }
+}
+
+impl RegisteredTool {
+    /// Every schema violation of `arguments`, each with its JSON pointer.
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), Vec<ArgumentError>> {
+        let errors: Vec<ArgumentError> = self
+            .validator
+            .iter_errors(arguments)
+            .take(10)
+            .map(|e| {
+                let path = e.instance_path.to_string();
+                ArgumentError { path: if path.is_empty() { "/".into() } else { path }, message: e.to_string() }
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+fn check_decl(d: &ToolDecl) -> Result<(Tool, jsonschema::Validator), String> {
+    let name_ok =
+        (1..=128).contains(&d.name.len()) && d.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    if !name_ok {
+        return Err("a tool name must be 1-128 characters of A-Z a-z 0-9 _ . -".into());
+    }
+    let toolset_ok = (1..=32).contains(&d.toolset.len())
+        && d.toolset.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !["all", "default"].contains(&d.toolset.as_str());
+    if !toolset_ok {
+        return Err(format!("toolset {:?} must be 1-32 characters of a-z 0-9 _ and not all/default", d.toolset));
+    }
+    if d.read_only == (d.toolset == MUTATE) {
+        return Err("read-only tools must not be in the `mutate` toolset, and every other tool must be".into());
+    }
+    if d.description.is_empty() || d.description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(format!("the description must be 1-{MAX_DESCRIPTION_BYTES} bytes"));
+    }
+    if d.input_schema.len() > MAX_SCHEMA_BYTES {
+        return Err(format!("the input schema exceeds {MAX_SCHEMA_BYTES} bytes"));
+    }
+    let schema: Value =
+        serde_json::from_str(&d.input_schema).map_err(|e| format!("the input schema is not JSON: {e}"))?;
+    let Value::Object(obj) = &schema else {
+        return Err("the input schema is not a JSON object".into());
+    };
+    if obj.get("type") != Some(&Value::String("object".into())) {
+        return Err("the input schema's root must have \"type\": \"object\"".into());
+    }
+    let validator = jsonschema::options()
+        .build(&schema)
+        .map_err(|e| format!("the input schema is not a valid JSON Schema: {e}"))?;
+    let annotations = ToolAnnotations::new()
+        .read_only(d.read_only)
+        .destructive(d.destructive)
+        .idempotent(d.idempotent)
+        .open_world(d.open_world);
+    let input: JsonObject = obj.clone();
+    let tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(input)).with_annotations(annotations);
+    Ok((tool, validator))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl(name: &str, toolset: &str, schema: &str) -> ToolDecl {
+        ToolDecl {
+            name: name.into(),
+            toolset: toolset.into(),
+            description: "d".into(),
+            input_schema: schema.into(),
+            read_only: toolset != MUTATE,
+            destructive: false,
+            idempotent: true,
+            open_world: true,
+        }
+    }
+
+    const OBJ: &str =
+        r#"{"type":"object","properties":{"limit":{"type":"integer","maximum":100}},"additionalProperties":false}"#;
+
+    #[test]
+    fn selection_filters_the_served_tools() {
+        let cat = vec![decl("a", "metros", OBJ), decl("b", "ports", OBJ), decl("c", "mutate", OBJ)];
+        let r = ToolRegistry::build(cat.clone(), &Selection::parse(Some("ports"))).unwrap();
+        assert_eq!(r.tools().map(|t| t.decl.name.as_str()).collect::<Vec<_>>(), vec!["b"]);
+        let r = ToolRegistry::build(cat, &Selection::parse(None)).unwrap();
+        assert!(r.get("c").is_none() && r.get("a").is_some());
+    }
+
+    #[test]
+    fn invalid_catalog_rows_are_refused_by_name() {
+        for (d, needle) in [
+            (decl("bad name!", "metros", OBJ), "tool name"),
+            (decl("x", "metros", "[1]"), "not a JSON object"),
+            (decl("x", "metros", r#"{"type":"array"}"#), "root"),
+            (decl("x", "metros", r#"{"type":"object","properties":{"a":{"type":7}}}"#), "not a valid JSON Schema"),
+            (decl("x", "all", OBJ), "toolset"),
+        ] {
+            let err = ToolRegistry::build(vec![d], &Selection::parse(None)).err().unwrap().to_string();
+            assert!(err.contains(needle), "{err}");
+        }
+        let mut sneaky = decl("x", "metros", OBJ);
+        sneaky.read_only = false;
+        assert!(ToolRegistry::build(vec![sneaky], &Selection::parse(None)).is_err());
+        let dup = vec![decl("x", "metros", OBJ), decl("x", "ports", OBJ)];
+        assert!(ToolRegistry::build(dup, &Selection::parse(None)).err().unwrap().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn arguments_are_checked_with_paths() {
+        let r = ToolRegistry::build(vec![decl("a", "metros", OBJ)], &Selection::parse(None)).unwrap();
+        let t = r.get("a").unwrap();
+        assert!(t.check_arguments(&serde_json::json!({"limit": 5})).is_ok());
+        let errs = t.check_arguments(&serde_json::json!({"limit": "5"})).unwrap_err();
+        assert_eq!(errs[0].path, "/limit");
+        assert!(t.check_arguments(&serde_json::json!({"extra": 1})).is_err());
+    }
+}

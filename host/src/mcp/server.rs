@@ -1,0 +1,170 @@
+//! The rmcp `ServerHandler`: `tools/list` and `tools/call` over the registry, argument
+//! validation before the component sees anything, and one fresh component instance per call.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::registry::ToolRegistry;
+use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::component::ComponentRuntime;
+use crate::fabric_client::FabricClient;
+
+/// The largest tool result passed on to the client.
+const MAX_RESULT_BYTES: usize = 16 << 20;
+
+/// Operator settings that shape each call.
+#[derive(Clone, Debug)]
+pub struct BrokerSettings {
+    pub elicit_timeout: Duration,
+    pub unconfirmed_allowed: bool,
+}
+
+/// Everything a call needs, shared by every session and call.
+pub struct Shared {
+    pub runtime: ComponentRuntime,
+    pub registry: ToolRegistry,
+    pub fabric: Arc<FabricClient>,
+    pub proposals: Arc<ProposalStore>,
+    pub clock: Clock,
+    pub settings: BrokerSettings,
+}
+
+/// The MCP server; cheap to clone.
+#[derive(Clone)]
+pub struct Broker {
+    shared: Arc<Shared>,
+}
+
+impl Broker {
+    pub fn new(shared: Shared) -> Self {
+        Broker { shared: Arc::new(shared) }
+    }
+
+    pub fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn call_state(&self, confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> CallState {
+        let s = &self.shared;
+        CallState {
+            limits: Default::default(),
+            fabric: s.fabric.clone(),
+            clock: s.clock.clone(),
+            proposals: s.proposals.clone(),
+            confirmer,
+            cancel,
+            unconfirmed_allowed: s.settings.unconfirmed_allowed,
+            meter: GuestMeter::new(s.runtime.limits().guest_time),
+        }
+    }
+
+    /// Runs one tool call end to end and returns the MCP result (tool errors included).
+    pub async fn run_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(tool) = self.shared.registry.get(name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}: it is not in the served toolsets ({})", self.toolsets_text()),
+                None,
+            ));
+        };
+        if let Err(errors) = tool.check_arguments(&arguments) {
+            let first = &errors[0];
+            return Ok(tool_error(json!({"error": {
+                "kind": "invalid_arguments",
+                "message": format!("invalid argument at {}: {}", first.path, first.message),
+                "path": first.path,
+                "problems": errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect::<Vec<_>>(),
+            }})));
+        }
+        if cancel.is_cancelled() {
+            return Ok(tool_error(
+                json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
+            ));
+        }
+        let state = self.call_state(Arc::new(NobodyToAsk), cancel);
+        let args_text = arguments.to_string();
+        match self.shared.runtime.call(state, name, &args_text).await {
+            Ok(Ok(text)) => Ok(component_json(&text).map(CallToolResult::structured).unwrap_or_else(tool_error)),
+            Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e))),
+            Err(trapped) => Ok(tool_error(json!({"error": {
+                "kind": "component_failed",
+                "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.0),
+            }}))),
+        }
+    }
+
+    fn toolsets_text(&self) -> String {
+        self.shared.registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn tool_error(v: Value) -> CallToolResult {
+    CallToolResult::structured_error(v)
+}
+
+/// Parses a component's JSON answer; anything else is reported, never passed through.
+fn component_json(text: &str) -> Result<Value, Value> {
+    if text.len() > MAX_RESULT_BYTES {
+        return Err(
+            json!({"error": {"kind": "component_failed", "message": format!("the component returned {} bytes; the limit is {MAX_RESULT_BYTES}", text.len())}}),
+        );
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(
+            json!({"error": {"kind": "component_failed", "message": "the component returned JSON that is not an object"}}),
+        ),
+        Err(e) => Err(
+            json!({"error": {"kind": "component_failed", "message": format!("the component returned invalid JSON: {e}")}}),
+        ),
+    }
+}
+
+impl ServerHandler for Broker {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("equinix-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Equinix Fabric tools. Read-only tools look up metros, ports, profiles, connections, \
+                 networks, service tokens and prices. Changes go only through fabric_propose_change \
+                 (validated by a real Fabric dry run) and fabric_confirm_change (approved by the person \
+                 at the client, never by the model).",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.registry.tools().map(|t| t.tool.clone()).collect()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.registry.get(name).map(|t| t.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let name = request.name.to_string();
+        tracing::debug!(tool = %name, "tools/call");
+        self.run_tool(&name, arguments, context.ct.clone()).await.map(Into::into)
+    }
+}

@@ -1,0 +1,94 @@
+//! Toolset selection (`--toolsets` / `EQUINIX_MCP_TOOLSETS`): the one place that decides which
+//! toolsets are served.
+//!
+//! Read-only toolsets are served by default. `mutate` is served only when named; `all` (and
+//! `default`) mean every read-only toolset and never include it. Unknown names are an error.
+
+use std::collections::BTreeSet;
+
+pub const MUTATE: &str = "mutate";
+
+/// The operator's selection as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    names: Option<Vec<String>>,
+}
+
+impl Selection {
+    /// Parses a comma-separated list; `None` or an empty string means the default.
+    pub fn parse(spec: Option<&str>) -> Self {
+        let names: Vec<String> =
+            spec.unwrap_or("").split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()).collect();
+        Selection { names: if names.is_empty() { None } else { Some(names) } }
+    }
+
+    /// Whether the operator named `mutate` (decides whether the create routes open at all).
+    pub fn names_mutate(&self) -> bool {
+        self.names.as_ref().is_some_and(|n| n.iter().any(|s| s == MUTATE))
+    }
+
+    /// The enabled toolsets given the toolsets the catalog has.
+    pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, String> {
+        let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE).cloned().collect();
+        let Some(names) = &self.names else {
+            return Ok(read_only);
+        };
+        let mut enabled = BTreeSet::new();
+        for name in names {
+            match name.as_str() {
+                "all" | "default" => enabled.extend(read_only.iter().cloned()),
+                MUTATE => {
+                    enabled.insert(MUTATE.to_string());
+                }
+                other if available.contains(other) => {
+                    enabled.insert(other.to_string());
+                }
+                other => {
+                    let known: Vec<&str> = available
+                        .iter()
+                        .map(String::as_str)
+                        .chain(["all", "default", MUTATE])
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect();
+                    return Err(format!("unknown toolset {other:?}; known toolsets: {}", known.join(", ")));
+                }
+            }
+        }
+        Ok(enabled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn avail() -> BTreeSet<String> {
+        ["metros", "ports", "mutate"].iter().map(|s| s.to_string()).collect()
+    }
+
+    fn set(items: &[&str]) -> BTreeSet<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn default_serves_every_read_only_toolset_and_not_mutate() {
+        assert_eq!(Selection::parse(None).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
+        assert_eq!(Selection::parse(Some(" ")).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
+    }
+
+    #[test]
+    fn all_never_includes_mutate_but_naming_it_does() {
+        assert_eq!(Selection::parse(Some("all")).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
+        let s = Selection::parse(Some("Ports, mutate"));
+        assert!(s.names_mutate());
+        assert_eq!(s.resolve(&avail()).unwrap(), set(&["ports", "mutate"]));
+        assert!(!Selection::parse(Some("all")).names_mutate());
+    }
+
+    #[test]
+    fn unknown_names_are_refused_with_the_known_list() {
+        let err = Selection::parse(Some("ports,prots")).resolve(&avail()).unwrap_err();
+        assert!(err.contains("\"prots\"") && err.contains("metros") && err.contains("mutate"), "{err}");
+    }
+}

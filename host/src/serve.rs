@@ -1,0 +1,153 @@
+//! Start-up: load and check the component, build the Fabric client (real or simulator), read
+//! the catalog, apply the toolsets, print the banner, serve MCP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::cli::{ComponentArgs, ServeArgs};
+use crate::component::{self, ComponentRuntime, Limits};
+use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
+use crate::fabric_sim;
+use crate::mcp::{Broker, BrokerSettings, Selection, ToolRegistry, server::Shared};
+use crate::secret::Secret;
+
+/// The component's bytes and where they came from.
+pub struct ComponentSource {
+    pub wasm: Vec<u8>,
+    pub origin: String,
+}
+
+impl ComponentArgs {
+    /// Reads the chosen component and enforces the operator's SHA-256 pin.
+    pub fn source(&self) -> anyhow::Result<ComponentSource> {
+        let source = match &self.component {
+            Some(path) => {
+                ComponentSource { wasm: component::read_component(path)?, origin: path.display().to_string() }
+            }
+            None => ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into() },
+        };
+        if let Some(pin) = &self.component_sha256 {
+            let actual = component::sha256_hex(&source.wasm);
+            if !pin.trim().eq_ignore_ascii_case(&actual) {
+                bail!(
+                    "component {} has SHA-256 {actual}, but EQUINIX_MCP_COMPONENT_SHA256 / --component-sha256 \
+                     pins {}; refusing to start",
+                    source.origin,
+                    pin.trim()
+                );
+            }
+        }
+        Ok(source)
+    }
+
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache { None } else { self.cache_dir.clone().or_else(component::cache::default_dir) }
+    }
+}
+
+/// Everything `serve` built, before choosing a transport (tests and benchmarks reuse it).
+pub struct Ready {
+    pub broker: Broker,
+    /// The in-process simulator, when `--fabric-sim`.
+    pub sim: Option<fabric_sim::SimHandle>,
+    pub banner: String,
+}
+
+/// Builds the server from its arguments.
+pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
+    let source = args.component.source()?;
+    let limits = Limits {
+        guest_time: Duration::from_millis(args.guest_time_ms.max(1)),
+        memory_bytes: args.memory_mib.max(1) << 20,
+    };
+    let cache_dir = args.component.cache_dir();
+    let started = std::time::Instant::now();
+    let runtime = ComponentRuntime::load(&source.wasm, cache_dir.as_deref(), limits)
+        .with_context(|| format!("loading component {}", source.origin))?;
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, origin = ?runtime.origin(), "component ready");
+
+    let selection = Selection::parse(args.toolsets.as_deref());
+    let (sim, base_url, credentials) = if args.fabric_sim {
+        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), fabric_sim::SimConfig::default()).await?;
+        let creds = Credentials {
+            client_id: fabric_sim::SIM_CLIENT_ID.into(),
+            client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+        };
+        let url = sim.base_url();
+        (Some(sim), url, Some(creds))
+    } else {
+        let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
+        let creds = match (&args.client_id, secret) {
+            (Some(id), Some(secret)) if !id.is_empty() => {
+                Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
+            }
+            _ => {
+                tracing::warn!(
+                    "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET are not set: every Fabric call will \
+                     fail until they are (or use --fabric-sim)"
+                );
+                None
+            }
+        };
+        (None, args.endpoint.clone(), creds)
+    };
+    let mut fabric_config = FabricConfig::new(base_url, credentials);
+    fabric_config.mutate_enabled = selection.names_mutate();
+    fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
+    let fabric = Arc::new(FabricClient::new(fabric_config)?);
+
+    let proposals = Arc::new(ProposalStore::new());
+    let clock = Clock::default();
+    let catalog_state = CallState {
+        limits: Default::default(),
+        fabric: fabric.clone(),
+        clock: clock.clone(),
+        proposals: proposals.clone(),
+        confirmer: Arc::new(NobodyToAsk),
+        cancel: CancellationToken::new(),
+        unconfirmed_allowed: false,
+        meter: GuestMeter::new(limits.guest_time),
+    };
+    let catalog = runtime
+        .catalog(catalog_state)
+        .await
+        .map_err(|t| anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.0))?;
+    let registry = ToolRegistry::build(catalog, &selection)
+        .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))?;
+
+    let banner = format!(
+        "equinix-mcp {} | component sha256:{} ({}, {:?}) | toolsets: {} | fabric: {} | transport: {:?}",
+        env!("CARGO_PKG_VERSION"),
+        runtime.sha256(),
+        source.origin,
+        runtime.origin(),
+        registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
+        match &sim {
+            Some(s) => format!("simulator at {}", s.base_url()),
+            None => fabric.config().base_url.clone(),
+        },
+        args.transport,
+    );
+    let settings = BrokerSettings {
+        elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
+        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+    };
+    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings });
+    Ok(Ready { broker, sim, banner })
+}
+
+/// `equinix-mcp serve`.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let ready = prepare(&args).await?;
+    tracing::info!("{}", ready.banner);
+    let service = ready.broker.clone().serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
+    service.waiting().await.context("serving MCP over stdio")?;
+    drop(ready.sim);
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! The command line documents every flag with its environment variable.
+
+use std::process::Command;
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).args(args).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn serve_help_names_every_environment_variable() {
+    let text = help(&["serve"]);
+    for var in [
+        "EQUINIX_MCP_TOOLSETS",
+        "EQUINIX_MCP_COMPONENT",
+        "EQUINIX_MCP_COMPONENT_SHA256",
+        "EQUINIX_API_ENDPOINT",
+        "EQUINIX_API_CLIENTID",
+        "EQUINIX_MCP_ELICIT_TIMEOUT_MS",
+        "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
+        "EQUINIX_MCP_CACHE_DIR",
+    ] {
+        assert!(text.contains(var), "{var} missing from serve --help");
+    }
+    assert!(text.contains("--fabric-sim") && text.contains("--toolsets"));
+}
+
+#[test]
+fn version_shows_the_embedded_component_sha256() {
+    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg("--version").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let sha = equinix_mcp::component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT);
+    assert!(text.contains(env!("CARGO_PKG_VERSION")) && text.contains(&sha), "{text}");
+}
+
+#[test]
+fn unknown_toolsets_are_a_startup_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+        .args(["serve", "--fabric-sim", "--no-cache", "--toolsets", "metros,prots"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("unknown toolset \"prots\""), "{err}");
+}

@@ -1,0 +1,226 @@
+//! Shared harness: spawn the real `equinix-mcp` binary, connect an rmcp client over stdio, and
+//! run a Fabric simulator in-process so tests can read what reached "Fabric".
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use equinix_mcp::fabric_sim::{self, SimConfig, SimHandle};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, Implementation,
+};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+/// The binary built by `cargo test --workspace` (host has integration tests, so cargo builds it).
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("equinix-mcp");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo test --workspace` (or `cargo build -p equinix-mcp`) first",
+        bin.display()
+    );
+    bin
+}
+
+/// The test component built by `tests/build.rs`.
+pub fn probe_component() -> PathBuf {
+    PathBuf::from(env!("PROBE_COMPONENT"))
+}
+
+/// A precompile cache shared by the test processes (host-owned, under the target dir).
+pub fn cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("test-precompile-cache")
+}
+
+/// A hermetic command line: no inherited EQUINIX_* variables, logs at `info`.
+pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(binary());
+    cmd.env_clear();
+    for key in ["PATH", "HOME", "TMPDIR"] {
+        if let Ok(v) = std::env::var(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.env("RUST_LOG", "info,rmcp=warn").env("EQUINIX_MCP_CACHE_DIR", cache_dir());
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.kill_on_drop(true);
+    cmd
+}
+
+/// Runs a command to completion: (success, stdout, stderr).
+pub async fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = command(args, env);
+    cmd.stdin(Stdio::null());
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("command timed out").unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// How the test client answers an elicitation.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    Accept {
+        confirm: bool,
+    },
+    Decline,
+    Cancel,
+    /// Never answers (the server's timeout or a cancellation ends it).
+    Never,
+    /// Answers with a JSON-RPC error.
+    Error,
+}
+
+/// An rmcp client that may declare form elicitation and records the prompts it was shown.
+#[derive(Clone)]
+pub struct TestClient {
+    pub answer: Option<Answer>,
+    pub prompts: Arc<Mutex<Vec<ElicitRequestParams>>>,
+}
+
+impl TestClient {
+    pub fn plain() -> Self {
+        TestClient { answer: None, prompts: Default::default() }
+    }
+
+    pub fn answering(answer: Answer) -> Self {
+        TestClient { answer: Some(answer), prompts: Default::default() }
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.answer.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("equinix-mcp-tests", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.prompts.lock().unwrap().push(request);
+        match self.answer.clone().unwrap_or(Answer::Decline) {
+            Answer::Accept { confirm } => {
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": confirm })))
+            }
+            Answer::Decline => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            Answer::Cancel => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+            Answer::Never => {
+                context.ct.cancelled().await;
+                Err(ErrorData::internal_error("abandoned", None))
+            }
+            Answer::Error => Err(ErrorData::internal_error("the client failed to show the form", None)),
+        }
+    }
+}
+
+/// A running server with its client and captured stderr.
+pub struct Server {
+    pub client: RunningService<RoleClient, TestClient>,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+impl Server {
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(map) = args else { panic!("arguments must be an object") };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
+        tokio::time::timeout(Duration::from_secs(60), self.client.call_tool(params))
+            .await
+            .expect("tools/call timed out")
+            .expect("tools/call failed at the protocol level")
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+/// The structured content of a result, which every tool of ours returns.
+pub fn structured(r: &CallToolResult) -> Value {
+    r.structured_content.clone().expect("the result has structured content")
+}
+
+pub fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+/// Spawns `equinix-mcp` with `args`/`env` and connects `client` over stdio.
+pub async fn start(args: &[&str], env: &[(&str, &str)], client: TestClient) -> anyhow::Result<Server> {
+    let cmd = command(args, env);
+    let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
+    let captured = Arc::new(Mutex::new(String::new()));
+    if let Some(stderr) = stderr {
+        let sink = captured.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+    }
+    let client = tokio::time::timeout(Duration::from_secs(60), client.serve(transport)).await??;
+    Ok(Server { client, stderr: captured })
+}
+
+/// `serve --fabric-sim` plus extra arguments.
+pub async fn start_on_embedded_sim(extra: &[&str], client: TestClient) -> anyhow::Result<Server> {
+    let mut args = vec!["serve", "--fabric-sim"];
+    args.extend_from_slice(extra);
+    start(&args, &[], client).await
+}
+
+/// A simulator in this test process, so the test can read its counters.
+pub async fn sim(config: SimConfig) -> SimHandle {
+    fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await.unwrap()
+}
+
+/// Environment pointing the server at `sim` with the simulator's credentials.
+pub fn sim_env(sim: &SimHandle) -> Vec<(String, String)> {
+    vec![
+        ("EQUINIX_API_ENDPOINT".into(), sim.base_url()),
+        ("EQUINIX_API_CLIENTID".into(), fabric_sim::SIM_CLIENT_ID.into()),
+        ("EQUINIX_API_CLIENTSECRET".into(), fabric_sim::SIM_CLIENT_SECRET.into()),
+    ]
+}
+
+/// Starts a server against an in-process simulator.
+pub async fn start_against(
+    sim: &SimHandle,
+    extra_args: &[&str],
+    extra_env: &[(&str, &str)],
+    client: TestClient,
+) -> Server {
+    let env = sim_env(sim);
+    let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    all.extend_from_slice(extra_env);
+    let mut args = vec!["serve"];
+    args.extend_from_slice(extra_args);
+    start(&args, &all, client).await.unwrap()
+}
