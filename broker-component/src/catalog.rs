@@ -1,7 +1,7 @@
 //! The tool table: one row per tool with its toolset, hints and schema. `tools/list`, the
 //! toolset filter and `equinix-mcp tools` all read this one table through the host.
 
-use crate::metros;
+use crate::{confirm, metros, propose};
 
 /// MCP annotations of a tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,13 +25,33 @@ pub struct ToolDef {
     pub hints: Hints,
 }
 
-pub const TOOLS: &[ToolDef] = &[ToolDef {
-    name: metros::NAME,
-    toolset: "metros",
-    description: metros::DESCRIPTION,
-    input_schema: metros::SCHEMA,
-    hints: READ_ONLY,
-}];
+/// Hints of the broker tools: they lead to a create (never an update or delete), talk to Fabric,
+/// and a repeated call is a new proposal or a consumed token.
+pub const BROKER: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
+
+pub const TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: metros::NAME,
+        toolset: "metros",
+        description: metros::DESCRIPTION,
+        input_schema: metros::SCHEMA,
+        hints: READ_ONLY,
+    },
+    ToolDef {
+        name: propose::NAME,
+        toolset: "mutate",
+        description: propose::DESCRIPTION,
+        input_schema: propose::SCHEMA,
+        hints: BROKER,
+    },
+    ToolDef {
+        name: confirm::NAME,
+        toolset: "mutate",
+        description: confirm::DESCRIPTION,
+        input_schema: confirm::SCHEMA,
+        hints: BROKER,
+    },
+];
 
 #[cfg(test)]
 mod tests {
@@ -44,6 +64,7 @@ mod tests {
             let schema: Value = serde_json::from_str(t.input_schema).expect(t.name);
             assert_eq!(schema["type"], "object", "{}", t.name);
             assert_eq!(schema["additionalProperties"], false, "{}", t.name);
+            assert!(!t.hints.destructive, "no tool may delete or update: {}", t.name);
             assert!(t.name.len() <= 128 && t.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b)));
             assert!(!t.toolset.is_empty() && !t.description.is_empty());
         }

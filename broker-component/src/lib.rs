@@ -11,10 +11,19 @@ extern crate alloc;
 pub mod args;
 pub mod capability;
 pub mod catalog;
+pub mod confirm;
 pub mod fabric_call;
 pub mod metros;
+pub mod price;
+pub mod proposal;
+pub mod propose;
+pub mod reader;
+pub mod spec;
+pub mod time;
 pub mod tool_error;
 
+#[cfg(test)]
+mod broker_tests;
 #[cfg(test)]
 mod test_host;
 
@@ -33,14 +42,16 @@ use tool_error::ToolError;
 pub fn call_tool(host: &mut impl Host, name: &str, arguments: &str) -> Result<String, String> {
     let result = match name {
         metros::NAME => metros::call(host, arguments),
+        propose::NAME => propose::call(host, arguments),
+        confirm::NAME => confirm::call(host, arguments),
         other => Err(ToolError::new("unknown_tool", format!("this component has no tool named {other:?}"))),
     };
     result.map(|v| v.to_string()).map_err(|e| e.to_json())
 }
 
 /// The confirmation prompt for a pending token (stateless confirmation, first round).
-pub fn preview_confirm(_host: &mut impl Host, _token: &str) -> Result<String, String> {
-    Err(ToolError::new("not_built", "confirmation previews arrive with the broker tools").to_json())
+pub fn preview_confirm(host: &mut impl Host, token: &str) -> Result<String, String> {
+    confirm::preview(host, token).map(|v| v.to_string()).map_err(|e| e.to_json())
 }
 
 #[cfg(test)]

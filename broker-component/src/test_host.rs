@@ -1,6 +1,8 @@
-//! A scripted [`Host`] for native unit tests.
+//! A scripted [`Host`] for native unit tests: canned Fabric answers, a fake clock, an in-memory
+//! proposal store and a scripted person.
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -10,17 +12,42 @@ pub struct FakeHost {
     pub answers: VecDeque<Result<FabricResponse, FabricError>>,
     pub sent: Vec<FabricRequest>,
     pub now: u64,
+    /// Milliseconds the person takes to answer.
+    pub answer_delay: u64,
+    pub answer: ConfirmStatus,
+    pub unconfirmed_allowed: bool,
+    pub prompts: Vec<Prompt>,
+    pub store: BTreeMap<String, Taken>,
+    pub minted: u32,
 }
 
 impl FakeHost {
+    pub fn new() -> FakeHost {
+        FakeHost {
+            answers: VecDeque::new(),
+            sent: Vec::new(),
+            now: 1_700_000_000_000,
+            answer_delay: 0,
+            answer: ConfirmStatus::Accepted,
+            unconfirmed_allowed: false,
+            prompts: Vec::new(),
+            store: BTreeMap::new(),
+            minted: 0,
+        }
+    }
+
     pub fn answering(status: u16, body: &str) -> FakeHost {
-        let mut host = FakeHost { answers: VecDeque::new(), sent: Vec::new(), now: 1_700_000_000_000 };
-        host.answers.push_back(Ok(FabricResponse {
+        let mut host = FakeHost::new();
+        host.push(status, body);
+        host
+    }
+
+    pub fn push(&mut self, status: u16, body: &str) {
+        self.answers.push_back(Ok(FabricResponse {
             status,
             body: body.into(),
             correlation_id: Some("corr-test".into()),
         }));
-        host
     }
 }
 
@@ -32,20 +59,36 @@ impl Host for FakeHost {
     fn now_ms(&mut self) -> u64 {
         self.now
     }
-    fn confirm(&mut self, _prompt: Prompt) -> ConfirmStatus {
-        ConfirmStatus::Declined
+    fn confirm(&mut self, prompt: Prompt) -> ConfirmStatus {
+        self.prompts.push(prompt);
+        self.now += self.answer_delay;
+        self.answer
     }
     fn unconfirmed_allowed(&mut self) -> bool {
-        false
+        self.unconfirmed_allowed
     }
-    fn store_put(&mut self, _record: Vec<u8>, _expires_at_ms: u64, _capacity: u32) -> Stored {
-        Stored { token: String::from("chg-test"), evicted: Vec::new() }
+    fn store_put(&mut self, record: Vec<u8>, _expires_at_ms: u64, _capacity: u32) -> Stored {
+        self.minted += 1;
+        let token = format!("chg-{:032x}", self.minted);
+        self.store.insert(token.clone(), Taken::Found(record));
+        Stored { token, evicted: Vec::new() }
     }
-    fn store_peek(&mut self, _token: &str) -> Taken {
-        Taken::Unknown
+    fn store_peek(&mut self, token: &str) -> Taken {
+        self.store.get(token).cloned().unwrap_or(Taken::Unknown)
     }
-    fn store_take(&mut self, _token: &str) -> Taken {
-        Taken::Unknown
+    fn store_take(&mut self, token: &str) -> Taken {
+        match self.store.get(token).cloned() {
+            Some(Taken::Found(r)) => {
+                self.store.insert(token.into(), Taken::Used(None));
+                Taken::Found(r)
+            }
+            Some(other) => other,
+            None => Taken::Unknown,
+        }
     }
-    fn store_settle(&mut self, _token: &str, _outcome: Vec<u8>) {}
+    fn store_settle(&mut self, token: &str, outcome: Vec<u8>) {
+        if let Some(Taken::Used(_)) = self.store.get(token) {
+            self.store.insert(token.into(), Taken::Used(Some(outcome)));
+        }
+    }
 }

@@ -18,3 +18,8 @@ pub mod serve;
 
 /// The broker component built from `broker-component/` by `build.rs`.
 pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/broker.wasm"));
+
+/// Installs the process-wide TLS crypto provider (ring) once; later calls do nothing.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

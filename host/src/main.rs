@@ -7,8 +7,7 @@ use equinix_mcp::cli::{Cli, Command, LogFormat};
 use equinix_mcp::{component, fabric_sim, inspect, serve};
 
 fn main() -> ExitCode {
-    // One TLS provider for every HTTPS client in the process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    equinix_mcp::install_crypto_provider();
     let version: &'static str = Box::leak(
         format!(
             "{} (component sha256:{})",

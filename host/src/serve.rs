@@ -73,8 +73,11 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, origin = ?runtime.origin(), "component ready");
 
     let selection = Selection::parse(args.toolsets.as_deref());
+    let clock = Clock::default();
     let (sim, base_url, credentials) = if args.fabric_sim {
-        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), fabric_sim::SimConfig::default()).await?;
+        // The in-process simulator shares the host's clock, so `POST /_sim/clock` can age proposals.
+        let config = fabric_sim::SimConfig { clock: Some(clock.clone()), ..Default::default() };
+        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
         let creds = Credentials {
             client_id: fabric_sim::SIM_CLIENT_ID.into(),
             client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
@@ -103,7 +106,6 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let fabric = Arc::new(FabricClient::new(fabric_config)?);
 
     let proposals = Arc::new(ProposalStore::new());
-    let clock = Clock::default();
     let catalog_state = CallState {
         limits: Default::default(),
         fabric: fabric.clone(),

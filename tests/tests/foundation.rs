@@ -60,7 +60,7 @@ async fn arguments_are_validated_before_the_component_or_fabric_sees_them() {
 #[tokio::test]
 async fn fabric_errors_come_back_with_their_codes() {
     let sim = sim(SimConfig::default()).await;
-    sim.inject(fabric_sim::Fault { route: "GET /fabric/v4/metros".into(), status: 403, body: None, times: 1 });
+    sim.inject(fabric_sim::Fault::status("GET /fabric/v4/metros", 403));
     let server = start_against(&sim, &[], &[], TestClient::plain()).await;
     let r = server.call("fabric_list_metros", json!({})).await;
     assert!(is_error(&r));
@@ -271,7 +271,7 @@ async fn an_expired_token_mid_flight_is_refreshed_once_for_a_read() {
     let sim = sim(SimConfig::default()).await;
     let server = start_against(&sim, &[], &[], TestClient::plain()).await;
     assert!(!is_error(&server.call("fabric_list_metros", json!({})).await));
-    sim.inject(fabric_sim::Fault { route: "GET /fabric/v4/metros".into(), status: 401, body: None, times: 1 });
+    sim.inject(fabric_sim::Fault::status("GET /fabric/v4/metros", 401));
     assert!(!is_error(&server.call("fabric_list_metros", json!({})).await));
     let stats = sim.stats();
     assert_eq!(stats.token_requests, 2);

@@ -9,7 +9,7 @@ use super::CallState;
 use crate::component::bindings::clock;
 
 /// System time plus an offset that only the simulator's clock knob changes.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Clock {
     offset_ms: Arc<AtomicU64>,
 }

@@ -75,6 +75,7 @@ pub struct FabricClient {
 
 impl FabricClient {
     pub fn new(config: FabricConfig) -> anyhow::Result<Self> {
+        crate::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.request_timeout)

@@ -6,6 +6,9 @@
 //! credentials) and standalone as `equinix-mcp fabric-sim --listen ADDR`. Its `/_sim/*` routes
 //! (stats, faults, knobs) exist for tests and demos; real Fabric has nothing like them.
 
+mod estate;
+mod prices;
+mod search;
 mod seed;
 
 use std::collections::{HashMap, VecDeque};
@@ -14,15 +17,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use seed::{MY_PORT_METROS, PORTS, PROJECT_ID};
+use crate::capabilities::Clock;
+use estate::{Estate, Kind};
+pub use seed::{MY_PORT_METROS, PORTS, PROFILES, PROJECT_ID};
 
 /// The metros every simulator serves, in order.
 pub fn seeded_metros() -> Vec<Value> {
@@ -42,6 +47,8 @@ pub struct SimConfig {
     pub token_timeout_secs: u64,
     /// Added before every Fabric answer.
     pub latency: Duration,
+    /// The clock `POST /_sim/clock` moves: the host's own, when the simulator runs in-process.
+    pub clock: Option<Clock>,
 }
 
 impl Default for SimConfig {
@@ -51,6 +58,7 @@ impl Default for SimConfig {
             client_secret: SIM_CLIENT_SECRET.into(),
             token_timeout_secs: 3600,
             latency: Duration::ZERO,
+            clock: None,
         }
     }
 }
@@ -70,16 +78,26 @@ pub struct Stats {
     pub token_requests: u64,
     pub token_rejections: u64,
     pub requests: Vec<Seen>,
-    /// Real creates received (not dry runs), by path.
+    /// Real creates received (not dry runs), by collection (`connections`, ...).
     pub creates: HashMap<String, u64>,
+    /// Dry runs received, by collection.
+    pub dry_runs: HashMap<String, u64>,
+}
+
+impl Stats {
+    pub fn creates_total(&self) -> u64 {
+        self.creates.values().sum()
+    }
 }
 
 /// A fault to inject into the next matching requests.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Fault {
-    /// `"GET /fabric/v4/metros"`, a path prefix with method, or `"*"`.
+    /// `"GET /fabric/v4/metros"`, `"POST /fabric/v4/connections"` (real creates only),
+    /// `"POST /fabric/v4/connections?dryRun=true"`, or `"*"`.
     pub route: String,
-    /// HTTP status to answer with.
+    /// HTTP status to answer with (mode `respond`).
+    #[serde(default = "five_hundred")]
     pub status: u16,
     /// Raw body to answer with; a Fabric-style error array when absent.
     #[serde(default)]
@@ -87,10 +105,37 @@ pub struct Fault {
     /// How many matching requests it applies to.
     #[serde(default = "one")]
     pub times: u32,
+    /// `respond` (default): answer `status`/`body` instead of processing. `drop`: process the
+    /// request (a create persists) and then break the connection mid-answer. `stall`: wait
+    /// `stall_ms`, then process normally.
+    #[serde(default)]
+    pub mode: FaultMode,
+    #[serde(default)]
+    pub stall_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultMode {
+    #[default]
+    Respond,
+    Drop,
+    Stall,
+}
+
+impl Fault {
+    /// A plain `respond` fault.
+    pub fn status(route: &str, status: u16) -> Fault {
+        Fault { route: route.into(), status, body: None, times: 1, mode: FaultMode::Respond, stall_ms: 0 }
+    }
 }
 
 fn one() -> u32 {
     1
+}
+
+fn five_hundred() -> u16 {
+    500
 }
 
 struct Inner {
@@ -98,12 +143,12 @@ struct Inner {
     tokens: HashMap<String, Instant>,
     stats: Stats,
     faults: VecDeque<Fault>,
+    estate: Estate,
 }
 
 #[derive(Clone)]
 struct Sim {
     inner: Arc<Mutex<Inner>>,
-    metros: Arc<Vec<Value>>,
 }
 
 /// A running simulator.
@@ -146,8 +191,8 @@ pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHa
             tokens: HashMap::new(),
             stats: Stats::default(),
             faults: VecDeque::new(),
+            estate: Estate::seeded(),
         })),
-        metros: Arc::new(seed::metros()),
     };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
@@ -163,10 +208,10 @@ pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHa
 fn router(sim: Sim) -> Router {
     Router::new()
         .route("/oauth2/v1/token", post(token))
-        .route("/fabric/v4/metros", get(list_metros))
         .route("/_sim/stats", get(admin_stats))
         .route("/_sim/faults", post(admin_fault))
-        .fallback(unknown_route)
+        .route("/_sim/clock", post(admin_clock))
+        .fallback(fabric)
         .with_state(sim)
 }
 
@@ -185,6 +230,23 @@ pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
 
 fn json_response(status: StatusCode, body: Value) -> Response {
     (status, [("content-type", "application/json")], body.to_string()).into_response()
+}
+
+fn error_response(status: u16, code: &str, message: &str, property: Option<&str>) -> Response {
+    fail(status, code, message, property).into_response()
+}
+
+/// A Fabric error answer (status and error array), small enough to pass around in a `Result`.
+struct Fail(u16, Value);
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        json_response(StatusCode::from_u16(self.0).unwrap_or(StatusCode::BAD_REQUEST), self.1)
+    }
+}
+
+fn fail(status: u16, code: &str, message: &str, property: Option<&str>) -> Fail {
+    Fail(status, error_array(code, message, property))
 }
 
 #[derive(Deserialize)]
@@ -222,9 +284,15 @@ async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Respo
     )
 }
 
-/// Records the request, applies latency, auth and injected faults. `Err` is the answer to give.
-async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<(), Response> {
-    let latency = {
+/// Whether the request asks for a dry run.
+fn is_dry_run(uri: &Uri) -> bool {
+    uri.query().unwrap_or("").split('&').any(|kv| kv.eq_ignore_ascii_case("dryRun=true"))
+}
+
+/// Records the request and applies latency, auth and injected faults. `Err` is the answer to
+/// give; `Ok(true)` means "process it, then drop the connection".
+async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<bool, Response> {
+    let (latency, fault) = {
         let mut inner = sim.inner.lock().unwrap();
         inner.stats.requests.push(Seen {
             method: method.to_string(),
@@ -232,62 +300,89 @@ async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Re
             query: uri.query().unwrap_or("").to_string(),
             correlation_id: headers.get("x-correlation-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
         });
-        inner.config.latency
+        let key = format!("{method} {}{}", uri.path(), if is_dry_run(uri) { "?dryRun=true" } else { "" });
+        let fault = inner.faults.iter().position(|f| f.route == "*" || f.route == key).map(|i| {
+            let fault = inner.faults[i].clone();
+            if fault.times <= 1 {
+                inner.faults.remove(i);
+            } else {
+                inner.faults[i].times -= 1;
+            }
+            fault
+        });
+        (inner.config.latency, fault)
     };
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    let mut inner = sim.inner.lock().unwrap();
+    if let Some(f) = fault.as_ref().filter(|f| f.mode == FaultMode::Stall) {
+        tokio::time::sleep(Duration::from_millis(f.stall_ms)).await;
+    }
+    let inner = sim.inner.lock().unwrap();
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     let valid = bearer.and_then(|t| inner.tokens.get(t)).is_some_and(|exp| Instant::now() < *exp);
     if !valid {
-        return Err(json_response(
-            StatusCode::UNAUTHORIZED,
-            error_array("EQ-3000039", "User not found in request or invalid.", None),
-        ));
+        return Err(error_response(401, "EQ-3000039", "User not found in request or invalid.", None));
     }
-    let key = format!("{} {}", method, uri.path());
-    if let Some(i) = inner.faults.iter().position(|f| f.route == "*" || key.starts_with(&f.route)) {
-        let fault = inner.faults[i].clone();
-        if fault.times <= 1 {
-            inner.faults.remove(i);
-        } else {
-            inner.faults[i].times -= 1;
+    match fault {
+        Some(f) if f.mode == FaultMode::Respond => {
+            let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let body = f.body.unwrap_or_else(|| {
+                error_array("EQ-3045004", &format!("Injected fault: HTTP {}", f.status), None).to_string()
+            });
+            Err((status, [("content-type", "application/json")], body).into_response())
         }
-        let status = StatusCode::from_u16(fault.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = fault.body.unwrap_or_else(|| {
-            error_array("EQ-3045004", &format!("Injected fault: HTTP {}", fault.status), None).to_string()
-        });
-        return Err((status, [("content-type", "application/json")], body).into_response());
-    }
-    Ok(())
-}
-
-/// A 400 with a Fabric error array, small enough to pass around in a `Result`.
-struct BadRequest(Value);
-
-impl IntoResponse for BadRequest {
-    fn into_response(self) -> Response {
-        json_response(StatusCode::BAD_REQUEST, self.0)
+        Some(f) => Ok(f.mode == FaultMode::Drop),
+        None => Ok(false),
     }
 }
 
-/// Paging parameters as Fabric reads them; bad values are a 400 with Fabric's codes.
-fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), BadRequest> {
-    let num = |k: &str, default: usize, max: usize| -> Result<usize, BadRequest> {
-        match q.get(k) {
-            None => Ok(default),
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n <= max)
-                .ok_or_else(|| BadRequest(error_array("EQ-3036013", &format!("Invalid {k}"), Some(k)))),
-        }
+/// An answer whose body breaks off: the client sees the status line, then a dead connection.
+fn broken_answer(status: StatusCode) -> Response {
+    let stream = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::other("simulated connection drop"))
+    });
+    (status, [("content-type", "application/json")], Body::from_stream(stream)).into_response()
+}
+
+fn query_map(uri: &Uri) -> HashMap<String, String> {
+    url_pairs(uri.query().unwrap_or(""))
+}
+
+fn url_pairs(q: &str) -> HashMap<String, String> {
+    q.split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), v.replace('+', " "))
+        })
+        .collect()
+}
+
+/// Paging from query parameters; bad values are a 400 with Fabric's codes.
+fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), Fail> {
+    let offset = match q.get("offset") {
+        None => 0,
+        Some(v) => v.parse::<usize>().map_err(|_| fail(400, "EQ-3036013", "Invalid offset", Some("offset")))?,
     };
-    let offset = num("offset", 0, 1_000_000)?;
-    let limit = num("limit", 20, 100)?;
-    if limit == 0 {
-        return Err(BadRequest(error_array("EQ-3036013", "Invalid limit", Some("limit"))));
+    let limit = match q.get("limit") {
+        None => 20,
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| fail(400, "EQ-3036013", "Invalid limit", Some("limit")))?,
+    };
+    Ok((offset, limit))
+}
+
+/// Paging from a search body's `pagination`.
+fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
+    let p = &body["pagination"];
+    let offset = p["offset"].as_u64().unwrap_or(0) as usize;
+    let limit = p["limit"].as_u64().unwrap_or(20) as usize;
+    if !(1..=100).contains(&limit) {
+        return Err(fail(400, "EQ-3036013", "Invalid pagination limit", Some("/pagination/limit")));
     }
     Ok((offset, limit))
 }
@@ -302,43 +397,153 @@ fn page(items: Vec<Value>, offset: usize, limit: usize) -> Value {
     json!({"pagination": pagination, "data": data})
 }
 
-async fn list_metros(
-    State(sim): State<Sim>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    if let Err(r) = admit(&sim, &method, &uri, &headers).await {
-        return r;
+fn search(items: &[Value], body: &Value, required: bool) -> Result<Value, Fail> {
+    let (offset, limit) = body_paging(body)?;
+    let filter = body.get("filter");
+    if required && filter.is_none() {
+        return Err(fail(400, "EQ-3142001", "filter is required", Some("/filter")));
     }
-    let (offset, limit) = match paging(&q) {
-        Ok(p) => p,
-        Err(r) => return r.into_response(),
-    };
-    let metros: Vec<Value> = match q.get("presence").map(String::as_str) {
-        None => sim.metros.to_vec(),
-        Some("MY_PORTS") => sim
-            .metros
-            .iter()
-            .filter(|m| m["code"].as_str().is_some_and(|c| MY_PORT_METROS.contains(&c)))
-            .cloned()
-            .collect(),
-        Some(_) => {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                error_array("EQ-3036001", "Invalid presence", Some("presence")),
-            );
+    let mut hits = Vec::new();
+    for item in items {
+        let keep = match filter {
+            None => true,
+            Some(f) => search::matches(item, f).map_err(|e| fail(400, "EQ-3142001", &e, Some("/filter")))?,
+        };
+        if keep {
+            hits.push(item.clone());
         }
-    };
-    json_response(StatusCode::OK, page(metros, offset, limit))
+    }
+    Ok(page(hits, offset, limit))
 }
 
-async fn unknown_route(State(sim): State<Sim>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
-    if let Err(r) = admit(&sim, &method, &uri, &headers).await {
-        return r;
+fn not_found(what: &str) -> Fail {
+    fail(404, "EQ-3045811", &format!("{what} not found"), None)
+}
+
+/// Every Fabric v4 route the project uses.
+async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let drop_after = match admit(&sim, &method, &uri, &headers).await {
+        Ok(d) => d,
+        Err(r) => return r,
+    };
+    let json_body: Value = if body.is_empty() {
+        Value::Null
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => return error_response(400, "EQ-3142001", &format!("Malformed JSON body: {e}"), Some("body")),
+        }
+    };
+    let q = query_map(&uri);
+    let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
+    let mut inner = sim.inner.lock().unwrap();
+    let estate = &mut inner.estate;
+    let answer: Result<(StatusCode, Value), Fail> = (|| {
+        let ok = |v: Value| Ok((StatusCode::OK, v));
+        match (method.as_str(), segments.as_slice()) {
+            ("GET", ["fabric", "v4", "metros"]) => {
+                let (offset, limit) = paging(&q)?;
+                let metros: Vec<Value> = match q.get("presence").map(String::as_str) {
+                    None => estate.metros.clone(),
+                    Some("MY_PORTS") => estate
+                        .metros
+                        .iter()
+                        .filter(|m| m["code"].as_str().is_some_and(|c| MY_PORT_METROS.contains(&c)))
+                        .cloned()
+                        .collect(),
+                    Some(_) => return Err(fail(400, "EQ-3036001", "Invalid presence", Some("presence"))),
+                };
+                ok(page(metros, offset, limit))
+            }
+            ("GET", ["fabric", "v4", "metros", code]) => {
+                estate.metros.iter().find(|m| m["code"] == *code).cloned().map_or_else(|| Err(not_found("metro")), ok)
+            }
+            ("POST", ["fabric", "v4", "ports", "search"]) => ok(search(&estate.ports, &json_body, true)?),
+            ("GET", ["fabric", "v4", "ports", id]) => {
+                estate.port(id).cloned().map_or_else(|| Err(not_found("port")), ok)
+            }
+            ("GET", ["fabric", "v4", "ports", id, "linkProtocols"]) => {
+                if estate.port(id).is_none() {
+                    return Err(not_found("port"));
+                }
+                let (offset, limit) = paging(&q)?;
+                ok(page(estate.link_protocols(id), offset, limit))
+            }
+            ("POST", ["fabric", "v4", "serviceProfiles", "search"]) => ok(search(&estate.profiles, &json_body, false)?),
+            ("GET", ["fabric", "v4", "serviceProfiles", id]) => estate
+                .profiles
+                .iter()
+                .find(|p| p["uuid"] == *id)
+                .cloned()
+                .map_or_else(|| Err(not_found("service profile")), ok),
+            ("POST", ["fabric", "v4", "connections", "search"]) => ok(search(&estate.connections, &json_body, false)?),
+            ("GET", ["fabric", "v4", "connections", id]) => estate
+                .connections
+                .iter()
+                .find(|c| c["uuid"] == *id)
+                .cloned()
+                .map_or_else(|| Err(not_found("connection")), ok),
+            ("POST", ["fabric", "v4", "networks", "search"]) => ok(search(&estate.networks, &json_body, false)?),
+            ("GET", ["fabric", "v4", "networks", id]) => {
+                estate.networks.iter().find(|n| n["uuid"] == *id).cloned().map_or_else(|| Err(not_found("network")), ok)
+            }
+            ("POST", ["fabric", "v4", "serviceTokens", "search"]) => {
+                ok(search(&estate.service_tokens, &json_body, false)?)
+            }
+            ("GET", ["fabric", "v4", "serviceTokens", id]) => estate
+                .service_tokens
+                .iter()
+                .find(|t| t["uuid"] == *id)
+                .cloned()
+                .map_or_else(|| Err(not_found("service token")), ok),
+            ("POST", ["fabric", "v4", "prices", "search"]) => match prices::search(&json_body) {
+                Ok(rows) => {
+                    let n = rows.len();
+                    ok(page(rows, 0, n.max(1)))
+                }
+                Err(e) => Err(Fail(
+                    400,
+                    json!([{"errorCode": "EQ-3038010", "errorMessage": "Validation failure",
+                            "additionalInfo": [{"property": "/filter", "reason": e}]}]),
+                )),
+            },
+            ("POST", ["fabric", "v4", collection]) => {
+                let kind = match *collection {
+                    "connections" => Kind::Connection,
+                    "networks" => Kind::Network,
+                    "serviceTokens" => Kind::ServiceToken,
+                    _ => return Err(not_found("resource")),
+                };
+                let dry_run = is_dry_run(&uri);
+                if let Err(estate::Refused(status, errors)) = estate.validate(kind, &json_body, dry_run) {
+                    return Err(Fail(status, errors));
+                }
+                if dry_run {
+                    // networks file their dry-run answer under 201 in the spec; the others under 200
+                    let status = if kind == Kind::Network { StatusCode::CREATED } else { StatusCode::OK };
+                    Ok((status, estate.echo(&json_body)))
+                } else {
+                    Ok((StatusCode::CREATED, estate.persist(kind, &json_body)))
+                }
+            }
+            (m, _) if m != "GET" && m != "POST" => Err(fail(405, "EQ-3142569", "Method not supported", None)),
+            _ => Err(fail(404, "EQ-3045811", "Resource not found", Some(uri.path()))),
+        }
+    })();
+    // Count creates after the fact, outside the estate borrow.
+    if let (&Method::POST, ["fabric", "v4", collection]) = (&method, segments.as_slice())
+        && answer.is_ok()
+    {
+        let counter = if is_dry_run(&uri) { &mut inner.stats.dry_runs } else { &mut inner.stats.creates };
+        *counter.entry(collection.to_string()).or_default() += 1;
     }
-    json_response(StatusCode::NOT_FOUND, error_array("EQ-3045811", "Resource not found", Some(uri.path())))
+    drop(inner);
+    match answer {
+        Ok((status, _)) if drop_after => broken_answer(status),
+        Ok((status, body)) => json_response(status, body),
+        Err(r) if drop_after => broken_answer(StatusCode::from_u16(r.0).unwrap_or(StatusCode::BAD_REQUEST)),
+        Err(r) => r.into_response(),
+    }
 }
 
 async fn admin_stats(State(sim): State<Sim>) -> Response {
@@ -352,5 +557,26 @@ async fn admin_fault(State(sim): State<Sim>, body: Bytes) -> Response {
             json_response(StatusCode::OK, json!({"queued": true}))
         }
         Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("bad fault: {e}")})),
+    }
+}
+
+#[derive(Deserialize)]
+struct Advance {
+    advance_ms: u64,
+}
+
+async fn admin_clock(State(sim): State<Sim>, body: Bytes) -> Response {
+    let inner = sim.inner.lock().unwrap();
+    let Some(clock) = &inner.config.clock else {
+        return json_response(StatusCode::CONFLICT, json!({"error": "this simulator shares no clock with a server"}));
+    };
+    match serde_json::from_slice::<Advance>(&body) {
+        Ok(a) => {
+            clock.advance(a.advance_ms);
+            json_response(StatusCode::OK, json!({"now_ms": clock.now_ms()}))
+        }
+        Err(e) => {
+            json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"advance_ms\": N}}: {e}")}))
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! The simulator's seeded estate: metros, and ports in two of them. Ids are fixed so tests and
-//! walk-throughs can name them.
+//! The simulator's seeded estate. Ids are fixed so tests and walk-throughs can name them, and
+//! the data is consistent across endpoints: the seeded connections use VLANs on the seeded
+//! ports, and those VLANs are what `linkProtocols` reports.
 
 use serde_json::{Value, json};
 
@@ -23,6 +24,12 @@ pub fn metros() -> Vec<Value> {
     ];
     rows.iter()
         .map(|(code, name, region, asn)| {
+            let neighbours: Vec<Value> = rows
+                .iter()
+                .filter(|(c, _, r, _)| r == region && c != code)
+                .take(2)
+                .map(|(c, ..)| json!({"href": format!("/fabric/v4/metros/{c}"), "code": c, "avgLatency": 5.5}))
+                .collect();
             json!({
                 "href": format!("/fabric/v4/metros/{code}"),
                 "type": "XF_METRO",
@@ -32,7 +39,7 @@ pub fn metros() -> Vec<Value> {
                 "equinixAsn": asn,
                 "localVCBandwidthMax": 50000,
                 "geoScopes": if *region == "AMER" { json!(["CONUS"]) } else { json!([]) },
-                "connectedMetros": [{"href": "/fabric/v4/metros/DC", "code": "DC", "avgLatency": 5.5}],
+                "connectedMetros": neighbours,
                 "services": ["FABRIC"],
             })
         })
@@ -42,7 +49,7 @@ pub fn metros() -> Vec<Value> {
 /// Metros where the seeded organisation has ports (`presence=MY_PORTS`).
 pub const MY_PORT_METROS: &[&str] = &["DC", "SV"];
 
-/// Ports in DC and SV (uuid, name, metro, encapsulation, bandwidth Mbps).
+/// Ports in DC and SV: (uuid, name, metro, encapsulation, bandwidth Mbps).
 pub const PORTS: &[(&str, &str, &str, &str, u64)] = &[
     ("c4d9350e-783c-83cd-1ce0-306a5c00a600", "DC-PRI-01", "DC", "DOT1Q", 10000),
     ("c4d9350e-783c-83cd-1ce0-306a5c00a601", "DC-SEC-01", "DC", "DOT1Q", 10000),
@@ -50,3 +57,79 @@ pub const PORTS: &[(&str, &str, &str, &str, u64)] = &[
     ("c4d9350e-783c-83cd-1ce0-306a5c00a610", "SV-PRI-01", "SV", "DOT1Q", 10000),
     ("c4d9350e-783c-83cd-1ce0-306a5c00a611", "SV-SEC-01", "SV", "DOT1Q", 1000),
 ];
+
+pub fn ports() -> Vec<Value> {
+    PORTS
+        .iter()
+        .map(|(uuid, name, metro, encapsulation, bandwidth)| {
+            json!({
+                "href": format!("/fabric/v4/ports/{uuid}"),
+                "type": "XF_PORT",
+                "uuid": uuid,
+                "name": name,
+                "state": "ACTIVE",
+                "location": {"metroCode": metro, "metroHref": format!("/fabric/v4/metros/{metro}"), "ibx": format!("{metro}1")},
+                "encapsulation": {"type": encapsulation, "tagProtocolId": "0x8100"},
+                "bandwidth": bandwidth,
+                "availableBandwidth": bandwidth,
+                "usedBandwidth": 0,
+                "redundancy": {"priority": if name.contains("PRI") { "PRIMARY" } else { "SECONDARY" }},
+                "lagEnabled": false,
+                "project": {"projectId": PROJECT_ID},
+                "account": {"accountNumber": 270848, "orgId": 91784},
+            })
+        })
+        .collect()
+}
+
+/// Service profiles: two public providers and one private profile.
+pub const PROFILES: &[(&str, &str, &str, &[&str])] = &[
+    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01", "AWS Direct Connect", "PUBLIC", &["DC", "SV", "LD"]),
+    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a02", "Azure ExpressRoute", "PUBLIC", &["DC", "AM"]),
+    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a03", "Acme Private Exchange", "PRIVATE", &["SV"]),
+];
+
+pub fn profiles() -> Vec<Value> {
+    PROFILES
+        .iter()
+        .map(|(uuid, name, visibility, metros)| {
+            json!({
+                "href": format!("/fabric/v4/serviceProfiles/{uuid}"),
+                "type": "L2_PROFILE",
+                "uuid": uuid,
+                "name": name,
+                "state": "ACTIVE",
+                "visibility": visibility,
+                "description": format!("{name} (simulated)"),
+                "accessPointTypeConfigs": [{"type": "COLO", "supportedBandwidths": [50, 100, 200, 500, 1000, 2000, 5000, 10000],
+                                             "allowRemoteConnections": true, "allowCustomBandwidth": false}],
+                "metros": metros.iter().map(|m| json!({"code": m, "name": m})).collect::<Vec<_>>(),
+                "project": {"projectId": PROJECT_ID},
+            })
+        })
+        .collect()
+}
+
+/// Two existing connections on DC-PRI-01, VLANs 100 and 101, so a VLAN search has answers.
+pub fn connections() -> Vec<Value> {
+    [("11111111-2222-4333-8444-000000000100", "existing-to-aws", 100), ("11111111-2222-4333-8444-000000000101", "existing-to-sv", 101)]
+        .iter()
+        .map(|(uuid, name, vlan)| {
+            json!({
+                "href": format!("/fabric/v4/connections/{uuid}"),
+                "type": "EVPL_VC",
+                "uuid": uuid,
+                "name": name,
+                "state": "ACTIVE",
+                "bandwidth": 500,
+                "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[0].0, "href": format!("/fabric/v4/ports/{}", PORTS[0].0)},
+                                          "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+                "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[3].0, "href": format!("/fabric/v4/ports/{}", PORTS[3].0)},
+                                          "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+                "operation": {"equinixStatus": "PROVISIONED", "providerStatus": "AVAILABLE"},
+                "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}],
+                "project": {"projectId": PROJECT_ID},
+            })
+        })
+        .collect()
+}

@@ -1,5 +1,6 @@
 //! The MCP front: a hand-written rmcp `ServerHandler` serving the component's catalog.
 
+pub mod elicitation;
 pub mod registry;
 pub mod server;
 pub mod toolsets;

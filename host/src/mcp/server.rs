@@ -13,8 +13,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::elicitation::ElicitConfirmer;
 use super::registry::ToolRegistry;
-use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, ProposalStore};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
 
@@ -72,6 +73,7 @@ impl Broker {
         &self,
         name: &str,
         arguments: Value,
+        confirmer: Arc<dyn Confirmer>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
@@ -94,7 +96,7 @@ impl Broker {
                 json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
             ));
         }
-        let state = self.call_state(Arc::new(NobodyToAsk), cancel);
+        let state = self.call_state(confirmer, cancel);
         let args_text = arguments.to_string();
         match self.shared.runtime.call(state, name, &args_text).await {
             Ok(Ok(text)) => Ok(component_json(&text).map(CallToolResult::structured).unwrap_or_else(tool_error)),
@@ -165,6 +167,8 @@ impl ServerHandler for Broker {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.to_string();
         tracing::debug!(tool = %name, "tools/call");
-        self.run_tool(&name, arguments, context.ct.clone()).await.map(Into::into)
+        let confirmer: Arc<dyn Confirmer> =
+            Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
+        self.run_tool(&name, arguments, confirmer, context.ct.clone()).await.map(Into::into)
     }
 }

@@ -92,15 +92,30 @@ pub enum Answer {
 pub struct TestClient {
     pub answer: Option<Answer>,
     pub prompts: Arc<Mutex<Vec<ElicitRequestParams>>>,
+    /// Moves the embedded simulator's clock (`POST {url}/_sim/clock`) before answering.
+    pub advance_before_answer: Arc<Mutex<Option<(String, u64)>>>,
 }
 
 impl TestClient {
     pub fn plain() -> Self {
-        TestClient { answer: None, prompts: Default::default() }
+        TestClient { answer: None, prompts: Default::default(), advance_before_answer: Default::default() }
     }
 
     pub fn answering(answer: Answer) -> Self {
-        TestClient { answer: Some(answer), prompts: Default::default() }
+        TestClient { answer: Some(answer), ..TestClient::plain() }
+    }
+
+    /// The text of every prompt shown so far.
+    pub fn prompt_texts(&self) -> Vec<String> {
+        self.prompts
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| match p {
+                ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
     }
 }
 
@@ -120,6 +135,10 @@ impl ClientHandler for TestClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         self.prompts.lock().unwrap().push(request);
+        let advance = self.advance_before_answer.lock().unwrap().clone();
+        if let Some((url, ms)) = advance {
+            advance_clock(&url, ms).await;
+        }
         match self.answer.clone().unwrap_or(Answer::Decline) {
             Answer::Accept { confirm } => {
                 Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": confirm })))
@@ -223,4 +242,45 @@ pub async fn start_against(
     let mut args = vec!["serve"];
     args.extend_from_slice(extra_args);
     start(&args, &all, client).await.unwrap()
+}
+
+/// The embedded simulator's base URL, read from the server's banner.
+pub async fn embedded_sim_url(server: &Server) -> String {
+    for _ in 0..100 {
+        let text = server.stderr_text();
+        if let Some(at) = text.find("simulator at ") {
+            let rest = &text[at + "simulator at ".len()..];
+            return rest.split([' ', '\n']).next().unwrap().to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("no simulator address in the banner:\n{}", server.stderr_text());
+}
+
+/// Moves the embedded simulator's (and so the server's) clock forward.
+pub async fn advance_clock(sim_url: &str, ms: u64) {
+    let r = http().post(format!("{sim_url}/_sim/clock")).json(&json!({"advance_ms": ms})).send().await.unwrap();
+    assert!(r.status().is_success());
+}
+
+/// The embedded simulator's counters.
+pub async fn sim_stats(sim_url: &str) -> Value {
+    http().get(format!("{sim_url}/_sim/stats")).send().await.unwrap().json().await.unwrap()
+}
+
+/// Real creates the simulator received for `collection` (`connections`, ...).
+pub async fn creates(sim_url: &str, collection: &str) -> u64 {
+    sim_stats(sim_url).await["creates"][collection].as_u64().unwrap_or(0)
+}
+
+/// Queues a fault in the embedded simulator.
+pub async fn inject(sim_url: &str, fault: Value) {
+    let r = http().post(format!("{sim_url}/_sim/faults")).json(&fault).send().await.unwrap();
+    assert!(r.status().is_success());
+}
+
+/// An HTTP client for the simulator's admin routes.
+pub fn http() -> reqwest::Client {
+    equinix_mcp::install_crypto_provider();
+    reqwest::Client::new()
 }

@@ -1,0 +1,108 @@
+//! The proposal policy: what is stored per proposal, the TTL and capacity, and the five
+//! redemption checks every confirm result and token error carries.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::{Value, json};
+
+use crate::spec::{ChangeType, Spec};
+use crate::tool_error::ToolError;
+
+/// Proposals live for ten minutes.
+pub const TTL_MS: u64 = 10 * 60 * 1000;
+/// At most twenty are pending; the oldest is evicted beyond that.
+pub const CAPACITY: u32 = 20;
+
+/// One dry-run-validated proposal awaiting confirmation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proposal {
+    pub change_type: ChangeType,
+    /// The canonical spec the dry run validated (its wire body). Confirm recompiles this.
+    pub canonical_spec: String,
+    /// The SHA-256 of the compiled request the token is bound to.
+    pub request_sha256: String,
+    pub minted_at_ms: u64,
+    pub expires_at_ms: u64,
+    pub price_context: Value,
+}
+
+impl Proposal {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        json!({
+            "v": 1,
+            "change_type": self.change_type.as_str(),
+            "canonical_spec": self.canonical_spec,
+            "request_sha256": self.request_sha256,
+            "minted_at_ms": self.minted_at_ms,
+            "expires_at_ms": self.expires_at_ms,
+            "price_context": self.price_context,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Option<Proposal> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        if v.get("v")?.as_u64()? != 1 {
+            return None;
+        }
+        Some(Proposal {
+            change_type: ChangeType::parse(v.get("change_type")?.as_str()?)?,
+            canonical_spec: v.get("canonical_spec")?.as_str()?.into(),
+            request_sha256: v.get("request_sha256")?.as_str()?.into(),
+            minted_at_ms: v.get("minted_at_ms")?.as_u64()?,
+            expires_at_ms: v.get("expires_at_ms")?.as_u64()?,
+            price_context: v.get("price_context")?.clone(),
+        })
+    }
+
+    /// Recompiles the stored spec through today's parser and compiler; `None` if it no longer
+    /// parses (then it cannot match its binding).
+    pub fn recompile(&self) -> Option<(Spec, crate::spec::Compiled)> {
+        let value: Value = serde_json::from_str(&self.canonical_spec).ok()?;
+        let spec = Spec::parse(self.change_type, &value, "/spec").ok()?;
+        let compiled = spec.compile();
+        Some((spec, compiled))
+    }
+
+    pub fn expired_at(&self, now_ms: u64) -> bool {
+        now_ms >= self.expires_at_ms
+    }
+}
+
+/// The redemption predicates. A check reads true only when it was evaluated and passed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checks {
+    pub proposal_exists: bool,
+    pub not_evicted: bool,
+    pub not_expired: bool,
+    pub not_previously_used: bool,
+    pub request_matches_binding: bool,
+}
+
+impl Checks {
+    pub fn to_json(self) -> Value {
+        json!({
+            "proposal_exists": self.proposal_exists,
+            "not_evicted": self.not_evicted,
+            "not_expired": self.not_expired,
+            "not_previously_used": self.not_previously_used,
+            "request_matches_binding": self.request_matches_binding,
+        })
+    }
+
+    pub fn all_pass(self) -> bool {
+        self.proposal_exists
+            && self.not_evicted
+            && self.not_expired
+            && self.not_previously_used
+            && self.request_matches_binding
+    }
+}
+
+/// A token error: its own kind and message, the checks, and the advice to re-propose.
+pub fn token_error(kind: &'static str, message: String, checks: Checks) -> ToolError {
+    ToolError::new(kind, message)
+        .with("confirm_checks", checks.to_json())
+        .with("next_step", json!("Propose the change again with fabric_propose_change to get a new confirm token."))
+}

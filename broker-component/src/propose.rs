@@ -1,0 +1,128 @@
+//! `fabric_propose_change`: parse and compile the spec, run the real dry run, price it, store
+//! the proposal, return the single-use confirm token.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use serde_json::{Value, json};
+
+use crate::args::Args;
+use crate::capability::{FabricRequest, Host, Method};
+use crate::price;
+use crate::proposal::{CAPACITY, Proposal, TTL_MS};
+use crate::spec::{ChangeType, Spec};
+use crate::time::format_rfc3339_ms;
+use crate::tool_error::ToolError;
+
+pub const NAME: &str = "fabric_propose_change";
+
+pub const DESCRIPTION: &str = "Propose one Fabric create (connection, network or service token). The exact request \
+is validated by a real Fabric dry run (dryRun=true; nothing is provisioned) and priced where Fabric can price it; \
+the result holds a single-use confirm_token valid for 10 minutes. Nothing is created until fabric_confirm_change is \
+called and the person at the MCP client approves. `spec` uses the Fabric v4 request field names (camelCase), e.g. \
+for connection_create: {type, name, bandwidth, aSide:{accessPoint:{type, port:{uuid}, linkProtocol:{type, vlanTag}}}, \
+zSide:{...}, notifications:[{type, emails}], project:{projectId}}.";
+
+pub const SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "change_type": {"type": "string", "enum": ["connection_create", "network_create", "service_token_create"], "description": "What to create; there are no update or delete change types"},
+    "spec": {"type": "object", "description": "The Fabric v4 create request body (camelCase field names)"}
+  },
+  "required": ["change_type", "spec"],
+  "additionalProperties": false
+}"#;
+
+/// What `fabric_propose_change` parsed: the change type and its typed spec.
+pub fn parse(arguments: &str) -> Result<Spec, ToolError> {
+    let value: Value =
+        serde_json::from_str(arguments).map_err(|e| ToolError::invalid_argument("", format!("not valid JSON: {e}")))?;
+    let args = Args::parse(arguments, &["change_type", "spec"])?;
+    let kind = args
+        .opt_enum("change_type", ChangeType::NAMES)?
+        .ok_or_else(|| ToolError::invalid_argument("/change_type", "is required"))?;
+    let change_type = ChangeType::parse(kind).expect("listed in NAMES");
+    let spec = value.get("spec").ok_or_else(|| ToolError::invalid_argument("/spec", "is required"))?;
+    Spec::parse(change_type, spec, "/spec")
+}
+
+pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
+    let spec = parse(arguments)?;
+    let compiled = spec.compile();
+    let change_type = compiled.change_type;
+
+    let dry_run = FabricRequest {
+        method: Method::Post,
+        path: change_type.path().into(),
+        query: vec![("dryRun".into(), "true".into())],
+        body: Some(compiled.body.clone()),
+    };
+    let response = host.fabric_send(dry_run).map_err(|e| ToolError::from_fabric(&e))?;
+    if !(200..300).contains(&response.status) {
+        let err = ToolError::from_fabric_status(response.status, &response.body, response.correlation_id.as_deref());
+        if is_dry_run_unsupported(&err) {
+            return Err(ToolError {
+                kind: "cannot_propose_safely",
+                message: format!(
+                    "this change cannot be proposed safely: Fabric does not support a dry run for it (EQ-3142411), \
+                     so the exact request cannot be validated before a person approves it. {}",
+                    err.message
+                ),
+                details: err.details,
+            });
+        }
+        let mut err = err.with("request_sha256", json!(compiled.request_sha256));
+        err.message = format!("the dry run rejected this {}: {}; no token was minted", change_type.noun(), err.message);
+        return Err(err);
+    }
+    let validated: Value = serde_json::from_str(&response.body).map_err(|e| {
+        ToolError::new(
+            "bad_fabric_response",
+            format!("the dry run answered HTTP {} with a body that is not JSON: {e}", response.status),
+        )
+    })?;
+
+    let price_context = price::price_context(host, &spec);
+    let now = host.now_ms();
+    let proposal = Proposal {
+        change_type,
+        canonical_spec: compiled.body.clone(),
+        request_sha256: compiled.request_sha256.clone(),
+        minted_at_ms: now,
+        expires_at_ms: now + TTL_MS,
+        price_context: price_context.clone(),
+    };
+    let stored = host.store_put(proposal.to_bytes(), proposal.expires_at_ms, CAPACITY);
+    let body_value: Value = serde_json::from_str(&compiled.body).unwrap_or(Value::Null);
+    Ok(json!({
+        "confirm_token": stored.token,
+        "change_type": change_type.as_str(),
+        "validated_entity": validated,
+        "dry_run": {"status": response.status, "correlation_id": response.correlation_id},
+        "price_context": price_context,
+        "compiled_request": {
+            "method": "POST",
+            "path": change_type.path(),
+            "body": body_value,
+            "body_canonical": compiled.body,
+        },
+        "request_sha256": compiled.request_sha256,
+        "expires_at": format_rfc3339_ms(proposal.expires_at_ms),
+        "evicted_proposals": stored.evicted,
+        "next_step": next_step(&stored.token),
+    }))
+}
+
+fn next_step(token: &str) -> String {
+    format!(
+        "Show the user this proposal, then call fabric_confirm_change with {{\"confirm_token\": \"{token}\"}}; the user \
+         approves or declines in their MCP client's prompt, not in chat. The token is single-use and expires in 10 minutes."
+    )
+}
+
+fn is_dry_run_unsupported(err: &ToolError) -> bool {
+    err.details
+        .get("fabric_errors")
+        .and_then(Value::as_array)
+        .is_some_and(|errs| errs.iter().any(|e| e.get("errorCode").and_then(Value::as_str) == Some("EQ-3142411")))
+}

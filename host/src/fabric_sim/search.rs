@@ -1,0 +1,109 @@
+//! Fabric search filters evaluated over JSON objects: `{"and": [...]}`, `{"or": [...]}` and
+//! `{property, operator, values}` with `=`, `!=`, `IN`, `LIKE`, `ILIKE` (and Fabric's `ILKE`),
+//! where `property` is a JSON pointer such as `/location/metroCode`.
+
+use serde_json::Value;
+
+/// Whether `item` matches `filter`; `Err` names what is malformed.
+pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
+    if let Some(all) = filter.get("and") {
+        let list = all.as_array().ok_or("`and` must be an array")?;
+        for f in list {
+            if !matches(item, f)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    if let Some(any) = filter.get("or") {
+        let list = any.as_array().ok_or("`or` must be an array")?;
+        for f in list {
+            if matches(item, f)? {
+                return Ok(true);
+            }
+        }
+        return Ok(false);
+    }
+    let property = filter.get("property").and_then(Value::as_str).ok_or("a filter needs `property`")?;
+    let operator = filter.get("operator").and_then(Value::as_str).unwrap_or("=");
+    let values: Vec<String> = filter
+        .get("values")
+        .and_then(Value::as_array)
+        .ok_or("a filter needs `values`")?
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let actual = match item.pointer(property) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => return Ok(operator == "!="),
+        Some(other) => other.to_string(),
+    };
+    Ok(match operator {
+        "=" | "IN" => values.contains(&actual),
+        "!=" | "NOT IN" => values.iter().all(|v| *v != actual),
+        "LIKE" => values.iter().any(|v| like(&actual, v, false)),
+        "ILIKE" | "ILKE" => values.iter().any(|v| like(&actual, v, true)),
+        other => return Err(format!("unsupported operator {other:?}")),
+    })
+}
+
+/// SQL LIKE with `%` wildcards (no `_`), optionally case-insensitive.
+fn like(actual: &str, pattern: &str, fold: bool) -> bool {
+    let (a, p) =
+        if fold { (actual.to_lowercase(), pattern.to_lowercase()) } else { (actual.to_string(), pattern.to_string()) };
+    let parts: Vec<&str> = p.split('%').collect();
+    if parts.len() == 1 {
+        return a == p;
+    }
+    let mut rest = a.as_str();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            continue;
+        }
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn filters_combine_and_compare() {
+        let port = json!({"name": "DC-PRI-01", "location": {"metroCode": "DC"}, "bandwidth": 10000});
+        assert!(
+            matches(&port, &json!({"property": "/location/metroCode", "operator": "=", "values": ["DC"]})).unwrap()
+        );
+        assert!(matches(&port, &json!({"and": [{"property": "/name", "operator": "LIKE", "values": ["DC-%"]},
+                                              {"property": "/bandwidth", "operator": "IN", "values": ["1000", "10000"]}]})).unwrap());
+        assert!(!matches(&port, &json!({"property": "/name", "operator": "LIKE", "values": ["%SEC%"]})).unwrap());
+        assert!(matches(&port, &json!({"property": "/name", "operator": "ILIKE", "values": ["dc-pri%"]})).unwrap());
+        assert!(
+            matches(
+                &port,
+                &json!({"or": [{"property": "/name", "operator": "=", "values": ["x"]},
+                                             {"property": "/name", "operator": "=", "values": ["DC-PRI-01"]}]})
+            )
+            .unwrap()
+        );
+        assert!(matches(&port, &json!({"property": "/name", "operator": "~", "values": ["x"]})).is_err());
+        assert!(matches(&port, &json!({"operator": "=", "values": ["x"]})).is_err());
+    }
+}

@@ -1,0 +1,135 @@
+//! Asking the person: the `confirmation` capability delivered as an MCP form elicitation
+//! (`elicitation/create`) sent from the tool call's own task, bounded by the elicitation timeout
+//! and by the call's cancellation.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
+    ServerRequest,
+};
+use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer, ServiceError};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::capabilities::confirmation::{BoxFuture, Confirmer, Prompt};
+use crate::component::bindings::confirmation::Status;
+
+/// The one field the form asks for; only `true` counts as approval.
+pub const CONFIRM_FIELD: &str = "confirm";
+
+/// Confirms through the MCP client of the current call.
+pub struct ElicitConfirmer {
+    pub peer: Peer<RoleServer>,
+    pub timeout: Duration,
+}
+
+/// Whether this client session declared form elicitation.
+pub fn client_can_elicit(peer: &Peer<RoleServer>) -> bool {
+    let modes: HashSet<ElicitationMode> = peer.supported_elicitation_modes();
+    modes.contains(&ElicitationMode::Form)
+}
+
+/// The text the person reads: the component's message and every field, one per line.
+pub fn render(prompt: &Prompt) -> String {
+    let mut text = format!("{}\n\n{}\n", prompt.title, prompt.message);
+    for (label, value) in &prompt.fields {
+        text.push_str(&format!("\n{label}: {value}"));
+    }
+    text
+}
+
+/// The form: one required boolean.
+pub fn schema() -> ElicitationSchema {
+    ElicitationSchema::builder().required_bool(CONFIRM_FIELD).build().expect("a one-field boolean schema is valid")
+}
+
+/// Maps the client's answer: only accept with `confirm = true` is an approval.
+pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status {
+    match action {
+        ElicitationAction::Accept => {
+            if content.and_then(|c| c.get(CONFIRM_FIELD)).and_then(Value::as_bool) == Some(true) {
+                Status::Accepted
+            } else {
+                Status::Declined
+            }
+        }
+        ElicitationAction::Decline => Status::Declined,
+        ElicitationAction::Cancel => Status::Cancelled,
+        // An answer this server does not know is not an approval.
+        _ => Status::Failed,
+    }
+}
+
+impl Confirmer for ElicitConfirmer {
+    fn confirm<'a>(&'a self, prompt: Prompt, cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+        Box::pin(async move {
+            if !client_can_elicit(&self.peer) {
+                return Status::UnsupportedByClient;
+            }
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: render(&prompt),
+                requested_schema: schema(),
+            };
+            let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+            let options = PeerRequestOptions::with_timeout(self.timeout);
+            let handle = match self.peer.send_request_with_option(request, options).await {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("could not send the confirmation prompt: {e}");
+                    return Status::Failed;
+                }
+            };
+            let id = handle.id.clone();
+            tokio::select! {
+                answer = handle.await_response() => match answer {
+                    Ok(ClientResult::ElicitResult(r)) => status_of(&r.action, r.content.as_ref()),
+                    Ok(_) => Status::Failed,
+                    Err(ServiceError::Timeout { .. }) => Status::TimedOut,
+                    Err(e) => {
+                        tracing::info!("the confirmation prompt failed: {e}");
+                        Status::Failed
+                    }
+                },
+                _ = cancel.cancelled() => {
+                    // Dropping the request would leave the prompt open on the client: withdraw it.
+                    let withdraw = CancelledNotificationParam::new(Some(id), Some("the tool call was cancelled".into()));
+                    let _ = self.peer.notify_cancelled(withdraw).await;
+                    Status::CallCancelled
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_accept_with_confirm_true_is_accepted() {
+        assert_eq!(status_of(&ElicitationAction::Accept, Some(&json!({"confirm": true}))), Status::Accepted);
+        assert_eq!(status_of(&ElicitationAction::Accept, Some(&json!({"confirm": false}))), Status::Declined);
+        assert_eq!(status_of(&ElicitationAction::Accept, Some(&json!({"confirm": "true"}))), Status::Declined);
+        assert_eq!(status_of(&ElicitationAction::Accept, None), Status::Declined);
+        assert_eq!(status_of(&ElicitationAction::Decline, None), Status::Declined);
+        assert_eq!(status_of(&ElicitationAction::Cancel, None), Status::Cancelled);
+    }
+
+    #[test]
+    fn the_rendered_prompt_shows_every_field() {
+        let p = Prompt {
+            title: "Create Fabric connection?".into(),
+            message: "m".into(),
+            fields: vec![("request_sha256".into(), "ab12".into()), ("body.name".into(), "x".into())],
+        };
+        let text = render(&p);
+        assert!(text.contains("request_sha256: ab12") && text.contains("body.name: x"));
+        let schema = serde_json::to_value(schema()).unwrap();
+        assert_eq!(schema["required"], json!(["confirm"]));
+        assert_eq!(schema["properties"]["confirm"]["type"], "boolean");
+    }
+}

@@ -1,0 +1,435 @@
+//! Issue 3: the Safe Mutation Broker end to end — propose, human confirmation by every answer,
+//! token rules, cancellation, eviction and unknown outcomes — through the real binary on its
+//! embedded simulator, whose create counter proves what was or was not sent.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
+const PORT_Z: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a610";
+
+fn connection(name: &str, vlan: u64) -> Value {
+    json!({
+        "type": "EVPL_VC",
+        "name": name,
+        "bandwidth": 1000,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_Z}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]
+    })
+}
+
+struct Broker {
+    server: Server,
+    sim: String,
+}
+
+async fn broker(client: TestClient, extra_env: &[(&str, &str)]) -> Broker {
+    let server = start(&["serve", "--fabric-sim", "--toolsets", "metros,mutate"], extra_env, client).await.unwrap();
+    let sim = embedded_sim_url(&server).await;
+    Broker { server, sim }
+}
+
+impl Broker {
+    async fn propose(&self, spec: Value) -> Value {
+        let r =
+            self.server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+        assert!(!is_error(&r), "propose failed: {:?}", r.structured_content);
+        structured(&r)
+    }
+
+    async fn confirm(&self, token: &str) -> (bool, Value) {
+        let r = self.server.call("fabric_confirm_change", json!({"confirm_token": token})).await;
+        (is_error(&r), structured(&r))
+    }
+
+    async fn creates(&self) -> u64 {
+        creates(&self.sim, "connections").await
+    }
+}
+
+fn token(p: &Value) -> String {
+    p["confirm_token"].as_str().unwrap().to_string()
+}
+
+/// Confirms once with the client's answer and checks the row of the table.
+async fn row(answer: Answer, expected_status: &str) {
+    let b = broker(TestClient::answering(answer), &[("EQUINIX_MCP_ELICIT_TIMEOUT_MS", "700")]).await;
+    let p = b.propose(connection("row-test", 1001)).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["human_confirmation"]["status"], expected_status, "{out}");
+    assert_eq!(out["executed"], false);
+    assert_eq!(b.creates().await, 0, "nothing was created");
+    let (err, replay) = b.confirm(&token(&p)).await;
+    assert!(err);
+    assert_eq!(replay["error"]["kind"], "replayed_token", "the token stays consumed");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
+    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let b = broker(client.clone(), &[]).await;
+    let p = b.propose(connection("agent-conn-1", 1001)).await;
+    assert!(token(&p).starts_with("chg-") && token(&p).len() == 36);
+    assert_eq!(p["change_type"], "connection_create");
+    assert_eq!(p["compiled_request"]["method"], "POST");
+    assert_eq!(p["compiled_request"]["path"], "/fabric/v4/connections");
+    assert_eq!(p["validated_entity"]["name"], "agent-conn-1");
+    assert!(p["validated_entity"].get("uuid").is_none(), "a dry run creates nothing");
+    assert_eq!(p["price_context"]["status"], "estimated");
+    assert_eq!(p["price_context"]["monthly_recurring"], 300.0);
+    assert_eq!(p["evicted_proposals"], json!([]));
+    assert!(p["expires_at"].as_str().unwrap().ends_with('Z'));
+    assert!(p["next_step"].as_str().unwrap().contains("fabric_confirm_change"));
+    let stats = sim_stats(&b.sim).await;
+    assert_eq!(stats["dry_runs"]["connections"], 1);
+    assert_eq!(b.creates().await, 0, "proposing creates nothing");
+
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["executed"], true);
+    assert_eq!(out["human_confirmation"]["status"], "accepted");
+    assert_eq!(out["request_sha256"], p["request_sha256"]);
+    for check in ["proposal_exists", "not_evicted", "not_expired", "not_previously_used", "request_matches_binding"] {
+        assert_eq!(out["confirm_checks"][check], true, "{check}");
+    }
+    assert!(out["created"]["uuid"].as_str().unwrap().len() == 36);
+    assert_eq!(out["created"]["state"], "PROVISIONING");
+    assert!(out["correlation_id"].as_str().is_some());
+    assert_eq!(b.creates().await, 1);
+
+    // the person saw every field of the compiled request, the price, the age and the hash
+    let prompt = &client.prompt_texts()[0];
+    for needle in [
+        "connection_create",
+        "POST /fabric/v4/connections",
+        "agent-conn-1",
+        "USD",
+        "proposal_age",
+        p["request_sha256"].as_str().unwrap(),
+        "body.aSide.accessPoint.linkProtocol.vlanTag: 1001",
+        "body.notifications[0].emails[0]: noc@example.com",
+    ] {
+        assert!(prompt.contains(needle), "{needle} missing from the prompt:\n{prompt}");
+    }
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn decline_is_declined_and_not_executed() {
+    row(Answer::Decline, "declined").await;
+}
+
+#[tokio::test]
+async fn accept_without_confirm_true_is_declined() {
+    row(Answer::Accept { confirm: false }, "declined").await;
+}
+
+#[tokio::test]
+async fn cancel_is_cancelled() {
+    row(Answer::Cancel, "cancelled").await;
+}
+
+#[tokio::test]
+async fn no_answer_within_the_elicit_timeout_is_timed_out() {
+    row(Answer::Never, "timed_out").await;
+}
+
+#[tokio::test]
+async fn a_failed_round_trip_is_failed() {
+    row(Answer::Error, "failed").await;
+}
+
+#[tokio::test]
+async fn accept_after_the_ttl_is_accepted_but_not_executed() {
+    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let b = broker(client.clone(), &[]).await;
+    let p = b.propose(connection("late-accept", 1001)).await;
+    *client.advance_before_answer.lock().unwrap() = Some((b.sim.clone(), 11 * 60 * 1000));
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["human_confirmation"]["status"], "accepted");
+    assert_eq!(out["confirm_checks"]["not_expired"], false);
+    assert_eq!(out["executed"], false);
+    assert_eq!(b.creates().await, 0);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_without_form_elicitation_is_unsupported_and_not_executed() {
+    let b = broker(TestClient::plain(), &[]).await;
+    let p = b.propose(connection("no-elicit", 1001)).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err);
+    assert_eq!(out["human_confirmation"]["status"], "unsupported_by_client");
+    assert_eq!(out["executed"], false);
+    assert_eq!(b.creates().await, 0);
+    let (_, replay) = b.confirm(&token(&p)).await;
+    assert_eq!(replay["error"]["kind"], "replayed_token");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn the_operator_opt_in_executes_for_a_client_without_elicitation() {
+    let b = broker(TestClient::plain(), &[("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")]).await;
+    let p = b.propose(connection("opt-in", 1001)).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["human_confirmation"]["status"], "unsupported_by_client");
+    assert_eq!(out["executed"], true);
+    assert!(out["warning"].as_str().unwrap().contains("WITHOUT human confirmation"));
+    assert_eq!(b.creates().await, 1);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_message() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let (err, unknown) = b.confirm("chg-0123456789abcdef0123456789abcdef").await;
+    assert!(err);
+    assert_eq!(unknown["error"]["kind"], "unknown_token");
+    assert_eq!(unknown["error"]["confirm_checks"]["proposal_exists"], false);
+
+    let p = b.propose(connection("expires", 1001)).await;
+    advance_clock(&b.sim, 10 * 60 * 1000 + 1).await;
+    let (err, expired) = b.confirm(&token(&p)).await;
+    assert!(err);
+    assert_eq!(expired["error"]["kind"], "expired_token");
+    assert_eq!(expired["error"]["confirm_checks"]["not_expired"], false);
+    assert_eq!(expired["error"]["confirm_checks"]["proposal_exists"], true);
+
+    let (err, replayed) = b.confirm(&token(&p)).await;
+    assert!(err);
+    assert_eq!(replayed["error"]["kind"], "replayed_token");
+    assert_eq!(replayed["error"]["confirm_checks"]["not_previously_used"], false);
+
+    // the 21st proposal evicts the oldest and says so
+    let first = b.propose(connection("evict-0", 1100)).await;
+    let mut last = Value::Null;
+    for i in 1..=20 {
+        last = b.propose(connection(&format!("evict-{i}"), 1100 + i)).await;
+        if i < 20 {
+            assert_eq!(last["evicted_proposals"], json!([]), "proposal {i}");
+        }
+    }
+    assert_eq!(last["evicted_proposals"], json!([token(&first)]));
+    let (err, evicted) = b.confirm(&token(&first)).await;
+    assert!(err);
+    assert_eq!(evicted["error"]["kind"], "evicted_token");
+    assert_eq!(evicted["error"]["confirm_checks"]["not_evicted"], false);
+    for e in [&unknown, &expired, &replayed, &evicted] {
+        assert!(e["error"]["next_step"].as_str().unwrap().contains("fabric_propose_change"), "{e}");
+        assert_eq!(e["error"]["confirm_checks"].as_object().unwrap().len(), 5);
+    }
+    let messages: std::collections::HashSet<&str> =
+        [&unknown, &expired, &replayed, &evicted].iter().map(|e| e["error"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(b.creates().await, 0);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_different_spec_is_a_different_proposal_and_confirm_takes_only_the_token() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let a = b.propose(connection("same", 1001)).await;
+    let c = b.propose(connection("same", 1002)).await;
+    assert_ne!(a["confirm_token"], c["confirm_token"]);
+    assert_ne!(a["request_sha256"], c["request_sha256"]);
+    let r = b
+        .server
+        .call("fabric_confirm_change", json!({"confirm_token": token(&a), "spec": connection("same", 2000)}))
+        .await;
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["error"]["kind"], "invalid_arguments");
+    assert_eq!(b.creates().await, 0);
+    // the refused call did not consume the token
+    let (err, out) = b.confirm(&token(&a)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["executed"], true);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_dry_run_rejection_returns_fabric_errors_intact_and_mints_nothing() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    // VLAN 100 is already in use on the seeded DC port
+    let r = b
+        .server
+        .call("fabric_propose_change", json!({"change_type": "connection_create", "spec": connection("dup", 100)}))
+        .await;
+    assert!(is_error(&r));
+    let err = &structured(&r)["error"];
+    assert_eq!(err["fabric_errors"][0]["errorCode"], "EQ-3142102");
+    assert_eq!(err["fabric_errors"][0]["additionalInfo"][0]["property"], "/aSide/accessPoint/linkProtocol");
+    assert!(err.get("confirm_token").is_none());
+
+    let mut ix = connection("ix", 1001);
+    ix["type"] = json!("IX_VC");
+    let r = b.server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": ix})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "cannot_propose_safely");
+
+    let mut bad = connection("bad", 1001);
+    bad["zSide"]["accessPoint"]["linkProtocol"]["vlanTag"] = json!(9000);
+    let r = b.server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": bad})).await;
+    assert_eq!(structured(&r)["error"]["path"], "/spec/zSide/accessPoint/linkProtocol/vlanTag");
+    assert_eq!(sim_stats(&b.sim).await["dry_runs"]["connections"], Value::Null, "invalid specs never reach Fabric");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn networks_and_service_tokens_are_proposed_unpriced_and_created() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let network = json!({"type": "EVPLAN", "name": "agent-net", "scope": "REGIONAL", "location": {"region": "EMEA"},
+                         "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
+                         "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+    let r = structured(
+        &b.server.call("fabric_propose_change", json!({"change_type": "network_create", "spec": network})).await,
+    );
+    assert_eq!(r["price_context"]["status"], "unpriced");
+    let (err, out) = b.confirm(&token(&r)).await;
+    assert!(!err && out["executed"] == true, "{out}");
+    assert_eq!(creates(&b.sim, "networks").await, 1);
+
+    let tok = json!({"type": "VC_TOKEN", "name": "agent-token", "expirationDateTime": "2099-01-01T00:00:00Z",
+                     "connection": {"type": "EVPL_VC", "bandwidthLimit": 100,
+                         "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 1399}}]}},
+                     "notifications": [{"type": "NOTIFICATION", "emails": ["noc@example.com"]}]});
+    let r = structured(
+        &b.server.call("fabric_propose_change", json!({"change_type": "service_token_create", "spec": tok})).await,
+    );
+    assert_eq!(r["price_context"]["status"], "unpriced");
+    let (err, out) = b.confirm(&token(&r)).await;
+    assert!(!err && out["executed"] == true, "{out}");
+    assert_eq!(creates(&b.sim, "serviceTokens").await, 1);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn an_outcome_unknown_create_is_reported_plainly_and_never_retried() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let p = b.propose(connection("dropped", 1001)).await;
+    inject(&b.sim, json!({"route": "POST /fabric/v4/connections", "mode": "drop"})).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(err);
+    assert_eq!(out["error"]["kind"], "outcome_unknown", "{out}");
+    assert!(out["error"]["message"].as_str().unwrap().contains("Search for it"));
+    assert_eq!(out["error"]["result"]["executed"], Value::Null);
+    assert_eq!(b.creates().await, 1, "the create reached Fabric exactly once");
+    let (_, replay) = b.confirm(&token(&p)).await;
+    assert_eq!(replay["error"]["kind"], "replayed_token");
+    assert!(replay["error"]["message"].as_str().unwrap().contains("outcome is unknown"), "{replay}");
+    assert_eq!(b.creates().await, 1, "never retried");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn mutate_tools_are_served_only_when_named() {
+    let server = start_on_embedded_sim(&["--toolsets", "all"], TestClient::plain()).await.unwrap();
+    let names: Vec<String> =
+        server.client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert!(!names.iter().any(|n| n.contains("propose") || n.contains("confirm")), "{names:?}");
+    server.stop().await;
+    let b = broker(TestClient::plain(), &[]).await;
+    let tools = b.server.client.list_all_tools().await.unwrap();
+    let propose = tools.iter().find(|t| t.name == "fabric_propose_change").unwrap();
+    let a = propose.annotations.as_ref().unwrap();
+    assert_eq!((a.read_only_hint, a.destructive_hint, a.open_world_hint), (Some(false), Some(false), Some(true)));
+    b.server.stop().await;
+}
+
+/// Starts a confirm in the background and cancels it (the rmcp client sends
+/// `notifications/cancelled` when the call future is dropped) after `after`.
+async fn cancel_confirm_after(b: &Broker, token: &str, after: Duration) {
+    let params = CallToolRequestParams::new("fabric_confirm_change")
+        .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
+    let outcome = tokio::time::timeout(after, b.server.client.call_tool(params)).await;
+    assert!(outcome.is_err(), "the call was expected to still be running: {outcome:?}");
+}
+
+#[tokio::test]
+async fn cancelling_during_the_prompt_is_call_cancelled_and_sends_nothing() {
+    let client = TestClient::answering(Answer::Never);
+    let b = broker(client.clone(), &[]).await;
+    let p = b.propose(connection("cancel-mid-prompt", 1001)).await;
+    cancel_confirm_after(&b, &token(&p), Duration::from_millis(800)).await;
+    assert_eq!(client.prompt_texts().len(), 1, "the person was being asked");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (err, replay) = b.confirm(&token(&p)).await;
+    assert!(err);
+    assert_eq!(replay["error"]["kind"], "replayed_token");
+    assert_eq!(replay["error"]["first_attempt"]["human_confirmation"]["status"], "call_cancelled", "{replay}");
+    assert_eq!(replay["error"]["first_attempt"]["executed"], false);
+    assert_eq!(b.creates().await, 0);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let p = b.propose(connection("cancel-after-send", 1001)).await;
+    inject(&b.sim, json!({"route": "POST /fabric/v4/connections", "mode": "stall", "stall_ms": 1500})).await;
+    cancel_confirm_after(&b, &token(&p), Duration::from_millis(600)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(b.creates().await, 1, "the create that was sent completed");
+    let (err, replay) = b.confirm(&token(&p)).await;
+    assert!(err);
+    let first = &replay["error"]["first_attempt"];
+    assert_eq!(first["executed"], true, "{replay}");
+    assert!(first["created"]["uuid"].as_str().is_some());
+    assert!(replay["error"]["message"].as_str().unwrap().contains("it executed"));
+    assert_eq!(b.creates().await, 1);
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
+    let args = equinix_mcp::cli::ServeArgs {
+        fabric_sim: true,
+        toolsets: Some("mutate".into()),
+        component: equinix_mcp::cli::ComponentArgs { no_cache: true, ..Default::default() },
+        elicit_timeout_ms: 1000,
+        fabric_timeout_ms: 5000,
+        guest_time_ms: 2000,
+        memory_mib: 64,
+        ..Default::default()
+    };
+    let ready = equinix_mcp::serve::prepare(&args).await.unwrap();
+    let nobody: std::sync::Arc<dyn equinix_mcp::capabilities::Confirmer> =
+        std::sync::Arc::new(equinix_mcp::capabilities::NobodyToAsk);
+    let live = tokio_util_token();
+    let p = ready
+        .broker
+        .run_tool(
+            "fabric_propose_change",
+            json!({"change_type": "connection_create", "spec": connection("pre-cancel", 1001)}),
+            nobody.clone(),
+            live,
+        )
+        .await
+        .unwrap();
+    let token = structured(&p)["confirm_token"].as_str().unwrap().to_string();
+    let cancelled = tokio_util_token();
+    cancelled.cancel();
+    let r = ready
+        .broker
+        .run_tool("fabric_confirm_change", json!({"confirm_token": token}), nobody, cancelled)
+        .await
+        .unwrap();
+    assert_eq!(structured(&r)["error"]["kind"], "cancelled");
+    assert!(matches!(
+        ready.broker.shared().proposals.peek(&token),
+        equinix_mcp::capabilities::proposal_store::Taken::Found(_)
+    ));
+}
+
+fn tokio_util_token() -> tokio_util::sync::CancellationToken {
+    tokio_util::sync::CancellationToken::new()
+}
