@@ -140,7 +140,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
     };
-    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings });
+    let key: [u8; 32] = rand::random();
+    let request_state = rmcp::model::RequestStateCodec::try_new(key.to_vec())
+        .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
+    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state });
     Ok(Ready { broker, sim, banner })
 }
 

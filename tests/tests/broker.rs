@@ -433,3 +433,73 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
 fn tokio_util_token() -> tokio_util::sync::CancellationToken {
     tokio_util::sync::CancellationToken::new()
 }
+
+async fn stateless_broker(client: TestClient) -> Broker {
+    let server =
+        start_with(&["serve", "--fabric-sim", "--toolsets", "metros,mutate"], &[], client, true).await.unwrap();
+    let sim = embedded_sim_url(&server).await;
+    Broker { server, sim }
+}
+
+#[tokio::test]
+async fn a_stateless_client_confirms_through_input_required_and_a_sealed_state() {
+    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let b = stateless_broker(client.clone()).await;
+    assert_eq!(b.server.client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
+    let p = b.propose(connection("stateless", 1001)).await;
+
+    // the first round only shows the form: nothing is consumed
+    let params = CallToolRequestParams::new("fabric_confirm_change")
+        .with_arguments(json!({"confirm_token": token(&p)}).as_object().unwrap().clone());
+    let first = b.server.client.call_tool_once(params).await.unwrap();
+    let rmcp::model::CallToolResponse::InputRequired(ir) = first else {
+        panic!("expected input_required, got {first:?}")
+    };
+    assert!(ir.request_state.as_deref().unwrap().starts_with("rs1."));
+    let form = serde_json::to_value(ir.input_requests.as_ref().unwrap()).unwrap();
+    assert!(form.to_string().contains(p["request_sha256"].as_str().unwrap()), "the form shows the hash");
+
+    // the full exchange (the client answers and retries with the state)
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["executed"], true);
+    assert_eq!(out["human_confirmation"]["status"], "accepted");
+    assert_eq!(b.creates().await, 1);
+    let (_, replay) = b.confirm(&token(&p)).await;
+    assert_eq!(replay["error"]["kind"], "replayed_token");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_stateless_decline_consumes_the_token_and_creates_nothing() {
+    let b = stateless_broker(TestClient::answering(Answer::Decline)).await;
+    let p = b.propose(connection("stateless-decline", 1001)).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["human_confirmation"]["status"], "declined");
+    assert_eq!(out["executed"], false);
+    assert_eq!(b.creates().await, 0);
+    let (_, replay) = b.confirm(&token(&p)).await;
+    assert_eq!(replay["error"]["kind"], "replayed_token");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_forged_request_state_is_refused_without_consuming_the_token() {
+    let b = stateless_broker(TestClient::answering(Answer::Accept { confirm: true })).await;
+    let p = b.propose(connection("forged", 1001)).await;
+    let mut params = CallToolRequestParams::new("fabric_confirm_change")
+        .with_arguments(json!({"confirm_token": token(&p)}).as_object().unwrap().clone());
+    params.request_state = Some("rs1.Zm9yZ2Vk.Zm9yZ2Vk".into());
+    let mut responses = rmcp::model::InputResponses::new();
+    responses.insert("confirm".into(), json!({"action": "accept", "content": {"confirm": true}}));
+    params.input_responses = Some(responses);
+    let r = b.server.client.call_tool_once(params).await.unwrap();
+    let rmcp::model::CallToolResponse::Complete(r) = r else { panic!("expected a complete result") };
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["error"]["kind"], "invalid_request_state");
+    assert_eq!(b.creates().await, 0);
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err && out["executed"] == true, "the token was still pending: {out}");
+    b.server.stop().await;
+}

@@ -3,6 +3,7 @@
 pub mod elicitation;
 pub mod registry;
 pub mod server;
+pub mod stateless_confirm;
 pub mod toolsets;
 
 pub use registry::ToolRegistry;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, RequestStateCodec, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::elicitation::ElicitConfirmer;
 use super::registry::ToolRegistry;
-use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, ProposalStore};
+use super::stateless_confirm;
+use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
 
@@ -29,6 +30,10 @@ pub struct BrokerSettings {
     pub unconfirmed_allowed: bool,
 }
 
+/// The component tool whose confirmation needs the stateless round trip on 2026-07-28 clients
+/// (its `preview-confirm` export serves the first round).
+pub const CONFIRM_TOOL: &str = "fabric_confirm_change";
+
 /// Everything a call needs, shared by every session and call.
 pub struct Shared {
     pub runtime: ComponentRuntime,
@@ -37,6 +42,8 @@ pub struct Shared {
     pub proposals: Arc<ProposalStore>,
     pub clock: Clock,
     pub settings: BrokerSettings,
+    /// Seals the stateless confirmation state; a random key per process.
+    pub request_state: RequestStateCodec,
 }
 
 /// The MCP server; cheap to clone.
@@ -135,6 +142,54 @@ fn component_json(text: &str) -> Result<Value, Value> {
     }
 }
 
+impl Broker {
+    /// `fabric_confirm_change` on the stateless protocol: preview and form first, the answer on
+    /// the retry (see [`stateless_confirm`]).
+    async fn confirm_stateless(
+        &self,
+        request: CallToolRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let Some(tool) = self.shared.registry.get(CONFIRM_TOOL) else {
+            return Err(ErrorData::invalid_params(format!("unknown tool {CONFIRM_TOOL:?}"), None));
+        };
+        if let Err(errors) = tool.check_arguments(&arguments) {
+            let first = &errors[0];
+            return Ok(tool_error(json!({"error": {"kind": "invalid_arguments", "path": first.path,
+                "message": format!("invalid argument at {}: {}", first.path, first.message)}}))
+            .into());
+        }
+        let token = arguments["confirm_token"].as_str().unwrap_or_default().to_string();
+        let codec = &self.shared.request_state;
+        match &request.request_state {
+            None => {
+                let state = self.call_state(Arc::new(NobodyToAsk), cancel);
+                match self.shared.runtime.preview_confirm(state, &token).await {
+                    Ok(Ok(text)) => {
+                        let preview = component_json(&text).unwrap_or_default();
+                        stateless_confirm::first_round(codec, &token, &preview, self.shared.settings.elicit_timeout)
+                            .or_else(|e| {
+                                Ok(tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into())
+                            })
+                    }
+                    Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e)).into()),
+                    Err(trapped) => {
+                        Ok(tool_error(json!({"error": {"kind": "component_failed", "message": trapped.0}})).into())
+                    }
+                }
+            }
+            Some(state) => match stateless_confirm::answer(codec, &token, state, request.input_responses.as_ref()) {
+                Ok((sealed, status)) => {
+                    let confirmer = stateless_confirm::pre_answered(sealed, status);
+                    self.run_tool(CONFIRM_TOOL, arguments, confirmer, cancel).await.map(Into::into)
+                }
+                Err(refused) => Ok(refused.into()),
+            },
+        }
+    }
+}
+
 impl ServerHandler for Broker {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -164,9 +219,13 @@ impl ServerHandler for Broker {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.to_string();
         tracing::debug!(tool = %name, "tools/call");
+        let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        if stateless && name == CONFIRM_TOOL {
+            return self.confirm_stateless(request, context.ct.clone()).await;
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
         let confirmer: Arc<dyn Confirmer> =
             Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
         self.run_tool(&name, arguments, confirmer, context.ct.clone()).await.map(Into::into)

@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use equinix_mcp::fabric_sim::{self, SimConfig, SimHandle};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorData, Implementation,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
@@ -188,8 +189,18 @@ pub fn is_error(r: &CallToolResult) -> bool {
     r.is_error == Some(true)
 }
 
-/// Spawns `equinix-mcp` with `args`/`env` and connects `client` over stdio.
+/// Spawns `equinix-mcp` with `args`/`env` and connects `client` over stdio (initialize lifecycle).
 pub async fn start(args: &[&str], env: &[(&str, &str)], client: TestClient) -> anyhow::Result<Server> {
+    start_with(args, env, client, false).await
+}
+
+/// Like [`start`], but `stateless` connects with the 2026-07-28 discover lifecycle.
+pub async fn start_with(
+    args: &[&str],
+    env: &[(&str, &str)],
+    client: TestClient,
+    stateless: bool,
+) -> anyhow::Result<Server> {
     let cmd = command(args, env);
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
     let captured = Arc::new(Mutex::new(String::new()));
@@ -204,7 +215,12 @@ pub async fn start(args: &[&str], env: &[(&str, &str)], client: TestClient) -> a
             }
         });
     }
-    let client = tokio::time::timeout(Duration::from_secs(60), client.serve(transport)).await??;
+    let client = if stateless {
+        let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        tokio::time::timeout(Duration::from_secs(60), client.serve_with_lifecycle(transport, lifecycle)).await??
+    } else {
+        tokio::time::timeout(Duration::from_secs(60), client.serve(transport)).await??
+    };
     Ok(Server { client, stderr: captured })
 }
 
