@@ -50,6 +50,18 @@ impl Args {
         }
     }
 
+    /// An optional non-empty string of at most `max` characters.
+    pub fn opt_string(&self, key: &str, max: usize) -> Result<Option<String>, ToolError> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        match v.as_str() {
+            Some(s) if !s.is_empty() && s.chars().count() <= max => Ok(Some(s.into())),
+            _ => Err(ToolError::invalid_argument(
+                &format!("/{key}"),
+                format!("expected a string of 1 to {max} characters, got {v}"),
+            )),
+        }
+    }
+
     /// An optional boolean.
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ToolError> {
         let Some(v) = self.get(key) else {

@@ -29,7 +29,19 @@ pub struct ToolDef {
 /// and a repeated call is a new proposal or a consumed token.
 pub const BROKER: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
 
-pub const TOOLS: &[ToolDef] = &[
+/// The whole catalog: metros, the read tools of [`crate::reads`], then the broker.
+pub fn tools() -> impl Iterator<Item = ToolDef> {
+    let reads = crate::reads::TOOLS.iter().map(|t| ToolDef {
+        name: t.name,
+        toolset: t.toolset,
+        description: t.description,
+        input_schema: t.schema,
+        hints: READ_ONLY,
+    });
+    TOOLS[..1].iter().copied().chain(reads).chain(TOOLS[1..].iter().copied())
+}
+
+const TOOLS: &[ToolDef] = &[
     ToolDef {
         name: metros::NAME,
         toolset: "metros",
@@ -60,7 +72,7 @@ mod tests {
 
     #[test]
     fn every_schema_is_a_closed_object_and_names_are_valid() {
-        for t in TOOLS {
+        for t in tools() {
             let schema: Value = serde_json::from_str(t.input_schema).expect(t.name);
             assert_eq!(schema["type"], "object", "{}", t.name);
             assert_eq!(schema["additionalProperties"], false, "{}", t.name);
@@ -72,7 +84,7 @@ mod tests {
 
     #[test]
     fn read_only_tools_are_never_in_the_mutate_toolset() {
-        for t in TOOLS {
+        for t in tools() {
             assert_eq!(t.hints.read_only, t.toolset != "mutate", "{}", t.name);
         }
     }

@@ -90,8 +90,7 @@ struct Component;
 
 impl tools::Guest for Component {
     fn catalog() -> Vec<tools::Tool> {
-        catalog::TOOLS
-            .iter()
+        catalog::tools()
             .map(|t| tools::Tool {
                 name: t.name.into(),
                 toolset: t.toolset.into(),

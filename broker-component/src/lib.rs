@@ -18,6 +18,7 @@ pub mod price;
 pub mod proposal;
 pub mod propose;
 pub mod reader;
+pub mod reads;
 pub mod spec;
 pub mod time;
 pub mod tool_error;
@@ -44,6 +45,7 @@ pub fn call_tool(host: &mut impl Host, name: &str, arguments: &str) -> Result<St
         metros::NAME => metros::call(host, arguments),
         propose::NAME => propose::call(host, arguments),
         confirm::NAME => confirm::call(host, arguments),
+        other if let Some(tool) = reads::TOOLS.iter().find(|t| t.name == other) => (tool.run)(host, arguments),
         other => Err(ToolError::new("unknown_tool", format!("this component has no tool named {other:?}"))),
     };
     result.map(|v| v.to_string()).map_err(|e| e.to_json())

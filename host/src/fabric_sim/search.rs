@@ -26,6 +26,12 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
     }
     let property = filter.get("property").and_then(Value::as_str).ok_or("a filter needs `property`")?;
     let operator = filter.get("operator").and_then(Value::as_str).unwrap_or("=");
+    let found = values_at(item, property);
+    match operator {
+        "IS NOT NULL" => return Ok(!found.is_empty()),
+        "IS NULL" => return Ok(found.is_empty()),
+        _ => {}
+    }
     let values: Vec<String> = filter
         .get("values")
         .and_then(Value::as_array)
@@ -36,18 +42,49 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
             other => other.to_string(),
         })
         .collect();
-    let actual = match item.pointer(property) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => return Ok(operator == "!="),
-        Some(other) => other.to_string(),
-    };
-    Ok(match operator {
-        "=" | "IN" => values.contains(&actual),
-        "!=" | "NOT IN" => values.iter().all(|v| *v != actual),
-        "LIKE" => values.iter().any(|v| like(&actual, v, false)),
-        "ILIKE" | "ILKE" => values.iter().any(|v| like(&actual, v, true)),
-        other => return Err(format!("unsupported operator {other:?}")),
-    })
+    if found.is_empty() {
+        return Ok(matches!(operator, "!=" | "NOT IN"));
+    }
+    // a property inside an array (`/metros/code`) matches when any element does
+    let mut any = false;
+    for v in found {
+        let actual = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        any |= match operator {
+            "=" | "IN" => values.contains(&actual),
+            "!=" | "NOT IN" => values.iter().all(|v| *v != actual),
+            "LIKE" => values.iter().any(|v| like(&actual, v, false)),
+            "ILIKE" | "ILKE" => values.iter().any(|v| like(&actual, v, true)),
+            other => return Err(format!("unsupported operator {other:?}")),
+        };
+    }
+    Ok(any)
+}
+
+/// The non-null values at a JSON pointer, fanning out over arrays on the way.
+fn values_at<'a>(item: &'a Value, pointer: &str) -> Vec<&'a Value> {
+    let mut current = vec![item];
+    for segment in pointer.split('/').skip(1) {
+        let mut next = Vec::new();
+        for v in current {
+            match v {
+                Value::Object(m) => next.extend(m.get(segment)),
+                Value::Array(items) => match segment.parse::<usize>() {
+                    Ok(i) => next.extend(items.get(i)),
+                    Err(_) => next.extend(items.iter().filter_map(|x| x.get(segment))),
+                },
+                _ => {}
+            }
+        }
+        current = next;
+    }
+    current
+        .into_iter()
+        .flat_map(|v| if let Value::Array(a) = v { a.iter().collect() } else { vec![v] })
+        .filter(|v| !v.is_null())
+        .collect()
 }
 
 /// SQL LIKE with `%` wildcards (no `_`), optionally case-insensitive.
@@ -105,5 +142,9 @@ mod tests {
         );
         assert!(matches(&port, &json!({"property": "/name", "operator": "~", "values": ["x"]})).is_err());
         assert!(matches(&port, &json!({"operator": "=", "values": ["x"]})).is_err());
+        assert!(matches(&port, &json!({"property": "/uuid", "operator": "IS NOT NULL", "values": []})).is_ok());
+        let profile = json!({"metros": [{"code": "DC"}, {"code": "SV"}]});
+        assert!(matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["SV"]})).unwrap());
+        assert!(!matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["LD"]})).unwrap());
     }
 }
