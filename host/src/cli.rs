@@ -29,6 +29,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run the Fabric simulator standalone on a loopback address.
     FabricSim(SimArgs),
+    /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
+    Tools(ToolsArgs),
 }
 
 /// Where the broker component comes from.
@@ -140,4 +142,22 @@ pub struct SimArgs {
     /// Latency added to every Fabric answer, in milliseconds.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub component: ComponentArgs,
+
+    /// Toolsets to list, as for `serve` (default: every read-only toolset; add `mutate` for the broker).
+    #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
+    pub toolsets: Option<String>,
+
+    /// Print Markdown (the default).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

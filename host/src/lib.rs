@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod mcp;
 pub mod secret;
 pub mod serve;
+pub mod tools_cmd;
 
 /// The broker component built from `broker-component/` by `build.rs`.
 pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/broker.wasm"));

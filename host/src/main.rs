@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::{component, fabric_sim, inspect, serve};
+use equinix_mcp::{component, fabric_sim, inspect, serve, tools_cmd};
 
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
@@ -39,6 +39,7 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve::run(args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Tools(args)) => tools_cmd::run(&args).await.map(|_| ExitCode::SUCCESS),
         }
     });
     match result {

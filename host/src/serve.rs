@@ -106,22 +106,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let fabric = Arc::new(FabricClient::new(fabric_config)?);
 
     let proposals = Arc::new(ProposalStore::new());
-    let catalog_state = CallState {
-        limits: Default::default(),
-        fabric: fabric.clone(),
-        clock: clock.clone(),
-        proposals: proposals.clone(),
-        confirmer: Arc::new(NobodyToAsk),
-        cancel: CancellationToken::new(),
-        unconfirmed_allowed: false,
-        meter: GuestMeter::new(limits.guest_time),
-    };
-    let catalog = runtime
-        .catalog(catalog_state)
-        .await
-        .map_err(|t| anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.0))?;
-    let registry = ToolRegistry::build(catalog, &selection)
-        .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))?;
+    let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
 
     let banner = format!(
         "equinix-mcp {} | component sha256:{} ({}, {:?}) | toolsets: {} | fabric: {} | transport: {:?}",
@@ -145,6 +130,32 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
     let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state });
     Ok(Ready { broker, sim, banner })
+}
+
+/// Reads the component's catalog (a call with no person behind it) and checks it.
+pub async fn load_registry(
+    runtime: &ComponentRuntime,
+    selection: &Selection,
+    fabric: Arc<FabricClient>,
+    clock: Clock,
+    proposals: Arc<ProposalStore>,
+) -> anyhow::Result<ToolRegistry> {
+    let state = CallState {
+        limits: Default::default(),
+        fabric,
+        clock,
+        proposals,
+        confirmer: Arc::new(NobodyToAsk),
+        cancel: CancellationToken::new(),
+        unconfirmed_allowed: false,
+        meter: GuestMeter::new(runtime.limits().guest_time),
+    };
+    let catalog = runtime
+        .catalog(state)
+        .await
+        .map_err(|t| anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.0))?;
+    ToolRegistry::build(catalog, selection)
+        .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))
 }
 
 /// `equinix-mcp serve`.

@@ -45,3 +45,22 @@ fn unknown_toolsets_are_a_startup_error() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("unknown toolset \"prots\""), "{err}");
 }
+
+#[test]
+fn readme_tool_reference_is_current() {
+    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+        .args(["tools", "--toolsets", "all,mutate", "--no-cache"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let start = readme.find("<!-- tools:begin -->\n").expect("README has the tools:begin marker")
+        + "<!-- tools:begin -->\n".len();
+    let end = readme.find("<!-- tools:end -->").expect("README has the tools:end marker");
+    assert_eq!(
+        &readme[start..end],
+        generated,
+        "README's tool reference is stale: regenerate it with `equinix-mcp tools --toolsets all,mutate`"
+    );
+}

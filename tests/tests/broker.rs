@@ -89,6 +89,14 @@ async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
     assert_eq!(p["evicted_proposals"], json!([]));
     assert!(p["expires_at"].as_str().unwrap().ends_with('Z'));
     assert!(p["next_step"].as_str().unwrap().contains("fabric_confirm_change"));
+    // request_sha256 is recomputable by hand: SHA-256 of change_type, a newline, the canonical body
+    use sha2::Digest;
+    let text = format!(
+        "{}\n{}",
+        p["change_type"].as_str().unwrap(),
+        p["compiled_request"]["body_canonical"].as_str().unwrap()
+    );
+    assert_eq!(p["request_sha256"].as_str().unwrap(), hex::encode(sha2::Sha256::digest(text.as_bytes())));
     let stats = sim_stats(&b.sim).await;
     assert_eq!(stats["dry_runs"]["connections"], 1);
     assert_eq!(b.creates().await, 0, "proposing creates nothing");
