@@ -114,6 +114,11 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_MEMORY_MIB", default_value_t = 64, value_name = "MIB")]
     pub memory_mib: usize,
 
+    /// Append-only JSON-lines audit log of every propose and confirm (default:
+    /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl`).
+    #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+
     /// Log format on stderr (filters come from RUST_LOG, default `info`).
     #[arg(long, env = "EQUINIX_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,

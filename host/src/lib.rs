@@ -6,6 +6,7 @@
 //! import), [`fabric_client`] (credentials and the Fabric allow-list), [`mcp`] (the MCP front),
 //! [`fabric_sim`] (the loopback Fabric simulator used without credentials and by the tests).
 
+pub mod audit;
 pub mod capabilities;
 pub mod cli;
 pub mod component;

@@ -128,7 +128,18 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let key: [u8; 32] = rand::random();
     let request_state = rmcp::model::RequestStateCodec::try_new(key.to_vec())
         .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
-    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state });
+    // Only a server that can mutate needs (and opens) the audit log.
+    let audit = if registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
+        let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
+            "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
+        )?;
+        Some(crate::audit::AuditLog::open(&path)?)
+    } else {
+        None
+    };
+    let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
+    let banner = format!("{banner} | audit log: {audit_text}");
+    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state, audit });
     Ok(Ready { broker, sim, banner })
 }
 

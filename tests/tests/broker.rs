@@ -511,3 +511,44 @@ async fn a_forged_request_state_is_refused_without_consuming_the_token() {
     assert!(!err && out["executed"] == true, "the token was still pending: {out}");
     b.server.stop().await;
 }
+
+#[tokio::test]
+async fn every_propose_and_confirm_is_in_the_audit_log_even_after_kill_9() {
+    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let p = b.propose(connection("audited", 1001)).await;
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(!err, "{out}");
+    // kill -9 the moment the confirm result is back: the line must already be on disk
+    let pid = b.server.pid.unwrap();
+    let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    assert!(killed.success());
+    let entries = b.server.audit_entries();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["tool"], "fabric_propose_change");
+    assert_eq!(entries[0]["confirm_token"], token(&p));
+    assert_eq!(entries[0]["request_sha256"], p["request_sha256"]);
+    let c = &entries[1];
+    assert_eq!(c["tool"], "fabric_confirm_change");
+    assert_eq!(c["confirm_token"], token(&p));
+    assert_eq!(c["change_type"], "connection_create");
+    assert_eq!(c["request_sha256"], p["request_sha256"]);
+    assert_eq!(c["human_status"], "accepted");
+    assert_eq!(c["executed"], true);
+    assert_eq!(c["fabric_uuid"], out["created"]["uuid"]);
+    assert_eq!(c["correlation_id"], out["correlation_id"]);
+    assert!(c["ts"].as_str().unwrap().ends_with('Z') && c["started"].is_string());
+}
+
+#[tokio::test]
+async fn failed_confirms_are_audited_too() {
+    let b = broker(TestClient::answering(Answer::Decline), &[]).await;
+    let p = b.propose(connection("audited-decline", 1001)).await;
+    b.confirm(&token(&p)).await;
+    b.confirm(&token(&p)).await;
+    let entries = b.server.audit_entries();
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[1]["human_status"], "declined");
+    assert_eq!(entries[1]["executed"], false);
+    assert_eq!(entries[2]["error_kind"], "replayed_token");
+    b.server.stop().await;
+}

@@ -107,7 +107,9 @@ impl FabricClient {
                 self.config.max_request_bytes
             )));
         }
+        let retryable = class != RouteClass::Create;
         let mut refreshed = false;
+        let mut attempt = 0u32;
         loop {
             if cancel.is_cancelled() {
                 return Err(SendError::Cancelled);
@@ -116,20 +118,47 @@ impl FabricClient {
             if cancel.is_cancelled() {
                 return Err(SendError::Cancelled);
             }
-            let response = self.send_once(req, &token).await?;
+            attempt += 1;
+            let (response, retry_after) = match self.send_once(req, &token).await {
+                // A broken answer to a read is asked again once; a create's is never.
+                Err(SendError::Transport(why)) if retryable && attempt < 2 => {
+                    tracing::info!(path = %req.path, "Fabric answer lost ({why}); retrying the read once");
+                    self.pause(backoff(attempt), cancel).await?;
+                    continue;
+                }
+                other => other?,
+            };
             // A 401 means the token died early; a read is repeated once with a fresh token.
             // A create is never repeated: Fabric refused it, so nothing was created.
-            if response.status == 401 && class != RouteClass::Create && !refreshed {
+            if response.status == 401 && retryable && !refreshed {
                 tracing::info!(path = %req.path, "Fabric answered 401; refreshing the token and retrying once");
                 self.tokens.invalidate(&token).await;
                 refreshed = true;
+                continue;
+            }
+            if retryable && matches!(response.status, 429 | 502 | 503 | 504) && attempt < MAX_READ_ATTEMPTS {
+                let wait = retry_after.unwrap_or_else(|| backoff(attempt)).min(MAX_RETRY_WAIT);
+                tracing::info!(path = %req.path, status = response.status, wait_ms = wait.as_millis() as u64, "retrying a read");
+                self.pause(wait, cancel).await?;
                 continue;
             }
             return Ok(response);
         }
     }
 
-    async fn send_once(&self, req: &ApiRequest, token: &crate::secret::Secret) -> Result<ApiResponse, SendError> {
+    /// Waits before a retry, unless the call is cancelled meanwhile.
+    async fn pause(&self, wait: Duration, cancel: &CancellationToken) -> Result<(), SendError> {
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => Ok(()),
+            _ = cancel.cancelled() => Err(SendError::Cancelled),
+        }
+    }
+
+    async fn send_once(
+        &self,
+        req: &ApiRequest,
+        token: &crate::secret::Secret,
+    ) -> Result<(ApiResponse, Option<Duration>), SendError> {
         let correlation_id = new_correlation_id();
         let url = format!("{}{}", self.config.base_url, req.path);
         let mut builder = match req.method {
@@ -150,6 +179,12 @@ impl FabricClient {
         tracing::debug!(method = %req.method, path = %req.path, correlation_id, "sending Fabric request");
         let mut response = builder.send().await.map_err(classify)?;
         let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(classify)? {
             if body.len() + chunk.len() > self.config.max_response_bytes {
@@ -163,8 +198,18 @@ impl FabricClient {
         let body =
             String::from_utf8(body).map_err(|_| SendError::Transport("the Fabric response is not UTF-8".into()))?;
         tracing::debug!(status, correlation_id, bytes = body.len(), "Fabric answered");
-        Ok(ApiResponse { status, body, correlation_id })
+        Ok((ApiResponse { status, body, correlation_id }, retry_after))
     }
+}
+
+/// Attempts of a read (or dry run) answered 429/502/503/504; creates get exactly one.
+const MAX_READ_ATTEMPTS: u32 = 3;
+/// The longest wait before a retry, whatever Retry-After asks for.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
+
+/// 200 ms, 400 ms, 800 ms, ...
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(200u64 << attempt.saturating_sub(1).min(5))
 }
 
 /// Connect failures mean nothing was sent; anything later leaves the outcome unknown.

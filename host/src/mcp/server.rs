@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::elicitation::ElicitConfirmer;
 use super::registry::ToolRegistry;
 use super::stateless_confirm;
+use crate::audit::{self, AuditLog};
 use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
@@ -44,6 +45,8 @@ pub struct Shared {
     pub settings: BrokerSettings,
     /// Seals the stateless confirmation state; a random key per process.
     pub request_state: RequestStateCodec,
+    /// Where every mutating call is recorded before its result is returned.
+    pub audit: Option<AuditLog>,
 }
 
 /// The MCP server; cheap to clone.
@@ -105,14 +108,34 @@ impl Broker {
         }
         let state = self.call_state(confirmer, cancel);
         let args_text = arguments.to_string();
-        match self.shared.runtime.call(state, name, &args_text).await {
-            Ok(Ok(text)) => Ok(component_json(&text).map(CallToolResult::structured).unwrap_or_else(tool_error)),
-            Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e))),
-            Err(trapped) => Ok(tool_error(json!({"error": {
-                "kind": "component_failed",
-                "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.0),
-            }}))),
+        let started = self.shared.clock.now_ms();
+        let (value, is_error) = match self.shared.runtime.call(state, name, &args_text).await {
+            Ok(Ok(text)) => match component_json(&text) {
+                Ok(v) => (v, false),
+                Err(e) => (e, true),
+            },
+            Ok(Err(text)) => (component_json(&text).unwrap_or_else(|e| e), true),
+            Err(trapped) => (
+                json!({"error": {
+                    "kind": "component_failed",
+                    "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.0),
+                }}),
+                true,
+            ),
+        };
+        let value = self.audit(tool.decl.read_only, name, started, value, is_error);
+        Ok(if is_error { tool_error(value) } else { CallToolResult::structured(value) })
+    }
+
+    /// Records a mutating call in the audit log (synced) before its result goes out.
+    fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
+        let Some(log) = self.shared.audit.as_ref().filter(|_| !read_only) else { return value };
+        let entry = audit::entry(name, started, self.shared.clock.now_ms(), &value, is_error);
+        if let Err(e) = log.append(&entry) {
+            tracing::error!("could not write the audit log {}: {e}", log.path().display());
+            value["audit_warning"] = json!(format!("this outcome could not be written to the audit log: {e}"));
         }
+        value
     }
 
     fn toolsets_text(&self) -> String {

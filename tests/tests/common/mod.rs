@@ -53,13 +53,24 @@ pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
             cmd.env(key, v);
         }
     }
-    cmd.env("RUST_LOG", "info,rmcp=warn").env("EQUINIX_MCP_CACHE_DIR", cache_dir());
+    cmd.env("RUST_LOG", "info,rmcp=warn")
+        .env("EQUINIX_MCP_CACHE_DIR", cache_dir())
+        .env("EQUINIX_MCP_AUDIT_LOG", fresh_audit_path());
     cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.kill_on_drop(true);
     cmd
+}
+
+/// A new audit-log path under the system temp dir, one per spawned server.
+pub fn fresh_audit_path() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join("equinix-mcp-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
 }
 
 /// Runs a command to completion: (success, stdout, stderr).
@@ -159,6 +170,9 @@ impl ClientHandler for TestClient {
 pub struct Server {
     pub client: RunningService<RoleClient, TestClient>,
     pub stderr: Arc<Mutex<String>>,
+    /// The audit log this server writes (`EQUINIX_MCP_AUDIT_LOG`).
+    pub audit_log: PathBuf,
+    pub pid: Option<u32>,
 }
 
 impl Server {
@@ -169,6 +183,15 @@ impl Server {
             .await
             .expect("tools/call timed out")
             .expect("tools/call failed at the protocol level")
+    }
+
+    /// The audit log's entries so far.
+    pub fn audit_entries(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.audit_log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
+            .collect()
     }
 
     pub fn stderr_text(&self) -> String {
@@ -202,7 +225,15 @@ pub async fn start_with(
     stateless: bool,
 ) -> anyhow::Result<Server> {
     let cmd = command(args, env);
+    let audit_log = cmd
+        .as_std()
+        .get_envs()
+        .filter(|(k, _)| *k == "EQUINIX_MCP_AUDIT_LOG")
+        .filter_map(|(_, v)| v.map(PathBuf::from))
+        .last()
+        .unwrap();
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
+    let pid = transport.id();
     let captured = Arc::new(Mutex::new(String::new()));
     if let Some(stderr) = stderr {
         let sink = captured.clone();
@@ -221,7 +252,7 @@ pub async fn start_with(
     } else {
         tokio::time::timeout(Duration::from_secs(60), client.serve(transport)).await??
     };
-    Ok(Server { client, stderr: captured })
+    Ok(Server { client, stderr: captured, audit_log, pid })
 }
 
 /// `serve --fabric-sim` plus extra arguments.

@@ -1,0 +1,125 @@
+//! The durable audit log: one JSON line per call of a mutating tool (every propose and every
+//! confirm outcome), appended and synced to disk before the tool result is returned, so a crash
+//! right after a confirm cannot lose what happened. It records tokens, hashes, answers and Fabric
+//! ids; never a credential.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::Context;
+use serde_json::{Map, Value, json};
+
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+/// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl` (or the platform's local data dir).
+pub fn default_path() -> Option<PathBuf> {
+    dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("audit.jsonl"))
+}
+
+impl AuditLog {
+    pub fn open(path: &Path) -> anyhow::Result<AuditLog> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("opening the audit log {}", path.display()))?;
+        Ok(AuditLog { path: path.to_path_buf(), file: Mutex::new(file) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one entry and waits until it is on disk.
+    pub fn append(&self, entry: &Value) -> std::io::Result<()> {
+        let mut line = entry.to_string();
+        line.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes())?;
+        file.sync_data()
+    }
+}
+
+/// The audit entry for one mutating call, from its result (or tool error) JSON.
+pub fn entry(tool: &str, started_ms: u64, finished_ms: u64, result: &Value, is_error: bool) -> Value {
+    // Tool errors nest the confirm result under error.result; read both places.
+    let body = if is_error { result["error"].get("result").unwrap_or(&Value::Null) } else { result };
+    let field = |pointer: &str| -> Value {
+        body.pointer(pointer).or_else(|| result.pointer(pointer)).cloned().unwrap_or(Value::Null)
+    };
+    let mut e = Map::new();
+    e.insert("ts".into(), json!(rfc3339(finished_ms)));
+    e.insert("started".into(), json!(rfc3339(started_ms)));
+    e.insert("tool".into(), json!(tool));
+    e.insert("outcome".into(), json!(if is_error { "error" } else { "ok" }));
+    for (key, pointer) in [
+        ("confirm_token", "/confirm_token"),
+        ("change_type", "/change_type"),
+        ("request_sha256", "/request_sha256"),
+        ("expires_at", "/expires_at"),
+        ("evicted_proposals", "/evicted_proposals"),
+        ("human_status", "/human_confirmation/status"),
+        ("executed", "/executed"),
+        ("fabric_uuid", "/created/uuid"),
+        ("correlation_id", "/correlation_id"),
+        ("outcome_unknown", "/outcome_unknown"),
+    ] {
+        let v = field(pointer);
+        if !v.is_null() {
+            e.insert(key.into(), v);
+        }
+    }
+    if is_error {
+        e.insert("error_kind".into(), result["error"]["kind"].clone());
+        e.insert("error".into(), result["error"]["message"].clone());
+    }
+    Value::Object(e)
+}
+
+fn rfc3339(ms: u64) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_pick_the_confirm_fields_from_results_and_errors() {
+        let ok = json!({"confirm_token": "chg-1", "change_type": "connection_create", "request_sha256": "ab",
+                        "human_confirmation": {"status": "accepted"}, "executed": true,
+                        "created": {"uuid": "u-1"}, "correlation_id": "c-1"});
+        let e = entry("fabric_confirm_change", 1_000, 2_000, &ok, false);
+        assert_eq!(
+            (e["executed"].as_bool(), e["fabric_uuid"].as_str(), e["human_status"].as_str()),
+            (Some(true), Some("u-1"), Some("accepted"))
+        );
+        let err = json!({"error": {"kind": "outcome_unknown", "message": "m", "result": {"confirm_token": "chg-2", "executed": null, "outcome_unknown": true}}});
+        let e = entry("fabric_confirm_change", 1_000, 2_000, &err, true);
+        assert_eq!(e["confirm_token"], "chg-2");
+        assert_eq!(e["outcome_unknown"], true);
+        assert_eq!(e["error_kind"], "outcome_unknown");
+    }
+
+    #[test]
+    fn append_is_one_synced_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::open(&dir.path().join("a/audit.jsonl")).unwrap();
+        log.append(&json!({"n": 1})).unwrap();
+        log.append(&json!({"n": 2})).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text, "{\"n\":1}\n{\"n\":2}\n");
+    }
+}
