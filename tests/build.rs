@@ -13,4 +13,11 @@ fn main() {
     let probe =
         guest_build::build_guest(&repo, &manifest_dir.join("guests/probe"), "equinix-test-guest", "equinix_test_guest");
     println!("cargo:rustc-env=PROBE_COMPONENT={}", probe.display());
+    let bad = guest_build::build_guest(
+        &repo,
+        &manifest_dir.join("guests/bad-catalog"),
+        "equinix-test-bad-catalog",
+        "equinix_test_bad_catalog",
+    );
+    println!("cargo:rustc-env=BAD_CATALOG_COMPONENT={}", bad.display());
 }

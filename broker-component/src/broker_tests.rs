@@ -361,3 +361,20 @@ fn preview_shows_the_prompt_without_consuming() {
     host.push(201, r#"{"uuid":"0a1b2c3d-0000-4000-8000-000000000003"}"#);
     assert_eq!(confirm(&mut host, &token).unwrap()["human_confirmation"]["status"], "accepted");
 }
+
+#[test]
+fn a_server_error_on_the_create_is_an_unknown_outcome_and_a_client_error_is_a_refusal() {
+    let mut host = FakeHost::new();
+    let token = propose(&mut host)["confirm_token"].as_str().unwrap().to_string();
+    host.push(502, "<html>bad gateway</html>");
+    let err = confirm(&mut host, &token).unwrap_err();
+    assert_eq!(err["error"]["kind"], "outcome_unknown");
+
+    let mut host = FakeHost::new();
+    let token = propose(&mut host)["confirm_token"].as_str().unwrap().to_string();
+    host.push(400, r#"[{"errorCode":"EQ-3142102","errorMessage":"duplicate VLAN"}]"#);
+    let err = confirm(&mut host, &token).unwrap_err();
+    assert_eq!(err["error"]["kind"], "create_rejected");
+    assert_eq!(err["error"]["result"]["executed"], false);
+    assert_eq!(err["error"]["result"]["fabric_errors"][0]["errorCode"], "EQ-3142102");
+}

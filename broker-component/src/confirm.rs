@@ -254,6 +254,20 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
                 format!("created the {}; Fabric answered HTTP {}", r.proposal.change_type.noun(), resp.status);
             Ok(finish(host, &token, result, Some(true), status.as_str(), checks, message))
         }
+        Ok(resp) if resp.status >= 500 => {
+            // A server error after the request arrived does not say whether the create happened.
+            let err = ToolError::from_fabric_status(resp.status, &resp.body, resp.correlation_id.as_deref());
+            let message = format!(
+                "OUTCOME UNKNOWN: {}; the {} may or may not have been created. Search for it (e.g. by name) \
+                 before proposing again; the create is never retried automatically.",
+                err.message,
+                r.proposal.change_type.noun()
+            );
+            result.insert("correlation_id".into(), json!(resp.correlation_id));
+            result.insert("outcome_unknown".into(), json!(true));
+            let v = finish(host, &token, result, None, status.as_str(), checks, message.clone());
+            Err(ToolError::new("outcome_unknown", message).with("result", v))
+        }
         Ok(resp) => {
             let err = ToolError::from_fabric_status(resp.status, &resp.body, resp.correlation_id.as_deref());
             result.insert("correlation_id".into(), json!(resp.correlation_id));

@@ -205,7 +205,10 @@ impl ComponentRuntime {
                 "the component panicked or aborted (wasm `unreachable`)".to_string()
             }
             Some(wasmtime::Trap::StackOverflow) => "the component overflowed its stack".to_string(),
-            Some(wasmtime::Trap::MemoryOutOfBounds) => "the component accessed memory out of bounds".to_string(),
+            Some(wasmtime::Trap::MemoryOutOfBounds) => {
+                "the component accessed memory out of bounds (a deep recursion overflowing its in-memory stack does this)"
+                    .to_string()
+            }
             Some(trap) => format!("the component trapped: {trap}"),
             None if format!("{e:#}").contains("memory") => {
                 format!("the component exceeded its memory limit of {} MiB: {e}", self.limits.memory_bytes >> 20)

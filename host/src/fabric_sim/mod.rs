@@ -49,6 +49,8 @@ pub struct SimConfig {
     pub latency: Duration,
     /// The clock `POST /_sim/clock` moves: the host's own, when the simulator runs in-process.
     pub clock: Option<Clock>,
+    /// Hand out this bearer token instead of random ones (for secret-leak tests).
+    pub fixed_token: Option<String>,
 }
 
 impl Default for SimConfig {
@@ -59,6 +61,7 @@ impl Default for SimConfig {
             token_timeout_secs: 3600,
             latency: Duration::ZERO,
             clock: None,
+            fixed_token: None,
         }
     }
 }
@@ -112,6 +115,9 @@ pub struct Fault {
     pub mode: FaultMode,
     #[serde(default)]
     pub stall_ms: u64,
+    /// `Retry-After` seconds to send with a `respond` fault.
+    #[serde(default)]
+    pub retry_after: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -126,7 +132,15 @@ pub enum FaultMode {
 impl Fault {
     /// A plain `respond` fault.
     pub fn status(route: &str, status: u16) -> Fault {
-        Fault { route: route.into(), status, body: None, times: 1, mode: FaultMode::Respond, stall_ms: 0 }
+        Fault {
+            route: route.into(),
+            status,
+            body: None,
+            times: 1,
+            mode: FaultMode::Respond,
+            stall_ms: 0,
+            retry_after: None,
+        }
     }
 }
 
@@ -170,6 +184,11 @@ impl SimHandle {
 
     pub fn inject(&self, fault: Fault) {
         self.sim.inner.lock().unwrap().faults.push_back(fault);
+    }
+
+    /// Forgets every issued token, as if they all expired at once.
+    pub fn expire_tokens(&self) {
+        self.sim.inner.lock().unwrap().tokens.clear();
     }
 
     pub fn set_latency(&self, latency: Duration) {
@@ -257,8 +276,22 @@ struct TokenRequest {
 }
 
 async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Response {
+    let fault = {
+        let mut inner = sim.inner.lock().unwrap();
+        inner.stats.token_requests += 1;
+        let i = inner.faults.iter().position(|f| f.route == "POST /oauth2/v1/token");
+        i.and_then(|i| inner.faults.remove(i))
+    };
+    if let Some(f) = fault {
+        tokio::time::sleep(Duration::from_millis(f.stall_ms)).await;
+        if f.mode == FaultMode::Respond {
+            return json_response(
+                StatusCode::from_u16(f.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+                json!({"errorCode": "S5000", "errorMessage": "Injected token endpoint fault"}),
+            );
+        }
+    }
     let mut inner = sim.inner.lock().unwrap();
-    inner.stats.token_requests += 1;
     let is_json =
         headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("application/json"));
     let parsed: Option<TokenRequest> = if is_json { serde_json::from_slice(&body).ok() } else { None };
@@ -275,7 +308,7 @@ async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Respo
                    "developerMessage": "Invalid client credentials", "errorMessage": "Login Failure, please try again."}),
         );
     }
-    let token = format!("simtok-{}", uuid::Uuid::new_v4().simple());
+    let token = inner.config.fixed_token.clone().unwrap_or_else(|| format!("simtok-{}", uuid::Uuid::new_v4().simple()));
     let lifetime = inner.config.token_timeout_secs;
     inner.tokens.insert(token.clone(), Instant::now() + Duration::from_secs(lifetime));
     json_response(
@@ -330,7 +363,11 @@ async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Re
             let body = f.body.unwrap_or_else(|| {
                 error_array("EQ-3045004", &format!("Injected fault: HTTP {}", f.status), None).to_string()
             });
-            Err((status, [("content-type", "application/json")], body).into_response())
+            let mut response = (status, [("content-type", "application/json")], body).into_response();
+            if let Some(secs) = f.retry_after {
+                response.headers_mut().insert("retry-after", secs.into());
+            }
+            Err(response)
         }
         Some(f) => Ok(f.mode == FaultMode::Drop),
         None => Ok(false),

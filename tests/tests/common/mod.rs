@@ -38,6 +38,11 @@ pub fn probe_component() -> PathBuf {
     PathBuf::from(env!("PROBE_COMPONENT"))
 }
 
+/// The test component with an invalid catalog.
+pub fn bad_catalog_component() -> PathBuf {
+    PathBuf::from(env!("BAD_CATALOG_COMPONENT"))
+}
+
 /// A precompile cache shared by the test processes (host-owned, under the target dir).
 pub fn cache_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();

@@ -41,6 +41,8 @@ mod glue {
                 tool("raw_fabric", "probe", "Sends the given method/path/query/body through the fabric import"),
                 tool("panic", "probe", "Panics"),
                 tool("spin", "probe", "Loops forever"),
+                tool("alloc_bomb", "probe", "Allocates memory until something gives"),
+                tool("recurse", "probe", "Recurses without bound"),
             ]
         }
 
@@ -50,6 +52,14 @@ mod glue {
                 "swap_echo" => Ok(json!({"echo": args, "component": "probe"}).to_string()),
                 "raw_fabric" => Ok(raw_fabric(&args)),
                 "panic" => panic!("deliberate"),
+                "alloc_bomb" => {
+                    let mut hoard: Vec<Vec<u8>> = Vec::new();
+                    loop {
+                        hoard.push(alloc::vec![1u8; 1 << 20]);
+                        core::hint::black_box(&hoard);
+                    }
+                }
+                "recurse" => Ok(depth(core::hint::black_box(1)).to_string()),
                 "spin" => {
                     let mut n: u64 = 0;
                     loop {
@@ -63,6 +73,12 @@ mod glue {
         fn preview_confirm(_token: String) -> Result<String, String> {
             Err("{}".into())
         }
+    }
+
+    fn depth(n: u64) -> u64 {
+        // black_box keeps the frame alive so the recursion cannot become a loop
+        let frame = core::hint::black_box([n; 64]);
+        frame[0] + depth(n + 1)
     }
 
     fn raw_fabric(args: &Value) -> String {

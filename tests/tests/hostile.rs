@@ -1,0 +1,160 @@
+//! Issue 5 (always-on subset): hostile components are refused at load or trapped per call with
+//! a clear error, and the server keeps serving.
+
+mod common;
+
+use std::time::Instant;
+
+use common::*;
+use equinix_mcp::fabric_sim::SimConfig;
+use serde_json::json;
+
+fn write_wat(dir: &std::path::Path, name: &str, wat: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, wat::parse_str(wat).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn components_importing_anything_outside_the_world_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for import in [
+        "wasi:sockets/tcp@0.2.0",
+        "wasi:filesystem/types@0.2.0",
+        "wasi:http/outgoing-handler@0.2.0",
+        "acme:evil/exfiltrate@1.0.0",
+    ] {
+        let wat = format!(r#"(component (import "{import}" (instance (export "go" (func)))))"#);
+        let path = write_wat(dir.path(), "c.wasm", &wat);
+        let (ok, stdout, _) = run_to_exit(&["inspect", "--component", &path], &[]).await;
+        assert!(!ok, "{import}: inspect must exit non-zero");
+        assert!(stdout.contains("REFUSED") && stdout.contains(import), "{import}:\n{stdout}");
+        let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", &path], &[]).await;
+        assert!(!ok && stderr.contains(import), "{import}: serve must refuse:\n{stderr}");
+    }
+}
+
+#[tokio::test]
+async fn an_export_with_the_wrong_types_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let wat = r#"(component
+        (core module $m (func (export "f") (result i32) i32.const 0))
+        (core instance $i (instantiate $m))
+        (func $catalog (result u32) (canon lift (core func $i "f")))
+        (instance $tools (export "catalog" (func $catalog)))
+        (export "equinix:broker/tools@0.1.0" (instance $tools))
+    )"#;
+    let path = write_wat(dir.path(), "wrong-types.wasm", wat);
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", &path], &[]).await;
+    assert!(!ok);
+    assert!(stderr.contains("exports do not match the broker world"), "{stderr}");
+    let not_a_component = dir.path().join("junk.wasm");
+    std::fs::write(&not_a_component, b"\0asm\x0d\0\x01\0 garbage").unwrap();
+    let (ok, _, stderr) = run_to_exit(&["inspect", "--component", not_a_component.to_str().unwrap()], &[]).await;
+    assert!(!ok && stderr.contains("not a valid WebAssembly component"), "{stderr}");
+}
+
+#[tokio::test]
+async fn an_invalid_catalog_is_refused_with_the_tool_named() {
+    let bad = bad_catalog_component();
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", bad.to_str().unwrap()], &[]).await;
+    assert!(!ok);
+    assert!(stderr.contains("drop table; --") && stderr.contains("tool name"), "{stderr}");
+}
+
+#[tokio::test]
+async fn traps_are_per_call_and_the_next_call_is_served() {
+    let probe = probe_component();
+    let server = start_on_embedded_sim(
+        &[
+            "--component",
+            probe.to_str().unwrap(),
+            "--toolsets",
+            "probe,echo",
+            "--guest-time-ms",
+            "300",
+            "--memory-mib",
+            "16",
+        ],
+        TestClient::plain(),
+    )
+    .await
+    .unwrap();
+    for (tool, needle) in
+        [("alloc_bomb", "memory"), ("recurse", "stack"), ("spin", "CPU budget"), ("panic", "panicked")]
+    {
+        let started = Instant::now();
+        let r = server.call(tool, json!({})).await;
+        assert!(is_error(&r), "{tool}");
+        let msg = structured(&r)["error"]["message"].as_str().unwrap().to_string();
+        assert!(msg.contains(needle), "{tool}: {msg}");
+        assert!(started.elapsed().as_secs() < 10, "{tool} was stopped promptly");
+        let r = server.call("swap_echo", json!({"after": tool})).await;
+        assert_eq!(structured(&r)["echo"]["after"], tool, "the server keeps serving after {tool}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_request_body_is_refused_and_nothing_is_sent() {
+    let sim = sim(SimConfig::default()).await;
+    let probe = probe_component();
+    let server =
+        start_against(&sim, &["--component", probe.to_str().unwrap(), "--toolsets", "probe"], &[], TestClient::plain())
+            .await;
+    let r = structured(
+        &server
+            .call("raw_fabric", json!({"method": "POST", "path": "/fabric/v4/ports/search", "body_bytes": 10 << 20}))
+            .await,
+    );
+    assert!(r["refused"].as_str().unwrap().contains("exceeds"), "{r}");
+    assert!(sim.stats().requests.is_empty());
+    server.stop().await;
+}
+
+/// Campaign: latency of a normal call right after each kind of trap, against the same call on a
+/// healthy server (median of 30). Prints figures; asserts nothing about time.
+#[tokio::test]
+#[ignore = "campaign: run by tests/campaign.sh"]
+async fn campaign_next_call_latency_after_traps() {
+    let probe = probe_component();
+    let server = start_on_embedded_sim(
+        &[
+            "--component",
+            probe.to_str().unwrap(),
+            "--toolsets",
+            "probe,echo",
+            "--guest-time-ms",
+            "300",
+            "--memory-mib",
+            "16",
+        ],
+        TestClient::plain(),
+    )
+    .await
+    .unwrap();
+    async fn median_echo(server: &Server) -> f64 {
+        let mut times = Vec::new();
+        for _ in 0..30 {
+            let t = Instant::now();
+            server.call("swap_echo", json!({})).await;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        times[15]
+    }
+    let idle = median_echo(&server).await;
+    eprintln!("CAMPAIGN|baseline: echo call on a healthy server|median {idle:.3} ms|-");
+    for tool in ["panic", "spin", "alloc_bomb", "recurse"] {
+        let t = Instant::now();
+        let r = server.call(tool, json!({})).await;
+        let trap_ms = t.elapsed().as_secs_f64() * 1e3;
+        assert!(is_error(&r));
+        let after = median_echo(&server).await;
+        eprintln!(
+            "CAMPAIGN|trap: {tool}|stopped in {trap_ms:.1} ms, tool error|next call median {after:.3} ms ({:.2}x baseline)",
+            after / idle
+        );
+    }
+    server.stop().await;
+}
