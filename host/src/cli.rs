@@ -29,6 +29,12 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run the Fabric simulator standalone on a loopback address.
     FabricSim(SimArgs),
+    /// Measure round trips, start-up, instantiation, parallelism and memory on loopback against
+    /// the embedded simulator and print a table (see BENCHMARKS.md).
+    Bench(BenchArgs),
+    /// A minimal native rmcp echo server over stdio (the baseline `bench` compares with).
+    #[command(hide = true)]
+    BenchEcho,
     /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
     Tools(ToolsArgs),
 }
@@ -165,4 +171,11 @@ pub struct ToolsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Fewer iterations (a smoke run).
+    #[arg(long)]
+    pub quick: bool,
 }

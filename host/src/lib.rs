@@ -7,6 +7,7 @@
 //! [`fabric_sim`] (the loopback Fabric simulator used without credentials and by the tests).
 
 pub mod audit;
+pub mod bench;
 pub mod capabilities;
 pub mod cli;
 pub mod component;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::{component, fabric_sim, inspect, serve, tools_cmd};
+use equinix_mcp::{bench, component, fabric_sim, inspect, serve, tools_cmd};
 
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
@@ -25,7 +25,9 @@ fn main() -> ExitCode {
         Some(Command::Serve(a)) => a.log_format,
         _ => cli.serve.log_format,
     };
-    init_logging(log_format);
+    // The benchmark's own table goes to stdout; keep rmcp's session chatter out of stderr.
+    let default_filter = if matches!(cli.command, Some(Command::Bench(_))) { "warn" } else { "info" };
+    init_logging(log_format, default_filter);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -39,6 +41,8 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve::run(args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::BenchEcho) => bench::run_echo().await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools_cmd::run(&args).await.map(|_| ExitCode::SUCCESS),
         }
     });
@@ -51,9 +55,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(format: LogFormat) {
+fn init_logging(format: LogFormat, default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Pretty => builder.init(),

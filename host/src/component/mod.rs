@@ -173,6 +173,17 @@ impl ComponentRuntime {
         Ok(tools.into_iter().map(decl).collect())
     }
 
+    /// Instantiates into a fresh store and reads the catalog; returns the instantiation time
+    /// alone (benchmarks).
+    pub async fn instantiate_then_catalog(&self, state: CallState) -> anyhow::Result<(Duration, usize)> {
+        let mut store = self.store(state);
+        let started = std::time::Instant::now();
+        let broker = self.pre.instantiate_async(&mut store).await?;
+        let instantiated = started.elapsed();
+        let tools = broker.equinix_broker_tools().call_catalog(&mut store).await?;
+        Ok((instantiated, tools.len()))
+    }
+
     /// Runs one tool: `Ok(Ok(json))` result, `Ok(Err(json))` tool error, `Err` trap.
     pub async fn call(&self, state: CallState, name: &str, arguments: &str) -> Result<Result<String, String>, Trapped> {
         let mut store = self.store(state);

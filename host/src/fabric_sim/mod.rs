@@ -230,6 +230,7 @@ fn router(sim: Sim) -> Router {
         .route("/_sim/stats", get(admin_stats))
         .route("/_sim/faults", post(admin_fault))
         .route("/_sim/clock", post(admin_clock))
+        .route("/_sim/latency", post(admin_latency))
         .fallback(fabric)
         .with_state(sim)
 }
@@ -615,5 +616,20 @@ async fn admin_clock(State(sim): State<Sim>, body: Bytes) -> Response {
         Err(e) => {
             json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"advance_ms\": N}}: {e}")}))
         }
+    }
+}
+
+#[derive(Deserialize)]
+struct Latency {
+    ms: u64,
+}
+
+async fn admin_latency(State(sim): State<Sim>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Latency>(&body) {
+        Ok(l) => {
+            sim.inner.lock().unwrap().config.latency = Duration::from_millis(l.ms);
+            json_response(StatusCode::OK, json!({"latency_ms": l.ms}))
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"ms\": N}}: {e}")})),
     }
 }

@@ -1,0 +1,309 @@
+//! `equinix-mcp bench`: whole-process figures, measured side by side in one run and reported as
+//! ratios (absolute times only as context). Everything runs on loopback against the embedded
+//! simulator, bounded in requests and time. `equinix-mcp bench-echo` is the minimal native rmcp
+//! echo server the round trips are compared with.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::component::{ComponentRuntime, Limits};
+use crate::fabric_client::{FabricClient, FabricConfig};
+
+// ---- the echo server ----
+
+#[derive(Clone)]
+struct Echo;
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("bench-echo", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object"}).as_object().unwrap().clone();
+        Ok(ListToolsResult::with_all_items(vec![Tool::new("echo", "echo", Arc::new(schema))]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResult::structured(json!({"echo": request.arguments})).into())
+    }
+}
+
+/// `equinix-mcp bench-echo`: serves one `echo` tool over stdio.
+pub async fn run_echo() -> anyhow::Result<()> {
+    let service = Echo.serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+// ---- the client ----
+
+/// Answers confirmation prompts after `delay` (decline), to hold a confirmation open.
+#[derive(Clone)]
+struct BenchClient {
+    delay: Duration,
+}
+
+impl ClientHandler for BenchClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::builder().enable_elicitation().build(), Implementation::new("bench", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _r: ElicitRequestParams,
+        _c: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        tokio::time::sleep(self.delay).await;
+        Ok(ElicitResult::new(ElicitationAction::Decline))
+    }
+}
+
+type Client = RunningService<RoleClient, BenchClient>;
+
+struct Proc {
+    client: Client,
+    pid: u32,
+    stderr: tokio::process::ChildStderr,
+}
+
+async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.args(args).env("RUST_LOG", "warn,equinix_mcp::serve=info").env_remove("EQUINIX_MCP_TOOLSETS");
+    if let Some(dir) = cache {
+        cmd.arg("--cache-dir").arg(dir);
+    }
+    let started = Instant::now();
+    let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
+    let pid = transport.id().context("child has no pid")?;
+    let client = BenchClient { delay: Duration::from_secs(5) }.serve(transport).await?;
+    Ok((Proc { client, pid, stderr: stderr.context("no stderr")? }, started.elapsed()))
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
+    let Value::Object(map) = args else { unreachable!() };
+    Ok(client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map)).await?)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+async fn timed_calls(client: &Client, tool: &str, n: usize, args: impl Fn(usize) -> Value) -> anyhow::Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        let r = call(client, tool, args(i)).await?;
+        anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {:?}", r.structured_content);
+        out.push(ms(t.elapsed()));
+    }
+    Ok(out)
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await?? {
+        if let Some(at) = line.find("simulator at ") {
+            return Ok(line[at + 13..].split(' ').next().unwrap_or_default().to_string());
+        }
+    }
+    anyhow::bail!("no simulator address in the banner")
+}
+
+fn spec(i: usize) -> Value {
+    json!({"change_type": "connection_create", "spec": {
+        "type": "EVPL_VC", "name": format!("bench-{i}"), "bandwidth": 1000,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 2 + (i % 4000)}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 2 + (i % 4000)}}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
+struct Table(Vec<[String; 4]>);
+
+impl Table {
+    fn row(&mut self, figure: &str, value: String, target: &str, verdict: bool) {
+        self.0.push([figure.into(), value, target.into(), if verdict { "met".into() } else { "MISSED".into() }]);
+    }
+    fn info(&mut self, figure: &str, value: String, target: &str) {
+        self.0.push([figure.into(), value, target.into(), "report".into()]);
+    }
+}
+
+/// Per-call instantiation: a fresh Store from the InstancePre, p50 over `n`.
+async fn instantiation_p50(n: usize) -> anyhow::Result<(f64, f64)> {
+    let runtime = ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?;
+    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None))?);
+    let proposals = Arc::new(ProposalStore::new());
+    let mut inst = Vec::with_capacity(n);
+    let mut full = Vec::with_capacity(n);
+    for _ in 0..n {
+        let state = CallState {
+            limits: Default::default(),
+            fabric: fabric.clone(),
+            clock: Clock::default(),
+            proposals: proposals.clone(),
+            confirmer: Arc::new(NobodyToAsk),
+            cancel: Default::default(),
+            unconfirmed_allowed: false,
+            meter: GuestMeter::new(Duration::from_secs(2)),
+        };
+        let t = Instant::now();
+        let (instantiated, _) = runtime.instantiate_then_catalog(state).await?;
+        full.push(t.elapsed().as_secs_f64() * 1e6);
+        inst.push(instantiated.as_secs_f64() * 1e6);
+    }
+    Ok((percentile(inst, 0.5), percentile(full, 0.5)))
+}
+
+/// `equinix-mcp bench`.
+pub async fn run(quick: bool) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let n = if quick { 50 } else { 300 };
+    let mut t = Table(Vec::new());
+    let serve = ["serve", "--fabric-sim", "--toolsets", "all,mutate", "--audit-log", "/dev/null"];
+    let cache = tempdir("bench-cache")?;
+
+    // 1-2. round trips against a native echo tool, side by side
+    let (echo, _) = spawn(&exe, &["bench-echo"], None).await?;
+    let (mut srv, _) = spawn(&exe, &serve, Some(&cache)).await?;
+    let sim = sim_url(&mut srv.stderr).await?;
+    timed_calls(&echo.client, "echo", 20, |_| json!({"limit": 5})).await?;
+    timed_calls(&srv.client, "fabric_list_metros", 20, |_| json!({"limit": 5})).await?;
+    let echo_ms = median(timed_calls(&echo.client, "echo", n, |_| json!({"limit": 5})).await?);
+    let read_ms = median(timed_calls(&srv.client, "fabric_list_metros", n, |_| json!({"limit": 5})).await?);
+    let propose_ms = median(timed_calls(&srv.client, "fabric_propose_change", n / 2, spec).await?);
+    t.row("read-only tools/call round trip vs native echo", format!("{:.2}x ({read_ms:.3} ms vs {echo_ms:.3} ms)", read_ms / echo_ms), "<= 1.5x", read_ms / echo_ms <= 1.5);
+    t.row("propose round trip (dry run + price + store) vs echo", format!("{:.2}x ({propose_ms:.3} ms)", propose_ms / echo_ms), "<= 2x", propose_ms / echo_ms <= 2.0);
+    let idle_rss = rss_kib(srv.pid).unwrap_or(0);
+
+    // 5. 50 parallel reads at 100 ms simulated latency vs one
+    set_latency(&sim, 100).await?;
+    let one = {
+        let t0 = Instant::now();
+        call(&srv.client, "fabric_list_metros", json!({})).await?;
+        ms(t0.elapsed())
+    };
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let sampler = {
+        let (pid, peak) = (srv.pid, peak.clone());
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(rss_kib(pid).unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let t0 = Instant::now();
+    let calls = (0..50).map(|_| call(&srv.client, "fabric_list_metros", json!({})));
+    for r in futures_util::future::join_all(calls).await {
+        r?;
+    }
+    let fifty = ms(t0.elapsed());
+    sampler.abort();
+    let peak_rss = peak.load(std::sync::atomic::Ordering::Relaxed);
+    t.row("50 parallel reads at 100 ms latency, wall vs one call", format!("{:.2}x ({fifty:.0} ms vs {one:.0} ms)", fifty / one), "<= 1.5x", fifty / one <= 1.5);
+    set_latency(&sim, 0).await?;
+
+    // 6. a confirmation held open for 5 s: reads meanwhile vs idle
+    let idle = median(timed_calls(&srv.client, "fabric_list_metros", 50, |_| json!({})).await?);
+    let proposal = call(&srv.client, "fabric_propose_change", spec(99_999)).await?;
+    let token = proposal.structured_content.as_ref().and_then(|v| v["confirm_token"].as_str().map(str::to_owned)).context("no token")?;
+    let confirm = call(&srv.client, "fabric_confirm_change", json!({"confirm_token": token}));
+    let during = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        timed_calls(&srv.client, "fabric_list_metros", 50, |_| json!({})).await
+    };
+    let (c, d) = tokio::join!(confirm, during);
+    c?;
+    let during = median(d?);
+    t.row("read latency while a confirmation waits 5 s vs idle", format!("{:.2}x ({during:.3} ms vs {idle:.3} ms)", during / idle), "<= 1.2x", during / idle <= 1.2);
+
+    t.row("idle RSS", format!("{:.1} MiB", idle_rss as f64 / 1024.0), "<= 40 MB", idle_rss <= 40 * 1000);
+    let growth = peak_rss.saturating_sub(idle_rss);
+    t.row("RSS growth during 50 parallel calls", format!("+{:.1} MiB", growth as f64 / 1024.0), "<= +50 MB", growth <= 50 * 1000);
+    drop(srv);
+    drop(echo);
+
+    // 3. cold start: process start to initialize answered, warm cache vs empty cache
+    let runs = if quick { 3 } else { 7 };
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for i in 0..runs {
+        let dir = tempdir(&format!("bench-cold-{i}"))?;
+        let (p, d) = spawn(&exe, &["serve", "--fabric-sim", "--audit-log", "/dev/null"], Some(&dir)).await?;
+        cold.push(ms(d));
+        drop(p);
+        let (p, d) = spawn(&exe, &["serve", "--fabric-sim", "--audit-log", "/dev/null"], Some(&dir)).await?;
+        warm.push(ms(d));
+        drop(p);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (cold, warm) = (median(cold), median(warm));
+    t.row("cold start, warm precompile cache", format!("{warm:.1} ms"), "<= 20 ms", warm <= 20.0);
+    t.row("cold start, empty cache vs warm", format!("{:.1}x ({cold:.1} ms vs {warm:.1} ms)", cold / warm), ">= 10x", cold / warm >= 10.0);
+
+    // 4. per-call instantiation, in process
+    let (inst, with_catalog) = instantiation_p50(if quick { 200 } else { 2000 }).await?;
+    t.row("per-call instantiation (fresh Store from InstancePre), p50", format!("{inst:.1} µs (with a catalog call: {with_catalog:.1} µs)"), "<= 60 µs", inst <= 60.0);
+    t.info("streamable HTTP: read-only calls/s, 16 clients", "not built (stdio only)".into(), ">= 2,000/s");
+
+    println!("| figure | measured | target | verdict |");
+    println!("|---|---|---|---|");
+    for [a, b, c, d] in &t.0 {
+        println!("| {a} | {b} | {c} | {d} |");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    Ok(())
+}
+
+async fn set_latency(sim: &str, ms: u64) -> anyhow::Result<()> {
+    crate::install_crypto_provider();
+    let r = reqwest::Client::new().post(format!("{sim}/_sim/latency")).json(&json!({"ms": ms})).send().await?;
+    anyhow::ensure!(r.status().is_success(), "setting the simulator latency failed");
+    Ok(())
+}
+
+fn tempdir(name: &str) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("equinix-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(dir)
+}
