@@ -64,6 +64,8 @@ pub enum Transport {
     /// MCP over stdin/stdout.
     #[default]
     Stdio,
+    /// MCP streamable HTTP at `http://LISTEN/mcp` (loopback only: there is no HTTP auth layer).
+    Http,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -73,7 +75,11 @@ pub enum LogFormat {
     Json,
 }
 
-#[derive(Args, Debug, Clone, Default)]
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8931))
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub component: ComponentArgs,
@@ -81,6 +87,10 @@ pub struct ServeArgs {
     /// MCP transport.
     #[arg(long, env = "EQUINIX_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
+
+    /// Address for `--transport http` (loopback only).
+    #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
+    pub listen: SocketAddr,
 
     /// Comma-separated toolsets to serve. Default: every read-only toolset. `all` means every
     /// read-only toolset; `mutate` (the broker) is served only when named.

@@ -10,7 +10,7 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
-use crate::cli::{ComponentArgs, ServeArgs};
+use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::fabric_sim;
@@ -160,6 +160,7 @@ pub async fn load_registry(
         cancel: CancellationToken::new(),
         unconfirmed_allowed: false,
         meter: GuestMeter::new(runtime.limits().guest_time),
+        progress: None,
     };
     let catalog = runtime
         .catalog(state)
@@ -171,10 +172,45 @@ pub async fn load_registry(
 
 /// `equinix-mcp serve`.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if args.transport == Transport::Http && !args.listen.ip().is_loopback() {
+        bail!(
+            "--listen {} is not a loopback address: the HTTP transport has no authentication layer, so it \
+             only listens on 127.0.0.1 or ::1 (put an authenticating proxy in front for remote use)",
+            args.listen
+        );
+    }
     let ready = prepare(&args).await?;
     tracing::info!("{}", ready.banner);
-    let service = ready.broker.clone().serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
-    service.waiting().await.context("serving MCP over stdio")?;
+    match args.transport {
+        Transport::Stdio => {
+            let service =
+                ready.broker.clone().serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
+            service.waiting().await.context("serving MCP over stdio")?;
+        }
+        Transport::Http => serve_http(ready.broker.clone(), args.listen).await?,
+    }
     drop(ready.sim);
     Ok(())
+}
+
+/// Streamable HTTP in session mode, so clients on the initialize lifecycle can be asked to
+/// confirm; 2026-07-28 clients use the stateless round trip either way.
+async fn serve_http(broker: Broker, listen: std::net::SocketAddr) -> anyhow::Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    let addr = listener.local_addr()?;
+    let service = StreamableHttpService::new(
+        move || Ok(broker.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    tracing::info!("MCP streamable HTTP listening on http://{addr}/mcp");
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving MCP over HTTP")
 }

@@ -106,6 +106,11 @@ async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
     assert_eq!(out["executed"], true);
     assert_eq!(out["human_confirmation"]["status"], "accepted");
     assert_eq!(out["request_sha256"], p["request_sha256"]);
+    // the client sent progress tokens, so the dry run and the create were reported in flight
+    let progress = client.progress.lock().unwrap().clone();
+    assert!(progress.iter().any(|m| m.starts_with("Fabric dry run in flight")), "{progress:?}");
+    assert!(progress.iter().any(|m| m.starts_with("Fabric create in flight")), "{progress:?}");
+    assert!(progress.iter().any(|m| m == "Fabric create answered HTTP 201"), "{progress:?}");
     for check in ["proposal_exists", "not_evicted", "not_expired", "not_previously_used", "request_matches_binding"] {
         assert_eq!(out["confirm_checks"][check], true, "{check}");
     }
@@ -399,16 +404,22 @@ async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
 
 #[tokio::test]
 async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
-    let args = equinix_mcp::cli::ServeArgs {
-        fabric_sim: true,
-        toolsets: Some("mutate".into()),
-        component: equinix_mcp::cli::ComponentArgs { no_cache: true, ..Default::default() },
-        elicit_timeout_ms: 1000,
-        fabric_timeout_ms: 5000,
-        guest_time_ms: 2000,
-        memory_mib: 64,
-        ..Default::default()
-    };
+    use clap::Parser;
+    use equinix_mcp::mcp::server::CallContext;
+    let cli = equinix_mcp::cli::Cli::try_parse_from([
+        "equinix-mcp",
+        "serve",
+        "--fabric-sim",
+        "--toolsets",
+        "mutate",
+        "--no-cache",
+        "--elicit-timeout-ms",
+        "1000",
+        "--audit-log",
+        fresh_audit_path().to_str().unwrap(),
+    ])
+    .unwrap();
+    let Some(equinix_mcp::cli::Command::Serve(args)) = cli.command else { panic!("expected serve") };
     let ready = equinix_mcp::serve::prepare(&args).await.unwrap();
     let nobody: std::sync::Arc<dyn equinix_mcp::capabilities::Confirmer> =
         std::sync::Arc::new(equinix_mcp::capabilities::NobodyToAsk);
@@ -418,8 +429,7 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
         .run_tool(
             "fabric_propose_change",
             json!({"change_type": "connection_create", "spec": connection("pre-cancel", 1001)}),
-            nobody.clone(),
-            live,
+            CallContext::new(nobody.clone(), live),
         )
         .await
         .unwrap();
@@ -428,7 +438,7 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
     cancelled.cancel();
     let r = ready
         .broker
-        .run_tool("fabric_confirm_change", json!({"confirm_token": token}), nobody, cancelled)
+        .run_tool("fabric_confirm_change", json!({"confirm_token": token}), CallContext::new(nobody, cancelled))
         .await
         .unwrap();
     assert_eq!(structured(&r)["error"]["kind"], "cancelled");

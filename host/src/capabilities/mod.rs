@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod confirmation;
 pub mod fabric;
+pub mod progress;
 pub mod proposal_store;
 
 use std::future::Future;
@@ -29,6 +30,8 @@ pub struct CallState {
     pub cancel: CancellationToken,
     pub unconfirmed_allowed: bool,
     pub meter: GuestMeter,
+    /// Where to report slow steps, when the client sent a progress token.
+    pub progress: Option<std::sync::Arc<progress::Progress>>,
 }
 
 /// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU

@@ -17,12 +17,26 @@ use super::elicitation::ElicitConfirmer;
 use super::registry::ToolRegistry;
 use super::stateless_confirm;
 use crate::audit::{self, AuditLog};
+use crate::capabilities::progress::Progress;
 use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
 
 /// The largest tool result passed on to the client.
 const MAX_RESULT_BYTES: usize = 16 << 20;
+
+/// What one MCP call brings: who to ask, its cancellation, where to report progress.
+pub struct CallContext {
+    pub confirmer: Arc<dyn Confirmer>,
+    pub cancel: CancellationToken,
+    pub progress: Option<Arc<Progress>>,
+}
+
+impl CallContext {
+    pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
+        CallContext { confirmer, cancel, progress: None }
+    }
+}
 
 /// Operator settings that shape each call.
 #[derive(Clone, Debug)]
@@ -64,28 +78,23 @@ impl Broker {
         &self.shared
     }
 
-    fn call_state(&self, confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> CallState {
+    fn call_state(&self, call: CallContext) -> CallState {
         let s = &self.shared;
         CallState {
             limits: Default::default(),
             fabric: s.fabric.clone(),
             clock: s.clock.clone(),
             proposals: s.proposals.clone(),
-            confirmer,
-            cancel,
+            confirmer: call.confirmer,
+            cancel: call.cancel,
             unconfirmed_allowed: s.settings.unconfirmed_allowed,
+            progress: call.progress,
             meter: GuestMeter::new(s.runtime.limits().guest_time),
         }
     }
 
     /// Runs one tool call end to end and returns the MCP result (tool errors included).
-    pub async fn run_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-        confirmer: Arc<dyn Confirmer>,
-        cancel: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
+    pub async fn run_tool(&self, name: &str, arguments: Value, call: CallContext) -> Result<CallToolResult, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}: it is not in the served toolsets ({})", self.toolsets_text()),
@@ -101,12 +110,12 @@ impl Broker {
                 "problems": errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect::<Vec<_>>(),
             }})));
         }
-        if cancel.is_cancelled() {
+        if call.cancel.is_cancelled() {
             return Ok(tool_error(
                 json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
             ));
         }
-        let state = self.call_state(confirmer, cancel);
+        let state = self.call_state(call);
         let args_text = arguments.to_string();
         let started = self.shared.clock.now_ms();
         let (value, is_error) = match self.shared.runtime.call(state, name, &args_text).await {
@@ -187,7 +196,7 @@ impl Broker {
         let codec = &self.shared.request_state;
         match &request.request_state {
             None => {
-                let state = self.call_state(Arc::new(NobodyToAsk), cancel);
+                let state = self.call_state(CallContext::new(Arc::new(NobodyToAsk), cancel));
                 match self.shared.runtime.preview_confirm(state, &token).await {
                     Ok(Ok(text)) => {
                         let preview = component_json(&text).unwrap_or_default();
@@ -205,7 +214,7 @@ impl Broker {
             Some(state) => match stateless_confirm::answer(codec, &token, state, request.input_responses.as_ref()) {
                 Ok((sealed, status)) => {
                     let confirmer = stateless_confirm::pre_answered(sealed, status);
-                    self.run_tool(CONFIRM_TOOL, arguments, confirmer, cancel).await.map(Into::into)
+                    self.run_tool(CONFIRM_TOOL, arguments, CallContext::new(confirmer, cancel)).await.map(Into::into)
                 }
                 Err(refused) => Ok(refused.into()),
             },
@@ -251,6 +260,8 @@ impl ServerHandler for Broker {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let confirmer: Arc<dyn Confirmer> =
             Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
-        self.run_tool(&name, arguments, confirmer, context.ct.clone()).await.map(Into::into)
+        let progress = context.meta.get_progress_token().map(|t| Arc::new(Progress::new(context.peer.clone(), t)));
+        let call = CallContext { confirmer, cancel: context.ct.clone(), progress };
+        self.run_tool(&name, arguments, call).await.map(Into::into)
     }
 }

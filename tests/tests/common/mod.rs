@@ -12,9 +12,9 @@ use equinix_mcp::fabric_sim::{self, SimConfig, SimHandle};
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ErrorData, Implementation,
+    ElicitationAction, ErrorData, Implementation, ProgressNotificationParam,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
@@ -111,11 +111,18 @@ pub struct TestClient {
     pub prompts: Arc<Mutex<Vec<ElicitRequestParams>>>,
     /// Moves the embedded simulator's clock (`POST {url}/_sim/clock`) before answering.
     pub advance_before_answer: Arc<Mutex<Option<(String, u64)>>>,
+    /// Messages of the progress notifications received.
+    pub progress: Arc<Mutex<Vec<String>>>,
 }
 
 impl TestClient {
     pub fn plain() -> Self {
-        TestClient { answer: None, prompts: Default::default(), advance_before_answer: Default::default() }
+        TestClient {
+            answer: None,
+            prompts: Default::default(),
+            advance_before_answer: Default::default(),
+            progress: Default::default(),
+        }
     }
 
     pub fn answering(answer: Answer) -> Self {
@@ -144,6 +151,10 @@ impl ClientHandler for TestClient {
             ClientCapabilities::default()
         };
         ClientConfig::new(caps, Implementation::new("equinix-mcp-tests", "0"))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().unwrap().push(params.message.unwrap_or_default());
     }
 
     async fn create_elicitation(
