@@ -200,12 +200,24 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     let serve = ["serve", "--fabric-sim", "--toolsets", "all,mutate", "--audit-log", "/dev/null"];
     let cache = tempdir("bench-cache")?;
 
+    // Servers run with a warm precompile cache, as they do after their first start (the first
+    // start compiles the component, and the compiler's memory would count as "idle" RSS).
+    let warmed = tokio::process::Command::new(&exe)
+        .args(["inspect", "--cache-dir"])
+        .arg(&cache)
+        .stdout(Stdio::null())
+        .status()
+        .await?;
+    anyhow::ensure!(warmed.success(), "warming the precompile cache failed");
+
     // 1-2. round trips against a native echo tool, side by side
     let (echo, _) = spawn(&exe, &["bench-echo"], None).await?;
     let (mut srv, _) = spawn(&exe, &serve, Some(&cache)).await?;
     let sim = sim_url(&mut srv.stderr).await?;
     timed_calls(&echo.client, "echo", 20, |_| json!({"limit": 5})).await?;
     timed_calls(&srv.client, "fabric_list_metros", 20, |_| json!({"limit": 5})).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let idle_rss = rss_kib(srv.pid).unwrap_or(0);
     let echo_ms = median(timed_calls(&echo.client, "echo", n, |_| json!({"limit": 5})).await?);
     let read_ms = median(timed_calls(&srv.client, "fabric_list_metros", n, |_| json!({"limit": 5})).await?);
     let propose_ms = median(timed_calls(&srv.client, "fabric_propose_change", n / 2, spec).await?);
@@ -221,7 +233,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
         "<= 2x",
         propose_ms / echo_ms <= 2.0,
     );
-    let idle_rss = rss_kib(srv.pid).unwrap_or(0);
+    let before_parallel = rss_kib(srv.pid).unwrap_or(0);
 
     // 5. 50 parallel reads at 100 ms simulated latency vs one
     set_latency(&sim, 100).await?;
@@ -257,7 +269,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     set_latency(&sim, 0).await?;
 
     // 6. a confirmation held open for 5 s: reads meanwhile vs idle
-    let idle = median(timed_calls(&srv.client, "fabric_list_metros", 50, |_| json!({})).await?);
+    let idle = median(timed_calls(&srv.client, "fabric_list_metros", 200, |_| json!({})).await?);
     let proposal = call(&srv.client, "fabric_propose_change", spec(99_999)).await?;
     let token = proposal
         .structured_content
@@ -267,7 +279,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     let confirm = call(&srv.client, "fabric_confirm_change", json!({"confirm_token": token}));
     let during = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        timed_calls(&srv.client, "fabric_list_metros", 50, |_| json!({})).await
+        timed_calls(&srv.client, "fabric_list_metros", 200, |_| json!({})).await
     };
     let (c, d) = tokio::join!(confirm, during);
     c?;
@@ -279,8 +291,13 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
         during / idle <= 1.2,
     );
 
-    t.row("idle RSS", format!("{:.1} MiB", idle_rss as f64 / 1024.0), "<= 40 MB", idle_rss <= 40 * 1000);
-    let growth = peak_rss.saturating_sub(idle_rss);
+    t.row(
+        "idle RSS (after start-up and 20 warm-up calls)",
+        format!("{:.1} MiB", idle_rss as f64 / 1024.0),
+        "<= 40 MB",
+        idle_rss <= 40 * 1000,
+    );
+    let growth = peak_rss.saturating_sub(before_parallel);
     t.row(
         "RSS growth during 50 parallel calls",
         format!("+{:.1} MiB", growth as f64 / 1024.0),

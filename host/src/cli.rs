@@ -146,7 +146,7 @@ pub struct InspectArgs {
     pub component: ComponentArgs,
 
     /// Print JSON instead of text.
-    #[arg(long)]
+    #[arg(long, env = "EQUINIX_MCP_INSPECT_JSON")]
     pub json: bool,
 }
 
@@ -157,11 +157,11 @@ pub struct SimArgs {
     pub listen: SocketAddr,
 
     /// Lifetime of the tokens it hands out, in seconds.
-    #[arg(long, default_value_t = 3600)]
+    #[arg(long, env = "EQUINIX_MCP_SIM_TOKEN_TIMEOUT_SECS", default_value_t = 3600)]
     pub token_timeout_secs: u64,
 
     /// Latency added to every Fabric answer, in milliseconds.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "EQUINIX_MCP_SIM_LATENCY_MS", default_value_t = 0)]
     pub latency_ms: u64,
 }
 

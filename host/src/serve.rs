@@ -61,11 +61,13 @@ pub struct Ready {
 
 /// Builds the server from its arguments.
 pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
+    let warm = std::thread::spawn(crate::mcp::registry::warm_up);
     let source = args.component.source()?;
-    let limits = Limits {
-        guest_time: Duration::from_millis(args.guest_time_ms.max(1)),
-        memory_bytes: args.memory_mib.max(1) << 20,
-    };
+    if args.memory_mib == 0 || args.memory_mib << 20 > component::MAX_MEMORY_BYTES {
+        bail!("--memory-mib must be from 1 to {}", component::MAX_MEMORY_BYTES >> 20);
+    }
+    let limits =
+        Limits { guest_time: Duration::from_millis(args.guest_time_ms.max(1)), memory_bytes: args.memory_mib << 20 };
     let cache_dir = args.component.cache_dir();
     let started = std::time::Instant::now();
     let runtime = ComponentRuntime::load(&source.wasm, cache_dir.as_deref(), limits)
@@ -104,9 +106,12 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     fabric_config.mutate_enabled = selection.names_mutate();
     fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
     let fabric = Arc::new(FabricClient::new(fabric_config)?);
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
     let proposals = Arc::new(ProposalStore::new());
+    let _ = warm.join();
     let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
     let banner = format!(
         "equinix-mcp {} | component sha256:{} ({}, {:?}) | toolsets: {} | fabric: {} | transport: {:?}",
@@ -166,6 +171,7 @@ pub async fn load_registry(
         .catalog(state)
         .await
         .map_err(|t| anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.0))?;
+    tracing::debug!("catalog read");
     ToolRegistry::build(catalog, selection)
         .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))
 }

@@ -64,3 +64,39 @@ fn readme_tool_reference_is_current() {
         "README's tool reference is stale: regenerate it with `equinix-mcp tools --toolsets all,mutate`"
     );
 }
+
+#[test]
+fn every_subcommand_documents_its_flags() {
+    for (sub, needles) in [
+        (vec!["inspect"], vec!["--component", "EQUINIX_MCP_COMPONENT", "--json", "EQUINIX_MCP_CACHE_DIR"]),
+        (
+            vec!["fabric-sim"],
+            vec![
+                "--listen",
+                "EQUINIX_MCP_SIM_LISTEN",
+                "EQUINIX_MCP_SIM_TOKEN_TIMEOUT_SECS",
+                "EQUINIX_MCP_SIM_LATENCY_MS",
+            ],
+        ),
+        (vec!["tools"], vec!["--toolsets", "EQUINIX_MCP_TOOLSETS", "--markdown", "--json"]),
+        (vec!["bench"], vec!["--quick"]),
+        (
+            vec!["serve"],
+            vec![
+                "--transport",
+                "EQUINIX_MCP_TRANSPORT",
+                "--listen",
+                "EQUINIX_MCP_LISTEN",
+                "--audit-log",
+                "EQUINIX_MCP_AUDIT_LOG",
+                "--log-format",
+                "EQUINIX_MCP_LOG_FORMAT",
+            ],
+        ),
+    ] {
+        let text = help(&sub);
+        for n in needles {
+            assert!(text.contains(n), "{n} missing from `{} --help`", sub.join(" "));
+        }
+    }
+}

@@ -16,7 +16,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{HasSelf, Linker};
-use wasmtime::{Config, Engine, Store, StoreLimitsBuilder, UpdateDeadline};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, UpdateDeadline,
+};
 
 use crate::capabilities::CallState;
 use bindings::{Broker, BrokerPre, tools};
@@ -73,12 +75,38 @@ impl Drop for ComponentRuntime {
     }
 }
 
+/// Calls that can hold an instance at once (a confirmation waiting for a person holds one).
+pub const MAX_CONCURRENT_INSTANCES: u32 = 256;
+
+/// The largest linear memory any instance may have; `--memory-mib` caps each call below it.
+pub const MAX_MEMORY_BYTES: usize = 128 << 20;
+
 /// The engine configuration every load uses (the cache key depends on it).
+///
+/// Instances come from a pooling allocator: memories, tables and fiber stacks are reused across
+/// calls instead of being mapped and unmapped per call, which is what made a fresh Store per call
+/// expensive (page faults, and TLB-shootdown IPIs on every `munmap`).
 pub fn engine() -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(MAX_CONCURRENT_INSTANCES)
+        .total_core_instances(MAX_CONCURRENT_INSTANCES * 4)
+        .total_memories(MAX_CONCURRENT_INSTANCES * 2)
+        .total_tables(MAX_CONCURRENT_INSTANCES * 4)
+        .total_stacks(MAX_CONCURRENT_INSTANCES)
+        .max_memory_size(MAX_MEMORY_BYTES)
+        .max_memories_per_component(4)
+        .max_tables_per_component(8)
+        .max_core_instances_per_component(8)
+        // the guest's shadow stack and static data live in the first pages: keep them mapped
+        // and zero them on reuse rather than faulting them in again on every call
+        .linear_memory_keep_resident(64 << 10);
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.wasm_component_model(true);
     config.max_wasm_stack(1 << 20);
+    config.memory_reservation(MAX_MEMORY_BYTES as u64);
+    config.memory_guard_size(64 << 10);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Ok(Engine::new(&config)?)
 }
 

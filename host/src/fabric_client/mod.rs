@@ -5,6 +5,7 @@
 pub mod allow_list;
 pub mod oauth;
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -68,20 +69,47 @@ pub enum SendError {
 }
 
 pub struct FabricClient {
-    http: reqwest::Client,
+    http: Http,
     config: FabricConfig,
     tokens: oauth::TokenSource,
 }
 
+/// The HTTP client, built on a background thread: loading the TLS trust store takes several
+/// milliseconds, and start-up should not wait for it. The first request waits if it must.
+#[derive(Clone)]
+pub struct Http {
+    cell: Arc<OnceLock<reqwest::Client>>,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+}
+
+impl Http {
+    fn new(connect_timeout: Duration, request_timeout: Duration) -> Self {
+        let http = Http { cell: Arc::new(OnceLock::new()), connect_timeout, request_timeout };
+        let early = http.clone();
+        std::thread::spawn(move || {
+            early.client();
+        });
+        http
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        self.cell.get_or_init(|| {
+            crate::install_crypto_provider();
+            reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .timeout(self.request_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .expect("building the HTTP client (TLS provider and settings are fixed)")
+        })
+    }
+}
+
 impl FabricClient {
     pub fn new(config: FabricConfig) -> anyhow::Result<Self> {
-        crate::install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let http = Http::new(config.connect_timeout, config.request_timeout);
         let base = config.base_url.trim_end_matches('/').to_string();
         let tokens = oauth::TokenSource::new(http.clone(), &base, config.credentials.clone());
         Ok(FabricClient { http, config: FabricConfig { base_url: base, ..config }, tokens })
@@ -162,8 +190,8 @@ impl FabricClient {
         let correlation_id = new_correlation_id();
         let url = format!("{}{}", self.config.base_url, req.path);
         let mut builder = match req.method {
-            Method::Get => self.http.get(&url),
-            Method::Post => self.http.post(&url),
+            Method::Get => self.http.client().get(&url),
+            Method::Post => self.http.client().post(&url),
         };
         if !req.query.is_empty() {
             builder = builder.query(&req.query);

@@ -36,7 +36,7 @@ struct State {
 
 /// Fetches and caches bearer tokens; concurrent callers share one fetch.
 pub struct TokenSource {
-    http: reqwest::Client,
+    http: super::Http,
     token_url: String,
     credentials: Option<Credentials>,
     state: Mutex<State>,
@@ -50,7 +50,7 @@ struct TokenResponse {
 }
 
 impl TokenSource {
-    pub fn new(http: reqwest::Client, base_url: &str, credentials: Option<Credentials>) -> Self {
+    pub fn new(http: super::Http, base_url: &str, credentials: Option<Credentials>) -> Self {
         TokenSource {
             http,
             token_url: format!("{}/oauth2/v1/token", base_url.trim_end_matches('/')),
@@ -110,6 +110,7 @@ impl TokenSource {
         let started = Instant::now();
         let response = self
             .http
+            .client()
             .post(&self.token_url)
             .json(&body)
             .send()

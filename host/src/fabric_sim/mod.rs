@@ -66,6 +66,9 @@ impl Default for SimConfig {
     }
 }
 
+/// How many requests the simulator remembers, so a long-running simulator stays small.
+pub const REMEMBERED_REQUESTS: usize = 10_000;
+
 /// One request the simulator received (Fabric routes only; token requests are counted apart).
 #[derive(Clone, Debug, Serialize)]
 pub struct Seen {
@@ -80,7 +83,8 @@ pub struct Seen {
 pub struct Stats {
     pub token_requests: u64,
     pub token_rejections: u64,
-    pub requests: Vec<Seen>,
+    /// The most recent requests (at most [`REMEMBERED_REQUESTS`]); the counters never reset.
+    pub requests: VecDeque<Seen>,
     /// Real creates received (not dry runs), by collection (`connections`, ...).
     pub creates: HashMap<String, u64>,
     /// Dry runs received, by collection.
@@ -328,7 +332,10 @@ fn is_dry_run(uri: &Uri) -> bool {
 async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<bool, Response> {
     let (latency, fault) = {
         let mut inner = sim.inner.lock().unwrap();
-        inner.stats.requests.push(Seen {
+        if inner.stats.requests.len() >= REMEMBERED_REQUESTS {
+            inner.stats.requests.pop_front();
+        }
+        inner.stats.requests.push_back(Seen {
             method: method.to_string(),
             path: uri.path().to_string(),
             query: uri.query().unwrap_or("").to_string(),

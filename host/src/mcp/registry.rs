@@ -37,6 +37,16 @@ pub struct ArgumentError {
     pub message: String,
 }
 
+/// Initialises the JSON-Schema library (its meta-schemas and regex engine, about 15 ms on first
+/// use) so that checking the catalog at start-up does not pay for it; run on a spare thread
+/// while the component loads.
+pub fn warm_up() {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "id": {"type": "string", "pattern": "^[0-9a-f-]{36}$"}, "n": {"type": "integer", "maximum": 1}},
+        "additionalProperties": false});
+    let _ = jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema);
+}
+
 impl ToolRegistry {
     /// Checks the whole catalog (a bad row refuses the component) and keeps the selected tools.
     pub fn build(catalog: Vec<ToolDecl>, selection: &Selection) -> anyhow::Result<Self> {
@@ -122,9 +132,14 @@ fn check_decl(d: &ToolDecl) -> Result<(Tool, jsonschema::Validator), String> {
     if obj.get("type") != Some(&Value::String("object".into())) {
         return Err("the input schema's root must have \"type\": \"object\"".into());
     }
-    let validator = jsonschema::options()
-        .build(&schema)
-        .map_err(|e| format!("the input schema is not a valid JSON Schema: {e}"))?;
+    // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
+    // use means the same there, and its meta-schema is far cheaper to load at start-up than
+    // 2020-12's. A schema that names its draft gets that draft.
+    let mut options = jsonschema::options();
+    if !obj.contains_key("$schema") {
+        options = options.with_draft(jsonschema::Draft::Draft7);
+    }
+    let validator = options.build(&schema).map_err(|e| format!("the input schema is not a valid JSON Schema: {e}"))?;
     let annotations = ToolAnnotations::new()
         .read_only(d.read_only)
         .destructive(d.destructive)

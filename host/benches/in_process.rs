@@ -1,0 +1,120 @@
+//! In-process costs (`cargo bench -p equinix-mcp`): a fresh Store from the InstancePre, a
+//! component call, argument validation, and the proposal store's single-use take.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use equinix_mcp::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use equinix_mcp::component::{ComponentRuntime, Limits};
+use equinix_mcp::fabric_client::{FabricClient, FabricConfig};
+use equinix_mcp::mcp::{Selection, ToolRegistry};
+
+fn main() {
+    divan::main();
+}
+
+struct Fixture {
+    rt: tokio::runtime::Runtime,
+    runtime: ComponentRuntime,
+    fabric: Arc<FabricClient>,
+    proposals: Arc<ProposalStore>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default()).unwrap();
+        let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)).unwrap());
+        Fixture { rt, runtime, fabric, proposals: Arc::new(ProposalStore::new()) }
+    }
+
+    fn state(&self) -> CallState {
+        CallState {
+            limits: Default::default(),
+            fabric: self.fabric.clone(),
+            clock: Clock::default(),
+            proposals: self.proposals.clone(),
+            confirmer: Arc::new(NobodyToAsk),
+            cancel: Default::default(),
+            unconfirmed_allowed: false,
+            meter: GuestMeter::new(Duration::from_secs(2)),
+            progress: None,
+        }
+    }
+}
+
+/// Fresh Store + instantiate from the InstancePre + the `catalog` export.
+#[divan::bench]
+fn instantiate_and_catalog(bencher: divan::Bencher) {
+    let f = Fixture::new();
+    bencher.bench_local(|| f.rt.block_on(f.runtime.instantiate_then_catalog(f.state())).unwrap());
+}
+
+/// A component call that stops at argument parsing inside the guest (no Fabric request).
+#[divan::bench]
+fn component_call_with_invalid_arguments(bencher: divan::Bencher) {
+    let f = Fixture::new();
+    bencher.bench_local(|| f.rt.block_on(f.runtime.call(f.state(), "fabric_list_metros", r#"{"limit":0}"#)).unwrap());
+}
+
+/// The host's JSON-schema check of one tool's arguments.
+#[divan::bench]
+fn schema_validation(bencher: divan::Bencher) {
+    let f = Fixture::new();
+    let catalog = f.rt.block_on(f.runtime.catalog(f.state())).unwrap();
+    let registry = ToolRegistry::build(catalog, &Selection::parse(Some("all,mutate"))).unwrap();
+    let tool = registry.get("fabric_search_ports").unwrap();
+    let args = serde_json::json!({"metro": "DC", "name": "DC-*", "limit": 20});
+    bencher.bench_local(|| tool.check_arguments(&args).unwrap());
+}
+
+/// put + take on the proposal store (the single-use mechanism).
+#[divan::bench]
+fn proposal_store_put_take(bencher: divan::Bencher) {
+    let store = ProposalStore::new();
+    let record = vec![7u8; 600];
+    bencher.bench_local(|| {
+        let (token, _) = store.put(record.clone(), u64::MAX, 20, 0);
+        store.take(&token)
+    });
+}
+
+/// One Fabric read through the host's client to the simulator on loopback (token cached).
+#[divan::bench]
+fn fabric_read_via_loopback_simulator(bencher: divan::Bencher) {
+    use equinix_mcp::fabric_client::{ApiRequest, Credentials, Method};
+    use equinix_mcp::fabric_sim::{self, SimConfig};
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let sim = rt.block_on(fabric_sim::start("127.0.0.1:0".parse().unwrap(), SimConfig::default())).unwrap();
+    let creds = Credentials {
+        client_id: fabric_sim::SIM_CLIENT_ID.into(),
+        client_secret: equinix_mcp::secret::Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+    };
+    let client = FabricClient::new(FabricConfig::new(sim.base_url(), Some(creds))).unwrap();
+    let req = ApiRequest {
+        method: Method::Get,
+        path: "/fabric/v4/metros".into(),
+        query: vec![("limit".into(), "5".into())],
+        body: None,
+    };
+    let cancel = Default::default();
+    bencher.bench_local(|| rt.block_on(client.send(&req, &cancel)).unwrap());
+}
+
+/// Checking the whole catalog and compiling every tool's argument validator (start-up cost).
+#[divan::bench]
+fn registry_build(bencher: divan::Bencher) {
+    let f = Fixture::new();
+    let catalog = f.rt.block_on(f.runtime.catalog(f.state())).unwrap();
+    bencher.bench_local(|| ToolRegistry::build(catalog.clone(), &Selection::parse(Some("all,mutate"))).unwrap());
+}
+
+/// Compiling one argument schema with each draft (where the start-up time goes).
+#[divan::bench(args = ["draft7", "draft2020"])]
+fn compile_one_schema(bencher: divan::Bencher, draft: &str) {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "port_id": {"type": "string", "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100}}, "additionalProperties": false});
+    let d = if draft == "draft7" { jsonschema::Draft::Draft7 } else { jsonschema::Draft::Draft202012 };
+    bencher.bench_local(|| jsonschema::options().with_draft(d).build(&schema).unwrap());
+}
