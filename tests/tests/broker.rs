@@ -52,6 +52,18 @@ impl Broker {
     async fn creates(&self) -> u64 {
         creates(&self.sim, "connections").await
     }
+
+    /// Confirms once, expects `status` and nothing executed, then expects the token consumed.
+    async fn confirm_not_executed(&self, token: &str, status: &str) {
+        let (err, out) = self.confirm(token).await;
+        assert!(!err, "{out}");
+        assert_eq!(out["human_confirmation"]["status"], status, "{out}");
+        assert_eq!(out["executed"], false);
+        assert_eq!(self.creates().await, 0, "nothing was created");
+        let (err, replay) = self.confirm(token).await;
+        assert!(err);
+        assert_eq!(replay["error"]["kind"], "replayed_token", "the token stays consumed");
+    }
 }
 
 fn token(p: &Value) -> String {
@@ -62,14 +74,7 @@ fn token(p: &Value) -> String {
 async fn row(answer: Answer, expected_status: &str) {
     let b = broker(TestClient::answering(answer), &[("EQUINIX_MCP_ELICIT_TIMEOUT_MS", "700")]).await;
     let p = b.propose(connection("row-test", 1001)).await;
-    let (err, out) = b.confirm(&token(&p)).await;
-    assert!(!err, "{out}");
-    assert_eq!(out["human_confirmation"]["status"], expected_status, "{out}");
-    assert_eq!(out["executed"], false);
-    assert_eq!(b.creates().await, 0, "nothing was created");
-    let (err, replay) = b.confirm(&token(&p)).await;
-    assert!(err);
-    assert_eq!(replay["error"]["kind"], "replayed_token", "the token stays consumed");
+    b.confirm_not_executed(&token(&p), expected_status).await;
     b.server.stop().await;
 }
 
@@ -180,13 +185,7 @@ async fn accept_after_the_ttl_is_accepted_but_not_executed() {
 async fn a_client_without_form_elicitation_is_unsupported_and_not_executed() {
     let b = broker(TestClient::plain(), &[]).await;
     let p = b.propose(connection("no-elicit", 1001)).await;
-    let (err, out) = b.confirm(&token(&p)).await;
-    assert!(!err);
-    assert_eq!(out["human_confirmation"]["status"], "unsupported_by_client");
-    assert_eq!(out["executed"], false);
-    assert_eq!(b.creates().await, 0);
-    let (_, replay) = b.confirm(&token(&p)).await;
-    assert_eq!(replay["error"]["kind"], "replayed_token");
+    b.confirm_not_executed(&token(&p), "unsupported_by_client").await;
     b.server.stop().await;
 }
 
@@ -492,13 +491,7 @@ async fn a_stateless_client_confirms_through_input_required_and_a_sealed_state()
 async fn a_stateless_decline_consumes_the_token_and_creates_nothing() {
     let b = stateless_broker(TestClient::answering(Answer::Decline)).await;
     let p = b.propose(connection("stateless-decline", 1001)).await;
-    let (err, out) = b.confirm(&token(&p)).await;
-    assert!(!err, "{out}");
-    assert_eq!(out["human_confirmation"]["status"], "declined");
-    assert_eq!(out["executed"], false);
-    assert_eq!(b.creates().await, 0);
-    let (_, replay) = b.confirm(&token(&p)).await;
-    assert_eq!(replay["error"]["kind"], "replayed_token");
+    b.confirm_not_executed(&token(&p), "declined").await;
     b.server.stop().await;
 }
 

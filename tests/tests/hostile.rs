@@ -62,24 +62,25 @@ async fn an_invalid_catalog_is_refused_with_the_tool_named() {
     assert!(stderr.contains("drop table; --") && stderr.contains("tool name"), "{stderr}");
 }
 
+/// The probe component with a 300 ms CPU budget and a 16 MiB memory cap.
+async fn trap_server() -> Server {
+    let probe = probe_component();
+    let args = [
+        "--component",
+        probe.to_str().unwrap(),
+        "--toolsets",
+        "probe,echo",
+        "--guest-time-ms",
+        "300",
+        "--memory-mib",
+        "16",
+    ];
+    start_on_embedded_sim(&args, TestClient::plain()).await.unwrap()
+}
+
 #[tokio::test]
 async fn traps_are_per_call_and_the_next_call_is_served() {
-    let probe = probe_component();
-    let server = start_on_embedded_sim(
-        &[
-            "--component",
-            probe.to_str().unwrap(),
-            "--toolsets",
-            "probe,echo",
-            "--guest-time-ms",
-            "300",
-            "--memory-mib",
-            "16",
-        ],
-        TestClient::plain(),
-    )
-    .await
-    .unwrap();
+    let server = trap_server().await;
     for (tool, needle) in
         [("alloc_bomb", "memory"), ("recurse", "stack"), ("spin", "CPU budget"), ("panic", "panicked")]
     {
@@ -117,22 +118,7 @@ async fn a_ten_megabyte_request_body_is_refused_and_nothing_is_sent() {
 #[tokio::test]
 #[ignore = "campaign: run by tests/campaign.sh"]
 async fn campaign_next_call_latency_after_traps() {
-    let probe = probe_component();
-    let server = start_on_embedded_sim(
-        &[
-            "--component",
-            probe.to_str().unwrap(),
-            "--toolsets",
-            "probe,echo",
-            "--guest-time-ms",
-            "300",
-            "--memory-mib",
-            "16",
-        ],
-        TestClient::plain(),
-    )
-    .await
-    .unwrap();
+    let server = trap_server().await;
     async fn median_echo(server: &Server) -> f64 {
         let mut times = Vec::new();
         for _ in 0..30 {
