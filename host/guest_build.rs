@@ -25,7 +25,7 @@ const KEEP_ENV: &[&str] = &[
 ];
 
 /// Builds workspace package `package` (whose sources are in `dir`) for wasm32-wasip2 in release
-/// mode, optimised for size, and returns the path of `<lib_name>.wasm`.
+/// mode, optimised for speed, and returns the path of `<lib_name>.wasm`.
 pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> PathBuf {
     for watched in ["src", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", dir.join(watched).display());
@@ -44,13 +44,18 @@ pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> Pa
     }
     cmd.current_dir(repo).args(["build", "--locked", "--release", "--target", "wasm32-wasip2", "-p", package]);
     cmd.arg("--target-dir").arg(&target_dir);
-    // Guests are small and ship inside the host: optimise them for size whatever the host profile.
+    // Guests ship inside the host and run on every call: optimise them for speed whatever the host
+    // profile (opt-level 3 cut the guest's share of a read by about a third against "s").
     for setting in [
-        "profile.release.opt-level=\"s\"",
+        "profile.release.opt-level=3",
         "profile.release.lto=true",
         "profile.release.codegen-units=1",
         "profile.release.strip=true",
         "profile.release.panic=\"abort\"",
+        // A 256 KiB shadow stack (the default is 1 MiB) keeps the pages a call touches (stack,
+        // static data, the start of the heap) inside the host's keep-resident window, so a
+        // reused instance slot does not page-fault them in again on every call.
+        "target.wasm32-wasip2.rustflags=[\"-C\", \"link-arg=-zstack-size=262144\"]",
     ] {
         cmd.args(["--config", setting]);
     }

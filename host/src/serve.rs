@@ -190,7 +190,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     match args.transport {
         Transport::Stdio => {
             let service =
-                ready.broker.clone().serve(rmcp::transport::stdio()).await.context("starting MCP over stdio")?;
+                ready.broker.clone().serve(rmcp::transport::stdio_pipes()).await.context("starting MCP over stdio")?;
             service.waiting().await.context("serving MCP over stdio")?;
         }
         Transport::Http => serve_http(ready.broker.clone(), args.listen).await?,

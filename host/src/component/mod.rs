@@ -97,9 +97,9 @@ pub fn engine() -> anyhow::Result<Engine> {
         .max_memories_per_component(4)
         .max_tables_per_component(8)
         .max_core_instances_per_component(8)
-        // the guest's shadow stack and static data live in the first pages: keep them mapped
-        // and zero them on reuse rather than faulting them in again on every call
-        .linear_memory_keep_resident(64 << 10);
+        // the guest's shadow stack (256 KiB, see guest_build.rs), static data and the start of
+        // its heap: zeroed on reuse instead of being faulted in again on every call
+        .linear_memory_keep_resident(512 << 10);
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.wasm_component_model(true);
