@@ -28,12 +28,7 @@ fn main() -> ExitCode {
     // The benchmark's own table goes to stdout; keep rmcp's session chatter out of stderr.
     let default_filter = if matches!(cli.command, Some(Command::Bench(_))) { "warn" } else { "info" };
     init_logging(log_format, default_filter);
-    let mut builder = if std::env::var("EQUINIX_MCP_RUNTIME").as_deref() == Ok("current") {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-    };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("equinix-mcp: cannot start the async runtime: {e}");
