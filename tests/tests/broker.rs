@@ -359,11 +359,49 @@ async fn mutate_tools_are_served_only_when_named() {
 
 /// Starts a confirm in the background and cancels it (the rmcp client sends
 /// `notifications/cancelled` when the call future is dropped) after `after`.
-async fn cancel_confirm_after(b: &Broker, token: &str, after: Duration) {
+async fn cancel_confirm_when(b: &Broker, token: &str, ready: impl AsyncFn() -> bool) {
     let params = CallToolRequestParams::new("fabric_confirm_change")
         .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
-    let outcome = tokio::time::timeout(after, b.server.client.call_tool(params)).await;
-    assert!(outcome.is_err(), "the call was expected to still be running: {outcome:?}");
+    let call = b.server.client.call_tool(params);
+    let wait = async {
+        for _ in 0..500 {
+            if ready().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the awaited moment never came");
+    };
+    tokio::select! {
+        outcome = call => panic!("the call was expected to still be running: {outcome:?}"),
+        _ = wait => {} // dropping `call` makes the client send notifications/cancelled
+    }
+}
+
+/// Replays `token` until the replay reports the first attempt's recorded outcome.
+async fn replay_once_settled(b: &Broker, token: &str) -> Value {
+    let mut replay = Value::Null;
+    for _ in 0..250 {
+        let (err, r) = b.confirm(token).await;
+        assert!(err, "a replay is refused: {r}");
+        assert_eq!(r["error"]["kind"], "replayed_token");
+        replay = r;
+        if !replay["error"]["first_attempt"].is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    replay
+}
+
+/// Whether the simulator has received a real (not dry-run) connection create.
+async fn create_reached_fabric(sim: &str) -> bool {
+    let stats = sim_stats(sim).await;
+    stats["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["method"] == "POST" && r["path"] == "/fabric/v4/connections" && r["query"] == "")
 }
 
 #[tokio::test]
@@ -371,12 +409,9 @@ async fn cancelling_during_the_prompt_is_call_cancelled_and_sends_nothing() {
     let client = TestClient::answering(Answer::Never);
     let b = broker(client.clone(), &[]).await;
     let p = b.propose(connection("cancel-mid-prompt", 1001)).await;
-    cancel_confirm_after(&b, &token(&p), Duration::from_millis(800)).await;
+    cancel_confirm_when(&b, &token(&p), async || !client.prompt_texts().is_empty()).await;
     assert_eq!(client.prompt_texts().len(), 1, "the person was being asked");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let (err, replay) = b.confirm(&token(&p)).await;
-    assert!(err);
-    assert_eq!(replay["error"]["kind"], "replayed_token");
+    let replay = replay_once_settled(&b, &token(&p)).await;
     assert_eq!(replay["error"]["first_attempt"]["human_confirmation"]["status"], "call_cancelled", "{replay}");
     assert_eq!(replay["error"]["first_attempt"]["executed"], false);
     assert_eq!(b.creates().await, 0);
@@ -388,11 +423,10 @@ async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
     let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
     let p = b.propose(connection("cancel-after-send", 1001)).await;
     inject(&b.sim, json!({"route": "POST /fabric/v4/connections", "mode": "stall", "stall_ms": 1500})).await;
-    cancel_confirm_after(&b, &token(&p), Duration::from_millis(600)).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    cancel_confirm_when(&b, &token(&p), async || create_reached_fabric(&b.sim).await).await;
+    // the create finishes after the stall; its outcome is then recorded with the used token
+    let replay = replay_once_settled(&b, &token(&p)).await;
     assert_eq!(b.creates().await, 1, "the create that was sent completed");
-    let (err, replay) = b.confirm(&token(&p)).await;
-    assert!(err);
     let first = &replay["error"]["first_attempt"];
     assert_eq!(first["executed"], true, "{replay}");
     assert!(first["created"]["uuid"].as_str().is_some());
