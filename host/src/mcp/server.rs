@@ -132,17 +132,27 @@ impl Broker {
                 true,
             ),
         };
-        let value = self.audit(tool.decl.read_only, name, started, value, is_error);
+        let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
         Ok(if is_error { tool_error(value) } else { CallToolResult::structured(value) })
     }
 
-    /// Records a mutating call in the audit log (synced) before its result goes out.
-    fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
-        let Some(log) = self.shared.audit.as_ref().filter(|_| !read_only) else { return value };
+    /// Records a mutating call in the audit log (synced) before its result goes out. The write
+    /// and fsync run on the blocking pool so they never stall other calls.
+    async fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
+        if read_only || self.shared.audit.is_none() {
+            return value;
+        }
         let entry = audit::entry(name, started, self.shared.clock.now_ms(), &value, is_error);
-        if let Err(e) = log.append(&entry) {
-            tracing::error!("could not write the audit log {}: {e}", log.path().display());
-            value["audit_warning"] = json!(format!("this outcome could not be written to the audit log: {e}"));
+        let shared = self.shared.clone();
+        let written = tokio::task::spawn_blocking(move || match &shared.audit {
+            Some(log) => log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display())),
+            None => Ok(()),
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")));
+        if let Err(e) = written {
+            tracing::error!("could not write the audit log {e}");
+            value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
         }
         value
     }
