@@ -183,35 +183,12 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
 
     let mut checks = r.checks;
     if !checks.request_matches_binding {
-        let v = finish(
-            host,
-            &token,
-            result,
-            Some(false),
-            "not_asked",
-            checks,
-            "the stored spec no longer compiles to the request the token is bound to; nothing was sent. Propose again."
-                .into(),
-        );
-        return Err(ToolError::new("binding_mismatch", v["message"].as_str().unwrap_or("").to_string())
-            .with("result", v.clone())
-            .with("confirm_checks", v["confirm_checks"].clone()));
+        let message = "the stored spec no longer compiles to the request the token is bound to; nothing was sent";
+        return Err(stopped_before_asking(host, &token, result, checks, "binding_mismatch", message.into()));
     }
     if !checks.not_expired {
-        let v = finish(
-            host,
-            &token,
-            result,
-            Some(false),
-            "not_asked",
-            checks,
-            format!(
-                "confirm token {token} expired (proposals live 10 minutes); nothing was sent. Propose the change again."
-            ),
-        );
-        return Err(
-            token_error("expired_token", v["message"].as_str().unwrap_or("").to_string(), checks).with("result", v)
-        );
+        let message = format!("confirm token {token} expired (proposals live 10 minutes); nothing was sent");
+        return Err(stopped_before_asking(host, &token, result, checks, "expired_token", message));
     }
 
     let status = host.confirm(prompt(&token, &r, now));
@@ -298,6 +275,19 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
             Err(ToolError::new(if cancelled { "cancelled" } else { "not_sent" }, message).with("result", v))
         }
     }
+}
+
+/// A token error raised after the take and before anyone is asked: recorded as `not_asked`.
+fn stopped_before_asking(
+    host: &mut impl Host,
+    token: &str,
+    result: Map<String, Value>,
+    checks: Checks,
+    kind: &'static str,
+    message: String,
+) -> ToolError {
+    let v = finish(host, token, result, Some(false), "not_asked", checks, message.clone());
+    token_error(kind, message, checks).with("result", v)
 }
 
 /// Completes a result, records it as the token's outcome (so a replay can report it), returns it.
