@@ -2,7 +2,7 @@
 
 use super::CallState;
 use crate::component::bindings::fabric;
-use crate::fabric_client::{ApiRequest, Method, RouteClass, SendError, allow_list};
+use crate::fabric_client::{ApiRequest, Method, RouteClass, SendError};
 
 impl fabric::Host for CallState {
     async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
@@ -17,25 +17,30 @@ impl fabric::Host for CallState {
         };
         let client = self.fabric.clone();
         let cancel = self.cancel.clone();
-        let class =
-            allow_list::check(request.method, &request.path, &request.query, client.config().mutate_enabled).ok();
-        let step = match class {
+        // Dry runs and creates are the slow, consequential steps worth a progress notification.
+        let step = match client.route_class(&request) {
             Some(RouteClass::DryRun) => Some("Fabric dry run"),
             Some(RouteClass::Create) => Some("Fabric create"),
             _ => None,
         };
         let progress = self.progress.clone().zip(step);
-        if let Some((p, step)) = &progress {
-            p.report(format!("{step} in flight: POST {}", request.path)).await;
-        }
-        let outcome = self.meter.outside_guest(client.send(&request, &cancel)).await;
-        if let Some((p, step)) = &progress {
-            let how = match &outcome {
-                Ok(r) => format!("answered HTTP {}", r.status),
-                Err(e) => format!("failed: {e:?}"),
-            };
-            p.report(format!("{step} {how}")).await;
-        }
+        let outcome = self
+            .meter
+            .outside_guest(async {
+                if let Some((p, step)) = &progress {
+                    p.report(format!("{step} in flight: POST {}", request.path)).await;
+                }
+                let outcome = client.send(&request, &cancel).await;
+                if let Some((p, step)) = &progress {
+                    let how = match &outcome {
+                        Ok(r) => format!("answered HTTP {}", r.status),
+                        Err(e) => format!("failed: {e:?}"),
+                    };
+                    p.report(format!("{step} {how}")).await;
+                }
+                outcome
+            })
+            .await;
         if let Err(SendError::Refused(why)) = &outcome {
             tracing::warn!(method = %request.method, path = %request.path, "refused component request: {why}");
         }

@@ -119,6 +119,11 @@ impl FabricClient {
         &self.config
     }
 
+    /// What the allow-list makes of `req` (`None`: it would be refused).
+    pub fn route_class(&self, req: &ApiRequest) -> Option<RouteClass> {
+        allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled).ok()
+    }
+
     /// Sends one request on the component's behalf.
     pub async fn send(&self, req: &ApiRequest, cancel: &CancellationToken) -> Result<ApiResponse, SendError> {
         let class = allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
