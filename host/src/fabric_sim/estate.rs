@@ -15,6 +15,11 @@ pub struct Estate {
     pub service_tokens: Vec<Value>,
 }
 
+/// The object of a collection with this `uuid`.
+pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
+    items.iter().find(|item| item["uuid"] == uuid)
+}
+
 /// A refused create: status and Fabric error array.
 pub struct Refused(pub u16, pub Value);
 
@@ -53,7 +58,7 @@ impl Estate {
     }
 
     pub fn port(&self, uuid: &str) -> Option<&Value> {
-        self.ports.iter().find(|p| p["uuid"] == uuid)
+        find_by_uuid(&self.ports, uuid)
     }
 
     /// VLANs in use on a port, from the connections (and tokens) that reference it.
@@ -145,8 +150,7 @@ impl Estate {
                     }
                 }
                 Some("SP") => {
-                    let uuid = &ap["profile"]["uuid"];
-                    if !self.profiles.iter().any(|p| &p["uuid"] == uuid) {
+                    if find_by_uuid(&self.profiles, ap["profile"]["uuid"].as_str().unwrap_or("")).is_none() {
                         return Err(bad(
                             "EQ-3142301",
                             "Given profile does not exist",
@@ -155,8 +159,7 @@ impl Estate {
                     }
                 }
                 Some("NETWORK") => {
-                    let uuid = &ap["network"]["uuid"];
-                    if !self.networks.iter().any(|n| &n["uuid"] == uuid) {
+                    if find_by_uuid(&self.networks, ap["network"]["uuid"].as_str().unwrap_or("")).is_none() {
                         return Err(bad(
                             "EQ-3142301",
                             "Given network does not exist",

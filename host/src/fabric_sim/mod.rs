@@ -461,6 +461,11 @@ fn search(items: &[Value], body: &Value, required: bool) -> Result<Value, Fail> 
     Ok(page(hits, offset, limit))
 }
 
+/// `GET .../{id}`: the object with that uuid, or Fabric's 404.
+fn by_uuid(items: &[Value], id: &str, what: &str) -> Result<(StatusCode, Value), Fail> {
+    estate::find_by_uuid(items, id).cloned().map(|v| (StatusCode::OK, v)).ok_or_else(|| not_found(what))
+}
+
 fn not_found(what: &str) -> Fail {
     fail(404, "EQ-3045811", &format!("{what} not found"), None)
 }
@@ -504,9 +509,7 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                 estate.metros.iter().find(|m| m["code"] == *code).cloned().map_or_else(|| Err(not_found("metro")), ok)
             }
             ("POST", ["fabric", "v4", "ports", "search"]) => ok(search(&estate.ports, &json_body, true)?),
-            ("GET", ["fabric", "v4", "ports", id]) => {
-                estate.port(id).cloned().map_or_else(|| Err(not_found("port")), ok)
-            }
+            ("GET", ["fabric", "v4", "ports", id]) => by_uuid(&estate.ports, id, "port"),
             ("GET", ["fabric", "v4", "ports", id, "linkProtocols"]) => {
                 if estate.port(id).is_none() {
                     return Err(not_found("port"));
@@ -515,32 +518,15 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                 ok(page(estate.link_protocols(id), offset, limit))
             }
             ("POST", ["fabric", "v4", "serviceProfiles", "search"]) => ok(search(&estate.profiles, &json_body, false)?),
-            ("GET", ["fabric", "v4", "serviceProfiles", id]) => estate
-                .profiles
-                .iter()
-                .find(|p| p["uuid"] == *id)
-                .cloned()
-                .map_or_else(|| Err(not_found("service profile")), ok),
+            ("GET", ["fabric", "v4", "serviceProfiles", id]) => by_uuid(&estate.profiles, id, "service profile"),
             ("POST", ["fabric", "v4", "connections", "search"]) => ok(search(&estate.connections, &json_body, false)?),
-            ("GET", ["fabric", "v4", "connections", id]) => estate
-                .connections
-                .iter()
-                .find(|c| c["uuid"] == *id)
-                .cloned()
-                .map_or_else(|| Err(not_found("connection")), ok),
+            ("GET", ["fabric", "v4", "connections", id]) => by_uuid(&estate.connections, id, "connection"),
             ("POST", ["fabric", "v4", "networks", "search"]) => ok(search(&estate.networks, &json_body, false)?),
-            ("GET", ["fabric", "v4", "networks", id]) => {
-                estate.networks.iter().find(|n| n["uuid"] == *id).cloned().map_or_else(|| Err(not_found("network")), ok)
-            }
+            ("GET", ["fabric", "v4", "networks", id]) => by_uuid(&estate.networks, id, "network"),
             ("POST", ["fabric", "v4", "serviceTokens", "search"]) => {
                 ok(search(&estate.service_tokens, &json_body, false)?)
             }
-            ("GET", ["fabric", "v4", "serviceTokens", id]) => estate
-                .service_tokens
-                .iter()
-                .find(|t| t["uuid"] == *id)
-                .cloned()
-                .map_or_else(|| Err(not_found("service token")), ok),
+            ("GET", ["fabric", "v4", "serviceTokens", id]) => by_uuid(&estate.service_tokens, id, "service token"),
             ("POST", ["fabric", "v4", "prices", "search"]) => match prices::search(&json_body) {
                 Ok(rows) => {
                     let n = rows.len();
