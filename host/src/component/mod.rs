@@ -151,10 +151,6 @@ impl ComponentRuntime {
         Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop })
     }
 
-    pub fn surface(&self) -> &surface::Surface {
-        &self.surface
-    }
-
     pub fn sha256(&self) -> &str {
         &self.surface.sha256
     }

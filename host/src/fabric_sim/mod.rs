@@ -91,12 +91,6 @@ pub struct Stats {
     pub dry_runs: HashMap<String, u64>,
 }
 
-impl Stats {
-    pub fn creates_total(&self) -> u64 {
-        self.creates.values().sum()
-    }
-}
-
 /// A fault to inject into the next matching requests.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Fault {
@@ -193,10 +187,6 @@ impl SimHandle {
     /// Forgets every issued token, as if they all expired at once.
     pub fn expire_tokens(&self) {
         self.sim.inner.lock().unwrap().tokens.clear();
-    }
-
-    pub fn set_latency(&self, latency: Duration) {
-        self.sim.inner.lock().unwrap().config.latency = latency;
     }
 }
 

@@ -27,7 +27,6 @@ pub struct ToolRegistry {
     served: Vec<RegisteredTool>,
     index: HashMap<String, usize>,
     enabled_toolsets: BTreeSet<String>,
-    all_toolsets: BTreeSet<String>,
 }
 
 /// An argument problem, named by JSON pointer.
@@ -67,7 +66,7 @@ impl ToolRegistry {
         let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
         let served: Vec<RegisteredTool> = checked.into_iter().filter(|t| enabled.contains(&t.decl.toolset)).collect();
         let index = served.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
-        Ok(ToolRegistry { served, index, enabled_toolsets: enabled, all_toolsets })
+        Ok(ToolRegistry { served, index, enabled_toolsets: enabled })
     }
 
     pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
@@ -80,10 +79,6 @@ impl ToolRegistry {
 
     pub fn enabled_toolsets(&self) -> &BTreeSet<String> {
         &self.enabled_toolsets
-    }
-
-    pub fn all_toolsets(&self) -> &BTreeSet<String> {
-        &self.all_toolsets
     }
 }
 
