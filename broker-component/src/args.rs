@@ -32,7 +32,8 @@ impl Args {
         Ok(Args { obj })
     }
 
-    fn get(&self, key: &str) -> Option<&Value> {
+    /// The argument's JSON value, for callers that parse it further themselves.
+    pub fn get(&self, key: &str) -> Option<&Value> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
 

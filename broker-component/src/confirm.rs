@@ -31,9 +31,8 @@ pub const SCHEMA: &str = r#"{
 }"#;
 
 fn parse(arguments: &str) -> Result<String, ToolError> {
-    Args::parse(arguments, &["confirm_token"])?;
-    let v: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
-    match v.get("confirm_token") {
+    let args = Args::parse(arguments, &["confirm_token"])?;
+    match args.get("confirm_token") {
         Some(Value::String(s)) if is_token(s) => Ok(s.clone()),
         Some(other) => Err(ToolError::invalid_argument(
             "/confirm_token",

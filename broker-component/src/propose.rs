@@ -35,14 +35,12 @@ pub const SCHEMA: &str = r#"{
 
 /// What `fabric_propose_change` parsed: the change type and its typed spec.
 pub fn parse(arguments: &str) -> Result<Spec, ToolError> {
-    let value: Value =
-        serde_json::from_str(arguments).map_err(|e| ToolError::invalid_argument("", format!("not valid JSON: {e}")))?;
     let args = Args::parse(arguments, &["change_type", "spec"])?;
     let kind = args
         .opt_enum("change_type", ChangeType::NAMES)?
         .ok_or_else(|| ToolError::invalid_argument("/change_type", "is required"))?;
     let change_type = ChangeType::parse(kind).expect("listed in NAMES");
-    let spec = value.get("spec").ok_or_else(|| ToolError::invalid_argument("/spec", "is required"))?;
+    let spec = args.get("spec").ok_or_else(|| ToolError::invalid_argument("/spec", "is required"))?;
     Spec::parse(change_type, spec, "/spec")
 }
 
