@@ -357,6 +357,7 @@ fn preview_shows_the_prompt_without_consuming() {
     let token = propose(&mut host)["confirm_token"].as_str().unwrap().to_string();
     let preview: Value = serde_json::from_str(&preview_confirm(&mut host, &token).unwrap()).unwrap();
     assert_eq!(preview["title"], "Create Fabric connection?");
+    assert_eq!(preview["expires_in_ms"], 600_000, "the sealed state lives as long as the proposal");
     assert!(matches!(host.store.get(&token), Some(Taken::Found(_))));
     host.push(201, r#"{"uuid":"0a1b2c3d-0000-4000-8000-000000000003"}"#);
     assert_eq!(confirm(&mut host, &token).unwrap()["human_confirmation"]["status"], "accepted");

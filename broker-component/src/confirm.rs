@@ -19,7 +19,10 @@ pub const NAME: &str = "fabric_confirm_change";
 pub const DESCRIPTION: &str = "Execute a proposal from fabric_propose_change after the person at the MCP client \
 approves it in a confirmation prompt. Takes only the confirm token: what is sent is exactly the request the dry run \
 validated. The token is consumed by this call whatever happens; if the person declines or the prompt fails, propose \
-again. The result says whether the create executed, the person's answer, and the five confirm checks.";
+again. The result says whether the create executed, the person's answer, and the five confirm checks. Needs an MCP \
+client that can show the person a form: form elicitation (protocol 2025-06-18 or later) or the 2026-07-28 \
+input-required round trip. With neither, nothing is executed (status unsupported_by_client) unless the operator \
+started the server with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
 
 pub const SCHEMA: &str = r#"{
   "type": "object",
@@ -346,6 +349,7 @@ pub fn preview(host: &mut impl Host, token: &str) -> Result<Value, ToolError> {
         "message": p.message,
         "fields": p.fields,
         "request_sha256": r.proposal.request_sha256,
+        "expires_in_ms": r.proposal.expires_at_ms.saturating_sub(now),
         "confirm_checks": r.checks.to_json(),
     }))
 }

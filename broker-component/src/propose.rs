@@ -19,7 +19,8 @@ pub const NAME: &str = "fabric_propose_change";
 pub const DESCRIPTION: &str = "Propose one Fabric create (connection, network or service token). The exact request \
 is validated by a real Fabric dry run (dryRun=true; nothing is provisioned) and priced where Fabric can price it; \
 the result holds a single-use confirm_token valid for 10 minutes. Nothing is created until fabric_confirm_change is \
-called and the person at the MCP client approves. `spec` uses the Fabric v4 request field names (camelCase), e.g. \
+called and the person at the MCP client approves (which needs a client that supports form elicitation or the \
+2026-07-28 input-required round trip; see fabric_confirm_change). `spec` uses the Fabric v4 request field names (camelCase), e.g. \
 for connection_create: {type, name, bandwidth, aSide:{accessPoint:{type, port:{uuid}, linkProtocol:{type, vlanTag}}}, \
 zSide:{...}, notifications:[{type, emails}], project:{projectId}}.";
 

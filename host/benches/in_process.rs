@@ -39,6 +39,7 @@ impl Fixture {
             unconfirmed_allowed: false,
             meter: GuestMeter::new(Duration::from_secs(2)),
             progress: None,
+            principal: Default::default(),
         }
     }
 }
@@ -73,9 +74,10 @@ fn schema_validation(bencher: divan::Bencher) {
 fn proposal_store_put_take(bencher: divan::Bencher) {
     let store = ProposalStore::new();
     let record = vec![7u8; 600];
+    let who = equinix_mcp::principal::Principal::local();
     bencher.bench_local(|| {
-        let (token, _) = store.put(record.clone(), u64::MAX, 20, 0);
-        store.take(&token)
+        let (token, _) = store.put(&who, record.clone(), u64::MAX, 20, 0);
+        store.take(&who, &token)
     });
 }
 

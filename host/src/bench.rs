@@ -182,6 +182,7 @@ async fn instantiation_p50(n: usize) -> anyhow::Result<(f64, f64)> {
             cancel: Default::default(),
             unconfirmed_allowed: false,
             progress: None,
+            principal: Default::default(),
             meter: GuestMeter::new(Duration::from_secs(2)),
         };
         let t = Instant::now();

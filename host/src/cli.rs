@@ -5,9 +5,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// Environment-only settings (secrets stay out of the process list).
+const ENV_ONLY: &str = "Environment only:
+  EQUINIX_API_CLIENTSECRET  OAuth2 client secret for EQUINIX_API_CLIENTID
+  EQUINIX_MCP_STATE_KEY     base64 key (>= 32 bytes) sealing 2026-07-28 confirmation state;
+                            the same on every HTTP replica (default: random per process)";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "equinix-mcp",
+    after_help = ENV_ONLY,
     about = "MCP server for Equinix Fabric: read-only tools plus the Safe Mutation Broker (propose, real dry run, human confirmation)",
     args_conflicts_with_subcommands = true
 )]
@@ -64,7 +71,8 @@ pub enum Transport {
     /// MCP over stdin/stdout.
     #[default]
     Stdio,
-    /// MCP streamable HTTP at `http://LISTEN/mcp` (loopback only: there is no HTTP auth layer).
+    /// MCP streamable HTTP at `http://LISTEN/mcp` (127.0.0.1/::1 only, unless bearer tokens are
+    /// configured with --auth-token-file).
     Http,
 }
 
@@ -80,6 +88,7 @@ fn default_listen() -> SocketAddr {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(after_help = ENV_ONLY)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub component: ComponentArgs,
@@ -88,9 +97,29 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
 
-    /// Address for `--transport http` (loopback only).
+    /// Address for `--transport http`. Anything but 127.0.0.1 or ::1 needs --auth-token-file and
+    /// --allowed-host.
     #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
     pub listen: SocketAddr,
+
+    /// HTTP bearer tokens, one per line as `TOKEN` or `LABEL TOKEN` (the label names the
+    /// principal whose proposals the token can see); must not be group/world-readable.
+    #[arg(long, env = "EQUINIX_MCP_AUTH_TOKEN_FILE", value_name = "PATH")]
+    pub auth_token_file: Option<PathBuf>,
+
+    /// A `Host` header value HTTP clients use (repeatable, or comma-separated in the env var);
+    /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.
+    #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+
+    /// Largest HTTP request body accepted, in bytes (larger ones get 413).
+    #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]
+    pub max_request_bytes: usize,
+
+    /// On SIGINT/SIGTERM, how long calls in flight (a confirmation waiting for its person) may
+    /// still finish before they are cancelled, in milliseconds.
+    #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_GRACE_MS", default_value_t = 30_000, value_name = "MS")]
+    pub shutdown_grace_ms: u64,
 
     /// Comma-separated toolsets to serve. Default: every read-only toolset. `all` means every
     /// read-only toolset; `mutate` (the broker) is served only when named.

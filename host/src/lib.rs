@@ -13,10 +13,13 @@ pub mod cli;
 pub mod component;
 pub mod fabric_client;
 pub mod fabric_sim;
+pub mod http_transport;
 pub mod inspect;
 pub mod mcp;
+pub mod principal;
 pub mod secret;
 pub mod serve;
+pub mod shutdown;
 pub mod tools_cmd;
 
 /// The broker component built from `broker-component/` by `build.rs`.

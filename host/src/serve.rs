@@ -14,6 +14,7 @@ use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::fabric_sim;
+use crate::http_transport::{AuthTokens, HttpOptions};
 use crate::mcp::{Broker, BrokerSettings, Selection, ToolRegistry, server::Shared};
 use crate::secret::Secret;
 
@@ -130,9 +131,8 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
     };
-    let key: [u8; 32] = rand::random();
-    let request_state = rmcp::model::RequestStateCodec::try_new(key.to_vec())
-        .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
+    let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
+    let (request_state, key_source) = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
     // Only a server that can mutate needs (and opens) the audit log.
     let audit = if registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
         let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
@@ -143,8 +143,16 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         None
     };
     let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
-    let banner = format!("{banner} | audit log: {audit_text}");
-    let broker = Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state, audit });
+    let mut banner = format!("{banner} | audit log: {audit_text} | confirmation state key: {key_source}");
+    if args.allow_unconfirmed_mutations {
+        banner.push_str(
+            " | WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true: confirmed proposals execute without a person's \
+             approval when the client cannot show a form",
+        );
+    }
+    let lifecycle = Default::default();
+    let broker =
+        Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state, audit, lifecycle });
     Ok(Ready { broker, sim, banner })
 }
 
@@ -166,6 +174,7 @@ pub async fn load_registry(
         unconfirmed_allowed: false,
         meter: GuestMeter::new(runtime.limits().guest_time),
         progress: None,
+        principal: Default::default(),
     };
     let catalog = runtime
         .catalog(state)
@@ -178,45 +187,48 @@ pub async fn load_registry(
 
 /// `equinix-mcp serve`.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    if args.transport == Transport::Http && !args.listen.ip().is_loopback() {
-        bail!(
-            "--listen {} is not a loopback address: the HTTP transport has no authentication layer, so it \
-             only listens on 127.0.0.1 or ::1 (put an authenticating proxy in front for remote use)",
-            args.listen
-        );
-    }
+    let shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
+    // The exposure rules are checked before anything starts.
+    let http = match args.transport {
+        Transport::Http => {
+            let auth = args.auth_token_file.as_deref().map(AuthTokens::load).transpose()?.map(Arc::new);
+            let options = HttpOptions {
+                listen: args.listen,
+                auth,
+                allowed_hosts: args.allowed_hosts.clone(),
+                max_request_bytes: args.max_request_bytes,
+                shutdown_grace,
+            };
+            options.check()?;
+            Some(options)
+        }
+        Transport::Stdio => None,
+    };
     let ready = prepare(&args).await?;
     tracing::info!("{}", ready.banner);
-    match args.transport {
-        Transport::Stdio => {
-            let service =
-                ready.broker.clone().serve(rmcp::transport::stdio_pipes()).await.context("starting MCP over stdio")?;
-            service.waiting().await.context("serving MCP over stdio")?;
-        }
-        Transport::Http => serve_http(ready.broker.clone(), args.listen).await?,
+    match http {
+        None => serve_stdio(&ready.broker, shutdown_grace).await?,
+        Some(options) => crate::http_transport::serve(ready.broker.clone(), options).await?,
     }
     drop(ready.sim);
     Ok(())
 }
 
-/// Streamable HTTP in session mode, so clients on the initialize lifecycle can be asked to
-/// confirm; 2026-07-28 clients use the stateless round trip either way.
-async fn serve_http(broker: Broker, listen: std::net::SocketAddr) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
-    let addr = listener.local_addr()?;
-    let service = StreamableHttpService::new(
-        move || Ok(broker.clone()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    tracing::info!("MCP streamable HTTP listening on http://{addr}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving MCP over HTTP")
+/// MCP over stdin/stdout until the client closes it, or until SIGINT/SIGTERM (then calls in
+/// flight get the grace period, see [`crate::shutdown`]).
+async fn serve_stdio(broker: &Broker, grace: Duration) -> anyhow::Result<()> {
+    let service = broker.clone().serve(rmcp::transport::stdio_pipes()).await.context("starting MCP over stdio")?;
+    let cancel = service.cancellation_token();
+    let mut waiting = std::pin::pin!(service.waiting());
+    tokio::select! {
+        ended = &mut waiting => { ended.context("serving MCP over stdio")?; }
+        signal = crate::shutdown::signal() => {
+            tracing::info!(in_flight = broker.shared().lifecycle.in_flight(), "{signal}: shutting down");
+            let drained = broker.shared().lifecycle.drain(grace).await;
+            tracing::info!(in_flight = drained.in_flight, cancelled = drained.cancelled, "calls drained");
+            cancel.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(5), waiting).await;
+        }
+    }
+    Ok(())
 }

@@ -20,6 +20,12 @@ fn serve_help_names_every_environment_variable() {
         "EQUINIX_MCP_ELICIT_TIMEOUT_MS",
         "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
         "EQUINIX_MCP_CACHE_DIR",
+        "EQUINIX_MCP_AUTH_TOKEN_FILE",
+        "EQUINIX_MCP_ALLOWED_HOSTS",
+        "EQUINIX_MCP_MAX_REQUEST_BYTES",
+        "EQUINIX_MCP_SHUTDOWN_GRACE_MS",
+        "EQUINIX_MCP_STATE_KEY",
+        "EQUINIX_API_CLIENTSECRET",
     ] {
         assert!(text.contains(var), "{var} missing from serve --help");
     }

@@ -1,83 +1,254 @@
-//! The streamable HTTP transport: the same catalog and broker over `--transport http` on
-//! loopback, with elicitation in session mode.
+//! The streamable HTTP transport (issue 8): the catalog and broker over `--transport http`,
+//! elicitation on legacy sessions, the 2026-07-28 stateless confirmation, bearer tokens and
+//! principals, the exposure rules, the body cap and graceful shutdown.
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
+use common::http::{HttpServer, connect, token_file};
 use common::*;
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
+use serde_json::json;
 
-/// Spawns `serve --transport http` on a free loopback port; returns the child, its URL and the
-/// embedded simulator's URL, read from stderr.
-async fn http_server(extra: &[&str]) -> (tokio::process::Child, String, String) {
-    let mut args = vec!["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0"];
-    args.extend_from_slice(extra);
-    let mut cmd = command(&args, &[]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut mcp, mut sim) = (None, None);
-    while mcp.is_none() || sim.is_none() {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .expect("server exited");
-        if let Some(at) = line.find("listening on ") {
-            mcp = Some(line[at + 13..].trim().to_string());
-        }
-        if let Some(at) = line.find("simulator at ") {
-            sim = Some(line[at + 13..].split(' ').next().unwrap().to_string());
-        }
-    }
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, mcp.unwrap(), sim.unwrap())
-}
+const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
+const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
 
 #[tokio::test]
 async fn the_catalog_and_the_broker_work_over_streamable_http() {
     equinix_mcp::install_crypto_provider();
-    let (mut child, url, sim) = http_server(&["--toolsets", "all,mutate"]).await;
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "all,mutate"], &[]).await;
+    assert!(server.url.starts_with("http://127.0.0.1:") && server.url.ends_with("/mcp"), "{}", server.url);
     let client = TestClient::answering(Answer::Accept { confirm: true });
-    let service = client.clone().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    let service = server.connect(None, client.clone(), false).await;
     let tools = service.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "fabric_propose_change"));
+    let metros = call_on(&service, "fabric_list_metros", json!({"limit": 2})).await;
+    assert_eq!(structured(&metros)["next_offset"], 2);
 
-    let call = |name: &str, args: Value| {
-        CallToolRequestParams::new(name.to_string()).with_arguments(args.as_object().unwrap().clone())
-    };
-    let metros = service.call_tool(call("fabric_list_metros", json!({"limit": 2}))).await.unwrap();
-    assert_eq!(metros.structured_content.unwrap()["next_offset"], 2);
-
-    let spec = json!({"type": "EVPL_VC", "name": "over-http", "bandwidth": 100,
-        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a600"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 3600}}},
-        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a610"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 3600}}},
-        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
-    let p = service
-        .call_tool(call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})))
-        .await
-        .unwrap();
-    let token = p.structured_content.unwrap()["confirm_token"].clone();
-    let c = service.call_tool(call("fabric_confirm_change", json!({"confirm_token": token}))).await.unwrap();
-    let out = c.structured_content.unwrap();
-    assert_eq!(out["executed"], true, "{out}");
-    assert_eq!(client.prompt_texts().len(), 1, "the person was asked over the HTTP session");
-    assert_eq!(creates(&sim, "connections").await, 1);
+    let p = propose_on(&service, "over-http", 3600).await;
+    let c = call_on(&service, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    assert_eq!(structured(&c)["executed"], true, "{:?}", c.structured_content);
+    assert_eq!(client.prompt_texts().len(), 1, "the person was asked over the legacy HTTP session");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
     let _ = service.cancel().await;
-    child.kill().await.unwrap();
 }
 
 #[tokio::test]
-async fn http_refuses_to_listen_beyond_loopback() {
+async fn a_2026_client_confirms_statelessly_over_http() {
+    equinix_mcp::install_crypto_provider();
+    let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate"], &[]).await;
+    let service = server.connect(None, TestClient::plain(), true).await;
+    common::rounds::stateless_round_trips(&service, &server.sim).await;
+    let _ = service.cancel().await;
+}
+
+#[tokio::test]
+async fn beyond_127_0_0_1_the_server_needs_tokens_and_host_names_and_refuses_requests_without_a_token() {
+    equinix_mcp::install_crypto_provider();
+    // 127.0.0.2 stands in for a non-loopback interface: only 127.0.0.1 and ::1 go unauthenticated
     let (ok, _, stderr) =
-        run_to_exit(&["serve", "--fabric-sim", "--transport", "http", "--listen", "0.0.0.0:0"], &[]).await;
-    assert!(!ok);
-    assert!(stderr.contains("not a loopback address"), "{stderr}");
+        run_to_exit(&["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.2:0"], &[]).await;
+    assert!(!ok && stderr.contains("--auth-token-file"), "{stderr}");
+    let tokens = token_file(&[("alice", ALICE)]);
+    let tokens = tokens.to_str().unwrap();
+    let (ok, _, stderr) = run_to_exit(
+        &["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.2:0", "--auth-token-file", tokens],
+        &[],
+    )
+    .await;
+    assert!(!ok && stderr.contains("--allowed-host"), "{stderr}");
+
+    let server = HttpServer::start(
+        "127.0.0.2:0",
+        &["--toolsets", "metros", "--auth-token-file", tokens, "--allowed-host", "127.0.0.2"],
+        &[],
+    )
+    .await;
+    assert!(server.url.starts_with("http://127.0.0.2:"), "{}", server.url);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "0"}}});
+    for auth in [None, Some("Bearer not-a-token"), Some(&*format!("Bearer {}", &ALICE[..ALICE.len() - 1]))] {
+        let mut req = http().post(&server.url).header("accept", "application/json, text/event-stream").json(&init);
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), 401, "{auth:?}");
+        assert!(r.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert!(body["message"].as_str().unwrap().contains("Authorization: Bearer"), "{body}");
+    }
+    assert!(connect(&server.url, None, TestClient::plain(), false).await.is_err(), "an rmcp client without a token");
+    let service = server.connect(Some(ALICE), TestClient::plain(), false).await;
+    let metros = call_on(&service, "fabric_list_metros", json!({"limit": 1})).await;
+    assert!(!is_error(&metros));
+    let log = server.stderr_text();
+    assert!(log.contains("refused an HTTP request") && !log.contains(ALICE), "tokens never reach the log");
+    let _ = service.cancel().await;
+}
+
+#[tokio::test]
+async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
+    equinix_mcp::install_crypto_provider();
+    let tokens = token_file(&[("alice", ALICE), ("bob", BOB)]);
+    let server = HttpServer::start(
+        "127.0.0.1:0",
+        &["--toolsets", "metros,mutate", "--auth-token-file", tokens.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    let accept = || TestClient::answering(Answer::Accept { confirm: true });
+    let alice = server.connect(Some(ALICE), accept(), false).await;
+    let bob = server.connect(Some(BOB), accept(), false).await;
+    let bob_2026 = server.connect(Some(BOB), TestClient::plain(), true).await;
+    let p = propose_on(&alice, "alices", 1601).await;
+    let token = p["confirm_token"].clone();
+
+    for (who, client) in [("bob", &bob), ("bob on 2026-07-28", &bob_2026)] {
+        let r = call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await;
+        assert!(is_error(&r), "{who} confirmed alice's proposal");
+        assert_eq!(structured(&r)["error"]["kind"], "unknown_token", "{who}");
+    }
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+
+    // bob filling his own 20 slots evicts none of alice's
+    for i in 0..21 {
+        let q = propose_on(&bob, &format!("bobs-{i}"), 1700 + i).await;
+        assert!(!q["evicted_proposals"].to_string().contains(token.as_str().unwrap()));
+    }
+
+    // alice on a second session (another connection, same token) confirms it
+    let alice_again = server.connect(Some(ALICE), accept(), false).await;
+    let r = call_on(&alice_again, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    for s in [alice, bob, bob_2026, alice_again] {
+        let _ = s.cancel().await;
+    }
+}
+
+#[tokio::test]
+async fn an_oversize_request_body_gets_413_and_nothing_else_happens() {
+    equinix_mcp::install_crypto_provider();
+    let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros", "--max-request-bytes", "65536"], &[]).await;
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "fabric_list_metros", "arguments": {"padding": "x".repeat(100_000)}}});
+    let r = http()
+        .post(&server.url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let service = server.connect(None, TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&service, "fabric_list_metros", json!({"limit": 1})).await), "the server still serves");
+    let _ = service.cancel().await;
+}
+
+#[tokio::test]
+async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
+    equinix_mcp::install_crypto_provider();
+    let mut server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate"], &[]).await;
+    let client = TestClient::answering(Answer::AcceptAfter(Duration::from_millis(1500)));
+    let service = server.connect(None, client.clone(), false).await;
+    let p = propose_on(&service, "draining", 1801).await;
+    let confirming = {
+        let peer = service.peer().clone();
+        let token = p["confirm_token"].clone();
+        tokio::spawn(async move {
+            let params = rmcp::model::CallToolRequestParams::new("fabric_confirm_change")
+                .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
+            peer.call_tool(params).await
+        })
+    };
+    while client.prompt_texts().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.terminate();
+    // a call made during the drain is refused, and says so
+    let mut refused = None;
+    for _ in 0..50 {
+        let r = call_on(&service, "fabric_list_metros", json!({"limit": 1})).await;
+        if is_error(&r) {
+            refused = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = refused.expect("new calls are refused once shutdown began");
+    assert_eq!(structured(&refused)["error"]["kind"], "shutting_down");
+    let done = confirming.await.unwrap().expect("the confirmation in flight got its result");
+    assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    let status = tokio::time::timeout(Duration::from_secs(20), server.child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status:?}\n{}", server.stderr_text());
+    assert!(server.stderr_text().contains("SIGTERM: shutting down"));
+}
+
+#[tokio::test]
+async fn a_confirmation_still_waiting_after_the_grace_period_is_cancelled_and_audited() {
+    equinix_mcp::install_crypto_provider();
+    let mut server =
+        HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate", "--shutdown-grace-ms", "300"], &[]).await;
+    let client = TestClient::answering(Answer::Never);
+    let service = server.connect(None, client.clone(), false).await;
+    let p = propose_on(&service, "abandoned", 1802).await;
+    let peer = service.peer().clone();
+    let token = p["confirm_token"].clone();
+    tokio::spawn(async move {
+        let params = rmcp::model::CallToolRequestParams::new("fabric_confirm_change")
+            .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
+        let _ = peer.call_tool(params).await;
+    });
+    while client.prompt_texts().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.terminate();
+    let status = tokio::time::timeout(Duration::from_secs(20), server.child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status:?}\n{}", server.stderr_text());
+    assert_eq!(executed_in_audit(&server), 0);
+    let entries = server.audit_entries();
+    let confirm = entries.iter().find(|e| e["tool"] == "fabric_confirm_change").expect("the confirm was audited");
+    assert_eq!(confirm["human_status"], "call_cancelled", "{confirm}");
+    assert_eq!(confirm["executed"], false);
+}
+
+/// The embedded simulator dies with the server; its last word is the audit log, which records
+/// whether a create was executed.
+fn executed_in_audit(server: &HttpServer) -> usize {
+    server.audit_entries().iter().filter(|e| e["executed"] == true).count()
+}
+
+#[tokio::test]
+async fn a_malformed_state_key_or_a_readable_token_file_stops_start_up() {
+    let short = "c2hvcnQ="; // "short"
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim"], &[("EQUINIX_MCP_STATE_KEY", short)]).await;
+    assert!(!ok && stderr.contains("EQUINIX_MCP_STATE_KEY decodes to 5 bytes"), "{stderr}");
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim"], &[("EQUINIX_MCP_STATE_KEY", "%%%")]).await;
+    assert!(!ok && stderr.contains("not base64") && !stderr.contains("%%%"), "{stderr}");
+
+    let tokens = token_file(&[("alice", ALICE)]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let (ok, _, stderr) = run_to_exit(
+        &["serve", "--fabric-sim", "--transport", "http", "--auth-token-file", tokens.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    assert!(!ok && stderr.contains("chmod 600") && !stderr.contains(ALICE), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_banner_warns_when_unconfirmed_mutations_are_allowed() {
+    let server = HttpServer::start(
+        "127.0.0.1:0",
+        &["--toolsets", "mutate"],
+        &[("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")],
+    )
+    .await;
+    assert!(server.stderr_text().contains("WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true"));
 }

@@ -16,6 +16,7 @@ use wasmtime::StoreLimits;
 
 use crate::component::bindings::proposal_store as wit_store;
 use crate::fabric_client::FabricClient;
+use crate::principal::Principal;
 pub use clock::Clock;
 pub use confirmation::{Confirmer, NobodyToAsk, Prompt};
 pub use proposal_store::ProposalStore;
@@ -32,6 +33,8 @@ pub struct CallState {
     pub meter: GuestMeter,
     /// Where to report slow steps, when the client sent a progress token.
     pub progress: Option<std::sync::Arc<progress::Progress>>,
+    /// Whose proposals this call may see and create.
+    pub principal: Principal,
 }
 
 /// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
@@ -70,20 +73,21 @@ impl GuestMeter {
 
 impl wit_store::Host for CallState {
     fn put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> wasmtime::Result<wit_store::Stored> {
-        let (token, evicted) = self.proposals.put(record, expires_at_ms, capacity, self.clock.now_ms());
+        let (token, evicted) =
+            self.proposals.put(&self.principal, record, expires_at_ms, capacity, self.clock.now_ms());
         Ok(wit_store::Stored { token, evicted })
     }
 
     fn peek(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
-        Ok(taken(self.proposals.peek(&token)))
+        Ok(taken(self.proposals.peek(&self.principal, &token)))
     }
 
     fn take(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
-        Ok(taken(self.proposals.take(&token)))
+        Ok(taken(self.proposals.take(&self.principal, &token)))
     }
 
     fn settle(&mut self, token: String, outcome: Vec<u8>) -> wasmtime::Result<()> {
-        self.proposals.settle(&token, outcome);
+        self.proposals.settle(&self.principal, &token, outcome);
         Ok(())
     }
 }

@@ -4,9 +4,15 @@
 //! rules (10-minute TTL, 20 pending, the five confirm checks) are the component's. Keeping the
 //! store in the host keeps the component stateless, so every call runs on a fresh instance and
 //! two concurrent confirms of one token race on one mutex-guarded `take`.
+//!
+//! Every token belongs to the [`Principal`] that proposed it: another principal is told the
+//! token is unknown (it learns nothing about it and cannot consume it), and capacity counts each
+//! principal's pending proposals separately, so one client cannot evict another's.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+
+use crate::principal::Principal;
 
 /// How many used/evicted/expired tokens are remembered, so replays get a precise answer.
 const REMEMBERED: usize = 4096;
@@ -20,19 +26,36 @@ pub enum Taken {
 }
 
 #[derive(Debug)]
-enum Slot {
+enum State {
     Pending { record: Vec<u8>, expires_at_ms: u64 },
     Used { outcome: Option<Vec<u8>> },
     Evicted,
 }
 
+#[derive(Debug)]
+struct Slot {
+    owner: Principal,
+    state: State,
+}
+
 #[derive(Default)]
 struct Inner {
     slots: HashMap<String, Slot>,
-    /// Pending tokens that still count towards capacity, oldest first.
-    pending: VecDeque<String>,
+    /// Per principal, the pending tokens that still count towards capacity, oldest first.
+    pending: HashMap<Principal, VecDeque<String>>,
     /// Every token in mint order, to forget the oldest settled ones.
     minted: VecDeque<String>,
+}
+
+impl Inner {
+    /// The slot of `token` if `who` owns it; someone else's token looks unknown.
+    fn owned(&mut self, who: &Principal, token: &str) -> Option<&mut Slot> {
+        self.slots.get_mut(token).filter(|s| &s.owner == who)
+    }
+
+    fn pending_total(&self) -> usize {
+        self.pending.values().map(VecDeque::len).sum()
+    }
 }
 
 #[derive(Default)]
@@ -45,85 +68,99 @@ impl ProposalStore {
         Self::default()
     }
 
-    /// Stores `record`; returns the new token and the tokens evicted to make room.
-    pub fn put(&self, record: Vec<u8>, expires_at_ms: u64, capacity: u32, now_ms: u64) -> (String, Vec<String>) {
+    /// Stores `record` for `who`; returns the new token and `who`'s tokens evicted to make room.
+    pub fn put(
+        &self,
+        who: &Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> (String, Vec<String>) {
         let mut inner = self.inner.lock().unwrap();
         let inner = &mut *inner;
+        let mut queue = inner.pending.remove(who).unwrap_or_default();
         // Expired proposals no longer occupy a slot; they stay findable so a late confirm is
         // told "expired" rather than "unknown".
-        inner.pending.retain(|t| match inner.slots.get(t) {
-            Some(Slot::Pending { expires_at_ms, .. }) => *expires_at_ms > now_ms,
+        queue.retain(|t| match inner.slots.get(t).map(|s| &s.state) {
+            Some(State::Pending { expires_at_ms, .. }) => *expires_at_ms > now_ms,
             _ => false,
         });
         let mut evicted = Vec::new();
-        while inner.pending.len() >= capacity.max(1) as usize {
-            let Some(oldest) = inner.pending.pop_front() else {
+        while queue.len() >= capacity.max(1) as usize {
+            let Some(oldest) = queue.pop_front() else {
                 break;
             };
-            inner.slots.insert(oldest.clone(), Slot::Evicted);
+            if let Some(slot) = inner.slots.get_mut(&oldest) {
+                slot.state = State::Evicted;
+            }
             evicted.push(oldest);
         }
         let token = mint_token();
-        inner.slots.insert(token.clone(), Slot::Pending { record, expires_at_ms });
-        inner.pending.push_back(token.clone());
+        inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: State::Pending { record, expires_at_ms } });
+        queue.push_back(token.clone());
+        inner.pending.insert(who.clone(), queue);
         inner.minted.push_back(token.clone());
         forget_oldest_settled(inner);
         (token, evicted)
     }
 
-    pub fn peek(&self, token: &str) -> Taken {
-        let inner = self.inner.lock().unwrap();
-        match inner.slots.get(token) {
-            Some(Slot::Pending { record, .. }) => Taken::Found(record.clone()),
-            Some(Slot::Used { outcome }) => Taken::Used(outcome.clone()),
-            Some(Slot::Evicted) => Taken::Evicted,
+    pub fn peek(&self, who: &Principal, token: &str) -> Taken {
+        let mut inner = self.inner.lock().unwrap();
+        match inner.owned(who, token).map(|s| &s.state) {
+            Some(State::Pending { record, .. }) => Taken::Found(record.clone()),
+            Some(State::Used { outcome }) => Taken::Used(outcome.clone()),
+            Some(State::Evicted) => Taken::Evicted,
             None => Taken::Unknown,
         }
     }
 
     /// Single use: of any number of concurrent takes of one token, exactly one sees `Found`.
-    pub fn take(&self, token: &str) -> Taken {
+    pub fn take(&self, who: &Principal, token: &str) -> Taken {
         let mut inner = self.inner.lock().unwrap();
-        let Some(slot) = inner.slots.get_mut(token) else {
+        let Some(slot) = inner.owned(who, token) else {
             return Taken::Unknown;
         };
-        match std::mem::replace(slot, Slot::Used { outcome: None }) {
-            Slot::Pending { record, .. } => {
-                inner.pending.retain(|t| t != token);
+        match std::mem::replace(&mut slot.state, State::Used { outcome: None }) {
+            State::Pending { record, .. } => {
+                if let Some(queue) = inner.pending.get_mut(who) {
+                    queue.retain(|t| t != token);
+                }
                 Taken::Found(record)
             }
-            Slot::Used { outcome } => {
-                *slot = Slot::Used { outcome: outcome.clone() };
+            State::Used { outcome } => {
+                slot.state = State::Used { outcome: outcome.clone() };
                 Taken::Used(outcome)
             }
-            Slot::Evicted => {
-                *slot = Slot::Evicted;
+            State::Evicted => {
+                slot.state = State::Evicted;
                 Taken::Evicted
             }
         }
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
-    pub fn settle(&self, token: &str, outcome: Vec<u8>) {
+    pub fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
         let mut inner = self.inner.lock().unwrap();
-        if let Some(Slot::Used { outcome: slot }) = inner.slots.get_mut(token) {
+        if let Some(Slot { state: State::Used { outcome: slot }, .. }) = inner.owned(who, token) {
             *slot = Some(outcome);
         }
     }
 
-    /// Number of proposals that count towards capacity (for tests and metrics).
+    /// Number of proposals that count towards capacity, all principals together (for tests
+    /// and metrics).
     pub fn pending_len(&self) -> usize {
-        self.inner.lock().unwrap().pending.len()
+        self.inner.lock().unwrap().pending_total()
     }
 }
 
 fn forget_oldest_settled(inner: &mut Inner) {
     let mut scanned = 0;
-    while inner.slots.len() > REMEMBERED + inner.pending.len() && scanned < inner.minted.len() {
+    while inner.slots.len() > REMEMBERED + inner.pending_total() && scanned < inner.minted.len() {
         let Some(token) = inner.minted.pop_front() else {
             break;
         };
-        if inner.pending.contains(&token) {
+        if matches!(inner.slots.get(&token).map(|s| &s.state), Some(State::Pending { .. })) {
             inner.minted.push_back(token);
             scanned += 1;
         } else {
@@ -142,11 +179,15 @@ fn mint_token() -> String {
 mod tests {
     use super::*;
 
+    fn me() -> Principal {
+        Principal::local()
+    }
+
     #[test]
     fn tokens_are_chg_plus_128_bits() {
         let store = ProposalStore::new();
-        let (a, _) = store.put(vec![1], 10, 20, 0);
-        let (b, _) = store.put(vec![2], 10, 20, 0);
+        let (a, _) = store.put(&me(), vec![1], 10, 20, 0);
+        let (b, _) = store.put(&me(), vec![2], 10, 20, 0);
         assert_ne!(a, b);
         assert!(a.starts_with("chg-") && a.len() == 4 + 32 && a[4..].bytes().all(|c| c.is_ascii_hexdigit()));
     }
@@ -154,41 +195,58 @@ mod tests {
     #[test]
     fn take_is_single_use_and_settle_is_reported_on_replay() {
         let store = ProposalStore::new();
-        let (t, _) = store.put(b"rec".to_vec(), 100, 20, 0);
-        assert_eq!(store.peek(&t), Taken::Found(b"rec".to_vec()));
-        assert_eq!(store.take(&t), Taken::Found(b"rec".to_vec()));
-        assert_eq!(store.take(&t), Taken::Used(None));
-        store.settle(&t, b"executed".to_vec());
-        assert_eq!(store.take(&t), Taken::Used(Some(b"executed".to_vec())));
-        assert_eq!(store.take("chg-nope"), Taken::Unknown);
+        let (t, _) = store.put(&me(), b"rec".to_vec(), 100, 20, 0);
+        assert_eq!(store.peek(&me(), &t), Taken::Found(b"rec".to_vec()));
+        assert_eq!(store.take(&me(), &t), Taken::Found(b"rec".to_vec()));
+        assert_eq!(store.take(&me(), &t), Taken::Used(None));
+        store.settle(&me(), &t, b"executed".to_vec());
+        assert_eq!(store.take(&me(), &t), Taken::Used(Some(b"executed".to_vec())));
+        assert_eq!(store.take(&me(), "chg-nope"), Taken::Unknown);
     }
 
     #[test]
     fn capacity_evicts_oldest_once_and_expired_do_not_count() {
         let store = ProposalStore::new();
-        let tokens: Vec<String> = (0..20).map(|i| store.put(vec![i], 1000, 20, 0).0).collect();
-        let (_, evicted) = store.put(vec![99], 1000, 20, 0);
+        let tokens: Vec<String> = (0..20).map(|i| store.put(&me(), vec![i], 1000, 20, 0).0).collect();
+        let (_, evicted) = store.put(&me(), vec![99], 1000, 20, 0);
         assert_eq!(evicted, vec![tokens[0].clone()]);
-        assert_eq!(store.take(&tokens[0]), Taken::Evicted);
+        assert_eq!(store.take(&me(), &tokens[0]), Taken::Evicted);
         assert_eq!(store.pending_len(), 20);
         // at t=2000 every earlier proposal has expired: nothing is evicted, they stay findable
-        let (_, evicted) = store.put(vec![100], 3000, 20, 2000);
+        let (_, evicted) = store.put(&me(), vec![100], 3000, 20, 2000);
         assert!(evicted.is_empty());
         assert_eq!(store.pending_len(), 1);
-        assert_eq!(store.peek(&tokens[5]), Taken::Found(vec![5]));
+        assert_eq!(store.peek(&me(), &tokens[5]), Taken::Found(vec![5]));
     }
 
     #[test]
     fn concurrent_takes_have_exactly_one_winner() {
         let store = std::sync::Arc::new(ProposalStore::new());
-        let (t, _) = store.put(vec![7], 100, 20, 0);
+        let (t, _) = store.put(&me(), vec![7], 100, 20, 0);
         let handles: Vec<_> = (0..8)
             .map(|_| {
                 let (s, t) = (store.clone(), t.clone());
-                std::thread::spawn(move || s.take(&t))
+                std::thread::spawn(move || s.take(&me(), &t))
             })
             .collect();
         let wins = handles.into_iter().map(|h| h.join().unwrap()).filter(|r| matches!(r, Taken::Found(_))).count();
         assert_eq!(wins, 1);
+    }
+
+    #[test]
+    fn another_principal_sees_unknown_and_has_its_own_capacity() {
+        let store = ProposalStore::new();
+        let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
+        let (t, _) = store.put(&alice, vec![1], 1000, 2, 0);
+        assert_eq!(store.peek(&bob, &t), Taken::Unknown);
+        assert_eq!(store.take(&bob, &t), Taken::Unknown);
+        store.settle(&bob, &t, b"forged".to_vec());
+        // bob filling his own slots evicts none of alice's
+        for i in 0..3 {
+            let (_, evicted) = store.put(&bob, vec![i], 1000, 2, 0);
+            assert!(evicted.iter().all(|e| e != &t));
+        }
+        assert_eq!(store.take(&alice, &t), Taken::Found(vec![1]), "still pending for its owner");
+        assert_eq!(store.take(&alice, &t), Taken::Used(None), "bob's settle was ignored");
     }
 }

@@ -21,20 +21,25 @@ use crate::capabilities::progress::Progress;
 use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
+use crate::principal::Principal;
+use crate::shutdown::Lifecycle;
 
 /// The largest tool result passed on to the client.
 const MAX_RESULT_BYTES: usize = 16 << 20;
 
-/// What one MCP call brings: who to ask, its cancellation, where to report progress.
+/// What one MCP call brings: who it acts for, who to ask, its cancellation, where to report
+/// progress.
 pub struct CallContext {
+    pub principal: Principal,
     pub confirmer: Arc<dyn Confirmer>,
     pub cancel: CancellationToken,
     pub progress: Option<Arc<Progress>>,
 }
 
 impl CallContext {
+    /// A call by the local principal.
     pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
-        CallContext { confirmer, cancel, progress: None }
+        CallContext { principal: Principal::local(), confirmer, cancel, progress: None }
     }
 }
 
@@ -57,10 +62,12 @@ pub struct Shared {
     pub proposals: Arc<ProposalStore>,
     pub clock: Clock,
     pub settings: BrokerSettings,
-    /// Seals the stateless confirmation state; a random key per process.
+    /// Seals the stateless confirmation state (`EQUINIX_MCP_STATE_KEY` or a random key).
     pub request_state: RequestStateCodec,
     /// Where every mutating call is recorded before its result is returned.
     pub audit: Option<AuditLog>,
+    /// Calls in flight, for a graceful shutdown.
+    pub lifecycle: Lifecycle,
 }
 
 /// The MCP server; cheap to clone.
@@ -90,6 +97,7 @@ impl Broker {
             unconfirmed_allowed: s.settings.unconfirmed_allowed,
             progress: call.progress,
             meter: GuestMeter::new(s.runtime.limits().guest_time),
+            principal: call.principal,
         }
     }
 
@@ -190,6 +198,7 @@ impl Broker {
     async fn confirm_stateless(
         &self,
         request: CallToolRequestParams,
+        principal: Principal,
         cancel: CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
@@ -206,14 +215,14 @@ impl Broker {
         let codec = &self.shared.request_state;
         match &request.request_state {
             None => {
-                let state = self.call_state(CallContext::new(Arc::new(NobodyToAsk), cancel));
-                match self.shared.runtime.preview_confirm(state, &token).await {
+                let call =
+                    CallContext { principal: principal.clone(), ..CallContext::new(Arc::new(NobodyToAsk), cancel) };
+                match self.shared.runtime.preview_confirm(self.call_state(call), &token).await {
                     Ok(Ok(text)) => {
                         let preview = component_json(&text).unwrap_or_default();
-                        stateless_confirm::first_round(codec, &token, &preview, self.shared.settings.elicit_timeout)
-                            .or_else(|e| {
-                                Ok(tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into())
-                            })
+                        stateless_confirm::first_round(codec, &principal, &token, &preview).or_else(|e| {
+                            Ok(tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into())
+                        })
                     }
                     Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e)).into()),
                     Err(trapped) => {
@@ -221,13 +230,16 @@ impl Broker {
                     }
                 }
             }
-            Some(state) => match stateless_confirm::answer(codec, &token, state, request.input_responses.as_ref()) {
-                Ok((sealed, status)) => {
-                    let confirmer = stateless_confirm::pre_answered(sealed, status);
-                    self.run_tool(CONFIRM_TOOL, arguments, CallContext::new(confirmer, cancel)).await.map(Into::into)
+            Some(state) => {
+                match stateless_confirm::answer(codec, &principal, &token, state, request.input_responses.as_ref()) {
+                    Ok((sealed, status)) => {
+                        let confirmer = stateless_confirm::pre_answered(sealed, status);
+                        let call = CallContext { principal, ..CallContext::new(confirmer, cancel) };
+                        self.run_tool(CONFIRM_TOOL, arguments, call).await.map(Into::into)
+                    }
+                    Err(refused) => Ok(refused.into()),
                 }
-                Err(refused) => Ok(refused.into()),
-            },
+            }
         }
     }
 }
@@ -263,15 +275,32 @@ impl ServerHandler for Broker {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         tracing::debug!(tool = %name, "tools/call");
+        let Some(flight) = self.shared.lifecycle.begin(&context.ct) else {
+            return Ok(tool_error(json!({"error": {"kind": "shutting_down",
+                "message": "the server is shutting down and accepts no new calls; nothing was done. Retry once it (or another replica) is back"}}))
+            .into());
+        };
+        let principal = principal_of(&context);
         let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
         if stateless && name == CONFIRM_TOOL {
-            return self.confirm_stateless(request, context.ct.clone()).await;
+            return self.confirm_stateless(request, principal, flight.cancel.clone()).await;
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let confirmer: Arc<dyn Confirmer> =
             Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
         let progress = context.meta.get_progress_token().map(|t| Arc::new(Progress::new(context.peer.clone(), t)));
-        let call = CallContext { confirmer, cancel: context.ct.clone(), progress };
+        let call = CallContext { principal, confirmer, cancel: flight.cancel.clone(), progress };
         self.run_tool(&name, arguments, call).await.map(Into::into)
     }
+}
+
+/// The principal the HTTP layer authenticated for this request; the local principal on stdio
+/// and on unauthenticated loopback HTTP.
+fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+        .unwrap_or_default()
 }

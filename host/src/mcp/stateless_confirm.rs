@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::elicitation::{render, schema, status_of};
 use crate::capabilities::confirmation::{BoxFuture, Confirmer, Prompt};
 use crate::component::bindings::confirmation::Status;
+use crate::principal::Principal;
 
 /// The input-request key of the confirmation form.
 pub const INPUT_KEY: &str = "confirm";
@@ -29,17 +30,45 @@ pub struct Sealed {
     pub request_sha256: String,
 }
 
-/// Binds a sealed state to the tool and the token it was minted for.
-pub fn associated_data(token: &str) -> Vec<u8> {
-    format!("equinix-mcp|fabric_confirm_change|{token}").into_bytes()
+/// Binds a sealed state to the tool, the principal and the token it was minted for.
+pub fn associated_data(principal: &Principal, token: &str) -> Vec<u8> {
+    format!("equinix-mcp|fabric_confirm_change|{principal}|{token}").into_bytes()
+}
+
+/// The sealing key: `EQUINIX_MCP_STATE_KEY` (base64, at least 32 bytes; every HTTP replica must
+/// share it) or a random key for this process. A malformed key stops start-up; errors never
+/// contain the key.
+pub fn codec(configured: Option<&str>) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let Some(text) = configured.map(str::trim) else {
+        let key: [u8; 32] = rand::random();
+        let codec = RequestStateCodec::try_new(key.to_vec())
+            .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
+        return Ok((codec, "random per process"));
+    };
+    let key = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(text).ok())
+        .ok_or_else(|| anyhow::anyhow!("EQUINIX_MCP_STATE_KEY is not base64 (standard or URL-safe alphabet)"))?;
+    if key.len() < RequestStateCodec::MIN_KEY_LENGTH {
+        anyhow::bail!(
+            "EQUINIX_MCP_STATE_KEY decodes to {} bytes; at least {} are required (e.g. `openssl rand -base64 32`)",
+            key.len(),
+            RequestStateCodec::MIN_KEY_LENGTH
+        );
+    }
+    let codec =
+        RequestStateCodec::try_new(key).map_err(|e| anyhow::anyhow!("EQUINIX_MCP_STATE_KEY is unusable: {e:?}"))?;
+    Ok((codec, "EQUINIX_MCP_STATE_KEY"))
 }
 
 /// The first round: the form and the sealed state, from the component's preview.
 pub fn first_round(
     codec: &RequestStateCodec,
+    principal: &Principal,
     token: &str,
     preview: &Value,
-    ttl: std::time::Duration,
 ) -> Result<CallToolResponse, String> {
     let fields: Vec<(String, String)> = preview["fields"]
         .as_array()
@@ -53,10 +82,15 @@ pub fn first_round(
         fields,
     };
     let sha = preview["request_sha256"].as_str().ok_or("the component's preview has no request_sha256")?;
+    // The answer is worth nothing once the proposal has expired, so neither is the state.
+    let ttl = preview["expires_in_ms"]
+        .as_u64()
+        .map(std::time::Duration::from_millis)
+        .ok_or("the component's preview has no expires_in_ms")?;
     let sealed = codec
         .seal_json_with(
             &Sealed { token: token.into(), request_sha256: sha.into() },
-            &SealOptions::new().associated_data(&associated_data(token)).ttl(ttl),
+            &SealOptions::new().associated_data(&associated_data(principal, token)).ttl(ttl),
         )
         .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
     let form =
@@ -69,11 +103,12 @@ pub fn first_round(
 /// The retry: opens the state (bound to this token) and reads the person's answer.
 pub fn answer(
     codec: &RequestStateCodec,
+    principal: &Principal,
     token: &str,
     state: &str,
     responses: Option<&InputResponses>,
 ) -> Result<(Sealed, Status), CallToolResult> {
-    let sealed: Sealed = codec.open_json_with(state, &associated_data(token)).map_err(|e| {
+    let sealed: Sealed = codec.open_json_with(state, &associated_data(principal, token)).map_err(|e| {
         tracing::info!("refused a confirmation requestState: {e:?}");
         CallToolResult::structured_error(json!({"error": {
             "kind": "invalid_request_state",
@@ -116,31 +151,50 @@ pub fn pre_answered(sealed: Sealed, status: Status) -> Arc<dyn Confirmer> {
 mod tests {
     use super::*;
 
-    fn codec() -> RequestStateCodec {
+    fn fixed_codec() -> RequestStateCodec {
         RequestStateCodec::try_new(vec![7u8; 32]).unwrap()
     }
 
     fn preview() -> Value {
-        json!({"title": "Create Fabric connection?", "message": "m", "fields": [["request_sha256", "abc"], ["body.name", "x"]], "request_sha256": "abc"})
+        json!({"title": "Create Fabric connection?", "message": "m", "fields": [["request_sha256", "abc"], ["body.name", "x"]], "request_sha256": "abc", "expires_in_ms": 60_000})
     }
 
     #[test]
     fn the_state_is_bound_to_its_token_and_carries_the_answer() {
-        let c = codec();
-        let CallToolResponse::InputRequired(r) =
-            first_round(&c, "chg-a", &preview(), std::time::Duration::from_secs(60)).unwrap()
-        else {
+        let c = fixed_codec();
+        let CallToolResponse::InputRequired(r) = first_round(&c, &me(), "chg-a", &preview()).unwrap() else {
             panic!("expected InputRequired")
         };
         let state = r.request_state.unwrap();
         let mut responses = InputResponses::new();
         responses.insert(INPUT_KEY.into(), json!({"action": "accept", "content": {"confirm": true}}));
-        let (sealed, status) = answer(&c, "chg-a", &state, Some(&responses)).ok().unwrap();
+        let (sealed, status) = answer(&c, &me(), "chg-a", &state, Some(&responses)).ok().unwrap();
         assert_eq!((sealed.request_sha256.as_str(), status), ("abc", Status::Accepted));
-        assert!(answer(&c, "chg-b", &state, Some(&responses)).is_err(), "another token cannot reuse the state");
-        assert!(answer(&codec_other(), "chg-a", &state, Some(&responses)).is_err(), "forged states are refused");
-        let (_, missing) = answer(&c, "chg-a", &state, None).ok().unwrap();
+        assert!(answer(&c, &me(), "chg-b", &state, Some(&responses)).is_err(), "another token cannot reuse the state");
+        let bob = Principal::named("bob");
+        assert!(answer(&c, &bob, "chg-a", &state, Some(&responses)).is_err(), "another principal cannot use it");
+        assert!(answer(&codec_other(), &me(), "chg-a", &state, Some(&responses)).is_err(), "forged states are refused");
+        let (_, missing) = answer(&c, &me(), "chg-a", &state, None).ok().unwrap();
         assert_eq!(missing, Status::Failed);
+    }
+
+    fn me() -> Principal {
+        Principal::local()
+    }
+
+    #[test]
+    fn a_configured_key_is_base64_of_at_least_32_bytes_and_errors_hide_it() {
+        use base64::Engine;
+        let good = base64::engine::general_purpose::STANDARD.encode([3u8; 32]);
+        assert_eq!(codec(Some(&good)).unwrap().1, "EQUINIX_MCP_STATE_KEY");
+        let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0xfbu8; 40]);
+        assert!(codec(Some(&url_safe)).is_ok());
+        let short = base64::engine::general_purpose::STANDARD.encode([3u8; 16]);
+        let e = codec(Some(&short)).err().unwrap().to_string();
+        assert!(e.contains("16 bytes") && !e.contains(&short), "{e}");
+        let e = codec(Some("not base64 at all!")).err().unwrap().to_string();
+        assert!(e.contains("not base64") && !e.contains("at all"), "{e}");
+        assert_eq!(codec(None).unwrap().1, "random per process");
     }
 
     fn codec_other() -> RequestStateCodec {

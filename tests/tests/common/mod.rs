@@ -20,6 +20,9 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
+pub mod http;
+pub mod rounds;
+
 /// The binary built by `cargo test --workspace` (host has integration tests, so cargo builds it).
 pub fn binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -102,6 +105,8 @@ pub enum Answer {
     Never,
     /// Answers with a JSON-RPC error.
     Error,
+    /// Accepts with `confirm = true` after a pause (a person reading the form).
+    AcceptAfter(Duration),
 }
 
 /// An rmcp client that may declare form elicitation and records the prompts it was shown.
@@ -178,6 +183,10 @@ impl ClientHandler for TestClient {
                 Err(ErrorData::internal_error("abandoned", None))
             }
             Answer::Error => Err(ErrorData::internal_error("the client failed to show the form", None)),
+            Answer::AcceptAfter(pause) => {
+                tokio::time::sleep(pause).await;
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": true })))
+            }
         }
     }
 }
@@ -193,12 +202,7 @@ pub struct Server {
 
 impl Server {
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(map) = args else { panic!("arguments must be an object") };
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
-        tokio::time::timeout(Duration::from_secs(60), self.client.call_tool(params))
-            .await
-            .expect("tools/call timed out")
-            .expect("tools/call failed at the protocol level")
+        call_on(&self.client, tool, args).await
     }
 
     /// The audit log's entries so far.
@@ -217,6 +221,41 @@ impl Server {
     pub async fn stop(self) {
         let _ = self.client.cancel().await;
     }
+}
+
+/// `tools/call` on any connected client (the client runs any 2026-07-28 input rounds itself).
+pub async fn call_on(client: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else { panic!("arguments must be an object") };
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
+    tokio::time::timeout(Duration::from_secs(60), client.call_tool(params))
+        .await
+        .expect("tools/call timed out")
+        .expect("tools/call failed at the protocol level")
+}
+
+/// A connection create between the simulator's two seeded ports.
+pub fn connection_spec(name: &str, vlan: u64) -> Value {
+    json!({
+        "type": "EVPL_VC",
+        "name": name,
+        "bandwidth": 1000,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a600"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a610"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]
+    })
+}
+
+/// Proposes a connection create and returns its structured result (which must not be an error).
+pub async fn propose_on(client: &RunningService<RoleClient, TestClient>, name: &str, vlan: u64) -> Value {
+    let r = call_on(
+        client,
+        "fabric_propose_change",
+        json!({"change_type": "connection_create", "spec": connection_spec(name, vlan)}),
+    )
+    .await;
+    assert!(!is_error(&r), "propose failed: {:?}", r.structured_content);
+    structured(&r)
 }
 
 /// The structured content of a result, which every tool of ours returns.

@@ -1,0 +1,189 @@
+//! Bearer-token authentication for the HTTP transport. `--auth-token-file` lists the accepted
+//! tokens, one per line, each optionally preceded by a label naming its principal:
+//!
+//! ```text
+//! # comments and blank lines are ignored
+//! alice  3f9c0d6e...   (at least 32 characters)
+//! bob    7a11be04...
+//! 9d2e51c0...          (no label: the principal is `token-` + 12 hex of its SHA-256)
+//! ```
+//!
+//! Tokens with the same label are one principal (that is how to rotate a token without
+//! losing pending proposals). Only SHA-256 digests of the tokens are kept in memory, and a
+//! presented token is compared with every digest in constant time.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use crate::principal::Principal;
+
+/// Shorter tokens are refused when the file is read: a bearer token is the whole secret.
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+pub struct AuthTokens {
+    entries: Vec<([u8; 32], Principal)>,
+}
+
+impl AuthTokens {
+    /// Reads and checks the token file (not readable by group or others, well-formed lines).
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let shown = path.display();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta =
+                std::fs::metadata(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                anyhow::bail!(
+                    "--auth-token-file {shown} has mode {mode:03o}: bearer tokens must not be readable by group or \
+                     others (chmod 600 {shown})"
+                );
+            }
+        }
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
+        Self::parse(&text).map_err(|e| anyhow::anyhow!("--auth-token-file {shown}: {e}"))
+    }
+
+    /// Parses the file's text. Errors name the line, never the token.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let mut entries: Vec<([u8; 32], Principal)> = Vec::new();
+        for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let (label, token) = match words.as_slice() {
+                [token] => (None, *token),
+                [label, token] => (Some(*label), *token),
+                _ => anyhow::bail!("line {n}: expected `TOKEN` or `LABEL TOKEN`, found {} words", words.len()),
+            };
+            if token.chars().count() < MIN_TOKEN_CHARS {
+                anyhow::bail!("line {n}: the token is shorter than {MIN_TOKEN_CHARS} characters");
+            }
+            if !token.bytes().all(|b| b.is_ascii_graphic()) {
+                anyhow::bail!("line {n}: the token must be printable ASCII (it travels in an HTTP header)");
+            }
+            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+            let principal = match label {
+                Some(l) if valid_label(l) => Principal::named(l),
+                Some(_) => anyhow::bail!("line {n}: a label is 1-64 characters of A-Z a-z 0-9 . _ @ -"),
+                None => Principal::named(&format!("token-{}", &hex::encode(digest)[..12])),
+            };
+            if entries.iter().any(|(d, _)| *d == digest) {
+                anyhow::bail!("line {n}: the same token appears twice");
+            }
+            entries.push((digest, principal));
+        }
+        if entries.is_empty() {
+            anyhow::bail!("no tokens (one per line, optionally `LABEL TOKEN`)");
+        }
+        Ok(AuthTokens { entries })
+    }
+
+    /// Number of distinct principals.
+    pub fn principals(&self) -> usize {
+        let mut names: Vec<&Principal> = self.entries.iter().map(|(_, p)| p).collect();
+        names.sort();
+        names.dedup();
+        names.len()
+    }
+
+    /// The principal a presented token authenticates, compared in constant time against every
+    /// digest (no early exit, so timing tells nothing about which, or how much, matched).
+    pub fn principal_of(&self, presented: &str) -> Option<Principal> {
+        let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
+        let mut found = None;
+        for (known, principal) in &self.entries {
+            if constant_time_eq(&digest, known) {
+                found = Some(principal.clone());
+            }
+        }
+        found
+    }
+}
+
+fn valid_label(l: &str) -> bool {
+    (1..=64).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
+}
+
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// Axum middleware: a request without a valid bearer token gets 401 and never reaches MCP; a
+/// valid one carries its [`Principal`] in the request extensions (rmcp hands them to the tool
+/// call as `http::request::Parts`).
+pub async fn require_bearer(State(tokens): State<Arc<AuthTokens>>, mut request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim);
+    let refusal = match presented {
+        None => "no `Authorization: Bearer <token>` header",
+        Some(token) => match tokens.principal_of(token) {
+            Some(principal) => {
+                request.extensions_mut().insert(principal);
+                return next.run(request).await;
+            }
+            None => "the bearer token is not one of this server's tokens",
+        },
+    };
+    tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused an HTTP request: {refusal}");
+    let body = serde_json::json!({"error": "unauthorized", "message": format!(
+        "{refusal}; send a token from the server's --auth-token-file as `Authorization: Bearer <token>`")});
+    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"equinix-mcp\""));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn labels_name_principals_and_unlabelled_tokens_get_a_digest_name() {
+        let t = AuthTokens::parse(&format!("# team\nalice {A}\n\n{B}\n")).unwrap();
+        assert_eq!(t.principal_of(A), Some(Principal::named("alice")));
+        let b = t.principal_of(B).unwrap();
+        assert!(b.as_str().starts_with("token-") && b.as_str().len() == 18, "{b}");
+        assert_eq!(t.principal_of("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), None, "a prefix is not the token");
+        assert_eq!(t.principal_of(""), None);
+        assert_eq!(t.principals(), 2);
+    }
+
+    #[test]
+    fn bad_files_are_refused_by_line_without_echoing_the_token() {
+        for (text, says) in [
+            ("alice short".to_string(), "line 1: the token is shorter"),
+            (format!("a b {A}"), "line 1: expected"),
+            (format!("{A}\n{A}"), "line 2: the same token appears twice"),
+            (format!("bad/label {A}"), "line 1: a label"),
+            ("# nothing\n".to_string(), "no tokens"),
+        ] {
+            let e = AuthTokens::parse(&text).err().unwrap().to_string();
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains(A), "the token leaked into the error: {e}");
+        }
+    }
+
+    #[test]
+    fn one_label_on_two_tokens_is_one_principal() {
+        let t = AuthTokens::parse(&format!("ops {A}\nops {B}")).unwrap();
+        assert_eq!(t.principal_of(A), t.principal_of(B));
+        assert_eq!(t.principals(), 1);
+    }
+}

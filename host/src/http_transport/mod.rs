@@ -1,0 +1,144 @@
+//! MCP over streamable HTTP at `/mcp`, in session mode so clients on the initialize lifecycle
+//! can still be asked to confirm; 2026-07-28 requests are served statelessly by rmcp either way.
+//!
+//! Exposure rules: without `--auth-token-file` the server listens only on 127.0.0.1 or ::1 and
+//! every client is the one local principal; any other address (another 127.x address included,
+//! which is what lets a test exercise the rule) needs bearer tokens and explicit
+//! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
+
+pub mod auth;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::Broker;
+pub use auth::AuthTokens;
+
+/// The names rmcp's DNS-rebinding guard accepts by default.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// How long after the drain the last responses get to reach their clients before the sessions
+/// and connections are closed.
+const FLUSH: Duration = Duration::from_millis(300);
+
+pub struct HttpOptions {
+    pub listen: SocketAddr,
+    pub auth: Option<Arc<AuthTokens>>,
+    /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    pub max_request_bytes: usize,
+    pub shutdown_grace: Duration,
+}
+
+/// Whether an address may be served without authentication.
+pub fn is_default_loopback(ip: IpAddr) -> bool {
+    ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST)
+}
+
+impl HttpOptions {
+    /// Refuses an exposure the operator did not spell out.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if is_default_loopback(self.listen.ip()) {
+            return Ok(());
+        }
+        if self.auth.is_none() {
+            bail!(
+                "--listen {}: only 127.0.0.1 and ::1 may be served without authentication; give \
+                 --auth-token-file (bearer tokens) to listen anywhere else",
+                self.listen
+            );
+        }
+        if self.allowed_hosts.is_empty() {
+            bail!(
+                "--listen {}: name the Host values clients will use with --allowed-host (for example \
+                 --allowed-host mcp.example.internal); the DNS-rebinding guard refuses every other Host",
+                self.listen
+            );
+        }
+        Ok(())
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        LOOPBACK_HOSTS.iter().map(|h| h.to_string()).chain(self.allowed_hosts.iter().cloned()).collect()
+    }
+}
+
+/// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]).
+pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
+    options.check()?;
+    let listener =
+        tokio::net::TcpListener::bind(options.listen).await.with_context(|| format!("binding {}", options.listen))?;
+    let addr = listener.local_addr()?;
+    let sessions_closed = CancellationToken::new();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.hosts())
+        .with_max_request_body_bytes(options.max_request_bytes)
+        .with_cancellation_token(sessions_closed.clone());
+    let factory_broker = broker.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(factory_broker.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mut router = axum::Router::new().nest_service("/mcp", service);
+    if let Some(tokens) = &options.auth {
+        router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
+    }
+    let auth_text = match &options.auth {
+        Some(t) => format!("bearer tokens for {} principal(s)", t.principals()),
+        None => "none (loopback; every client is the local principal)".into(),
+    };
+    tracing::info!("MCP streamable HTTP listening on http://{addr}/mcp (auth: {auth_text})");
+    let server = tokio::spawn(
+        axum::serve(listener, router).with_graceful_shutdown(sessions_closed.clone().cancelled_owned()).into_future(),
+    );
+
+    let signal = crate::shutdown::signal().await;
+    let lifecycle = &broker.shared().lifecycle;
+    tracing::info!(
+        in_flight = lifecycle.in_flight(),
+        grace_ms = options.shutdown_grace.as_millis() as u64,
+        "{signal}: shutting down; new tool calls are refused, calls in flight may finish"
+    );
+    let drained = lifecycle.drain(options.shutdown_grace).await;
+    tracing::info!(in_flight = drained.in_flight, cancelled = drained.cancelled, "calls drained");
+    tokio::time::sleep(FLUSH).await;
+    sessions_closed.cancel();
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(joined) => joined.context("the HTTP server task failed")?.context("serving MCP over HTTP")?,
+        Err(_) => tracing::warn!("connections still open 5 s after shutdown; closing them"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(listen: &str, auth: bool, hosts: &[&str]) -> HttpOptions {
+        HttpOptions {
+            listen: listen.parse().unwrap(),
+            auth: auth.then(|| Arc::new(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap())),
+            allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            max_request_bytes: 1 << 20,
+            shutdown_grace: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn only_the_default_loopback_addresses_go_without_auth_and_host_names() {
+        assert!(options("127.0.0.1:0", false, &[]).check().is_ok());
+        assert!(options("[::1]:0", false, &[]).check().is_ok());
+        let e = options("127.0.0.2:0", false, &[]).check().unwrap_err().to_string();
+        assert!(e.contains("--auth-token-file"), "{e}");
+        let e = options("0.0.0.0:0", true, &[]).check().unwrap_err().to_string();
+        assert!(e.contains("--allowed-host"), "{e}");
+        assert!(options("0.0.0.0:0", true, &["mcp.example"]).check().is_ok());
+    }
+}

@@ -1,0 +1,155 @@
+//! Graceful shutdown: on SIGINT/SIGTERM new tool calls are refused, calls in flight (a person
+//! may be reading a confirmation form) get a grace period to finish, and whatever is still
+//! running after it is cancelled through its own cancellation token, so a confirmation reports
+//! `call_cancelled` (and is audited) instead of vanishing with the process.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
+
+/// How long cancelled calls get to write their result and audit line after the grace period.
+const AFTER_CANCEL: Duration = Duration::from_secs(5);
+
+#[derive(Default)]
+pub struct Lifecycle {
+    calls: TaskTracker,
+    draining: CancellationToken,
+    abort: CancellationToken,
+}
+
+/// One admitted call: counted until dropped; `cancel` fires when the client cancels the call or
+/// the grace period runs out.
+pub struct InFlight {
+    _counted: TaskTrackerToken,
+    pub cancel: CancellationToken,
+    link: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(link) = self.link.take() {
+            link.abort();
+        }
+    }
+}
+
+/// What a drain did.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Drained {
+    pub in_flight: usize,
+    /// Calls still running when the grace period ended (they were cancelled).
+    pub cancelled: usize,
+}
+
+impl Lifecycle {
+    /// Admits a call unless shutdown has begun. `client` is the call's own cancellation.
+    pub fn begin(&self, client: &CancellationToken) -> Option<InFlight> {
+        if self.draining.is_cancelled() {
+            return None;
+        }
+        let counted = self.calls.token();
+        let cancel = self.abort.child_token();
+        let link = if client.is_cancelled() {
+            cancel.cancel();
+            None
+        } else {
+            let (client, cancel) = (client.clone(), cancel.clone());
+            Some(tokio::spawn(async move {
+                tokio::select! {
+                    _ = client.cancelled() => cancel.cancel(),
+                    _ = cancel.cancelled() => {}
+                }
+            }))
+        };
+        Some(InFlight { _counted: counted, cancel, link })
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.is_cancelled()
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Refuses new calls, waits up to `grace` for the running ones, then cancels the rest and
+    /// gives them a few seconds to report.
+    pub async fn drain(&self, grace: Duration) -> Drained {
+        self.draining.cancel();
+        self.calls.close();
+        let in_flight = self.calls.len();
+        if tokio::time::timeout(grace, self.calls.wait()).await.is_ok() {
+            return Drained { in_flight, cancelled: 0 };
+        }
+        let cancelled = self.calls.len();
+        self.abort.cancel();
+        let _ = tokio::time::timeout(AFTER_CANCEL, self.calls.wait()).await;
+        Drained { in_flight, cancelled }
+    }
+}
+
+/// Resolves on the first SIGINT or SIGTERM, naming it.
+pub async fn signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_drain_waits_for_calls_that_finish_within_the_grace() {
+        let life = std::sync::Arc::new(Lifecycle::default());
+        let call = life.begin(&CancellationToken::new()).unwrap();
+        let finish = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(call);
+        });
+        let drained = life.drain(Duration::from_secs(10)).await;
+        assert_eq!(drained, Drained { in_flight: 1, cancelled: 0 });
+        assert!(life.begin(&CancellationToken::new()).is_none(), "no call is admitted after shutdown began");
+        finish.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn calls_still_running_after_the_grace_are_cancelled_and_may_report() {
+        let life = std::sync::Arc::new(Lifecycle::default());
+        let call = life.begin(&CancellationToken::new()).unwrap();
+        let cancel = call.cancel.clone();
+        let reporter = tokio::spawn(async move {
+            cancel.cancelled().await;
+            drop(call); // "reports" and ends
+        });
+        let drained = life.drain(Duration::from_millis(20)).await;
+        assert_eq!(drained, Drained { in_flight: 1, cancelled: 1 });
+        reporter.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_clients_cancellation_reaches_the_call() {
+        let life = Lifecycle::default();
+        let client = CancellationToken::new();
+        let call = life.begin(&client).unwrap();
+        client.cancel();
+        tokio::time::timeout(Duration::from_secs(5), call.cancel.cancelled()).await.unwrap();
+    }
+}
