@@ -72,7 +72,7 @@ fn schema_validation(bencher: divan::Bencher) {
 /// put + take on the proposal store (the single-use mechanism).
 #[divan::bench]
 fn proposal_store_put_take(bencher: divan::Bencher) {
-    let store = ProposalStore::new();
+    let store = equinix_mcp::capabilities::proposal_store::MemoryStore::new();
     let record = vec![7u8; 600];
     let who = equinix_mcp::principal::Principal::local();
     bencher.bench_local(|| {

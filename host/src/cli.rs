@@ -30,7 +30,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve MCP (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print the component's SHA-256, its imports and exports with types, what the host grants
     /// behind each import, and the verdict; exits non-zero when the component is refused.
     Inspect(InspectArgs),
@@ -111,6 +111,11 @@ pub struct ServeArgs {
     /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.
     #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
+
+    /// Where pending proposals live: `memory` (this process) or `redis://HOST:PORT/DB` (Redis or
+    /// Valkey, shared by every replica; `rediss://` for TLS).
+    #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "STORE")]
+    pub proposal_store: String,
 
     /// Largest HTTP request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]

@@ -45,7 +45,7 @@ fn grants_json(limits: &Limits) -> serde_json::Value {
         },
         "equinix:broker/clock": "wall-clock milliseconds",
         "equinix:broker/confirmation": "an MCP form elicitation to the person at the client (EQUINIX_MCP_ELICIT_TIMEOUT_MS); unconfirmed execution only with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true",
-        "equinix:broker/proposal-store": "in-memory, single-use proposal records under host-minted chg- tokens",
+        "equinix:broker/proposal-store": "single-use proposal records under host-minted chg- tokens, scoped to the calling principal; held in this process (memory) or a shared Redis/Valkey (--proposal-store)",
         "limits": {"guest_cpu_ms_per_call": limits.guest_time.as_millis() as u64, "memory_bytes_per_instance": limits.memory_bytes},
         "wasi": "none linked",
     })
@@ -92,8 +92,10 @@ fn text(origin: &str, s: &Surface, limits: &Limits) -> String {
         out,
         "  equinix:broker/confirmation  MCP form elicitation to the person at the client (EQUINIX_MCP_ELICIT_TIMEOUT_MS); without client support nothing executes unless EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true"
     );
-    let _ =
-        writeln!(out, "  equinix:broker/proposal-store  in-memory single-use records under host-minted chg- tokens");
+    let _ = writeln!(
+        out,
+        "  equinix:broker/proposal-store  single-use records under host-minted chg- tokens, per principal; memory or shared Redis/Valkey (--proposal-store)"
+    );
     let _ = writeln!(
         out,
         "  limits  guest CPU {} ms per call, {} MiB memory per instance, fresh instance per call; no WASI linked",

@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         match cli.command {
             None => serve::run(cli.serve).await.map(|_| ExitCode::SUCCESS),
-            Some(Command::Serve(args)) => serve::run(args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Serve(args)) => serve::run(*args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),

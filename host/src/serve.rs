@@ -109,7 +109,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let fabric = Arc::new(FabricClient::new(fabric_config)?);
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
-    let proposals = Arc::new(ProposalStore::new());
+    let proposals = Arc::new(ProposalStore::open(&args.proposal_store).await?);
     let _ = warm.join();
     let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
@@ -143,7 +143,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         None
     };
     let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
-    let mut banner = format!("{banner} | audit log: {audit_text} | confirmation state key: {key_source}");
+    let mut banner = format!(
+        "{banner} | proposal store: {} | audit log: {audit_text} | confirmation state key: {key_source}",
+        proposals.describe()
+    );
     if args.allow_unconfirmed_mutations {
         banner.push_str(
             " | WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true: confirmed proposals execute without a person's \
@@ -176,10 +179,9 @@ pub async fn load_registry(
         progress: None,
         principal: Default::default(),
     };
-    let catalog = runtime
-        .catalog(state)
-        .await
-        .map_err(|t| anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.0))?;
+    let catalog = runtime.catalog(state).await.map_err(|t| {
+        anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
+    })?;
     tracing::debug!("catalog read");
     ToolRegistry::build(catalog, selection)
         .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))

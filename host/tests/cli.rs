@@ -25,6 +25,7 @@ fn serve_help_names_every_environment_variable() {
         "EQUINIX_MCP_MAX_REQUEST_BYTES",
         "EQUINIX_MCP_SHUTDOWN_GRACE_MS",
         "EQUINIX_MCP_STATE_KEY",
+        "EQUINIX_MCP_PROPOSAL_STORE",
         "EQUINIX_API_CLIENTSECRET",
     ] {
         assert!(text.contains(var), "{var} missing from serve --help");

@@ -465,7 +465,7 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
         .unwrap();
     assert_eq!(structured(&r)["error"]["kind"], "cancelled");
     assert!(matches!(
-        ready.broker.shared().proposals.peek(&equinix_mcp::principal::Principal::local(), &token),
+        ready.broker.shared().proposals.peek(&equinix_mcp::principal::Principal::local(), &token).await.unwrap(),
         equinix_mcp::capabilities::proposal_store::Taken::Found(_)
     ));
 }

@@ -1,8 +1,8 @@
 //! The one place the host generates bindings from `wit/`: the guest is built from the same folder.
 //!
-//! The two imports that wait (a Fabric request, a person's answer) are async so a component call
-//! runs as a future on the MCP request's own task: elicitations stay associated with the call,
-//! and a confirmation waiting minutes blocks no thread.
+//! The imports that wait (a Fabric request, a person's answer, a shared proposal store) are async
+//! so a component call runs as a future on the MCP request's own task: elicitations stay
+//! associated with the call, and a confirmation waiting minutes blocks no thread.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -10,6 +10,10 @@ wasmtime::component::bindgen!({
     imports: {
         "equinix:broker/fabric.send": async | trappable,
         "equinix:broker/confirmation.confirm": async | trappable,
+        "equinix:broker/proposal-store.put": async | trappable,
+        "equinix:broker/proposal-store.peek": async | trappable,
+        "equinix:broker/proposal-store.take": async | trappable,
+        "equinix:broker/proposal-store.settle": async | trappable,
         default: trappable,
     },
     exports: { default: async },

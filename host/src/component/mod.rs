@@ -55,9 +55,14 @@ pub struct ToolDecl {
 }
 
 /// A component call that did not produce a tool result: the component trapped or ran out of
-/// its limits. The host keeps serving; the next call gets a fresh instance.
+/// its limits, or a host import it needed failed (the proposal store was unreachable). The host
+/// keeps serving; the next call gets a fresh instance.
 #[derive(Debug)]
-pub struct Trapped(pub String);
+pub struct Trapped {
+    /// The tool-error `kind` to report: `component_failed` or `proposal_store_unavailable`.
+    pub kind: &'static str,
+    pub message: String,
+}
 
 /// A loaded, checked, pre-instantiated component.
 pub struct ComponentRuntime {
@@ -232,6 +237,10 @@ impl ComponentRuntime {
 
     fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
         let meter = &store.data().meter;
+        if let Some(down) = e.downcast_ref::<crate::capabilities::proposal_store::StoreUnavailable>() {
+            tracing::error!("{down}");
+            return Trapped { kind: "proposal_store_unavailable", message: down.to_string() };
+        }
         let why = match e.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => {
                 format!("the component exceeded its CPU budget of {:?} and was stopped", meter.budget())
@@ -251,7 +260,7 @@ impl ComponentRuntime {
             None => format!("the component failed: {e:#}"),
         };
         tracing::warn!(guest_ms = meter.guest_time().as_millis() as u64, "{why}");
-        Trapped(why)
+        Trapped { kind: "component_failed", message: why }
     }
 }
 

@@ -134,8 +134,8 @@ impl Broker {
             Ok(Err(text)) => (component_json(&text).unwrap_or_else(|e| e), true),
             Err(trapped) => (
                 json!({"error": {
-                    "kind": "component_failed",
-                    "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.0),
+                    "kind": trapped.kind,
+                    "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.message),
                 }}),
                 true,
             ),
@@ -226,7 +226,7 @@ impl Broker {
                     }
                     Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e)).into()),
                     Err(trapped) => {
-                        Ok(tool_error(json!({"error": {"kind": "component_failed", "message": trapped.0}})).into())
+                        Ok(tool_error(json!({"error": {"kind": trapped.kind, "message": trapped.message}})).into())
                     }
                 }
             }

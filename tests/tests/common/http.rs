@@ -12,6 +12,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
+use equinix_mcp::fabric_sim::SimHandle;
+
 use super::{TestClient, command};
 
 /// A running HTTP server on its embedded simulator.
@@ -31,7 +33,21 @@ impl HttpServer {
     pub async fn start(listen: &str, extra: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut args = vec!["serve", "--fabric-sim", "--transport", "http", "--listen", listen];
         args.extend_from_slice(extra);
-        let mut cmd = command(&args, env);
+        Self::spawn(&args, env, None).await
+    }
+
+    /// Like [`HttpServer::start`] against a simulator of the test's (several replicas share it).
+    pub async fn start_against(sim: &SimHandle, extra: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        let mut args = vec!["serve", "--transport", "http", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let sim_env = super::sim_env(sim);
+        let mut all: Vec<(&str, &str)> = sim_env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        all.extend_from_slice(env);
+        Self::spawn(&args, &all, Some(sim.base_url())).await
+    }
+
+    async fn spawn(args: &[&str], env: &[(&str, &str)], sim: Option<String>) -> HttpServer {
+        let mut cmd = command(args, env);
         let audit_log = cmd
             .as_std()
             .get_envs()
@@ -42,7 +58,7 @@ impl HttpServer {
         let mut child = cmd.spawn().unwrap();
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
         let stderr = Arc::new(Mutex::new(String::new()));
-        let (mut url, mut sim) = (None, None);
+        let (mut url, mut sim) = (None, sim);
         while url.is_none() || sim.is_none() {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await

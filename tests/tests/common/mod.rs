@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 pub mod http;
+pub mod redis;
 pub mod rounds;
 
 /// The binary built by `cargo test --workspace` (host has integration tests, so cargo builds it).

@@ -1,29 +1,14 @@
-//! The host side of `proposal-store`: atomic, in-memory storage of pending proposals.
-//!
-//! Only mechanism lives here (minting tokens, capacity eviction, single use, tombstones); the
-//! rules (10-minute TTL, 20 pending, the five confirm checks) are the component's. Keeping the
-//! store in the host keeps the component stateless, so every call runs on a fresh instance and
-//! two concurrent confirms of one token race on one mutex-guarded `take`.
-//!
-//! Every token belongs to the [`Principal`] that proposed it: another principal is told the
-//! token is unknown (it learns nothing about it and cannot consume it), and capacity counts each
-//! principal's pending proposals separately, so one client cannot evict another's.
+//! The default backend: one process's proposals in memory, behind one mutex, so two concurrent
+//! confirms of one token race on one `take`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use super::{Taken, mint_token};
 use crate::principal::Principal;
 
 /// How many used/evicted/expired tokens are remembered, so replays get a precise answer.
 const REMEMBERED: usize = 4096;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Taken {
-    Found(Vec<u8>),
-    Used(Option<Vec<u8>>),
-    Evicted,
-    Unknown,
-}
 
 #[derive(Debug)]
 enum State {
@@ -59,11 +44,11 @@ impl Inner {
 }
 
 #[derive(Default)]
-pub struct ProposalStore {
+pub struct MemoryStore {
     inner: Mutex<Inner>,
 }
 
-impl ProposalStore {
+impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
@@ -169,12 +154,6 @@ fn forget_oldest_settled(inner: &mut Inner) {
     }
 }
 
-/// `chg-` followed by 128 bits from the OS-seeded CSPRNG, in hex.
-fn mint_token() -> String {
-    let bits: u128 = rand::random();
-    format!("chg-{bits:032x}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,7 +164,7 @@ mod tests {
 
     #[test]
     fn tokens_are_chg_plus_128_bits() {
-        let store = ProposalStore::new();
+        let store = MemoryStore::new();
         let (a, _) = store.put(&me(), vec![1], 10, 20, 0);
         let (b, _) = store.put(&me(), vec![2], 10, 20, 0);
         assert_ne!(a, b);
@@ -194,7 +173,7 @@ mod tests {
 
     #[test]
     fn take_is_single_use_and_settle_is_reported_on_replay() {
-        let store = ProposalStore::new();
+        let store = MemoryStore::new();
         let (t, _) = store.put(&me(), b"rec".to_vec(), 100, 20, 0);
         assert_eq!(store.peek(&me(), &t), Taken::Found(b"rec".to_vec()));
         assert_eq!(store.take(&me(), &t), Taken::Found(b"rec".to_vec()));
@@ -206,7 +185,7 @@ mod tests {
 
     #[test]
     fn capacity_evicts_oldest_once_and_expired_do_not_count() {
-        let store = ProposalStore::new();
+        let store = MemoryStore::new();
         let tokens: Vec<String> = (0..20).map(|i| store.put(&me(), vec![i], 1000, 20, 0).0).collect();
         let (_, evicted) = store.put(&me(), vec![99], 1000, 20, 0);
         assert_eq!(evicted, vec![tokens[0].clone()]);
@@ -221,7 +200,7 @@ mod tests {
 
     #[test]
     fn concurrent_takes_have_exactly_one_winner() {
-        let store = std::sync::Arc::new(ProposalStore::new());
+        let store = std::sync::Arc::new(MemoryStore::new());
         let (t, _) = store.put(&me(), vec![7], 100, 20, 0);
         let handles: Vec<_> = (0..8)
             .map(|_| {
@@ -235,7 +214,7 @@ mod tests {
 
     #[test]
     fn another_principal_sees_unknown_and_has_its_own_capacity() {
-        let store = ProposalStore::new();
+        let store = MemoryStore::new();
         let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
         let (t, _) = store.put(&alice, vec![1], 1000, 2, 0);
         assert_eq!(store.peek(&bob, &t), Taken::Unknown);

@@ -1,0 +1,123 @@
+//! The host side of `proposal-store`: where pending proposals wait for their confirm.
+//!
+//! Only mechanism lives here (minting tokens, capacity eviction, single use, tombstones); the
+//! rules (10-minute TTL, 20 pending, the five confirm checks) are the component's, and they are
+//! the same whichever backend holds the records. Keeping the store in the host keeps the
+//! component stateless, so every call runs on a fresh instance.
+//!
+//! Every token belongs to the [`Principal`] that proposed it: another principal is told the
+//! token is unknown (it learns nothing about it and cannot consume it), and capacity counts each
+//! principal's pending proposals separately, so one client cannot evict another's.
+//!
+//! Backends: [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
+//! every replica behind a load balancer; each operation is one atomic Lua script).
+
+pub mod memory;
+pub mod redis;
+
+use crate::principal::Principal;
+pub use memory::MemoryStore;
+pub use redis::RedisStore;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Taken {
+    Found(Vec<u8>),
+    Used(Option<Vec<u8>>),
+    Evicted,
+    Unknown,
+}
+
+/// The store could not be reached or answered nonsense. The component call that needed it is
+/// stopped (a trap): no token is minted, nothing is taken, nothing is sent.
+#[derive(Debug, thiserror::Error)]
+#[error("the proposal store ({backend}) is unavailable: {reason}")]
+pub struct StoreUnavailable {
+    pub backend: String,
+    pub reason: String,
+}
+
+pub enum ProposalStore {
+    Memory(MemoryStore),
+    Redis(RedisStore),
+}
+
+impl Default for ProposalStore {
+    fn default() -> Self {
+        ProposalStore::Memory(MemoryStore::new())
+    }
+}
+
+impl ProposalStore {
+    /// The in-memory store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `memory` or `redis://HOST:PORT/DB` (also `rediss://`, `valkey://`). A Redis store is
+    /// checked with a PING before the server starts.
+    pub async fn open(spec: &str) -> anyhow::Result<Self> {
+        let spec = spec.trim();
+        if spec.is_empty() || spec == "memory" {
+            return Ok(Self::default());
+        }
+        if ["redis://", "rediss://", "valkey://", "valkeys://"].iter().any(|s| spec.starts_with(s)) {
+            return Ok(ProposalStore::Redis(RedisStore::connect(spec).await?));
+        }
+        anyhow::bail!("--proposal-store {:?}: expected `memory` or `redis://HOST:PORT/DB`", redis::redact(spec))
+    }
+
+    /// How the store is described to people (no password).
+    pub fn describe(&self) -> String {
+        match self {
+            ProposalStore::Memory(_) => "memory (this process)".into(),
+            ProposalStore::Redis(r) => r.describe(),
+        }
+    }
+
+    pub async fn put(
+        &self,
+        who: &Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Result<(String, Vec<String>), StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => Ok(m.put(who, record, expires_at_ms, capacity, now_ms)),
+            ProposalStore::Redis(r) => r.put(who, record, expires_at_ms, capacity, now_ms).await,
+        }
+    }
+
+    pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => Ok(m.peek(who, token)),
+            ProposalStore::Redis(r) => r.peek(who, token).await,
+        }
+    }
+
+    /// Single use: of any number of concurrent takes of one token (on any replica), exactly one
+    /// sees `Found`.
+    pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => Ok(m.take(who, token)),
+            ProposalStore::Redis(r) => r.take(who, token).await,
+        }
+    }
+
+    /// Records what the attempt that took `token` did. Ignored for tokens not taken.
+    pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => {
+                m.settle(who, token, outcome);
+                Ok(())
+            }
+            ProposalStore::Redis(r) => r.settle(who, token, outcome).await,
+        }
+    }
+}
+
+/// `chg-` followed by 128 bits from the OS-seeded CSPRNG, in hex.
+pub fn mint_token() -> String {
+    let bits: u128 = rand::random();
+    format!("chg-{bits:032x}")
+}

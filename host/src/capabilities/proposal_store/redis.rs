@@ -1,0 +1,246 @@
+//! The shared backend: proposals in Redis or Valkey, so a propose and its confirm (or the two
+//! rounds of a 2026-07-28 confirm) may reach different replicas. Each operation that changes
+//! state is one Lua script, which Redis runs atomically: of eight concurrent takes spread over
+//! any number of replicas exactly one sees the record.
+//!
+//! Keys (standalone Redis/Valkey or a primary; the scripts touch keys they compute, so a
+//! cluster is not supported):
+//! - `equinix-mcp:token:<token>`: hash {owner, state: pending|used|evicted, record,
+//!   expires_at_ms, outcome}; expires [`TOMBSTONE`] after the proposal does, so a replay of a
+//!   used or evicted token is answered precisely for a day and then forgotten;
+//! - `equinix-mcp:pending:<principal>`: sorted set of the principal's pending tokens by mint
+//!   order (capacity counts per principal);
+//! - `equinix-mcp:seq`: the mint counter that orders them.
+
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::{AsyncCommands, Script};
+
+use super::{StoreUnavailable, Taken, mint_token};
+use crate::principal::Principal;
+
+const PREFIX: &str = "equinix-mcp:";
+
+type Bytes = Vec<u8>;
+/// How long used/evicted tokens are remembered after they stop being pending.
+pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
+/// A store that does not answer within this is treated as down (propose and confirm fail closed).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+const PUT: &str = r#"
+local now, cap, tomb = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+for _, t in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local f = redis.call('HMGET', ARGV[8] .. t, 'state', 'expires_at_ms')
+  if f[1] ~= 'pending' or not f[2] or tonumber(f[2]) <= now then redis.call('ZREM', KEYS[1], t) end
+end
+local evicted = {}
+while redis.call('ZCARD', KEYS[1]) >= cap do
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  redis.call('ZREM', KEYS[1], oldest)
+  local k = ARGV[8] .. oldest
+  redis.call('HSET', k, 'state', 'evicted')
+  redis.call('HDEL', k, 'record')
+  redis.call('PEXPIRE', k, tomb)
+  table.insert(evicted, oldest)
+end
+local life = math.max(tonumber(ARGV[4]) - now, 0) + tomb
+redis.call('HSET', KEYS[3], 'owner', ARGV[2], 'state', 'pending', 'record', ARGV[3], 'expires_at_ms', ARGV[4])
+redis.call('PEXPIRE', KEYS[3], life)
+redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[2]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < life then redis.call('PEXPIRE', KEYS[1], life) end
+return evicted
+"#;
+
+const TAKE: &str = r#"
+local f = redis.call('HMGET', KEYS[1], 'owner', 'state', 'record', 'outcome')
+if not f[1] or f[1] ~= ARGV[1] then return {'unknown'} end
+if f[2] == 'pending' then
+  redis.call('HSET', KEYS[1], 'state', 'used')
+  redis.call('HDEL', KEYS[1], 'record')
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return {'found', f[3]}
+elseif f[2] == 'used' then
+  if f[4] then return {'used', f[4]} end
+  return {'used'}
+end
+return {'evicted'}
+"#;
+
+const SETTLE: &str = r#"
+local f = redis.call('HMGET', KEYS[1], 'owner', 'state')
+if f[1] == ARGV[1] and f[2] == 'used' then
+  redis.call('HSET', KEYS[1], 'outcome', ARGV[2])
+  return 1
+end
+return 0
+"#;
+
+pub struct RedisStore {
+    connection: ConnectionManager,
+    shown: String,
+    put: Script,
+    take: Script,
+    settle: Script,
+}
+
+impl RedisStore {
+    /// Connects (lazily reconnecting later) and checks the server answers a PING.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        let shown = redact(url);
+        let url = url.replacen("valkey://", "redis://", 1).replacen("valkeys://", "rediss://", 1);
+        let client = ::redis::Client::open(url.as_str())
+            .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {}", redact(&e.to_string())))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(500));
+        let connection = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?;
+        let store = RedisStore {
+            connection,
+            shown: shown.clone(),
+            put: Script::new(PUT),
+            take: Script::new(TAKE),
+            settle: Script::new(SETTLE),
+        };
+        let mut c = store.connection.clone();
+        let pong: Result<String, _> = tokio::time::timeout(RESPONSE_TIMEOUT + CONNECT_TIMEOUT, c.ping())
+            .await
+            .map_err(|_| "no answer to PING".to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        pong.map_err(|e| anyhow::anyhow!("cannot reach the proposal store {shown}: {e}"))?;
+        Ok(store)
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} (shared)", self.shown)
+    }
+
+    fn unavailable(&self, e: impl std::fmt::Display) -> StoreUnavailable {
+        StoreUnavailable { backend: self.shown.clone(), reason: redact(&e.to_string()) }
+    }
+
+    pub async fn put(
+        &self,
+        who: &Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Result<(String, Vec<String>), StoreUnavailable> {
+        let token = mint_token();
+        let mut c = self.connection.clone();
+        let evicted: Vec<String> = self
+            .put
+            .key(pending_key(who))
+            .key(format!("{PREFIX}seq"))
+            .key(token_key(&token))
+            .arg(&token)
+            .arg(who.as_str())
+            .arg(record)
+            .arg(expires_at_ms)
+            .arg(now_ms)
+            .arg(capacity.max(1))
+            .arg(TOMBSTONE.as_millis() as u64)
+            .arg(format!("{PREFIX}token:"))
+            .invoke_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok((token, evicted))
+    }
+
+    pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        let (owner, state, record, outcome): (Option<String>, Option<String>, Option<Bytes>, Option<Bytes>) =
+            ::redis::cmd("HMGET")
+                .arg(token_key(token))
+                .arg(&["owner", "state", "record", "outcome"])
+                .query_async(&mut c)
+                .await
+                .map_err(|e| self.unavailable(e))?;
+        if owner.as_deref() != Some(who.as_str()) {
+            return Ok(Taken::Unknown);
+        }
+        Ok(match (state.as_deref(), record) {
+            (Some("pending"), Some(record)) => Taken::Found(record),
+            (Some("used"), _) => Taken::Used(outcome),
+            (Some("evicted"), _) => Taken::Evicted,
+            _ => Taken::Unknown,
+        })
+    }
+
+    pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        let reply: Vec<Vec<u8>> = self
+            .take
+            .key(token_key(token))
+            .key(pending_key(who))
+            .arg(who.as_str())
+            .arg(token)
+            .arg(TOMBSTONE.as_millis() as u64)
+            .invoke_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        let mut parts = reply.into_iter();
+        Ok(match (parts.next().as_deref(), parts.next()) {
+            (Some(b"found"), Some(record)) => Taken::Found(record),
+            (Some(b"used"), outcome) => Taken::Used(outcome),
+            (Some(b"evicted"), _) => Taken::Evicted,
+            (Some(b"unknown"), _) => Taken::Unknown,
+            _ => return Err(self.unavailable("the take script answered something unexpected")),
+        })
+    }
+
+    pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
+        let mut c = self.connection.clone();
+        let _: i64 = self
+            .settle
+            .key(token_key(token))
+            .arg(who.as_str())
+            .arg(outcome)
+            .invoke_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(())
+    }
+}
+
+fn token_key(token: &str) -> String {
+    format!("{PREFIX}token:{token}")
+}
+
+fn pending_key(who: &Principal) -> String {
+    format!("{PREFIX}pending:{who}")
+}
+
+/// The URL without its password (`redis://user:secret@host` shows as `redis://user:***@host`).
+pub fn redact(text: &str) -> String {
+    let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
+        return text.to_string();
+    };
+    let rest = &text[scheme_end..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &text[..scheme_end], &rest[at..])
+        }
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(redact("redis://:hunter2@10.0.0.5:6379/2"), "redis://:***@10.0.0.5:6379/2");
+        assert_eq!(redact("rediss://app:hunter2@cache/0"), "rediss://app:***@cache/0");
+        assert_eq!(redact("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
+    }
+}

@@ -1,0 +1,72 @@
+//! A real `redis-server` per test, on a free loopback port, without persistence; it can be
+//! stopped and started again on the same port to test an outage.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    child: Option<Child>,
+    pub port: u16,
+    dir: PathBuf,
+}
+
+impl RedisServer {
+    pub fn start() -> RedisServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = super::fresh_audit_path().with_extension("redis");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut server = RedisServer { child: None, port, dir };
+        server.resume();
+        server
+    }
+
+    /// `redis://127.0.0.1:PORT/DB`
+    pub fn url(&self, db: u8) -> String {
+        format!("redis://127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Stops the server (its data is gone: no persistence).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it (again) on the same port and waits until it answers PING.
+    pub fn resume(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start redis-server ({e}): install it (`.ci/install-redis` does, from Debian's package)")
+            });
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.answers_ping() {
+            assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn answers_ping(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
