@@ -133,6 +133,12 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     };
     let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
     let (request_state, key_source) = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
+    if configured_key.is_none() && matches!(*proposals, ProposalStore::Redis(_)) {
+        tracing::warn!(
+            "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation \
+             started on another replica will be refused here (give every replica the same key)"
+        );
+    }
     // Only a server that can mutate needs (and opens) the audit log.
     let audit = if registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
         let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
