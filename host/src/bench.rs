@@ -92,7 +92,9 @@ struct Proc {
 
 async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.args(args).env("RUST_LOG", "warn,equinix_mcp::serve=info").env_remove("EQUINIX_MCP_TOOLSETS");
+    cmd.args(args)
+        .env("RUST_LOG", "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info")
+        .env_remove("EQUINIX_MCP_TOOLSETS");
     if let Some(dir) = cache {
         cmd.arg("--cache-dir").arg(dir);
     }
@@ -364,7 +366,7 @@ async fn http_throughput(exe: &Path, clients: usize, duration: Duration) -> anyh
     crate::install_crypto_provider();
     let mut child = tokio::process::Command::new(exe)
         .args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0", "--no-cache"])
-        .env("RUST_LOG", "warn,equinix_mcp::serve=info")
+        .env("RUST_LOG", "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -374,7 +376,7 @@ async fn http_throughput(exe: &Path, clients: usize, duration: Duration) -> anyh
     let url = loop {
         let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await??.context("server exited")?;
         if let Some(at) = line.find("listening on ") {
-            break line[at + 13..].trim().to_string();
+            break line[at + 13..].split_whitespace().next().unwrap_or_default().to_string();
         }
     };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });

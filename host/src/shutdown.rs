@@ -3,6 +3,9 @@
 //! running after it is cancelled through its own cancellation token, so a confirmation reports
 //! `call_cancelled` (and is audited) instead of vanishing with the process.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -11,11 +14,15 @@ use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 /// How long cancelled calls get to write their result and audit line after the grace period.
 const AFTER_CANCEL: Duration = Duration::from_secs(5);
 
+/// The cancellation of every admitted call, so the end of the grace period can reach each.
+type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
+
 #[derive(Default)]
 pub struct Lifecycle {
     calls: TaskTracker,
     draining: CancellationToken,
-    abort: CancellationToken,
+    running: Running,
+    next_id: AtomicU64,
 }
 
 /// One admitted call: counted until dropped; `cancel` fires when the client cancels the call or
@@ -23,14 +30,13 @@ pub struct Lifecycle {
 pub struct InFlight {
     _counted: TaskTrackerToken,
     pub cancel: CancellationToken,
-    link: Option<tokio::task::JoinHandle<()>>,
+    id: u64,
+    running: Running,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Some(link) = self.link.take() {
-            link.abort();
-        }
+        self.running.lock().unwrap().remove(&self.id);
     }
 }
 
@@ -48,21 +54,12 @@ impl Lifecycle {
         if self.draining.is_cancelled() {
             return None;
         }
-        let counted = self.calls.token();
-        let cancel = self.abort.child_token();
-        let link = if client.is_cancelled() {
-            cancel.cancel();
-            None
-        } else {
-            let (client, cancel) = (client.clone(), cancel.clone());
-            Some(tokio::spawn(async move {
-                tokio::select! {
-                    _ = client.cancelled() => cancel.cancel(),
-                    _ = cancel.cancelled() => {}
-                }
-            }))
-        };
-        Some(InFlight { _counted: counted, cancel, link })
+        // A child: the client's cancellation reaches the call, and cancelling it at shutdown
+        // leaves the client's own token (which rmcp owns) alone.
+        let cancel = client.child_token();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.running.lock().unwrap().insert(id, cancel.clone());
+        Some(InFlight { _counted: self.calls.token(), cancel, id, running: self.running.clone() })
     }
 
     pub fn is_draining(&self) -> bool {
@@ -83,7 +80,9 @@ impl Lifecycle {
             return Drained { in_flight, cancelled: 0 };
         }
         let cancelled = self.calls.len();
-        self.abort.cancel();
+        for call in self.running.lock().unwrap().values() {
+            call.cancel();
+        }
         let _ = tokio::time::timeout(AFTER_CANCEL, self.calls.wait()).await;
         Drained { in_flight, cancelled }
     }
