@@ -107,3 +107,16 @@ fn every_subcommand_documents_its_flags() {
         }
     }
 }
+
+/// The benchmark harness itself keeps working (its figures are not judged here: no timed
+/// assertions in the suite). It once broke silently when a log line it waits for moved module.
+#[test]
+fn bench_quick_prints_every_row() {
+    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).args(["bench", "--quick"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
+    assert_eq!(rows.len(), 10, "{text}");
+    assert!(rows.iter().all(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")), "{text}");
+    assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
+}
