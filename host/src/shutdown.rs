@@ -62,10 +62,6 @@ impl Lifecycle {
         Some(InFlight { _counted: self.calls.token(), cancel, id, running: self.running.clone() })
     }
 
-    pub fn is_draining(&self) -> bool {
-        self.draining.is_cancelled()
-    }
-
     pub fn in_flight(&self) -> usize {
         self.calls.len()
     }

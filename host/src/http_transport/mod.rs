@@ -69,9 +69,9 @@ impl HttpOptions {
     }
 }
 
-/// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]).
+/// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]). The caller has passed
+/// `options` through [`HttpOptions::check`] before starting anything else.
 pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
-    options.check()?;
     let listener =
         tokio::net::TcpListener::bind(options.listen).await.with_context(|| format!("binding {}", options.listen))?;
     let addr = listener.local_addr()?;

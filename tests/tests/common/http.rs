@@ -48,12 +48,7 @@ impl HttpServer {
 
     async fn spawn(args: &[&str], env: &[(&str, &str)], sim: Option<String>) -> HttpServer {
         let mut cmd = command(args, env);
-        let audit_log = cmd
-            .as_std()
-            .get_envs()
-            .filter(|(k, _)| *k == "EQUINIX_MCP_AUDIT_LOG")
-            .find_map(|(_, v)| v.map(PathBuf::from))
-            .unwrap();
+        let audit_log = super::audit_log_of(&cmd);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
@@ -98,11 +93,7 @@ impl HttpServer {
     }
 
     pub fn audit_entries(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.audit_log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
-            .collect()
+        super::read_audit(&self.audit_log)
     }
 
     /// Sends SIGTERM.

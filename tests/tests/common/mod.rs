@@ -82,6 +82,25 @@ pub fn fresh_audit_path() -> PathBuf {
     dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
 }
 
+/// The audit log a command built by [`command`] will write (the last `EQUINIX_MCP_AUDIT_LOG`).
+pub fn audit_log_of(cmd: &tokio::process::Command) -> PathBuf {
+    cmd.as_std()
+        .get_envs()
+        .filter(|(k, _)| *k == "EQUINIX_MCP_AUDIT_LOG")
+        .filter_map(|(_, v)| v.map(PathBuf::from))
+        .last()
+        .expect("command() always sets EQUINIX_MCP_AUDIT_LOG")
+}
+
+/// Every entry of an audit log written so far.
+pub fn read_audit(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
+        .collect()
+}
+
 /// Runs a command to completion: (success, stdout, stderr).
 pub async fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let mut cmd = command(args, env);
@@ -208,11 +227,7 @@ impl Server {
 
     /// The audit log's entries so far.
     pub fn audit_entries(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.audit_log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
-            .collect()
+        read_audit(&self.audit_log)
     }
 
     pub fn stderr_text(&self) -> String {
@@ -281,13 +296,7 @@ pub async fn start_with(
     stateless: bool,
 ) -> anyhow::Result<Server> {
     let cmd = command(args, env);
-    let audit_log = cmd
-        .as_std()
-        .get_envs()
-        .filter(|(k, _)| *k == "EQUINIX_MCP_AUDIT_LOG")
-        .filter_map(|(_, v)| v.map(PathBuf::from))
-        .last()
-        .unwrap();
+    let audit_log = audit_log_of(&cmd);
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
     let pid = transport.id();
     let captured = Arc::new(Mutex::new(String::new()));
