@@ -7,7 +7,6 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
@@ -349,8 +348,7 @@ async fn mutate_tools_are_served_only_when_named() {
 /// Starts a confirm in the background and cancels it (the rmcp client sends
 /// `notifications/cancelled` when the call future is dropped) after `after`.
 async fn cancel_confirm_when(b: &Broker, token: &str, ready: impl AsyncFn() -> bool) {
-    let params = CallToolRequestParams::new("fabric_confirm_change")
-        .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
+    let params = confirm_request(token);
     let call = b.server.client.call_tool(params);
     let wait = async {
         for _ in 0..500 {
@@ -489,8 +487,7 @@ async fn a_stateless_client_confirms_through_input_required_and_a_sealed_state()
     let p = b.propose(connection("stateless", 1001)).await;
 
     // the first round only shows the form: nothing is consumed
-    let params = CallToolRequestParams::new("fabric_confirm_change")
-        .with_arguments(json!({"confirm_token": token(&p)}).as_object().unwrap().clone());
+    let params = confirm_request(token(&p));
     let first = b.server.client.call_tool_once(params).await.unwrap();
     let rmcp::model::CallToolResponse::InputRequired(ir) = first else {
         panic!("expected input_required, got {first:?}")

@@ -156,11 +156,7 @@ async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
     let confirming = {
         let peer = service.peer().clone();
         let token = p["confirm_token"].clone();
-        tokio::spawn(async move {
-            let params = rmcp::model::CallToolRequestParams::new("fabric_confirm_change")
-                .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
-            peer.call_tool(params).await
-        })
+        tokio::spawn(async move { peer.call_tool(confirm_request(token)).await })
     };
     while client.prompt_texts().is_empty() {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -197,9 +193,7 @@ async fn a_confirmation_still_waiting_after_the_grace_period_is_cancelled_and_au
     let peer = service.peer().clone();
     let token = p["confirm_token"].clone();
     tokio::spawn(async move {
-        let params = rmcp::model::CallToolRequestParams::new("fabric_confirm_change")
-            .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone());
-        let _ = peer.call_tool(params).await;
+        let _ = peer.call_tool(confirm_request(token)).await;
     });
     while client.prompt_texts().is_empty() {
         tokio::time::sleep(Duration::from_millis(20)).await;

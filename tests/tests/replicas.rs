@@ -37,6 +37,15 @@ async fn pair(extra: &[&str]) -> Pair {
     Pair { sim, a, b, redis }
 }
 
+impl Pair {
+    /// One client on each replica, each accepting every confirmation form.
+    async fn accepting_clients(&self) -> (Client, Client) {
+        (self.a.connect(None, accepting(), false).await, self.b.connect(None, accepting(), false).await)
+    }
+}
+
+type Client = rmcp::service::RunningService<rmcp::service::RoleClient, TestClient>;
+
 fn rand_key() -> [u8; 32] {
     let mut k = [0u8; 32];
     for (i, b) in k.iter_mut().enumerate() {
@@ -84,15 +93,13 @@ async fn the_two_rounds_of_a_2026_confirm_may_land_on_different_replicas() {
 #[tokio::test]
 async fn eight_concurrent_confirms_over_both_replicas_create_exactly_once() {
     let p = pair(&[]).await;
-    let on_a = p.a.connect(None, accepting(), false).await;
-    let on_b = p.b.connect(None, accepting(), false).await;
+    let (on_a, on_b) = p.accepting_clients().await;
     for trial in 0..5u64 {
         let proposal = propose_on(&on_a, &format!("race-{trial}"), 2100 + trial).await;
         let calls: Vec<_> = (0..8)
             .map(|i| {
                 let peer = if i % 2 == 0 { on_a.peer().clone() } else { on_b.peer().clone() };
-                let params = rmcp::model::CallToolRequestParams::new("fabric_confirm_change")
-                    .with_arguments(json!({"confirm_token": proposal["confirm_token"]}).as_object().unwrap().clone());
+                let params = confirm_request(proposal["confirm_token"].clone());
                 tokio::spawn(async move { peer.call_tool(params).await.unwrap() })
             })
             .collect();
@@ -113,8 +120,7 @@ async fn eight_concurrent_confirms_over_both_replicas_create_exactly_once() {
 #[tokio::test]
 async fn the_21st_pending_proposal_evicts_the_oldest_across_replicas() {
     let p = pair(&[]).await;
-    let on_a = p.a.connect(None, accepting(), false).await;
-    let on_b = p.b.connect(None, accepting(), false).await;
+    let (on_a, on_b) = p.accepting_clients().await;
     let first = propose_on(&on_a, "evict-0", 2200).await;
     for i in 1..20 {
         let client = if i % 2 == 0 { &on_a } else { &on_b };
@@ -132,8 +138,7 @@ async fn the_21st_pending_proposal_evicts_the_oldest_across_replicas() {
 #[tokio::test]
 async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_back() {
     let mut p = pair(&[]).await;
-    let on_a = p.a.connect(None, accepting(), false).await;
-    let on_b = p.b.connect(None, accepting(), false).await;
+    let (on_a, on_b) = p.accepting_clients().await;
     let pending = propose_on(&on_a, "before-outage", 2301).await;
     p.redis.stop();
 
@@ -188,8 +193,7 @@ async fn an_unreachable_store_stops_start_up_with_its_address() {
 async fn a_create_with_an_unknown_outcome_is_reported_and_audited_and_its_replay_says_so() {
     use equinix_mcp::fabric_sim::{Fault, FaultMode};
     let p = pair(&[]).await;
-    let on_a = p.a.connect(None, accepting(), false).await;
-    let on_b = p.b.connect(None, accepting(), false).await;
+    let (on_a, on_b) = p.accepting_clients().await;
     let proposal = propose_on(&on_a, "dropped-answer", 2401).await;
     p.sim.inject(Fault { mode: FaultMode::Drop, ..Fault::status("POST /fabric/v4/connections", 201) });
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;

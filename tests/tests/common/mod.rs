@@ -249,6 +249,13 @@ pub async fn call_on(client: &RunningService<RoleClient, TestClient>, tool: &str
         .expect("tools/call failed at the protocol level")
 }
 
+/// A `fabric_confirm_change` request for `token` (a string or a JSON value holding one).
+pub fn confirm_request(token: impl Into<Value>) -> CallToolRequestParams {
+    let token: Value = token.into();
+    CallToolRequestParams::new("fabric_confirm_change")
+        .with_arguments(json!({ "confirm_token": token }).as_object().unwrap().clone())
+}
+
 /// A connection create between the simulator's two seeded ports.
 pub fn connection_spec(name: &str, vlan: u64) -> Value {
     json!({

@@ -4,22 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses, ProtocolVersion};
+use rmcp::model::{CallToolResponse, CallToolResult, InputResponses, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-use super::{TestClient, advance_clock, creates, is_error, propose_on, structured};
+use super::{TestClient, advance_clock, confirm_request, creates, is_error, propose_on, structured};
 
 type Client = RunningService<RoleClient, TestClient>;
 
-fn confirm_params(token: &str) -> CallToolRequestParams {
-    CallToolRequestParams::new("fabric_confirm_change")
-        .with_arguments(json!({"confirm_token": token}).as_object().unwrap().clone())
-}
-
 /// The first round: must be `input_required` with a form showing the request hash.
 pub async fn first_round(client: &Client, token: &str, request_sha256: &str) -> String {
-    let r = client.call_tool_once(confirm_params(token)).await.unwrap();
+    let r = client.call_tool_once(confirm_request(token)).await.unwrap();
     let CallToolResponse::InputRequired(ir) = r else { panic!("expected input_required, got {r:?}") };
     let form = serde_json::to_value(ir.input_requests.as_ref().unwrap()).unwrap();
     assert!(form.to_string().contains(request_sha256), "the form shows the hash: {form}");
@@ -28,7 +23,7 @@ pub async fn first_round(client: &Client, token: &str, request_sha256: &str) -> 
 
 /// The retry carrying `answer` (a raw elicitation result) and `state`.
 pub async fn retry(client: &Client, token: &str, state: &str, answer: Value) -> CallToolResult {
-    let mut params = confirm_params(token);
+    let mut params = confirm_request(token);
     params.request_state = Some(state.to_string());
     let mut responses: InputResponses = BTreeMap::new();
     responses.insert("confirm".into(), answer);
