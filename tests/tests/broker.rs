@@ -9,7 +9,6 @@ use std::time::Duration;
 use common::*;
 use serde_json::{Value, json};
 
-const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
 /// Every test here proposes the same kind of connection, varying its name and VLAN.
 use common::connection_spec as connection;
 

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use equinix_mcp::fabric_sim::{Fault, FaultMode, SimConfig, SimHandle};
+use equinix_mcp::fabric_sim::{Fault, FaultMode, SimConfig};
 use serde_json::{Value, json};
 
 fn fault(route: &str, status: u16, times: u32) -> Fault {
@@ -72,26 +72,14 @@ async fn a_thirty_second_stall_is_a_timeout_not_a_hang() {
     server.stop().await;
 }
 
-const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
-const PORT_Z: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a610";
-
-fn spec(name: &str) -> Value {
-    json!({"type": "EVPL_VC", "name": name, "bandwidth": 100,
-           "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 1201}}},
-           "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_Z}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 1201}}},
-           "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
-}
-
 async fn propose_then_confirm(server: &Server, name: &str, before_confirm: impl AsyncFnOnce()) -> Value {
-    let p = server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec(name)})).await;
+    let p = server
+        .call("fabric_propose_change", json!({"change_type": "connection_create", "spec": connection_spec(name, 1201)}))
+        .await;
     assert!(!is_error(&p), "{:?}", p.structured_content);
     let token = structured(&p)["confirm_token"].clone();
     before_confirm().await;
     structured(&server.call("fabric_confirm_change", json!({"confirm_token": token})).await)
-}
-
-fn creates(sim: &SimHandle) -> u64 {
-    sim.stats().creates.get("connections").copied().unwrap_or(0)
 }
 
 #[tokio::test]
@@ -105,12 +93,7 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     // 502 on the create: no retry, outcome unknown
     let out = propose_then_confirm(&server, "f-502", async || sim.inject(fault(create, 502, 3))).await;
     assert_eq!(out["error"]["kind"], "outcome_unknown", "{out}");
-    let attempts = sim
-        .stats()
-        .requests
-        .iter()
-        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
-        .count();
+    let attempts = connection_create_requests(&sim);
     assert_eq!(attempts, 1, "a create is sent once");
     // the fault's two unused answers would hit the next create: clear them with a dry-run-free create
     let out = propose_then_confirm(&server, "f-drain-1", async || {}).await;
@@ -119,14 +102,14 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     assert_eq!(out["error"]["kind"], "outcome_unknown");
 
     // 401 on the create (token died): not retried, refused, nothing created
-    let before = creates(&sim);
+    let before = connection_creates(&sim);
     let out = propose_then_confirm(&server, "f-401", async || sim.expire_tokens()).await;
     assert_eq!(out["error"]["kind"], "create_rejected", "{out}");
     assert_eq!(out["error"]["result"]["executed"], false);
-    assert_eq!(creates(&sim), before);
+    assert_eq!(connection_creates(&sim), before);
 
     // timeout before the create is sent: the token endpoint stalls past the timeout
-    let before = creates(&sim);
+    let before = connection_creates(&sim);
     let out = propose_then_confirm(&server, "f-before", async || {
         tokio::time::sleep(Duration::from_millis(2100)).await;
         sim.inject(Fault { mode: FaultMode::Stall, stall_ms: 5_000, ..fault("POST /oauth2/v1/token", 200, 1) });
@@ -134,7 +117,7 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     .await;
     assert_eq!(out["error"]["kind"], "not_sent", "{out}");
     assert_eq!(out["error"]["result"]["executed"], false);
-    assert_eq!(creates(&sim), before);
+    assert_eq!(connection_creates(&sim), before);
 
     // timeout after the create is sent: outcome unknown, never retried
     let out = propose_then_confirm(&server, "f-after", async || {
@@ -146,12 +129,7 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
 
     // zero duplicate creates: every real create in this test came from a distinct confirm
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    let creates_seen = sim
-        .stats()
-        .requests
-        .iter()
-        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
-        .count();
+    let creates_seen = connection_create_requests(&sim);
     assert!(creates_seen <= 5, "{creates_seen} creates for 5 confirms");
     server.stop().await;
 }

@@ -58,10 +58,6 @@ fn accepting() -> TestClient {
     TestClient::answering(Answer::Accept { confirm: true })
 }
 
-fn created(p: &Pair) -> u64 {
-    p.sim.stats().creates.get("connections").copied().unwrap_or(0)
-}
-
 #[tokio::test]
 async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
     let p = pair(&[]).await;
@@ -71,7 +67,7 @@ async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     let out = structured(&r);
     assert_eq!(out["executed"], true, "{out}");
-    assert_eq!(created(&p), 1);
+    assert_eq!(connection_creates(&p.sim), 1);
     let replay = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(structured(&replay)["error"]["kind"], "replayed_token", "the replay on A sees B's take");
     assert_eq!(structured(&replay)["error"]["first_attempt"]["executed"], true, "{:?}", replay.structured_content);
@@ -87,7 +83,7 @@ async fn the_two_rounds_of_a_2026_confirm_may_land_on_different_replicas() {
     let state = first_round(&on_a, token, proposal["request_sha256"].as_str().unwrap()).await;
     let done = retry(&on_b, token, &state, json!({"action": "accept", "content": {"confirm": true}})).await;
     assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
-    assert_eq!(created(&p), 1);
+    assert_eq!(connection_creates(&p.sim), 1);
 }
 
 #[tokio::test]
@@ -113,7 +109,7 @@ async fn eight_concurrent_confirms_over_both_replicas_create_exactly_once() {
             }
         }
         assert_eq!(executed, 1, "trial {trial}");
-        assert_eq!(created(&p), trial + 1, "trial {trial}");
+        assert_eq!(connection_creates(&p.sim), trial + 1, "trial {trial}");
     }
 }
 
@@ -151,7 +147,7 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     assert!(structured(&r).get("confirm_token").is_none());
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": pending["confirm_token"]})).await;
     assert_eq!(structured(&r)["error"]["kind"], "proposal_store_unavailable", "{:?}", r.structured_content);
-    assert_eq!(created(&p), 0, "nothing is sent while the store is down");
+    assert_eq!(connection_creates(&p.sim), 0, "nothing is sent while the store is down");
     let reads = call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await;
     assert!(!is_error(&reads), "read-only tools do not need the store");
 
@@ -170,7 +166,7 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     let after = recovered.expect("propose works again once Redis is back");
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": after["confirm_token"]})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
-    assert_eq!(created(&p), 1);
+    assert_eq!(connection_creates(&p.sim), 1);
     // the store had no persistence: the proposal made before the outage is gone, and says so
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": pending["confirm_token"]})).await;
     assert_eq!(structured(&r)["error"]["kind"], "unknown_token");

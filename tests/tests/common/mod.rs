@@ -256,14 +256,18 @@ pub fn confirm_request(token: impl Into<Value>) -> CallToolRequestParams {
         .with_arguments(json!({ "confirm_token": token }).as_object().unwrap().clone())
 }
 
-/// A connection create between the simulator's two seeded ports.
+/// Two seeded simulator ports a connection may join.
+pub const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
+pub const PORT_Z: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a610";
+
+/// A connection create between [`PORT_A`] and [`PORT_Z`].
 pub fn connection_spec(name: &str, vlan: u64) -> Value {
     json!({
         "type": "EVPL_VC",
         "name": name,
         "bandwidth": 1000,
-        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a600"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
-        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a610"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_Z}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
         "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
         "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]
     })
@@ -390,6 +394,20 @@ pub async fn sim_stats(sim_url: &str) -> Value {
 /// Real creates the simulator received for `collection` (`connections`, ...).
 pub async fn creates(sim_url: &str, collection: &str) -> u64 {
     sim_stats(sim_url).await["creates"][collection].as_u64().unwrap_or(0)
+}
+
+/// Real connection creates an in-process simulator completed.
+pub fn connection_creates(sim: &SimHandle) -> u64 {
+    sim.stats().creates.get("connections").copied().unwrap_or(0)
+}
+
+/// Connection create requests (not dry runs) an in-process simulator received, completed or not.
+pub fn connection_create_requests(sim: &SimHandle) -> usize {
+    sim.stats()
+        .requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
+        .count()
 }
 
 /// Queues a fault in the embedded simulator.
