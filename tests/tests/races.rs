@@ -18,13 +18,10 @@ fn spec(name: &str, vlan: u64) -> Value {
 #[tokio::test]
 async fn eight_concurrent_confirms_of_one_token_create_exactly_once() {
     let trials: u64 = std::env::var("EQUINIX_MCP_RACE_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
-    let server = start(
-        &["serve", "--fabric-sim", "--toolsets", "mutate"],
-        &[],
-        TestClient::answering(Answer::Accept { confirm: true }),
-    )
-    .await
-    .unwrap();
+    let server =
+        start_on_embedded_sim(&["--toolsets", "mutate"], TestClient::answering(Answer::Accept { confirm: true }))
+            .await
+            .unwrap();
     let sim = embedded_sim_url(&server).await;
     for trial in 0..trials {
         let p = server
@@ -53,9 +50,8 @@ async fn eight_concurrent_confirms_of_one_token_create_exactly_once() {
 
 #[tokio::test]
 async fn concurrent_proposes_past_capacity_keep_twenty_and_report_each_eviction_once() {
-    let server = start(&["serve", "--fabric-sim", "--toolsets", "mutate"], &[], TestClient::answering(Answer::Decline))
-        .await
-        .unwrap();
+    let server =
+        start_on_embedded_sim(&["--toolsets", "mutate"], TestClient::answering(Answer::Decline)).await.unwrap();
     let calls = (0..40u64).map(|i| {
         server.call(
             "fabric_propose_change",
