@@ -54,8 +54,10 @@ pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> Pa
         "profile.release.panic=\"abort\"",
         // A 256 KiB shadow stack (the default is 1 MiB) keeps the pages a call touches (stack,
         // static data, the start of the heap) inside the host's keep-resident window, so a
-        // reused instance slot does not page-fault them in again on every call.
-        "target.wasm32-wasip2.rustflags=[\"-C\", \"link-arg=-zstack-size=262144\"]",
+        // reused instance slot does not page-fault them in again on every call. 1 MiB of
+        // initial memory holds a typical call's heap, so the instance never grows its memory and
+        // the slot's page protections never change between calls.
+        "target.wasm32-wasip2.rustflags=[\"-C\", \"link-arg=-zstack-size=262144\", \"-C\", \"link-arg=--initial-memory=1048576\"]",
     ] {
         cmd.args(["--config", setting]);
     }

@@ -67,7 +67,7 @@ pub fn price_context(host: &mut impl Host, spec: &Spec) -> Value {
         method: Method::Post,
         path: "/fabric/v4/prices/search".into(),
         query: Vec::new(),
-        body: Some(filter.to_string()),
+        body: Some(crate::json_text(&filter)),
     };
     let answer = match send_json(host, request) {
         Ok(a) => a,

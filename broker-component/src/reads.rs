@@ -279,7 +279,7 @@ fn search_body(filters: Vec<Value>, offset: u64, limit: u64, filter_required: bo
             body.insert("filter".into(), json!({"and": filters}));
         }
     }
-    Value::Object(body).to_string()
+    crate::json_text(&Value::Object(body))
 }
 
 fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {

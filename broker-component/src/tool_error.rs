@@ -80,7 +80,7 @@ impl ToolError {
         }
         let mut outer = Map::new();
         outer.insert("error".into(), Value::Object(inner));
-        Value::Object(outer).to_string()
+        crate::json_text(&Value::Object(outer))
     }
 }
 

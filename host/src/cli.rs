@@ -131,9 +131,16 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
     pub toolsets: Option<String>,
 
-    /// Serve against the built-in Fabric simulator on loopback (no credentials needed).
+    /// Serve against the built-in Fabric simulator (no credentials needed). It listens on a
+    /// loopback port (shown in the banner) for curl and its `/_sim/*` controls; this server's own
+    /// requests reach it in process.
     #[arg(long, env = "EQUINIX_MCP_FABRIC_SIM")]
     pub fabric_sim: bool,
+
+    /// With --fabric-sim: send this server's Fabric requests to the simulator over loopback HTTP,
+    /// through the same network client real Fabric gets, instead of in process.
+    #[arg(long, requires = "fabric_sim")]
+    pub fabric_sim_http: bool,
 
     /// Fabric API base URL.
     #[arg(long, env = "EQUINIX_API_ENDPOINT", default_value = "https://api.equinix.com", value_name = "URL")]

@@ -106,7 +106,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let mut fabric_config = FabricConfig::new(base_url, credentials);
     fabric_config.mutate_enabled = selection.names_mutate();
     fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
-    let fabric = Arc::new(FabricClient::new(fabric_config)?);
+    let fabric = Arc::new(match &sim {
+        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim.router()),
+        _ => FabricClient::new(fabric_config)?,
+    });
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
     let proposals = Arc::new(ProposalStore::open(&args.proposal_store).await?);
@@ -122,7 +125,8 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         runtime.origin(),
         registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
         match &sim {
-            Some(s) => format!("simulator at {}", s.base_url()),
+            Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
+            Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
             None => fabric.config().base_url.clone(),
         },
         args.transport,

@@ -21,7 +21,7 @@ async fn stdio_client_lists_and_calls_metros_against_the_seeded_simulator() {
 
     let seeded = fabric_sim::seeded_metros();
     let page = structured(&server.call("fabric_list_metros", json!({"limit": 5})).await);
-    assert_eq!(page["total"], seeded.len());
+    assert_eq!(page["total"], seeded.len(), "{page}");
     assert_eq!(page["next_offset"], 5);
     let codes: Vec<&str> = page["metros"].as_array().unwrap().iter().map(|m| m["code"].as_str().unwrap()).collect();
     let expected: Vec<&str> = seeded.iter().take(5).map(|m| m["code"].as_str().unwrap()).collect();
@@ -34,6 +34,36 @@ async fn stdio_client_lists_and_calls_metros_against_the_seeded_simulator() {
 
     let mine = structured(&server.call("fabric_list_metros", json!({"presence": "MY_PORTS"})).await);
     assert_eq!(mine["total"], fabric_sim::MY_PORT_METROS.len());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_embedded_simulator_answers_alike_in_process_and_over_http() {
+    let mut pages = Vec::new();
+    for extra in [&[][..], &["--fabric-sim-http"][..]] {
+        let server = start_on_embedded_sim(extra, TestClient::plain()).await.unwrap();
+        let how = if extra.is_empty() { "(called in process)" } else { "(called over HTTP)" };
+        assert!(server.stderr_text().contains(how), "banner should say {how}:\n{}", server.stderr_text());
+        pages.push(structured(&server.call("fabric_list_metros", json!({"offset": 2, "limit": 4})).await));
+        server.stop().await;
+    }
+    assert_eq!(pages[0]["returned"], 4);
+    assert_eq!(pages[0], pages[1]);
+}
+
+#[tokio::test]
+async fn a_fabric_answer_larger_than_the_components_initial_memory_still_works() {
+    // 20 metros with 100 kB names: the component's heap must grow past its 1 MiB initial memory.
+    let metros: Vec<Value> = (0..20)
+        .map(|i| json!({"code": format!("M{i}"), "name": format!("{i}").repeat(100_000), "region": "AMER"}))
+        .collect();
+    let body = json!({"pagination": {"offset": 0, "limit": 20, "total": 20}, "data": metros}).to_string();
+    let sim = sim(SimConfig::default()).await;
+    sim.inject(fabric_sim::Fault { body: Some(body), ..fabric_sim::Fault::status("GET /fabric/v4/metros", 200) });
+    let server = start_against(&sim, &[], &[], TestClient::plain()).await;
+    let page = structured(&server.call("fabric_list_metros", json!({"limit": 20})).await);
+    assert_eq!(page["returned"], 20, "{}", &page.to_string()[..page.to_string().len().min(300)]);
+    assert_eq!(page["metros"][19]["name"].as_str().map(str::len), Some(200_000));
     server.stop().await;
 }
 

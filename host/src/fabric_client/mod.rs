@@ -4,11 +4,14 @@
 
 pub mod allow_list;
 pub mod oauth;
+mod wire;
 
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use axum::http::{HeaderMap, HeaderValue, header};
+use reqwest::Url;
 use tokio_util::sync::CancellationToken;
+use wire::Wire;
 
 pub use allow_list::{Method, RouteClass};
 pub use oauth::Credentials;
@@ -69,50 +72,34 @@ pub enum SendError {
 }
 
 pub struct FabricClient {
-    http: Http,
+    wire: Wire,
     config: FabricConfig,
     tokens: oauth::TokenSource,
 }
 
-/// The HTTP client, built on a background thread: loading the TLS trust store takes several
-/// milliseconds, and start-up should not wait for it. The first request waits if it must.
-#[derive(Clone)]
-pub struct Http {
-    cell: Arc<OnceLock<reqwest::Client>>,
-    connect_timeout: Duration,
-    request_timeout: Duration,
-}
-
-impl Http {
-    fn new(connect_timeout: Duration, request_timeout: Duration) -> Self {
-        let http = Http { cell: Arc::new(OnceLock::new()), connect_timeout, request_timeout };
-        let early = http.clone();
-        std::thread::spawn(move || {
-            early.client();
-        });
-        http
-    }
-
-    pub fn client(&self) -> &reqwest::Client {
-        self.cell.get_or_init(|| {
-            crate::install_crypto_provider();
-            reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout)
-                .timeout(self.request_timeout)
-                .redirect(reqwest::redirect::Policy::none())
-                .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .expect("building the HTTP client (TLS provider and settings are fixed)")
-        })
-    }
-}
-
 impl FabricClient {
+    /// A client for `config.base_url` over the network.
     pub fn new(config: FabricConfig) -> anyhow::Result<Self> {
-        let http = Http::new(config.connect_timeout, config.request_timeout);
+        let wire = Wire::network(config.connect_timeout, config.request_timeout);
+        Ok(Self::over(wire, config))
+    }
+
+    /// A client whose requests go straight into `simulator`, the router of the simulator this
+    /// process runs (`config.base_url` is that simulator's address, shown to users and in errors).
+    pub fn in_process(config: FabricConfig, simulator: axum::Router) -> Self {
+        let wire = Wire::InProcess { router: simulator, timeout: config.request_timeout };
+        Self::over(wire, config)
+    }
+
+    fn over(wire: Wire, config: FabricConfig) -> Self {
         let base = config.base_url.trim_end_matches('/').to_string();
-        let tokens = oauth::TokenSource::new(http.clone(), &base, config.credentials.clone());
-        Ok(FabricClient { http, config: FabricConfig { base_url: base, ..config }, tokens })
+        let tokens = oauth::TokenSource::new(wire.clone(), &base, config.credentials.clone());
+        FabricClient { wire, config: FabricConfig { base_url: base, ..config }, tokens }
+    }
+
+    /// Whether requests skip the network (the embedded simulator, in process).
+    pub fn is_in_process(&self) -> bool {
+        matches!(self.wire, Wire::InProcess { .. })
     }
 
     pub fn config(&self) -> &FabricConfig {
@@ -194,42 +181,40 @@ impl FabricClient {
     ) -> Result<(ApiResponse, Option<Duration>), SendError> {
         let correlation_id = new_correlation_id();
         let url = format!("{}{}", self.config.base_url, req.path);
-        let mut builder = match req.method {
-            Method::Get => self.http.client().get(&url),
-            Method::Post => self.http.client().post(&url),
+        let url = if req.query.is_empty() { Url::parse(&url) } else { Url::parse_with_params(&url, &req.query) }
+            .map_err(|e| {
+                SendError::Unavailable(format!("the Fabric endpoint {} is not a usable URL: {e}", self.config.base_url))
+            })?;
+        let mut headers = HeaderMap::new();
+        let mut bearer = HeaderValue::try_from(format!("Bearer {}", token.expose()))
+            .map_err(|_| SendError::Unavailable("the bearer token is not a valid header value".into()))?;
+        bearer.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, bearer);
+        headers.insert(
+            "x-correlation-id",
+            HeaderValue::try_from(correlation_id.as_str()).expect("correlation ids are alphanumeric"),
+        );
+        headers.insert("x-source", HeaderValue::from_static("API"));
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        if req.body.is_some() {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        let method = match req.method {
+            Method::Get => axum::http::Method::GET,
+            Method::Post => axum::http::Method::POST,
         };
-        if !req.query.is_empty() {
-            builder = builder.query(&req.query);
-        }
-        builder = builder
-            .bearer_auth(token.expose())
-            .header("X-CORRELATION-ID", &correlation_id)
-            .header("X-SOURCE", "API")
-            .header(reqwest::header::ACCEPT, "application/json");
-        if let Some(body) = &req.body {
-            builder = builder.header(reqwest::header::CONTENT_TYPE, "application/json").body(body.clone());
-        }
         tracing::debug!(method = %req.method, path = %req.path, correlation_id, "sending Fabric request");
-        let mut response = builder.send().await.map_err(classify)?;
-        let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
+        let out = wire::Outgoing { method, url, headers, body: req.body.clone() };
+        let answer = self.wire.exchange(out, self.config.max_response_bytes).await?;
+        let status = answer.status;
+        let retry_after = answer
+            .headers
+            .get(header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(classify)? {
-            if body.len() + chunk.len() > self.config.max_response_bytes {
-                return Err(SendError::Transport(format!(
-                    "the Fabric response exceeded the {} byte limit",
-                    self.config.max_response_bytes
-                )));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let body =
-            String::from_utf8(body).map_err(|_| SendError::Transport("the Fabric response is not UTF-8".into()))?;
+        let body = String::from_utf8(answer.body)
+            .map_err(|_| SendError::Transport("the Fabric response is not UTF-8".into()))?;
         tracing::debug!(status, correlation_id, bytes = body.len(), "Fabric answered");
         Ok((ApiResponse { status, body, correlation_id }, retry_after))
     }
@@ -243,25 +228,6 @@ const MAX_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// 200 ms, 400 ms, 800 ms, ...
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(200u64 << attempt.saturating_sub(1).min(5))
-}
-
-/// Connect failures mean nothing was sent; anything later leaves the outcome unknown.
-fn classify(e: reqwest::Error) -> SendError {
-    if e.is_connect() {
-        SendError::Unavailable(format!("could not connect to Fabric: {}", root_cause(&e)))
-    } else if e.is_timeout() {
-        SendError::Timeout
-    } else {
-        SendError::Transport(root_cause(&e))
-    }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
 }
 
 /// 25 random alphanumerics, as Equinix's own clients send.

@@ -6,10 +6,13 @@
 
 use std::time::{Duration, Instant};
 
+use axum::http::{HeaderMap, HeaderValue, header};
+use reqwest::Url;
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
 use super::SendError;
+use super::wire::{Outgoing, Wire};
 use crate::secret::Secret;
 
 /// Client id and secret (`EQUINIX_API_CLIENTID`, `EQUINIX_API_CLIENTSECRET`).
@@ -18,6 +21,9 @@ pub struct Credentials {
     pub client_id: String,
     pub client_secret: Secret,
 }
+
+/// A token answer is a few hundred bytes; anything near this is not one.
+const MAX_TOKEN_RESPONSE_BYTES: usize = 64 << 10;
 
 /// Lifetime assumed when the token endpoint does not say (Equinix's own clients do the same).
 const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
@@ -36,7 +42,7 @@ struct State {
 
 /// Fetches and caches bearer tokens; concurrent callers share one fetch.
 pub struct TokenSource {
-    http: super::Http,
+    wire: Wire,
     token_url: String,
     credentials: Option<Credentials>,
     state: Mutex<State>,
@@ -50,9 +56,9 @@ struct TokenResponse {
 }
 
 impl TokenSource {
-    pub fn new(http: super::Http, base_url: &str, credentials: Option<Credentials>) -> Self {
+    pub fn new(wire: Wire, base_url: &str, credentials: Option<Credentials>) -> Self {
         TokenSource {
-            http,
+            wire,
             token_url: format!("{}/oauth2/v1/token", base_url.trim_end_matches('/')),
             credentials,
             state: Mutex::new(State::default()),
@@ -108,19 +114,21 @@ impl TokenSource {
             "client_secret": creds.client_secret.expose(),
         });
         let started = Instant::now();
-        let response = self
-            .http
-            .client()
-            .post(&self.token_url)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| Fetch::Failed(format!("the token endpoint could not be reached: {}", without_url(&e))))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| Fetch::Failed(format!("the token response was lost: {}", without_url(&e))))?;
+        let url = Url::parse(&self.token_url)
+            .map_err(|e| Fetch::Failed(format!("the token endpoint {} is not a usable URL: {e}", self.token_url)))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let out = Outgoing { method: axum::http::Method::POST, url, headers, body: Some(body.to_string()) };
+        let answer = self.wire.exchange(out, MAX_TOKEN_RESPONSE_BYTES).await.map_err(|e| {
+            Fetch::Failed(match e {
+                SendError::Timeout => "the token endpoint did not answer in time".to_string(),
+                SendError::Unavailable(why) => format!("the token endpoint could not be reached: {why}"),
+                SendError::Transport(why) | SendError::Refused(why) => format!("the token response was lost: {why}"),
+                SendError::Cancelled => "the token request was cancelled".to_string(),
+            })
+        })?;
+        let status = axum::http::StatusCode::from_u16(answer.status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+        let text = String::from_utf8_lossy(&answer.body).into_owned();
         if matches!(status.as_u16(), 400 | 401 | 403) {
             return Err(Fetch::Rejected(format!(
                 "the Equinix token endpoint rejected the client credentials (HTTP {}{}); not retrying, \
@@ -173,15 +181,6 @@ fn error_summary(body: &str) -> Option<String> {
         (None, None) => return None,
     };
     Some(s.chars().take(200).collect())
-}
-
-/// reqwest errors print the URL; ours carry no secrets, but keep messages short and stable.
-fn without_url(e: &reqwest::Error) -> String {
-    let mut e = e.to_string();
-    if let Some(i) = e.find(" for url (") {
-        e.truncate(i);
-    }
-    e
 }
 
 #[cfg(test)]

@@ -167,6 +167,7 @@ struct Sim {
 pub struct SimHandle {
     pub addr: SocketAddr,
     sim: Sim,
+    app: Router,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -174,6 +175,11 @@ impl SimHandle {
     /// `http://127.0.0.1:PORT`, the value for `EQUINIX_API_ENDPOINT`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The simulator's routes, for a Fabric client in this process to call without a socket.
+    pub fn router(&self) -> Router {
+        self.app.clone()
     }
 
     pub fn stats(&self) -> Stats {
@@ -210,12 +216,13 @@ pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHa
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let app = router(sim.clone());
+    let served = app.clone();
     let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
+        if let Err(e) = axum::serve(listener, served).await {
             tracing::error!("fabric simulator stopped: {e}");
         }
     });
-    Ok(SimHandle { addr, sim, task })
+    Ok(SimHandle { addr, sim, app, task })
 }
 
 fn router(sim: Sim) -> Router {
@@ -243,7 +250,7 @@ pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [("content-type", "application/json")], body.to_string()).into_response()
+    (status, [("content-type", "application/json")], serde_json::to_vec(&body).unwrap_or_default()).into_response()
 }
 
 fn error_response(status: u16, code: &str, message: &str, property: Option<&str>) -> Response {
@@ -422,9 +429,10 @@ fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
     Ok((offset, limit))
 }
 
-fn page(items: Vec<Value>, offset: usize, limit: usize) -> Value {
+/// One page of `items`; only the page is copied.
+fn page<V: std::borrow::Borrow<Value>>(items: Vec<V>, offset: usize, limit: usize) -> Value {
     let total = items.len();
-    let data: Vec<Value> = items.into_iter().skip(offset).take(limit).collect();
+    let data: Vec<Value> = items.iter().skip(offset).take(limit).map(|v| v.borrow().clone()).collect();
     let mut pagination = json!({"offset": offset, "limit": limit, "total": total});
     if offset + limit < total {
         pagination["next"] = json!(format!("?offset={}&limit={limit}", offset + limit));
@@ -445,7 +453,7 @@ fn search(items: &[Value], body: &Value, required: bool) -> Result<Value, Fail> 
             Some(f) => search::matches(item, f).map_err(|e| fail(400, "EQ-3142001", &e, Some("/filter")))?,
         };
         if keep {
-            hits.push(item.clone());
+            hits.push(item);
         }
     }
     Ok(page(hits, offset, limit))
@@ -483,13 +491,12 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
         match (method.as_str(), segments.as_slice()) {
             ("GET", ["fabric", "v4", "metros"]) => {
                 let (offset, limit) = paging(&q)?;
-                let metros: Vec<Value> = match q.get("presence").map(String::as_str) {
-                    None => estate.metros.clone(),
+                let metros: Vec<&Value> = match q.get("presence").map(String::as_str) {
+                    None => estate.metros.iter().collect(),
                     Some("MY_PORTS") => estate
                         .metros
                         .iter()
                         .filter(|m| m["code"].as_str().is_some_and(|c| MY_PORT_METROS.contains(&c)))
-                        .cloned()
                         .collect(),
                     Some(_) => return Err(fail(400, "EQ-3036001", "Invalid presence", Some("presence"))),
                 };

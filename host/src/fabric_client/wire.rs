@@ -1,0 +1,165 @@
+//! How one Fabric request travels: over the network through reqwest (real Fabric, the
+//! standalone simulator), or, when this process runs the embedded simulator, straight into the
+//! simulator's router. Both take the same request line, headers and body and give back the same
+//! status, headers and size-capped body, so everything above this module (OAuth, allow-list,
+//! retries, caps, error mapping) is shared. The in-process route skips only the loopback socket
+//! and the HTTP/1 framing on both ends; it cannot be chosen for any endpoint but the simulator
+//! this process started.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::http::{HeaderMap, Method};
+use futures_util::StreamExt;
+use reqwest::Url;
+
+use super::SendError;
+
+#[derive(Clone)]
+pub enum Wire {
+    Network(Http),
+    InProcess { router: axum::Router, timeout: Duration },
+}
+
+/// A request as it goes out.
+pub struct Outgoing {
+    pub method: Method,
+    pub url: Url,
+    pub headers: HeaderMap,
+    pub body: Option<String>,
+}
+
+/// An answer, any status, body read in full (at most the cap given to `exchange`).
+pub struct Incoming {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Wire {
+    pub fn network(connect_timeout: Duration, request_timeout: Duration) -> Self {
+        Wire::Network(Http::new(connect_timeout, request_timeout))
+    }
+
+    pub async fn exchange(&self, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
+        match self {
+            Wire::Network(http) => network(http.client(), out, max_body).await,
+            Wire::InProcess { router, timeout } => {
+                tokio::time::timeout(*timeout, in_process(router.clone(), out, max_body))
+                    .await
+                    .unwrap_or(Err(SendError::Timeout))
+            }
+        }
+    }
+}
+
+async fn network(client: &reqwest::Client, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
+    let mut builder = client.request(out.method, out.url).headers(out.headers);
+    if let Some(body) = out.body {
+        builder = builder.body(body);
+    }
+    let mut response = builder.send().await.map_err(classify)?;
+    let status = response.status().as_u16();
+    let headers = std::mem::take(response.headers_mut());
+    let mut body = CappedBody::new(max_body);
+    while let Some(chunk) = response.chunk().await.map_err(classify)? {
+        body.push(&chunk)?;
+    }
+    Ok(Incoming { status, headers, body: body.bytes })
+}
+
+async fn in_process(router: axum::Router, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
+    let target = match out.url.query() {
+        Some(q) => format!("{}?{q}", out.url.path()),
+        None => out.url.path().to_string(),
+    };
+    let mut request = axum::http::Request::builder()
+        .method(out.method)
+        .uri(target)
+        .body(axum::body::Body::from(out.body.unwrap_or_default()))
+        .map_err(|e| SendError::Transport(format!("the request could not be built: {e}")))?;
+    *request.headers_mut() = out.headers;
+    let response = match tower::ServiceExt::oneshot(router, request).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    };
+    let (parts, answer) = response.into_parts();
+    let mut stream = answer.into_data_stream();
+    let mut body = CappedBody::new(max_body);
+    while let Some(chunk) = stream.next().await {
+        body.push(&chunk.map_err(|e| SendError::Transport(root_cause(&e)))?)?;
+    }
+    Ok(Incoming { status: parts.status.as_u16(), headers: parts.headers, body: body.bytes })
+}
+
+/// A response body that refuses to grow past its cap.
+struct CappedBody {
+    cap: usize,
+    bytes: Vec<u8>,
+}
+
+impl CappedBody {
+    fn new(cap: usize) -> Self {
+        CappedBody { cap, bytes: Vec::new() }
+    }
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), SendError> {
+        if self.bytes.len() + chunk.len() > self.cap {
+            return Err(SendError::Transport(format!("the Fabric response exceeded the {} byte limit", self.cap)));
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+}
+
+/// The HTTP client, built on a background thread: loading the TLS trust store takes several
+/// milliseconds, and start-up should not wait for it. The first request waits if it must.
+#[derive(Clone)]
+pub struct Http {
+    cell: Arc<OnceLock<reqwest::Client>>,
+    connect_timeout: Duration,
+    request_timeout: Duration,
+}
+
+impl Http {
+    fn new(connect_timeout: Duration, request_timeout: Duration) -> Self {
+        let http = Http { cell: Arc::new(OnceLock::new()), connect_timeout, request_timeout };
+        let early = http.clone();
+        std::thread::spawn(move || {
+            early.client();
+        });
+        http
+    }
+
+    fn client(&self) -> &reqwest::Client {
+        self.cell.get_or_init(|| {
+            crate::install_crypto_provider();
+            reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .timeout(self.request_timeout)
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .expect("building the HTTP client (TLS provider and settings are fixed)")
+        })
+    }
+}
+
+/// Connect failures mean nothing was sent; anything later leaves the outcome unknown.
+fn classify(e: reqwest::Error) -> SendError {
+    if e.is_connect() {
+        SendError::Unavailable(format!("could not connect to Fabric: {}", root_cause(&e)))
+    } else if e.is_timeout() {
+        SendError::Timeout
+    } else {
+        SendError::Transport(root_cause(&e))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
