@@ -116,7 +116,9 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 10, "{text}");
-    assert!(rows.iter().all(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")), "{text}");
+    assert_eq!(rows.len(), 11, "{text}");
+    let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
+    assert_eq!(judged, 10, "every figure with a target has a verdict:\n{text}");
+    assert!(rows.iter().any(|r| r.contains("over loopback HTTP") && r.ends_with("| (context) | - |")), "{text}");
     assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
 }

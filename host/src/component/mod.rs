@@ -17,7 +17,8 @@ use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder, UpdateDeadline,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder,
+    UpdateDeadline,
 };
 
 use crate::capabilities::CallState;
@@ -102,12 +103,18 @@ pub fn engine() -> anyhow::Result<Engine> {
         .max_memories_per_component(4)
         .max_tables_per_component(8)
         .max_core_instances_per_component(8)
-        // the guest's initial memory (1 MiB: shadow stack, static data and the heap a typical
-        // call needs, see guest_build.rs): its dirty pages are reset in place on reuse instead of
-        // being decommitted and faulted in again on every call
-        .linear_memory_keep_resident(1 << 20)
         // a few pages of funcref tables: reset in place rather than by one `madvise` each per call
         .table_keep_resident(64 << 10);
+    // The guest's initial memory (1 MiB: shadow stack, static data and the heap a typical call
+    // needs, see guest_build.rs) is reset in place on reuse instead of being decommitted and
+    // faulted in again on every call. With PAGEMAP_SCAN (Linux 6.7+) only the pages the call
+    // dirtied are reset, so all of it can stay; without it the whole window is `memset` and
+    // made resident, so the window stays at the half that holds the stack and static data.
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
+        pool.pagemap_scan(Enabled::Yes).linear_memory_keep_resident(1 << 20);
+    } else {
+        pool.linear_memory_keep_resident(512 << 10);
+    }
     let mut config = Config::new();
     config.epoch_interruption(true);
     config.wasm_component_model(true);

@@ -250,7 +250,15 @@ pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [("content-type", "application/json")], serde_json::to_vec(&body).unwrap_or_default()).into_response()
+    bytes_response(status, json_bytes(&body))
+}
+
+fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [("content-type", "application/json")], body).into_response()
+}
+
+fn json_bytes(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("simulator answers are plain JSON")
 }
 
 fn error_response(status: u16, code: &str, message: &str, property: Option<&str>) -> Response {
@@ -429,18 +437,23 @@ fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
     Ok((offset, limit))
 }
 
-/// One page of `items`; only the page is copied.
-fn page<V: std::borrow::Borrow<Value>>(items: Vec<V>, offset: usize, limit: usize) -> Value {
+/// One page of `items` as Fabric's JSON, written straight from the estate without copying it.
+fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Page<'a> {
+        data: Vec<&'a Value>,
+        pagination: Value,
+    }
     let total = items.len();
-    let data: Vec<Value> = items.iter().skip(offset).take(limit).map(|v| v.borrow().clone()).collect();
+    let data = items.iter().skip(offset).take(limit).map(|v| v.borrow()).collect();
     let mut pagination = json!({"offset": offset, "limit": limit, "total": total});
     if offset + limit < total {
         pagination["next"] = json!(format!("?offset={}&limit={limit}", offset + limit));
     }
-    json!({"pagination": pagination, "data": data})
+    json_bytes(&Page { data, pagination })
 }
 
-fn search(items: &[Value], body: &Value, required: bool) -> Result<Value, Fail> {
+fn search(items: &[Value], body: &Value, required: bool) -> Result<Vec<u8>, Fail> {
     let (offset, limit) = body_paging(body)?;
     let filter = body.get("filter");
     if required && filter.is_none() {
@@ -456,12 +469,12 @@ fn search(items: &[Value], body: &Value, required: bool) -> Result<Value, Fail> 
             hits.push(item);
         }
     }
-    Ok(page(hits, offset, limit))
+    Ok(page(&hits, offset, limit))
 }
 
 /// `GET .../{id}`: the object with that uuid, or Fabric's 404.
-fn by_uuid(items: &[Value], id: &str, what: &str) -> Result<(StatusCode, Value), Fail> {
-    estate::find_by_uuid(items, id).cloned().map(|v| (StatusCode::OK, v)).ok_or_else(|| not_found(what))
+fn by_uuid(items: &[Value], id: &str, what: &str) -> Result<(StatusCode, Vec<u8>), Fail> {
+    estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(|| not_found(what))
 }
 
 fn not_found(what: &str) -> Fail {
@@ -486,8 +499,8 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
     let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
     let mut inner = sim.inner.lock().unwrap();
     let estate = &mut inner.estate;
-    let answer: Result<(StatusCode, Value), Fail> = (|| {
-        let ok = |v: Value| Ok((StatusCode::OK, v));
+    let answer: Result<(StatusCode, Vec<u8>), Fail> = (|| {
+        let ok = |body: Vec<u8>| Ok((StatusCode::OK, body));
         match (method.as_str(), segments.as_slice()) {
             ("GET", ["fabric", "v4", "metros"]) => {
                 let (offset, limit) = paging(&q)?;
@@ -500,11 +513,13 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                         .collect(),
                     Some(_) => return Err(fail(400, "EQ-3036001", "Invalid presence", Some("presence"))),
                 };
-                ok(page(metros, offset, limit))
+                ok(page(&metros, offset, limit))
             }
-            ("GET", ["fabric", "v4", "metros", code]) => {
-                estate.metros.iter().find(|m| m["code"] == *code).cloned().map_or_else(|| Err(not_found("metro")), ok)
-            }
+            ("GET", ["fabric", "v4", "metros", code]) => estate
+                .metros
+                .iter()
+                .find(|m| m["code"] == *code)
+                .map_or_else(|| Err(not_found("metro")), |m| ok(json_bytes(m))),
             ("POST", ["fabric", "v4", "ports", "search"]) => ok(search(&estate.ports, &json_body, true)?),
             ("GET", ["fabric", "v4", "ports", id]) => by_uuid(&estate.ports, id, "port"),
             ("GET", ["fabric", "v4", "ports", id, "linkProtocols"]) => {
@@ -512,7 +527,7 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                     return Err(not_found("port"));
                 }
                 let (offset, limit) = paging(&q)?;
-                ok(page(estate.link_protocols(id), offset, limit))
+                ok(page(&estate.link_protocols(id), offset, limit))
             }
             ("POST", ["fabric", "v4", "serviceProfiles", "search"]) => ok(search(&estate.profiles, &json_body, false)?),
             ("GET", ["fabric", "v4", "serviceProfiles", id]) => by_uuid(&estate.profiles, id, "service profile"),
@@ -527,7 +542,7 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
             ("POST", ["fabric", "v4", "prices", "search"]) => match prices::search(&json_body) {
                 Ok(rows) => {
                     let n = rows.len();
-                    ok(page(rows, 0, n.max(1)))
+                    ok(page(&rows, 0, n.max(1)))
                 }
                 Err(e) => Err(Fail(
                     400,
@@ -549,9 +564,9 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                 if dry_run {
                     // networks file their dry-run answer under 201 in the spec; the others under 200
                     let status = if kind == Kind::Network { StatusCode::CREATED } else { StatusCode::OK };
-                    Ok((status, estate.echo(&json_body)))
+                    Ok((status, json_bytes(&estate.echo(&json_body))))
                 } else {
-                    Ok((StatusCode::CREATED, estate.persist(kind, &json_body)))
+                    Ok((StatusCode::CREATED, json_bytes(&estate.persist(kind, &json_body))))
                 }
             }
             (m, _) if m != "GET" && m != "POST" => Err(fail(405, "EQ-3142569", "Method not supported", None)),
@@ -568,7 +583,7 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
     drop(inner);
     match answer {
         Ok((status, _)) if drop_after => broken_answer(status),
-        Ok((status, body)) => json_response(status, body),
+        Ok((status, body)) => bytes_response(status, body),
         Err(r) if drop_after => broken_answer(StatusCode::from_u16(r.0).unwrap_or(StatusCode::BAD_REQUEST)),
         Err(r) => r.into_response(),
     }

@@ -141,7 +141,7 @@ impl Broker {
             ),
         };
         let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
-        Ok(if is_error { tool_error(value) } else { CallToolResult::structured(value) })
+        Ok(structured(value, is_error))
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
@@ -171,7 +171,18 @@ impl Broker {
 }
 
 fn tool_error(v: Value) -> CallToolResult {
-    CallToolResult::structured_error(v)
+    structured(v, true)
+}
+
+/// `value` as structured content plus its JSON text (for clients that read only text). rmcp's
+/// own constructors format the text through `Display`, the slower path; the text is always
+/// re-serialized from `value`, never a component's own text, so the two can never disagree.
+fn structured(value: Value, is_error: bool) -> CallToolResult {
+    let text = serde_json::to_string(&value).expect("a JSON value always serializes");
+    let content = vec![rmcp::model::ContentBlock::text(text)];
+    let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    result.structured_content = Some(value);
+    result
 }
 
 /// Parses a component's JSON answer; anything else is reported, never passed through.
