@@ -81,9 +81,10 @@ fn proposal_store_put_take(bencher: divan::Bencher) {
     });
 }
 
-/// One Fabric read through the host's client to the simulator on loopback (token cached).
-#[divan::bench]
-fn fabric_read_via_loopback_simulator(bencher: divan::Bencher) {
+/// One Fabric read through the host's client to the simulator (token cached): over loopback
+/// HTTP, as real Fabric is reached, and in process, as `serve --fabric-sim` does.
+#[divan::bench(args = ["loopback_http", "in_process"])]
+fn fabric_read_from_the_simulator(bencher: divan::Bencher, wire: &str) {
     use equinix_mcp::fabric_client::{ApiRequest, Credentials, Method};
     use equinix_mcp::fabric_sim::{self, SimConfig};
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -92,7 +93,11 @@ fn fabric_read_via_loopback_simulator(bencher: divan::Bencher) {
         client_id: fabric_sim::SIM_CLIENT_ID.into(),
         client_secret: equinix_mcp::secret::Secret::new(fabric_sim::SIM_CLIENT_SECRET),
     };
-    let client = FabricClient::new(FabricConfig::new(sim.base_url(), Some(creds))).unwrap();
+    let config = FabricConfig::new(sim.base_url(), Some(creds));
+    let client = match wire {
+        "in_process" => FabricClient::in_process(config, sim.router()),
+        _ => FabricClient::new(config).unwrap(),
+    };
     let req = ApiRequest {
         method: Method::Get,
         path: "/fabric/v4/metros".into(),

@@ -127,19 +127,19 @@ impl TokenSource {
                 SendError::Cancelled => "the token request was cancelled".to_string(),
             })
         })?;
-        let status = axum::http::StatusCode::from_u16(answer.status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+        let status = answer.status;
         let text = String::from_utf8_lossy(&answer.body).into_owned();
-        if matches!(status.as_u16(), 400 | 401 | 403) {
+        if matches!(status, 400 | 401 | 403) {
             return Err(Fetch::Rejected(format!(
                 "the Equinix token endpoint rejected the client credentials (HTTP {}{}); not retrying, \
                  because 5 failed attempts lock the account: fix EQUINIX_API_CLIENTID / \
                  EQUINIX_API_CLIENTSECRET and restart equinix-mcp",
-                status.as_u16(),
+                status,
                 error_summary(&text).map(|s| format!(", {s}")).unwrap_or_default()
             )));
         }
-        if !status.is_success() {
-            return Err(Fetch::Failed(format!("the token endpoint answered HTTP {}", status.as_u16())));
+        if !(200..300).contains(&status) {
+            return Err(Fetch::Failed(format!("the token endpoint answered HTTP {status}")));
         }
         let parsed: TokenResponse = serde_json::from_str(&text)
             .map_err(|e| Fetch::Failed(format!("the token response is not the expected JSON: {e}")))?;
