@@ -9,7 +9,6 @@ mod wire;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, header};
-use reqwest::Url;
 use tokio_util::sync::CancellationToken;
 use wire::Wire;
 
@@ -80,7 +79,8 @@ pub struct FabricClient {
 impl FabricClient {
     /// A client for `config.base_url` over the network.
     pub fn new(config: FabricConfig) -> anyhow::Result<Self> {
-        let wire = Wire::network(config.connect_timeout, config.request_timeout);
+        let base = config.base_url.trim_end_matches('/');
+        let wire = Wire::network(base, config.connect_timeout, config.request_timeout);
         Ok(Self::over(wire, config))
     }
 
@@ -93,7 +93,7 @@ impl FabricClient {
 
     fn over(wire: Wire, config: FabricConfig) -> Self {
         let base = config.base_url.trim_end_matches('/').to_string();
-        let tokens = oauth::TokenSource::new(wire.clone(), &base, config.credentials.clone());
+        let tokens = oauth::TokenSource::new(wire.clone(), config.credentials.clone());
         FabricClient { wire, config: FabricConfig { base_url: base, ..config }, tokens }
     }
 
@@ -180,11 +180,11 @@ impl FabricClient {
         token: &crate::secret::Secret,
     ) -> Result<(ApiResponse, Option<Duration>), SendError> {
         let correlation_id = new_correlation_id();
-        let url = format!("{}{}", self.config.base_url, req.path);
-        let url = if req.query.is_empty() { Url::parse(&url) } else { Url::parse_with_params(&url, &req.query) }
-            .map_err(|e| {
-                SendError::Unavailable(format!("the Fabric endpoint {} is not a usable URL: {e}", self.config.base_url))
-            })?;
+        let mut target = req.path.clone();
+        if !req.query.is_empty() {
+            target.push('?');
+            target.push_str(&form_urlencoded::Serializer::new(String::new()).extend_pairs(&req.query).finish());
+        }
         let mut headers = HeaderMap::new();
         let mut bearer = HeaderValue::try_from(format!("Bearer {}", token.expose()))
             .map_err(|_| SendError::Unavailable("the bearer token is not a valid header value".into()))?;
@@ -204,7 +204,7 @@ impl FabricClient {
             Method::Post => axum::http::Method::POST,
         };
         tracing::debug!(method = %req.method, path = %req.path, correlation_id, "sending Fabric request");
-        let out = wire::Outgoing { method, url, headers, body: req.body.clone() };
+        let out = wire::Outgoing { method, target, headers, body: req.body.clone() };
         let answer = self.wire.exchange(out, self.config.max_response_bytes).await?;
         let status = answer.status;
         let retry_after = answer

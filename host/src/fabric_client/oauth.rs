@@ -7,7 +7,6 @@
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderValue, header};
-use reqwest::Url;
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
@@ -21,6 +20,9 @@ pub struct Credentials {
     pub client_id: String,
     pub client_secret: Secret,
 }
+
+/// Equinix's token endpoint, under the API base URL.
+const TOKEN_PATH: &str = "/oauth2/v1/token";
 
 /// A token answer is a few hundred bytes; anything near this is not one.
 const MAX_TOKEN_RESPONSE_BYTES: usize = 64 << 10;
@@ -43,7 +45,6 @@ struct State {
 /// Fetches and caches bearer tokens; concurrent callers share one fetch.
 pub struct TokenSource {
     wire: Wire,
-    token_url: String,
     credentials: Option<Credentials>,
     state: Mutex<State>,
 }
@@ -56,13 +57,8 @@ struct TokenResponse {
 }
 
 impl TokenSource {
-    pub fn new(wire: Wire, base_url: &str, credentials: Option<Credentials>) -> Self {
-        TokenSource {
-            wire,
-            token_url: format!("{}/oauth2/v1/token", base_url.trim_end_matches('/')),
-            credentials,
-            state: Mutex::new(State::default()),
-        }
+    pub fn new(wire: Wire, credentials: Option<Credentials>) -> Self {
+        TokenSource { wire, credentials, state: Mutex::new(State::default()) }
     }
 
     /// A valid bearer token, fetched when there is none or the current one is near expiry.
@@ -114,11 +110,14 @@ impl TokenSource {
             "client_secret": creds.client_secret.expose(),
         });
         let started = Instant::now();
-        let url = Url::parse(&self.token_url)
-            .map_err(|e| Fetch::Failed(format!("the token endpoint {} is not a usable URL: {e}", self.token_url)))?;
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let out = Outgoing { method: axum::http::Method::POST, url, headers, body: Some(body.to_string()) };
+        let out = Outgoing {
+            method: axum::http::Method::POST,
+            target: TOKEN_PATH.into(),
+            headers,
+            body: Some(body.to_string()),
+        };
         let answer = self.wire.exchange(out, MAX_TOKEN_RESPONSE_BYTES).await.map_err(|e| {
             Fetch::Failed(match e {
                 SendError::Timeout => "the token endpoint did not answer in time".to_string(),

@@ -11,20 +11,27 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, Method};
 use futures_util::StreamExt;
-use reqwest::Url;
 
 use super::SendError;
 
 #[derive(Clone)]
 pub enum Wire {
-    Network(Http),
-    InProcess { router: axum::Router, timeout: Duration },
+    /// `base` is the endpoint, e.g. `https://api.equinix.com`.
+    Network {
+        http: Http,
+        base: String,
+    },
+    InProcess {
+        router: axum::Router,
+        timeout: Duration,
+    },
 }
 
 /// A request as it goes out.
 pub struct Outgoing {
     pub method: Method,
-    pub url: Url,
+    /// Path and query, e.g. `/fabric/v4/metros?offset=0&limit=5`, encoded.
+    pub target: String,
     pub headers: HeaderMap,
     pub body: Option<String>,
 }
@@ -37,13 +44,13 @@ pub struct Incoming {
 }
 
 impl Wire {
-    pub fn network(connect_timeout: Duration, request_timeout: Duration) -> Self {
-        Wire::Network(Http::new(connect_timeout, request_timeout))
+    pub fn network(base: &str, connect_timeout: Duration, request_timeout: Duration) -> Self {
+        Wire::Network { http: Http::new(connect_timeout, request_timeout), base: base.to_string() }
     }
 
     pub async fn exchange(&self, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
         match self {
-            Wire::Network(http) => network(http.client(), out, max_body).await,
+            Wire::Network { http, base } => network(http.client(), base, out, max_body).await,
             Wire::InProcess { router, timeout } => {
                 tokio::time::timeout(*timeout, in_process(router.clone(), out, max_body))
                     .await
@@ -53,8 +60,8 @@ impl Wire {
     }
 }
 
-async fn network(client: &reqwest::Client, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
-    let mut builder = client.request(out.method, out.url).headers(out.headers);
+async fn network(client: &reqwest::Client, base: &str, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
+    let mut builder = client.request(out.method, format!("{base}{}", out.target)).headers(out.headers);
     if let Some(body) = out.body {
         builder = builder.body(body);
     }
@@ -69,13 +76,9 @@ async fn network(client: &reqwest::Client, out: Outgoing, max_body: usize) -> Re
 }
 
 async fn in_process(router: axum::Router, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
-    let target = match out.url.query() {
-        Some(q) => format!("{}?{q}", out.url.path()),
-        None => out.url.path().to_string(),
-    };
     let mut request = axum::http::Request::builder()
         .method(out.method)
-        .uri(target)
+        .uri(out.target)
         .body(axum::body::Body::from(out.body.unwrap_or_default()))
         .map_err(|e| SendError::Transport(format!("the request could not be built: {e}")))?;
     *request.headers_mut() = out.headers;
