@@ -124,7 +124,7 @@ impl Broker {
             ));
         }
         let state = self.call_state(call);
-        let args_text = arguments.to_string();
+        let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.clock.now_ms();
         let (value, is_error) = match self.shared.runtime.call(state, name, &args_text).await {
             Ok(Ok(text)) => match component_json(&text) {
