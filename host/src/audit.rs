@@ -42,7 +42,7 @@ impl AuditLog {
 
     /// Appends one entry and waits until it is on disk.
     pub fn append(&self, entry: &Value) -> std::io::Result<()> {
-        let mut line = entry.to_string();
+        let mut line = serde_json::to_string(entry).expect("a JSON value always serializes");
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         file.write_all(line.as_bytes())?;

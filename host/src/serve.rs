@@ -107,7 +107,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     fabric_config.mutate_enabled = selection.names_mutate();
     fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
     let fabric = Arc::new(match &sim {
-        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim.router()),
+        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim),
         _ => FabricClient::new(fabric_config)?,
     });
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");

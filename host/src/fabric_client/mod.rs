@@ -84,11 +84,11 @@ impl FabricClient {
         Ok(Self::over(wire, config))
     }
 
-    /// A client whose requests go straight into `simulator`, the router of the simulator this
-    /// process runs (`config.base_url` is that simulator's address, shown to users and in errors).
-    pub fn in_process(config: FabricConfig, simulator: axum::Router) -> Self {
-        let wire = Wire::InProcess { router: simulator, timeout: config.request_timeout };
-        Self::over(wire, config)
+    /// A client whose requests go straight into the routes of `simulator`, a simulator this
+    /// process runs; its address replaces `config.base_url` (it is what users and errors see).
+    pub fn in_process(config: FabricConfig, simulator: &crate::fabric_sim::SimHandle) -> Self {
+        let wire = Wire::InProcess { router: simulator.router(), timeout: config.request_timeout };
+        Self::over(wire, FabricConfig { base_url: simulator.base_url(), ..config })
     }
 
     fn over(wire: Wire, config: FabricConfig) -> Self {

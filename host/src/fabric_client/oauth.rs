@@ -116,12 +116,12 @@ impl TokenSource {
             method: axum::http::Method::POST,
             target: TOKEN_PATH.into(),
             headers,
-            body: Some(body.to_string()),
+            body: Some(serde_json::to_string(&body).expect("a JSON value always serializes")),
         };
         let answer = self.wire.exchange(out, MAX_TOKEN_RESPONSE_BYTES).await.map_err(|e| {
             Fetch::Failed(match e {
                 SendError::Timeout => "the token endpoint did not answer in time".to_string(),
-                SendError::Unavailable(why) => format!("the token endpoint could not be reached: {why}"),
+                SendError::Unavailable(why) => format!("no token from the token endpoint: {why}"),
                 SendError::Transport(why) | SendError::Refused(why) => format!("the token response was lost: {why}"),
                 SendError::Cancelled => "the token request was cancelled".to_string(),
             })

@@ -1,16 +1,17 @@
 //! How one Fabric request travels: over the network through reqwest (real Fabric, the
 //! standalone simulator), or, when this process runs the embedded simulator, straight into the
-//! simulator's router. Both take the same request line, headers and body and give back the same
-//! status, headers and size-capped body, so everything above this module (OAuth, allow-list,
-//! retries, caps, error mapping) is shared. The in-process route skips only the loopback socket
-//! and the HTTP/1 framing on both ends; it cannot be chosen for any endpoint but the simulator
-//! this process started.
+//! simulator's router. Both take the same request line, headers (User-Agent included; Host and
+//! Content-Length are HTTP/1 framing) and body and give back the same status, headers and
+//! size-capped body, so everything above this module (OAuth, allow-list, retries, caps, error
+//! mapping) is shared. The in-process route skips only the loopback socket and the HTTP/1
+//! framing on both ends; `FabricClient::in_process` takes the `SimHandle` of a simulator this
+//! process started, so no configured endpoint can be routed this way.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axum::http::{HeaderMap, Method};
-use futures_util::StreamExt;
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use futures_util::{FutureExt, StreamExt};
 
 use super::SendError;
 
@@ -52,9 +53,14 @@ impl Wire {
         match self {
             Wire::Network { http, base } => network(http.client(), base, out, max_body).await,
             Wire::InProcess { router, timeout } => {
-                tokio::time::timeout(*timeout, in_process(router.clone(), out, max_body))
-                    .await
-                    .unwrap_or(Err(SendError::Timeout))
+                // Over HTTP a panicking handler only costs its connection; in process it would
+                // unwind into the tool call, so it is turned into the same broken answer.
+                let exchange = std::panic::AssertUnwindSafe(in_process(router.clone(), out, max_body)).catch_unwind();
+                match tokio::time::timeout(*timeout, exchange).await {
+                    Ok(Ok(answer)) => answer,
+                    Ok(Err(_panic)) => Err(SendError::Transport("the simulator failed while answering".into())),
+                    Err(_elapsed) => Err(SendError::Timeout),
+                }
             }
         }
     }
@@ -82,6 +88,8 @@ async fn in_process(router: axum::Router, out: Outgoing, max_body: usize) -> Res
         .body(axum::body::Body::from(out.body.unwrap_or_default()))
         .map_err(|e| SendError::Transport(format!("the request could not be built: {e}")))?;
     *request.headers_mut() = out.headers;
+    // what reqwest adds on the network path (Host and Content-Length are its framing)
+    request.headers_mut().entry(header::USER_AGENT).or_insert(HeaderValue::from_static(USER_AGENT));
     let response = match tower::ServiceExt::oneshot(router, request).await {
         Ok(r) => r,
         Err(never) => match never {},
@@ -141,15 +149,19 @@ impl Http {
                 .connect_timeout(self.connect_timeout)
                 .timeout(self.request_timeout)
                 .redirect(reqwest::redirect::Policy::none())
-                .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
+                .user_agent(USER_AGENT)
                 .build()
                 .expect("building the HTTP client (TLS provider and settings are fixed)")
         })
     }
 }
 
-/// Connect failures mean nothing was sent; anything later leaves the outcome unknown.
+const USER_AGENT: &str = concat!("equinix-mcp/", env!("CARGO_PKG_VERSION"));
+
+/// Connect failures mean nothing was sent; anything later leaves the outcome unknown. The URL is
+/// cut from the error first: an endpoint may carry credentials in its userinfo.
 fn classify(e: reqwest::Error) -> SendError {
+    let e = e.without_url();
     if e.is_connect() {
         SendError::Unavailable(format!("could not connect to Fabric: {}", root_cause(&e)))
     } else if e.is_timeout() {

@@ -178,7 +178,7 @@ impl SimHandle {
     }
 
     /// The simulator's routes, for a Fabric client in this process to call without a socket.
-    pub fn router(&self) -> Router {
+    pub(crate) fn router(&self) -> Router {
         self.app.clone()
     }
 
@@ -447,7 +447,7 @@ fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize)
     let total = items.len();
     let data = items.iter().skip(offset).take(limit).map(|v| v.borrow()).collect();
     let mut pagination = json!({"offset": offset, "limit": limit, "total": total});
-    if offset + limit < total {
+    if offset.saturating_add(limit) < total {
         pagination["next"] = json!(format!("?offset={}&limit={limit}", offset + limit));
     }
     json_bytes(&Page { data, pagination })
