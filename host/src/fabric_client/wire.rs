@@ -55,8 +55,15 @@ impl Wire {
             Wire::InProcess { router, timeout } => {
                 // Over HTTP a panicking handler only costs its connection; in process it would
                 // unwind into the tool call, so it is turned into the same broken answer.
-                let exchange = std::panic::AssertUnwindSafe(in_process(router.clone(), out, max_body)).catch_unwind();
-                match tokio::time::timeout(*timeout, exchange).await {
+                let mut exchange =
+                    Box::pin(std::panic::AssertUnwindSafe(in_process(router.clone(), out, max_body)).catch_unwind());
+                // Without injected latency the simulator answers on the first poll; arming the
+                // timer only when it does not saves waking the thread parked in the I/O driver.
+                let outcome = match (&mut exchange).now_or_never() {
+                    Some(outcome) => Ok(outcome),
+                    None => tokio::time::timeout(*timeout, exchange).await,
+                };
+                match outcome {
                     Ok(Ok(answer)) => answer,
                     Ok(Err(_panic)) => Err(SendError::Transport("the simulator failed while answering".into())),
                     Err(_elapsed) => Err(SendError::Timeout),
