@@ -308,7 +308,7 @@ fn finish(
     result.insert("message".into(), json!(message));
     result.insert("next_step".into(), json!(next_step(executed)));
     let v = Value::Object(result);
-    host.store_settle(token, v.to_string().into_bytes());
+    host.store_settle(token, crate::json_text(&v).into_bytes());
     v
 }
 

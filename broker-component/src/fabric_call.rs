@@ -1,6 +1,7 @@
 //! Sending a read request through the `fabric` capability and reading its JSON answer.
 
-use serde_json::Value;
+use alloc::vec::Vec;
+use serde_json::{Map, Value, json};
 
 use crate::capability::{FabricRequest, Host};
 use crate::tool_error::ToolError;
@@ -30,6 +31,24 @@ pub fn next_offset(pagination: Option<&Value>, offset: u64, returned: usize) -> 
         Some(t) => (Some(t), None),
         None => (None, None),
     }
+}
+
+/// A list answer as an agent gets it: `{key: [...], returned, offset, total, next_offset}`, each
+/// item through `compact` unless `raw`. Takes the answer so the items move instead of being copied.
+pub fn paged(mut answer: Value, key: &str, offset: u64, raw: bool, compact: fn(&Value) -> Value) -> Value {
+    let data = match answer.get_mut("data").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    let (total, next) = next_offset(answer.get("pagination"), offset, data.len());
+    let items: Vec<Value> = if raw { data } else { data.iter().map(compact).collect() };
+    let mut out = Map::new();
+    out.insert("returned".into(), json!(items.len()));
+    out.insert(key.into(), Value::Array(items));
+    out.insert("offset".into(), json!(offset));
+    out.insert("total".into(), json!(total));
+    out.insert("next_offset".into(), json!(next));
+    Value::Object(out)
 }
 
 #[cfg(test)]

@@ -3,11 +3,11 @@
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::args::Args;
 use crate::capability::{FabricRequest, Host, Method};
-use crate::fabric_call::{next_offset, send_json};
+use crate::fabric_call::{paged, send_json};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_list_metros";
@@ -45,21 +45,12 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["presence", "offset", "limit", "raw"])?;
     let (req, offset, raw) = request(&args)?;
     let answer = send_json(host, req)?;
-    Ok(compact(&answer, offset, raw))
+    Ok(compact(answer, offset, raw))
 }
 
 /// The agent-facing result: the fields that matter for building a spec, plus paging.
-pub fn compact(answer: &Value, offset: u64, raw: bool) -> Value {
-    let data: Vec<Value> = answer.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
-    let (total, next) = next_offset(answer.get("pagination"), offset, data.len());
-    let metros: Vec<Value> = if raw { data } else { data.iter().map(compact_metro).collect() };
-    json!({
-        "metros": metros,
-        "returned": metros.len(),
-        "offset": offset,
-        "total": total,
-        "next_offset": next,
-    })
+pub fn compact(answer: Value, offset: u64, raw: bool) -> Value {
+    paged(answer, "metros", offset, raw, compact_metro)
 }
 
 fn compact_metro(m: &Value) -> Value {
@@ -87,6 +78,7 @@ fn compact_metro(m: &Value) -> Value {
 mod tests {
     use super::*;
     use crate::test_host::FakeHost;
+    use serde_json::json;
 
     #[test]
     fn request_carries_paging_and_presence() {
@@ -109,13 +101,13 @@ mod tests {
             "data": [{"code": "DC", "name": "Ashburn", "region": "AMER", "type": "XF_METRO",
                       "connectedMetros": [{"code": "NY", "avgLatency": 5.0}], "equinixAsn": 64512}]
         });
-        let out = compact(&answer, 0, false);
+        let out = compact(answer.clone(), 0, false);
         assert_eq!(out["total"], 3);
         assert_eq!(out["next_offset"], 1);
         assert_eq!(out["metros"][0]["code"], "DC");
         assert_eq!(out["metros"][0]["connected_metros"], json!(["NY"]));
         assert!(out["metros"][0].get("type").is_none());
-        let raw = compact(&answer, 0, true);
+        let raw = compact(answer, 0, true);
         assert_eq!(raw["metros"][0]["type"], "XF_METRO");
     }
 

@@ -1,7 +1,7 @@
 //! The proposal policy: what is stored per proposal, the TTL and capacity, and the five
 //! redemption checks every confirm result and token error carries.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
@@ -28,7 +28,7 @@ pub struct Proposal {
 
 impl Proposal {
     pub fn to_bytes(&self) -> Vec<u8> {
-        json!({
+        crate::json_text(&json!({
             "v": 1,
             "change_type": self.change_type.as_str(),
             "canonical_spec": self.canonical_spec,
@@ -36,8 +36,7 @@ impl Proposal {
             "minted_at_ms": self.minted_at_ms,
             "expires_at_ms": self.expires_at_ms,
             "price_context": self.price_context,
-        })
-        .to_string()
+        }))
         .into_bytes()
     }
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::args::Args;
 use crate::capability::{FabricRequest, Host, Method};
-use crate::fabric_call::{next_offset, send_json};
+use crate::fabric_call::{paged, send_json};
 use crate::reader::is_uuid;
 use crate::tool_error::ToolError;
 
@@ -290,20 +290,6 @@ fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
     FabricRequest { method: Method::Get, path, query, body: None }
 }
 
-/// `{key: [...], returned, offset, total, next_offset}`.
-fn paged(answer: &Value, key: &str, offset: u64, raw: bool, compact: fn(&Value) -> Value) -> Value {
-    let data: Vec<Value> = answer.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
-    let (total, next) = next_offset(answer.get("pagination"), offset, data.len());
-    let items: Vec<Value> = if raw { data } else { data.iter().map(compact).collect() };
-    let mut out = Map::new();
-    out.insert("returned".into(), json!(items.len()));
-    out.insert(key.into(), Value::Array(items));
-    out.insert("offset".into(), json!(offset));
-    out.insert("total".into(), json!(total));
-    out.insert("next_offset".into(), json!(next));
-    Value::Object(out)
-}
-
 /// Copies the fields at JSON pointers into a flat object, skipping absent ones.
 fn pick(v: &Value, fields: &[(&str, &str)]) -> Map<String, Value> {
     let mut out = Map::new();
@@ -501,7 +487,7 @@ fn search_ports(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolEr
         filters.push(eq("/project/projectId", &p));
     }
     let answer = host.send(post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit, true)))?;
-    Ok(paged(&answer, "ports", offset, raw, compact_port))
+    Ok(paged(answer, "ports", offset, raw, compact_port))
 }
 
 fn get_port(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
@@ -514,7 +500,7 @@ fn list_port_vlans(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
     let (offset, limit, raw) = paging(&args)?;
     let query = vec![("offset".to_string(), offset.to_string()), ("limit".to_string(), limit.to_string())];
     let answer = host.send(get(format!("/fabric/v4/ports/{id}/linkProtocols"), query))?;
-    let mut out = paged(&answer, "vlans_in_use", offset, raw, compact_vlan);
+    let mut out = paged(answer, "vlans_in_use", offset, raw, compact_vlan);
     out["port_id"] = json!(id);
     Ok(out)
 }
@@ -536,7 +522,7 @@ fn search_profiles(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
     let query = vec![("viewPoint".to_string(), view_point.to_string())];
     let answer =
         host.send(post("/fabric/v4/serviceProfiles/search", query, search_body(filters, offset, limit, false)))?;
-    Ok(paged(&answer, "service_profiles", offset, raw, compact_profile))
+    Ok(paged(answer, "service_profiles", offset, raw, compact_profile))
 }
 
 fn get_profile(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
@@ -570,7 +556,7 @@ fn search_connections(host: &mut dyn DynHost, arguments: &str) -> Result<Value, 
     }
     let answer =
         host.send(post("/fabric/v4/connections/search", Vec::new(), search_body(filters, offset, limit, false)))?;
-    Ok(paged(&answer, "connections", offset, raw, compact_connection))
+    Ok(paged(answer, "connections", offset, raw, compact_connection))
 }
 
 fn get_connection(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
@@ -595,7 +581,7 @@ fn search_networks(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
     }
     let answer =
         host.send(post("/fabric/v4/networks/search", Vec::new(), search_body(filters, offset, limit, false)))?;
-    Ok(paged(&answer, "networks", offset, raw, compact_network))
+    Ok(paged(answer, "networks", offset, raw, compact_network))
 }
 
 fn get_network(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
@@ -615,7 +601,7 @@ fn search_tokens(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolE
     let query = vec![("offset".to_string(), offset.to_string()), ("limit".to_string(), limit.to_string())];
     let answer =
         host.send(post("/fabric/v4/serviceTokens/search", query, search_body(filters, offset, limit, false)))?;
-    Ok(paged(&answer, "service_tokens", offset, raw, compact_token))
+    Ok(paged(answer, "service_tokens", offset, raw, compact_token))
 }
 
 fn get_token(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
@@ -676,8 +662,8 @@ fn search_prices(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolE
         and.push(eq("/connection/zSide/accessPoint/profile/uuid", &p));
     }
     let filter = json!({"filter": {"and": and}});
-    let answer = host.send(post("/fabric/v4/prices/search", Vec::new(), filter.to_string()))?;
-    let mut out = paged(&answer, "prices", 0, false, compact_price);
+    let answer = host.send(post("/fabric/v4/prices/search", Vec::new(), crate::json_text(&filter)))?;
+    let mut out = paged(answer, "prices", 0, false, compact_price);
     out["filter"] = filter["filter"].clone();
     if out["returned"] == 0 {
         out["note"] = json!("no rate-card price matched; try another bandwidth or fewer criteria");

@@ -305,7 +305,7 @@ pub struct Compiled {
 /// Canonical JSON text: sorted keys (serde_json's map is ordered by key without the
 /// `preserve_order` feature), no whitespace.
 pub fn canonical(v: &Value) -> String {
-    v.to_string()
+    crate::json_text(v)
 }
 
 /// SHA-256 over `change_type`, a newline, and the canonical body, in lowercase hex. By hand:
