@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use equinix_mcp::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use equinix_mcp::capabilities::{CallState, Clock, ProposalStore};
 use equinix_mcp::component::{ComponentRuntime, Limits};
 use equinix_mcp::fabric_client::{FabricClient, FabricConfig};
 use equinix_mcp::mcp::{Selection, ToolRegistry};
@@ -24,23 +24,12 @@ impl Fixture {
     fn new() -> Fixture {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let runtime = ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default()).unwrap();
-        let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)).unwrap());
+        let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
         Fixture { rt, runtime, fabric, proposals: Arc::new(ProposalStore::new()) }
     }
 
     fn state(&self) -> CallState {
-        CallState {
-            limits: Default::default(),
-            fabric: self.fabric.clone(),
-            clock: Clock::default(),
-            proposals: self.proposals.clone(),
-            confirmer: Arc::new(NobodyToAsk),
-            cancel: Default::default(),
-            unconfirmed_allowed: false,
-            meter: GuestMeter::new(Duration::from_secs(2)),
-            progress: None,
-            principal: Default::default(),
-        }
+        CallState::unattended(self.fabric.clone(), Clock::default(), self.proposals.clone(), Duration::from_secs(2))
     }
 }
 
@@ -96,7 +85,7 @@ fn fabric_read_from_the_simulator(bencher: divan::Bencher, wire: &str) {
     let config = FabricConfig::new(sim.base_url(), Some(creds));
     let client = match wire {
         "in_process" => FabricClient::in_process(config, &sim),
-        _ => FabricClient::new(config).unwrap(),
+        _ => FabricClient::new(config),
     };
     let req = ApiRequest {
         method: Method::Get,

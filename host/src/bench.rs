@@ -18,8 +18,9 @@ use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
 
-use crate::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::capabilities::{CallState, Clock, ProposalStore};
 use crate::component::{ComponentRuntime, Limits};
 use crate::fabric_client::{FabricClient, FabricConfig};
 
@@ -84,6 +85,9 @@ impl ClientHandler for BenchClient {
 
 type Client = RunningService<RoleClient, BenchClient>;
 
+/// The servers' log filter: quiet, except the lines the bench reads (banner, listening address).
+const SERVER_LOG: &str = "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info";
+
 struct Proc {
     client: Client,
     pid: u32,
@@ -92,9 +96,7 @@ struct Proc {
 
 async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.args(args)
-        .env("RUST_LOG", "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info")
-        .env_remove("EQUINIX_MCP_TOOLSETS");
+    cmd.args(args).env("RUST_LOG", SERVER_LOG).env_remove("EQUINIX_MCP_TOOLSETS");
     if let Some(dir) = cache {
         cmd.arg("--cache-dir").arg(dir);
     }
@@ -119,11 +121,6 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
-
 async fn timed_calls(client: &Client, tool: &str, n: usize, args: impl Fn(usize) -> Value) -> anyhow::Result<Vec<f64>> {
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -141,14 +138,25 @@ fn rss_kib(pid: u32) -> Option<u64> {
 }
 
 async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<String> {
-    use tokio::io::AsyncBufReadExt;
     let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), lines.next_line()).await?? {
-        if let Some(at) = line.find("simulator at ") {
-            return Ok(line[at + 13..].split(' ').next().unwrap_or_default().to_string());
+    banner_word(&mut lines, "simulator at ", Duration::from_secs(10))
+        .await?
+        .context("no simulator address in the banner")
+}
+
+/// The word after `marker` on the first line that has it, waiting at most `wait` for each line;
+/// `None` when the lines end first.
+async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
+    lines: &mut tokio::io::Lines<R>,
+    marker: &str,
+    wait: Duration,
+) -> anyhow::Result<Option<String>> {
+    while let Some(line) = tokio::time::timeout(wait, lines.next_line()).await?? {
+        if let Some((_, rest)) = line.split_once(marker) {
+            return Ok(Some(rest.split_whitespace().next().unwrap_or_default().to_string()));
         }
     }
-    anyhow::bail!("no simulator address in the banner")
+    Ok(None)
 }
 
 fn spec(i: usize) -> Value {
@@ -175,29 +183,18 @@ impl Table {
 /// Per-call instantiation: a fresh Store from the InstancePre, p50 over `n`.
 async fn instantiation_p50(n: usize) -> anyhow::Result<(f64, f64)> {
     let runtime = ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?;
-    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None))?);
+    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let proposals = Arc::new(ProposalStore::new());
     let mut inst = Vec::with_capacity(n);
     let mut full = Vec::with_capacity(n);
     for _ in 0..n {
-        let state = CallState {
-            limits: Default::default(),
-            fabric: fabric.clone(),
-            clock: Clock::default(),
-            proposals: proposals.clone(),
-            confirmer: Arc::new(NobodyToAsk),
-            cancel: Default::default(),
-            unconfirmed_allowed: false,
-            progress: None,
-            principal: Default::default(),
-            meter: GuestMeter::new(Duration::from_secs(2)),
-        };
+        let state = CallState::unattended(fabric.clone(), Clock::default(), proposals.clone(), Duration::from_secs(2));
         let t = Instant::now();
         let (instantiated, _) = runtime.instantiate_then_catalog(state).await?;
         full.push(t.elapsed().as_secs_f64() * 1e6);
         inst.push(instantiated.as_secs_f64() * 1e6);
     }
-    Ok((percentile(inst, 0.5), percentile(full, 0.5)))
+    Ok((median(inst), median(full)))
 }
 
 /// `equinix-mcp bench`.
@@ -388,23 +385,16 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
 /// `duration` (bounded: it stops by itself).
 async fn http_throughput(exe: &Path, clients: usize, duration: Duration) -> anyhow::Result<f64> {
     use rmcp::transport::StreamableHttpClientTransport;
-    use tokio::io::AsyncBufReadExt;
-    crate::install_crypto_provider();
     let mut child = tokio::process::Command::new(exe)
         .args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0", "--no-cache"])
-        .env("RUST_LOG", "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info")
+        .env("RUST_LOG", SERVER_LOG)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()?;
     let mut lines = tokio::io::BufReader::new(child.stderr.take().context("no stderr")?).lines();
-    let url = loop {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await??.context("server exited")?;
-        if let Some(at) = line.find("listening on ") {
-            break line[at + 13..].split_whitespace().next().unwrap_or_default().to_string();
-        }
-    };
+    let url = banner_word(&mut lines, "listening on ", Duration::from_secs(20)).await?.context("server exited")?;
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let mut sessions = Vec::new();
     for _ in 0..clients {
@@ -434,7 +424,6 @@ async fn http_throughput(exe: &Path, clients: usize, duration: Duration) -> anyh
 }
 
 async fn set_latency(sim: &str, ms: u64) -> anyhow::Result<()> {
-    crate::install_crypto_provider();
     let r = reqwest::Client::new().post(format!("{sim}/_sim/latency")).json(&json!({"ms": ms})).send().await?;
     anyhow::ensure!(r.status().is_success(), "setting the simulator latency failed");
     Ok(())

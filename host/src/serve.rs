@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use rmcp::ServiceExt;
-use tokio_util::sync::CancellationToken;
 
-use crate::capabilities::{CallState, Clock, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::capabilities::{CallState, Clock, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
@@ -108,7 +107,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
     let fabric = Arc::new(match &sim {
         Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim),
-        _ => FabricClient::new(fabric_config)?,
+        _ => FabricClient::new(fabric_config),
     });
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
@@ -148,7 +147,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
             "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
         )?;
-        Some(crate::audit::AuditLog::open(&path)?)
+        Some(Arc::new(crate::audit::AuditLog::open(&path)?))
     } else {
         None
     };
@@ -177,18 +176,7 @@ pub async fn load_registry(
     clock: Clock,
     proposals: Arc<ProposalStore>,
 ) -> anyhow::Result<ToolRegistry> {
-    let state = CallState {
-        limits: Default::default(),
-        fabric,
-        clock,
-        proposals,
-        confirmer: Arc::new(NobodyToAsk),
-        cancel: CancellationToken::new(),
-        unconfirmed_allowed: false,
-        meter: GuestMeter::new(runtime.limits().guest_time),
-        progress: None,
-        principal: Default::default(),
-    };
+    let state = CallState::unattended(fabric, clock, proposals, runtime.limits().guest_time);
     let catalog = runtime.catalog(state).await.map_err(|t| {
         anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
     })?;

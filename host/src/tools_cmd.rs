@@ -17,7 +17,7 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
     let source = args.component.source()?;
     let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), Limits::default())?;
     // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
-    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None))?);
+    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let selection = Selection::parse(args.toolsets.as_deref());
     let registry =
         load_registry(&runtime, &selection, fabric, Clock::default(), Arc::new(ProposalStore::new())).await?;

@@ -23,7 +23,7 @@ fn both(sim: &SimHandle, tweak: impl Fn(&mut FabricConfig)) -> [(&'static str, F
     };
     let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
     tweak(&mut config);
-    let network = FabricClient::new(config.clone()).unwrap();
+    let network = FabricClient::new(config.clone());
     let in_process = FabricClient::in_process(config, sim);
     assert!(!network.is_in_process() && in_process.is_in_process());
     [("network", network), ("in-process", in_process)]

@@ -18,9 +18,10 @@ impl fabric::Host for CallState {
         let client = self.fabric.clone();
         let cancel = self.cancel.clone();
         // Dry runs and creates are the slow, consequential steps worth a progress notification.
-        let step = match client.route_class(&request) {
-            Some(RouteClass::DryRun) => Some("Fabric dry run"),
-            Some(RouteClass::Create) => Some("Fabric create"),
+        let class = client.route_class(&request);
+        let step = match class {
+            Ok(RouteClass::DryRun) => Some("Fabric dry run"),
+            Ok(RouteClass::Create) => Some("Fabric create"),
             _ => None,
         };
         let progress = self.progress.clone().zip(step);
@@ -30,7 +31,10 @@ impl fabric::Host for CallState {
                 if let Some((p, step)) = &progress {
                     p.report(format!("{step} in flight: POST {}", request.path)).await;
                 }
-                let outcome = client.send(&request, &cancel).await;
+                let outcome = match &class {
+                    Ok(class) => client.send_classified(&request, *class, &cancel).await,
+                    Err(refused) => Err(refused.clone()),
+                };
                 if let Some((p, step)) = &progress {
                     let how = match &outcome {
                         Ok(r) => format!("answered HTTP {}", r.status),

@@ -37,6 +37,30 @@ pub struct CallState {
     pub principal: Principal,
 }
 
+impl CallState {
+    /// A call with nobody to ask and nothing to cancel it: the start-up catalog read and the
+    /// benchmarks.
+    pub fn unattended(
+        fabric: Arc<FabricClient>,
+        clock: Clock,
+        proposals: Arc<ProposalStore>,
+        guest_time: Duration,
+    ) -> Self {
+        CallState {
+            limits: Default::default(),
+            fabric,
+            clock,
+            proposals,
+            confirmer: Arc::new(NobodyToAsk),
+            cancel: CancellationToken::new(),
+            unconfirmed_allowed: false,
+            meter: GuestMeter::new(guest_time),
+            progress: None,
+            principal: Default::default(),
+        }
+    }
+}
+
 /// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
 /// deadline covers the component's own work and not Fabric's latency or a person's minutes.
 pub struct GuestMeter {

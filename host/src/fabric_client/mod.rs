@@ -78,10 +78,10 @@ pub struct FabricClient {
 
 impl FabricClient {
     /// A client for `config.base_url` over the network.
-    pub fn new(config: FabricConfig) -> anyhow::Result<Self> {
-        let base = config.base_url.trim_end_matches('/');
-        let wire = Wire::network(base, config.connect_timeout, config.request_timeout);
-        Ok(Self::over(wire, config))
+    pub fn new(config: FabricConfig) -> Self {
+        let base = config.base_url.trim_end_matches('/').to_string();
+        let wire = Wire::network(&base, config.connect_timeout, config.request_timeout);
+        Self::over(wire, FabricConfig { base_url: base, ..config })
     }
 
     /// A client whose requests go straight into the routes of `simulator`, a simulator this
@@ -92,9 +92,8 @@ impl FabricClient {
     }
 
     fn over(wire: Wire, config: FabricConfig) -> Self {
-        let base = config.base_url.trim_end_matches('/').to_string();
         let tokens = oauth::TokenSource::new(wire.clone(), config.credentials.clone());
-        FabricClient { wire, config: FabricConfig { base_url: base, ..config }, tokens }
+        FabricClient { wire, config, tokens }
     }
 
     /// Whether requests skip the network (the embedded simulator, in process).
@@ -106,15 +105,24 @@ impl FabricClient {
         &self.config
     }
 
-    /// What the allow-list makes of `req` (`None`: it would be refused).
-    pub fn route_class(&self, req: &ApiRequest) -> Option<RouteClass> {
-        allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled).ok()
+    /// What the allow-list makes of `req`, or its refusal.
+    pub fn route_class(&self, req: &ApiRequest) -> Result<RouteClass, SendError> {
+        allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
+            .map_err(|r| SendError::Refused(r.0))
     }
 
     /// Sends one request on the component's behalf.
     pub async fn send(&self, req: &ApiRequest, cancel: &CancellationToken) -> Result<ApiResponse, SendError> {
-        let class = allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
-            .map_err(|r| SendError::Refused(r.0))?;
+        self.send_classified(req, self.route_class(req)?, cancel).await
+    }
+
+    /// `send` for a request whose `route_class` the caller already has.
+    pub async fn send_classified(
+        &self,
+        req: &ApiRequest,
+        class: RouteClass,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, SendError> {
         if req.method == Method::Get && req.body.is_some() {
             return Err(SendError::Refused(format!("GET {} must not carry a body", req.path)));
         }

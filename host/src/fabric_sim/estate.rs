@@ -91,11 +91,7 @@ impl Estate {
         if !body.is_object() {
             return Err(bad("EQ-3142001", "Invalid request body", "body"));
         }
-        for key in ["type", "notifications"] {
-            if body.get(key).is_none() {
-                return Err(bad("EQ-3142001", &format!("{key} is required"), &format!("/{key}")));
-            }
-        }
+        require(body, &["type", "notifications"], "EQ-3142001")?;
         match kind {
             Kind::Connection => self.validate_connection(body, dry_run),
             Kind::Network => validate_network(body),
@@ -112,11 +108,7 @@ impl Estate {
                         "correlationId": uuid::Uuid::new_v4().to_string(), "additionalInfo": [{"reason": "queryParam:dryRun"}]}]),
             ));
         }
-        for key in ["name", "bandwidth", "aSide", "zSide"] {
-            if body.get(key).is_none() {
-                return Err(bad("EQ-3142001", &format!("{key} is required"), &format!("/{key}")));
-            }
-        }
+        require(body, &["name", "bandwidth", "aSide", "zSide"], "EQ-3142001")?;
         let bandwidth = body["bandwidth"].as_u64().unwrap_or(0);
         for side in ["aSide", "zSide"] {
             let ap = &body[side]["accessPoint"];
@@ -242,12 +234,16 @@ impl Estate {
     }
 }
 
-fn validate_network(body: &Value) -> Result<(), Refused> {
-    for key in ["name", "scope"] {
-        if body.get(key).is_none() {
-            return Err(bad("EQ-3041001", &format!("{key} is required"), &format!("/{key}")));
-        }
+/// Fabric's answer to the first of `keys` missing from `body`.
+fn require(body: &Value, keys: &[&str], code: &str) -> Result<(), Refused> {
+    match keys.iter().find(|key| body.get(key).is_none()) {
+        Some(key) => Err(bad(code, &format!("{key} is required"), &format!("/{key}"))),
+        None => Ok(()),
     }
+}
+
+fn validate_network(body: &Value) -> Result<(), Refused> {
+    require(body, &["name", "scope"], "EQ-3041001")?;
     if body["scope"] == "REGIONAL" && body["location"]["region"].is_null() {
         return Err(bad("EQ-3041010", "location.region is required for a REGIONAL network", "/location/region"));
     }

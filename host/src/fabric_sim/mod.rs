@@ -498,7 +498,7 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
     let q = query_map(&uri);
     let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
     let mut inner = sim.inner.lock().unwrap();
-    let estate = &mut inner.estate;
+    let Inner { estate, stats, .. } = &mut *inner;
     let answer: Result<(StatusCode, Vec<u8>), Fail> = (|| {
         let ok = |body: Vec<u8>| Ok((StatusCode::OK, body));
         match (method.as_str(), segments.as_slice()) {
@@ -551,16 +551,18 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                 )),
             },
             ("POST", ["fabric", "v4", collection]) => {
-                let kind = match *collection {
-                    "connections" => Kind::Connection,
-                    "networks" => Kind::Network,
-                    "serviceTokens" => Kind::ServiceToken,
-                    _ => return Err(not_found("resource")),
+                let Some(kind) = [Kind::Connection, Kind::Network, Kind::ServiceToken]
+                    .into_iter()
+                    .find(|k| k.collection() == *collection)
+                else {
+                    return Err(not_found("resource"));
                 };
                 let dry_run = is_dry_run(&uri);
                 if let Err(estate::Refused(status, errors)) = estate.validate(kind, &json_body, dry_run) {
                     return Err(Fail(status, errors));
                 }
+                let counter = if dry_run { &mut stats.dry_runs } else { &mut stats.creates };
+                *counter.entry(kind.collection().to_string()).or_default() += 1;
                 if dry_run {
                     // networks file their dry-run answer under 201 in the spec; the others under 200
                     let status = if kind == Kind::Network { StatusCode::CREATED } else { StatusCode::OK };
@@ -573,13 +575,6 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
             _ => Err(fail(404, "EQ-3045811", "Resource not found", Some(uri.path()))),
         }
     })();
-    // Count creates after the fact, outside the estate borrow.
-    if let (&Method::POST, ["fabric", "v4", collection]) = (&method, segments.as_slice())
-        && answer.is_ok()
-    {
-        let counter = if is_dry_run(&uri) { &mut inner.stats.dry_runs } else { &mut inner.stats.creates };
-        *counter.entry(collection.to_string()).or_default() += 1;
-    }
     drop(inner);
     match answer {
         Ok((status, _)) if drop_after => broken_answer(status),

@@ -65,7 +65,7 @@ pub struct Shared {
     /// Seals the stateless confirmation state (`EQUINIX_MCP_STATE_KEY` or a random key).
     pub request_state: RequestStateCodec,
     /// Where every mutating call is recorded before its result is returned.
-    pub audit: Option<AuditLog>,
+    pub audit: Option<Arc<AuditLog>>,
     /// Calls in flight, for a graceful shutdown.
     pub lifecycle: Lifecycle,
 }
@@ -147,14 +147,12 @@ impl Broker {
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
     /// and fsync run on the blocking pool so they never stall other calls.
     async fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
-        if read_only || self.shared.audit.is_none() {
+        let Some(log) = self.shared.audit.clone().filter(|_| !read_only) else {
             return value;
-        }
+        };
         let entry = audit::entry(name, started, self.shared.clock.now_ms(), &value, is_error);
-        let shared = self.shared.clone();
-        let written = tokio::task::spawn_blocking(move || match &shared.audit {
-            Some(log) => log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display())),
-            None => Ok(()),
+        let written = tokio::task::spawn_blocking(move || {
+            log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display()))
         })
         .await
         .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")));

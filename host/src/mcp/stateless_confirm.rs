@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::elicitation::{render, schema, status_of};
+use super::server::CONFIRM_TOOL;
 use crate::capabilities::confirmation::{BoxFuture, Confirmer, Prompt};
 use crate::component::bindings::confirmation::Status;
 use crate::principal::Principal;
@@ -32,7 +33,7 @@ pub struct Sealed {
 
 /// Binds a sealed state to the tool, the principal and the token it was minted for.
 pub fn associated_data(principal: &Principal, token: &str) -> Vec<u8> {
-    format!("equinix-mcp|fabric_confirm_change|{principal}|{token}").into_bytes()
+    format!("equinix-mcp|{CONFIRM_TOOL}|{principal}|{token}").into_bytes()
 }
 
 /// The sealing key: `EQUINIX_MCP_STATE_KEY` (base64, at least 32 bytes; every HTTP replica must

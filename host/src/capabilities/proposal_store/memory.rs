@@ -140,8 +140,10 @@ impl MemoryStore {
 }
 
 fn forget_oldest_settled(inner: &mut Inner) {
+    // only settled and evicted slots are removed below, so the pending count stays put
+    let keep = REMEMBERED + inner.pending_total();
     let mut scanned = 0;
-    while inner.slots.len() > REMEMBERED + inner.pending_total() && scanned < inner.minted.len() {
+    while inner.slots.len() > keep && scanned < inner.minted.len() {
         let Some(token) = inner.minted.pop_front() else {
             break;
         };
