@@ -24,11 +24,8 @@ async fn broker(client: TestClient, extra_env: &[(&str, &str)]) -> Broker {
 }
 
 impl Broker {
-    async fn propose(&self, spec: Value) -> Value {
-        let r =
-            self.server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
-        assert!(!is_error(&r), "propose failed: {:?}", r.structured_content);
-        structured(&r)
+    async fn propose(&self, name: &str, vlan: u64) -> Value {
+        propose_on(&self.server.client, name, vlan).await
     }
 
     async fn confirm(&self, token: &str) -> (bool, Value) {
@@ -60,16 +57,16 @@ fn token(p: &Value) -> String {
 /// Confirms once with the client's answer and checks the row of the table.
 async fn row(answer: Answer, expected_status: &str) {
     let b = broker(TestClient::answering(answer), &[("EQUINIX_MCP_ELICIT_TIMEOUT_MS", "700")]).await;
-    let p = b.propose(connection("row-test", 1001)).await;
+    let p = b.propose("row-test", 1001).await;
     b.confirm_not_executed(&token(&p), expected_status).await;
     b.server.stop().await;
 }
 
 #[tokio::test]
 async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
-    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let client = TestClient::accepting();
     let b = broker(client.clone(), &[]).await;
-    let p = b.propose(connection("agent-conn-1", 1001)).await;
+    let p = b.propose("agent-conn-1", 1001).await;
     assert!(token(&p).starts_with("chg-") && token(&p).len() == 36);
     assert_eq!(p["change_type"], "connection_create");
     assert_eq!(p["compiled_request"]["method"], "POST");
@@ -155,9 +152,9 @@ async fn a_failed_round_trip_is_failed() {
 
 #[tokio::test]
 async fn accept_after_the_ttl_is_accepted_but_not_executed() {
-    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let client = TestClient::accepting();
     let b = broker(client.clone(), &[]).await;
-    let p = b.propose(connection("late-accept", 1001)).await;
+    let p = b.propose("late-accept", 1001).await;
     *client.advance_before_answer.lock().unwrap() = Some((b.sim.clone(), 11 * 60 * 1000));
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(!err, "{out}");
@@ -171,7 +168,7 @@ async fn accept_after_the_ttl_is_accepted_but_not_executed() {
 #[tokio::test]
 async fn a_client_without_form_elicitation_is_unsupported_and_not_executed() {
     let b = broker(TestClient::plain(), &[]).await;
-    let p = b.propose(connection("no-elicit", 1001)).await;
+    let p = b.propose("no-elicit", 1001).await;
     b.confirm_not_executed(&token(&p), "unsupported_by_client").await;
     b.server.stop().await;
 }
@@ -179,7 +176,7 @@ async fn a_client_without_form_elicitation_is_unsupported_and_not_executed() {
 #[tokio::test]
 async fn the_operator_opt_in_executes_for_a_client_without_elicitation() {
     let b = broker(TestClient::plain(), &[("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")]).await;
-    let p = b.propose(connection("opt-in", 1001)).await;
+    let p = b.propose("opt-in", 1001).await;
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(!err, "{out}");
     assert_eq!(out["human_confirmation"]["status"], "unsupported_by_client");
@@ -191,13 +188,13 @@ async fn the_operator_opt_in_executes_for_a_client_without_elicitation() {
 
 #[tokio::test]
 async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_message() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let b = broker(TestClient::accepting(), &[]).await;
     let (err, unknown) = b.confirm("chg-0123456789abcdef0123456789abcdef").await;
     assert!(err);
     assert_eq!(unknown["error"]["kind"], "unknown_token");
     assert_eq!(unknown["error"]["confirm_checks"]["proposal_exists"], false);
 
-    let p = b.propose(connection("expires", 1001)).await;
+    let p = b.propose("expires", 1001).await;
     advance_clock(&b.sim, 10 * 60 * 1000 + 1).await;
     let (err, expired) = b.confirm(&token(&p)).await;
     assert!(err);
@@ -211,10 +208,10 @@ async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_me
     assert_eq!(replayed["error"]["confirm_checks"]["not_previously_used"], false);
 
     // the 21st proposal evicts the oldest and says so
-    let first = b.propose(connection("evict-0", 1100)).await;
+    let first = b.propose("evict-0", 1100).await;
     let mut last = Value::Null;
     for i in 1..=20 {
-        last = b.propose(connection(&format!("evict-{i}"), 1100 + i)).await;
+        last = b.propose(&format!("evict-{i}"), 1100 + i).await;
         if i < 20 {
             assert_eq!(last["evicted_proposals"], json!([]), "proposal {i}");
         }
@@ -237,9 +234,9 @@ async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_me
 
 #[tokio::test]
 async fn a_different_spec_is_a_different_proposal_and_confirm_takes_only_the_token() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
-    let a = b.propose(connection("same", 1001)).await;
-    let c = b.propose(connection("same", 1002)).await;
+    let b = broker(TestClient::accepting(), &[]).await;
+    let a = b.propose("same", 1001).await;
+    let c = b.propose("same", 1002).await;
     assert_ne!(a["confirm_token"], c["confirm_token"]);
     assert_ne!(a["request_sha256"], c["request_sha256"]);
     let r = b
@@ -258,7 +255,7 @@ async fn a_different_spec_is_a_different_proposal_and_confirm_takes_only_the_tok
 
 #[tokio::test]
 async fn a_dry_run_rejection_returns_fabric_errors_intact_and_mints_nothing() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let b = broker(TestClient::accepting(), &[]).await;
     // VLAN 100 is already in use on the seeded DC port
     let r = b
         .server
@@ -285,7 +282,7 @@ async fn a_dry_run_rejection_returns_fabric_errors_intact_and_mints_nothing() {
 
 #[tokio::test]
 async fn networks_and_service_tokens_are_proposed_unpriced_and_created() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
+    let b = broker(TestClient::accepting(), &[]).await;
     let network = json!({"type": "EVPLAN", "name": "agent-net", "scope": "REGIONAL", "location": {"region": "EMEA"},
                          "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
                          "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
@@ -313,8 +310,8 @@ async fn networks_and_service_tokens_are_proposed_unpriced_and_created() {
 
 #[tokio::test]
 async fn an_outcome_unknown_create_is_reported_plainly_and_never_retried() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
-    let p = b.propose(connection("dropped", 1001)).await;
+    let b = broker(TestClient::accepting(), &[]).await;
+    let p = b.propose("dropped", 1001).await;
     inject(&b.sim, json!({"route": "POST /fabric/v4/connections", "mode": "drop"})).await;
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(err);
@@ -394,7 +391,7 @@ async fn create_reached_fabric(sim: &str) -> bool {
 async fn cancelling_during_the_prompt_is_call_cancelled_and_sends_nothing() {
     let client = TestClient::answering(Answer::Never);
     let b = broker(client.clone(), &[]).await;
-    let p = b.propose(connection("cancel-mid-prompt", 1001)).await;
+    let p = b.propose("cancel-mid-prompt", 1001).await;
     cancel_confirm_when(&b, &token(&p), async || !client.prompt_texts().is_empty()).await;
     assert_eq!(client.prompt_texts().len(), 1, "the person was being asked");
     let replay = replay_once_settled(&b, &token(&p)).await;
@@ -406,8 +403,8 @@ async fn cancelling_during_the_prompt_is_call_cancelled_and_sends_nothing() {
 
 #[tokio::test]
 async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
-    let p = b.propose(connection("cancel-after-send", 1001)).await;
+    let b = broker(TestClient::accepting(), &[]).await;
+    let p = b.propose("cancel-after-send", 1001).await;
     inject(&b.sim, json!({"route": "POST /fabric/v4/connections", "mode": "stall", "stall_ms": 1500})).await;
     cancel_confirm_when(&b, &token(&p), async || create_reached_fabric(&b.sim).await).await;
     // the create finishes after the stall; its outcome is then recorded with the used token
@@ -480,20 +477,14 @@ async fn stateless_broker(client: TestClient) -> Broker {
 
 #[tokio::test]
 async fn a_stateless_client_confirms_through_input_required_and_a_sealed_state() {
-    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let client = TestClient::accepting();
     let b = stateless_broker(client.clone()).await;
     assert_eq!(b.server.client.peer_info().unwrap().protocol_version, rmcp::model::ProtocolVersion::V_2026_07_28);
-    let p = b.propose(connection("stateless", 1001)).await;
+    let p = b.propose("stateless", 1001).await;
 
     // the first round only shows the form: nothing is consumed
-    let params = confirm_request(token(&p));
-    let first = b.server.client.call_tool_once(params).await.unwrap();
-    let rmcp::model::CallToolResponse::InputRequired(ir) = first else {
-        panic!("expected input_required, got {first:?}")
-    };
-    assert!(ir.request_state.as_deref().unwrap().starts_with("rs1."));
-    let form = serde_json::to_value(ir.input_requests.as_ref().unwrap()).unwrap();
-    assert!(form.to_string().contains(p["request_sha256"].as_str().unwrap()), "the form shows the hash");
+    let state = rounds::first_round(&b.server.client, &token(&p), p["request_sha256"].as_str().unwrap()).await;
+    assert!(state.starts_with("rs1."));
 
     // the full exchange (the client answers and retries with the state)
     let (err, out) = b.confirm(&token(&p)).await;
@@ -515,8 +506,8 @@ async fn a_2026_client_on_stdio_gets_the_same_stateless_rules() {
 
 #[tokio::test]
 async fn every_propose_and_confirm_is_in_the_audit_log_even_after_kill_9() {
-    let b = broker(TestClient::answering(Answer::Accept { confirm: true }), &[]).await;
-    let p = b.propose(connection("audited", 1001)).await;
+    let b = broker(TestClient::accepting(), &[]).await;
+    let p = b.propose("audited", 1001).await;
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(!err, "{out}");
     // kill -9 the moment the confirm result is back: the line must already be on disk
@@ -543,7 +534,7 @@ async fn every_propose_and_confirm_is_in_the_audit_log_even_after_kill_9() {
 #[tokio::test]
 async fn failed_confirms_are_audited_too() {
     let b = broker(TestClient::answering(Answer::Decline), &[]).await;
-    let p = b.propose(connection("audited-decline", 1001)).await;
+    let p = b.propose("audited-decline", 1001).await;
     b.confirm(&token(&p)).await;
     b.confirm(&token(&p)).await;
     let entries = b.server.audit_entries();

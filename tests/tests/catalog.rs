@@ -159,10 +159,7 @@ async fn fabric_errors_come_back_as_tool_errors_and_bad_uuids_send_nothing() {
 
 #[tokio::test]
 async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
-    let b =
-        start_on_embedded_sim(&["--toolsets", "all,mutate"], TestClient::answering(Answer::Accept { confirm: true }))
-            .await
-            .unwrap();
+    let b = start_on_embedded_sim(&["--toolsets", "all,mutate"], TestClient::accepting()).await.unwrap();
     let sim_url = embedded_sim_url(&b).await;
     // 1. a DOT1Q port in DC with bandwidth to spare
     let ports = ok(&b, "fabric_search_ports", json!({"metro": "DC", "state": "ACTIVE"})).await;

@@ -85,7 +85,7 @@ async fn propose_then_confirm(server: &Server, name: &str, before_confirm: impl 
 #[tokio::test]
 async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     let sim = sim(SimConfig { token_timeout_secs: 2, ..Default::default() }).await;
-    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let client = TestClient::accepting();
     let server =
         start_against(&sim, &["--toolsets", "metros,mutate", "--fabric-timeout-ms", "1000"], &[], client).await;
     let create = "POST /fabric/v4/connections";

@@ -15,10 +15,9 @@ const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
 
 #[tokio::test]
 async fn the_catalog_and_the_broker_work_over_streamable_http() {
-    equinix_mcp::install_crypto_provider();
     let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "all,mutate"], &[]).await;
     assert!(server.url.starts_with("http://127.0.0.1:") && server.url.ends_with("/mcp"), "{}", server.url);
-    let client = TestClient::answering(Answer::Accept { confirm: true });
+    let client = TestClient::accepting();
     let service = server.connect(None, client.clone(), false).await;
     let tools = service.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "fabric_propose_change"));
@@ -35,7 +34,6 @@ async fn the_catalog_and_the_broker_work_over_streamable_http() {
 
 #[tokio::test]
 async fn a_2026_client_confirms_statelessly_over_http() {
-    equinix_mcp::install_crypto_provider();
     let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate"], &[]).await;
     let service = server.connect(None, TestClient::plain(), true).await;
     common::rounds::stateless_round_trips(&service, &server.sim).await;
@@ -44,7 +42,6 @@ async fn a_2026_client_confirms_statelessly_over_http() {
 
 #[tokio::test]
 async fn beyond_127_0_0_1_the_server_needs_tokens_and_host_names_and_refuses_requests_without_a_token() {
-    equinix_mcp::install_crypto_provider();
     // 127.0.0.2 stands in for a non-loopback interface: only 127.0.0.1 and ::1 go unauthenticated
     let (ok, _, stderr) =
         run_to_exit(&["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.2:0"], &[]).await;
@@ -89,7 +86,6 @@ async fn beyond_127_0_0_1_the_server_needs_tokens_and_host_names_and_refuses_req
 
 #[tokio::test]
 async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
-    equinix_mcp::install_crypto_provider();
     let tokens = token_file(&[("alice", ALICE), ("bob", BOB)]);
     let server = HttpServer::start(
         "127.0.0.1:0",
@@ -97,9 +93,8 @@ async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
         &[],
     )
     .await;
-    let accept = || TestClient::answering(Answer::Accept { confirm: true });
-    let alice = server.connect(Some(ALICE), accept(), false).await;
-    let bob = server.connect(Some(BOB), accept(), false).await;
+    let alice = server.connect(Some(ALICE), TestClient::accepting(), false).await;
+    let bob = server.connect(Some(BOB), TestClient::accepting(), false).await;
     let bob_2026 = server.connect(Some(BOB), TestClient::plain(), true).await;
     let p = propose_on(&alice, "alices", 1601).await;
     let token = p["confirm_token"].clone();
@@ -118,7 +113,7 @@ async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
     }
 
     // alice on a second session (another connection, same token) confirms it
-    let alice_again = server.connect(Some(ALICE), accept(), false).await;
+    let alice_again = server.connect(Some(ALICE), TestClient::accepting(), false).await;
     let r = call_on(&alice_again, "fabric_confirm_change", json!({"confirm_token": token})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
     assert_eq!(creates(&server.sim, "connections").await, 1);
@@ -129,7 +124,6 @@ async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
 
 #[tokio::test]
 async fn an_oversize_request_body_gets_413_and_nothing_else_happens() {
-    equinix_mcp::install_crypto_provider();
     let server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros", "--max-request-bytes", "65536"], &[]).await;
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "fabric_list_metros", "arguments": {"padding": "x".repeat(100_000)}}});
@@ -148,7 +142,6 @@ async fn an_oversize_request_body_gets_413_and_nothing_else_happens() {
 
 #[tokio::test]
 async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
-    equinix_mcp::install_crypto_provider();
     let mut server = HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate"], &[]).await;
     let client = TestClient::answering(Answer::AcceptAfter(Duration::from_millis(1500)));
     let service = server.connect(None, client.clone(), false).await;
@@ -184,7 +177,6 @@ async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
 
 #[tokio::test]
 async fn a_confirmation_still_waiting_after_the_grace_period_is_cancelled_and_audited() {
-    equinix_mcp::install_crypto_provider();
     let mut server =
         HttpServer::start("127.0.0.1:0", &["--toolsets", "metros,mutate", "--shutdown-grace-ms", "300"], &[]).await;
     let client = TestClient::answering(Answer::Never);

@@ -18,10 +18,7 @@ fn spec(name: &str, vlan: u64) -> Value {
 #[tokio::test]
 async fn eight_concurrent_confirms_of_one_token_create_exactly_once() {
     let trials: u64 = std::env::var("EQUINIX_MCP_RACE_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
-    let server =
-        start_on_embedded_sim(&["--toolsets", "mutate"], TestClient::answering(Answer::Accept { confirm: true }))
-            .await
-            .unwrap();
+    let server = start_on_embedded_sim(&["--toolsets", "mutate"], TestClient::accepting()).await.unwrap();
     let sim = embedded_sim_url(&server).await;
     for trial in 0..trials {
         let p = server

@@ -23,7 +23,6 @@ struct Pair {
 
 /// Two replicas on one simulator and one Redis, with one state key.
 async fn pair(extra: &[&str]) -> Pair {
-    equinix_mcp::install_crypto_provider();
     let redis = RedisServer::start();
     let sim = sim(SimConfig::default()).await;
     let key = base64::engine::general_purpose::STANDARD.encode(rand_key());
@@ -40,7 +39,10 @@ async fn pair(extra: &[&str]) -> Pair {
 impl Pair {
     /// One client on each replica, each accepting every confirmation form.
     async fn accepting_clients(&self) -> (Client, Client) {
-        (self.a.connect(None, accepting(), false).await, self.b.connect(None, accepting(), false).await)
+        (
+            self.a.connect(None, TestClient::accepting(), false).await,
+            self.b.connect(None, TestClient::accepting(), false).await,
+        )
     }
 }
 
@@ -54,15 +56,11 @@ fn rand_key() -> [u8; 32] {
     k
 }
 
-fn accepting() -> TestClient {
-    TestClient::answering(Answer::Accept { confirm: true })
-}
-
 #[tokio::test]
 async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
     let p = pair(&[]).await;
     let on_a = p.a.connect(None, TestClient::plain(), false).await;
-    let on_b = p.b.connect(None, accepting(), false).await;
+    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
     let proposal = propose_on(&on_a, "replicated", 2001).await;
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     let out = structured(&r);
@@ -205,9 +203,9 @@ async fn a_create_with_an_unknown_outcome_is_reported_and_audited_and_its_replay
 async fn capacity_and_visibility_are_per_principal_across_replicas() {
     let tokens = common::http::token_file(&[("alice", ALICE), ("bob", BOB)]);
     let p = pair(&["--auth-token-file", tokens.to_str().unwrap()]).await;
-    let alice = p.a.connect(Some(ALICE), accepting(), false).await;
-    let bob_a = p.a.connect(Some(BOB), accepting(), false).await;
-    let bob_b = p.b.connect(Some(BOB), accepting(), false).await;
+    let alice = p.a.connect(Some(ALICE), TestClient::accepting(), false).await;
+    let bob_a = p.a.connect(Some(BOB), TestClient::accepting(), false).await;
+    let bob_b = p.b.connect(Some(BOB), TestClient::accepting(), false).await;
     let hers = propose_on(&alice, "alices", 2501).await;
     for i in 0..21 {
         let client = if i % 2 == 0 { &bob_a } else { &bob_b };
@@ -216,7 +214,7 @@ async fn capacity_and_visibility_are_per_principal_across_replicas() {
     }
     let r = call_on(&bob_b, "fabric_confirm_change", json!({"confirm_token": hers["confirm_token"]})).await;
     assert_eq!(structured(&r)["error"]["kind"], "unknown_token", "bob cannot see alice's proposal");
-    let alice_b = p.b.connect(Some(ALICE), accepting(), false).await;
+    let alice_b = p.b.connect(Some(ALICE), TestClient::accepting(), false).await;
     let r = call_on(&alice_b, "fabric_confirm_change", json!({"confirm_token": hers["confirm_token"]})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
 }

@@ -16,13 +16,7 @@ async fn secrets_never_leave_the_host() {
     let sim =
         sim(SimConfig { client_secret: SECRET.into(), fixed_token: Some(BEARER.into()), ..Default::default() }).await;
     let env = [("EQUINIX_API_CLIENTSECRET", SECRET), ("RUST_LOG", "debug")];
-    let server = start_against(
-        &sim,
-        &["--toolsets", "all,mutate"],
-        &env,
-        TestClient::answering(Answer::Accept { confirm: true }),
-    )
-    .await;
+    let server = start_against(&sim, &["--toolsets", "all,mutate"], &env, TestClient::accepting()).await;
     let port = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
     let mut transcript = String::new();
     let calls = vec![

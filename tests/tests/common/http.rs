@@ -110,6 +110,7 @@ pub async fn connect(
     client: TestClient,
     stateless: bool,
 ) -> anyhow::Result<RunningService<RoleClient, TestClient>> {
+    equinix_mcp::install_crypto_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     if let Some(token) = token {
         config = config.auth_header(token.to_string());

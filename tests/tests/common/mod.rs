@@ -154,6 +154,11 @@ impl TestClient {
         TestClient { answer: Some(answer), ..TestClient::plain() }
     }
 
+    /// Accepts every confirmation, ticking the confirm box.
+    pub fn accepting() -> Self {
+        TestClient::answering(Answer::Accept { confirm: true })
+    }
+
     /// The text of every prompt shown so far.
     pub fn prompt_texts(&self) -> Vec<String> {
         self.prompts
