@@ -5,7 +5,8 @@
 //! the host having done it.
 
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::tool_error::ToolError;
@@ -13,6 +14,11 @@ use crate::tool_error::ToolError;
 /// A parsed arguments object whose keys are all known.
 pub struct Args {
     obj: Map<String, Value>,
+}
+
+/// The query of a paged GET: `offset` and `limit`.
+pub fn paging_query(offset: u64, limit: u64) -> Vec<(String, String)> {
+    alloc::vec![("offset".into(), offset.to_string()), ("limit".into(), limit.to_string())]
 }
 
 impl Args {
@@ -82,6 +88,15 @@ impl Args {
         found.copied().map(Some).ok_or_else(|| {
             ToolError::invalid_argument(&format!("/{key}"), format!("expected one of {}, got {v}", allowed.join(", ")))
         })
+    }
+
+    /// `offset` (default 0), `limit` (default 20, at most 100) and `raw` of a list tool.
+    pub fn paging(&self) -> Result<(u64, u64, bool), ToolError> {
+        Ok((
+            self.opt_int("offset", 0, 100_000)?.unwrap_or(0),
+            self.opt_int("limit", 1, 100)?.unwrap_or(20),
+            self.opt_bool("raw")?.unwrap_or(false),
+        ))
     }
 }
 

@@ -235,7 +235,7 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
         }
         Ok(resp) if resp.status >= 500 => {
             // A server error after the request arrived does not say whether the create happened.
-            let err = ToolError::from_fabric_status(resp.status, &resp.body, resp.correlation_id.as_deref());
+            let err = ToolError::from_response(&resp);
             let message = format!(
                 "OUTCOME UNKNOWN: {}; the {} may or may not have been created. Search for it (e.g. by name) \
                  before proposing again; the create is never retried automatically.",
@@ -248,7 +248,7 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
             Err(ToolError::new("outcome_unknown", message).with("result", v))
         }
         Ok(resp) => {
-            let err = ToolError::from_fabric_status(resp.status, &resp.body, resp.correlation_id.as_deref());
+            let err = ToolError::from_response(&resp);
             result.insert("correlation_id".into(), json!(resp.correlation_id));
             result.insert("fabric_errors".into(), err.details.get("fabric_errors").cloned().unwrap_or(Value::Null));
             let message = format!(

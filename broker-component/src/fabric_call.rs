@@ -11,7 +11,7 @@ use crate::tool_error::ToolError;
 pub fn send_json(host: &mut impl Host, request: FabricRequest) -> Result<Value, ToolError> {
     let response = host.fabric_send(request).map_err(|e| ToolError::from_fabric(&e))?;
     if !(200..300).contains(&response.status) {
-        return Err(ToolError::from_fabric_status(response.status, &response.body, response.correlation_id.as_deref()));
+        return Err(ToolError::from_response(&response));
     }
     serde_json::from_str(&response.body).map_err(|e| {
         ToolError::new(

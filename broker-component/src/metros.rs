@@ -1,11 +1,10 @@
 //! `fabric_list_metros`: GET /fabric/v4/metros, compacted for an agent.
 
 use alloc::string::{String, ToString};
-use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::args::Args;
+use crate::args::{Args, paging_query};
 use crate::capability::{FabricRequest, Host, Method};
 use crate::fabric_call::{paged, send_json};
 use crate::tool_error::ToolError;
@@ -30,10 +29,8 @@ searches and change specs.";
 /// Builds the Fabric request for the given arguments.
 pub fn request(args: &Args) -> Result<(FabricRequest, u64, bool), ToolError> {
     let presence = args.opt_enum("presence", &["MY_PORTS"])?;
-    let offset = args.opt_int("offset", 0, 100_000)?.unwrap_or(0);
-    let limit = args.opt_int("limit", 1, 100)?.unwrap_or(20);
-    let raw = args.opt_bool("raw")?.unwrap_or(false);
-    let mut query = vec![("offset".to_string(), offset.to_string()), ("limit".to_string(), limit.to_string())];
+    let (offset, limit, raw) = args.paging()?;
+    let mut query = paging_query(offset, limit);
     if let Some(p) = presence {
         query.push(("presence".to_string(), p.to_string()));
     }

@@ -15,17 +15,36 @@ fn unpriced(reason: impl Into<String>) -> Value {
     json!({"status": "unpriced", "reason": reason.into()})
 }
 
-fn eq(property: &str, value: impl ToString) -> Value {
+/// One `property = value` row of a search filter (values are strings, as Fabric's schema says).
+pub(crate) fn eq(property: &str, value: impl ToString) -> Value {
     json!({"property": property, "operator": "=", "values": [value.to_string()]})
 }
 
-/// The price-search filter for a connection spec (values are strings, as the spec's schema says).
-pub fn connection_filter(c: &ConnectionSpec) -> Value {
-    let mut and: Vec<Value> = alloc::vec![
+/// The rows every price search starts with: the product, the connection type, the bandwidth.
+pub(crate) fn product_filter(connection_type: &str, bandwidth: u64) -> Vec<Value> {
+    alloc::vec![
         eq("/type", "VIRTUAL_CONNECTION_PRODUCT"),
-        eq("/connection/type", c.kind),
-        json!({"property": "/connection/bandwidth", "operator": "IN", "values": [c.bandwidth.to_string()]}),
-    ];
+        eq("/connection/type", connection_type),
+        json!({"property": "/connection/bandwidth", "operator": "IN", "values": [bandwidth.to_string()]}),
+    ]
+}
+
+/// The sum of a rate-card row's charges of one type (`MONTHLY_RECURRING`, `NON_RECURRING`).
+pub(crate) fn charge_total(row: &Value, charge_type: &str) -> f64 {
+    row.get("charges")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .filter(|c| c.get("type").and_then(Value::as_str) == Some(charge_type))
+                .filter_map(|c| c.get("price").and_then(Value::as_f64))
+                .sum()
+        })
+        .unwrap_or(0.0)
+}
+
+/// The price-search filter for a connection spec.
+pub fn connection_filter(c: &ConnectionSpec) -> Value {
+    let mut and = product_filter(c.kind, c.bandwidth);
     for (name, side) in [("aSide", &c.a_side), ("zSide", &c.z_side)] {
         side_filter(&mut and, name, side);
     }
@@ -76,22 +95,11 @@ pub fn price_context(host: &mut impl Host, spec: &Spec) -> Value {
     let Some(row) = answer.get("data").and_then(Value::as_array).and_then(|d| d.first()) else {
         return with_filter(unpriced("no rate-card price matched this connection"), filter);
     };
-    let sum = |kind: &str| -> f64 {
-        row.get("charges")
-            .and_then(Value::as_array)
-            .map(|cs| {
-                cs.iter()
-                    .filter(|c| c.get("type").and_then(Value::as_str) == Some(kind))
-                    .filter_map(|c| c.get("price").and_then(Value::as_f64))
-                    .sum()
-            })
-            .unwrap_or(0.0)
-    };
     json!({
         "status": "estimated",
         "source": "rate card: POST /fabric/v4/prices/search (list price; account discounts and port packages may lower it)",
-        "monthly_recurring": sum("MONTHLY_RECURRING"),
-        "non_recurring": sum("NON_RECURRING"),
+        "monthly_recurring": charge_total(row, "MONTHLY_RECURRING"),
+        "non_recurring": charge_total(row, "NON_RECURRING"),
         "currency": row.get("currency").cloned().unwrap_or(Value::Null),
         "term_length_months": row.get("termLength").cloned().unwrap_or(json!(1)),
         "product_code": row.get("code").cloned().unwrap_or(Value::Null),

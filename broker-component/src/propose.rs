@@ -58,7 +58,7 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
     };
     let response = host.fabric_send(dry_run).map_err(|e| ToolError::from_fabric(&e))?;
     if !(200..300).contains(&response.status) {
-        let err = ToolError::from_fabric_status(response.status, &response.body, response.correlation_id.as_deref());
+        let err = ToolError::from_response(&response);
         if is_dry_run_unsupported(&err) {
             return Err(ToolError {
                 kind: "cannot_propose_safely",
@@ -92,7 +92,6 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
         price_context: price_context.clone(),
     };
     let stored = host.store_put(proposal.to_bytes(), proposal.expires_at_ms, CAPACITY);
-    let body_value: Value = serde_json::from_str(&compiled.body).unwrap_or(Value::Null);
     Ok(json!({
         "confirm_token": stored.token,
         "change_type": change_type.as_str(),
@@ -102,7 +101,7 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
         "compiled_request": {
             "method": "POST",
             "path": change_type.path(),
-            "body": body_value,
+            "body": compiled.wire,
             "body_canonical": compiled.body,
         },
         "request_sha256": compiled.request_sha256,

@@ -244,6 +244,11 @@ fn as_integer(v: &Value) -> Option<u64> {
     if (0.0..=9_007_199_254_740_992.0).contains(&f) && (f as u64) as f64 == f { Some(f as u64) } else { None }
 }
 
+/// At least two capitals or digits, as Fabric's metro codes (`DC`, `SV`, `AM`); callers cap the length.
+pub fn is_metro_code(s: &str) -> bool {
+    s.len() >= 2 && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
 pub fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36

@@ -10,10 +10,11 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
+use crate::args::{Args, paging_query};
 use crate::capability::{FabricRequest, Host, Method};
 use crate::fabric_call::{paged, send_json};
-use crate::reader::is_uuid;
+use crate::price::{charge_total, eq, product_filter};
+use crate::reader::{is_metro_code, is_uuid};
 use crate::tool_error::ToolError;
 
 /// Paging and `raw`, shared by every list/search schema.
@@ -217,18 +218,6 @@ pub const TOOLS: &[ReadTool] = &[
 
 // ---- argument helpers ----
 
-fn paging(args: &Args) -> Result<(u64, u64, bool), ToolError> {
-    Ok((
-        args.opt_int("offset", 0, 100_000)?.unwrap_or(0),
-        args.opt_int("limit", 1, 100)?.unwrap_or(20),
-        args.opt_bool("raw")?.unwrap_or(false),
-    ))
-}
-
-fn string(args: &Args, key: &str, max: usize) -> Result<Option<String>, ToolError> {
-    args.opt_string(key, max)
-}
-
 fn uuid_arg(args: &Args, key: &str, required: bool) -> Result<Option<String>, ToolError> {
     match args.opt_string(key, 36)? {
         Some(s) if is_uuid(&s) => Ok(Some(s)),
@@ -243,16 +232,12 @@ fn uuid_arg(args: &Args, key: &str, required: bool) -> Result<Option<String>, To
 
 fn metro_arg(args: &Args, key: &str) -> Result<Option<String>, ToolError> {
     match args.opt_string(key, 4)? {
-        Some(m) if m.len() >= 2 && m.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) => Ok(Some(m)),
+        Some(m) if is_metro_code(&m) => Ok(Some(m)),
         Some(m) => {
             Err(ToolError::invalid_argument(&format!("/{key}"), format!("expected a metro code such as DC, got {m:?}")))
         }
         None => Ok(None),
     }
-}
-
-fn eq(property: &str, value: &str) -> Value {
-    json!({"property": property, "operator": "=", "values": [value]})
 }
 
 /// Exact name, or LIKE with `*` turned into `%`.
@@ -424,12 +409,6 @@ fn compact_token(t: &Value) -> Value {
 }
 
 fn compact_price(p: &Value) -> Value {
-    let charge = |kind: &str| -> f64 {
-        p["charges"]
-            .as_array()
-            .map(|cs| cs.iter().filter(|c| c["type"] == kind).filter_map(|c| c["price"].as_f64()).sum())
-            .unwrap_or(0.0)
-    };
     let mut out = pick(
         p,
         &[
@@ -440,8 +419,8 @@ fn compact_price(p: &Value) -> Value {
             ("bandwidth_mbps", "/connection/bandwidth"),
         ],
     );
-    out.insert("monthly_recurring".into(), json!(charge("MONTHLY_RECURRING")));
-    out.insert("non_recurring".into(), json!(charge("NON_RECURRING")));
+    out.insert("monthly_recurring".into(), json!(charge_total(p, "MONTHLY_RECURRING")));
+    out.insert("non_recurring".into(), json!(charge_total(p, "NON_RECURRING")));
     Value::Object(out)
 }
 
@@ -472,9 +451,9 @@ fn get_by_id(
 
 fn search_ports(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "metro", "state", "project_id", "offset", "limit", "raw"])?;
-    let (offset, limit, raw) = paging(&args)?;
+    let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
-    if let Some(n) = string(&args, "name", 128)? {
+    if let Some(n) = args.opt_string("name", 128)? {
         filters.push(name_filter("/name", &n));
     }
     if let Some(m) = metro_arg(&args, "metro")? {
@@ -497,8 +476,8 @@ fn get_port(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError>
 fn list_port_vlans(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["port_id", "offset", "limit", "raw"])?;
     let id = uuid_arg(&args, "port_id", true)?.unwrap_or_default();
-    let (offset, limit, raw) = paging(&args)?;
-    let query = vec![("offset".to_string(), offset.to_string()), ("limit".to_string(), limit.to_string())];
+    let (offset, limit, raw) = args.paging()?;
+    let query = paging_query(offset, limit);
     let answer = host.send(get(format!("/fabric/v4/ports/{id}/linkProtocols"), query))?;
     let mut out = paged(answer, "vlans_in_use", offset, raw, compact_vlan);
     out["port_id"] = json!(id);
@@ -507,9 +486,9 @@ fn list_port_vlans(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
 
 fn search_profiles(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "metro", "visibility", "view_point", "offset", "limit", "raw"])?;
-    let (offset, limit, raw) = paging(&args)?;
+    let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
-    if let Some(n) = string(&args, "name", 128)? {
+    if let Some(n) = args.opt_string("name", 128)? {
         filters.push(name_filter("/name", &n));
     }
     if let Some(m) = metro_arg(&args, "metro")? {
@@ -531,9 +510,9 @@ fn get_profile(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolErr
 
 fn search_connections(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "state", "port_id", "offset", "limit", "raw"])?;
-    let (offset, limit, raw) = paging(&args)?;
+    let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
-    if let Some(n) = string(&args, "name", 128)? {
+    if let Some(n) = args.opt_string("name", 128)? {
         filters.push(name_filter("/name", &n));
     }
     let states = [
@@ -565,9 +544,9 @@ fn get_connection(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Tool
 
 fn search_networks(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "type", "scope", "state", "offset", "limit", "raw"])?;
-    let (offset, limit, raw) = paging(&args)?;
+    let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
-    if let Some(n) = string(&args, "name", 128)? {
+    if let Some(n) = args.opt_string("name", 128)? {
         filters.push(name_filter("/name", &n));
     }
     if let Some(t) = args.opt_enum("type", &["EVPLAN", "EPLAN", "IPWAN", "EVPTREE", "EPTREE"])? {
@@ -590,15 +569,15 @@ fn get_network(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolErr
 
 fn search_tokens(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "state", "offset", "limit", "raw"])?;
-    let (offset, limit, raw) = paging(&args)?;
+    let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
-    if let Some(n) = string(&args, "name", 128)? {
+    if let Some(n) = args.opt_string("name", 128)? {
         filters.push(name_filter("/name", &n));
     }
     if let Some(s) = args.opt_enum("state", &["ACTIVE", "INACTIVE", "EXPIRED", "DELETED"])? {
         filters.push(eq("/state", s));
     }
-    let query = vec![("offset".to_string(), offset.to_string()), ("limit".to_string(), limit.to_string())];
+    let query = paging_query(offset, limit);
     let answer =
         host.send(post("/fabric/v4/serviceTokens/search", query, search_body(filters, offset, limit, false)))?;
     Ok(paged(answer, "service_tokens", offset, raw, compact_token))
@@ -640,12 +619,8 @@ fn search_prices(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolE
         .opt_int("bandwidth", 1, 100_000)?
         .ok_or_else(|| ToolError::invalid_argument("/bandwidth", "is required"))?;
     let ap_types = ["COLO", "VD", "SP", "CLOUD_ROUTER", "NETWORK"];
-    let mut and = vec![
-        eq("/type", "VIRTUAL_CONNECTION_PRODUCT"),
-        eq("/connection/type", kind),
-        json!({"property": "/connection/bandwidth", "operator": "IN", "values": [bandwidth.to_string()]}),
-        eq("/connection/aSide/accessPoint/type", args.opt_enum("a_side_type", &ap_types)?.unwrap_or("COLO")),
-    ];
+    let mut and = product_filter(kind, bandwidth);
+    and.push(eq("/connection/aSide/accessPoint/type", args.opt_enum("a_side_type", &ap_types)?.unwrap_or("COLO")));
     if let Some(m) = metro_arg(&args, "a_side_metro")? {
         and.push(eq("/connection/aSide/accessPoint/location/metroCode", &m));
     }

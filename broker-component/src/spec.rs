@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::reader::{Obj, item, item_int, item_str, object};
+use crate::reader::{Obj, is_metro_code, item, item_int, item_str, object};
 use crate::tool_error::ToolError;
 
 /// What the broker can carry: three creates, and no update or delete.
@@ -273,9 +273,10 @@ impl Spec {
 
     /// Compiles to the exact request the create sends.
     pub fn compile(&self) -> Compiled {
-        let body = canonical(&self.to_wire());
+        let wire = self.to_wire();
+        let body = canonical(&wire);
         let sha = request_sha256(self.change_type(), &body);
-        Compiled { change_type: self.change_type(), body, request_sha256: sha }
+        Compiled { change_type: self.change_type(), body, wire, request_sha256: sha }
     }
 
     /// A human-readable target for the prompt ("EVPL_VC connection \"x\", 1000 Mbps").
@@ -298,7 +299,9 @@ impl Spec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiled {
     pub change_type: ChangeType,
+    /// The canonical JSON text of `wire`: the bytes sent and hashed.
     pub body: String,
+    pub wire: Value,
     pub request_sha256: String,
 }
 
@@ -399,7 +402,7 @@ fn access_point(o: &mut Obj<'_>) -> Result<AccessPoint, ToolError> {
 fn metro(l: &mut Obj<'_>) -> Result<String, ToolError> {
     let path = l.path_of("metroCode");
     let code = l.req_str("metroCode", 4)?;
-    if code.len() >= 2 && code.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+    if is_metro_code(&code) {
         Ok(code)
     } else {
         Err(ToolError::invalid_argument(&path, "expected a metro code such as \"DC\" or \"SV\""))

@@ -4,7 +4,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use serde_json::{Map, Value, json};
 
-use crate::capability::FabricError;
+use crate::capability::{FabricError, FabricResponse};
 
 /// A failed tool call. `kind` is a stable machine-readable word; `message` is for people.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +50,11 @@ impl ToolError {
                 ToolError::new("fabric_transport", format!("the Fabric response was lost or unreadable: {why}"))
             }
         }
+    }
+
+    /// The error for a non-2xx Fabric answer (see `from_fabric_status`).
+    pub fn from_response(r: &FabricResponse) -> Self {
+        Self::from_fabric_status(r.status, &r.body, r.correlation_id.as_deref())
     }
 
     /// The error for a non-2xx Fabric answer: Fabric's error array is passed on intact.
