@@ -38,17 +38,18 @@ pub fn tools() -> impl Iterator<Item = ToolDef> {
         input_schema: t.schema,
         hints: READ_ONLY,
     });
-    TOOLS[..1].iter().copied().chain(reads).chain(TOOLS[1..].iter().copied())
+    core::iter::once(METROS).chain(reads).chain(BROKER_TOOLS.iter().copied())
 }
 
-const TOOLS: &[ToolDef] = &[
-    ToolDef {
-        name: metros::NAME,
-        toolset: "metros",
-        description: metros::DESCRIPTION,
-        input_schema: metros::SCHEMA,
-        hints: READ_ONLY,
-    },
+const METROS: ToolDef = ToolDef {
+    name: metros::NAME,
+    toolset: "metros",
+    description: metros::DESCRIPTION,
+    input_schema: metros::SCHEMA,
+    hints: READ_ONLY,
+};
+
+const BROKER_TOOLS: &[ToolDef] = &[
     ToolDef {
         name: propose::NAME,
         toolset: "mutate",

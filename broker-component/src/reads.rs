@@ -58,18 +58,7 @@ pub struct ReadTool {
     pub toolset: &'static str,
     pub description: &'static str,
     pub schema: &'static str,
-    pub run: fn(&mut dyn DynHost, &str) -> Result<Value, ToolError>,
-}
-
-/// Object-safe view of [`Host`] for the tool table.
-pub trait DynHost {
-    fn send(&mut self, request: FabricRequest) -> Result<Value, ToolError>;
-}
-
-impl<H: Host> DynHost for H {
-    fn send(&mut self, request: FabricRequest) -> Result<Value, ToolError> {
-        send_json(self, request)
-    }
+    pub run: fn(&mut dyn Host, &str) -> Result<Value, ToolError>,
 }
 
 pub const TOOLS: &[ReadTool] = &[
@@ -435,7 +424,7 @@ fn one(answer: Value, key: &str, raw: bool, compact: fn(&Value) -> Value) -> Val
 // ---- the tools ----
 
 fn get_by_id(
-    host: &mut dyn DynHost,
+    host: &mut dyn Host,
     arguments: &str,
     key: &str,
     collection: &str,
@@ -445,11 +434,11 @@ fn get_by_id(
     let args = Args::parse(arguments, &[key, "raw"])?;
     let id = uuid_arg(&args, key, true)?.unwrap_or_default();
     let raw = args.opt_bool("raw")?.unwrap_or(false);
-    let answer = host.send(get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))?;
+    let answer = send_json(host, get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))?;
     Ok(one(answer, result_key, raw, compact))
 }
 
-fn search_ports(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_ports(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "metro", "state", "project_id", "offset", "limit", "raw"])?;
     let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
@@ -465,26 +454,27 @@ fn search_ports(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolEr
     if let Some(p) = uuid_arg(&args, "project_id", false)? {
         filters.push(eq("/project/projectId", &p));
     }
-    let answer = host.send(post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit, true)))?;
+    let answer =
+        send_json(host, post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit, true)))?;
     Ok(paged(answer, "ports", offset, raw, compact_port))
 }
 
-fn get_port(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn get_port(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     get_by_id(host, arguments, "port_id", "ports", "port", compact_port)
 }
 
-fn list_port_vlans(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn list_port_vlans(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["port_id", "offset", "limit", "raw"])?;
     let id = uuid_arg(&args, "port_id", true)?.unwrap_or_default();
     let (offset, limit, raw) = args.paging()?;
     let query = paging_query(offset, limit);
-    let answer = host.send(get(format!("/fabric/v4/ports/{id}/linkProtocols"), query))?;
+    let answer = send_json(host, get(format!("/fabric/v4/ports/{id}/linkProtocols"), query))?;
     let mut out = paged(answer, "vlans_in_use", offset, raw, compact_vlan);
     out["port_id"] = json!(id);
     Ok(out)
 }
 
-fn search_profiles(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_profiles(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "metro", "visibility", "view_point", "offset", "limit", "raw"])?;
     let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
@@ -500,15 +490,15 @@ fn search_profiles(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
     let view_point = args.opt_enum("view_point", &["aSide", "zSide"])?.unwrap_or("aSide");
     let query = vec![("viewPoint".to_string(), view_point.to_string())];
     let answer =
-        host.send(post("/fabric/v4/serviceProfiles/search", query, search_body(filters, offset, limit, false)))?;
+        send_json(host, post("/fabric/v4/serviceProfiles/search", query, search_body(filters, offset, limit, false)))?;
     Ok(paged(answer, "service_profiles", offset, raw, compact_profile))
 }
 
-fn get_profile(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn get_profile(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     get_by_id(host, arguments, "profile_id", "serviceProfiles", "service_profile", compact_profile)
 }
 
-fn search_connections(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_connections(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "state", "port_id", "offset", "limit", "raw"])?;
     let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
@@ -534,15 +524,15 @@ fn search_connections(host: &mut dyn DynHost, arguments: &str) -> Result<Value, 
         filters.push(eq("/aSide/accessPoint/port/uuid", &p));
     }
     let answer =
-        host.send(post("/fabric/v4/connections/search", Vec::new(), search_body(filters, offset, limit, false)))?;
+        send_json(host, post("/fabric/v4/connections/search", Vec::new(), search_body(filters, offset, limit, false)))?;
     Ok(paged(answer, "connections", offset, raw, compact_connection))
 }
 
-fn get_connection(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn get_connection(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     get_by_id(host, arguments, "connection_id", "connections", "connection", compact_connection)
 }
 
-fn search_networks(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_networks(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "type", "scope", "state", "offset", "limit", "raw"])?;
     let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
@@ -559,15 +549,15 @@ fn search_networks(host: &mut dyn DynHost, arguments: &str) -> Result<Value, Too
         filters.push(eq("/state", s));
     }
     let answer =
-        host.send(post("/fabric/v4/networks/search", Vec::new(), search_body(filters, offset, limit, false)))?;
+        send_json(host, post("/fabric/v4/networks/search", Vec::new(), search_body(filters, offset, limit, false)))?;
     Ok(paged(answer, "networks", offset, raw, compact_network))
 }
 
-fn get_network(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn get_network(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     get_by_id(host, arguments, "network_id", "networks", "network", compact_network)
 }
 
-fn search_tokens(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_tokens(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let args = Args::parse(arguments, &["name", "state", "offset", "limit", "raw"])?;
     let (offset, limit, raw) = args.paging()?;
     let mut filters = Vec::new();
@@ -579,15 +569,15 @@ fn search_tokens(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolE
     }
     let query = paging_query(offset, limit);
     let answer =
-        host.send(post("/fabric/v4/serviceTokens/search", query, search_body(filters, offset, limit, false)))?;
+        send_json(host, post("/fabric/v4/serviceTokens/search", query, search_body(filters, offset, limit, false)))?;
     Ok(paged(answer, "service_tokens", offset, raw, compact_token))
 }
 
-fn get_token(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn get_token(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     get_by_id(host, arguments, "service_token_id", "serviceTokens", "service_token", compact_token)
 }
 
-fn search_prices(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolError> {
+fn search_prices(host: &mut dyn Host, arguments: &str) -> Result<Value, ToolError> {
     let keys = [
         "connection_type",
         "bandwidth",
@@ -637,7 +627,7 @@ fn search_prices(host: &mut dyn DynHost, arguments: &str) -> Result<Value, ToolE
         and.push(eq("/connection/zSide/accessPoint/profile/uuid", &p));
     }
     let filter = json!({"filter": {"and": and}});
-    let answer = host.send(post("/fabric/v4/prices/search", Vec::new(), crate::json_text(&filter)))?;
+    let answer = send_json(host, post("/fabric/v4/prices/search", Vec::new(), crate::json_text(&filter)))?;
     let mut out = paged(answer, "prices", 0, false, compact_price);
     out["filter"] = filter["filter"].clone();
     if out["returned"] == 0 {
