@@ -19,8 +19,8 @@ type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
 
 #[derive(Default)]
 pub struct Lifecycle {
+    /// Closed when shutdown begins.
     calls: TaskTracker,
-    draining: CancellationToken,
     running: Running,
     next_id: AtomicU64,
 }
@@ -51,7 +51,7 @@ pub struct Drained {
 impl Lifecycle {
     /// Admits a call unless shutdown has begun. `client` is the call's own cancellation.
     pub fn begin(&self, client: &CancellationToken) -> Option<InFlight> {
-        if self.draining.is_cancelled() {
+        if self.calls.is_closed() {
             return None;
         }
         // A child: the client's cancellation reaches the call, and cancelling it at shutdown
@@ -69,7 +69,6 @@ impl Lifecycle {
     /// Refuses new calls, waits up to `grace` for the running ones, then cancels the rest and
     /// gives them a few seconds to report.
     pub async fn drain(&self, grace: Duration) -> Drained {
-        self.draining.cancel();
         self.calls.close();
         let in_flight = self.calls.len();
         if tokio::time::timeout(grace, self.calls.wait()).await.is_ok() {

@@ -346,15 +346,7 @@ async fn mutate_tools_are_served_only_when_named() {
 async fn cancel_confirm_when(b: &Broker, token: &str, ready: impl AsyncFn() -> bool) {
     let params = confirm_request(token);
     let call = b.server.client.call_tool(params);
-    let wait = async {
-        for _ in 0..500 {
-            if ready().await {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("the awaited moment never came");
-    };
+    let wait = wait_until("the awaited moment", ready);
     tokio::select! {
         outcome = call => panic!("the call was expected to still be running: {outcome:?}"),
         _ = wait => {} // dropping `call` makes the client send notifications/cancelled

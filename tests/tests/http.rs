@@ -151,9 +151,7 @@ async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
         let token = p["confirm_token"].clone();
         tokio::spawn(async move { peer.call_tool(confirm_request(token)).await })
     };
-    while client.prompt_texts().is_empty() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the confirmation prompt", async || !client.prompt_texts().is_empty()).await;
     server.terminate();
     // a call made during the drain is refused, and says so
     let mut refused = None;
@@ -187,9 +185,7 @@ async fn a_confirmation_still_waiting_after_the_grace_period_is_cancelled_and_au
     tokio::spawn(async move {
         let _ = peer.call_tool(confirm_request(token)).await;
     });
-    while client.prompt_texts().is_empty() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the confirmation prompt", async || !client.prompt_texts().is_empty()).await;
     server.terminate();
     let status = tokio::time::timeout(Duration::from_secs(20), server.child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status:?}\n{}", server.stderr_text());

@@ -245,6 +245,17 @@ impl Server {
 }
 
 /// `tools/call` on any connected client (the client runs any 2026-07-28 input rounds itself).
+/// Polls `ready` every 20 ms for up to 10 s; a test waiting for `what` fails instead of hanging.
+pub async fn wait_until(what: &str, ready: impl AsyncFn() -> bool) {
+    for _ in 0..500 {
+        if ready().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} never came");
+}
+
 pub async fn call_on(client: &RunningService<RoleClient, TestClient>, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(map) = args else { panic!("arguments must be an object") };
     let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
