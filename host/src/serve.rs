@@ -224,8 +224,7 @@ async fn serve_stdio(broker: &Broker, grace: Duration) -> anyhow::Result<()> {
         ended = &mut waiting => { ended.context("serving MCP over stdio")?; }
         signal = crate::shutdown::signal() => {
             tracing::info!(in_flight = broker.shared().lifecycle.in_flight(), "{signal}: shutting down");
-            let drained = broker.shared().lifecycle.drain(grace).await;
-            tracing::info!(in_flight = drained.in_flight, cancelled = drained.cancelled, "calls drained");
+            broker.shared().lifecycle.drain(grace).await;
             cancel.cancel();
             let _ = tokio::time::timeout(Duration::from_secs(5), waiting).await;
         }

@@ -71,14 +71,15 @@ impl Lifecycle {
     pub async fn drain(&self, grace: Duration) -> Drained {
         self.calls.close();
         let in_flight = self.calls.len();
-        if tokio::time::timeout(grace, self.calls.wait()).await.is_ok() {
-            return Drained { in_flight, cancelled: 0 };
+        let mut cancelled = 0;
+        if tokio::time::timeout(grace, self.calls.wait()).await.is_err() {
+            cancelled = self.calls.len();
+            for call in self.running.lock().unwrap().values() {
+                call.cancel();
+            }
+            let _ = tokio::time::timeout(AFTER_CANCEL, self.calls.wait()).await;
         }
-        let cancelled = self.calls.len();
-        for call in self.running.lock().unwrap().values() {
-            call.cancel();
-        }
-        let _ = tokio::time::timeout(AFTER_CANCEL, self.calls.wait()).await;
+        tracing::info!(in_flight, cancelled, "calls drained");
         Drained { in_flight, cancelled }
     }
 }

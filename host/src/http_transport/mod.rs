@@ -106,8 +106,7 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
         grace_ms = options.shutdown_grace.as_millis() as u64,
         "{signal}: shutting down; new tool calls are refused, calls in flight may finish"
     );
-    let drained = lifecycle.drain(options.shutdown_grace).await;
-    tracing::info!(in_flight = drained.in_flight, cancelled = drained.cancelled, "calls drained");
+    lifecycle.drain(options.shutdown_grace).await;
     tokio::time::sleep(FLUSH).await;
     sessions_closed.cancel();
     match tokio::time::timeout(Duration::from_secs(5), server).await {
