@@ -66,6 +66,8 @@ pub enum ConfirmStatus {
     Failed,
     CallCancelled,
     UnsupportedByClient,
+    /// Stateless first round: the form went to the client; the answer comes with a retry.
+    InputRequired,
 }
 
 impl ConfirmStatus {
@@ -79,16 +81,52 @@ impl ConfirmStatus {
             ConfirmStatus::Failed => "failed",
             ConfirmStatus::CallCancelled => "call_cancelled",
             ConfirmStatus::UnsupportedByClient => "unsupported_by_client",
+            ConfirmStatus::InputRequired => "input_required",
         }
     }
 }
 
-/// A prompt for the person at the MCP client.
+/// How this call's question reaches the person (see `confirmation.current-delivery` in the WIT).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// `ask` shows the form and waits for the answer.
+    Blocking,
+    /// Stateless first round: `ask` answers `InputRequired` at once.
+    FirstRound,
+    /// Stateless retry: `ask` answers with the choice made in the first round's form.
+    Answered,
+}
+
+/// A create the person is asked to approve; the host renders all of it for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreateRequest {
+    pub path: String,
+    pub body: String,
+}
+
+/// Context the component adds to the form (shown as the component's own words).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Prompt {
     pub title: String,
     pub message: String,
     pub fields: Vec<(String, String)>,
+}
+
+/// The host's permission to send one create: the request of the `ask` that returned it.
+/// Deliberately neither `Clone` nor `Copy`: executing it consumes it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// Which approval of this call the host implementation means.
+    pub(crate) id: u32,
+    /// The SHA-256 the host computed and showed the person.
+    pub request_sha256: String,
+}
+
+/// The person's answer, with the approval when it allows the create.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub status: ConfirmStatus,
+    pub approval: Option<Approval>,
 }
 
 /// The state of a proposal token in the host's store.
@@ -108,11 +146,15 @@ pub struct Stored {
 }
 
 /// Everything the broker may ask of its host: the four imports of the `broker` world.
+/// `fabric_send` carries reads and dry runs; a create goes only through an [`Approval`].
 pub trait Host {
     fn fabric_send(&mut self, request: FabricRequest) -> Result<FabricResponse, FabricError>;
     fn now_ms(&mut self) -> u64;
-    fn confirm(&mut self, prompt: Prompt) -> ConfirmStatus;
-    fn unconfirmed_allowed(&mut self) -> bool;
+    fn delivery(&mut self) -> Delivery;
+    /// `Err` is the host's reason for not asking at all.
+    fn ask(&mut self, request: CreateRequest, context: Prompt) -> Result<Answer, String>;
+    /// Sends the approved create once.
+    fn execute(&mut self, approval: Approval) -> Result<FabricResponse, FabricError>;
     fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> Stored;
     fn store_peek(&mut self, token: &str) -> Taken;
     fn store_take(&mut self, token: &str) -> Taken;

@@ -1,6 +1,14 @@
-//! `fabric_confirm_change`: take the token (consumed on this first attempt whatever happens),
-//! recompile the stored spec and require the bound SHA-256, ask the person, re-check the TTL when
-//! the answer arrives, and only on `accepted` send the same request without `dryRun`.
+//! `fabric_confirm_change`: take the token (consumed by the attempt whatever happens), recompile
+//! the stored spec and require the bound SHA-256, ask the person through the host, re-check the
+//! TTL when the answer arrives, and only with the host's approval send the create. The approval
+//! sends exactly the bytes the person was shown; this module decides only whether to use it.
+//!
+//! The order follows the delivery of the question (`confirmation.current-delivery`):
+//! - blocking: take, check, ask and wait, re-check the TTL, execute;
+//! - stateless first round: peek (nothing is consumed), check, ask (the host turns the call into
+//!   the client's input request);
+//! - stateless retry: take, check the binding, read the answer, judge the TTL at the answer (a
+//!   late answer is `accepted` with `not_expired = false`, not an expired token), execute.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -8,45 +16,56 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
 use crate::args::Args;
-use crate::capability::{ConfirmStatus, FabricError, FabricRequest, Host, Method, Prompt, Taken};
+use crate::capability::{Answer, ConfirmStatus, CreateRequest, Delivery, FabricError, Host, Prompt, Taken};
 use crate::price;
-use crate::proposal::{Checks, Proposal, token_error};
-use crate::spec::{Compiled, Spec};
+use crate::proposal::{Checks, PROPOSE_AGAIN, Proposal, token_error};
+use crate::spec::{ChangeType, Compiled, Spec};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_confirm_change";
 
 pub const DESCRIPTION: &str = "Execute a proposal from fabric_propose_change after the person at the MCP client \
 approves it in a confirmation prompt. Takes only the confirm token: what is sent is exactly the request the dry run \
-validated. The token is consumed by this call whatever happens; if the person declines or the prompt fails, propose \
-again. The result says whether the create executed, the person's answer, and the five confirm checks. Needs an MCP \
-client that can show the person a form: form elicitation (protocol 2025-06-18 or later) or the 2026-07-28 \
+validated, and the server (not this tool's caller) shows the person that request. The token is consumed by this call \
+whatever happens; if the person declines or the prompt fails, propose again. The result says whether the create \
+executed, the person's answer, and the five confirm checks (true passed, false failed, null not evaluated). Needs an \
+MCP client that can show the person a form: form elicitation (protocol 2025-06-18 or later) or the 2026-07-28 \
 input-required round trip. With neither, nothing is executed (status unsupported_by_client) unless the operator \
 started the server with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
 
 pub const SCHEMA: &str = r#"{
   "type": "object",
   "properties": {
-    "confirm_token": {"type": "string", "pattern": "^chg-[0-9a-f]{32}$", "description": "The confirm_token from fabric_propose_change"}
+    "confirm_token": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The confirm_token (chg-<32 hex digits>) from fabric_propose_change"}
   },
   "required": ["confirm_token"],
   "additionalProperties": false
 }"#;
 
+/// The token argument. Any string is accepted here: one of the wrong shape is simply unknown.
 fn parse(arguments: &str) -> Result<String, ToolError> {
     let args = Args::parse(arguments, &["confirm_token"])?;
     match args.get("confirm_token") {
-        Some(Value::String(s)) if is_token(s) => Ok(s.clone()),
-        Some(other) => Err(ToolError::invalid_argument(
-            "/confirm_token",
-            format!("expected a token like chg-<32 hex digits>, got {other}"),
-        )),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(ToolError::invalid_argument("/confirm_token", format!("expected a string, got {other}"))),
         None => Err(ToolError::invalid_argument("/confirm_token", "is required")),
     }
 }
 
 fn is_token(s: &str) -> bool {
     s.len() == 36 && s.starts_with("chg-") && s[4..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn unknown_token(token: &str) -> ToolError {
+    token_error(
+        "unknown_token",
+        format!(
+            "confirm token {token:?} is unknown to this server: it was never proposed here (by you), or the server \
+             restarted since; nothing was sent. {PROPOSE_AGAIN}"
+        ),
+        Checks { proposal_exists: Some(false), ..Checks::default() },
+        PROPOSE_AGAIN,
+    )
 }
 
 /// The proposal behind a token that `take` or `peek` found, with its evaluated checks.
@@ -61,53 +80,44 @@ pub struct Redeemable {
 pub fn redeem(token: &str, taken: Taken, now: u64) -> Result<Redeemable, ToolError> {
     let record = match taken {
         Taken::Found(bytes) => bytes,
-        Taken::Unknown => {
-            return Err(token_error(
-                "unknown_token",
-                format!(
-                    "confirm token {token} is unknown to this server: it was never proposed here, or the server restarted since"
-                ),
-                Checks::default(),
-            ));
-        }
+        Taken::Unknown => return Err(unknown_token(token)),
         Taken::Evicted => {
             return Err(token_error(
                 "evicted_token",
-                format!("confirm token {token} was evicted: more than 20 proposals were made after it"),
-                Checks { proposal_exists: true, ..Checks::default() },
+                format!(
+                    "confirm token {token} was evicted: 20 newer proposals were made after it; nothing was sent. \
+                     {PROPOSE_AGAIN}"
+                ),
+                Checks { proposal_exists: Some(true), not_evicted: Some(false), ..Checks::default() },
+                PROPOSE_AGAIN,
             ));
         }
-        Taken::Used(outcome) => {
-            let first = outcome.and_then(|o| serde_json::from_slice::<Value>(&o).ok());
-            let said = first.as_ref().map(describe_outcome).unwrap_or_else(|| "its outcome was not recorded".into());
-            let mut err = token_error(
-                "replayed_token",
-                format!(
-                    "confirm token {token} was already used: a token is consumed by its first confirm attempt ({said})"
-                ),
-                Checks { proposal_exists: true, not_evicted: true, ..Checks::default() },
-            );
-            if let Some(f) = first {
-                err = err.with("first_attempt", f);
-            }
-            return Err(err);
-        }
+        Taken::Used(outcome) => return Err(replayed(token, outcome)),
     };
     let Some(proposal) = Proposal::from_bytes(&record) else {
         return Err(token_error(
             "corrupt_proposal",
-            format!("the stored proposal for {token} cannot be read by this component"),
-            Checks { proposal_exists: true, not_evicted: true, not_previously_used: true, ..Checks::default() },
+            format!(
+                "the stored proposal for {token} cannot be read by this component; nothing was sent. {PROPOSE_AGAIN}"
+            ),
+            Checks {
+                proposal_exists: Some(true),
+                not_evicted: Some(true),
+                not_previously_used: Some(true),
+                request_matches_binding: Some(false),
+                ..Checks::default()
+            },
+            PROPOSE_AGAIN,
         ));
     };
     let recompiled = proposal.recompile();
     let matches = recompiled.as_ref().is_some_and(|(_, c)| c.request_sha256 == proposal.request_sha256);
     let checks = Checks {
-        proposal_exists: true,
-        not_evicted: true,
-        not_expired: !proposal.expired_at(now),
-        not_previously_used: true,
-        request_matches_binding: matches,
+        proposal_exists: Some(true),
+        not_evicted: Some(true),
+        not_expired: Some(!proposal.expired_at(now)),
+        not_previously_used: Some(true),
+        request_matches_binding: Some(matches),
     };
     let (spec, compiled) = match recompiled {
         Some((s, c)) => (Some(s), Some(c)),
@@ -116,37 +126,72 @@ pub fn redeem(token: &str, taken: Taken, now: u64) -> Result<Redeemable, ToolErr
     Ok(Redeemable { proposal, spec, compiled, checks })
 }
 
-fn describe_outcome(v: &Value) -> String {
-    let status = v["human_confirmation"]["status"].as_str().unwrap_or("unknown");
-    match v["executed"].as_bool() {
-        Some(true) => format!(
-            "it executed after the person's answer {status}: uuid {}, correlation id {}",
-            v["created"]["uuid"].as_str().unwrap_or("?"),
-            v["correlation_id"].as_str().unwrap_or("?")
+/// A replay: what the first attempt did decides the advice. Only a first attempt that certainly
+/// created nothing invites a new proposal; otherwise the resource may exist, so look first.
+fn replayed(token: &str, outcome: Option<Vec<u8>>) -> ToolError {
+    let first = outcome.and_then(|o| serde_json::from_slice::<Value>(&o).ok());
+    let change = first.as_ref().and_then(|f| f["change_type"].as_str()).and_then(ChangeType::parse);
+    let (search, get) = change.map(ChangeType::lookup_tools).unwrap_or(("the fabric_search_* tools", "fabric_get_*"));
+    let (said, next) = match first.as_ref().map(|f| (f["executed"].as_bool(), f)) {
+        Some((Some(true), f)) => {
+            let uuid = f["created"]["uuid"].as_str().unwrap_or("?");
+            (
+                format!(
+                    "its first attempt executed after the person's answer {}: uuid {uuid}, correlation id {}",
+                    f["human_confirmation"]["status"].as_str().unwrap_or("?"),
+                    f["correlation_id"].as_str().unwrap_or("?")
+                ),
+                format!("Do not propose it again: it was created. Look it up with {get} (uuid {uuid})."),
+            )
+        }
+        Some((Some(false), f)) => (
+            format!(
+                "its first attempt did not execute ({})",
+                f["message"].as_str().unwrap_or("the person's answer was not an approval")
+            ),
+            PROPOSE_AGAIN.to_string(),
         ),
-        Some(false) => format!("it did not execute; the person's answer was {status}"),
-        None => format!("the create was sent after the answer {status} but its outcome is unknown"),
+        Some((None, _)) => (
+            "its first attempt sent the create but its outcome is unknown".to_string(),
+            format!("Search with {search} (e.g. by name) before proposing again: it may exist."),
+        ),
+        None => (
+            "its first attempt's outcome is not recorded (it may still be running)".to_string(),
+            format!("Search with {search} (e.g. by name) before proposing again: it may exist."),
+        ),
+    };
+    let mut err = token_error(
+        "replayed_token",
+        format!(
+            "confirm token {token} was already used: a token is consumed by its first confirm attempt, and {said}. {next}"
+        ),
+        Checks {
+            proposal_exists: Some(true),
+            not_evicted: Some(true),
+            not_previously_used: Some(false),
+            ..Checks::default()
+        },
+        &next,
+    );
+    if let Some(f) = first {
+        err = err.with("first_attempt", f);
     }
+    err
 }
 
-/// The prompt the person sees: every field of the compiled request, the price and the age.
-pub fn prompt(token: &str, r: &Redeemable, now: u64) -> Prompt {
+/// The component's context for the form: what the host cannot know (the target in words, the
+/// price, the proposal's age). The host renders the request itself from the bytes it would send.
+pub fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
     let p = &r.proposal;
     let change = p.change_type;
     let target = r.spec.as_ref().map(Spec::target).unwrap_or_else(|| "(the stored spec no longer parses)".into());
-    let mut fields: Vec<(String, String)> = alloc::vec![
-        ("change_type".into(), change.as_str().into()),
+    let fields: Vec<(String, String)> = alloc::vec![
         ("target".into(), target.clone()),
-        ("request".into(), format!("POST {} (without dryRun)", change.path())),
         ("price".into(), price::summary(&p.price_context)),
         ("proposal_age".into(), duration(now.saturating_sub(p.minted_at_ms))),
         ("expires_in".into(), duration(p.expires_at_ms.saturating_sub(now))),
-        ("request_sha256".into(), p.request_sha256.clone()),
         ("confirm_token".into(), token.into()),
     ];
-    if let Ok(body) = serde_json::from_str::<Value>(&p.canonical_spec) {
-        flatten("body", &body, &mut fields);
-    }
     Prompt {
         title: format!("Create {}?", change.noun()),
         message: format!(
@@ -159,15 +204,6 @@ pub fn prompt(token: &str, r: &Redeemable, now: u64) -> Prompt {
     }
 }
 
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) => m.iter().for_each(|(k, v)| flatten(&format!("{prefix}.{k}"), v, out)),
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten(&format!("{prefix}[{i}]"), v, out)),
-        Value::String(s) => out.push((prefix.into(), s.clone())),
-        other => out.push((prefix.into(), other.to_string())),
-    }
-}
-
 fn duration(ms: u64) -> String {
     let s = ms / 1000;
     if s >= 60 { format!("{}m {:02}s", s / 60, s % 60) } else { format!("{s}s") }
@@ -175,141 +211,179 @@ fn duration(ms: u64) -> String {
 
 pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
     let token = parse(arguments)?;
-    let taken = host.store_take(&token);
+    if !is_token(&token) {
+        return Err(unknown_token(&token));
+    }
+    let delivery = host.delivery();
+    let consumes = delivery != Delivery::FirstRound;
+    let taken = if consumes { host.store_take(&token) } else { host.store_peek(&token) };
     let now = host.now_ms();
     let r = redeem(&token, taken, now)?;
-    let mut result = Map::new();
-    result.insert("confirm_token".into(), json!(token));
-    result.insert("change_type".into(), json!(r.proposal.change_type.as_str()));
-    result.insert("request_sha256".into(), json!(r.proposal.request_sha256));
+    let mut attempt = Attempt { token: &token, consumes, result: Map::new(), checks: r.checks };
+    attempt.result.insert("confirm_token".into(), json!(token));
+    attempt.result.insert("change_type".into(), json!(r.proposal.change_type.as_str()));
+    attempt.result.insert("request_sha256".into(), json!(r.proposal.request_sha256));
 
-    let mut checks = r.checks;
-    if !checks.request_matches_binding {
-        let message = "the stored spec no longer compiles to the request the token is bound to; nothing was sent";
-        return Err(stopped_before_asking(host, &token, result, checks, "binding_mismatch", message.into()));
+    if attempt.checks.request_matches_binding != Some(true) {
+        let message = format!(
+            "the stored spec no longer compiles to the request the token is bound to; nothing was sent. {PROPOSE_AGAIN}"
+        );
+        return Err(attempt.stopped_before_asking(host, "binding_mismatch", message));
     }
-    if !checks.not_expired {
-        let message = format!("confirm token {token} expired (proposals live 10 minutes); nothing was sent");
-        return Err(stopped_before_asking(host, &token, result, checks, "expired_token", message));
+    // On a stateless retry the person has already answered: the TTL is judged at that answer.
+    if delivery != Delivery::Answered && attempt.checks.not_expired == Some(false) {
+        let message =
+            format!("confirm token {token} expired (proposals live 10 minutes); nothing was sent. {PROPOSE_AGAIN}");
+        return Err(attempt.stopped_before_asking(host, "expired_token", message));
     }
-
-    let status = host.confirm(prompt(&token, &r, now));
+    let compiled = r.compiled.as_ref().expect("the binding matched, so it compiled");
+    let request = CreateRequest { path: compiled.change_type.path().into(), body: compiled.body.clone() };
+    let Answer { status, approval } = match host.ask(request, context(&token, &r, now)) {
+        Ok(answer) => answer,
+        Err(why) => {
+            let message = format!("the server refused to ask the person, so nothing was sent: {why}. {PROPOSE_AGAIN}");
+            return Err(attempt.failed(host, Some(false), "not_asked", "confirmation_refused", message));
+        }
+    };
+    if status == ConfirmStatus::InputRequired && !consumes {
+        // The host sends the form to the client; this result is replaced by its input request.
+        drop(approval);
+        attempt.result.insert("input_required".into(), json!(true));
+        attempt.result.insert("confirm_checks".into(), attempt.checks.to_json());
+        return Ok(Value::Object(attempt.result));
+    }
     let answered = host.now_ms();
-    checks.not_expired = !r.proposal.expired_at(answered);
-    let unconfirmed = status == ConfirmStatus::UnsupportedByClient && host.unconfirmed_allowed();
-    let approved = status == ConfirmStatus::Accepted || unconfirmed;
-    if !approved || !checks.not_expired {
-        let message = if approved {
-            "the person accepted after the proposal's 10-minute TTL had passed; nothing was sent. Propose again."
-                .to_string()
-        } else {
-            not_executed_message(status)
-        };
-        return Ok(finish(host, &token, result, Some(false), status.as_str(), checks, message));
-    }
-    if unconfirmed {
-        result.insert(
+    attempt.checks.not_expired = Some(!r.proposal.expired_at(answered));
+    let approval = match approval {
+        Some(a) if attempt.checks.not_expired == Some(true) && a.request_sha256 == r.proposal.request_sha256 => a,
+        Some(a) if attempt.checks.not_expired == Some(false) => {
+            drop(a);
+            let message = format!(
+                "the person accepted after the proposal's 10-minute TTL had passed; nothing was sent. {PROPOSE_AGAIN}"
+            );
+            return Ok(attempt.finish(host, Some(false), status.as_str(), message));
+        }
+        Some(a) => {
+            let message = format!(
+                "the host approved request {} but the token is bound to {}; nothing was sent. {PROPOSE_AGAIN}",
+                a.request_sha256, r.proposal.request_sha256
+            );
+            drop(a);
+            return Err(attempt.failed(host, Some(false), status.as_str(), "binding_mismatch", message));
+        }
+        None => {
+            let message = not_executed_message(status);
+            return Ok(attempt.finish(host, Some(false), status.as_str(), message));
+        }
+    };
+    if status == ConfirmStatus::UnsupportedByClient {
+        attempt.result.insert(
             "warning".into(),
             json!("executed WITHOUT human confirmation: the client cannot show a prompt and the operator set EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true"),
         );
     }
-
-    let compiled = r.compiled.as_ref().expect("binding matched, so it compiled");
-    let create = FabricRequest {
-        method: Method::Post,
-        path: compiled.change_type.path().into(),
-        query: Vec::new(),
-        body: Some(compiled.body.clone()),
-    };
-    match host.fabric_send(create) {
+    let noun = r.proposal.change_type.noun();
+    let (search, _) = r.proposal.change_type.lookup_tools();
+    match host.execute(approval) {
         Ok(resp) if (200..300).contains(&resp.status) => {
             let entity: Value = serde_json::from_str(&resp.body).unwrap_or(Value::Null);
-            result.insert(
+            attempt.result.insert(
                 "created".into(),
                 json!({"uuid": entity.get("uuid"), "href": entity.get("href"), "state": entity.get("state"), "type": entity.get("type"), "name": entity.get("name")}),
             );
-            result.insert("correlation_id".into(), json!(resp.correlation_id));
-            let message =
-                format!("created the {}; Fabric answered HTTP {}", r.proposal.change_type.noun(), resp.status);
-            Ok(finish(host, &token, result, Some(true), status.as_str(), checks, message))
+            attempt.result.insert("correlation_id".into(), json!(resp.correlation_id));
+            let message = format!("created the {noun}; Fabric answered HTTP {}", resp.status);
+            Ok(attempt.finish(host, Some(true), status.as_str(), message))
         }
         Ok(resp) if resp.status >= 500 => {
             // A server error after the request arrived does not say whether the create happened.
             let err = ToolError::from_response(&resp);
             let message = format!(
-                "OUTCOME UNKNOWN: {}; the {} may or may not have been created. Search for it (e.g. by name) \
-                 before proposing again; the create is never retried automatically.",
-                err.message,
-                r.proposal.change_type.noun()
+                "OUTCOME UNKNOWN: {}; the {noun} may or may not have been created. Search for it with {search} (e.g. \
+                 by name) before proposing again; the create is never retried automatically.",
+                err.message
             );
-            result.insert("correlation_id".into(), json!(resp.correlation_id));
-            result.insert("outcome_unknown".into(), json!(true));
-            let v = finish(host, &token, result, None, status.as_str(), checks, message.clone());
-            Err(ToolError::new("outcome_unknown", message).with("result", v))
+            attempt.result.insert("correlation_id".into(), json!(resp.correlation_id));
+            attempt.result.insert("outcome_unknown".into(), json!(true));
+            Err(attempt.failed(host, None, status.as_str(), "outcome_unknown", message))
         }
         Ok(resp) => {
             let err = ToolError::from_response(&resp);
-            result.insert("correlation_id".into(), json!(resp.correlation_id));
-            result.insert("fabric_errors".into(), err.details.get("fabric_errors").cloned().unwrap_or(Value::Null));
+            attempt.result.insert("correlation_id".into(), json!(resp.correlation_id));
+            attempt
+                .result
+                .insert("fabric_errors".into(), err.details.get("fabric_errors").cloned().unwrap_or(Value::Null));
             let message = format!(
                 "Fabric refused the create, so nothing was created: {}. Propose again after fixing the cause.",
                 err.message
             );
-            let v = finish(host, &token, result, Some(false), status.as_str(), checks, message.clone());
-            Err(ToolError::new("create_rejected", message).with("result", v))
+            Err(attempt.failed(host, Some(false), status.as_str(), "create_rejected", message))
         }
         Err(e) if e.maybe_sent() => {
             let message = format!(
-                "OUTCOME UNKNOWN: the create was sent but no usable answer came back ({}). The {} may or may not \
-                 exist. Search for it (e.g. by name) before proposing again; the create is never retried automatically.",
-                ToolError::from_fabric(&e).message,
-                r.proposal.change_type.noun()
+                "OUTCOME UNKNOWN: the create was sent but no usable answer came back ({}). The {noun} may or may not \
+                 exist. Search for it with {search} (e.g. by name) before proposing again; the create is never retried \
+                 automatically.",
+                ToolError::from_fabric(&e).message
             );
-            result.insert("outcome_unknown".into(), json!(true));
-            let v = finish(host, &token, result, None, status.as_str(), checks, message.clone());
-            Err(ToolError::new("outcome_unknown", message).with("result", v))
+            attempt.result.insert("outcome_unknown".into(), json!(true));
+            Err(attempt.failed(host, None, status.as_str(), "outcome_unknown", message))
         }
         Err(e) => {
             let cancelled = e == FabricError::Cancelled;
-            let message = format!("the create was not sent: {}", ToolError::from_fabric(&e).message);
+            let message = format!("the create was not sent: {}. {PROPOSE_AGAIN}", ToolError::from_fabric(&e).message);
             let status = if cancelled { "call_cancelled" } else { status.as_str() };
-            let v = finish(host, &token, result, Some(false), status, checks, message.clone());
-            Err(ToolError::new(if cancelled { "cancelled" } else { "not_sent" }, message).with("result", v))
+            Err(attempt.failed(host, Some(false), status, if cancelled { "cancelled" } else { "not_sent" }, message))
         }
     }
 }
 
-/// A token error raised after the take and before anyone is asked: recorded as `not_asked`.
-fn stopped_before_asking(
-    host: &mut impl Host,
-    token: &str,
+/// One confirm attempt's result as it is built up.
+struct Attempt<'a> {
+    token: &'a str,
+    /// Whether this attempt took the token (then its outcome is recorded for replays).
+    consumes: bool,
     result: Map<String, Value>,
     checks: Checks,
-    kind: &'static str,
-    message: String,
-) -> ToolError {
-    let v = finish(host, token, result, Some(false), "not_asked", checks, message.clone());
-    token_error(kind, message, checks).with("result", v)
 }
 
-/// Completes a result, records it as the token's outcome (so a replay can report it), returns it.
-fn finish(
-    host: &mut impl Host,
-    token: &str,
-    mut result: Map<String, Value>,
-    executed: Option<bool>,
-    status: &str,
-    checks: Checks,
-    message: String,
-) -> Value {
-    result.insert("executed".into(), json!(executed));
-    result.insert("human_confirmation".into(), json!({"status": status}));
-    result.insert("confirm_checks".into(), checks.to_json());
-    result.insert("message".into(), json!(message));
-    result.insert("next_step".into(), json!(next_step(executed)));
-    let v = Value::Object(result);
-    host.store_settle(token, crate::json_text(&v).into_bytes());
-    v
+impl Attempt<'_> {
+    /// A token error raised before anyone is asked: recorded as `not_asked` when the token was
+    /// taken; a stateless first round only looked, so it records nothing.
+    fn stopped_before_asking(self, host: &mut impl Host, kind: &'static str, message: String) -> ToolError {
+        let checks = self.checks;
+        let v = self.finish(host, Some(false), "not_asked", message.clone());
+        token_error(kind, message, checks, PROPOSE_AGAIN).with("result", v)
+    }
+
+    /// A confirm that ended in a tool error: the whole result nested, the checks also at the top.
+    fn failed(
+        self,
+        host: &mut impl Host,
+        executed: Option<bool>,
+        status: &str,
+        kind: &'static str,
+        message: String,
+    ) -> ToolError {
+        let checks = self.checks.to_json();
+        let v = self.finish(host, executed, status, message.clone());
+        ToolError::new(kind, message).with("result", v).beside("confirm_checks", checks)
+    }
+
+    /// Completes the result, records it as the token's outcome (so a replay can report it) when
+    /// this attempt took the token, and returns it.
+    fn finish(mut self, host: &mut impl Host, executed: Option<bool>, status: &str, message: String) -> Value {
+        self.result.insert("executed".into(), json!(executed));
+        self.result.insert("human_confirmation".into(), json!({"status": status}));
+        self.result.insert("confirm_checks".into(), self.checks.to_json());
+        self.result.insert("message".into(), json!(message));
+        self.result.insert("next_step".into(), json!(next_step(executed)));
+        let v = Value::Object(self.result);
+        if self.consumes {
+            host.store_settle(self.token, crate::json_text(&v).into_bytes());
+        }
+        v
+    }
 }
 
 fn next_step(executed: Option<bool>) -> &'static str {
@@ -325,31 +399,13 @@ fn not_executed_message(status: ConfirmStatus) -> String {
         ConfirmStatus::Declined => "the person declined (or accepted without setting confirm to true)",
         ConfirmStatus::Cancelled => "the person cancelled the prompt",
         ConfirmStatus::TimedOut => "nobody answered the prompt in time",
-        ConfirmStatus::Failed => "the confirmation prompt failed",
+        ConfirmStatus::Failed => "the confirmation prompt failed, or the answer was for another request",
         ConfirmStatus::CallCancelled => "the tool call was cancelled while the prompt was open",
         ConfirmStatus::UnsupportedByClient => {
             "this MCP client cannot show a confirmation form (form elicitation), so nobody could approve it"
         }
-        ConfirmStatus::Accepted => "it was accepted",
+        ConfirmStatus::InputRequired => "the answer was still outstanding",
+        ConfirmStatus::Accepted => "the server gave no approval for it",
     };
     format!("not executed: {why}. The token is consumed; propose again to retry.")
-}
-
-/// The prompt for a pending token without consuming it (stateless confirmation, first round).
-pub fn preview(host: &mut impl Host, token: &str) -> Result<Value, ToolError> {
-    if !is_token(token) {
-        return Err(ToolError::invalid_argument("/confirm_token", "expected a token like chg-<32 hex digits>"));
-    }
-    let taken = host.store_peek(token);
-    let now = host.now_ms();
-    let r = redeem(token, taken, now)?;
-    let p = prompt(token, &r, now);
-    Ok(json!({
-        "title": p.title,
-        "message": p.message,
-        "fields": p.fields,
-        "request_sha256": r.proposal.request_sha256,
-        "expires_in_ms": r.proposal.expires_at_ms.saturating_sub(now),
-        "confirm_checks": r.checks.to_json(),
-    }))
 }

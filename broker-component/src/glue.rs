@@ -12,8 +12,12 @@ wit_bindgen::generate!({ world: "broker", path: "../wit" });
 use equinix::broker::{clock, confirmation, fabric, proposal_store};
 use exports::equinix::broker::tools;
 
-/// The host, reached through the world's imports.
-struct Imports;
+/// The host, reached through the world's imports. Holds the approvals of this call: the
+/// capability layer names them by index so the pure logic never touches a binding.
+#[derive(Default)]
+struct Imports {
+    approvals: Vec<Option<confirmation::Approval>>,
+}
 
 impl Host for Imports {
     fn fabric_send(&mut self, r: cap::FabricRequest) -> Result<cap::FabricResponse, cap::FabricError> {
@@ -26,25 +30,26 @@ impl Host for Imports {
             query: r.query,
             body: r.body,
         };
-        match fabric::send(&req) {
-            Ok(resp) => {
-                Ok(cap::FabricResponse { status: resp.status, body: resp.body, correlation_id: resp.correlation_id })
-            }
-            Err(fabric::Error::Refused(s)) => Err(cap::FabricError::Refused(s)),
-            Err(fabric::Error::Cancelled) => Err(cap::FabricError::Cancelled),
-            Err(fabric::Error::Unavailable(s)) => Err(cap::FabricError::Unavailable(s)),
-            Err(fabric::Error::Timeout) => Err(cap::FabricError::Timeout),
-            Err(fabric::Error::Transport(s)) => Err(cap::FabricError::Transport(s)),
-        }
+        fabric_result(fabric::send(&req))
     }
 
     fn now_ms(&mut self) -> u64 {
         clock::now_ms()
     }
 
-    fn confirm(&mut self, p: cap::Prompt) -> cap::ConfirmStatus {
-        let prompt = confirmation::Prompt { title: p.title, message: p.message, fields: p.fields };
-        match confirmation::confirm(&prompt) {
+    fn delivery(&mut self) -> cap::Delivery {
+        match confirmation::current_delivery() {
+            confirmation::Delivery::Blocking => cap::Delivery::Blocking,
+            confirmation::Delivery::FirstRound => cap::Delivery::FirstRound,
+            confirmation::Delivery::Answered => cap::Delivery::Answered,
+        }
+    }
+
+    fn ask(&mut self, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
+        let request = confirmation::CreateRequest { path: request.path, body: request.body };
+        let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
+        let answer = confirmation::ask(&request, &context)?;
+        let status = match answer.status {
             confirmation::Status::Accepted => cap::ConfirmStatus::Accepted,
             confirmation::Status::Declined => cap::ConfirmStatus::Declined,
             confirmation::Status::Cancelled => cap::ConfirmStatus::Cancelled,
@@ -52,11 +57,23 @@ impl Host for Imports {
             confirmation::Status::Failed => cap::ConfirmStatus::Failed,
             confirmation::Status::CallCancelled => cap::ConfirmStatus::CallCancelled,
             confirmation::Status::UnsupportedByClient => cap::ConfirmStatus::UnsupportedByClient,
-        }
+            confirmation::Status::InputRequired => cap::ConfirmStatus::InputRequired,
+        };
+        let approval = answer.approval.map(|handle| {
+            let request_sha256 = handle.request_sha256();
+            self.approvals.push(Some(handle));
+            cap::Approval { id: self.approvals.len() as u32 - 1, request_sha256 }
+        });
+        Ok(cap::Answer { status, approval })
     }
 
-    fn unconfirmed_allowed(&mut self) -> bool {
-        confirmation::unconfirmed_allowed()
+    fn execute(&mut self, approval: cap::Approval) -> Result<cap::FabricResponse, cap::FabricError> {
+        let handle = self
+            .approvals
+            .get_mut(approval.id as usize)
+            .and_then(Option::take)
+            .ok_or_else(|| cap::FabricError::Refused("this approval was already used".into()))?;
+        fabric_result(confirmation::Approval::execute(handle))
     }
 
     fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> cap::Stored {
@@ -74,6 +91,19 @@ impl Host for Imports {
 
     fn store_settle(&mut self, token: &str, outcome: Vec<u8>) {
         proposal_store::settle(token, &outcome)
+    }
+}
+
+fn fabric_result(r: Result<fabric::Response, fabric::Error>) -> Result<cap::FabricResponse, cap::FabricError> {
+    match r {
+        Ok(resp) => {
+            Ok(cap::FabricResponse { status: resp.status, body: resp.body, correlation_id: resp.correlation_id })
+        }
+        Err(fabric::Error::Refused(s)) => Err(cap::FabricError::Refused(s)),
+        Err(fabric::Error::Cancelled) => Err(cap::FabricError::Cancelled),
+        Err(fabric::Error::Unavailable(s)) => Err(cap::FabricError::Unavailable(s)),
+        Err(fabric::Error::Timeout) => Err(cap::FabricError::Timeout),
+        Err(fabric::Error::Transport(s)) => Err(cap::FabricError::Transport(s)),
     }
 }
 
@@ -107,11 +137,7 @@ impl tools::Guest for Component {
     }
 
     fn call(name: String, arguments: String) -> Result<String, String> {
-        crate::call_tool(&mut Imports, &name, &arguments)
-    }
-
-    fn preview_confirm(token: String) -> Result<String, String> {
-        crate::preview_confirm(&mut Imports, &token)
+        crate::call_tool(&mut Imports::default(), &name, &arguments)
     }
 }
 

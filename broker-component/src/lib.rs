@@ -57,11 +57,6 @@ pub(crate) fn json_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }
 
-/// The confirmation prompt for a pending token (stateless confirmation, first round).
-pub fn preview_confirm(host: &mut impl Host, token: &str) -> Result<String, String> {
-    confirm::preview(host, token).map(|v| json_text(&v)).map_err(|e| e.to_json())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,14 +69,16 @@ impl Proposal {
     }
 }
 
-/// The redemption predicates. A check reads true only when it was evaluated and passed.
+/// The redemption predicates: `Some(true)` passed, `Some(false)` failed, `None` not evaluated
+/// (an earlier check already stopped the confirm). In JSON a check that was not evaluated is
+/// `null`, never `false`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checks {
-    pub proposal_exists: bool,
-    pub not_evicted: bool,
-    pub not_expired: bool,
-    pub not_previously_used: bool,
-    pub request_matches_binding: bool,
+    pub proposal_exists: Option<bool>,
+    pub not_evicted: Option<bool>,
+    pub not_expired: Option<bool>,
+    pub not_previously_used: Option<bool>,
+    pub request_matches_binding: Option<bool>,
 }
 
 impl Checks {
@@ -91,17 +93,26 @@ impl Checks {
     }
 
     pub fn all_pass(self) -> bool {
-        self.proposal_exists
-            && self.not_evicted
-            && self.not_expired
-            && self.not_previously_used
-            && self.request_matches_binding
+        [
+            self.proposal_exists,
+            self.not_evicted,
+            self.not_expired,
+            self.not_previously_used,
+            self.request_matches_binding,
+        ]
+        .iter()
+        .all(|c| *c == Some(true))
     }
 }
 
-/// A token error: its own kind and message, the checks, and the advice to re-propose.
-pub fn token_error(kind: &'static str, message: String, checks: Checks) -> ToolError {
+/// What a token error tells the agent to do next.
+pub const PROPOSE_AGAIN: &str = "Propose the change again with fabric_propose_change to get a new confirm token.";
+
+/// A token error: its own kind and message, the checks (inside the error and at the top level of
+/// the result), and what to do next.
+pub fn token_error(kind: &'static str, message: String, checks: Checks, next_step: &str) -> ToolError {
     ToolError::new(kind, message)
         .with("confirm_checks", checks.to_json())
-        .with("next_step", json!("Propose the change again with fabric_propose_change to get a new confirm token."))
+        .with("next_step", json!(next_step))
+        .beside("confirm_checks", checks.to_json())
 }

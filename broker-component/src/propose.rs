@@ -67,7 +67,7 @@ pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
                      so the exact request cannot be validated before a person approves it. {}",
                     err.message
                 ),
-                details: err.details,
+                ..err
             });
         }
         let mut err = err.with("request_sha256", json!(compiled.request_sha256));

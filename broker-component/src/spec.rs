@@ -51,6 +51,15 @@ impl ChangeType {
         }
     }
 
+    /// The read tools that find what a create of this type made.
+    pub fn lookup_tools(self) -> (&'static str, &'static str) {
+        match self {
+            ChangeType::ConnectionCreate => ("fabric_search_connections", "fabric_get_connection"),
+            ChangeType::NetworkCreate => ("fabric_search_networks", "fabric_get_network"),
+            ChangeType::ServiceTokenCreate => ("fabric_search_service_tokens", "fabric_get_service_token"),
+        }
+    }
+
     /// What a person reads: "Fabric connection".
     pub fn noun(self) -> &'static str {
         match self {

@@ -16,7 +16,13 @@ pub struct FakeHost {
     pub answer_delay: u64,
     pub answer: ConfirmStatus,
     pub unconfirmed_allowed: bool,
-    pub prompts: Vec<Prompt>,
+    pub delivery: Delivery,
+    /// What each `ask` put before the person.
+    pub prompts: Vec<(CreateRequest, Prompt)>,
+    /// The requests of the approvals minted so far, by approval id (`None` once executed).
+    pub approvals: Vec<Option<CreateRequest>>,
+    /// What `execute` sent.
+    pub created: Vec<CreateRequest>,
     pub store: BTreeMap<String, Taken>,
     pub minted: u32,
 }
@@ -30,7 +36,10 @@ impl FakeHost {
             answer_delay: 0,
             answer: ConfirmStatus::Accepted,
             unconfirmed_allowed: false,
+            delivery: Delivery::Blocking,
             prompts: Vec::new(),
+            approvals: Vec::new(),
+            created: Vec::new(),
             store: BTreeMap::new(),
             minted: 0,
         }
@@ -59,13 +68,41 @@ impl Host for FakeHost {
     fn now_ms(&mut self) -> u64 {
         self.now
     }
-    fn confirm(&mut self, prompt: Prompt) -> ConfirmStatus {
-        self.prompts.push(prompt);
-        self.now += self.answer_delay;
-        self.answer
+    fn delivery(&mut self) -> Delivery {
+        self.delivery
     }
-    fn unconfirmed_allowed(&mut self) -> bool {
-        self.unconfirmed_allowed
+    /// Mirrors the host's rule: an approval only for accepted, or for an unsupported client
+    /// under the operator's opt-in; the first round only records the form.
+    fn ask(&mut self, request: CreateRequest, context: Prompt) -> Result<Answer, String> {
+        self.prompts.push((request.clone(), context));
+        if self.delivery == Delivery::FirstRound {
+            return Ok(Answer { status: ConfirmStatus::InputRequired, approval: None });
+        }
+        self.now += self.answer_delay;
+        let approves = self.answer == ConfirmStatus::Accepted
+            || (self.answer == ConfirmStatus::UnsupportedByClient && self.unconfirmed_allowed);
+        let approval = approves.then(|| {
+            let change = crate::spec::ChangeType::NAMES
+                .iter()
+                .filter_map(|n| crate::spec::ChangeType::parse(n))
+                .find(|c| c.path() == request.path)
+                .expect("a create path");
+            let request_sha256 = crate::spec::request_sha256(change, &request.body);
+            self.approvals.push(Some(request));
+            Approval { id: self.approvals.len() as u32 - 1, request_sha256 }
+        });
+        Ok(Answer { status: self.answer, approval })
+    }
+    fn execute(&mut self, approval: Approval) -> Result<FabricResponse, FabricError> {
+        let request = self.approvals[approval.id as usize].take().expect("an approval executes once");
+        self.sent.push(FabricRequest {
+            method: Method::Post,
+            path: request.path.clone(),
+            query: Vec::new(),
+            body: Some(request.body.clone()),
+        });
+        self.created.push(request);
+        self.answers.pop_front().unwrap_or(Err(FabricError::Unavailable("no scripted answer".into())))
     }
     fn store_put(&mut self, record: Vec<u8>, _expires_at_ms: u64, _capacity: u32) -> Stored {
         self.minted += 1;

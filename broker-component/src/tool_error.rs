@@ -12,11 +12,14 @@ pub struct ToolError {
     pub kind: &'static str,
     pub message: String,
     pub details: Map<String, Value>,
+    /// Members beside `error` at the top level of the result (e.g. `confirm_checks`, which every
+    /// confirm result carries in the same place whether it failed or not).
+    pub beside: Map<String, Value>,
 }
 
 impl ToolError {
     pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
-        ToolError { kind, message: message.into(), details: Map::new() }
+        ToolError { kind, message: message.into(), details: Map::new(), beside: Map::new() }
     }
 
     /// An argument that does not fit the tool's schema; `path` is a JSON pointer into the arguments.
@@ -27,6 +30,12 @@ impl ToolError {
 
     pub fn with(mut self, key: &str, value: Value) -> Self {
         self.details.insert(key.to_string(), value);
+        self
+    }
+
+    /// Adds `key` at the top level of the error result, beside `error`.
+    pub fn beside(mut self, key: &str, value: Value) -> Self {
+        self.beside.insert(key.to_string(), value);
         self
     }
 
@@ -83,7 +92,7 @@ impl ToolError {
         for (k, v) in &self.details {
             inner.insert(k.clone(), v.clone());
         }
-        let mut outer = Map::new();
+        let mut outer = self.beside.clone();
         outer.insert("error".into(), Value::Object(inner));
         crate::json_text(&Value::Object(outer))
     }

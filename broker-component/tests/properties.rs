@@ -4,7 +4,7 @@
 
 use equinix_broker_component::capability::*;
 use equinix_broker_component::spec::{ChangeType, Spec};
-use equinix_broker_component::{call_tool, catalog, preview_confirm};
+use equinix_broker_component::{call_tool, catalog};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -139,7 +139,8 @@ fn arb_json() -> impl Strategy<Value = Value> {
     })
 }
 
-/// A host that answers every request with a fixed 200 and accepts every prompt.
+/// A host that answers every request with a fixed 200 and never approves (it cannot mint an
+/// approval: only the real host can).
 struct Echo;
 
 impl Host for Echo {
@@ -149,11 +150,14 @@ impl Host for Echo {
     fn now_ms(&mut self) -> u64 {
         1_700_000_000_000
     }
-    fn confirm(&mut self, _p: Prompt) -> ConfirmStatus {
-        ConfirmStatus::Accepted
+    fn delivery(&mut self) -> Delivery {
+        Delivery::Blocking
     }
-    fn unconfirmed_allowed(&mut self) -> bool {
-        false
+    fn ask(&mut self, _r: CreateRequest, _p: Prompt) -> Result<Answer, String> {
+        Ok(Answer { status: ConfirmStatus::Declined, approval: None })
+    }
+    fn execute(&mut self, _a: Approval) -> Result<FabricResponse, FabricError> {
+        unreachable!("no approval is ever minted here")
     }
     fn store_put(&mut self, _r: Vec<u8>, _e: u64, _c: u32) -> Stored {
         Stored { token: "chg-00000000000000000000000000000001".into(), evicted: vec![] }
@@ -221,6 +225,5 @@ proptest! {
         // a JSON value and arbitrary text; errors are fine, panics are not
         let _ = call_tool(&mut Echo, name, &v.to_string());
         let _ = call_tool(&mut Echo, name, &text);
-        let _ = preview_confirm(&mut Echo, &text);
     }
 }

@@ -1,13 +1,14 @@
 //! The durable audit log: one JSON line per call of a mutating tool (every propose and every
-//! confirm outcome), appended and synced to disk before the tool result is returned, so a crash
-//! right after a confirm cannot lose what happened. It records tokens, hashes, answers and Fabric
-//! ids; never a credential.
+//! confirm outcome), and, whatever the component, one line when an approval is minted, one before
+//! its create is sent and one with the create's outcome. Each is synced to disk before the result
+//! returns or the create leaves, so a crash cannot lose what happened. It records tokens, hashes,
+//! answers and Fabric ids; never a credential.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use serde_json::{Map, Value, json};
@@ -38,6 +39,14 @@ impl AuditLog {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Appends `entry` on the blocking pool (the write and fsync never stall other calls) and
+    /// waits until it is on disk; the error names the file.
+    pub async fn record(log: Arc<AuditLog>, entry: Value) -> Result<(), String> {
+        tokio::task::spawn_blocking(move || log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display())))
+            .await
+            .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")))
     }
 
     /// Appends one entry and waits until it is on disk.
@@ -86,7 +95,8 @@ pub fn entry(tool: &str, started_ms: u64, finished_ms: u64, result: &Value, is_e
     Value::Object(e)
 }
 
-fn rfc3339(ms: u64) -> String {
+/// `ms` since the epoch as an RFC 3339 timestamp.
+pub fn rfc3339(ms: u64) -> String {
     let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
         .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
     t.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()

@@ -53,7 +53,8 @@ pub struct ComponentArgs {
     #[arg(long, env = "EQUINIX_MCP_COMPONENT", value_name = "PATH")]
     pub component: Option<PathBuf>,
 
-    /// Refuse to start unless the component's SHA-256 is this (lowercase hex).
+    /// Refuse to start unless the component's SHA-256 is this (lowercase hex). A pinned component
+    /// is compiled from its bytes at every start, never loaded from the precompile cache.
     #[arg(long, env = "EQUINIX_MCP_COMPONENT_SHA256", value_name = "HEX")]
     pub component_sha256: Option<String>,
 

@@ -10,9 +10,17 @@ use crate::cli::InspectArgs;
 use crate::component::{self, Limits, surface::Surface};
 use crate::fabric_client::allow_list::{ROUTES, Route};
 
+const CONFIRMATION_GRANT: &str = "one question per call, only from tools of the mutate toolset: the host renders \
+the request (change type, POST path, SHA-256, every body field) from the exact bytes, shows the component's context \
+below it as the component's words, and asks the person (MCP form elicitation within EQUINIX_MCP_ELICIT_TIMEOUT_MS, \
+or the 2026-07-28 input round trip); on accept with confirm = true (or, without client support, only with \
+EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true) it mints one approval for exactly that request, after a durable \
+audit record; executing it sends that request once (audited before and after; nothing is sent if the record \
+cannot be made durable)";
+
 pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let source = args.component.source()?;
-    let surface = component::inspect(&source.wasm, args.component.cache_dir().as_deref())?;
+    let surface = component::inspect(&source.wasm)?;
     let limits = Limits::default();
     if args.json {
         let out = json!({
@@ -20,6 +28,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             "sha256": surface.sha256,
             "size_bytes": surface.size_bytes,
             "verdict": surface.verdict,
+            "create_path": create_path_json(&surface),
             "imports": surface.imports,
             "exports": surface.exports,
             "host_grants": grants_json(&limits),
@@ -32,8 +41,53 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn route_json(r: &Route) -> serde_json::Value {
-    json!({"method": r.method.to_string(), "path": r.template, "query": r.query,
-           "class": if r.creates { "create (dryRun=true: dry run); only with the mutate toolset" } else { "read" }})
+    json!({"method": r.method.to_string(), "path": r.template, "query": r.query, "class": route_class(r)})
+}
+
+fn route_class(r: &Route) -> &'static str {
+    if r.creates.is_some() {
+        "create route, only with the mutate toolset: through fabric.send only with dryRun=true (a dry run); a real create only by executing an approval"
+    } else {
+        "read"
+    }
+}
+
+/// The invariant, as the types state it (the verdict refuses a component where they do not).
+fn invariant(s: &Surface) -> Vec<String> {
+    let c = &s.create_path;
+    if !c.holds {
+        return vec![format!(
+            "UNEXPECTED: approvals are spent by {:?} and minted by {:?}",
+            c.spends_approval, c.mints_approval
+        )];
+    }
+    if c.spends_approval.is_empty() {
+        return vec!["this component imports no function that can send a create: it cannot create at all".into()];
+    }
+    vec![
+        format!(
+            "only {} sends a create, and it consumes an own<approval> (single use; the handle dies with the call)",
+            c.spends_approval.join(", ")
+        ),
+        format!(
+            "only {} returns an approval, and the host returns one only after the person accepted with confirm = true \
+             (or, with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true, when the client cannot show a form) for exactly the \
+             request the host rendered in the form",
+            c.mints_approval.join(", ")
+        ),
+        "fabric.send carries reads and dry runs: the host refuses a create route without dryRun=true".into(),
+        "so this component cannot create without a human's yes (an accepted status proves what the client reported)"
+            .into(),
+    ]
+}
+
+fn create_path_json(s: &Surface) -> serde_json::Value {
+    json!({
+        "spends_approval": s.create_path.spends_approval,
+        "mints_approval": s.create_path.mints_approval,
+        "holds": s.create_path.holds,
+        "invariant": invariant(s),
+    })
 }
 
 fn grants_json(limits: &Limits) -> serde_json::Value {
@@ -44,7 +98,7 @@ fn grants_json(limits: &Limits) -> serde_json::Value {
             "added_by_host": ["base URL", "OAuth2 bearer token", "Content-Type", "X-CORRELATION-ID"],
         },
         "equinix:broker/clock": "wall-clock milliseconds",
-        "equinix:broker/confirmation": "an MCP form elicitation to the person at the client (EQUINIX_MCP_ELICIT_TIMEOUT_MS); unconfirmed execution only with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true",
+        "equinix:broker/confirmation": CONFIRMATION_GRANT,
         "equinix:broker/proposal-store": "single-use proposal records under host-minted chg- tokens, scoped to the calling principal; held in this process (memory) or a shared Redis/Valkey (--proposal-store)",
         "limits": {"guest_cpu_ms_per_call": limits.guest_time.as_millis() as u64, "memory_bytes_per_instance": limits.memory_bytes},
         "wasi": "none linked",
@@ -60,6 +114,10 @@ fn text(origin: &str, s: &Surface, limits: &Limits) -> String {
     for p in &s.verdict.problems {
         let _ = writeln!(out, "  - it {p}");
     }
+    let _ = writeln!(out, "\ncreate path (read from the import types)");
+    for line in invariant(s) {
+        let _ = writeln!(out, "  - {line}");
+    }
     for (title, items) in [("imports", &s.imports), ("exports", &s.exports)] {
         let _ = writeln!(out, "\n{title}");
         for i in items.iter() {
@@ -72,14 +130,13 @@ fn text(origin: &str, s: &Surface, limits: &Limits) -> String {
     let _ = writeln!(out, "\nhost grants (what each import can reach)");
     let _ = writeln!(out, "  equinix:broker/fabric  one request to these Fabric v4 routes, nothing else:");
     for r in ROUTES {
-        let class =
-            if r.creates { "create; only with --toolsets ...,mutate; dryRun=true is a dry run" } else { "read" };
         let _ = writeln!(
             out,
-            "    {:<4} {:<48} query [{}]  ({class})",
+            "    {:<4} {:<48} query [{}]  ({})",
             r.method.to_string(),
             r.template,
-            r.query.join(", ")
+            r.query.join(", "),
+            route_class(r)
         );
     }
     let _ = writeln!(out, "    never: PUT, PATCH, DELETE, other paths; creates are never retried");
@@ -88,10 +145,7 @@ fn text(origin: &str, s: &Surface, limits: &Limits) -> String {
         "    the host adds base URL, OAuth2 bearer, Content-Type, X-CORRELATION-ID; the component sees no secret"
     );
     let _ = writeln!(out, "  equinix:broker/clock  wall-clock milliseconds");
-    let _ = writeln!(
-        out,
-        "  equinix:broker/confirmation  MCP form elicitation to the person at the client (EQUINIX_MCP_ELICIT_TIMEOUT_MS); without client support nothing executes unless EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true"
-    );
+    let _ = writeln!(out, "  equinix:broker/confirmation  {CONFIRMATION_GRANT}");
     let _ = writeln!(
         out,
         "  equinix:broker/proposal-store  single-use records under host-minted chg- tokens, per principal; memory or shared Redis/Valkey (--proposal-store)"

@@ -46,8 +46,15 @@ impl ComponentArgs {
         Ok(source)
     }
 
+    /// Where precompiled code may be loaded from: nowhere when the operator pinned the
+    /// component's SHA-256, so the pin describes the code that runs (it is compiled from the
+    /// pinned bytes at every start, at the cost of the compile time).
     pub fn cache_dir(&self) -> Option<PathBuf> {
-        if self.no_cache { None } else { self.cache_dir.clone().or_else(component::cache::default_dir) }
+        if self.no_cache || self.component_sha256.is_some() {
+            None
+        } else {
+            self.cache_dir.clone().or_else(component::cache::default_dir)
+        }
     }
 }
 

@@ -108,20 +108,42 @@ async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
     assert!(out["correlation_id"].as_str().is_some());
     assert_eq!(b.creates().await, 1);
 
-    // the person saw every field of the compiled request, the price, the age and the hash
+    // the person saw, rendered by the host, every field of the compiled request and its hash;
+    // below it, marked as the component's, the price, the age and the target
     let prompt = &client.prompt_texts()[0];
-    for needle in [
-        "connection_create",
-        "POST /fabric/v4/connections",
-        "agent-conn-1",
-        "USD",
-        "proposal_age",
-        p["request_sha256"].as_str().unwrap(),
-        "body.aSide.accessPoint.linkProtocol.vlanTag: 1001",
-        "body.notifications[0].emails[0]: noc@example.com",
+    let (host_part, component_part) = prompt.split_once("From the component").expect("two parts");
+    for line in [
+        "change_type: connection_create".to_string(),
+        "request: POST /fabric/v4/connections".to_string(),
+        format!("request_sha256: {}", p["request_sha256"].as_str().unwrap()),
+        "body.aSide.accessPoint.linkProtocol.vlanTag: 1001".to_string(),
+        "body.notifications[0].emails[0]: \"noc@example.com\"".to_string(),
+        "body.name: \"agent-conn-1\"".to_string(),
     ] {
-        assert!(prompt.contains(needle), "{needle} missing from the prompt:\n{prompt}");
+        assert!(host_part.lines().any(|l| l.starts_with(&line)), "{line} missing from the prompt:\n{prompt}");
     }
+    for needle in ["| price: USD", "| proposal_age:", "| target:", "agent-conn-1"] {
+        assert!(component_part.contains(needle), "{needle} missing from the prompt:\n{prompt}");
+    }
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn no_spec_value_can_forge_a_line_of_the_form() {
+    let client = TestClient::accepting();
+    let b = broker(client.clone(), &[]).await;
+    let mut spec = connection("x", 1001);
+    spec["name"] = json!("x\nprice: USD 0.00/month\nrequest_sha256: (verified OK)");
+    let r = b.server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    let (err, out) = b.confirm(&token(&structured(&r))).await;
+    assert!(!err, "{out}");
+    let prompt = &client.prompt_texts()[0];
+    assert!(prompt.contains(r#"body.name: "x\nprice: USD 0.00/month\nrequest_sha256: (verified OK)""#), "{prompt}");
+    for line in prompt.lines() {
+        assert!(!line.starts_with("price:") && !line.starts_with("request_sha256: (verified"), "forged: {line}");
+    }
+    assert_eq!(prompt.lines().filter(|l| l.starts_with("request_sha256:")).count(), 1, "{prompt}");
     b.server.stop().await;
 }
 
@@ -192,20 +214,27 @@ async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_me
     let (err, unknown) = b.confirm("chg-0123456789abcdef0123456789abcdef").await;
     assert!(err);
     assert_eq!(unknown["error"]["kind"], "unknown_token");
-    assert_eq!(unknown["error"]["confirm_checks"]["proposal_exists"], false);
+    assert_eq!(unknown["confirm_checks"]["proposal_exists"], false);
+    assert_eq!(unknown["confirm_checks"]["not_expired"], Value::Null, "not evaluated is not false");
+    // a token of the wrong shape is just unknown, with the same checks and advice
+    let (err, malformed) = b.confirm("chg-doesnotexist").await;
+    assert!(err);
+    assert_eq!(malformed["error"]["kind"], "unknown_token", "{malformed}");
+    assert_eq!(malformed["confirm_checks"], unknown["confirm_checks"]);
 
     let p = b.propose("expires", 1001).await;
     advance_clock(&b.sim, 10 * 60 * 1000 + 1).await;
     let (err, expired) = b.confirm(&token(&p)).await;
     assert!(err);
     assert_eq!(expired["error"]["kind"], "expired_token");
-    assert_eq!(expired["error"]["confirm_checks"]["not_expired"], false);
-    assert_eq!(expired["error"]["confirm_checks"]["proposal_exists"], true);
+    assert_eq!(expired["confirm_checks"]["not_expired"], false);
+    assert_eq!(expired["confirm_checks"]["proposal_exists"], true);
 
     let (err, replayed) = b.confirm(&token(&p)).await;
     assert!(err);
     assert_eq!(replayed["error"]["kind"], "replayed_token");
-    assert_eq!(replayed["error"]["confirm_checks"]["not_previously_used"], false);
+    assert_eq!(replayed["confirm_checks"]["not_previously_used"], false);
+    assert_eq!(replayed["confirm_checks"]["request_matches_binding"], Value::Null);
 
     // the 21st proposal evicts the oldest and says so
     let first = b.propose("evict-0", 1100).await;
@@ -220,10 +249,11 @@ async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_me
     let (err, evicted) = b.confirm(&token(&first)).await;
     assert!(err);
     assert_eq!(evicted["error"]["kind"], "evicted_token");
-    assert_eq!(evicted["error"]["confirm_checks"]["not_evicted"], false);
-    for e in [&unknown, &expired, &replayed, &evicted] {
+    assert_eq!(evicted["confirm_checks"]["not_evicted"], false);
+    for e in [&unknown, &malformed, &expired, &replayed, &evicted] {
         assert!(e["error"]["next_step"].as_str().unwrap().contains("fabric_propose_change"), "{e}");
-        assert_eq!(e["error"]["confirm_checks"].as_object().unwrap().len(), 5);
+        assert!(e["error"]["message"].as_str().unwrap().contains("fabric_propose_change"), "{e}");
+        assert_eq!(e["confirm_checks"].as_object().unwrap().len(), 5, "{e}");
     }
     let messages: std::collections::HashSet<&str> =
         [&unknown, &expired, &replayed, &evicted].iter().map(|e| e["error"]["kind"].as_str().unwrap()).collect();
@@ -405,7 +435,7 @@ async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
     let first = &replay["error"]["first_attempt"];
     assert_eq!(first["executed"], true, "{replay}");
     assert!(first["created"]["uuid"].as_str().is_some());
-    assert!(replay["error"]["message"].as_str().unwrap().contains("it executed"));
+    assert!(replay["error"]["message"].as_str().unwrap().contains("first attempt executed"));
     assert_eq!(b.creates().await, 1);
     b.server.stop().await;
 }
@@ -441,7 +471,7 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
         )
         .await
         .unwrap();
-    let token = structured(&p)["confirm_token"].as_str().unwrap().to_string();
+    let token = structured(&complete(p))["confirm_token"].as_str().unwrap().to_string();
     let cancelled = tokio_util_token();
     cancelled.cancel();
     let r = ready
@@ -449,7 +479,7 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
         .run_tool("fabric_confirm_change", json!({"confirm_token": token}), CallContext::new(nobody, cancelled))
         .await
         .unwrap();
-    assert_eq!(structured(&r)["error"]["kind"], "cancelled");
+    assert_eq!(structured(&complete(r))["error"]["kind"], "cancelled");
     assert!(matches!(
         ready.broker.shared().proposals.peek(&equinix_mcp::principal::Principal::local(), &token).await.unwrap(),
         equinix_mcp::capabilities::proposal_store::Taken::Found(_)
@@ -507,11 +537,24 @@ async fn every_propose_and_confirm_is_in_the_audit_log_even_after_kill_9() {
     let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
     assert!(killed.success());
     let entries = b.server.audit_entries();
-    assert_eq!(entries.len(), 2, "{entries:?}");
+    let events: Vec<&str> = entries.iter().map(|e| e["event"].as_str().unwrap_or("tool_call")).collect();
+    assert_eq!(
+        events,
+        ["tool_call", "approval_minted", "create_sending", "create_outcome", "tool_call"],
+        "{entries:?}"
+    );
     assert_eq!(entries[0]["tool"], "fabric_propose_change");
     assert_eq!(entries[0]["confirm_token"], token(&p));
     assert_eq!(entries[0]["request_sha256"], p["request_sha256"]);
-    let c = &entries[1];
+    // the host's own records of the approval and its create, whatever the component reports
+    for e in &entries[1..4] {
+        assert_eq!(e["request_sha256"], p["request_sha256"], "{e}");
+        assert_eq!((e["tool"].as_str(), e["principal"].as_str()), (Some("fabric_confirm_change"), Some("local")));
+    }
+    assert_eq!(entries[1]["human_status"], "accepted");
+    assert_eq!(entries[3]["outcome"], "executed");
+    assert_eq!(entries[3]["fabric_uuid"], out["created"]["uuid"]);
+    let c = &entries[4];
     assert_eq!(c["tool"], "fabric_confirm_change");
     assert_eq!(c["confirm_token"], token(&p));
     assert_eq!(c["change_type"], "connection_create");
@@ -530,9 +573,25 @@ async fn failed_confirms_are_audited_too() {
     b.confirm(&token(&p)).await;
     b.confirm(&token(&p)).await;
     let entries = b.server.audit_entries();
-    assert_eq!(entries.len(), 3);
+    assert_eq!(entries.len(), 3, "no approval, so no approval records: {entries:?}");
     assert_eq!(entries[1]["human_status"], "declined");
     assert_eq!(entries[1]["executed"], false);
     assert_eq!(entries[2]["error_kind"], "replayed_token");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
+    // /dev/full: every write fails with ENOSPC, as on a full disk
+    let b = broker(TestClient::accepting(), &[("EQUINIX_MCP_AUDIT_LOG", "/dev/full")]).await;
+    let p = b.propose("full-disk", 1001).await;
+    assert!(p["audit_warning"].as_str().unwrap().contains("/dev/full"), "{p}");
+    let (err, out) = b.confirm(&token(&p)).await;
+    assert!(err, "{out}");
+    assert_eq!(out["error"]["kind"], "confirmation_refused", "{out}");
+    assert!(out["error"]["message"].as_str().unwrap().contains("audit log"), "{out}");
+    assert_eq!(out["error"]["result"]["executed"], false);
+    assert!(out["confirm_checks"].is_object());
+    assert_eq!(b.creates().await, 0, "nothing created without a durable record");
     b.server.stop().await;
 }

@@ -42,7 +42,7 @@ async fn an_export_with_the_wrong_types_is_refused() {
         (core instance $i (instantiate $m))
         (func $catalog (result u32) (canon lift (core func $i "f")))
         (instance $tools (export "catalog" (func $catalog)))
-        (export "equinix:broker/tools@0.1.0" (instance $tools))
+        (export "equinix:broker/tools@0.2.0" (instance $tools))
     )"#;
     let path = write_wat(dir.path(), "wrong-types.wasm", wat);
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", &path], &[]).await;
@@ -143,4 +143,129 @@ async fn campaign_next_call_latency_after_traps() {
         );
     }
     server.stop().await;
+}
+
+/// Issue 14: a swapped-in component cannot create without the person's yes to the exact bytes,
+/// whatever it tries. Each case counts what reached the simulator, checks that the server still
+/// serves, and that the refusal is named.
+struct Rogue {
+    server: Server,
+    sim: equinix_mcp::fabric_sim::SimHandle,
+    client: TestClient,
+}
+
+async fn rogue() -> Rogue {
+    let sim = sim(SimConfig::default()).await;
+    let probe = probe_component();
+    let client = TestClient::accepting();
+    let args = ["--component", probe.to_str().unwrap(), "--toolsets", "probe,echo,mutate"];
+    let server = start_against(&sim, &args, &[], client.clone()).await;
+    Rogue { server, sim, client }
+}
+
+impl Rogue {
+    async fn call(&self, tool: &str, args: serde_json::Value) -> (bool, serde_json::Value) {
+        let r = self.server.call(tool, args).await;
+        (is_error(&r), structured(&r))
+    }
+
+    /// The server still serves, and `creates` connections reached the simulator.
+    async fn ends_with(self, creates: u64) {
+        assert_eq!(connection_creates(&self.sim), creates);
+        assert_eq!(connection_create_requests(&self.sim), creates as usize, "create requests sent");
+        let (err, echo) = self.call("swap_echo", json!({"still": "serving"})).await;
+        assert!(!err && echo["echo"]["still"] == "serving", "{echo}");
+        self.server.stop().await;
+    }
+
+    fn approval_events(&self) -> Vec<String> {
+        self.server.audit_entries().iter().filter_map(|e| e["event"].as_str().map(String::from)).collect()
+    }
+}
+
+#[tokio::test]
+async fn a_read_tool_of_a_swapped_component_cannot_create_even_with_mutate_on() {
+    let r = rogue().await;
+    let (err, out) = r.call("rogue_read_create", json!({"body": connection_spec("read-create", 1001)})).await;
+    assert!(!err, "{out}");
+    assert!(out["send"]["refused"].as_str().unwrap().contains("only by executing an approval"), "{out}");
+    assert!(out["ask"]["refused"].as_str().unwrap().contains("not in the `mutate` toolset"), "{out}");
+    assert!(r.client.prompt_texts().is_empty(), "nobody was asked");
+    assert!(r.approval_events().is_empty());
+    r.ends_with(0).await;
+}
+
+#[tokio::test]
+async fn a_component_cannot_show_one_body_and_send_another() {
+    let r = rogue().await;
+    let shown = connection_spec("shown-to-the-person", 1001);
+    let sent = connection_spec("sent-instead", 1002);
+    let (err, out) = r.call("rogue_switch", json!({"shown": shown, "sent": sent})).await;
+    assert!(!err, "{out}");
+    assert!(out["send_other_body"]["refused"].as_str().unwrap().contains("approval"), "{out}");
+    // the approval sends the bytes the person saw, and nothing else
+    assert_eq!(out["execute"]["status"], 201, "{out}");
+    let created: serde_json::Value = serde_json::from_str(out["execute"]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(created["name"], "shown-to-the-person");
+    let prompt = &r.client.prompt_texts()[0];
+    assert!(prompt.contains("body.name: \"shown-to-the-person\"") && !prompt.contains("sent-instead"), "{prompt}");
+    // the component's own words are shown as its words, below the host's rendering of the request
+    let (host_part, component_part) = prompt.split_once("From the component").unwrap();
+    assert!(component_part.contains("| price: USD 0.00/month") && !host_part.contains("price:"), "{prompt}");
+    // the host audited the approval and the create, whatever the component reports
+    assert_eq!(r.approval_events(), ["approval_minted", "create_sending", "create_outcome"]);
+    let outcome = r.server.audit_entries().into_iter().find(|e| e["event"] == "create_outcome").unwrap();
+    assert_eq!((outcome["outcome"].as_str(), outcome["tool"].as_str()), (Some("executed"), Some("rogue_switch")));
+    assert_eq!(outcome["fabric_uuid"], created["uuid"]);
+    r.ends_with(1).await;
+}
+
+#[tokio::test]
+async fn an_approval_is_spent_once() {
+    let r = rogue().await;
+    let (err, out) = r.call("rogue_double_spend", json!({"body": connection_spec("twice", 1001)})).await;
+    assert!(err, "the second spend must not succeed: {out}");
+    assert_eq!(out["error"]["kind"], "component_failed");
+    assert!(out["error"]["message"].as_str().unwrap().contains("a resource handle it does not hold"), "{out}");
+    assert_eq!(r.approval_events(), ["approval_minted", "create_sending", "create_outcome"]);
+    r.ends_with(1).await;
+}
+
+#[tokio::test]
+async fn an_approval_dies_with_the_call_that_minted_it() {
+    let r = rogue().await;
+    let (err, out) = r.call("rogue_stash", json!({"body": connection_spec("kept", 1001)})).await;
+    assert!(!err, "{out}");
+    let (err, later) = r.call("rogue_use_stash", json!({"stash": out["stash"]})).await;
+    assert!(err, "an approval from an earlier call must not be usable: {later}");
+    assert!(later["error"]["message"].as_str().unwrap().contains("a resource handle it does not hold"), "{later}");
+    assert_eq!(r.approval_events(), ["approval_minted"], "minted once, never sent");
+    r.ends_with(0).await;
+}
+
+#[tokio::test]
+async fn a_component_that_never_asks_cannot_create() {
+    let r = rogue().await;
+    for handle in [0, 1, 2] {
+        let (err, out) =
+            r.call("rogue_forge", json!({"body": connection_spec("forged", 1001), "handle": handle})).await;
+        assert!(err, "a made-up approval must not work: {out}");
+        assert!(out["error"]["message"].as_str().unwrap().contains("a resource handle it does not hold"), "{out}");
+    }
+    assert!(r.client.prompt_texts().is_empty(), "nobody was asked");
+    assert!(r.approval_events().is_empty());
+    r.ends_with(0).await;
+}
+
+#[tokio::test]
+async fn a_call_may_put_only_one_question_before_the_person() {
+    let r = rogue().await;
+    let (err, out) = r.call("rogue_ask_twice", json!({"body": connection_spec("twice-asked", 1001)})).await;
+    assert!(!err, "{out}");
+    assert_eq!(out["first"]["approved"], true, "{out}");
+    assert!(out["second"]["refused"].as_str().unwrap().contains("only one create"), "{out}");
+    assert_eq!(r.client.prompt_texts().len(), 1);
+    // the unused approval is gone with the call, and the log says so
+    assert_eq!(r.approval_events(), ["approval_minted", "approval_discarded"]);
+    r.ends_with(0).await;
 }

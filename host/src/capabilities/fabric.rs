@@ -1,8 +1,11 @@
-//! The `fabric` capability: one allow-listed request to Fabric v4 through the host's client.
+//! The `fabric` capability: one allow-listed read or dry run to Fabric v4 through the host's
+//! client. A create never passes here (see `confirmation::Approval`).
+
+use std::future::Future;
 
 use super::CallState;
 use crate::component::bindings::fabric;
-use crate::fabric_client::{ApiRequest, Method, RouteClass, SendError};
+use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError};
 
 impl fabric::Host for CallState {
     async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
@@ -17,24 +20,38 @@ impl fabric::Host for CallState {
         };
         let client = self.fabric.clone();
         let cancel = self.cancel.clone();
-        // Dry runs and creates are the slow, consequential steps worth a progress notification.
-        let class = client.route_class(&request);
-        let step = match class {
-            Ok(RouteClass::DryRun) => Some("Fabric dry run"),
-            Ok(RouteClass::Create) => Some("Fabric create"),
-            _ => None,
+        let outcome = match client.route_class(&request) {
+            // A dry run is the slow, consequential step worth a progress notification.
+            Ok(class) => {
+                let step = (class == RouteClass::DryRun).then_some("Fabric dry run");
+                let send = client.send_classified(&request, class, &cancel);
+                self.reporting(step, &request.path, send).await
+            }
+            Err(refused) => Err(refused),
         };
+        if let Err(SendError::Refused(why)) = &outcome {
+            tracing::warn!(method = %request.method, path = %request.path, "refused component request: {why}");
+        }
+        Ok(to_wit(outcome))
+    }
+}
+
+impl CallState {
+    /// Awaits `send` as host time, telling the client about `step` (when the call has a progress
+    /// token) before and after.
+    pub(super) async fn reporting(
+        &mut self,
+        step: Option<&'static str>,
+        path: &str,
+        send: impl Future<Output = Result<ApiResponse, SendError>>,
+    ) -> Result<ApiResponse, SendError> {
         let progress = self.progress.clone().zip(step);
-        let outcome = self
-            .meter
+        self.meter
             .outside_guest(async {
                 if let Some((p, step)) = &progress {
-                    p.report(format!("{step} in flight: POST {}", request.path)).await;
+                    p.report(format!("{step} in flight: POST {path}")).await;
                 }
-                let outcome = match &class {
-                    Ok(class) => client.send_classified(&request, *class, &cancel).await,
-                    Err(refused) => Err(refused.clone()),
-                };
+                let outcome = send.await;
                 if let Some((p, step)) = &progress {
                     let how = match &outcome {
                         Ok(r) => format!("answered HTTP {}", r.status),
@@ -44,17 +61,18 @@ impl fabric::Host for CallState {
                 }
                 outcome
             })
-            .await;
-        if let Err(SendError::Refused(why)) = &outcome {
-            tracing::warn!(method = %request.method, path = %request.path, "refused component request: {why}");
-        }
-        Ok(match outcome {
-            Ok(r) => Ok(fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) }),
-            Err(SendError::Refused(s)) => Err(fabric::Error::Refused(s)),
-            Err(SendError::Cancelled) => Err(fabric::Error::Cancelled),
-            Err(SendError::Unavailable(s)) => Err(fabric::Error::Unavailable(s)),
-            Err(SendError::Timeout) => Err(fabric::Error::Timeout),
-            Err(SendError::Transport(s)) => Err(fabric::Error::Transport(s)),
-        })
+            .await
+    }
+}
+
+/// The client's outcome in the WIT's terms.
+pub(super) fn to_wit(outcome: Result<ApiResponse, SendError>) -> Result<fabric::Response, fabric::Error> {
+    match outcome {
+        Ok(r) => Ok(fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) }),
+        Err(SendError::Refused(s)) => Err(fabric::Error::Refused(s)),
+        Err(SendError::Cancelled) => Err(fabric::Error::Cancelled),
+        Err(SendError::Unavailable(s)) => Err(fabric::Error::Unavailable(s)),
+        Err(SendError::Timeout) => Err(fabric::Error::Timeout),
+        Err(SendError::Transport(s)) => Err(fabric::Error::Transport(s)),
     }
 }

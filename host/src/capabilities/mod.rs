@@ -13,12 +13,14 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
 
+use crate::audit::AuditLog;
 use crate::component::bindings::proposal_store as wit_store;
 use crate::fabric_client::FabricClient;
 use crate::principal::Principal;
 pub use clock::Clock;
-pub use confirmation::{Confirmer, NobodyToAsk, Prompt};
+pub use confirmation::{Confirmer, Form, NobodyToAsk};
 pub use proposal_store::ProposalStore;
 
 /// Everything one component call may use. A fresh one (and a fresh Store) per call.
@@ -35,6 +37,23 @@ pub struct CallState {
     pub progress: Option<std::sync::Arc<progress::Progress>>,
     /// Whose proposals this call may see and create.
     pub principal: Principal,
+    /// The tool this call runs, as the host knows it.
+    pub tool: ToolGrant,
+    /// Where approvals and creates are recorded before they take effect (none: nothing can be
+    /// approved).
+    pub audit: Option<Arc<AuditLog>>,
+    /// This call's approvals (the WIT resources the component holds handles to).
+    pub table: ResourceTable,
+    /// Whether the component already asked the person in this call (once per call).
+    pub asked: bool,
+}
+
+/// What the host lets the running tool do beyond its imports' plain rules.
+#[derive(Clone, Debug, Default)]
+pub struct ToolGrant {
+    pub name: String,
+    /// Only tools of the `mutate` toolset may ask the person to approve a create.
+    pub may_ask: bool,
 }
 
 impl CallState {
@@ -57,6 +76,10 @@ impl CallState {
             meter: GuestMeter::new(guest_time),
             progress: None,
             principal: Default::default(),
+            tool: ToolGrant::default(),
+            audit: None,
+            table: ResourceTable::new(),
+            asked: false,
         }
     }
 }

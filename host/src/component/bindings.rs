@@ -1,20 +1,28 @@
 //! The one place the host generates bindings from `wit/`: the guest is built from the same folder.
 //!
-//! The imports that wait (a Fabric request, a person's answer, a shared proposal store) are async
-//! so a component call runs as a future on the MCP request's own task: elicitations stay
-//! associated with the call, and a confirmation waiting minutes blocks no thread.
+//! The imports that wait (a Fabric request, a person's answer, a create, an audit record, a
+//! shared proposal store) are async so a component call runs as a future on the MCP request's
+//! own task: elicitations stay associated with the call, and a confirmation waiting minutes
+//! blocks no thread. An `approval` is the host's own [`Approval`] in the call's resource table.
+
+pub use crate::capabilities::confirmation::Approval;
 
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "broker",
     imports: {
         "equinix:broker/fabric.send": async | trappable,
-        "equinix:broker/confirmation.confirm": async | trappable,
+        "equinix:broker/confirmation.ask": async | trappable,
+        "equinix:broker/confirmation.[static]approval.execute": async | trappable,
+        "equinix:broker/confirmation.[drop]approval": async | trappable,
         "equinix:broker/proposal-store.put": async | trappable,
         "equinix:broker/proposal-store.peek": async | trappable,
         "equinix:broker/proposal-store.take": async | trappable,
         "equinix:broker/proposal-store.settle": async | trappable,
         default: trappable,
+    },
+    with: {
+        "equinix:broker/confirmation.approval": Approval,
     },
     exports: { default: async },
 });

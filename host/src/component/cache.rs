@@ -3,15 +3,20 @@
 //! about a millisecond instead of recompiling.
 //!
 //! Loading precompiled code runs it unchecked, so only files this host wrote are loaded: the
-//! directory must belong to the current user and be writable by nobody else. An operator swaps
-//! the `.wasm`, never a `.cwasm`.
+//! directory must belong to the current user and be writable by nobody else, and every entry
+//! carries the SHA-256 of the `.wasm` it was compiled from and of its own native code, both
+//! checked before a byte of it is deserialized (a truncated, corrupted or swapped entry is
+//! recompiled). This does not stop someone who can write the user's own files: they could write
+//! a consistent entry, or replace the binary itself (docs/security.md). An operator swaps the
+//! `.wasm`, never a `.cwasm`; `inspect` and a `--component-sha256` pin never load from the cache.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -39,21 +44,22 @@ pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> a
     }
     let path = dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)));
     if path.is_file() {
-        match check_private_file(&path) {
-            // SAFETY: the file is in a directory owned by this user and writable by nobody else,
+        match check_private_file(&path).and_then(|()| read_entry(&path, sha256)) {
+            // SAFETY: the entry is in a directory owned by this user and writable by nobody else,
             // named after the SHA-256 of the very `.wasm` being loaded and this engine's
-            // compatibility hash, and was written only by `store` below from
-            // `Engine::precompile_component` output. wasmtime additionally rejects files built
-            // by another version or configuration.
-            Ok(()) => match unsafe { Component::deserialize_file(engine, &path) } {
+            // compatibility hash; its header names that same `.wasm` and the SHA-256 of the code
+            // that follows, which `read_entry` just recomputed, so these are the exact bytes
+            // `store` wrote from `Engine::precompile_component` output. wasmtime additionally
+            // rejects code built by another version or configuration.
+            Ok(code) => match unsafe { Component::deserialize(engine, &code) } {
                 Ok(c) => return Ok((c, Origin::LoadedFromCache)),
                 Err(e) => tracing::warn!("ignoring unusable cache entry {}: {e:#}", path.display()),
             },
-            Err(e) => tracing::warn!("ignoring cache entry {}: {e:#}", path.display()),
+            Err(e) => tracing::warn!("ignoring cache entry {}: {e:#}; recompiling", path.display()),
         }
     }
     let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).context("compiling the component")?;
-    if let Err(e) = store(&path, &bytes) {
+    if let Err(e) = store(&path, sha256, &bytes) {
         tracing::warn!("could not write the precompile cache {}: {e:#}", path.display());
     }
     // SAFETY: `bytes` was produced by `precompile_component` on this very engine a moment ago.
@@ -98,10 +104,37 @@ fn check_private_file(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn store(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// An entry: this magic, the SHA-256 of the `.wasm` (hex), the SHA-256 of the code (hex), a
+/// newline each, then the code.
+const MAGIC: &[u8] = b"equinix-mcp precompiled v1\n";
+const HEADER_LEN: usize = MAGIC.len() + 2 * 65;
+
+/// The code of a cache entry, once its header matches `wasm_sha256` and its own digest.
+fn read_entry(path: &Path, wasm_sha256: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    if bytes.len() < HEADER_LEN || !bytes.starts_with(MAGIC) {
+        bail!("not an entry this host wrote (no header)");
+    }
+    let code = bytes.split_off(HEADER_LEN);
+    let header = std::str::from_utf8(&bytes[MAGIC.len()..]).context("a malformed header")?;
+    let (for_wasm, code_sha256) = header.split_once('\n').context("a malformed header")?;
+    if for_wasm != wasm_sha256 {
+        bail!("compiled from another component ({for_wasm})");
+    }
+    let actual = hex::encode(Sha256::digest(&code));
+    if code_sha256.trim_end() != actual {
+        bail!("its code does not match its recorded SHA-256 (corrupted or altered)");
+    }
+    Ok(code)
+}
+
+fn store(path: &Path, wasm_sha256: &str, code: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-    f.write_all(bytes)?;
+    f.write_all(MAGIC)?;
+    f.write_all(format!("{wasm_sha256}\n{}\n", hex::encode(Sha256::digest(code))).as_bytes())?;
+    f.write_all(code)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)?;
     Ok(())

@@ -117,6 +117,9 @@ pub fn engine() -> anyhow::Result<Engine> {
     }
     let mut config = Config::new();
     config.epoch_interruption(true);
+    // The guest is stripped, so a wasm backtrace names no function: it would only clutter the
+    // tool error a trap becomes.
+    config.wasm_backtrace_max_frames(None);
     config.wasm_component_model(true);
     config.max_wasm_stack(1 << 20);
     config.memory_reservation(MAX_MEMORY_BYTES as u64);
@@ -130,11 +133,12 @@ pub fn sha256_hex(wasm: &[u8]) -> String {
     hex::encode(Sha256::digest(wasm))
 }
 
-/// Compiles (or loads from cache) and judges a component without preparing it to run.
-pub fn inspect(wasm: &[u8], cache_dir: Option<&Path>) -> anyhow::Result<surface::Surface> {
+/// Compiles and judges a component without preparing it to run. Never from the cache: an audit
+/// reads the `.wasm` whose SHA-256 it prints.
+pub fn inspect(wasm: &[u8]) -> anyhow::Result<surface::Surface> {
     let engine = engine()?;
     let sha = sha256_hex(wasm);
-    let (component, _) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
+    let (component, _) = cache::load(&engine, wasm, &sha, None).map_err(not_a_component)?;
     Ok(surface::describe(&engine, &component, &sha, wasm.len()))
 }
 
@@ -234,17 +238,6 @@ impl ComponentRuntime {
         result.map_err(|e| self.trapped(&store, e))
     }
 
-    /// The confirmation prompt for a pending token, without consuming it.
-    pub async fn preview_confirm(&self, state: CallState, token: &str) -> Result<Result<String, String>, Trapped> {
-        let mut store = self.store(state);
-        let result = async {
-            let broker = self.pre.instantiate_async(&mut store).await?;
-            broker.equinix_broker_tools().call_preview_confirm(&mut store, token).await
-        }
-        .await;
-        result.map_err(|e| self.trapped(&store, e))
-    }
-
     fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
         let meter = &store.data().meter;
         if let Some(down) = e.downcast_ref::<crate::capabilities::proposal_store::StoreUnavailable>() {
@@ -264,10 +257,20 @@ impl ComponentRuntime {
                     .to_string()
             }
             Some(trap) => format!("the component trapped: {trap}"),
-            None if format!("{e:#}").contains("memory") => {
-                format!("the component exceeded its memory limit of {} MiB: {e}", self.limits.memory_bytes >> 20)
+            None => {
+                // The root cause without the wasm backtrace the outer error carries.
+                let root = e.root_cause().to_string();
+                if root.contains("handle index") {
+                    format!(
+                        "the component presented a resource handle it does not hold ({root}): an approval cannot \
+                         be forged, copied, spent twice or kept past the call that minted it"
+                    )
+                } else if root.contains("memory") {
+                    format!("the component exceeded its memory limit of {} MiB: {root}", self.limits.memory_bytes >> 20)
+                } else {
+                    format!("the component failed: {root}")
+                }
             }
-            None => format!("the component failed: {e:#}"),
         };
         tracing::warn!(guest_ms = meter.guest_time().as_millis() as u64, "{why}");
         Trapped { kind: "component_failed", message: why }

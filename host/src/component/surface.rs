@@ -1,23 +1,31 @@
-//! The component's WIT surface: what it imports and exports, with types, and the verdict
-//! against the host's import allow-list. `equinix-mcp inspect` prints this; `serve` refuses to
-//! start on a refused verdict.
+//! The component's WIT surface: what it imports and exports, with types, the verdict against the
+//! host's import allow-list, and the create path read from the types (which imports can send a
+//! create and what they need). `equinix-mcp inspect` prints this; `serve` refuses to start on a
+//! refused verdict.
 
 use serde::Serialize;
 use wasmtime::Engine;
-use wasmtime::component::types::{ComponentItem, Type};
+use wasmtime::component::types::{ComponentItem, ResourceType, Type};
 use wasmtime::component::{Component, types};
 
+/// The WIT package version this host implements, and the versions it accepts for it.
+pub const WORLD_VERSION: &str = "0.2.0";
+const WORLD_COMPAT: &str = "0.2";
+
 /// The only imports the host implements. Versions match semver-compatibly, as wasmtime's linker
-/// does (`0.1.x` for 0.x packages).
+/// does (`0.2.x` for 0.x packages).
 pub const ALLOWED_IMPORTS: &[&str] = &[
-    "equinix:broker/fabric@0.1",
-    "equinix:broker/clock@0.1",
-    "equinix:broker/confirmation@0.1",
-    "equinix:broker/proposal-store@0.1",
+    "equinix:broker/fabric@0.2",
+    "equinix:broker/clock@0.2",
+    "equinix:broker/confirmation@0.2",
+    "equinix:broker/proposal-store@0.2",
 ];
 
 /// The export the host calls.
-pub const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.1";
+pub const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.2";
+
+/// The resource whose handle a create needs.
+const APPROVAL: &str = "approval";
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Surface {
@@ -25,7 +33,19 @@ pub struct Surface {
     pub size_bytes: usize,
     pub imports: Vec<Item>,
     pub exports: Vec<Item>,
+    pub create_path: CreatePath,
     pub verdict: Verdict,
+}
+
+/// Who can create, read from the import types: the functions that take an `own<approval>` (they
+/// spend one) and those that return one (they mint one).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CreatePath {
+    pub spends_approval: Vec<String>,
+    pub mints_approval: Vec<String>,
+    /// Nothing but `confirmation.[static]approval.execute` spends one and nothing but
+    /// `confirmation.ask` mints one (a component that imports neither cannot create at all).
+    pub holds: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -54,7 +74,16 @@ pub fn describe(engine: &Engine, component: &Component, sha256: &str, size_bytes
     let imports: Vec<Item> = ty.imports(engine).map(|(n, e)| item(engine, n, &e.ty)).collect();
     let exports: Vec<Item> = ty.exports(engine).map(|(n, e)| item(engine, n, &e.ty)).collect();
     let mut problems = Vec::new();
-    for i in &imports {
+    let ours = |name: &str| name.starts_with("equinix:broker/");
+    if let Some(old) = imports.iter().chain(&exports).find(|i| ours(&i.name) && !version_ok(&i.name)) {
+        let found = old.name.split_once('@').map(|(_, v)| v).unwrap_or("no version");
+        problems.push(format!(
+            "is built against equinix:broker@{found} (it names `{}`), but this host requires equinix:broker@{WORLD_VERSION}: \
+             rebuild it against this host's wit/broker.wit, where a create needs an approval that only the host mints",
+            old.name
+        ));
+    }
+    for i in imports.iter().filter(|i| !ours(&i.name) || version_ok(&i.name)) {
         if i.kind != "instance" || !ALLOWED_IMPORTS.contains(&compat_name(&i.name).as_str()) {
             problems.push(format!(
                 "imports {} `{}`, which this host does not grant (it grants only {})",
@@ -64,16 +93,53 @@ pub fn describe(engine: &Engine, component: &Component, sha256: &str, size_bytes
             ));
         }
     }
-    if !exports.iter().any(|e| e.kind == "instance" && compat_name(&e.name) == REQUIRED_EXPORT) {
+    if problems.is_empty() && !exports.iter().any(|e| e.kind == "instance" && compat_name(&e.name) == REQUIRED_EXPORT) {
         problems.push(format!("does not export `{REQUIRED_EXPORT}.x`, so it offers no tools"));
+    }
+    let create_path = create_path(&imports);
+    if problems.is_empty() && !create_path.holds {
+        problems.push(format!(
+            "has a create path other than the broker world's (spends approvals: {:?}; mints them: {:?})",
+            create_path.spends_approval, create_path.mints_approval
+        ));
     }
     Surface {
         sha256: sha256.to_string(),
         size_bytes,
         imports,
         exports,
+        create_path,
         verdict: Verdict { accepted: problems.is_empty(), problems },
     }
+}
+
+/// Whether an `equinix:broker/...` name has this host's version (semver-compatibly).
+fn version_ok(name: &str) -> bool {
+    compat_name(name).rsplit_once('@').map(|(_, v)| v) == Some(WORLD_COMPAT)
+}
+
+fn create_path(imports: &[Item]) -> CreatePath {
+    let own = format!("own<{APPROVAL}>");
+    let mut path = CreatePath::default();
+    for i in imports {
+        for f in &i.functions {
+            let Some((params, results)) = f.signature.strip_prefix("func(").and_then(|s| s.split_once(')')) else {
+                continue;
+            };
+            let name = format!("{}#{}", i.name, f.name);
+            if params.contains(&own) {
+                path.spends_approval.push(name.clone());
+            }
+            if results.contains(&own) {
+                path.mints_approval.push(name);
+            }
+        }
+    }
+    let only = |list: &[String], suffix: &str| {
+        list.iter().all(|f| f.starts_with("equinix:broker/confirmation@") && f.ends_with(suffix))
+    };
+    path.holds = only(&path.spends_approval, "#[static]approval.execute") && only(&path.mints_approval, "#ask");
+    path
 }
 
 /// `pkg:name/iface@0.1.3` → `pkg:name/iface@0.1`; `@1.2.3` → `@1`. Pre-releases and 0.0.x stay
@@ -97,22 +163,31 @@ pub fn compat_name(name: &str) -> String {
 fn item(engine: &Engine, name: &str, ty: &ComponentItem) -> Item {
     let (kind, functions) = match ty {
         ComponentItem::ComponentInstance(inst) => {
+            let resources: Vec<(ResourceType, String)> = inst
+                .exports(engine)
+                .filter_map(|(f, e)| match &e.ty {
+                    ComponentItem::Resource(r) => Some((*r, f.to_string())),
+                    _ => None,
+                })
+                .collect();
+            let names = Names(&resources);
             let fns = inst
                 .exports(engine)
                 .filter_map(|(f, e)| match &e.ty {
                     ComponentItem::ComponentFunc(func) => {
-                        Some(Function { name: f.to_string(), signature: func_sig(func) })
+                        Some(Function { name: f.to_string(), signature: func_sig(func, names) })
                     }
                     ComponentItem::Type(t) => {
-                        Some(Function { name: f.to_string(), signature: format!("type {}", ty_str(t)) })
+                        Some(Function { name: f.to_string(), signature: format!("type {}", ty_str(t, names)) })
                     }
+                    ComponentItem::Resource(_) => Some(Function { name: f.to_string(), signature: "resource".into() }),
                     _ => None,
                 })
                 .collect();
             ("instance", fns)
         }
         ComponentItem::ComponentFunc(func) => {
-            ("func", vec![Function { name: name.to_string(), signature: func_sig(func) }])
+            ("func", vec![Function { name: name.to_string(), signature: func_sig(func, Names(&[])) }])
         }
         ComponentItem::CoreFunc(_) => ("core func", vec![]),
         ComponentItem::Module(_) => ("core module", vec![]),
@@ -123,9 +198,19 @@ fn item(engine: &Engine, name: &str, ty: &ComponentItem) -> Item {
     Item { name: name.to_string(), kind: kind.to_string(), functions }
 }
 
-fn func_sig(f: &types::ComponentFunc) -> String {
-    let params: Vec<String> = f.params().map(|(n, t)| format!("{n}: {}", ty_str(&t))).collect();
-    let results: Vec<String> = f.results().map(|t| ty_str(&t)).collect();
+/// The resource types an instance defines, by name, for rendering handles.
+#[derive(Clone, Copy)]
+struct Names<'a>(&'a [(ResourceType, String)]);
+
+impl Names<'_> {
+    fn of(&self, r: &ResourceType) -> &str {
+        self.0.iter().find(|(t, _)| t == r).map(|(_, n)| n.as_str()).unwrap_or("resource")
+    }
+}
+
+fn func_sig(f: &types::ComponentFunc, names: Names) -> String {
+    let params: Vec<String> = f.params().map(|(n, t)| format!("{n}: {}", ty_str(&t, names))).collect();
+    let results: Vec<String> = f.results().map(|t| ty_str(&t, names)).collect();
     match results.len() {
         0 => format!("func({})", params.join(", ")),
         _ => format!("func({}) -> {}", params.join(", "), results.join(", ")),
@@ -133,7 +218,8 @@ fn func_sig(f: &types::ComponentFunc) -> String {
 }
 
 /// A readable rendering of a component type (wasmtime's own is private).
-pub fn ty_str(t: &Type) -> String {
+fn ty_str(t: &Type, names: Names) -> String {
+    let ty_str = |t: &Type| ty_str(t, names);
     match t {
         Type::Bool => "bool".into(),
         Type::S8 => "s8".into(),
@@ -175,6 +261,8 @@ pub fn ty_str(t: &Type) -> String {
             format!("result<{ok}, {err}>")
         }
         Type::Flags(f) => format!("flags {{ {} }}", f.names().collect::<Vec<_>>().join(", ")),
+        Type::Own(r) => format!("own<{}>", names.of(r)),
+        Type::Borrow(r) => format!("borrow<{}>", names.of(r)),
         other => format!("{other:?}"),
     }
 }

@@ -3,7 +3,8 @@
 //! Every request a component asks for is matched against this table of (method, path template,
 //! allowed query keys). Path parameters must be plain identifiers, so no argument can steer a
 //! request to another path. There is no update or delete route, and the create routes are only
-//! open when the operator enabled the `mutate` toolset.
+//! open when the operator enabled the `mutate` toolset: to a component's `fabric.send` only as a
+//! dry run, and to a real create only through an approval ([`check_create`]).
 
 use std::fmt;
 
@@ -40,18 +41,19 @@ pub struct Route {
     /// `{name}` segments match one plain identifier (`[A-Za-z0-9_-]{1,64}`).
     pub template: &'static str,
     pub query: &'static [&'static str],
-    /// Create routes: open only with the `mutate` toolset; `dryRun=true` makes them a dry run.
-    pub creates: bool,
+    /// Create routes: the change type they create. Open only with the `mutate` toolset;
+    /// `dryRun=true` makes them a dry run.
+    pub creates: Option<&'static str>,
 }
 
 const PAGING: &[&str] = &["offset", "limit"];
 
 const fn read(method: Method, template: &'static str, query: &'static [&'static str]) -> Route {
-    Route { method, template, query, creates: false }
+    Route { method, template, query, creates: None }
 }
 
-const fn create(template: &'static str) -> Route {
-    Route { method: Method::Post, template, query: &["dryRun"], creates: true }
+const fn create(template: &'static str, change_type: &'static str) -> Route {
+    Route { method: Method::Post, template, query: &["dryRun"], creates: Some(change_type) }
 }
 
 /// The whole reachable Fabric surface.
@@ -70,9 +72,9 @@ pub const ROUTES: &[Route] = &[
     read(Method::Post, "/fabric/v4/serviceTokens/search", PAGING),
     read(Method::Get, "/fabric/v4/serviceTokens/{serviceTokenId}", &[]),
     read(Method::Post, "/fabric/v4/prices/search", &[]),
-    create("/fabric/v4/connections"),
-    create("/fabric/v4/networks"),
-    create("/fabric/v4/serviceTokens"),
+    create("/fabric/v4/connections", "connection_create"),
+    create("/fabric/v4/networks", "network_create"),
+    create("/fabric/v4/serviceTokens", "service_token_create"),
 ];
 
 /// Why a request was refused; the text is shown to the agent and the operator.
@@ -85,7 +87,8 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Checks one request; on success says what kind of request it is.
+/// Checks one request a component sends through `fabric.send`; on success says what kind of
+/// request it is (a read or a dry run: never a create).
 pub fn check(
     method: Method,
     path: &str,
@@ -106,7 +109,7 @@ pub fn check(
         }
         seen.push(key);
     }
-    if !route.creates {
+    if route.creates.is_none() {
         return Ok(RouteClass::Read);
     }
     if !mutate_enabled {
@@ -114,9 +117,30 @@ pub fn check(
     }
     match query.iter().find(|(k, _)| k == "dryRun").map(|(_, v)| v.as_str()) {
         Some("true") => Ok(RouteClass::DryRun),
-        None | Some("false") => Ok(RouteClass::Create),
-        Some(other) => refuse(&format!("dryRun must be true or false, not {other:?}")),
+        None | Some("false") => refuse(NOT_THROUGH_SEND),
+        Some(other) => refuse(&format!("dryRun must be true, not {other:?}")),
     }
+}
+
+/// Why `fabric.send` never carries a create.
+pub const NOT_THROUGH_SEND: &str = "a create (a create route without dryRun=true) is never sent through fabric.send: \
+     it is sent only by executing an approval that the host minted after the person accepted exactly that request";
+
+/// Checks the create an approval is about to send (POST `path`, no query); returns the change
+/// type the path creates.
+pub fn check_create(path: &str, mutate_enabled: bool) -> Result<&'static str, Refusal> {
+    let Some(change_type) = ROUTES.iter().filter(|r| r.template == path).find_map(|r| r.creates) else {
+        return Err(Refusal(format!(
+            "POST {path} is not a create route (only {} can be approved)",
+            ROUTES.iter().filter(|r| r.creates.is_some()).map(|r| r.template).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    if !mutate_enabled {
+        return Err(Refusal(format!(
+            "POST {path} is not allowed: creates are only open when the operator enables the `mutate` toolset"
+        )));
+    }
+    Ok(change_type)
 }
 
 fn matches(template: &str, path: &str) -> bool {
@@ -179,13 +203,22 @@ mod tests {
     }
 
     #[test]
-    fn creates_need_mutate_and_classify_dry_runs() {
+    fn send_carries_dry_runs_only_with_mutate_and_never_a_create() {
         let dry = q(&[("dryRun", "true")]);
         let refused = check(Method::Post, "/fabric/v4/connections", &dry, false).unwrap_err();
         assert!(refused.0.contains("`mutate`"));
         assert_eq!(check(Method::Post, "/fabric/v4/connections", &dry, true), Ok(RouteClass::DryRun));
-        assert_eq!(check(Method::Post, "/fabric/v4/networks", &[], true), Ok(RouteClass::Create));
+        for query in [q(&[]), q(&[("dryRun", "false")])] {
+            for path in ["/fabric/v4/connections", "/fabric/v4/networks", "/fabric/v4/serviceTokens"] {
+                let refused = check(Method::Post, path, &query, true).unwrap_err();
+                assert!(refused.0.contains("approval"), "{path} {query:?}: {refused}");
+            }
+        }
         assert!(check(Method::Post, "/fabric/v4/serviceTokens", &q(&[("dryRun", "yes")]), true).is_err());
+        assert_eq!(check_create("/fabric/v4/serviceTokens", true), Ok("service_token_create"));
+        assert!(check_create("/fabric/v4/serviceTokens", false).unwrap_err().0.contains("`mutate`"));
+        assert!(check_create("/fabric/v4/ports/search", true).unwrap_err().0.contains("not a create route"));
+        assert!(check_create("/fabric/v4/connections/", true).is_err());
         // a GET on a create route is not a read of it
         assert!(check(Method::Get, "/fabric/v4/connections", &[], true).is_err());
     }

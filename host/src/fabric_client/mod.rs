@@ -105,18 +105,32 @@ impl FabricClient {
         &self.config
     }
 
-    /// What the allow-list makes of `req`, or its refusal.
+    /// What the allow-list makes of a read or dry run `req`, or its refusal (a create is always
+    /// refused here: see [`FabricClient::send_create`]).
     pub fn route_class(&self, req: &ApiRequest) -> Result<RouteClass, SendError> {
         allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
             .map_err(|r| SendError::Refused(r.0))
     }
 
-    /// Sends one request on the component's behalf.
+    /// Sends one read or dry run on the component's behalf.
     pub async fn send(&self, req: &ApiRequest, cancel: &CancellationToken) -> Result<ApiResponse, SendError> {
         self.send_classified(req, self.route_class(req)?, cancel).await
     }
 
-    /// `send` for a request whose `route_class` the caller already has.
+    /// Sends one create (POST `path` with `body`, no query), exactly once: never retried. Only an
+    /// approval's execution calls this.
+    pub async fn send_create(
+        &self,
+        path: &str,
+        body: &str,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, SendError> {
+        allow_list::check_create(path, self.config.mutate_enabled).map_err(|r| SendError::Refused(r.0))?;
+        let req = ApiRequest { method: Method::Post, path: path.into(), query: Vec::new(), body: Some(body.into()) };
+        self.send_classified(&req, RouteClass::Create, cancel).await
+    }
+
+    /// `send` for a read or dry run whose `route_class` the caller already has.
     pub async fn send_classified(
         &self,
         req: &ApiRequest,

@@ -13,7 +13,7 @@ use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer, Servi
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::capabilities::confirmation::{BoxFuture, Confirmer, Prompt};
+use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
 use crate::component::bindings::confirmation::Status;
 
 /// The one field the form asks for; only `true` counts as approval.
@@ -29,15 +29,6 @@ pub struct ElicitConfirmer {
 pub fn client_can_elicit(peer: &Peer<RoleServer>) -> bool {
     let modes: HashSet<ElicitationMode> = peer.supported_elicitation_modes();
     modes.contains(&ElicitationMode::Form)
-}
-
-/// The text the person reads: the component's message and every field, one per line.
-pub fn render(prompt: &Prompt) -> String {
-    let mut text = format!("{}\n\n{}\n", prompt.title, prompt.message);
-    for (label, value) in &prompt.fields {
-        text.push_str(&format!("\n{label}: {value}"));
-    }
-    text
 }
 
 /// The form: one required boolean.
@@ -63,14 +54,14 @@ pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status 
 }
 
 impl Confirmer for ElicitConfirmer {
-    fn confirm<'a>(&'a self, prompt: Prompt, cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
         Box::pin(async move {
             if !client_can_elicit(&self.peer) {
                 return Status::UnsupportedByClient;
             }
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: render(&prompt),
+                message: form.text.clone(),
                 requested_schema: schema(),
             };
             let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
@@ -120,14 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn the_rendered_prompt_shows_every_field() {
-        let p = Prompt {
-            title: "Create Fabric connection?".into(),
-            message: "m".into(),
-            fields: vec![("request_sha256".into(), "ab12".into()), ("body.name".into(), "x".into())],
-        };
-        let text = render(&p);
-        assert!(text.contains("request_sha256: ab12") && text.contains("body.name: x"));
+    fn the_form_asks_for_one_required_boolean() {
         let schema = serde_json::to_value(schema()).unwrap();
         assert_eq!(schema["required"], json!(["confirm"]));
         assert_eq!(schema["properties"]["confirm"]["type"], "boolean");

@@ -15,10 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::elicitation::ElicitConfirmer;
 use super::registry::ToolRegistry;
-use super::stateless_confirm;
+use super::stateless_confirm::{self, FirstRound};
+use super::toolsets::MUTATE;
 use crate::audit::{self, AuditLog};
 use crate::capabilities::progress::Progress;
-use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, NobodyToAsk, ProposalStore};
+use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, ProposalStore, ToolGrant};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
 use crate::principal::Principal;
@@ -49,10 +50,6 @@ pub struct BrokerSettings {
     pub elicit_timeout: Duration,
     pub unconfirmed_allowed: bool,
 }
-
-/// The component tool whose confirmation needs the stateless round trip on 2026-07-28 clients
-/// (its `preview-confirm` export serves the first round).
-pub const CONFIRM_TOOL: &str = "fabric_confirm_change";
 
 /// Everything a call needs, shared by every session and call.
 pub struct Shared {
@@ -85,7 +82,7 @@ impl Broker {
         &self.shared
     }
 
-    fn call_state(&self, call: CallContext) -> CallState {
+    fn call_state(&self, call: CallContext, tool: ToolGrant) -> CallState {
         let s = &self.shared;
         CallState {
             limits: Default::default(),
@@ -98,11 +95,21 @@ impl Broker {
             progress: call.progress,
             meter: GuestMeter::new(s.runtime.limits().guest_time),
             principal: call.principal,
+            tool,
+            audit: s.audit.clone(),
+            table: Default::default(),
+            asked: false,
         }
     }
 
-    /// Runs one tool call end to end and returns the MCP result (tool errors included).
-    pub async fn run_tool(&self, name: &str, arguments: Value, call: CallContext) -> Result<CallToolResult, ErrorData> {
+    /// Runs one tool call end to end and returns the MCP result (tool errors included), or the
+    /// input request of a stateless first round whose component asked the person.
+    pub async fn run_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        call: CallContext,
+    ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}: it is not in the served toolsets ({})", self.toolsets_text()),
@@ -116,17 +123,28 @@ impl Broker {
                 "message": format!("invalid argument at {}: {}", first.path, first.message),
                 "path": first.path,
                 "problems": errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect::<Vec<_>>(),
-            }})));
+            }}))
+            .into());
         }
         if call.cancel.is_cancelled() {
             return Ok(tool_error(
                 json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
-            ));
+            )
+            .into());
         }
-        let state = self.call_state(call);
+        let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
+        let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
+        let state = self.call_state(call, grant);
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.clock.now_ms();
-        let (value, is_error) = match self.shared.runtime.call(state, name, &args_text).await {
+        let outcome = self.shared.runtime.call(state, name, &args_text).await;
+        if let Some(form) = confirmer.input_request() {
+            // The component's own result is moot: the person has not answered yet.
+            let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
+            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form)
+                .unwrap_or_else(|e| tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into()));
+        }
+        let (value, is_error) = match outcome {
             Ok(Ok(text)) => match component_json(&text) {
                 Ok(v) => (v, false),
                 Err(e) => (e, true),
@@ -141,7 +159,7 @@ impl Broker {
             ),
         };
         let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
-        Ok(structured(value, is_error))
+        Ok(structured(value, is_error).into())
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
@@ -151,12 +169,7 @@ impl Broker {
             return value;
         };
         let entry = audit::entry(name, started, self.shared.clock.now_ms(), &value, is_error);
-        let written = tokio::task::spawn_blocking(move || {
-            log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display()))
-        })
-        .await
-        .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")));
-        if let Err(e) = written {
+        if let Err(e) = AuditLog::record(log, entry).await {
             tracing::error!("could not write the audit log {e}");
             value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
         }
@@ -202,54 +215,31 @@ fn component_json(text: &str) -> Result<Value, Value> {
 }
 
 impl Broker {
-    /// `fabric_confirm_change` on the stateless protocol: preview and form first, the answer on
-    /// the retry (see [`stateless_confirm`]).
-    async fn confirm_stateless(
+    /// A call from a client on the stateless protocol (2026-07-28): a first round asks through
+    /// [`FirstRound`], a retry carries the sealed state and the person's answer.
+    async fn call_stateless(
         &self,
         request: CallToolRequestParams,
-        principal: Principal,
-        cancel: CancellationToken,
+        mut call: CallContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let Some(tool) = self.shared.registry.get(CONFIRM_TOOL) else {
-            return Err(ErrorData::invalid_params(format!("unknown tool {CONFIRM_TOOL:?}"), None));
-        };
-        if let Err(errors) = tool.check_arguments(&arguments) {
-            let first = &errors[0];
-            return Ok(tool_error(json!({"error": {"kind": "invalid_arguments", "path": first.path,
-                "message": format!("invalid argument at {}: {}", first.path, first.message)}}))
-            .into());
-        }
-        let token = arguments["confirm_token"].as_str().unwrap_or_default().to_string();
-        let codec = &self.shared.request_state;
-        match &request.request_state {
-            None => {
-                let call =
-                    CallContext { principal: principal.clone(), ..CallContext::new(Arc::new(NobodyToAsk), cancel) };
-                match self.shared.runtime.preview_confirm(self.call_state(call), &token).await {
-                    Ok(Ok(text)) => {
-                        let preview = component_json(&text).unwrap_or_default();
-                        stateless_confirm::first_round(codec, &principal, &token, &preview).or_else(|e| {
-                            Ok(tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into())
-                        })
-                    }
-                    Ok(Err(text)) => Ok(tool_error(component_json(&text).unwrap_or_else(|e| e)).into()),
-                    Err(trapped) => {
-                        Ok(tool_error(json!({"error": {"kind": trapped.kind, "message": trapped.message}})).into())
-                    }
-                }
-            }
+        let name = request.name.to_string();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        call.confirmer = match &request.request_state {
+            None => Arc::new(FirstRound::default()),
             Some(state) => {
-                match stateless_confirm::answer(codec, &principal, &token, state, request.input_responses.as_ref()) {
-                    Ok((sealed, status)) => {
-                        let confirmer = stateless_confirm::pre_answered(sealed, status);
-                        let call = CallContext { principal, ..CallContext::new(confirmer, cancel) };
-                        self.run_tool(CONFIRM_TOOL, arguments, call).await.map(Into::into)
-                    }
-                    Err(refused) => Ok(refused.into()),
+                let sealed = stateless_confirm::Call { principal: &call.principal, tool: &name, arguments: &arguments };
+                match stateless_confirm::answer(
+                    &self.shared.request_state,
+                    &sealed,
+                    state,
+                    request.input_responses.as_ref(),
+                ) {
+                    Ok(answered) => Arc::new(answered),
+                    Err(refused) => return Ok(refused.into()),
                 }
             }
-        }
+        };
+        self.run_tool(&name, arguments, call).await
     }
 }
 
@@ -290,16 +280,15 @@ impl ServerHandler for Broker {
             .into());
         };
         let principal = principal_of(&context);
-        let stateless = context.protocol_version().is_some_and(|v| !v.has_initialize());
-        if stateless && name == CONFIRM_TOOL {
-            return self.confirm_stateless(request, principal, flight.cancel.clone()).await;
-        }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
         let confirmer: Arc<dyn Confirmer> =
             Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
         let progress = context.meta.get_progress_token().map(|t| Arc::new(Progress::new(context.peer.clone(), t)));
         let call = CallContext { principal, confirmer, cancel: flight.cancel.clone(), progress };
-        self.run_tool(&name, arguments, call).await.map(Into::into)
+        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+            return self.call_stateless(request, call).await;
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        self.run_tool(&name, arguments, call).await
     }
 }
 

@@ -1,11 +1,17 @@
 //! Confirmation for clients on the stateless protocol (2026-07-28): server-to-client requests
-//! are not allowed there, so `fabric_confirm_change` answers its first round with an
-//! `InputRequiredResult` carrying the form and a sealed `requestState` that binds the token and
-//! the request SHA-256. The retry carries the person's answer; only then does the component take
-//! (consume) the token, and the answer counts only for the request it was shown.
+//! are not allowed there, so a tool call that asks the person is answered, in its first round,
+//! with an `InputRequiredResult` carrying the host-rendered form and a sealed `requestState`.
+//! The client retries the same call with the person's answer; the host hands it to the
+//! component's question only if that question is byte-for-byte the request of the first round.
+//!
+//! Nothing here knows a tool by name: the component learns the round from
+//! `confirmation.current-delivery`, and the state is bound to the principal, the tool and its exact
+//! arguments (for the confirm tool, the token), and to the request hash the form showed. The
+//! state has no lifetime of its own: whether an answer came too late is the component's TTL rule,
+//! judged at the retry (a replayed state finds its token already consumed).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::Mutex;
 
 use rmcp::model::{
     CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest,
@@ -13,12 +19,12 @@ use rmcp::model::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::elicitation::{render, schema, status_of};
-use super::server::CONFIRM_TOOL;
-use crate::capabilities::confirmation::{BoxFuture, Confirmer, Prompt};
-use crate::component::bindings::confirmation::Status;
+use super::elicitation::{schema, status_of};
+use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
+use crate::component::bindings::confirmation::{Delivery, Status};
 use crate::principal::Principal;
 
 /// The input-request key of the confirmation form.
@@ -27,13 +33,40 @@ pub const INPUT_KEY: &str = "confirm";
 /// What the sealed `requestState` carries (integrity-protected, readable: no secrets).
 #[derive(Serialize, Deserialize)]
 pub struct Sealed {
-    pub token: String,
     pub request_sha256: String,
 }
 
-/// Binds a sealed state to the tool, the principal and the token it was minted for.
-pub fn associated_data(principal: &Principal, token: &str) -> Vec<u8> {
-    format!("equinix-mcp|{CONFIRM_TOOL}|{principal}|{token}").into_bytes()
+/// The call a sealed state belongs to: who made it, which tool, with which arguments.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    pub principal: &'a Principal,
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+}
+
+impl Call<'_> {
+    /// Binds a state to this call (authenticated, not stored in the state).
+    fn associated_data(&self) -> Vec<u8> {
+        let arguments = Sha256::digest(canonical(self.arguments).as_bytes());
+        let parts = ["equinix-mcp input round v2", self.principal.as_str(), self.tool, &hex::encode(arguments)];
+        serde_json::to_vec(&parts).expect("strings always serialize")
+    }
+}
+
+/// JSON text with object keys sorted at every level, so a client that reorders the arguments
+/// of its retry still matches.
+fn canonical(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let ordered: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, sorted(v))).collect();
+                serde_json::to_value(ordered).expect("a map of JSON values serializes")
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sorted(v)).expect("a JSON value always serializes")
 }
 
 /// The sealing key: `EQUINIX_MCP_STATE_KEY` (base64, at least 32 bytes; every HTTP replica must
@@ -64,56 +97,58 @@ pub fn codec(configured: Option<&str>) -> anyhow::Result<(RequestStateCodec, &'s
     Ok((codec, "EQUINIX_MCP_STATE_KEY"))
 }
 
-/// The first round: the form and the sealed state, from the component's preview.
-pub fn first_round(
-    codec: &RequestStateCodec,
-    principal: &Principal,
-    token: &str,
-    preview: &Value,
-) -> Result<CallToolResponse, String> {
-    let fields: Vec<(String, String)> = preview["fields"]
-        .as_array()
-        .ok_or("the component's preview has no fields")?
-        .iter()
-        .filter_map(|f| Some((f.get(0)?.as_str()?.to_string(), f.get(1)?.as_str()?.to_string())))
-        .collect();
-    let prompt = Prompt {
-        title: preview["title"].as_str().unwrap_or("Confirm").to_string(),
-        message: preview["message"].as_str().unwrap_or("").to_string(),
-        fields,
-    };
-    let sha = preview["request_sha256"].as_str().ok_or("the component's preview has no request_sha256")?;
-    // The answer is worth nothing once the proposal has expired, so neither is the state.
-    let ttl = preview["expires_in_ms"]
-        .as_u64()
-        .map(std::time::Duration::from_millis)
-        .ok_or("the component's preview has no expires_in_ms")?;
+/// The first round's confirmer: it records the form the component asked about and answers
+/// `input-required`; the host then sends that form to the client.
+#[derive(Default)]
+pub struct FirstRound {
+    asked: Mutex<Option<Form>>,
+}
+
+impl Confirmer for FirstRound {
+    fn delivery(&self) -> Delivery {
+        Delivery::FirstRound
+    }
+
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+        *self.asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(form.clone());
+        Box::pin(async { Status::InputRequired })
+    }
+
+    fn input_request(&self) -> Option<Form> {
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// The first round's answer: the form as an input request and the sealed state.
+pub fn input_required(codec: &RequestStateCodec, call: &Call, form: &Form) -> Result<CallToolResponse, String> {
     let sealed = codec
         .seal_json_with(
-            &Sealed { token: token.into(), request_sha256: sha.into() },
-            &SealOptions::new().associated_data(&associated_data(principal, token)).ttl(ttl),
+            &Sealed { request_sha256: form.request_sha256.clone() },
+            &SealOptions::new().associated_data(&call.associated_data()),
         )
         .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
-    let form =
-        ElicitRequestParams::FormElicitationParams { meta: None, message: render(&prompt), requested_schema: schema() };
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: form.text.clone(),
+        requested_schema: schema(),
+    };
     let mut requests = BTreeMap::new();
-    requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(form)));
+    requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
 }
 
-/// The retry: opens the state (bound to this token) and reads the person's answer.
+/// The retry: opens the state (bound to this call) and reads the person's answer.
 pub fn answer(
     codec: &RequestStateCodec,
-    principal: &Principal,
-    token: &str,
+    call: &Call,
     state: &str,
     responses: Option<&InputResponses>,
-) -> Result<(Sealed, Status), CallToolResult> {
-    let sealed: Sealed = codec.open_json_with(state, &associated_data(principal, token)).map_err(|e| {
-        tracing::info!("refused a confirmation requestState: {e:?}");
+) -> Result<Answered, CallToolResult> {
+    let sealed: Sealed = codec.open_json_with(state, &call.associated_data()).map_err(|e| {
+        tracing::info!("refused a requestState: {e:?}");
         CallToolResult::structured_error(json!({"error": {
             "kind": "invalid_request_state",
-            "message": "the confirmation state is invalid, expired or belongs to another token; call fabric_confirm_change again without requestState",
+            "message": "the requestState is invalid or belongs to another principal, tool or arguments; nothing was done. Call the tool again without requestState",
         }}))
     })?;
     let status = responses
@@ -121,31 +156,30 @@ pub fn answer(
         .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
         .map(|r| status_of(&r.action, r.content.as_ref()))
         .unwrap_or(Status::Failed);
-    Ok((sealed, status))
+    Ok(Answered { status, request_sha256: sealed.request_sha256 })
 }
 
-/// A confirmer whose answer was collected in the first round; it only counts for the request
-/// whose hash was sealed.
-pub struct PreAnswered {
+/// The retry's confirmer: the answer collected by the first round's form, which counts only for
+/// the request whose hash was sealed.
+pub struct Answered {
     pub status: Status,
     pub request_sha256: String,
 }
 
-impl Confirmer for PreAnswered {
-    fn confirm<'a>(&'a self, prompt: Prompt, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
-        let shown = prompt.fields.iter().find(|(k, _)| k == "request_sha256").map(|(_, v)| v.as_str());
-        let status = if shown == Some(self.request_sha256.as_str()) {
+impl Confirmer for Answered {
+    fn delivery(&self) -> Delivery {
+        Delivery::Answered
+    }
+
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+        let status = if form.request_sha256 == self.request_sha256 {
             self.status
         } else {
-            tracing::warn!("the answered prompt was for another request; treating the answer as failed");
+            tracing::warn!("the answered form was for another request; treating the answer as failed");
             Status::Failed
         };
         Box::pin(async move { status })
     }
-}
-
-pub fn pre_answered(sealed: Sealed, status: Status) -> Arc<dyn Confirmer> {
-    Arc::new(PreAnswered { status, request_sha256: sealed.request_sha256 })
 }
 
 #[cfg(test)]
@@ -156,31 +190,51 @@ mod tests {
         RequestStateCodec::try_new(vec![7u8; 32]).unwrap()
     }
 
-    fn preview() -> Value {
-        json!({"title": "Create Fabric connection?", "message": "m", "fields": [["request_sha256", "abc"], ["body.name", "x"]], "request_sha256": "abc", "expires_in_ms": 60_000})
+    fn form(sha: &str) -> Form {
+        Form { text: format!("request_sha256: {sha}"), request_sha256: sha.into() }
+    }
+
+    fn accept() -> InputResponses {
+        let mut responses = InputResponses::new();
+        responses.insert(INPUT_KEY.into(), json!({"action": "accept", "content": {"confirm": true}}));
+        responses
     }
 
     #[test]
-    fn the_state_is_bound_to_its_token_and_carries_the_answer() {
+    fn the_state_is_bound_to_its_call_and_carries_the_answer() {
         let c = fixed_codec();
-        let CallToolResponse::InputRequired(r) = first_round(&c, &me(), "chg-a", &preview()).unwrap() else {
+        let (me, bob) = (Principal::local(), Principal::named("bob"));
+        let args = json!({"confirm_token": "chg-a"});
+        let call = Call { principal: &me, tool: "fabric_confirm_change", arguments: &args };
+        let CallToolResponse::InputRequired(r) = input_required(&c, &call, &form("abc")).unwrap() else {
             panic!("expected InputRequired")
         };
+        assert!(serde_json::to_string(&r.input_requests).unwrap().contains("request_sha256: abc"));
         let state = r.request_state.unwrap();
-        let mut responses = InputResponses::new();
-        responses.insert(INPUT_KEY.into(), json!({"action": "accept", "content": {"confirm": true}}));
-        let (sealed, status) = answer(&c, &me(), "chg-a", &state, Some(&responses)).ok().unwrap();
-        assert_eq!((sealed.request_sha256.as_str(), status), ("abc", Status::Accepted));
-        assert!(answer(&c, &me(), "chg-b", &state, Some(&responses)).is_err(), "another token cannot reuse the state");
-        let bob = Principal::named("bob");
-        assert!(answer(&c, &bob, "chg-a", &state, Some(&responses)).is_err(), "another principal cannot use it");
-        assert!(answer(&codec_other(), &me(), "chg-a", &state, Some(&responses)).is_err(), "forged states are refused");
-        let (_, missing) = answer(&c, &me(), "chg-a", &state, None).ok().unwrap();
-        assert_eq!(missing, Status::Failed);
+        let answered = answer(&c, &call, &state, Some(&accept())).ok().unwrap();
+        assert_eq!((answered.request_sha256.as_str(), answered.status), ("abc", Status::Accepted));
+
+        let reordered = json!({"confirm_token": "chg-a"});
+        assert!(answer(&c, &Call { arguments: &reordered, ..call }, &state, Some(&accept())).is_ok());
+        let other_args = json!({"confirm_token": "chg-b"});
+        for (other, why) in [
+            (Call { arguments: &other_args, ..call }, "another token"),
+            (Call { principal: &bob, ..call }, "another principal"),
+            (Call { tool: "other_tool", ..call }, "another tool"),
+        ] {
+            assert!(answer(&c, &other, &state, Some(&accept())).is_err(), "{why} cannot reuse the state");
+        }
+        let other_codec = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
+        assert!(answer(&other_codec, &call, &state, Some(&accept())).is_err(), "forged states are refused");
+        assert_eq!(answer(&c, &call, &state, None).ok().unwrap().status, Status::Failed);
     }
 
-    fn me() -> Principal {
-        Principal::local()
+    #[test]
+    fn canonical_arguments_ignore_key_order() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":2}]}}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":{"c":[{"e":2,"f":1}],"d":2},"b":1}"#).unwrap();
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"a":{"c":[{"e":2,"f":1}],"d":2},"b":1}"#);
     }
 
     #[test]
@@ -198,18 +252,15 @@ mod tests {
         assert_eq!(codec(None).unwrap().1, "random per process");
     }
 
-    fn codec_other() -> RequestStateCodec {
-        RequestStateCodec::try_new(vec![9u8; 32]).unwrap()
-    }
-
     #[tokio::test]
     async fn an_answer_counts_only_for_the_request_it_was_shown() {
-        let c = PreAnswered { status: Status::Accepted, request_sha256: "abc".into() };
+        let c = Answered { status: Status::Accepted, request_sha256: "abc".into() };
         let ct = CancellationToken::new();
-        let same =
-            Prompt { title: "t".into(), message: "m".into(), fields: vec![("request_sha256".into(), "abc".into())] };
-        let other = Prompt { fields: vec![("request_sha256".into(), "def".into())], ..same.clone() };
-        assert_eq!(c.confirm(same, &ct).await, Status::Accepted);
-        assert_eq!(c.confirm(other, &ct).await, Status::Failed);
+        assert_eq!(c.confirm(&form("abc"), &ct).await, Status::Accepted);
+        assert_eq!(c.confirm(&form("def"), &ct).await, Status::Failed);
+        let first = FirstRound::default();
+        assert_eq!(first.confirm(&form("abc"), &ct).await, Status::InputRequired);
+        assert_eq!(first.input_request(), Some(form("abc")));
+        assert_eq!(first.input_request(), None, "taken once");
     }
 }

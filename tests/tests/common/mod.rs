@@ -302,6 +302,14 @@ pub async fn propose_on(client: &RunningService<RoleClient, TestClient>, name: &
 }
 
 /// The structured content of a result, which every tool of ours returns.
+/// The result of a call that is expected to be complete (not an input request).
+pub fn complete(r: rmcp::model::CallToolResponse) -> CallToolResult {
+    match r {
+        rmcp::model::CallToolResponse::Complete(r) => r,
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
 pub fn structured(r: &CallToolResult) -> Value {
     r.structured_content.clone().expect("the result has structured content")
 }

@@ -74,6 +74,26 @@ pub async fn stateless_round_trips(client: &Client, sim: &str) {
         (json!(false), json!("declined"))
     );
 
+    // the other answers of the table: each consumes the token and sends nothing
+    for (vlan, answer, status) in [
+        (1510, json!({"action": "accept", "content": {"confirm": false}}), "declined"),
+        (1511, json!({"action": "cancel"}), "cancelled"),
+        (1512, json!({"garbled": true}), "failed"),
+    ] {
+        let p = propose_on(client, &format!("mrtr-{status}"), vlan).await;
+        let (token, sha) = (p["confirm_token"].as_str().unwrap(), p["request_sha256"].as_str().unwrap());
+        let state = first_round(client, token, sha).await;
+        let out = structured(&retry(client, token, &state, answer).await);
+        assert_eq!(
+            (out["executed"].clone(), out["human_confirmation"]["status"].clone()),
+            (json!(false), json!(status)),
+            "{out}"
+        );
+        let replay = retry(client, token, &state, accept()).await;
+        assert_eq!(structured(&replay)["error"]["kind"], "replayed_token", "{status}: the token is consumed");
+    }
+    assert_eq!(creates(sim, "connections").await, before + 1);
+
     // a tampered state and another token's state: one generic error, the token stays pending
     let p = propose_on(client, "mrtr-tamper", 1503).await;
     let (token, sha) = (p["confirm_token"].as_str().unwrap().to_string(), p["request_sha256"].as_str().unwrap());
@@ -93,10 +113,33 @@ pub async fn stateless_round_trips(client: &Client, sim: &str) {
     assert_eq!(creates(sim, "connections").await, before + 1, "nothing sent for forged states");
     first_round(client, &token, sha).await;
 
-    // retry after the proposal's TTL: the answer arrives too late, nothing is sent
+    // an answer that arrives after the proposal's TTL: accepted, not_expired = false, nothing sent,
+    // the token consumed; the sealed state's own age decides nothing
     advance_clock(sim, 10 * 60 * 1000 + 1).await;
     let late = retry(client, &token, &state, accept()).await;
-    assert!(is_error(&late), "{:?}", late.structured_content);
-    assert_eq!(structured(&late)["error"]["kind"], "expired_token");
+    let out = structured(&late);
+    assert!(!is_error(&late), "{out}");
+    assert_eq!(
+        (
+            out["executed"].clone(),
+            out["human_confirmation"]["status"].clone(),
+            out["confirm_checks"]["not_expired"].clone()
+        ),
+        (json!(false), json!("accepted"), json!(false)),
+        "{out}"
+    );
+    assert_eq!(creates(sim, "connections").await, before + 1);
+    let replay = retry(client, &token, &state, accept()).await;
+    assert_eq!(structured(&replay)["error"]["kind"], "replayed_token", "the late answer consumed the token");
+
+    // an expired proposal: expired_token in the first round, and no form
+    let p = propose_on(client, "mrtr-expired", 1505).await;
+    let token = p["confirm_token"].as_str().unwrap();
+    advance_clock(sim, 10 * 60 * 1000 + 1).await;
+    let r = client.call_tool_once(confirm_request(token)).await.unwrap();
+    let CallToolResponse::Complete(r) = r else { panic!("an expired proposal shows no form: {r:?}") };
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["error"]["kind"], "expired_token");
+    assert_eq!(structured(&r)["confirm_checks"]["not_expired"], false);
     assert_eq!(creates(sim, "connections").await, before + 1);
 }

@@ -33,10 +33,6 @@ mod glue {
         fn call(_name: String, _arguments: String) -> Result<String, String> {
             Err("{}".into())
         }
-
-        fn preview_confirm(_token: String) -> Result<String, String> {
-            Err("{}".into())
-        }
     }
 
     export!(Bad);

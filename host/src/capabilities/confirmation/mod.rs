@@ -1,0 +1,242 @@
+//! The `confirmation` capability: puts one create before the person at the MCP client through
+//! the call's [`Confirmer`], and mints the only thing that can send a create, an [`Approval`].
+//!
+//! Whatever the component does, the host holds these rules: the form's request part is rendered
+//! here from the bytes an approval would send; an approval is minted only for `accepted` (or, with
+//! the operator's opt-in, for a client that cannot show a form), only after a durable audit
+//! record, and only for tools of the `mutate` toolset; executing it consumes it, writes a durable
+//! record before the create leaves and the outcome after; it lives in this call's resource table
+//! and dies with the call.
+
+pub mod form;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::Resource;
+
+use super::CallState;
+use super::fabric::to_wit;
+use crate::audit::AuditLog;
+use crate::component::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
+use crate::component::bindings::fabric;
+use crate::fabric_client::{ApiResponse, SendError, allow_list};
+pub use form::Form;
+
+/// The right to send one create, minted after the person's yes: the host's side of the WIT
+/// `approval` resource. The component holds only a handle to it.
+#[derive(Debug)]
+pub struct Approval {
+    pub change_type: &'static str,
+    pub path: String,
+    pub body: String,
+    pub request_sha256: String,
+    /// `accepted`, or `unsupported_by_client` under the operator's opt-in.
+    pub status: Status,
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How one tool call reaches its person. The MCP front supplies one per call.
+pub trait Confirmer: Send + Sync {
+    /// How the answer is delivered (blocking unless the call is a stateless round).
+    fn delivery(&self) -> Delivery {
+        Delivery::Blocking
+    }
+
+    /// Shows `form` and returns the person's answer.
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Status>;
+
+    /// A form this call asked about whose answer the client still has to send (a stateless first
+    /// round); taken once, after the component returned.
+    fn input_request(&self) -> Option<Form> {
+        None
+    }
+}
+
+/// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).
+pub struct NobodyToAsk;
+
+impl Confirmer for NobodyToAsk {
+    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+        Box::pin(async { Status::UnsupportedByClient })
+    }
+}
+
+/// The name of a status in results and the audit log.
+pub fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Accepted => "accepted",
+        Status::Declined => "declined",
+        Status::Cancelled => "cancelled",
+        Status::TimedOut => "timed_out",
+        Status::Failed => "failed",
+        Status::CallCancelled => "call_cancelled",
+        Status::UnsupportedByClient => "unsupported_by_client",
+        Status::InputRequired => "input_required",
+    }
+}
+
+impl CallState {
+    /// Checks a question before anyone sees it; returns its change type and form.
+    fn prepare(&self, request: &CreateRequest, context: &Context) -> Result<(&'static str, Form), String> {
+        if self.asked {
+            return Err("a tool call may put only one create before the person, and this call already did".into());
+        }
+        if !self.tool.may_ask {
+            return Err(format!(
+                "tool {:?} is not in the `mutate` toolset, so it may not ask the person to approve a create",
+                self.tool.name
+            ));
+        }
+        let change_type =
+            allow_list::check_create(&request.path, self.fabric.config().mutate_enabled).map_err(|r| r.to_string())?;
+        let max = self.fabric.config().max_request_bytes;
+        if request.body.len() > max {
+            return Err(format!("the create body has {} bytes; at most {max} are sent", request.body.len()));
+        }
+        let form = form::render(change_type, &request.path, &request.body, context)?;
+        if self.audit.is_none() {
+            return Err("this server has no audit log, so no create can be approved".into());
+        }
+        Ok((change_type, form))
+    }
+
+    /// Appends `entry` to the audit log and waits until it is on disk.
+    async fn record(&mut self, entry: Value) -> Result<(), String> {
+        let Some(log) = self.audit.clone() else {
+            return Err("this server has no audit log".into());
+        };
+        self.meter.outside_guest(AuditLog::record(log, entry)).await
+    }
+
+    /// An audit entry about `approval`.
+    fn approval_entry(&self, event: &str, approval: &Approval) -> Value {
+        json!({
+            "ts": crate::audit::rfc3339(self.clock.now_ms()),
+            "event": event,
+            "tool": self.tool.name,
+            "principal": self.principal.as_str(),
+            "change_type": approval.change_type,
+            "request": format!("POST {}", approval.path),
+            "request_sha256": approval.request_sha256,
+            "human_status": status_name(approval.status),
+        })
+    }
+}
+
+impl confirmation::Host for CallState {
+    fn current_delivery(&mut self) -> wasmtime::Result<Delivery> {
+        Ok(self.confirmer.delivery())
+    }
+
+    async fn ask(&mut self, request: CreateRequest, context: Context) -> wasmtime::Result<Result<Answer, String>> {
+        let prepared = self.prepare(&request, &context);
+        self.asked = true;
+        let (change_type, form) = match prepared {
+            Ok(p) => p,
+            Err(why) => {
+                tracing::warn!(tool = %self.tool.name, "refused to ask the person: {why}");
+                return Ok(Err(why));
+            }
+        };
+        let (confirmer, cancel) = (self.confirmer.clone(), self.cancel.clone());
+        let status = if cancel.is_cancelled() {
+            Status::CallCancelled
+        } else {
+            self.meter.outside_guest(confirmer.confirm(&form, &cancel)).await
+        };
+        let approves =
+            status == Status::Accepted || (status == Status::UnsupportedByClient && self.unconfirmed_allowed);
+        if !approves {
+            return Ok(Ok(Answer { status, approval: None }));
+        }
+        let approval = Approval {
+            change_type,
+            path: request.path,
+            body: request.body,
+            request_sha256: form.request_sha256,
+            status,
+        };
+        if let Err(e) = self.record(self.approval_entry("approval_minted", &approval)).await {
+            tracing::error!("no approval minted: the audit log failed: {e}");
+            return Ok(Err(format!(
+                "the person's answer was {} but the audit log could not record the approval ({e}), so nothing can be \
+                 created",
+                status_name(status)
+            )));
+        }
+        let handle = self.table.push(approval)?;
+        Ok(Ok(Answer { status, approval: Some(handle) }))
+    }
+}
+
+impl confirmation::HostApproval for CallState {
+    fn request_sha256(&mut self, approval: Resource<Approval>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&approval)?.request_sha256.clone())
+    }
+
+    async fn execute(
+        &mut self,
+        approval: Resource<Approval>,
+    ) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
+        // Taking it out of the table is what makes it single use.
+        let approval = self.table.delete(approval)?;
+        if let Err(e) = self.record(self.approval_entry("create_sending", &approval)).await {
+            tracing::error!("create not sent: the audit log failed: {e}");
+            let mut entry = self.approval_entry("create_not_sent", &approval);
+            entry["error"] = json!(format!("the audit log failed: {e}"));
+            let _ = self.record(entry).await;
+            return Ok(Err(fabric::Error::Refused(format!(
+                "the audit log could not record the create before sending it ({e}); nothing was sent"
+            ))));
+        }
+        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        let send = client.send_create(&approval.path, &approval.body, &cancel);
+        let outcome = self.reporting(Some("Fabric create"), &approval.path, send).await;
+        let mut entry = self.approval_entry("create_outcome", &approval);
+        describe_outcome(&mut entry, &outcome);
+        if let Err(e) = self.record(entry).await {
+            // The create has left: its result must reach the caller whatever the log does.
+            tracing::error!(request_sha256 = %approval.request_sha256, "the create's outcome is not in the audit log: {e}");
+        }
+        Ok(to_wit(outcome))
+    }
+
+    async fn drop(&mut self, approval: Resource<Approval>) -> wasmtime::Result<()> {
+        let approval = self.table.delete(approval)?;
+        if let Err(e) = self.record(self.approval_entry("approval_discarded", &approval)).await {
+            tracing::error!("an unused approval is not in the audit log: {e}");
+        }
+        Ok(())
+    }
+}
+
+/// What a create's outcome adds to its audit entry.
+fn describe_outcome(entry: &mut Value, outcome: &Result<ApiResponse, SendError>) {
+    match outcome {
+        Ok(r) => {
+            entry["http_status"] = json!(r.status);
+            entry["correlation_id"] = json!(r.correlation_id);
+            entry["outcome"] = json!(match r.status {
+                200..=299 => "executed",
+                500.. => "unknown",
+                _ => "rejected",
+            });
+            if (200..300).contains(&r.status) {
+                let uuid = serde_json::from_str::<Value>(&r.body).ok().and_then(|v| v.get("uuid").cloned());
+                entry["fabric_uuid"] = uuid.unwrap_or(Value::Null);
+            }
+        }
+        Err(e @ (SendError::Timeout | SendError::Transport(_))) => {
+            entry["outcome"] = json!("unknown");
+            entry["error"] = json!(format!("{e:?}"));
+        }
+        Err(e) => {
+            entry["outcome"] = json!("not_sent");
+            entry["error"] = json!(format!("{e:?}"));
+        }
+    }
+}
