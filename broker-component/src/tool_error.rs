@@ -23,9 +23,13 @@ impl ToolError {
     }
 
     /// An argument that does not fit the tool's schema; `path` is a JSON pointer into the arguments.
+    /// Both are quoted at most [`QUOTE_CHARS`] characters long: a huge bad value is named, not
+    /// echoed.
     pub fn invalid_argument(path: &str, problem: impl core::fmt::Display) -> Self {
+        let path = clip(path, QUOTE_CHARS);
+        let problem = clip(&problem.to_string(), QUOTE_CHARS);
         ToolError::new("invalid_arguments", format!("invalid argument at {path}: {problem}"))
-            .with("path", Value::String(path.to_string()))
+            .with("path", Value::String(path))
     }
 
     pub fn with(mut self, key: &str, value: Value) -> Self {
@@ -106,6 +110,17 @@ fn first_error_summary(v: &Value) -> Option<String> {
     Some(format!("{code}: {msg}"))
 }
 
+/// The longest quote of an argument in an error.
+pub const QUOTE_CHARS: usize = 200;
+
+/// `s` cut to `max` characters, saying how much was left out.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((end, _)) => format!("{}… ({} more characters)", &s[..end], s[end..].chars().count()),
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
@@ -138,6 +153,14 @@ mod tests {
         let err = ToolError::from_fabric_status(502, &body, None);
         let kept = err.details["fabric_body"].as_str().unwrap();
         assert!(kept.starts_with("xxxx") && kept.ends_with("(5000 bytes in all)"));
+    }
+
+    #[test]
+    fn a_huge_bad_argument_is_quoted_not_echoed() {
+        let huge = "x".repeat(1 << 20);
+        let err = ToolError::invalid_argument(&alloc::format!("/{huge}"), alloc::format!("got {huge}"));
+        assert!(err.to_json().len() < 1000, "{}", err.to_json().len());
+        assert!(err.message.contains("more characters"));
     }
 
     #[test]

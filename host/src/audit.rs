@@ -6,7 +6,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -23,17 +23,36 @@ pub fn default_path() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("audit.jsonl"))
 }
 
+/// Opens (or creates) the log file at `path`: a regular file, never through a symbolic link.
+fn open_file(path: &Path) -> anyhow::Result<File> {
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            anyhow::bail!("the audit log {shown} is a symbolic link; refusing to follow it (give the real path)")
+        }
+        Ok(m) if !m.file_type().is_file() => anyhow::bail!("the audit log {shown} is not a regular file"),
+        _ => {}
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        // a link planted between the check above and this open is refused too
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("opening the audit log {shown}"))?;
+    if !file.metadata()?.file_type().is_file() {
+        anyhow::bail!("the audit log {shown} is not a regular file");
+    }
+    Ok(file)
+}
+
 impl AuditLog {
     pub fn open(path: &Path) -> anyhow::Result<AuditLog> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)
-            .with_context(|| format!("opening the audit log {}", path.display()))?;
+        let file = open_file(path)?;
         Ok(AuditLog { path: path.to_path_buf(), file: Mutex::new(file) })
     }
 
@@ -49,13 +68,41 @@ impl AuditLog {
             .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")))
     }
 
-    /// Appends one entry and waits until it is on disk.
+    /// Appends one entry and waits until it is on disk. If the file at the path is no longer the
+    /// one open (deleted, or rotated away), the path is opened afresh first and that is said
+    /// both in the log of the process and as the new file's first line.
     pub fn append(&self, entry: &Value) -> std::io::Result<()> {
         let mut line = serde_json::to_string(entry).expect("a JSON value always serializes");
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(line.as_bytes())?;
+        if let Some(why) = self.replaced(&file) {
+            tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
+            *file = open_file(&self.path).map_err(std::io::Error::other)?;
+            let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why});
+            let mut first = serde_json::to_string(&note).expect("a JSON value always serializes");
+            first.push('\n');
+            file.write_all(first.as_bytes())?;
+        }
+        let before = file.metadata()?.len();
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            // a full disk (or a file-size limit) may have let part of the line through: cut it
+            // off, so the log never holds a torn record
+            let _ = file.set_len(before);
+            return Err(e);
+        }
         file.sync_data()
+    }
+
+    /// Why the open file is not the one at the path any more, if it is not.
+    fn replaced(&self, file: &File) -> Option<&'static str> {
+        let open = file.metadata().ok()?;
+        match std::fs::symlink_metadata(&self.path) {
+            Err(_) => Some("is no longer at its path (deleted, or moved away by a rotation)"),
+            Ok(at_path) if (at_path.dev(), at_path.ino()) != (open.dev(), open.ino()) => {
+                Some("was replaced by another file at its path")
+            }
+            Ok(_) => None,
+        }
     }
 }
 
@@ -95,6 +142,10 @@ pub fn entry(tool: &str, started_ms: u64, finished_ms: u64, result: &Value, is_e
     Value::Object(e)
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
 /// `ms` since the epoch as an RFC 3339 timestamp.
 pub fn rfc3339(ms: u64) -> String {
     let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
@@ -121,6 +172,43 @@ mod tests {
         assert_eq!(e["confirm_token"], "chg-2");
         assert_eq!(e["outcome_unknown"], true);
         assert_eq!(e["error_kind"], "outcome_unknown");
+    }
+
+    #[test]
+    fn a_symlink_or_a_non_regular_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere.txt");
+        std::fs::write(&target, "precious\n").unwrap();
+        let link = dir.path().join("audit.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = AuditLog::open(&link).err().unwrap().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+        let e = AuditLog::open(Path::new("/dev/null")).err().unwrap().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = AuditLog::open(dir.path()).err().unwrap().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn a_deleted_or_rotated_log_is_reopened_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path).unwrap();
+        log.append(&json!({"n": 1})).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        log.append(&json!({"n": 2})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"event\":\"audit_log_reopened\"") && text.contains("no longer at its path"), "{text}");
+        assert!(text.ends_with("{\"n\":2}\n"), "{text}");
+        // a rotation that puts a fresh file in place
+        std::fs::rename(&path, dir.path().join("audit.jsonl.1")).unwrap();
+        std::fs::write(&path, "").unwrap();
+        log.append(&json!({"n": 3})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("replaced by another file") && text.ends_with("{\"n\":3}\n"), "{text}");
+        let rotated = std::fs::read_to_string(dir.path().join("audit.jsonl.1")).unwrap();
+        assert!(rotated.ends_with("{\"n\":2}\n"), "nothing written to the rotated file: {rotated}");
     }
 
     #[test]

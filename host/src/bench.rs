@@ -86,7 +86,7 @@ impl ClientHandler for BenchClient {
 type Client = RunningService<RoleClient, BenchClient>;
 
 /// The servers' log filter: quiet, except the lines the bench reads (banner, listening address).
-const SERVER_LOG: &str = "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info";
+pub(crate) const SERVER_LOG: &str = "warn,equinix_mcp::serve=info,equinix_mcp::http_transport=info";
 
 struct Proc {
     client: Client,
@@ -132,7 +132,7 @@ async fn timed_calls(client: &Client, tool: &str, n: usize, args: impl Fn(usize)
     Ok(out)
 }
 
-fn rss_kib(pid: u32) -> Option<u64> {
+pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
@@ -146,7 +146,7 @@ async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<Str
 
 /// The word after `marker` on the first line that has it, waiting at most `wait` for each line;
 /// `None` when the lines end first.
-async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
+pub(crate) async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
     lines: &mut tokio::io::Lines<R>,
     marker: &str,
     wait: Duration,
@@ -159,7 +159,7 @@ async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
     Ok(None)
 }
 
-fn spec(i: usize) -> Value {
+pub(crate) fn spec(i: usize) -> Value {
     json!({"change_type": "connection_create", "spec": {
         "type": "EVPL_VC", "name": format!("bench-{i}"), "bandwidth": 1000,
         "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 2 + (i % 4000)}}},

@@ -122,6 +122,47 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]
     pub max_request_bytes: usize,
 
+    /// Browser `Origin` values accepted on HTTP (scheme://host[:port], `:*` for any port). A
+    /// request carrying any other `Origin` gets 403; requests without one (non-browser clients)
+    /// are not affected.
+    #[arg(long = "allowed-origin", env = "EQUINIX_MCP_ALLOWED_ORIGINS", value_delimiter = ',', value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
+
+    /// Tool calls one principal may have in flight at once; more are refused (`too_many_calls`).
+    #[arg(long, env = "EQUINIX_MCP_MAX_CALLS_PER_PRINCIPAL", default_value_t = 64, value_name = "N")]
+    pub max_calls_per_principal: usize,
+
+    /// Confirmation forms one principal may have open at once (the same 20 as its pending
+    /// proposals); a confirm beyond it is refused before anyone is asked.
+    #[arg(long, env = "EQUINIX_MCP_MAX_CONFIRMATIONS_PER_PRINCIPAL", default_value_t = 20, value_name = "N")]
+    pub max_confirmations_per_principal: usize,
+
+    /// HTTP sessions (pre-2026 clients) one principal may hold; an `initialize` beyond it gets 429.
+    #[arg(long, env = "EQUINIX_MCP_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 16, value_name = "N")]
+    pub max_sessions_per_principal: usize,
+
+    /// HTTP sessions the server holds in all; an `initialize` beyond it gets 503.
+    #[arg(long, env = "EQUINIX_MCP_MAX_SESSIONS", default_value_t = 1024, value_name = "N")]
+    pub max_sessions: usize,
+
+    /// An HTTP session with no traffic for this long is closed (its open forms end as
+    /// `call_cancelled`), in milliseconds.
+    #[arg(long, env = "EQUINIX_MCP_SESSION_IDLE_TIMEOUT_MS", default_value_t = 600_000, value_name = "MS")]
+    pub session_idle_timeout_ms: u64,
+
+    /// Concurrent HTTP connections; one beyond it is closed on accept.
+    #[arg(long, env = "EQUINIX_MCP_MAX_CONNECTIONS", default_value_t = 512, value_name = "N")]
+    pub max_connections: usize,
+
+    /// Time allowed for an HTTP request's headers, and for the next request on an idle
+    /// keep-alive connection, in milliseconds; then the connection is closed.
+    #[arg(long, env = "EQUINIX_MCP_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000, value_name = "MS")]
+    pub header_read_timeout_ms: u64,
+
+    /// Time allowed for an HTTP request's body once its headers arrived, in milliseconds (408 beyond).
+    #[arg(long, env = "EQUINIX_MCP_BODY_READ_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS")]
+    pub body_read_timeout_ms: u64,
+
     /// On SIGINT/SIGTERM, how long calls in flight (a confirmation waiting for its person) may
     /// still finish before they are cancelled, in milliseconds.
     #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_GRACE_MS", default_value_t = 30_000, value_name = "MS")]
@@ -230,4 +271,9 @@ pub struct BenchArgs {
     /// Fewer iterations (a smoke run).
     #[arg(long)]
     pub quick: bool,
+
+    /// Instead of the figures, a memory soak of a shared HTTP server (abandoned sessions and
+    /// unconfirmed proposals, RSS after each round).
+    #[arg(long)]
+    pub soak: bool,
 }

@@ -20,6 +20,8 @@ pub mod principal;
 pub mod secret;
 pub mod serve;
 pub mod shutdown;
+pub mod soak;
+pub mod text;
 pub mod tools_cmd;
 
 /// The broker component built from `broker-component/` by `build.rs`.

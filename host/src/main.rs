@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::{bench, component, fabric_sim, inspect, serve, tools_cmd};
+use equinix_mcp::{bench, component, fabric_sim, inspect, serve, soak, tools_cmd};
 
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
@@ -41,6 +41,7 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve::run(*args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Bench(args)) if args.soak => soak::run(args.quick).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BenchEcho) => bench::run_echo().await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools_cmd::run(&args).await.map(|_| ExitCode::SUCCESS),
@@ -55,9 +56,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// rmcp logs the id of every new HTTP session at INFO; a session id is a capability, so that
+/// module speaks only from WARN up unless RUST_LOG names it explicitly.
+const SESSION_LOGS: &str = "rmcp::transport::streamable_http_server::session";
+
 fn init_logging(format: LogFormat, default_filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let configured = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    if !configured.as_deref().is_some_and(|f| f.contains(SESSION_LOGS)) {
+        filter = filter.add_directive(format!("{SESSION_LOGS}=warn").parse().expect("a valid directive"));
+    }
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Pretty => builder.init(),

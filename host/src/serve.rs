@@ -13,7 +13,8 @@ use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::fabric_sim;
-use crate::http_transport::{AuthTokens, HttpOptions};
+use crate::http_transport::{AuthTokens, ConnectionLimits, HttpOptions, SessionLimits};
+use crate::mcp::fairness::{Fairness, FairnessLimits};
 use crate::mcp::{Broker, BrokerSettings, Selection, ToolRegistry, server::Shared};
 use crate::secret::Secret;
 
@@ -72,6 +73,17 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let source = args.component.source()?;
     if args.memory_mib == 0 || args.memory_mib << 20 > component::MAX_MEMORY_BYTES {
         bail!("--memory-mib must be from 1 to {}", component::MAX_MEMORY_BYTES >> 20);
+    }
+    for (flag, value) in [
+        ("--max-calls-per-principal", args.max_calls_per_principal),
+        ("--max-confirmations-per-principal", args.max_confirmations_per_principal),
+        ("--max-sessions-per-principal", args.max_sessions_per_principal),
+        ("--max-sessions", args.max_sessions),
+        ("--max-connections", args.max_connections),
+    ] {
+        if value == 0 {
+            bail!("{flag} must be at least 1");
+        }
     }
     let limits =
         Limits { guest_time: Duration::from_millis(args.guest_time_ms.max(1)), memory_bytes: args.memory_mib << 20 };
@@ -133,7 +145,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         match &sim {
             Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
             Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
-            None => fabric.config().base_url.clone(),
+            None => crate::secret::redact_url(&fabric.config().base_url),
         },
         args.transport,
     );
@@ -170,8 +182,24 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         );
     }
     let lifecycle = Default::default();
-    let broker =
-        Broker::new(Shared { runtime, registry, fabric, proposals, clock, settings, request_state, audit, lifecycle });
+    let fairness = Fairness::new(FairnessLimits {
+        calls_per_principal: args.max_calls_per_principal,
+        confirmations_per_principal: args.max_confirmations_per_principal,
+        // half the instance pool: ordinary calls always find instances
+        confirmations_total: (component::MAX_CONCURRENT_INSTANCES / 2) as usize,
+    });
+    let broker = Broker::new(Shared {
+        runtime,
+        registry,
+        fabric,
+        proposals,
+        clock,
+        settings,
+        request_state,
+        audit,
+        lifecycle,
+        fairness,
+    });
     Ok(Ready { broker, sim, banner })
 }
 
@@ -194,6 +222,7 @@ pub async fn load_registry(
 
 /// `equinix-mcp serve`.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    crate::shutdown::survive_file_size_limit();
     let shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
     // The exposure rules are checked before anything starts.
     let http = match args.transport {
@@ -203,7 +232,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 listen: args.listen,
                 auth,
                 allowed_hosts: args.allowed_hosts.clone(),
-                max_request_bytes: args.max_request_bytes,
+                allowed_origins: args.allowed_origins.clone(),
+                sessions: SessionLimits {
+                    per_principal: args.max_sessions_per_principal,
+                    total: args.max_sessions,
+                    max_body_bytes: args.max_request_bytes,
+                    body_read_timeout: Duration::from_millis(args.body_read_timeout_ms.max(1)),
+                },
+                session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms.max(1)),
+                connections: ConnectionLimits {
+                    max_connections: args.max_connections,
+                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms.max(1)),
+                },
                 shutdown_grace,
             };
             options.check()?;

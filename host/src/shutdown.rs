@@ -84,6 +84,27 @@ impl Lifecycle {
     }
 }
 
+/// Makes a file-size limit (`ulimit -f`) an error instead of death: SIGXFSZ would kill the
+/// process mid-write, possibly between a create's audit line and its outcome; with it caught,
+/// the write fails with EFBIG and the audit log's rules apply (nothing is approved or sent
+/// without its record). Call once, inside the runtime.
+pub fn survive_file_size_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::from_raw(libc::SIGXFSZ)) {
+            Ok(mut xfsz) => {
+                tokio::spawn(async move {
+                    while xfsz.recv().await.is_some() {
+                        tracing::error!("a write exceeded the file size limit (SIGXFSZ); the write failed");
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot catch SIGXFSZ: {e}"),
+        }
+    }
+}
+
 /// Resolves on the first SIGINT or SIGTERM, naming it.
 pub async fn signal() -> &'static str {
     #[cfg(unix)]

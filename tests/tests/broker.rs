@@ -582,10 +582,18 @@ async fn failed_confirms_are_audited_too() {
 
 #[tokio::test]
 async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
-    // /dev/full: every write fails with ENOSPC, as on a full disk
-    let b = broker(TestClient::accepting(), &[("EQUINIX_MCP_AUDIT_LOG", "/dev/full")]).await;
+    // the audit log sits just under the process's file-size limit (ulimit -f), so every record
+    // fails with EFBIG, as on a full disk (the sparse filler takes no space)
+    const LIMIT_BLOCKS: u64 = 32 << 10;
+    let audit = fresh_audit_path();
+    std::fs::File::create(&audit).unwrap().set_len(LIMIT_BLOCKS * 512 - 16).unwrap();
+    let args = ["serve", "--fabric-sim", "--toolsets", "metros,mutate", "--no-cache"];
+    let env = [("EQUINIX_MCP_AUDIT_LOG", audit.to_str().unwrap())];
+    let server = start_with_file_size_limit(&args, &env, TestClient::accepting(), LIMIT_BLOCKS).await.unwrap();
+    let sim = embedded_sim_url(&server).await;
+    let b = Broker { server, sim };
     let p = b.propose("full-disk", 1001).await;
-    assert!(p["audit_warning"].as_str().unwrap().contains("/dev/full"), "{p}");
+    assert!(p["audit_warning"].as_str().unwrap().contains("File too large"), "{p}");
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(err, "{out}");
     assert_eq!(out["error"]["kind"], "confirmation_refused", "{out}");
@@ -593,5 +601,7 @@ async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
     assert_eq!(out["error"]["result"]["executed"], false);
     assert!(out["confirm_checks"].is_object());
     assert_eq!(b.creates().await, 0, "nothing created without a durable record");
+    assert_eq!(std::fs::metadata(&audit).unwrap().len(), LIMIT_BLOCKS * 512 - 16, "no torn record was left");
     b.server.stop().await;
+    let _ = std::fs::remove_file(&audit);
 }

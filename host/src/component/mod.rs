@@ -73,6 +73,9 @@ pub struct ComponentRuntime {
     origin: cache::Origin,
     limits: Limits,
     ticker_stop: Arc<AtomicBool>,
+    /// One permit per pool slot: a call waits for a free instance instead of failing on the
+    /// pool's limit (forms held open are capped below it, see `mcp::fairness`).
+    slots: tokio::sync::Semaphore,
 }
 
 impl Drop for ComponentRuntime {
@@ -167,7 +170,8 @@ impl ComponentRuntime {
         })?;
         let ticker_stop = Arc::new(AtomicBool::new(false));
         spawn_epoch_ticker(engine.clone(), ticker_stop.clone());
-        Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop })
+        let slots = tokio::sync::Semaphore::new(MAX_CONCURRENT_INSTANCES as usize);
+        Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop, slots })
     }
 
     pub fn sha256(&self) -> &str {
@@ -206,6 +210,7 @@ impl ComponentRuntime {
 
     /// The component's tool catalog.
     pub async fn catalog(&self, state: CallState) -> Result<Vec<ToolDecl>, Trapped> {
+        let _slot = self.slots.acquire().await.expect("the slot semaphore is never closed");
         let mut store = self.store(state);
         let result = async {
             let broker = self.pre.instantiate_async(&mut store).await?;
@@ -229,6 +234,7 @@ impl ComponentRuntime {
 
     /// Runs one tool: `Ok(Ok(json))` result, `Ok(Err(json))` tool error, `Err` trap.
     pub async fn call(&self, state: CallState, name: &str, arguments: &str) -> Result<Result<String, String>, Trapped> {
+        let _slot = self.slots.acquire().await.expect("the slot semaphore is never closed");
         let mut store = self.store(state);
         let result = async {
             let broker = self.pre.instantiate_async(&mut store).await?;

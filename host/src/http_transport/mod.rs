@@ -7,6 +7,8 @@
 //! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
 
 pub mod auth;
+pub mod listener;
+pub mod sessions;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::Broker;
 pub use auth::AuthTokens;
+pub use listener::ConnectionLimits;
+pub use sessions::SessionLimits;
 
 /// The names rmcp's DNS-rebinding guard accepts by default.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -32,7 +36,12 @@ pub struct HttpOptions {
     pub auth: Option<Arc<AuthTokens>>,
     /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
     pub allowed_hosts: Vec<String>,
-    pub max_request_bytes: usize,
+    /// Browser origins accepted (every other `Origin` is refused).
+    pub allowed_origins: Vec<String>,
+    pub sessions: SessionLimits,
+    /// A session with no traffic for this long is closed.
+    pub session_idle_timeout: Duration,
+    pub connections: ConnectionLimits,
     pub shutdown_grace: Duration,
 }
 
@@ -78,15 +87,21 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
     let sessions_closed = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.hosts())
-        .with_max_request_body_bytes(options.max_request_bytes)
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(options.sessions.max_body_bytes)
         .with_cancellation_token(sessions_closed.clone());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.session_idle_timeout);
+    let manager = Arc::new(manager);
+    let guard = sessions::SessionGuard::new(manager.clone(), options.sessions);
+    tokio::spawn(guard.clone().sweep_until(sessions_closed.clone()));
     let factory_broker = broker.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(factory_broker.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let mut router = axum::Router::new().nest_service("/mcp", service);
+    let service = StreamableHttpService::new(move || Ok(factory_broker.clone()), manager, config);
+    // Layers run outermost last-added first: the bearer check, then the session guard.
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, sessions::guard));
     if let Some(tokens) = &options.auth {
         router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
     }
@@ -95,9 +110,7 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
         None => "none (loopback; every client is the local principal)".into(),
     };
     tracing::info!("MCP streamable HTTP listening on http://{addr}/mcp (auth: {auth_text})");
-    let server = tokio::spawn(
-        axum::serve(listener, router).with_graceful_shutdown(sessions_closed.clone().cancelled_owned()).into_future(),
-    );
+    let server = tokio::spawn(listener::serve(listener, router, options.connections, sessions_closed.clone()));
 
     let signal = crate::shutdown::signal().await;
     let lifecycle = &broker.shared().lifecycle;
@@ -109,10 +122,7 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
     lifecycle.drain(options.shutdown_grace).await;
     tokio::time::sleep(FLUSH).await;
     sessions_closed.cancel();
-    match tokio::time::timeout(Duration::from_secs(5), server).await {
-        Ok(joined) => joined.context("the HTTP server task failed")?.context("serving MCP over HTTP")?,
-        Err(_) => tracing::warn!("connections still open 5 s after shutdown; closing them"),
-    }
+    server.await.context("the HTTP server task failed")?;
     Ok(())
 }
 
@@ -125,7 +135,15 @@ mod tests {
             listen: listen.parse().unwrap(),
             auth: auth.then(|| Arc::new(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap())),
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
-            max_request_bytes: 1 << 20,
+            allowed_origins: Vec::new(),
+            sessions: SessionLimits {
+                per_principal: 1,
+                total: 1,
+                max_body_bytes: 1 << 20,
+                body_read_timeout: Duration::from_secs(1),
+            },
+            session_idle_timeout: Duration::from_secs(1),
+            connections: ConnectionLimits { max_connections: 1, header_read_timeout: Duration::from_secs(1) },
             shutdown_grace: Duration::from_secs(1),
         }
     }

@@ -3,6 +3,7 @@
 //! and by the call's cancellation.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -13,16 +14,21 @@ use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer, Servi
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::fairness::Fairness;
 use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
 use crate::component::bindings::confirmation::Status;
+use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.
 pub const CONFIRM_FIELD: &str = "confirm";
 
-/// Confirms through the MCP client of the current call.
+/// Confirms through the MCP client of the current call, holding one of its principal's
+/// confirmation slots while the form is open.
 pub struct ElicitConfirmer {
     pub peer: Peer<RoleServer>,
     pub timeout: Duration,
+    pub fairness: Arc<Fairness>,
+    pub principal: Principal,
 }
 
 /// Whether this client session declared form elicitation.
@@ -54,11 +60,20 @@ pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status 
 }
 
 impl Confirmer for ElicitConfirmer {
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
         Box::pin(async move {
             if !client_can_elicit(&self.peer) {
-                return Status::UnsupportedByClient;
+                return Ok(Status::UnsupportedByClient);
             }
+            let _open = self.fairness.begin_confirmation(&self.principal)?;
+            Ok(self.ask(form, cancel).await)
+        })
+    }
+}
+
+impl ElicitConfirmer {
+    fn ask<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+        Box::pin(async move {
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message: form.text.clone(),
@@ -79,6 +94,9 @@ impl Confirmer for ElicitConfirmer {
                     Ok(ClientResult::ElicitResult(r)) => status_of(&r.action, r.content.as_ref()),
                     Ok(_) => Status::Failed,
                     Err(ServiceError::Timeout { .. }) => Status::TimedOut,
+                    // the session or connection went away with the form open: the call is over
+                    Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => Status::CallCancelled,
+                    Err(_) if self.peer.is_transport_closed() => Status::CallCancelled,
                     Err(e) => {
                         tracing::info!("the confirmation prompt failed: {e}");
                         Status::Failed

@@ -1,6 +1,7 @@
 //! The MCP front: a hand-written rmcp `ServerHandler` serving the component's catalog.
 
 pub mod elicitation;
+pub mod fairness;
 pub mod registry;
 pub mod server;
 pub mod stateless_confirm;

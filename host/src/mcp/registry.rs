@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::toolsets::{MUTATE, Selection};
 use crate::component::ToolDecl;
+use crate::text::{QUOTE_CHARS, clip};
 
 const MAX_TOOLS: usize = 256;
 const MAX_SCHEMA_BYTES: usize = 64 << 10;
@@ -90,8 +91,11 @@ impl RegisteredTool {
             .iter_errors(arguments)
             .take(10)
             .map(|e| {
-                let path = e.instance_path.to_string();
-                ArgumentError { path: if path.is_empty() { "/".into() } else { path }, message: e.to_string() }
+                let path = clip(&e.instance_path.to_string(), QUOTE_CHARS);
+                ArgumentError {
+                    path: if path.is_empty() { "/".into() } else { path },
+                    message: clip(&e.to_string(), QUOTE_CHARS),
+                }
             })
             .collect();
         if errors.is_empty() { Ok(()) } else { Err(errors) }
@@ -201,5 +205,11 @@ mod tests {
         let errs = t.check_arguments(&serde_json::json!({"limit": "5"})).unwrap_err();
         assert_eq!(errs[0].path, "/limit");
         assert!(t.check_arguments(&serde_json::json!({"extra": 1})).is_err());
+        // a huge bad value comes back as a short quote
+        let huge = "x".repeat(1 << 20);
+        let errs = t.check_arguments(&serde_json::json!({"limit": huge.clone(), huge.clone(): 1})).unwrap_err();
+        for e in &errs {
+            assert!(e.message.len() < 400 && e.path.len() < 400, "{} / {}", e.path.len(), e.message.len());
+        }
     }
 }

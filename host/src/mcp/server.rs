@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::elicitation::ElicitConfirmer;
+use super::fairness::Fairness;
 use super::registry::ToolRegistry;
 use super::stateless_confirm::{self, FirstRound};
 use super::toolsets::MUTATE;
@@ -65,6 +66,8 @@ pub struct Shared {
     pub audit: Option<Arc<AuditLog>>,
     /// Calls in flight, for a graceful shutdown.
     pub lifecycle: Lifecycle,
+    /// Per-principal limits on calls and open confirmation forms.
+    pub fairness: Arc<Fairness>,
 }
 
 /// The MCP server; cheap to clone.
@@ -112,7 +115,11 @@ impl Broker {
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool {name:?}: it is not in the served toolsets ({})", self.toolsets_text()),
+                format!(
+                    "unknown tool {:?}: it is not in the served toolsets ({})",
+                    crate::text::clip(name, 128),
+                    self.toolsets_text()
+                ),
                 None,
             ));
         };
@@ -132,6 +139,15 @@ impl Broker {
             )
             .into());
         }
+        let _slot = match self.shared.fairness.begin_call(&call.principal) {
+            Ok(permit) => permit,
+            Err(why) => {
+                return Ok(tool_error(
+                    json!({"error": {"kind": "too_many_calls", "message": format!("{why}; nothing was done")}}),
+                )
+                .into());
+            }
+        };
         let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
         let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
         let state = self.call_state(call, grant);
@@ -280,8 +296,12 @@ impl ServerHandler for Broker {
             .into());
         };
         let principal = principal_of(&context);
-        let confirmer: Arc<dyn Confirmer> =
-            Arc::new(ElicitConfirmer { peer: context.peer.clone(), timeout: self.shared.settings.elicit_timeout });
+        let confirmer: Arc<dyn Confirmer> = Arc::new(ElicitConfirmer {
+            peer: context.peer.clone(),
+            timeout: self.shared.settings.elicit_timeout,
+            fairness: self.shared.fairness.clone(),
+            principal: principal.clone(),
+        });
         let progress = context.meta.get_progress_token().map(|t| Arc::new(Progress::new(context.peer.clone(), t)));
         let call = CallContext { principal, confirmer, cancel: flight.cancel.clone(), progress };
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {

@@ -109,9 +109,9 @@ impl Confirmer for FirstRound {
         Delivery::FirstRound
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
         *self.asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(form.clone());
-        Box::pin(async { Status::InputRequired })
+        Box::pin(async { Ok(Status::InputRequired) })
     }
 
     fn input_request(&self) -> Option<Form> {
@@ -171,14 +171,14 @@ impl Confirmer for Answered {
         Delivery::Answered
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
         let status = if form.request_sha256 == self.request_sha256 {
             self.status
         } else {
             tracing::warn!("the answered form was for another request; treating the answer as failed");
             Status::Failed
         };
-        Box::pin(async move { status })
+        Box::pin(async move { Ok(status) })
     }
 }
 
@@ -256,10 +256,10 @@ mod tests {
     async fn an_answer_counts_only_for_the_request_it_was_shown() {
         let c = Answered { status: Status::Accepted, request_sha256: "abc".into() };
         let ct = CancellationToken::new();
-        assert_eq!(c.confirm(&form("abc"), &ct).await, Status::Accepted);
-        assert_eq!(c.confirm(&form("def"), &ct).await, Status::Failed);
+        assert_eq!(c.confirm(&form("abc"), &ct).await, Ok(Status::Accepted));
+        assert_eq!(c.confirm(&form("def"), &ct).await, Ok(Status::Failed));
         let first = FirstRound::default();
-        assert_eq!(first.confirm(&form("abc"), &ct).await, Status::InputRequired);
+        assert_eq!(first.confirm(&form("abc"), &ct).await, Ok(Status::InputRequired));
         assert_eq!(first.input_request(), Some(form("abc")));
         assert_eq!(first.input_request(), None, "taken once");
     }

@@ -204,8 +204,9 @@ impl ClientHandler for TestClient {
             Answer::Decline => Ok(ElicitResult::new(ElicitationAction::Decline)),
             Answer::Cancel => Ok(ElicitResult::new(ElicitationAction::Cancel)),
             Answer::Never => {
-                context.ct.cancelled().await;
-                Err(ErrorData::internal_error("abandoned", None))
+                // a person who never answers: not even when the client goes away
+                let _ = &context;
+                std::future::pending().await
             }
             Answer::Error => Err(ErrorData::internal_error("the client failed to show the form", None)),
             Answer::AcceptAfter(pause) => {
@@ -330,7 +331,31 @@ pub async fn start_with(
     client: TestClient,
     stateless: bool,
 ) -> anyhow::Result<Server> {
-    let cmd = command(args, env);
+    start_command(command(args, env), client, stateless).await
+}
+
+/// Like [`start`], with writes to files limited to `blocks` of 512 bytes (`ulimit -f`): a full
+/// disk, as far as the process can tell.
+pub async fn start_with_file_size_limit(
+    args: &[&str],
+    env: &[(&str, &str)],
+    client: TestClient,
+    blocks: u64,
+) -> anyhow::Result<Server> {
+    let inner = command(args, env);
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.env_clear();
+    for (k, v) in inner.as_std().get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.arg("-c").arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\"")).arg(binary()).args(args);
+    cmd.kill_on_drop(true);
+    start_command(cmd, client, false).await
+}
+
+async fn start_command(cmd: tokio::process::Command, client: TestClient, stateless: bool) -> anyhow::Result<Server> {
     let audit_log = audit_log_of(&cmd);
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
     let pid = transport.id();

@@ -88,12 +88,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 }
 
 fn capped(s: &str) -> String {
-    let count = s.chars().count();
-    if count <= MAX_CONTEXT_CHARS {
-        return one_line(s);
-    }
-    let kept: String = s.chars().take(MAX_CONTEXT_CHARS).collect();
-    format!("{}… ({} more characters)", one_line(&kept), count - MAX_CONTEXT_CHARS)
+    one_line(&crate::text::clip(s, MAX_CONTEXT_CHARS))
 }
 
 /// `s` on one line: line breaks, other control characters, Unicode line and paragraph

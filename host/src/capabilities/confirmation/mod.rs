@@ -46,8 +46,9 @@ pub trait Confirmer: Send + Sync {
         Delivery::Blocking
     }
 
-    /// Shows `form` and returns the person's answer.
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Status>;
+    /// Shows `form` and returns the person's answer; `Err` says why the form could not be shown
+    /// at all (a limit), and nobody was asked.
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>>;
 
     /// A form this call asked about whose answer the client still has to send (a stateless first
     /// round); taken once, after the component returned.
@@ -60,8 +61,8 @@ pub trait Confirmer: Send + Sync {
 pub struct NobodyToAsk;
 
 impl Confirmer for NobodyToAsk {
-    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Status> {
-        Box::pin(async { Status::UnsupportedByClient })
+    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
+        Box::pin(async { Ok(Status::UnsupportedByClient) })
     }
 }
 
@@ -146,7 +147,13 @@ impl confirmation::Host for CallState {
         let status = if cancel.is_cancelled() {
             Status::CallCancelled
         } else {
-            self.meter.outside_guest(confirmer.confirm(&form, &cancel)).await
+            match self.meter.outside_guest(confirmer.confirm(&form, &cancel)).await {
+                Ok(status) => status,
+                Err(why) => {
+                    tracing::warn!(tool = %self.tool.name, principal = %self.principal, "no form shown: {why}");
+                    return Ok(Err(why));
+                }
+            }
         };
         let approves =
             status == Status::Accepted || (status == Status::UnsupportedByClient && self.unconfirmed_allowed);

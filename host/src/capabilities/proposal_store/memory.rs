@@ -7,7 +7,9 @@ use std::sync::Mutex;
 use super::{Taken, mint_token};
 use crate::principal::Principal;
 
-/// How many used/evicted/expired tokens are remembered, so replays get a precise answer.
+/// How many used, evicted and expired tokens are remembered, so replays and late confirms get a
+/// precise answer; beyond it the oldest are forgotten (they then read as unknown), which bounds
+/// the store's memory to this plus the live proposals (at most the capacity per principal).
 const REMEMBERED: usize = 4096;
 
 #[derive(Debug)]
@@ -86,7 +88,7 @@ impl MemoryStore {
         queue.push_back(token.clone());
         inner.pending.insert(who.clone(), queue);
         inner.minted.push_back(token.clone());
-        forget_oldest_settled(inner);
+        forget_oldest_settled(inner, now_ms);
         (token, evicted)
     }
 
@@ -139,15 +141,19 @@ impl MemoryStore {
     }
 }
 
-fn forget_oldest_settled(inner: &mut Inner) {
-    // only settled and evicted slots are removed below, so the pending count stays put
+/// Forgets the oldest tokens that no longer count towards capacity (settled, evicted, or
+/// pending past their expiry) while more than [`REMEMBERED`] of them are kept.
+fn forget_oldest_settled(inner: &mut Inner, now_ms: u64) {
+    let live = |s: &Slot| matches!(s.state, State::Pending { expires_at_ms, .. } if expires_at_ms > now_ms);
+    // the queues hold every live proposal (and at most a capacity's worth of expired ones per
+    // principal), so this bound costs nothing to compute and stays close
     let keep = REMEMBERED + inner.pending_total();
     let mut scanned = 0;
     while inner.slots.len() > keep && scanned < inner.minted.len() {
         let Some(token) = inner.minted.pop_front() else {
             break;
         };
-        if matches!(inner.slots.get(&token).map(|s| &s.state), Some(State::Pending { .. })) {
+        if inner.slots.get(&token).is_some_and(live) {
             inner.minted.push_back(token);
             scanned += 1;
         } else {
@@ -198,6 +204,18 @@ mod tests {
         assert!(evicted.is_empty());
         assert_eq!(store.pending_len(), 1);
         assert_eq!(store.peek(&me(), &tokens[5]), Taken::Found(vec![5]));
+    }
+
+    #[test]
+    fn expired_proposals_nobody_confirms_are_reclaimed() {
+        let store = MemoryStore::new();
+        // ten times what is remembered, each expired by the time the next arrives
+        for i in 0..(REMEMBERED as u64 * 10) {
+            store.put(&me(), vec![0; 64], i * 10 + 5, 20, i * 10);
+        }
+        let inner = store.inner.lock().unwrap();
+        assert!(inner.slots.len() <= REMEMBERED + 20, "{} slots kept", inner.slots.len());
+        assert!(inner.minted.len() <= REMEMBERED + 20, "{} tokens listed", inner.minted.len());
     }
 
     #[test]

@@ -1,0 +1,146 @@
+//! Per-principal limits, so that on a shared server no principal can starve the others: tool
+//! calls in flight, and confirmation forms held open (each holds a component instance for as
+//! long as its person takes). Forms are also capped server-wide at half the instance pool, so
+//! ordinary calls always find instances. Over a limit, a call is refused at once with a message
+//! that names the limit; nothing waits, nothing is consumed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::principal::Principal;
+
+/// The limits (from the command line).
+#[derive(Clone, Copy, Debug)]
+pub struct FairnessLimits {
+    pub calls_per_principal: usize,
+    pub confirmations_per_principal: usize,
+    pub confirmations_total: usize,
+}
+
+#[derive(Default)]
+struct Counts {
+    calls: usize,
+    confirmations: usize,
+}
+
+/// The counters behind the limits.
+pub struct Fairness {
+    limits: FairnessLimits,
+    counts: Mutex<(HashMap<Principal, Counts>, usize)>,
+}
+
+/// What a permit counts; released on drop.
+#[derive(Clone, Copy)]
+enum Kind {
+    Call,
+    Confirmation,
+}
+
+/// Held for as long as a call runs or a form is open.
+pub struct Permit {
+    fairness: Arc<Fairness>,
+    principal: Principal,
+    kind: Kind,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut guard = self.fairness.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (per, total) = &mut *guard;
+        if let Some(c) = per.get_mut(&self.principal) {
+            match self.kind {
+                Kind::Call => c.calls -= 1,
+                Kind::Confirmation => {
+                    c.confirmations -= 1;
+                    *total -= 1;
+                }
+            }
+            if c.calls == 0 && c.confirmations == 0 {
+                per.remove(&self.principal);
+            }
+        }
+    }
+}
+
+impl Fairness {
+    pub fn new(limits: FairnessLimits) -> Arc<Self> {
+        Arc::new(Fairness { limits, counts: Mutex::new((HashMap::new(), 0)) })
+    }
+
+    pub fn limits(&self) -> FairnessLimits {
+        self.limits
+    }
+
+    /// A slot for one tool call of `who`, or why not.
+    pub fn begin_call(self: &Arc<Self>, who: &Principal) -> Result<Permit, String> {
+        self.begin(who, Kind::Call)
+    }
+
+    /// A slot for one open confirmation form of `who`, or why not.
+    pub fn begin_confirmation(self: &Arc<Self>, who: &Principal) -> Result<Permit, String> {
+        self.begin(who, Kind::Confirmation)
+    }
+
+    fn begin(self: &Arc<Self>, who: &Principal, kind: Kind) -> Result<Permit, String> {
+        let mut guard = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let (per, total) = &mut *guard;
+        let c = per.entry(who.clone()).or_default();
+        match kind {
+            Kind::Call if c.calls >= self.limits.calls_per_principal => {
+                return Err(format!(
+                    "principal {who} already has {} tool calls in flight, the most this server allows one principal \
+                     (--max-calls-per-principal); retry when one has finished",
+                    c.calls
+                ));
+            }
+            Kind::Confirmation if c.confirmations >= self.limits.confirmations_per_principal => {
+                return Err(format!(
+                    "principal {who} already has {} confirmation forms open, the most this server allows one principal \
+                     (--max-confirmations-per-principal); answer or cancel one first",
+                    c.confirmations
+                ));
+            }
+            Kind::Confirmation if *total >= self.limits.confirmations_total => {
+                return Err(format!(
+                    "{total} confirmation forms are open on this server, the most it holds at once; retry shortly"
+                ));
+            }
+            Kind::Call => c.calls += 1,
+            Kind::Confirmation => {
+                c.confirmations += 1;
+                *total += 1;
+            }
+        }
+        Ok(Permit { fairness: self.clone(), principal: who.clone(), kind })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_principal_has_its_own_limits_and_permits_release_on_drop() {
+        let f = Fairness::new(FairnessLimits {
+            calls_per_principal: 2,
+            confirmations_per_principal: 1,
+            confirmations_total: 2,
+        });
+        let (alice, bob, carol) = (Principal::named("alice"), Principal::named("bob"), Principal::named("carol"));
+        let a1 = f.begin_call(&alice).unwrap();
+        let _a2 = f.begin_call(&alice).unwrap();
+        let e = f.begin_call(&alice).err().unwrap();
+        assert!(e.contains("--max-calls-per-principal") && e.contains("alice"), "{e}");
+        let _b = f.begin_call(&bob).expect("bob is not starved by alice");
+        drop(a1);
+        let _a3 = f.begin_call(&alice).expect("a finished call frees its slot");
+
+        let _ac = f.begin_confirmation(&alice).unwrap();
+        assert!(f.begin_confirmation(&alice).err().unwrap().contains("--max-confirmations-per-principal"));
+        let bc = f.begin_confirmation(&bob).unwrap();
+        let e = f.begin_confirmation(&carol).err().unwrap();
+        assert!(e.contains("2 confirmation forms are open on this server"), "{e}");
+        drop(bc);
+        assert!(f.begin_confirmation(&carol).is_ok());
+    }
+}
