@@ -15,8 +15,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::capability::{Answer, ConfirmStatus, CreateRequest, Delivery, FabricError, Host, Prompt, Taken};
+use crate::catalog::{BROKER, ToolDef};
+use crate::grammar::{Object, req, text};
 use crate::price;
 use crate::proposal::{Checks, PROPOSE_AGAIN, Proposal, token_error};
 use crate::spec::{ChangeType, Compiled, Spec};
@@ -33,24 +34,22 @@ MCP client that can show the person a form: form elicitation (protocol 2025-06-1
 input-required round trip. With neither, nothing is executed (status unsupported_by_client) unless the operator \
 started the server with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
 
-pub const SCHEMA: &str = r#"{
-  "type": "object",
-  "properties": {
-    "confirm_token": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The confirm_token (chg-<32 hex digits>) from fabric_propose_change"}
-  },
-  "required": ["confirm_token"],
-  "additionalProperties": false
-}"#;
+static ARGS: Object = Object {
+    fields: &[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>) from fabric_propose_change")],
+    rule: None,
+    rule_doc: "",
+};
 
-/// The token argument. Any string is accepted here: one of the wrong shape is simply unknown.
-fn parse(arguments: &str) -> Result<String, ToolError> {
-    let args = Args::parse(arguments, &["confirm_token"])?;
-    match args.get("confirm_token") {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(ToolError::invalid_argument("/confirm_token", format!("expected a string, got {other}"))),
-        None => Err(ToolError::invalid_argument("/confirm_token", "is required")),
-    }
-}
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    toolset: "mutate",
+    title: "Confirm a proposed Fabric create",
+    description: DESCRIPTION,
+    args: &ARGS,
+    schema_extra: None,
+    hints: BROKER,
+    run: call,
+};
 
 fn is_token(s: &str) -> bool {
     s.len() == 36 && s.starts_with("chg-") && s[4..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -209,8 +208,8 @@ fn duration(ms: u64) -> String {
     if s >= 60 { format!("{}m {:02}s", s / 60, s % 60) } else { format!("{s}s") }
 }
 
-pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
-    let token = parse(arguments)?;
+pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let token = args["confirm_token"].as_str().unwrap_or_default().to_string();
     if !is_token(&token) {
         return Err(unknown_token(&token));
     }
@@ -350,7 +349,7 @@ struct Attempt<'a> {
 impl Attempt<'_> {
     /// A token error raised before anyone is asked: recorded as `not_asked` when the token was
     /// taken; a stateless first round only looked, so it records nothing.
-    fn stopped_before_asking(self, host: &mut impl Host, kind: &'static str, message: String) -> ToolError {
+    fn stopped_before_asking(self, host: &mut dyn Host, kind: &'static str, message: String) -> ToolError {
         let checks = self.checks;
         let v = self.finish(host, Some(false), "not_asked", message.clone());
         token_error(kind, message, checks, PROPOSE_AGAIN).with("result", v)
@@ -359,7 +358,7 @@ impl Attempt<'_> {
     /// A confirm that ended in a tool error: the whole result nested, the checks also at the top.
     fn failed(
         self,
-        host: &mut impl Host,
+        host: &mut dyn Host,
         executed: Option<bool>,
         status: &str,
         kind: &'static str,
@@ -372,7 +371,7 @@ impl Attempt<'_> {
 
     /// Completes the result, records it as the token's outcome (so a replay can report it) when
     /// this attempt took the token, and returns it.
-    fn finish(mut self, host: &mut impl Host, executed: Option<bool>, status: &str, message: String) -> Value {
+    fn finish(mut self, host: &mut dyn Host, executed: Option<bool>, status: &str, message: String) -> Value {
         self.result.insert("executed".into(), json!(executed));
         self.result.insert("human_confirmation".into(), json!({"status": status}));
         self.result.insert("confirm_checks".into(), self.checks.to_json());

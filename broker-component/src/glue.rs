@@ -124,8 +124,10 @@ impl tools::Guest for Component {
             .map(|t| tools::Tool {
                 name: t.name.into(),
                 toolset: t.toolset.into(),
+                title: t.title.into(),
                 description: t.description.into(),
-                input_schema: t.input_schema.into(),
+                input_schema: catalog::schema_text(t),
+                output_schema: None,
                 hints: tools::Hints {
                     read_only: t.hints.read_only,
                     destructive: t.hints.destructive,

@@ -13,11 +13,12 @@ pub mod capability;
 pub mod catalog;
 pub mod confirm;
 pub mod fabric_call;
+pub mod fabric_enums;
+pub mod grammar;
 pub mod metros;
 pub mod price;
 pub mod proposal;
 pub mod propose;
-pub mod reader;
 pub mod reads;
 pub mod spec;
 pub mod time;
@@ -40,13 +41,13 @@ use capability::Host;
 use tool_error::ToolError;
 
 /// Runs the tool `name` with JSON `arguments`; `Err` is the JSON text of a tool error.
-pub fn call_tool(host: &mut impl Host, name: &str, arguments: &str) -> Result<String, String> {
-    let result = match name {
-        metros::NAME => metros::call(host, arguments),
-        propose::NAME => propose::call(host, arguments),
-        confirm::NAME => confirm::call(host, arguments),
-        other if let Some(tool) = reads::TOOLS.iter().find(|t| t.name == other) => (tool.run)(host, arguments),
-        other => Err(ToolError::new("unknown_tool", format!("this component has no tool named {other:?}"))),
+pub fn call_tool(host: &mut dyn Host, name: &str, arguments: &str) -> Result<String, String> {
+    let result = match catalog::find(name) {
+        Some(tool) => args::parse(arguments).and_then(|a| tool.check(&a)).and_then(|a| (tool.run)(host, &a)),
+        None => Err(ToolError::new(
+            "unknown_tool",
+            format!("this component has no tool named {:?}", tool_error::clip(name, 128)),
+        )),
     };
     result.map(|v| json_text(&v)).map_err(|e| e.to_json())
 }

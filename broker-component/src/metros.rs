@@ -4,43 +4,51 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::args::{Args, paging_query};
+use crate::args::{LIMIT, OFFSET, RAW, paging, paging_query, text};
 use crate::capability::{FabricRequest, Host, Method};
+use crate::catalog::{READ_ONLY, ToolDef};
 use crate::fabric_call::{paged, send_json};
+use crate::fabric_enums::PRESENCES;
+use crate::grammar::{Kind, Object, opt};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_list_metros";
 
-pub const SCHEMA: &str = r#"{
-  "type": "object",
-  "properties": {
-    "presence": {"type": "string", "enum": ["MY_PORTS"], "description": "MY_PORTS: only metros where your organisation has ports"},
-    "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 0, "description": "Index of the first metro to return"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Page size (1-100)"},
-    "raw": {"type": "boolean", "default": false, "description": "Return Fabric's full metro objects instead of the compact form"}
-  },
-  "additionalProperties": false
-}"#;
+static ARGS: Object = Object {
+    fields: &[
+        opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: only metros where your organisation has ports"),
+        OFFSET,
+        LIMIT,
+        RAW,
+    ],
+    rule: None,
+    rule_doc: "",
+};
 
-pub const DESCRIPTION: &str = "List Equinix Fabric metros (code, name, region, ASN, local bandwidth cap). \
-Paged: the result has `total` and `next_offset` (null on the last page). Use the metro codes in port \
-searches and change specs.";
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    toolset: "metros",
+    title: "List Fabric metros",
+    description: "List Equinix Fabric metros (code, name, region, ASN, local bandwidth cap). Paged: the result has \
+`total` and `next_offset` (null on the last page). Use the metro codes in port searches and change specs.",
+    args: &ARGS,
+    schema_extra: None,
+    hints: READ_ONLY,
+    run: call,
+};
 
-/// Builds the Fabric request for the given arguments.
-pub fn request(args: &Args) -> Result<(FabricRequest, u64, bool), ToolError> {
-    let presence = args.opt_enum("presence", &["MY_PORTS"])?;
-    let (offset, limit, raw) = args.paging()?;
+/// Builds the Fabric request for checked arguments.
+pub fn request(args: &Value) -> (FabricRequest, u64, bool) {
+    let (offset, limit, raw) = paging(args);
     let mut query = paging_query(offset, limit);
-    if let Some(p) = presence {
+    if let Some(p) = text(args, "presence") {
         query.push(("presence".to_string(), p.to_string()));
     }
-    let req = FabricRequest { method: Method::Get, path: "/fabric/v4/metros".into(), query, body: None };
-    Ok((req, offset, raw))
+    (FabricRequest { method: Method::Get, path: "/fabric/v4/metros".into(), query, body: None }, offset, raw)
 }
 
-pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
-    let args = Args::parse(arguments, &["presence", "offset", "limit", "raw"])?;
-    let (req, offset, raw) = request(&args)?;
+pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (req, offset, raw) = request(args);
     let answer = send_json(host, req)?;
     Ok(compact(answer, offset, raw))
 }
@@ -79,10 +87,8 @@ mod tests {
 
     #[test]
     fn request_carries_paging_and_presence() {
-        let args =
-            Args::parse(r#"{"presence":"MY_PORTS","offset":40,"limit":10}"#, &["presence", "offset", "limit", "raw"])
-                .unwrap();
-        let (req, offset, raw) = request(&args).unwrap();
+        let args = TOOL.check(&json!({"presence": "MY_PORTS", "offset": 40, "limit": 10})).unwrap();
+        let (req, offset, raw) = request(&args);
         assert_eq!(req.method, Method::Get);
         assert_eq!(req.path, "/fabric/v4/metros");
         assert_eq!(offset, 40);
@@ -111,7 +117,7 @@ mod tests {
     #[test]
     fn fabric_error_becomes_tool_error() {
         let mut host = FakeHost::answering(400, r#"[{"errorCode":"EQ-3036013","errorMessage":"Invalid offset"}]"#);
-        let err = call(&mut host, r#"{"offset": 5}"#).unwrap_err();
+        let err = call(&mut host, &json!({"offset": 5})).unwrap_err();
         assert_eq!(err.kind, "fabric_error");
         assert!(err.message.contains("EQ-3036013"));
         assert_eq!(host.sent.len(), 1);
@@ -120,7 +126,8 @@ mod tests {
     #[test]
     fn bad_arguments_send_nothing() {
         let mut host = FakeHost::answering(200, "{}");
-        assert!(call(&mut host, r#"{"limit": 0}"#).is_err());
+        let out = crate::call_tool(&mut host, NAME, r#"{"limit": 0, "presence": "ALL"}"#).unwrap_err();
+        assert!(out.contains("/limit") && out.contains("/presence"), "both problems named: {out}");
         assert!(host.sent.is_empty());
     }
 }

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::capability::{FabricRequest, Host, Method};
 use crate::fabric_call::send_json;
-use crate::spec::{ConnectionSide, ConnectionSpec, Spec};
+use crate::fabric_enums::{PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
+use crate::spec::{ChangeType, Spec};
 
 fn unpriced(reason: impl Into<String>) -> Value {
     json!({"status": "unpriced", "reason": reason.into()})
@@ -42,46 +43,52 @@ pub(crate) fn charge_total(row: &Value, charge_type: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The price-search filter for a connection spec.
-pub fn connection_filter(c: &ConnectionSpec) -> Value {
-    let mut and = product_filter(c.kind, c.bandwidth);
-    for (name, side) in [("aSide", &c.a_side), ("zSide", &c.z_side)] {
-        side_filter(&mut and, name, side);
+/// The price-search filter for a connection body, or why it cannot be priced: only the rows the
+/// price schema has (`VirtualConnectionPrice`: a connection type and access point type it
+/// prices, the a-side's port and metro, the z-side's profile and metro).
+pub fn connection_filter(body: &Value) -> Result<Value, String> {
+    let kind = body["type"].as_str().unwrap_or_default();
+    if !PRICED_CONNECTION_TYPES.contains(&kind) {
+        return Err(format!("the rate card has no prices for {kind} connections"));
     }
-    json!({"filter": {"and": and}})
-}
-
-fn side_filter(and: &mut Vec<Value>, name: &str, side: &ConnectionSide) {
-    let Some(ap) = &side.access_point else { return };
-    let base = format!("/connection/{name}/accessPoint");
-    and.push(eq(&format!("{base}/type"), ap.kind));
-    if let Some(port) = &ap.port {
-        and.push(eq(&format!("{base}/port/uuid"), &port.uuid));
+    let bandwidth = body["bandwidth"].as_u64().unwrap_or_default();
+    let mut and = product_filter(kind, bandwidth);
+    for side in ["aSide", "zSide"] {
+        let Some(ap) = body[side].get("accessPoint") else { continue };
+        let base = format!("/connection/{side}/accessPoint");
+        if let Some(t) = ap["type"].as_str().filter(|t| PRICED_ACCESS_POINT_TYPES.contains(t)) {
+            and.push(eq(&format!("{base}/type"), t));
+        }
+        if let Some(metro) = ap.pointer("/location/metroCode").and_then(Value::as_str) {
+            and.push(eq(&format!("{base}/location/metroCode"), metro));
+        }
+        let id = if side == "aSide" { "/port/uuid" } else { "/profile/uuid" };
+        if let Some(uuid) = ap.pointer(id).and_then(Value::as_str) {
+            and.push(eq(&format!("{base}{id}"), uuid));
+        }
     }
-    if let Some(metro) = &ap.metro_code {
-        and.push(eq(&format!("{base}/location/metroCode"), metro));
-    }
-    if let Some(profile) = &ap.profile {
-        and.push(eq(&format!("{base}/profile/uuid"), &profile.uuid));
-    }
+    Ok(json!({"filter": {"and": and}}))
 }
 
 /// Computes the price context for `spec`.
-pub fn price_context(host: &mut impl Host, spec: &Spec) -> Value {
-    let c = match spec {
-        Spec::Connection(c) => c,
-        Spec::Network(_) => {
+pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
+    match spec.change_type {
+        ChangeType::ConnectionCreate => {}
+        ChangeType::NetworkCreate => {
             return unpriced(
                 "Fabric has no price product for networks; the connections attached to it are priced when they are created",
             );
         }
-        Spec::ServiceToken(_) => {
+        ChangeType::ServiceTokenCreate => {
             return unpriced(
                 "Fabric has no price product for service tokens; a connection created with the token is priced as a virtual connection",
             );
         }
+    }
+    let filter = match connection_filter(&spec.body) {
+        Ok(f) => f,
+        Err(why) => return unpriced(why),
     };
-    let filter = connection_filter(c);
     let request = FabricRequest {
         method: Method::Post,
         path: "/fabric/v4/prices/search".into(),

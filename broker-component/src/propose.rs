@@ -6,8 +6,9 @@ use alloc::string::String;
 use alloc::vec;
 use serde_json::{Value, json};
 
-use crate::args::Args;
 use crate::capability::{FabricRequest, Host, Method};
+use crate::catalog::{BROKER, ToolDef};
+use crate::grammar::{self, Kind, Object, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
 use crate::spec::{ChangeType, Spec};
@@ -20,33 +21,57 @@ pub const DESCRIPTION: &str = "Propose one Fabric create (connection, network or
 is validated by a real Fabric dry run (dryRun=true; nothing is provisioned) and priced where Fabric can price it; \
 the result holds a single-use confirm_token valid for 10 minutes. Nothing is created until fabric_confirm_change is \
 called and the person at the MCP client approves (which needs a client that supports form elicitation or the \
-2026-07-28 input-required round trip; see fabric_confirm_change). `spec` uses the Fabric v4 request field names (camelCase), e.g. \
-for connection_create: {type, name, bandwidth, aSide:{accessPoint:{type, port:{uuid}, linkProtocol:{type, vlanTag}}}, \
-zSide:{...}, notifications:[{type, emails}], project:{projectId}}.";
+2026-07-28 input-required round trip; see fabric_confirm_change). `spec` uses the Fabric v4 request field names (camelCase), described in \
+full by this tool's input schema for each change_type (e.g. connection_create: {type, name, bandwidth, aSide:{accessPoint:\
+{type, port:{uuid}, linkProtocol:{type, vlanTag}}}, zSide:{...}, notifications:[{type, emails}]}).";
 
-pub const SCHEMA: &str = r#"{
-  "type": "object",
-  "properties": {
-    "change_type": {"type": "string", "enum": ["connection_create", "network_create", "service_token_create"], "description": "What to create; there are no update or delete change types"},
-    "spec": {"type": "object", "description": "The Fabric v4 create request body (camelCase field names)"}
-  },
-  "required": ["change_type", "spec"],
-  "additionalProperties": false
-}"#;
+static ARGS: Object = Object {
+    fields: &[
+        req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
+        req(
+            "spec",
+            Kind::AnyObject,
+            "The Fabric v4 create request body (camelCase field names); its shape for each change_type is given below",
+        ),
+    ],
+    rule: None,
+    rule_doc: "",
+};
 
-/// What `fabric_propose_change` parsed: the change type and its typed spec.
-pub fn parse(arguments: &str) -> Result<Spec, ToolError> {
-    let args = Args::parse(arguments, &["change_type", "spec"])?;
-    let kind = args
-        .opt_enum("change_type", ChangeType::NAMES)?
-        .ok_or_else(|| ToolError::invalid_argument("/change_type", "is required"))?;
-    let change_type = ChangeType::parse(kind).expect("listed in NAMES");
-    let spec = args.get("spec").ok_or_else(|| ToolError::invalid_argument("/spec", "is required"))?;
-    Spec::parse(change_type, spec, "/spec")
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    toolset: "mutate",
+    title: "Propose a Fabric create",
+    description: DESCRIPTION,
+    args: &ARGS,
+    schema_extra: Some(typed_specs),
+    hints: BROKER,
+    run: call,
+};
+
+/// The spec of each change type, from the grammar that checks it.
+fn typed_specs(schema: &mut Value) {
+    let branches: alloc::vec::Vec<Value> = ChangeType::ALL
+        .iter()
+        .map(|ct| {
+            let spec = grammar::schema(&Kind::Obj(ct.grammar()), ct.spec_doc());
+            json!({"if": {"properties": {"change_type": {"const": ct.as_str()}}, "required": ["change_type"]},
+                   "then": {"properties": {"spec": spec}}})
+        })
+        .collect();
+    schema["allOf"] = Value::Array(branches);
 }
 
-pub fn call(host: &mut impl Host, arguments: &str) -> Result<Value, ToolError> {
-    let spec = parse(arguments)?;
+/// What `fabric_propose_change` checked: the change type and its spec.
+pub fn parse(args: &Value) -> Result<Spec, ToolError> {
+    let kind = args["change_type"].as_str().unwrap_or_default();
+    let change_type = ChangeType::parse(kind)
+        .ok_or_else(|| ToolError::invalid_argument("/change_type", format!("unknown change type {kind:?}")))?;
+    Spec::parse(change_type, &args["spec"], "/spec")
+}
+
+pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let spec = parse(args)?;
     let compiled = spec.compile();
     let change_type = compiled.change_type;
 

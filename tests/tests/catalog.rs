@@ -88,7 +88,7 @@ async fn each_read_tool_answers_from_the_seeded_estate() {
     let names: Vec<&str> =
         profiles["service_profiles"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["AWS Direct Connect", "Acme Private Exchange"]);
-    let aws = ok(&server, "fabric_get_service_profile", json!({"profile_id": PROFILES[0].0})).await;
+    let aws = ok(&server, "fabric_get_service_profile", json!({"profile_id": PROFILES[0].uuid})).await;
     assert_eq!(aws["service_profile"]["metros"], json!(["DC", "SV", "LD"]));
 
     let conns = ok(&server, "fabric_search_connections", json!({"port_id": dc_pri})).await;
@@ -170,16 +170,23 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     let used: Vec<u64> =
         vlans["vlans_in_use"].as_array().unwrap().iter().filter_map(|v| v["vlan_tag"].as_u64()).collect();
     let vlan = (100..4092).find(|v| !used.contains(v)).unwrap();
-    // 3. a provider profile in that metro
-    let profiles = ok(&b, "fabric_search_service_profiles", json!({"metro": "DC", "name": "AWS*"})).await;
+    // 3. a provider profile in that metro, and what it requires
+    let profiles = ok(&b, "fabric_search_service_profiles", json!({"metro": "DC", "name_contains": "aws"})).await;
     let profile = profiles["service_profiles"][0].clone();
-    // 4. propose and confirm
-    let spec = json!({
+    assert_eq!(profile["name"], "AWS Direct Connect");
+    assert_eq!(profile["authentication_key"], "AWS Account ID", "{profile}");
+    assert!(profile["seller_regions"].as_array().unwrap().contains(&json!("us-east-1")), "{profile}");
+    // 4. propose: the dry run refuses what the profile does not accept, as Fabric would
+    let mut spec = json!({
         "type": "EVPL_VC", "name": "agent-to-aws", "bandwidth": 500,
         "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": port_id}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
         "zSide": {"accessPoint": {"type": "SP", "profile": {"type": "L2_PROFILE", "uuid": profile["uuid"]}, "location": {"metroCode": "DC"}}},
         "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]
     });
+    let r = b.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert_eq!(structured(&r)["error"]["fabric_errors"][0]["errorCode"], "EQ-3142308", "{:?}", r.structured_content);
+    spec["zSide"]["accessPoint"]["authenticationKey"] = json!("123456789012");
+    spec["zSide"]["accessPoint"]["sellerRegion"] = json!("us-east-1");
     let p = ok(&b, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
     assert_eq!(p["price_context"]["monthly_recurring"], 250.0);
     let out = ok(&b, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
@@ -192,5 +199,34 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": port_id})).await;
     assert!(vlans["vlans_in_use"].as_array().unwrap().iter().any(|v| v["vlan_tag"] == vlan));
     assert_eq!(creates(&sim_url, "connections").await, 1);
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn a_vlan_says_what_holds_it_and_a_tokens_vlan_is_taken() {
+    let b = start_on_embedded_sim(&["--toolsets", "all,mutate"], TestClient::accepting()).await.unwrap();
+    let dc_pri = PORTS[0].0;
+    let token = json!({"type": "VC_TOKEN", "name": "t-holds-700", "expirationDateTime": "2031-01-01T00:00:00Z",
+        "connection": {"type": "EVPL_VC", "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": dc_pri},
+            "linkProtocol": {"type": "DOT1Q", "vlanTag": 700}}]}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+    let p = ok(&b, "fabric_propose_change", json!({"change_type": "service_token_create", "spec": token})).await;
+    let created = ok(&b, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
+    let held =
+        |tag: u64| vlans["vlans_in_use"].as_array().unwrap().iter().find(|v| v["vlan_tag"] == tag).cloned().unwrap();
+    assert_eq!(held(100)["held_by"]["kind"], "connection");
+    assert_eq!(held(100)["held_by"]["uuid"], "11111111-2222-4333-8444-000000000100");
+    assert_eq!(
+        held(700)["held_by"],
+        json!({"kind": "service_token", "uuid": created["created"]["uuid"], "type": "VC_TOKEN"})
+    );
+    // a connection on the token's VLAN is refused by the dry run
+    let spec = json!({"type": "EVPL_VC", "name": "clash", "bandwidth": 50,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": dc_pri}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 700}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[3].0}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 700}}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+    let r = b.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert_eq!(structured(&r)["error"]["fabric_errors"][0]["errorCode"], "EQ-3142102", "{:?}", r.structured_content);
     b.stop().await;
 }

@@ -47,8 +47,10 @@ impl Default for Limits {
 pub struct ToolDecl {
     pub name: String,
     pub toolset: String,
+    pub title: String,
     pub description: String,
     pub input_schema: String,
+    pub output_schema: Option<String>,
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
@@ -287,8 +289,10 @@ fn decl(t: tools::Tool) -> ToolDecl {
     ToolDecl {
         name: t.name,
         toolset: t.toolset,
+        title: t.title,
         description: t.description,
         input_schema: t.input_schema,
+        output_schema: t.output_schema,
         read_only: t.hints.read_only,
         destructive: t.hints.destructive,
         idempotent: t.hints.idempotent,

@@ -61,18 +61,38 @@ impl Estate {
         find_by_uuid(&self.ports, uuid)
     }
 
-    /// VLANs in use on a port, from the connections (and tokens) that reference it.
+    /// VLANs in use on a port, as `GET .../linkProtocols` answers (`LinkProtocolResponse`): each
+    /// with the asset (a connection) or the service token holding it, by href, uuid, type and
+    /// bandwidth; Fabric gives no name.
     pub fn link_protocols(&self, port: &str) -> Vec<Value> {
         let mut out = Vec::new();
+        let held = |lp: &Value, holder_key: &str, holder: Value, created: &Value| {
+            let mut lp = lp.clone();
+            lp["state"] = json!("RESERVED");
+            lp[holder_key] = holder;
+            if created.is_string() {
+                lp["changeLog"] = json!({"createdDateTime": created});
+            }
+            lp
+        };
         for c in &self.connections {
             for side in ["aSide", "zSide"] {
                 let ap = &c[side]["accessPoint"];
-                if ap["port"]["uuid"] == port {
-                    let mut lp = ap["linkProtocol"].clone();
-                    if lp.is_object() {
-                        lp["state"] = json!("RESERVED");
-                        lp["connection"] = json!({"uuid": c["uuid"], "name": c["name"]});
-                        out.push(lp);
+                if ap["port"]["uuid"] == port && ap["linkProtocol"].is_object() {
+                    let asset =
+                        json!({"href": c["href"], "uuid": c["uuid"], "type": c["type"], "bandwidth": c["bandwidth"]});
+                    out.push(held(&ap["linkProtocol"], "asset", asset, &c["changeLog"]["createdDateTime"]));
+                }
+            }
+        }
+        for t in &self.service_tokens {
+            for side in ["aSide", "zSide"] {
+                let selectors = t["connection"][side]["accessPointSelectors"].as_array();
+                for sel in selectors.into_iter().flatten() {
+                    if sel["port"]["uuid"] == port && sel["linkProtocol"].is_object() {
+                        let token = json!({"href": t["href"], "uuid": t["uuid"], "type": t["type"],
+                                           "bandwidth": t["connection"]["bandwidthLimit"]});
+                        out.push(held(&sel["linkProtocol"], "serviceToken", token, &Value::Null));
                     }
                 }
             }
@@ -86,114 +106,199 @@ impl Estate {
             .any(|used| ["vlanTag", "vlanSTag"].iter().any(|k| !lp[k].is_null() && used[k] == lp[k]))
     }
 
+    /// Refuses a VLAN another connection or token holds on `port`.
+    fn check_vlan(&self, port: &str, lp: &Value, at: &str) -> Result<(), Refused> {
+        if self.vlan_in_use(port, lp) {
+            return Err(bad(
+                "EQ-3142102",
+                "Connection has duplicate buyer-side VLAN ID for port or the same VLAN ID is in the process of being deleted and should be freed up soon",
+                at,
+            ));
+        }
+        Ok(())
+    }
+
     /// Validates a create body; the same rules run for a dry run and a real create.
     pub fn validate(&self, kind: Kind, body: &Value, dry_run: bool) -> Result<(), Refused> {
         if !body.is_object() {
-            return Err(bad("EQ-3142001", "Invalid request body", "body"));
+            return Err(invalid("body", "the request body must be a JSON object"));
         }
-        require(body, &["type", "notifications"], "EQ-3142001")?;
+        require(body, &["type", "notifications"])?;
         match kind {
             Kind::Connection => self.validate_connection(body, dry_run),
-            Kind::Network => validate_network(body),
+            Kind::Network => self.validate_network(body),
             Kind::ServiceToken => self.validate_token(body),
         }
     }
 
+    fn metro_exists(&self, code: &str) -> bool {
+        self.metros.iter().any(|m| m["code"] == code)
+    }
+
     fn validate_connection(&self, body: &Value, dry_run: bool) -> Result<(), Refused> {
         let kind = body["type"].as_str().unwrap_or("");
-        if dry_run && matches!(kind, "IX_VC" | "IC_VC") {
+        if dry_run && kind == "IX_VC" {
             return Err(Refused(
                 400,
                 json!([{"errorCode": "EQ-3142411", "errorMessage": "Dry run is not supported for this connection type",
                         "correlationId": uuid::Uuid::new_v4().to_string(), "additionalInfo": [{"reason": "queryParam:dryRun"}]}]),
             ));
         }
-        require(body, &["name", "bandwidth", "aSide", "zSide"], "EQ-3142001")?;
+        require(body, &["name", "bandwidth", "aSide", "zSide"])?;
         let bandwidth = body["bandwidth"].as_u64().unwrap_or(0);
         for side in ["aSide", "zSide"] {
             let ap = &body[side]["accessPoint"];
+            let at = |rest: &str| format!("/{side}/accessPoint{rest}");
+            if let Some(metro) = ap["location"]["metroCode"].as_str()
+                && !self.metro_exists(metro)
+            {
+                return Err(invalid(&at("/location/metroCode"), &format!("metro {metro} does not exist")));
+            }
             match ap["type"].as_str() {
                 Some("COLO") => {
                     let uuid = ap["port"]["uuid"].as_str().unwrap_or("");
                     let Some(port) = self.port(uuid) else {
-                        return Err(bad(
-                            "EQ-3142226",
-                            "Port does not exist or is not accessible",
-                            &format!("/{side}/accessPoint/port/uuid"),
-                        ));
+                        return Err(invalid(&at("/port/uuid"), "the port does not exist or is not accessible"));
                     };
                     let lp = &ap["linkProtocol"];
                     if lp["type"] != port["encapsulation"]["type"] && lp["type"] != "UNTAGGED" {
-                        return Err(bad(
-                            "EQ-3142204",
-                            "Link protocol does not match the port encapsulation",
-                            &format!("/{side}/accessPoint/linkProtocol/type"),
+                        return Err(invalid(
+                            &at("/linkProtocol/type"),
+                            "the link protocol does not match the port's encapsulation",
                         ));
                     }
-                    if self.vlan_in_use(uuid, lp) {
-                        return Err(bad(
-                            "EQ-3142102",
-                            "Connection has duplicate buyer-side VLAN ID for port or the same VLAN ID is in the process of being deleted and should be freed up soon",
-                            &format!("/{side}/accessPoint/linkProtocol"),
-                        ));
-                    }
-                    if bandwidth > port["bandwidth"].as_u64().unwrap_or(0) {
-                        return Err(bad("EQ-3142306", "Requested bandwidth exceeds the port bandwidth", "/bandwidth"));
+                    self.check_vlan(uuid, lp, &at("/linkProtocol"))?;
+                    if bandwidth > port["availableBandwidth"].as_u64().unwrap_or(0) {
+                        return Err(invalid("/bandwidth", "the bandwidth exceeds the port's available bandwidth"));
                     }
                 }
-                Some("SP") => {
-                    if find_by_uuid(&self.profiles, ap["profile"]["uuid"].as_str().unwrap_or("")).is_none() {
-                        return Err(bad(
-                            "EQ-3142301",
-                            "Given profile does not exist",
-                            &format!("/{side}/accessPoint/profile/uuid"),
+                Some("SP") => self.validate_provider(ap, bandwidth, &at)?,
+                Some("VD") => {
+                    let uuid = ap["virtualDevice"]["uuid"].as_str().unwrap_or("");
+                    let Some((_, _, _, interfaces)) = seed::VIRTUAL_DEVICES.iter().find(|d| d.0 == uuid) else {
+                        return Err(invalid(
+                            &at("/virtualDevice/uuid"),
+                            "the virtual device does not exist or is not accessible",
                         ));
+                    };
+                    if let Some(id) = ap["interface"]["id"].as_u64()
+                        && (id == 0 || id > *interfaces)
+                    {
+                        return Err(invalid(&at("/interface/id"), "the device has no such interface"));
                     }
                 }
                 Some("NETWORK") => {
                     if find_by_uuid(&self.networks, ap["network"]["uuid"].as_str().unwrap_or("")).is_none() {
-                        return Err(bad(
-                            "EQ-3142301",
-                            "Given network does not exist",
-                            &format!("/{side}/accessPoint/network/uuid"),
-                        ));
+                        return Err(invalid(&at("/network/uuid"), "the network does not exist or is not accessible"));
                     }
                 }
                 _ if body[side]["serviceToken"]["uuid"].is_string() => {}
-                _ => return Err(bad("EQ-3142001", "Unsupported access point", &format!("/{side}/accessPoint/type"))),
+                Some(other) => {
+                    return Err(invalid(
+                        &at("/type"),
+                        &format!("{other} access points are not offered by this simulator"),
+                    ));
+                }
+                None => return Err(invalid(&format!("/{side}"), "needs an accessPoint or a serviceToken")),
             }
+        }
+        Ok(())
+    }
+
+    /// A service provider access point: its profile, the metro it is offered in, the bandwidths
+    /// it offers, and the authentication key and seller region it requires.
+    fn validate_provider(&self, ap: &Value, bandwidth: u64, at: &dyn Fn(&str) -> String) -> Result<(), Refused> {
+        let Some(profile) = find_by_uuid(&self.profiles, ap["profile"]["uuid"].as_str().unwrap_or("")) else {
+            return Err(bad("EQ-3142301", "Given profile does not exist", &at("/profile/uuid")));
+        };
+        let config = &profile["accessPointTypeConfigs"][0];
+        let offered = config["supportedBandwidths"].as_array().is_some_and(|b| b.iter().any(|v| *v == bandwidth));
+        if !offered && config["allowCustomBandwidth"] != true {
+            return Err(bad("EQ-3142306", "Requested bandwidth is not supported by service profile", "/bandwidth"));
+        }
+        let metro = ap["location"]["metroCode"].as_str().unwrap_or("");
+        let Some(offered_in) = profile["metros"].as_array().and_then(|ms| ms.iter().find(|m| m["code"] == metro))
+        else {
+            return Err(bad(
+                "EQ-3142302",
+                "Service provider does not exist in required zSide metro",
+                &at("/location/metroCode"),
+            ));
+        };
+        if config["authenticationKey"]["required"] == true && !ap["authenticationKey"].is_string() {
+            return Err(bad("EQ-3142308", "Authentication key is required", &at("/authenticationKey")));
+        }
+        if let Some(regions) = offered_in["sellerRegions"].as_object() {
+            match ap["sellerRegion"].as_str() {
+                Some(r) if regions.contains_key(r) => {}
+                Some(r) => {
+                    return Err(invalid(
+                        &at("/sellerRegion"),
+                        &format!("the profile offers no seller region {r} here"),
+                    ));
+                }
+                None => return Err(invalid(&at("/sellerRegion"), "the profile requires a seller region")),
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_network(&self, body: &Value) -> Result<(), Refused> {
+        require(body, &["name", "scope"])?;
+        if body["scope"] == "REGIONAL" && body["location"]["region"].is_null() {
+            return Err(invalid("/location/region", "a REGIONAL network needs location.region"));
+        }
+        if let Some(metro) = body["location"]["metroCode"].as_str()
+            && !self.metro_exists(metro)
+        {
+            return Err(invalid("/location/metroCode", &format!("metro {metro} does not exist")));
         }
         Ok(())
     }
 
     fn validate_token(&self, body: &Value) -> Result<(), Refused> {
         let Some(exp) = body["expirationDateTime"].as_str() else {
-            return Err(bad("EQ-3034005", "expirationDateTime is required", "/expirationDateTime"));
+            return Err(invalid("/expirationDateTime", "expirationDateTime is required"));
         };
         let parsed = time::OffsetDateTime::parse(exp, &time::format_description::well_known::Rfc3339);
         if !parsed.is_ok_and(|t| t > time::OffsetDateTime::now_utc()) {
-            return Err(bad("EQ-3034010", "Expiration date must be a future date-time", "/expirationDateTime"));
+            return Err(invalid("/expirationDateTime", "the expiration must be a future date-time"));
         }
-        let selectors = body["connection"]["aSide"]["accessPointSelectors"]
-            .as_array()
-            .or_else(|| body["connection"]["zSide"]["accessPointSelectors"].as_array());
-        for s in selectors.into_iter().flatten() {
-            if let Some(uuid) = s["port"]["uuid"].as_str()
-                && self.port(uuid).is_none()
-            {
-                return Err(bad(
-                    "EQ-3034012",
-                    "Port does not exist or is not accessible",
-                    "/connection/aSide/accessPointSelectors/port/uuid",
-                ));
+        for side in ["aSide", "zSide"] {
+            let selectors = body["connection"][side]["accessPointSelectors"].as_array();
+            for (i, s) in selectors.into_iter().flatten().enumerate() {
+                let at = |rest: &str| format!("/connection/{side}/accessPointSelectors/{i}{rest}");
+                if let Some(uuid) = s["port"]["uuid"].as_str() {
+                    if self.port(uuid).is_none() {
+                        return Err(invalid(&at("/port/uuid"), "the port does not exist or is not accessible"));
+                    }
+                    self.check_vlan(uuid, &s["linkProtocol"], &at("/linkProtocol"))?;
+                }
+                if let Some(uuid) = s["virtualDevice"]["uuid"].as_str()
+                    && !seed::VIRTUAL_DEVICES.iter().any(|d| d.0 == uuid)
+                {
+                    return Err(invalid(
+                        &at("/virtualDevice/uuid"),
+                        "the virtual device does not exist or is not accessible",
+                    ));
+                }
+                if let Some(uuid) = s["network"]["uuid"].as_str()
+                    && find_by_uuid(&self.networks, uuid).is_none()
+                {
+                    return Err(invalid(&at("/network/uuid"), "the network does not exist or is not accessible"));
+                }
             }
         }
         Ok(())
     }
 
-    /// The dry-run answer: the body echoed with server-resolved hrefs, no uuid or state.
+    /// The dry-run answer: the body echoed with server-resolved hrefs, no uuid or state, and
+    /// without what the answer's model has no place for (`Connection` has no `endCustomer`).
     pub fn echo(&self, body: &Value) -> Value {
         let mut out = body.clone();
+        if let Some(o) = out.as_object_mut() {
+            o.remove("endCustomer");
+        }
         for side in ["aSide", "zSide"] {
             if let Some(uuid) = out[side]["accessPoint"]["port"]["uuid"].as_str().map(str::to_owned) {
                 out[side]["accessPoint"]["port"]["href"] = json!(format!("/fabric/v4/ports/{uuid}"));
@@ -210,12 +315,16 @@ impl Estate {
         entity["href"] = json!(format!("/fabric/v4/{}/{uuid}", kind.collection()));
         let now =
             time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
-        entity["changeLog"] = json!({"createdBy": "sim-user", "createdDateTime": now});
+        // `ServiceToken` spells it `changelog` (and Equinix's own examples `changeLog`): tokens get none
+        if kind != Kind::ServiceToken {
+            entity["changeLog"] = json!({"createdBy": "sim-user", "createdDateTime": now});
+        }
         match kind {
             Kind::Connection => {
                 entity["state"] = json!("PROVISIONING");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING", "providerStatus": "NOT_AVAILABLE"});
-                entity["change"] = json!({"type": "CONNECTION_CREATION", "status": "REQUESTED"});
+                entity["change"] = json!({"uuid": uuid::Uuid::new_v4().to_string(), "type": "CONNECTION_CREATION",
+                                          "status": "REQUESTED", "createdDateTime": now});
                 self.connections.push(entity.clone());
             }
             Kind::Network => {
@@ -235,17 +344,17 @@ impl Estate {
 }
 
 /// Fabric's answer to the first of `keys` missing from `body`.
-fn require(body: &Value, keys: &[&str], code: &str) -> Result<(), Refused> {
+fn require(body: &Value, keys: &[&str]) -> Result<(), Refused> {
     match keys.iter().find(|key| body.get(key).is_none()) {
-        Some(key) => Err(bad(code, &format!("{key} is required"), &format!("/{key}"))),
+        Some(key) => Err(invalid(&format!("/{key}"), &format!("{key} is required"))),
         None => Ok(()),
     }
 }
 
-fn validate_network(body: &Value) -> Result<(), Refused> {
-    require(body, &["name", "scope"], "EQ-3041001")?;
-    if body["scope"] == "REGIONAL" && body["location"]["region"].is_null() {
-        return Err(bad("EQ-3041010", "location.region is required for a REGIONAL network", "/location/region"));
-    }
-    Ok(())
+/// The contract's generic refusal (`EQ-3142501 Invalid input`) for what it has no own code for.
+fn invalid(property: &str, reason: &str) -> Refused {
+    Refused(
+        400,
+        super::error_with("EQ-3142501", "Invalid input", Some(json!([{"property": property, "reason": reason}]))),
+    )
 }

@@ -76,6 +76,8 @@ pub struct Seen {
     pub path: String,
     pub query: String,
     pub correlation_id: Option<String>,
+    /// The JSON body of a POST, as sent (what the contract tests check against Fabric's models).
+    pub body: Option<String>,
 }
 
 /// Counters a test reads to prove what reached "Fabric".
@@ -238,15 +240,29 @@ fn router(sim: Sim) -> Router {
 
 /// A Fabric-shaped error array.
 pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
+    error_with(code, message, property.map(|p| json!([{"property": p}])))
+}
+
+/// Fabric's error array with its `additionalInfo` as given.
+pub fn error_with(code: &str, message: &str, additional_info: Option<Value>) -> Value {
     let mut e = json!({
         "errorCode": code,
         "errorMessage": message,
         "correlationId": uuid::Uuid::new_v4().to_string(),
     });
-    if let Some(p) = property {
-        e["additionalInfo"] = json!([{"property": p}]);
+    if let Some(info) = additional_info {
+        e["additionalInfo"] = info;
     }
     json!([e])
+}
+
+/// A metros error as that API's contract words it (`MetroError`: its own codes and messages).
+fn metro_fail(message: &str, property: Option<&str>, reason: &str) -> Fail {
+    let info = match property {
+        Some(p) => json!([{"property": p, "reason": reason}]),
+        None => json!([{"reason": reason}]),
+    };
+    Fail(400, error_with("EQ-3036013", message, Some(info)))
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
@@ -297,7 +313,8 @@ async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Respo
         if f.mode == FaultMode::Respond {
             return json_response(
                 StatusCode::from_u16(f.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
-                json!({"errorCode": "S5000", "errorMessage": "Injected token endpoint fault"}),
+                json!({"error_domain": "apps-fqa", "error_title": "Injected fault", "error_code": "S5000",
+                       "developer_message": "Injected token endpoint fault", "error_message": "Injected token endpoint fault"}),
             );
         }
     }
@@ -311,11 +328,12 @@ async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Respo
             && r.client_secret.as_deref() == Some(inner.config.client_secret.as_str())
     });
     if !ok {
+        // the token API's one declared error: 400 with Oauth2TokenErrorResponse (snake_case)
         inner.stats.token_rejections += 1;
         return json_response(
-            StatusCode::UNAUTHORIZED,
-            json!({"errorDomain": "apps-fqa", "errorTitle": "Login Failure", "errorCode": "S1006",
-                   "developerMessage": "Invalid client credentials", "errorMessage": "Login Failure, please try again."}),
+            StatusCode::BAD_REQUEST,
+            json!({"error_domain": "apps-fqa", "error_title": "Login Failure", "error_code": "S1006",
+                   "developer_message": "Invalid client credentials", "error_message": "Login Failure, please try again."}),
         );
     }
     let token = inner.config.fixed_token.clone().unwrap_or_else(|| format!("simtok-{}", uuid::Uuid::new_v4().simple()));
@@ -334,7 +352,7 @@ fn is_dry_run(uri: &Uri) -> bool {
 
 /// Records the request and applies latency, auth and injected faults. `Err` is the answer to
 /// give; `Ok(true)` means "process it, then drop the connection".
-async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Result<bool, Response> {
+async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Result<bool, Response> {
     let (latency, fault) = {
         let mut inner = sim.inner.lock().unwrap();
         if inner.stats.requests.len() >= REMEMBERED_REQUESTS {
@@ -345,6 +363,7 @@ async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Re
             path: uri.path().to_string(),
             query: uri.query().unwrap_or("").to_string(),
             correlation_id: headers.get("x-correlation-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+            body: (!body.is_empty() && body.len() <= 4 << 10).then(|| String::from_utf8_lossy(body).into_owned()),
         });
         let key = format!("{method} {}{}", uri.path(), if is_dry_run(uri) { "?dryRun=true" } else { "" });
         let fault = inner.faults.iter().position(|f| f.route == "*" || f.route == key).map(|i| {
@@ -368,6 +387,10 @@ async fn admit(sim: &Sim, method: &Method, uri: &Uri, headers: &HeaderMap) -> Re
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     let valid = bearer.and_then(|t| inner.tokens.get(t)).is_some_and(|exp| Instant::now() < *exp);
     if !valid {
+        if uri.path().starts_with("/fabric/v4/metros") {
+            let info = json!([{"reason": "You are unauthorized to perform this operation"}]);
+            return Err(json_response(StatusCode::UNAUTHORIZED, error_with("EQ-3036001", "Unauthorized", Some(info))));
+        }
         return Err(error_response(401, "EQ-3000039", "User not found in request or invalid.", None));
     }
     match fault {
@@ -413,15 +436,15 @@ fn url_pairs(q: &str) -> HashMap<String, String> {
 fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), Fail> {
     let offset = match q.get("offset") {
         None => 0,
-        Some(v) => v.parse::<usize>().map_err(|_| fail(400, "EQ-3036013", "Invalid offset", Some("offset")))?,
+        Some(v) => v.parse::<usize>().map_err(|_| {
+            metro_fail("Invalid Query Parameter", Some("offset"), "offset must be a non-negative integer")
+        })?,
     };
     let limit = match q.get("limit") {
         None => 20,
-        Some(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=100).contains(n))
-            .ok_or_else(|| fail(400, "EQ-3036013", "Invalid limit", Some("limit")))?,
+        Some(v) => v.parse::<usize>().ok().filter(|n| (1..=100).contains(n)).ok_or_else(|| {
+            metro_fail("Invalid Query Parameter", Some("limit"), "limit must be an integer from 1 to 100")
+        })?,
     };
     Ok((offset, limit))
 }
@@ -432,7 +455,7 @@ fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
     let offset = p["offset"].as_u64().unwrap_or(0) as usize;
     let limit = p["limit"].as_u64().unwrap_or(20) as usize;
     if !(1..=100).contains(&limit) {
-        return Err(fail(400, "EQ-3036013", "Invalid pagination limit", Some("/pagination/limit")));
+        return Err(fail(400, "EQ-3142501", "Invalid input", Some("/pagination/limit")));
     }
     Ok((offset, limit))
 }
@@ -453,17 +476,24 @@ fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize)
     json_bytes(&Page { data, pagination })
 }
 
-fn search(items: &[Value], body: &Value, required: bool) -> Result<Vec<u8>, Fail> {
+fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, required: bool) -> Result<Vec<u8>, Fail> {
     let (offset, limit) = body_paging(body)?;
+    let refuse = |property: &str, reason: &str| {
+        let info = json!([{"property": property, "reason": reason}]);
+        Fail(400, error_with(endpoint.error_code, endpoint.error_message, Some(info)))
+    };
     let filter = body.get("filter");
     if required && filter.is_none() {
-        return Err(fail(400, "EQ-3142001", "filter is required", Some("/filter")));
+        return Err(refuse("filter", "filter is required"));
+    }
+    if let Some(f) = filter {
+        endpoint.check(f).map_err(|(property, reason)| refuse(&property, &reason))?;
     }
     let mut hits = Vec::new();
     for item in items {
         let keep = match filter {
             None => true,
-            Some(f) => search::matches(item, f).map_err(|e| fail(400, "EQ-3142001", &e, Some("/filter")))?,
+            Some(f) => search::matches(item, f).map_err(|e| refuse("filter", &e))?,
         };
         if keep {
             hits.push(item);
@@ -483,7 +513,7 @@ fn not_found(what: &str) -> Fail {
 
 /// Every Fabric v4 route the project uses.
 async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let drop_after = match admit(&sim, &method, &uri, &headers).await {
+    let drop_after = match admit(&sim, &method, &uri, &headers, &body).await {
         Ok(d) => d,
         Err(r) => return r,
     };
@@ -492,7 +522,14 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
     } else {
         match serde_json::from_slice(&body) {
             Ok(v) => v,
-            Err(e) => return error_response(400, "EQ-3142001", &format!("Malformed JSON body: {e}"), Some("body")),
+            Err(e) => {
+                return error_response(
+                    400,
+                    "EQ-3142501",
+                    &format!("Invalid input: malformed JSON body: {e}"),
+                    Some("body"),
+                );
+            }
         }
     };
     let q = query_map(&uri);
@@ -511,32 +548,53 @@ async fn fabric(State(sim): State<Sim>, method: Method, uri: Uri, headers: Heade
                         .iter()
                         .filter(|m| m["code"].as_str().is_some_and(|c| MY_PORT_METROS.contains(&c)))
                         .collect(),
-                    Some(_) => return Err(fail(400, "EQ-3036001", "Invalid presence", Some("presence"))),
+                    Some(_) => {
+                        return Err(metro_fail(
+                            "Invalid Query Parameter",
+                            Some("presence"),
+                            "Allowed value for presence is MY_PORTS",
+                        ));
+                    }
                 };
                 ok(page(&metros, offset, limit))
             }
-            ("GET", ["fabric", "v4", "metros", code]) => estate
-                .metros
-                .iter()
-                .find(|m| m["code"] == *code)
-                .map_or_else(|| Err(not_found("metro")), |m| ok(json_bytes(m))),
-            ("POST", ["fabric", "v4", "ports", "search"]) => ok(search(&estate.ports, &json_body, true)?),
+            ("GET", ["fabric", "v4", "metros", code]) => estate.metros.iter().find(|m| m["code"] == *code).map_or_else(
+                || {
+                    Err(metro_fail(
+                        "Invalid Path Parameter",
+                        Some("pathparameter-metroCode"),
+                        "Provide valid metro code",
+                    ))
+                },
+                |m| ok(json_bytes(m)),
+            ),
+            ("POST", ["fabric", "v4", "ports", "search"]) => {
+                ok(search(&estate.ports, &json_body, &search::PORTS, true)?)
+            }
             ("GET", ["fabric", "v4", "ports", id]) => by_uuid(&estate.ports, id, "port"),
             ("GET", ["fabric", "v4", "ports", id, "linkProtocols"]) => {
                 if estate.port(id).is_none() {
-                    return Err(not_found("port"));
+                    let info =
+                        json!([{"property": "portUuid", "reason": "The uuid requested could not be found in system"}]);
+                    return Err(Fail(400, error_with("EQ-3035202", "Unable to fetch port details", Some(info))));
                 }
                 let (offset, limit) = paging(&q)?;
                 ok(page(&estate.link_protocols(id), offset, limit))
             }
-            ("POST", ["fabric", "v4", "serviceProfiles", "search"]) => ok(search(&estate.profiles, &json_body, false)?),
+            ("POST", ["fabric", "v4", "serviceProfiles", "search"]) => {
+                ok(search(&estate.profiles, &json_body, &search::PROFILES, false)?)
+            }
             ("GET", ["fabric", "v4", "serviceProfiles", id]) => by_uuid(&estate.profiles, id, "service profile"),
-            ("POST", ["fabric", "v4", "connections", "search"]) => ok(search(&estate.connections, &json_body, false)?),
+            ("POST", ["fabric", "v4", "connections", "search"]) => {
+                ok(search(&estate.connections, &json_body, &search::CONNECTIONS, false)?)
+            }
             ("GET", ["fabric", "v4", "connections", id]) => by_uuid(&estate.connections, id, "connection"),
-            ("POST", ["fabric", "v4", "networks", "search"]) => ok(search(&estate.networks, &json_body, false)?),
+            ("POST", ["fabric", "v4", "networks", "search"]) => {
+                ok(search(&estate.networks, &json_body, &search::NETWORKS, false)?)
+            }
             ("GET", ["fabric", "v4", "networks", id]) => by_uuid(&estate.networks, id, "network"),
             ("POST", ["fabric", "v4", "serviceTokens", "search"]) => {
-                ok(search(&estate.service_tokens, &json_body, false)?)
+                ok(search(&estate.service_tokens, &json_body, &search::SERVICE_TOKENS, false)?)
             }
             ("GET", ["fabric", "v4", "serviceTokens", id]) => by_uuid(&estate.service_tokens, id, "service token"),
             ("POST", ["fabric", "v4", "prices", "search"]) => match prices::search(&json_body) {

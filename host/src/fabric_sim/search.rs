@@ -1,8 +1,227 @@
 //! Fabric search filters evaluated over JSON objects: `{"and": [...]}`, `{"or": [...]}` and
-//! `{property, operator, values}` with `=`, `!=`, `IN`, `LIKE`, `ILIKE` (and Fabric's `ILKE`),
-//! where `property` is a JSON pointer such as `/location/metroCode`.
+//! `{property, operator, values}` with `=`, `!=`, `IN`, `NOT IN`, `LIKE`, `ILIKE` (and Fabric's
+//! `ILKE`), where `property` is a JSON pointer such as `/location/metroCode`. Each search endpoint
+//! first checks the filter against what its contract (Fabric v4 4.31) allows: the properties,
+//! the operators, and whether `or` and nesting exist there.
 
 use serde_json::Value;
+
+/// What one search endpoint's filter may contain, and how it refuses the rest.
+pub struct Endpoint {
+    pub properties: &'static [&'static str],
+    pub operators: &'static [&'static str],
+    /// `or` and nested `and` (the profile search has a flat `and` only).
+    pub nesting: bool,
+    pub error_code: &'static str,
+    pub error_message: &'static str,
+}
+
+/// `PortV4SearchRequest.filter` (`PortExpression`, `PortSearchFieldName`).
+pub const PORTS: Endpoint = Endpoint {
+    properties: &[
+        "/device/name",
+        "/physicalPorts/tether/crossConnectId",
+        "/physicalPorts/interface/name",
+        "/state",
+        "/project/projectId",
+        "/uuid",
+        "/name",
+        "/account/orgId",
+        "/account/accountNumber",
+        "/location/metroCode",
+        "/operation/maintenanceStatus",
+        "/operation/lockEnabled",
+    ],
+    operators: &["=", "!=", ">", ">=", "<", "<=", "LIKE", "ILIKE", "IN", "NOT IN", "BETWEEN"],
+    nesting: true,
+    error_code: "EQ-3046116",
+    error_message: "JSON syntax error.",
+};
+
+/// `ServiceProfileSearchRequest.filter`: `=` only, flat `and`.
+pub const PROFILES: Endpoint = Endpoint {
+    properties: &[
+        "/name",
+        "/uuid",
+        "/state",
+        "/metros/code",
+        "/visibility",
+        "/type",
+        "/project/projectId",
+        "/ports/uuid",
+    ],
+    operators: &["="],
+    nesting: false,
+    error_code: "EQ-3001202",
+    error_message: "Unsupported search property",
+};
+
+/// `SearchRequest.filter` of connections (`Expression`, `SearchFieldName`).
+pub const CONNECTIONS: Endpoint = Endpoint {
+    properties: &[
+        "/isRemote",
+        "/name",
+        "/uuid",
+        "/type",
+        "/geoScope",
+        "/account/orgId",
+        "/aSide/accessPoint/account/accountName",
+        "/aSide/accessPoint/account/accountNumber",
+        "/aSide/accessPoint/router/uuid",
+        "/aSide/accessPoint/linkProtocol/vlanTagMin",
+        "/aSide/accessPoint/linkProtocol/vlanTagMax",
+        "/aSide/accessPoint/location/metroCode",
+        "/aSide/accessPoint/location/metroName",
+        "/aSide/accessPoint/name",
+        "/aSide/accessPoint/port/uuid",
+        "/aSide/accessPoint/port/name",
+        "/aSide/accessPoint/type",
+        "/aSide/accessPoint/virtualDevice/name",
+        "/aSide/accessPoint/virtualDevice/uuid",
+        "/aSide/serviceToken/uuid",
+        "/bandwidth",
+        "/change/status",
+        "/changeLog/createdBy",
+        "/changeLog/createdDateTime",
+        "/changeLog/deletedBy",
+        "/changeLog/deletedDateTime",
+        "/changeLog/lastUpdatedBy",
+        "/operation/equinixStatus",
+        "/operation/providerStatus",
+        "/operation/maintenanceStatus",
+        "/operation/lockEnabled",
+        "/project/projectId",
+        "/redundancy/group",
+        "/redundancy/priority",
+        "/zSide/accessPoint/account/accountName",
+        "/zSide/accessPoint/authenticationKey",
+        "/zSide/accessPoint/linkProtocol/vlanTagMin",
+        "/zSide/accessPoint/linkProtocol/vlanTagMax",
+        "/zSide/accessPoint/location/metroCode",
+        "/zSide/accessPoint/location/metroName",
+        "/zSide/accessPoint/sellerRegion",
+        "/zSide/accessPoint/name",
+        "/zSide/accessPoint/port/uuid",
+        "/zSide/accessPoint/network/uuid",
+        "/zSide/accessPoint/port/name",
+        "/zSide/accessPoint/profile/uuid",
+        "/zSide/accessPoint/type",
+        "/zSide/accessPoint/role",
+        "/zSide/accessPoint/virtualDevice/name",
+        "/zSide/accessPoint/virtualDevice/uuid",
+        "/zSide/serviceToken/uuid",
+        "/zSide/internetAccess/uuid",
+        "/state",
+    ],
+    operators: &["=", "!=", ">", ">=", "<", "<=", "LIKE", "ILKE", "IS NOT NULL", "IS NULL", "IN", "BETWEEN"],
+    nesting: true,
+    error_code: "EQ-3142501",
+    error_message: "Invalid input",
+};
+
+/// `NetworkSearchRequest.filter` (`NetworkFilter`, `NetworkSearchFieldName`).
+pub const NETWORKS: Endpoint = Endpoint {
+    properties: &[
+        "/name",
+        "/uuid",
+        "/scope",
+        "/type",
+        "/state",
+        "/operation/equinixStatus",
+        "/location/region",
+        "/location/metroCode",
+        "/connectionsCount",
+        "/project/projectId",
+        "/account/globalCustId",
+        "/account/orgId",
+        "/changeLog/createdDateTime",
+        "/changeLog/updatedDateTime",
+        "/changeLog/deletedDateTime",
+        "/*",
+    ],
+    operators: &[
+        "=",
+        "!=",
+        ">",
+        ">=",
+        "<",
+        "<=",
+        "BETWEEN",
+        "NOT BETWEEN",
+        "LIKE",
+        "NOT LIKE",
+        "ILIKE",
+        "NOT ILIKE",
+        "IN",
+        "NOT IN",
+    ],
+    nesting: true,
+    error_code: "EQ-3142501",
+    error_message: "Invalid input",
+};
+
+/// `ServiceTokenSearchRequest.filter` (`ServiceTokenSearchExpression`).
+pub const SERVICE_TOKENS: Endpoint = Endpoint {
+    properties: &[
+        "/uuid",
+        "/state",
+        "/name",
+        "/project/projectId",
+        "/type",
+        "/expirationDateTime",
+        "/changeLog/createdDateTime",
+        "/changeLog/updatedDateTime",
+        "/connection/aSide/accessPointSelectors/port/uuid",
+        "/connection/zSide/accessPointSelectors/port/uuid",
+    ],
+    operators: &["=", "!=", "LIKE", "ILIKE", "<", ">", "<=", ">=", "IN", "NOT IN", "BETWEEN", "NOT BETWEEN"],
+    nesting: true,
+    error_code: "EQ-3142501",
+    error_message: "Invalid input",
+};
+
+impl Endpoint {
+    /// Whether `filter` is one this endpoint accepts; `Err((property, reason))` otherwise.
+    pub fn check(&self, filter: &Value) -> Result<(), (String, String)> {
+        self.check_at(filter, "filter", true)
+    }
+
+    fn check_at(&self, filter: &Value, at: &str, top: bool) -> Result<(), (String, String)> {
+        let refuse = |reason: String| Err((at.to_string(), reason));
+        for (key, nested_ok) in [("and", self.nesting || top), ("or", self.nesting)] {
+            if let Some(list) = filter.get(key) {
+                if !nested_ok {
+                    return refuse(format!("`{key}` is not supported here"));
+                }
+                let Some(items) = list.as_array() else { return refuse(format!("`{key}` must be an array")) };
+                for (i, item) in items.iter().enumerate() {
+                    // the flat `and` of the profile search takes simple expressions only
+                    let nested = self.nesting && (item.get("and").is_some() || item.get("or").is_some());
+                    if !self.nesting && (item.get("and").is_some() || item.get("or").is_some()) {
+                        return refuse(format!("`{key}[{i}]` must be a simple expression"));
+                    }
+                    self.check_at(item, &format!("{at}.{key}.[{i}]"), nested)?;
+                }
+                return Ok(());
+            }
+        }
+        let property = filter.get("property").and_then(Value::as_str).unwrap_or_default();
+        if !self.properties.contains(&property) {
+            return refuse(format!(
+                "Unexpected value '{property}'; supported search properties are : {}",
+                self.properties.join(",")
+            ));
+        }
+        let operator = filter.get("operator").and_then(Value::as_str).unwrap_or_default();
+        if !self.operators.contains(&operator) {
+            return refuse(format!(
+                "Unexpected operator '{operator}'; supported search operator is : {}",
+                self.operators.join(",")
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Whether `item` matches `filter`; `Err` names what is malformed.
 pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
@@ -87,13 +306,14 @@ fn values_at<'a>(item: &'a Value, pointer: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-/// SQL LIKE with `%` wildcards (no `_`), optionally case-insensitive.
+/// LIKE as the contract describes it, a partial match (a value without `%` matches anywhere;
+/// with `%`, SQL wildcards, no `_`), optionally case-insensitive.
 fn like(actual: &str, pattern: &str, fold: bool) -> bool {
     let (a, p) =
         if fold { (actual.to_lowercase(), pattern.to_lowercase()) } else { (actual.to_string(), pattern.to_string()) };
     let parts: Vec<&str> = p.split('%').collect();
     if parts.len() == 1 {
-        return a == p;
+        return a.contains(&p);
     }
     let mut rest = a.as_str();
     for (i, part) in parts.iter().enumerate() {
@@ -131,6 +351,10 @@ mod tests {
         assert!(matches(&port, &json!({"and": [{"property": "/name", "operator": "LIKE", "values": ["DC-%"]},
                                               {"property": "/bandwidth", "operator": "IN", "values": ["1000", "10000"]}]})).unwrap());
         assert!(!matches(&port, &json!({"property": "/name", "operator": "LIKE", "values": ["%SEC%"]})).unwrap());
+        assert!(
+            matches(&port, &json!({"property": "/name", "operator": "LIKE", "values": ["PRI"]})).unwrap(),
+            "partial"
+        );
         assert!(matches(&port, &json!({"property": "/name", "operator": "ILIKE", "values": ["dc-pri%"]})).unwrap());
         assert!(
             matches(
@@ -143,6 +367,15 @@ mod tests {
         assert!(matches(&port, &json!({"property": "/name", "operator": "~", "values": ["x"]})).is_err());
         assert!(matches(&port, &json!({"operator": "=", "values": ["x"]})).is_err());
         assert!(matches(&port, &json!({"property": "/uuid", "operator": "IS NOT NULL", "values": []})).is_ok());
+        assert!(PORTS.check(&json!({"property": "/uuid", "operator": "IS NOT NULL", "values": []})).is_err());
+        assert!(PROFILES.check(&json!({"property": "/name", "operator": "LIKE", "values": ["A%"]})).is_err());
+        assert!(PROFILES.check(&json!({"and": [{"property": "/name", "operator": "=", "values": ["A"]}]})).is_ok());
+        assert!(PROFILES.check(&json!({"or": [{"property": "/name", "operator": "=", "values": ["A"]}]})).is_err());
+        assert!(
+            CONNECTIONS
+                .check(&json!({"and": [{"or": [{"property": "/name", "operator": "LIKE", "values": ["x"]}]}]}))
+                .is_ok()
+        );
         let profile = json!({"metros": [{"code": "DC"}, {"code": "SV"}]});
         assert!(matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["SV"]})).unwrap());
         assert!(!matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["LD"]})).unwrap());

@@ -40,7 +40,7 @@ pub fn metros() -> Vec<Value> {
                 "localVCBandwidthMax": 50000,
                 "geoScopes": if *region == "AMER" { json!(["CONUS"]) } else { json!([]) },
                 "connectedMetros": neighbours,
-                "services": ["FABRIC"],
+                "services": [{"type": "ETHERNET_IP_SERVICE"}, {"type": "TIME_SERVICE"}],
             })
         })
         .collect()
@@ -82,33 +82,95 @@ pub fn ports() -> Vec<Value> {
         .collect()
 }
 
-/// Service profiles: two public providers and one private profile.
-pub const PROFILES: &[(&str, &str, &str, &[&str])] = &[
-    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01", "AWS Direct Connect", "PUBLIC", &["DC", "SV", "LD"]),
-    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a02", "Azure ExpressRoute", "PUBLIC", &["DC", "AM"]),
-    ("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a03", "Acme Private Exchange", "PRIVATE", &["SV"]),
+/// A seeded service profile: what it offers and what a connection to it must bring, as real
+/// profiles state it (`accessPointTypeConfigs[].authenticationKey.required`, the seller regions of
+/// each metro), so a dry run refuses what Fabric would.
+pub struct SeedProfile {
+    pub uuid: &'static str,
+    pub name: &'static str,
+    pub visibility: &'static str,
+    pub metros: &'static [&'static str],
+    /// The label of the required authentication key, if one is required.
+    pub auth_key: Option<&'static str>,
+    /// Seller regions offered in every metro (empty: no region to choose).
+    pub seller_regions: &'static [&'static str],
+}
+
+/// Two public providers and one private profile.
+pub const PROFILES: &[SeedProfile] = &[
+    SeedProfile {
+        uuid: "9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01",
+        name: "AWS Direct Connect",
+        visibility: "PUBLIC",
+        metros: &["DC", "SV", "LD"],
+        auth_key: Some("AWS Account ID"),
+        seller_regions: &["us-east-1", "us-west-1", "eu-west-2"],
+    },
+    SeedProfile {
+        uuid: "9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a02",
+        name: "Azure ExpressRoute",
+        visibility: "PUBLIC",
+        metros: &["DC", "AM"],
+        auth_key: Some("Service Key"),
+        seller_regions: &[],
+    },
+    SeedProfile {
+        uuid: "9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a03",
+        name: "Acme Private Exchange",
+        visibility: "PRIVATE",
+        metros: &["SV"],
+        auth_key: None,
+        seller_regions: &[],
+    },
 ];
+
+/// The bandwidths every seeded profile offers, in Mbps.
+pub const PROFILE_BANDWIDTHS: &[u64] = &[50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 pub fn profiles() -> Vec<Value> {
     PROFILES
         .iter()
-        .map(|(uuid, name, visibility, metros)| {
+        .map(|p| {
+            let mut config = json!({"type": "COLO", "supportedBandwidths": PROFILE_BANDWIDTHS,
+                                    "allowRemoteConnections": true, "allowCustomBandwidth": false});
+            if let Some(label) = p.auth_key {
+                config["authenticationKey"] = json!({"required": true, "label": label, "description": format!("The {label} the provider issued")});
+            }
+            let metros: Vec<Value> = p
+                .metros
+                .iter()
+                .map(|m| {
+                    let regions: serde_json::Map<String, Value> =
+                        p.seller_regions.iter().map(|r| (r.to_string(), json!(r))).collect();
+                    let mut metro = json!({"code": m, "name": m});
+                    if !regions.is_empty() {
+                        metro["sellerRegions"] = Value::Object(regions);
+                    }
+                    metro
+                })
+                .collect();
             json!({
-                "href": format!("/fabric/v4/serviceProfiles/{uuid}"),
+                "href": format!("/fabric/v4/serviceProfiles/{}", p.uuid),
                 "type": "L2_PROFILE",
-                "uuid": uuid,
-                "name": name,
+                "uuid": p.uuid,
+                "name": p.name,
                 "state": "ACTIVE",
-                "visibility": visibility,
-                "description": format!("{name} (simulated)"),
-                "accessPointTypeConfigs": [{"type": "COLO", "supportedBandwidths": [50, 100, 200, 500, 1000, 2000, 5000, 10000],
-                                             "allowRemoteConnections": true, "allowCustomBandwidth": false}],
-                "metros": metros.iter().map(|m| json!({"code": m, "name": m})).collect::<Vec<_>>(),
+                "visibility": p.visibility,
+                "description": format!("{} (simulated)", p.name),
+                "accessPointTypeConfigs": [config],
+                "metros": metros,
                 "project": {"projectId": PROJECT_ID},
             })
         })
         .collect()
 }
+
+/// Network Edge virtual devices a connection or token may start from: (uuid, name, metro,
+/// interfaces 1..=n).
+pub const VIRTUAL_DEVICES: &[(&str, &str, &str, u64)] = &[
+    ("5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a61", "DC-EDGE-01", "DC", 8),
+    ("5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a62", "SV-EDGE-01", "SV", 8),
+];
 
 /// Two existing connections on DC-PRI-01, VLANs 100 and 101, so a VLAN search has answers.
 pub fn connections() -> Vec<Value> {
@@ -127,6 +189,7 @@ pub fn connections() -> Vec<Value> {
                 "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[3].0, "href": format!("/fabric/v4/ports/{}", PORTS[3].0)},
                                           "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
                 "operation": {"equinixStatus": "PROVISIONED", "providerStatus": "AVAILABLE"},
+                "changeLog": {"createdBy": "sim-user", "createdDateTime": "2026-01-05T10:00:00Z"},
                 "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}],
                 "project": {"projectId": PROJECT_ID},
             })

@@ -21,6 +21,8 @@ pub struct RegisteredTool {
     pub decl: ToolDecl,
     pub tool: Tool,
     validator: jsonschema::Validator,
+    /// Checks successful results' structured content, when the component states an output schema.
+    output: Option<jsonschema::Validator>,
 }
 
 /// The served tools, in catalog order.
@@ -56,12 +58,12 @@ impl ToolRegistry {
         let mut seen = BTreeSet::new();
         let mut checked = Vec::new();
         for decl in catalog {
-            let (tool, validator) =
+            let (tool, validator, output) =
                 check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
             if !seen.insert(decl.name.clone()) {
                 bail!("the component declares tool {:?} twice", decl.name);
             }
-            checked.push(RegisteredTool { decl, tool, validator });
+            checked.push(RegisteredTool { decl, tool, validator, output });
         }
         let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
         let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
@@ -100,9 +102,43 @@ impl RegisteredTool {
             .collect();
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
+
+    /// Whether a successful result fits the tool's output schema (the first problem if not).
+    pub fn check_output(&self, result: &Value) -> Result<(), String> {
+        match self.output.as_ref().and_then(|v| v.iter_errors(result).next()) {
+            None => Ok(()),
+            Some(e) => Err(clip(&format!("{} at {}", e, e.instance_path), QUOTE_CHARS)),
+        }
+    }
 }
 
-fn check_decl(d: &ToolDecl) -> Result<(Tool, jsonschema::Validator), String> {
+/// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
+/// unless it names its draft.
+fn object_schema(text: &str, what: &str) -> Result<(JsonObject, jsonschema::Validator), String> {
+    if text.len() > MAX_SCHEMA_BYTES {
+        return Err(format!("the {what} exceeds {MAX_SCHEMA_BYTES} bytes"));
+    }
+    let schema: Value = serde_json::from_str(text).map_err(|e| format!("the {what} is not JSON: {e}"))?;
+    let Value::Object(obj) = &schema else {
+        return Err(format!("the {what} is not a JSON object"));
+    };
+    if obj.get("type") != Some(&Value::String("object".into())) {
+        return Err(format!("the {what}'s root must have \"type\": \"object\""));
+    }
+    // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
+    // use means the same there, and its meta-schema is far cheaper to load at start-up than
+    // 2020-12's. A schema that names its draft gets that draft.
+    let mut options = jsonschema::options();
+    if !obj.contains_key("$schema") {
+        options = options.with_draft(jsonschema::Draft::Draft7);
+    }
+    let validator = options.build(&schema).map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))?;
+    Ok((obj.clone(), validator))
+}
+
+type Checked = (Tool, jsonschema::Validator, Option<jsonschema::Validator>);
+
+fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     let name_ok =
         (1..=128).contains(&d.name.len()) && d.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
     if !name_ok {
@@ -120,33 +156,24 @@ fn check_decl(d: &ToolDecl) -> Result<(Tool, jsonschema::Validator), String> {
     if d.description.is_empty() || d.description.len() > MAX_DESCRIPTION_BYTES {
         return Err(format!("the description must be 1-{MAX_DESCRIPTION_BYTES} bytes"));
     }
-    if d.input_schema.len() > MAX_SCHEMA_BYTES {
-        return Err(format!("the input schema exceeds {MAX_SCHEMA_BYTES} bytes"));
+    if d.title.is_empty() || d.title.len() > 128 {
+        return Err("the title must be 1-128 bytes".into());
     }
-    let schema: Value =
-        serde_json::from_str(&d.input_schema).map_err(|e| format!("the input schema is not JSON: {e}"))?;
-    let Value::Object(obj) = &schema else {
-        return Err("the input schema is not a JSON object".into());
-    };
-    if obj.get("type") != Some(&Value::String("object".into())) {
-        return Err("the input schema's root must have \"type\": \"object\"".into());
-    }
-    // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
-    // use means the same there, and its meta-schema is far cheaper to load at start-up than
-    // 2020-12's. A schema that names its draft gets that draft.
-    let mut options = jsonschema::options();
-    if !obj.contains_key("$schema") {
-        options = options.with_draft(jsonschema::Draft::Draft7);
-    }
-    let validator = options.build(&schema).map_err(|e| format!("the input schema is not a valid JSON Schema: {e}"))?;
+    let (input, validator) = object_schema(&d.input_schema, "input schema")?;
+    let output = d.output_schema.as_deref().map(|o| object_schema(o, "output schema")).transpose()?;
     let annotations = ToolAnnotations::new()
         .read_only(d.read_only)
         .destructive(d.destructive)
         .idempotent(d.idempotent)
         .open_world(d.open_world);
-    let input: JsonObject = obj.clone();
-    let tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(input)).with_annotations(annotations);
-    Ok((tool, validator))
+    let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(input))
+        .with_title(d.title.clone())
+        .with_annotations(annotations);
+    let output = output.map(|(schema, validator)| {
+        tool = tool.clone().with_raw_output_schema(Arc::new(schema));
+        validator
+    });
+    Ok((tool, validator, output))
 }
 
 #[cfg(test)]
@@ -157,8 +184,10 @@ mod tests {
         ToolDecl {
             name: name.into(),
             toolset: toolset.into(),
+            title: "t".into(),
             description: "d".into(),
             input_schema: schema.into(),
+            output_schema: None,
             read_only: toolset != MUTATE,
             destructive: false,
             idempotent: true,

@@ -161,7 +161,7 @@ impl Broker {
                 .unwrap_or_else(|e| tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into()));
         }
         let (value, is_error) = match outcome {
-            Ok(Ok(text)) => match component_json(&text) {
+            Ok(Ok(text)) => match component_json(&text).and_then(|v| fits_output(tool, v)) {
                 Ok(v) => (v, false),
                 Err(e) => (e, true),
             },
@@ -210,6 +210,14 @@ fn structured(value: Value, is_error: bool) -> CallToolResult {
     let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = Some(value);
     result
+}
+
+/// A successful result that breaks the tool's own output schema is the component's failure:
+/// clients rely on the schema it declared.
+fn fits_output(tool: &super::registry::RegisteredTool, v: Value) -> Result<Value, Value> {
+    tool.check_output(&v).map(|()| v).map_err(|why| {
+        json!({"error": {"kind": "component_failed", "message": format!("the component's result does not fit the output schema it declared for this tool: {why}")}})
+    })
 }
 
 /// Parses a component's JSON answer; anything else is reported, never passed through.

@@ -24,8 +24,10 @@ mod glue {
             alloc::vec![tools::Tool {
                 name: "drop table; --".into(),
                 toolset: "metros".into(),
+                title: "bad".into(),
                 description: "not a valid tool".into(),
                 input_schema: "{not json".into(),
+                output_schema: None,
                 hints: tools::Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
             }]
         }

@@ -31,8 +31,10 @@ mod glue {
         tools::Tool {
             name: name.into(),
             toolset: toolset.into(),
+            title: name.into(),
             description: description.into(),
             input_schema: OPEN.into(),
+            output_schema: None,
             hints: tools::Hints { read_only, destructive: false, idempotent: read_only, open_world: !read_only },
         }
     }
