@@ -6,13 +6,12 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::Value;
 
-use crate::grammar::{Field, Kind, int, opt};
+use crate::grammar::{Field, int, opt};
 use crate::tool_error::ToolError;
 
-/// `offset`, `limit` and `raw` of every list tool.
-pub const OFFSET: Field = opt("offset", int(0, 100_000), "Index of the first item").or("0");
-pub const LIMIT: Field = opt("limit", int(1, 100), "Page size (1-100)").or("20");
-pub const RAW: Field = opt("raw", Kind::Bool, "Return Fabric's full objects instead of the compact form").or("false");
+/// `offset` and `limit` of every list tool.
+pub const OFFSET: Field = opt("offset", int(0, i64::MAX), "Rows to skip");
+pub const LIMIT: Field = opt("limit", int(1, 100), "Page size (20)");
 
 /// Parses the arguments' JSON text; the result is an object.
 pub fn parse(json: &str) -> Result<Value, ToolError> {
@@ -34,13 +33,9 @@ pub fn number(args: &Value, key: &str) -> Option<u64> {
     args.get(key).and_then(Value::as_u64)
 }
 
-/// `offset` (default 0), `limit` (default 20) and `raw` (default false).
-pub fn paging(args: &Value) -> (u64, u64, bool) {
-    (
-        number(args, "offset").unwrap_or(0),
-        number(args, "limit").unwrap_or(20),
-        args.get("raw").and_then(Value::as_bool).unwrap_or(false),
-    )
+/// `offset` (default 0) and `limit` (default 20).
+pub fn paging(args: &Value) -> (u64, u64) {
+    (number(args, "offset").unwrap_or(0), number(args, "limit").unwrap_or(20))
 }
 
 /// The query of a paged GET: `offset` and `limit`.
@@ -60,7 +55,7 @@ mod tests {
 
     #[test]
     fn paging_has_defaults() {
-        assert_eq!(paging(&serde_json::json!({})), (0, 20, false));
-        assert_eq!(paging(&serde_json::json!({"offset": 40, "limit": 5, "raw": true})), (40, 5, true));
+        assert_eq!(paging(&serde_json::json!({})), (0, 20));
+        assert_eq!(paging(&serde_json::json!({"offset": 40, "limit": 5})), (40, 5));
     }
 }

@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
 use crate::capability::{Answer, ConfirmStatus, CreateRequest, Delivery, FabricError, Host, Prompt, Taken};
-use crate::catalog::{BROKER, ToolDef};
+use crate::catalog::{BROKER, Output, ToolDef};
 use crate::grammar::{Object, req, text};
 use crate::price;
 use crate::proposal::{Checks, PROPOSE_AGAIN, Proposal, token_error};
@@ -25,16 +25,13 @@ use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_confirm_change";
 
-pub const DESCRIPTION: &str = "Execute a proposal from fabric_propose_change after the person at the MCP client \
-approves it in a confirmation prompt. Takes only the confirm token: what is sent is exactly the request the dry run \
-validated, and the server (not this tool's caller) shows the person that request. The token is consumed by this call \
-whatever happens; if the person declines or the prompt fails, propose again. The result says whether the create \
-executed, the person's answer, and the five confirm checks (true passed, false failed, null not evaluated). Needs an \
-MCP client that can show the person a form: form elicitation (protocol 2025-06-18 or later) or the 2026-07-28 \
-input-required round trip. With neither, nothing is executed (status unsupported_by_client) unless the operator \
-started the server with EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
+pub const DESCRIPTION: &str = "Execute a proposal once the person at the MCP client approves it in a form the server \
+shows (form elicitation, or the 2026-07-28 input-required round trip). Sends exactly the request the dry run \
+validated. The token is spent whatever happens; if declined, propose again. Without such a client nothing runs \
+(unsupported_by_client) unless the operator set EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
 
 static ARGS: Object = Object {
+    name: "",
     fields: &[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>) from fabric_propose_change")],
     rule: None,
     rule_doc: "",
@@ -48,6 +45,19 @@ pub static TOOL: ToolDef = ToolDef {
     args: &ARGS,
     schema_extra: None,
     hints: BROKER,
+    output: Output::Members(&[
+        ("confirm_token", "string"),
+        ("executed", "boolean|null"),
+        ("human_confirmation", "object"),
+        ("confirm_checks", "object"),
+        ("message", "string"),
+        ("next_step", "string"),
+        ("change_type", "string"),
+        ("request_sha256", "string"),
+        ("created", "object"),
+        ("correlation_id", "string|null"),
+        ("warning", "string"),
+    ]),
     run: call,
 };
 
@@ -178,19 +188,25 @@ fn replayed(token: &str, outcome: Option<Vec<u8>>) -> ToolError {
     err
 }
 
-/// The component's context for the form: what the host cannot know (the target in words, the
-/// price, the proposal's age). The host renders the request itself from the bytes it would send.
+/// The component's context for the form: what the host cannot know (the target in words with the
+/// names of what it touches, the price, the proposal's age). The host renders the request itself
+/// from the bytes it would send.
 pub fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
     let p = &r.proposal;
     let change = p.change_type;
     let target = r.spec.as_ref().map(Spec::target).unwrap_or_else(|| "(the stored spec no longer parses)".into());
-    let fields: Vec<(String, String)> = alloc::vec![
-        ("target".into(), target.clone()),
+    let mut fields: Vec<(String, String)> = alloc::vec![("target".into(), target.clone())];
+    if let Some(spec) = &r.spec {
+        for (label, words) in sides_in_words(&spec.body, &p.touches) {
+            fields.push((label.into(), words));
+        }
+    }
+    fields.extend([
         ("price".into(), price::summary(&p.price_context)),
         ("proposal_age".into(), duration(now.saturating_sub(p.minted_at_ms))),
         ("expires_in".into(), duration(p.expires_at_ms.saturating_sub(now))),
         ("confirm_token".into(), token.into()),
-    ];
+    ]);
     Prompt {
         title: format!("Create {}?", change.noun()),
         message: format!(
@@ -201,6 +217,53 @@ pub fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
         ),
         fields,
     }
+}
+
+/// Each end of a connection (or the token's selector) in words, with the names it touches.
+fn sides_in_words(body: &Value, names: &Value) -> Vec<(&'static str, String)> {
+    let named = |kind: &str, v: &Value| -> Option<String> {
+        let uuid = v.get("uuid")?.as_str()?;
+        Some(match names.get(uuid).and_then(Value::as_str) {
+            Some(name) => format!("{kind} {name} ({uuid})"),
+            None => format!("{kind} {uuid}"),
+        })
+    };
+    let describe = |ap: &Value| -> String {
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(named("port", &ap["port"]));
+        parts.extend(named("profile", &ap["profile"]));
+        parts.extend(named("network", &ap["network"]));
+        parts.extend(named("cloud router", &ap["router"]));
+        parts.extend(named("virtual device", &ap["virtualDevice"]));
+        if let Some(id) = ap.pointer("/interface/id") {
+            parts.push(format!("interface {id}"));
+        }
+        let lp = &ap["linkProtocol"];
+        for (key, label) in [("vlanTag", "VLAN"), ("vlanSTag", "S-VLAN"), ("vlanCTag", "C-VLAN")] {
+            if let Some(tag) = lp.get(key) {
+                parts.push(format!("{} {label} {tag}", lp["type"].as_str().unwrap_or("")));
+            }
+        }
+        if let Some(m) = ap.pointer("/location/metroCode").and_then(Value::as_str) {
+            parts.push(format!("metro {m}"));
+        }
+        if let Some(r) = ap.get("sellerRegion").and_then(Value::as_str) {
+            parts.push(format!("seller region {r}"));
+        }
+        parts.join(", ")
+    };
+    let mut out = Vec::new();
+    for (label, side) in [("a_side", "aSide"), ("z_side", "zSide")] {
+        if let Some(ap) = body[side].get("accessPoint") {
+            out.push((label, describe(ap)));
+        } else if let Some(t) = named("service token", &body[side]["serviceToken"]) {
+            out.push((label, t));
+        }
+        if let Some(sel) = body.pointer(&format!("/connection/{side}/accessPointSelectors/0")) {
+            out.push((label, describe(sel)));
+        }
+    }
+    out
 }
 
 fn duration(ms: u64) -> String {

@@ -1,5 +1,6 @@
 //! Sending a read request through the `fabric` capability and reading its JSON answer.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
@@ -33,22 +34,83 @@ pub fn next_offset(pagination: Option<&Value>, offset: u64, returned: usize) -> 
     }
 }
 
-/// A list answer as an agent gets it: `{key: [...], returned, offset, total, next_offset}`, each
-/// item through `compact` unless `raw`. Takes the answer so the items move instead of being copied.
-pub fn paged(mut answer: Value, key: &str, offset: u64, raw: bool, compact: fn(&Value) -> Value) -> Value {
+/// A list answer as an agent gets it: `{columns, same?, key: [[...], ...], returned, offset,
+/// total, next_offset}`: the compact items as rows of `columns`, with any column that holds one
+/// value in every row given once under `same` (a page of 20 stays small). Takes the answer so
+/// the items move instead of being copied.
+pub fn paged(mut answer: Value, key: &str, offset: u64, compact: fn(&Value) -> Value) -> Value {
     let data = match answer.get_mut("data").map(Value::take) {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),
     };
     let (total, next) = next_offset(answer.get("pagination"), offset, data.len());
-    let items: Vec<Value> = if raw { data } else { data.iter().map(compact).collect() };
     let mut out = Map::new();
-    out.insert("returned".into(), json!(items.len()));
-    out.insert(key.into(), Value::Array(items));
+    out.insert("returned".into(), json!(data.len()));
+    let (columns, same, rows) = table(data.iter().map(compact).collect());
+    out.insert("columns".into(), columns);
+    if !same.is_empty() {
+        out.insert("same".into(), Value::Object(same));
+    }
+    out.insert(key.into(), rows);
     out.insert("offset".into(), json!(offset));
     out.insert("total".into(), json!(total));
     out.insert("next_offset".into(), json!(next));
     Value::Object(out)
+}
+
+/// Objects as `columns` (every key, in order of first appearance), the columns whose value is
+/// the same non-null value in every row of two or more (`same`), and rows of the other columns
+/// (null where an object lacks one).
+pub fn table(items: Vec<Value>) -> (Value, Map<String, Value>, Value) {
+    let mut columns: Vec<String> = Vec::new();
+    for item in &items {
+        for key in item.as_object().into_iter().flat_map(Map::keys) {
+            if !columns.iter().any(|c| c == key) {
+                columns.push(key.clone());
+            }
+        }
+    }
+    let mut same = Map::new();
+    if items.len() > 1 {
+        columns.retain(|c| {
+            let first = items[0].get(c);
+            let shared = first.is_some_and(|v| !v.is_null()) && items.iter().all(|i| i.get(c) == first);
+            if shared {
+                same.insert(c.clone(), first.cloned().unwrap_or(Value::Null));
+            }
+            !shared
+        });
+    }
+    let rows = items
+        .into_iter()
+        .map(|mut item| {
+            Value::Array(columns.iter().map(|c| item.get_mut(c).map(Value::take).unwrap_or(Value::Null)).collect())
+        })
+        .collect();
+    (json!(columns), same, Value::Array(rows))
+}
+
+/// The rows of a page under `key` as objects again (tests read them by column name).
+#[cfg(test)]
+pub fn objects(page: &Value, key: &str) -> Vec<Value> {
+    let columns: Vec<&str> =
+        page["columns"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    page[key]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let pairs = columns.iter().zip(r.as_array().into_iter().flatten());
+                    let mut o: Map<String, Value> =
+                        pairs.filter(|(_, v)| !v.is_null()).map(|(c, v)| ((*c).into(), v.clone())).collect();
+                    if let Some(same) = page.get("same").and_then(Value::as_object) {
+                        o.extend(same.clone());
+                    }
+                    Value::Object(o)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

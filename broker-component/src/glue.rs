@@ -127,7 +127,7 @@ impl tools::Guest for Component {
                 title: t.title.into(),
                 description: t.description.into(),
                 input_schema: catalog::schema_text(t),
-                output_schema: None,
+                output_schema: Some(catalog::output_text(t)),
                 hints: tools::Hints {
                     read_only: t.hints.read_only,
                     destructive: t.hints.destructive,

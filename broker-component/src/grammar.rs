@@ -3,6 +3,7 @@
 //! sees and the rules the component enforces cannot drift apart. A checked value comes back
 //! normalized (integers written as such), which for a create spec is exactly the body sent.
 
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -10,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 /// A Fabric metro code: uppercase letters and digits, e.g. `DC`, `SV`.
 pub fn is_metro_code(s: &str) -> bool {
-    s.len() >= 2 && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    (2..=4).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 /// A uuid in its 8-4-4-4-12 hex form.
@@ -67,6 +68,8 @@ pub type Rule = fn(&Map<String, Value>, &str, &mut Problems);
 /// An object: its fields (no others are allowed) and a rule over the whole object.
 #[derive(Debug)]
 pub struct Object {
+    /// Its name under the schema's `$defs` when it is reached from more than one place.
+    pub name: &'static str,
     pub fields: &'static [Field],
     /// A rule across fields, run when every field passed; pushes its own problems.
     pub rule: Option<Rule>,
@@ -105,6 +108,9 @@ pub const fn text(max: usize) -> Kind {
     Kind::Str { min: 1, max, text: Text::Any }
 }
 
+/// Free text whose length is Fabric's to judge (the dry run does); the whole spec is bounded.
+pub const TEXT: Kind = Kind::Str { min: 1, max: usize::MAX, text: Text::Any };
+
 pub const UUID: Kind = Kind::Str { min: 36, max: 36, text: Text::Uuid };
 pub const METRO: Kind = Kind::Str { min: 2, max: 4, text: Text::MetroCode };
 pub const EMAIL: Kind = Kind::Str { min: 3, max: 254, text: Text::Email };
@@ -119,6 +125,8 @@ pub const fn int(min: i64, max: i64) -> Kind {
 pub struct Problem {
     pub path: String,
     pub message: String,
+    /// The read tool that lists valid values here, when the field's description names one.
+    pub see: Option<&'static str>,
 }
 
 /// The problems found so far (at most [`Problems::MAX`]: a wholly wrong value is not an essay).
@@ -130,12 +138,35 @@ impl Problems {
 
     pub fn push(&mut self, path: &str, message: impl Into<String>) {
         if self.0.len() < Self::MAX {
-            self.0.push(Problem { path: crate::tool_error::clip(path, 200), message: message.into() });
+            self.0.push(Problem { path: crate::tool_error::clip(path, 200), message: message.into(), see: None });
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Points the problems from `since` on at `tool`, unless a deeper field already named one.
+    fn see(&mut self, since: usize, tool: Option<&'static str>) {
+        for p in self.0.iter_mut().skip(since) {
+            p.see = p.see.or(tool);
+        }
+    }
+}
+
+/// The read tool a field's description names (`fabric_list_metros` in "Metro code
+/// (fabric_list_metros)"): where valid values come from. Errors and schemas share this one source.
+pub fn tool_named_in(doc: &'static str) -> Option<&'static str> {
+    let start = doc.find("fabric_")?;
+    let rest = &doc[start..];
+    let end = rest.find(|c: char| !(c.is_ascii_lowercase() || c == '_')).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+fn see_for(field: &Field) -> Option<&'static str> {
+    match field.kind {
+        Kind::Str { text: Text::MetroCode, .. } => Some("fabric_list_metros"),
+        _ => tool_named_in(field.doc),
     }
 }
 
@@ -200,14 +231,17 @@ pub fn check(kind: &Kind, value: &Value, path: &str, problems: &mut Problems) ->
                 problems.push(path, format!("expected a string, got {}", kind_of(value)));
                 return None;
             };
+            // a typed string's own message says what it should look like (and where to find one)
+            if *text != Text::Any
+                && let Err(why) = text_ok(*text, s)
+            {
+                problems.push(path, format!("{why}, got {:?}", crate::tool_error::clip(s, 60)));
+                return None;
+            }
             let n = s.chars().count();
             if n < *min || n > *max {
                 let want = if min == max { format!("{min}") } else { format!("{min} to {max}") };
                 problems.push(path, format!("must be {want} characters long (it has {n})"));
-                return None;
-            }
-            if let Err(why) = text_ok(*text, s) {
-                problems.push(path, format!("{why}, got {:?}", crate::tool_error::clip(s, 60)));
                 return None;
             }
             Some(value.clone())
@@ -284,6 +318,7 @@ fn check_object(object: &Object, value: &Value, path: &str, problems: &mut Probl
     let mut out = Map::new();
     for field in object.fields {
         let at = child(path, field.name);
+        let since = problems.0.len();
         match map.get(field.name) {
             Some(v) => {
                 if let Some(n) = check(&field.kind, v, &at, problems) {
@@ -293,6 +328,7 @@ fn check_object(object: &Object, value: &Value, path: &str, problems: &mut Probl
             None if field.required => problems.push(&at, "is required"),
             None => {}
         }
+        problems.see(since, see_for(field));
     }
     for key in map.keys() {
         if !object.fields.iter().any(|f| f.name == key) {
@@ -312,86 +348,180 @@ fn check_object(object: &Object, value: &Value, path: &str, problems: &mut Probl
     Some(Value::Object(out))
 }
 
-/// The JSON Schema of `kind`, described by `doc`.
+/// The JSON Schema of `kind`, described by `doc`, with every object inline.
 pub fn schema(kind: &Kind, doc: &str) -> Value {
-    let mut s = match kind {
-        Kind::Str { min, max, text } => {
-            let mut s = json!({"type": "string", "minLength": min, "maxLength": max});
-            match text {
-                Text::Any => {}
-                Text::Uuid => {
-                    s["pattern"] =
-                        json!("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
-                }
-                Text::MetroCode => s["pattern"] = json!("^[A-Z0-9]{2,4}$"),
-                Text::Email => s["pattern"] = json!("^[^@\\s]+@[^@\\s]+$"),
-                Text::DateTime => s["format"] = json!("date-time"),
-            }
-            s
-        }
-        Kind::Int { min, max, only: None } => json!({"type": "integer", "minimum": min, "maximum": max}),
-        Kind::Int { only: Some(only), .. } => json!({"type": "integer", "enum": only}),
-        Kind::Bool => json!({"type": "boolean"}),
-        Kind::Enum(allowed) => json!({"type": "string", "enum": allowed}),
-        Kind::Array { item, min, max } => {
-            json!({"type": "array", "items": schema(item, ""), "minItems": min, "maxItems": max})
-        }
-        Kind::AnyObject => json!({"type": "object"}),
-        Kind::Obj(object) => {
-            let mut properties = Map::new();
-            let mut required = Vec::new();
-            for f in object.fields {
-                let mut p = schema(&f.kind, f.doc);
-                if let Some(d) = f.default.and_then(|d| serde_json::from_str::<Value>(d).ok()) {
-                    p["default"] = d;
-                }
-                properties.insert(f.name.into(), p);
-                if f.required {
-                    required.push(f.name);
-                }
-            }
-            let mut s = json!({"type": "object", "properties": properties, "additionalProperties": false});
-            if !required.is_empty() {
-                s["required"] = json!(required);
-            }
-            s
-        }
-    };
-    let doc = match kind {
-        Kind::Obj(o) if !o.rule_doc.is_empty() && doc.is_empty() => o.rule_doc.to_string(),
-        Kind::Obj(o) if !o.rule_doc.is_empty() => format!("{doc} {}", o.rule_doc),
-        _ => doc.to_string(),
-    };
-    if !doc.is_empty() {
-        s["description"] = json!(doc);
+    Schemas::default().of(kind, doc)
+}
+
+/// The JSON Schemas of several kinds that share objects: a named object reached from more than
+/// one place (a create spec's link protocol, notification, ...) is written once under `$defs`
+/// and referred to by `$ref`; an object reached once stays inline, where a reader looks for it.
+pub fn schemas_sharing(kinds: &[(&Kind, &str)]) -> (Vec<Value>, Map<String, Value>) {
+    let mut uses = BTreeMap::new();
+    for (kind, _) in kinds {
+        count_uses(kind, &mut uses);
     }
-    s
+    let mut schemas =
+        Schemas { shared: uses.into_iter().filter(|(_, n)| *n > 1).map(|(k, _)| k).collect(), defs: Map::new() };
+    let out = kinds.iter().map(|(kind, doc)| schemas.of(kind, doc)).collect();
+    (out, schemas.defs)
+}
+
+/// How often each named object is referred to, counting an object's own fields once.
+fn count_uses(kind: &Kind, uses: &mut BTreeMap<&'static str, usize>) {
+    match kind {
+        Kind::Obj(o) if !o.name.is_empty() => {
+            let n = uses.entry(o.name).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                o.fields.iter().for_each(|f| count_uses(&f.kind, uses));
+            }
+        }
+        Kind::Obj(o) => o.fields.iter().for_each(|f| count_uses(&f.kind, uses)),
+        Kind::Array { item, .. } => count_uses(item, uses),
+        _ => {}
+    }
+}
+
+#[derive(Default)]
+struct Schemas {
+    shared: BTreeSet<&'static str>,
+    defs: Map<String, Value>,
+}
+
+impl Schemas {
+    fn of(&mut self, kind: &Kind, doc: &str) -> Value {
+        if let Kind::Obj(o) = kind
+            && self.shared.contains(o.name)
+        {
+            if !self.defs.contains_key(o.name) {
+                self.defs.insert(o.name.into(), Value::Null);
+                let body = self.object(o);
+                self.defs.insert(o.name.into(), body);
+            }
+            let mut r = json!({"$ref": format!("#/$defs/{}", o.name)});
+            if !doc.is_empty() {
+                r["description"] = json!(doc);
+            }
+            return r;
+        }
+        let mut s = match kind {
+            Kind::Str { min, max, text } => {
+                let mut s = json!({"type": "string"});
+                match text {
+                    Text::Uuid => s["format"] = json!("uuid"),
+                    Text::MetroCode => s["pattern"] = json!("^[A-Z0-9]{2,4}$"),
+                    Text::Email => s["format"] = json!("email"),
+                    Text::DateTime => s["format"] = json!("date-time"),
+                    Text::Any => {
+                        if *min > 1 {
+                            s["minLength"] = json!(min);
+                        }
+                        if *max != usize::MAX {
+                            s["maxLength"] = json!(max);
+                        }
+                    }
+                }
+                s
+            }
+            Kind::Int { min, max, only: None } if *max == i64::MAX => json!({"type": "integer", "minimum": min}),
+            Kind::Int { min, max, only: None } => json!({"type": "integer", "minimum": min, "maximum": max}),
+            Kind::Int { only: Some(only), .. } => json!({"enum": only}),
+            Kind::Bool => json!({"type": "boolean"}),
+            Kind::Enum(allowed) => json!({"enum": allowed}),
+            Kind::Array { item, min, max } => {
+                let mut a = json!({"type": "array", "items": self.of(item, "")});
+                if *min > 0 {
+                    a["minItems"] = json!(min);
+                }
+                a["maxItems"] = json!(max);
+                a
+            }
+            Kind::AnyObject => json!({"type": "object"}),
+            Kind::Obj(object) => self.object(object),
+        };
+        let doc = match (kind, s.get("description").and_then(Value::as_str)) {
+            (_, _) if doc.is_empty() => return s,
+            (Kind::Obj(_), Some(rule)) => format!("{doc} {rule}"),
+            _ => doc.to_string(),
+        };
+        s["description"] = json!(doc);
+        s
+    }
+
+    /// Unknown members are refused by the check at every depth; the schema says so only at the
+    /// root (the tool's arguments), which keeps a create spec's schema within a model's budget.
+    fn object(&mut self, object: &Object) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for f in object.fields {
+            let mut p = self.of(&f.kind, f.doc);
+            if let Some(d) = f.default.and_then(|d| serde_json::from_str::<Value>(d).ok()) {
+                p["default"] = d;
+            }
+            properties.insert(f.name.into(), p);
+            if f.required {
+                required.push(f.name);
+            }
+        }
+        let mut s = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            s["required"] = json!(required);
+        }
+        if !object.rule_doc.is_empty() {
+            s["description"] = json!(object.rule_doc);
+        }
+        s
+    }
 }
 
 /// Every problem of a failed check as one tool error: the first named in the message, all of
 /// them listed under `problems`.
 pub fn to_error(problems: Problems) -> crate::tool_error::ToolError {
     let list: Vec<Value> = problems.0.iter().map(|p| json!({"path": p.path, "message": p.message})).collect();
-    let first = problems.0.first().cloned().unwrap_or(Problem { path: "/".into(), message: "is invalid".into() });
+    let first =
+        problems.0.first().cloned().unwrap_or(Problem { path: "/".into(), message: "is invalid".into(), see: None });
     let more = match list.len() {
         0 | 1 => String::new(),
         n => format!(" (and {} more problems, listed under problems)", n - 1),
     };
+    let pointers: Vec<(&str, &str)> = problems.0.iter().filter_map(|p| Some((p.path.as_str(), p.see?))).collect();
     crate::tool_error::ToolError::new(
         "invalid_arguments",
         format!("invalid argument at {}: {}{more}", first.path, first.message),
     )
     .with("path", json!(first.path))
     .with("problems", Value::Array(list))
+    .with("next_step", json!(next_step(&pointers)))
+}
+
+/// "Fix every problem ... and call again", with the read tool that lists valid values for each
+/// path that has one (one mention per tool).
+pub fn next_step(pointers: &[(&str, &str)]) -> String {
+    let mut step = String::from("Fix every problem under `problems` and call again");
+    let mut named: Vec<&str> = Vec::new();
+    for (path, tool) in pointers {
+        if !named.contains(tool) {
+            named.push(tool);
+            step.push_str(&format!("; {tool} lists valid values for {path}"));
+        }
+    }
+    step.push('.');
+    step
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    static INNER: Object =
-        Object { fields: &[req("uuid", UUID, "the id"), opt("n", int(1, 5), "")], rule: None, rule_doc: "" };
+    static INNER: Object = Object {
+        name: "Inner",
+        fields: &[req("uuid", UUID, "the id"), opt("n", int(1, 5), "")],
+        rule: None,
+        rule_doc: "",
+    };
     static OUTER: Object = Object {
+        name: "",
         fields: &[
             req("name", text(8), "a name"),
             req("inner", Kind::Obj(&INNER), ""),
@@ -435,9 +565,14 @@ mod tests {
     fn the_schema_says_what_the_check_enforces() {
         let s = schema(&Kind::Obj(&OUTER), "outer");
         assert_eq!(s["required"], json!(["name", "inner"]));
-        assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["properties"]["inner"]["properties"]["n"], json!({"type": "integer", "minimum": 1, "maximum": 5}));
         assert_eq!(s["properties"]["tags"]["items"]["enum"], json!(["A", "B"]));
         assert!(s["description"].as_str().unwrap().contains("may not be"));
+        let (once, defs) = schemas_sharing(&[(&Kind::Obj(&OUTER), "")]);
+        assert_eq!(once[0]["properties"]["inner"]["required"], json!(["uuid"]), "used once: inline");
+        assert!(defs.is_empty());
+        let (twice, defs) = schemas_sharing(&[(&Kind::Obj(&OUTER), ""), (&Kind::Obj(&OUTER), "")]);
+        assert_eq!(twice[1]["properties"]["inner"]["$ref"], "#/$defs/Inner");
+        assert_eq!(defs["Inner"]["required"], json!(["uuid"]));
     }
 }

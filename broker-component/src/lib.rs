@@ -77,7 +77,7 @@ mod tests {
         let mut host = FakeHost::answering(200, body);
         let out = call_tool(&mut host, "fabric_list_metros", "{}").unwrap();
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["metros"][0]["code"], "SV");
+        assert_eq!(crate::fabric_call::objects(&v, "metros")[0]["code"], "SV");
         assert_eq!(v["next_offset"], serde_json::Value::Null);
     }
 }

@@ -4,9 +4,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
-use crate::args::{LIMIT, OFFSET, RAW, paging, paging_query, text};
+use crate::args::{LIMIT, OFFSET, paging, paging_query, text};
 use crate::capability::{FabricRequest, Host, Method};
-use crate::catalog::{READ_ONLY, ToolDef};
+use crate::catalog::{Output, READ_ONLY, ToolDef};
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::PRESENCES;
 use crate::grammar::{Kind, Object, opt};
@@ -15,12 +15,8 @@ use crate::tool_error::ToolError;
 pub const NAME: &str = "fabric_list_metros";
 
 static ARGS: Object = Object {
-    fields: &[
-        opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: only metros where your organisation has ports"),
-        OFFSET,
-        LIMIT,
-        RAW,
-    ],
+    name: "",
+    fields: &[opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: where you have ports"), OFFSET, LIMIT],
     rule: None,
     rule_doc: "",
 };
@@ -28,34 +24,34 @@ static ARGS: Object = Object {
 pub static TOOL: ToolDef = ToolDef {
     name: NAME,
     toolset: "metros",
-    title: "List Fabric metros",
-    description: "List Equinix Fabric metros (code, name, region, ASN, local bandwidth cap). Paged: the result has \
-`total` and `next_offset` (null on the last page). Use the metro codes in port searches and change specs.",
+    title: "List metros",
+    description: "Fabric metros and their codes (for searches and specs).",
     args: &ARGS,
     schema_extra: None,
     hints: READ_ONLY,
+    output: Output::Page("metros", &[]),
     run: call,
 };
 
 /// Builds the Fabric request for checked arguments.
-pub fn request(args: &Value) -> (FabricRequest, u64, bool) {
-    let (offset, limit, raw) = paging(args);
+pub fn request(args: &Value) -> (FabricRequest, u64) {
+    let (offset, limit) = paging(args);
     let mut query = paging_query(offset, limit);
     if let Some(p) = text(args, "presence") {
         query.push(("presence".to_string(), p.to_string()));
     }
-    (FabricRequest { method: Method::Get, path: "/fabric/v4/metros".into(), query, body: None }, offset, raw)
+    (FabricRequest { method: Method::Get, path: "/fabric/v4/metros".into(), query, body: None }, offset)
 }
 
 pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    let (req, offset, raw) = request(args);
+    let (req, offset) = request(args);
     let answer = send_json(host, req)?;
-    Ok(compact(answer, offset, raw))
+    Ok(compact(answer, offset))
 }
 
 /// The agent-facing result: the fields that matter for building a spec, plus paging.
-pub fn compact(answer: Value, offset: u64, raw: bool) -> Value {
-    paged(answer, "metros", offset, raw, compact_metro)
+pub fn compact(answer: Value, offset: u64) -> Value {
+    paged(answer, "metros", offset, compact_metro)
 }
 
 fn compact_metro(m: &Value) -> Value {
@@ -88,11 +84,10 @@ mod tests {
     #[test]
     fn request_carries_paging_and_presence() {
         let args = TOOL.check(&json!({"presence": "MY_PORTS", "offset": 40, "limit": 10})).unwrap();
-        let (req, offset, raw) = request(&args);
+        let (req, offset) = request(&args);
         assert_eq!(req.method, Method::Get);
         assert_eq!(req.path, "/fabric/v4/metros");
         assert_eq!(offset, 40);
-        assert!(!raw);
         assert!(req.query.contains(&("limit".into(), "10".into())));
         assert!(req.query.contains(&("presence".into(), "MY_PORTS".into())));
     }
@@ -104,14 +99,13 @@ mod tests {
             "data": [{"code": "DC", "name": "Ashburn", "region": "AMER", "type": "XF_METRO",
                       "connectedMetros": [{"code": "NY", "avgLatency": 5.0}], "equinixAsn": 64512}]
         });
-        let out = compact(answer.clone(), 0, false);
+        let out = compact(answer, 0);
         assert_eq!(out["total"], 3);
         assert_eq!(out["next_offset"], 1);
-        assert_eq!(out["metros"][0]["code"], "DC");
-        assert_eq!(out["metros"][0]["connected_metros"], json!(["NY"]));
-        assert!(out["metros"][0].get("type").is_none());
-        let raw = compact(answer, 0, true);
-        assert_eq!(raw["metros"][0]["type"], "XF_METRO");
+        let metro = &crate::fabric_call::objects(&out, "metros")[0];
+        assert_eq!(metro["code"], "DC");
+        assert_eq!(metro["connected_metros"], json!(["NY"]));
+        assert!(metro.get("type").is_none());
     }
 
     #[test]

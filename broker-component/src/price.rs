@@ -114,6 +114,17 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
     })
 }
 
+/// The price context as a propose result shows it: the figures, or why there are none (the
+/// search filter stays in the stored proposal).
+pub fn lean(price: &Value) -> Value {
+    let mut out = price.clone();
+    if let Some(o) = out.as_object_mut() {
+        o.remove("filter");
+        o.remove("source");
+    }
+    out
+}
+
 fn with_filter(mut v: Value, filter: Value) -> Value {
     v["filter"] = filter;
     v

@@ -24,6 +24,8 @@ pub struct Proposal {
     pub minted_at_ms: u64,
     pub expires_at_ms: u64,
     pub price_context: Value,
+    /// Names of the ports, profiles and networks the request touches, by uuid.
+    pub touches: Value,
 }
 
 impl Proposal {
@@ -36,6 +38,7 @@ impl Proposal {
             "minted_at_ms": self.minted_at_ms,
             "expires_at_ms": self.expires_at_ms,
             "price_context": self.price_context,
+            "touches": self.touches,
         }))
         .into_bytes()
     }
@@ -52,6 +55,8 @@ impl Proposal {
             minted_at_ms: v.get("minted_at_ms")?.as_u64()?,
             expires_at_ms: v.get("expires_at_ms")?.as_u64()?,
             price_context: v.get("price_context")?.clone(),
+            // records of an earlier build have none
+            touches: v.get("touches").cloned().unwrap_or_else(|| json!({})),
         })
     }
 

@@ -4,10 +4,10 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::capability::{FabricRequest, Host, Method};
-use crate::catalog::{BROKER, ToolDef};
+use crate::catalog::{BROKER, Output, ToolDef};
 use crate::grammar::{self, Kind, Object, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
@@ -17,21 +17,19 @@ use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_propose_change";
 
-pub const DESCRIPTION: &str = "Propose one Fabric create (connection, network or service token). The exact request \
-is validated by a real Fabric dry run (dryRun=true; nothing is provisioned) and priced where Fabric can price it; \
-the result holds a single-use confirm_token valid for 10 minutes. Nothing is created until fabric_confirm_change is \
-called and the person at the MCP client approves (which needs a client that supports form elicitation or the \
-2026-07-28 input-required round trip; see fabric_confirm_change). `spec` uses the Fabric v4 request field names (camelCase), described in \
-full by this tool's input schema for each change_type (e.g. connection_create: {type, name, bandwidth, aSide:{accessPoint:\
-{type, port:{uuid}, linkProtocol:{type, vlanTag}}}, zSide:{...}, notifications:[{type, emails}]}).";
+pub const DESCRIPTION: &str = "Propose one Fabric create: a connection, network or service token. A Fabric dry run \
+(dryRun=true, nothing provisioned) validates the exact request, priced where Fabric can; you get a single-use \
+confirm_token (10 minutes). Nothing is created until fabric_confirm_change runs and the person approves. The input \
+schema types `spec` fully for each change_type.";
 
 static ARGS: Object = Object {
+    name: "",
     fields: &[
         req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
         req(
             "spec",
             Kind::AnyObject,
-            "The Fabric v4 create request body (camelCase field names); its shape for each change_type is given below",
+            "The Fabric v4 request body of POST /fabric/v4/connections, /networks or /serviceTokens",
         ),
     ],
     rule: None,
@@ -46,20 +44,36 @@ pub static TOOL: ToolDef = ToolDef {
     args: &ARGS,
     schema_extra: Some(typed_specs),
     hints: BROKER,
+    output: Output::Members(&[
+        ("confirm_token", "string"),
+        ("change_type", "string"),
+        ("request_sha256", "string"),
+        ("compiled_request", "object"),
+        ("expires_at", "string"),
+        ("dry_run", "object"),
+        ("price_context", "object"),
+        ("touches", "object"),
+        ("evicted_proposals", "array"),
+        ("next_step", "string"),
+    ]),
     run: call,
 };
 
 /// The spec of each change type, from the grammar that checks it.
 fn typed_specs(schema: &mut Value) {
+    let grammars: alloc::vec::Vec<Kind> = ChangeType::ALL.iter().map(|ct| Kind::Obj(ct.grammar())).collect();
+    let kinds: alloc::vec::Vec<(&Kind, &str)> = grammars.iter().map(|k| (k, "")).collect();
+    let (specs, defs) = grammar::schemas_sharing(&kinds);
     let branches: alloc::vec::Vec<Value> = ChangeType::ALL
         .iter()
-        .map(|ct| {
-            let spec = grammar::schema(&Kind::Obj(ct.grammar()), ct.spec_doc());
+        .zip(specs)
+        .map(|(ct, spec)| {
             json!({"if": {"properties": {"change_type": {"const": ct.as_str()}}, "required": ["change_type"]},
                    "then": {"properties": {"spec": spec}}})
         })
         .collect();
     schema["allOf"] = Value::Array(branches);
+    schema["$defs"] = Value::Object(defs);
 }
 
 /// What `fabric_propose_change` checked: the change type and its spec.
@@ -97,7 +111,8 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         }
         let mut err = err.with("request_sha256", json!(compiled.request_sha256));
         err.message = format!("the dry run rejected this {}: {}; no token was minted", change_type.noun(), err.message);
-        return Err(err);
+        let next = next_step_for(&err);
+        return Err(err.with("next_step", json!(next)));
     }
     let validated: Value = serde_json::from_str(&response.body).map_err(|e| {
         ToolError::new(
@@ -107,6 +122,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     })?;
 
     let price_context = price::price_context(host, &spec);
+    let touches = names_of(host, &compiled.wire);
     let now = host.now_ms();
     let proposal = Proposal {
         change_type,
@@ -115,33 +131,124 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         minted_at_ms: now,
         expires_at_ms: now + TTL_MS,
         price_context: price_context.clone(),
+        touches: touches.clone(),
     };
     let stored = host.store_put(proposal.to_bytes(), proposal.expires_at_ms, CAPACITY);
-    Ok(json!({
+    // The body once, as the exact text that is sent and hashed; of the dry run's answer only
+    // what it adds to the request.
+    let mut result = json!({
         "confirm_token": stored.token,
         "change_type": change_type.as_str(),
-        "validated_entity": validated,
-        "dry_run": {"status": response.status, "correlation_id": response.correlation_id},
-        "price_context": price_context,
-        "compiled_request": {
-            "method": "POST",
-            "path": change_type.path(),
-            "body": compiled.wire,
-            "body_canonical": compiled.body,
-        },
         "request_sha256": compiled.request_sha256,
+        "compiled_request": {"method": "POST", "path": change_type.path(), "body_canonical": compiled.body},
         "expires_at": format_rfc3339_ms(proposal.expires_at_ms),
-        "evicted_proposals": stored.evicted,
-        "next_step": next_step(&stored.token),
-    }))
+        "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": adds(&validated, &compiled.wire)},
+        "price_context": price::lean(&price_context),
+        "next_step": NEXT_STEP,
+    });
+    if !touches.as_object().is_some_and(Map::is_empty) {
+        result["touches"] = touches;
+    }
+    if !stored.evicted.is_empty() {
+        result["evicted_proposals"] = json!(stored.evicted);
+    }
+    Ok(result)
 }
 
-fn next_step(token: &str) -> String {
-    format!(
-        "Show the user this proposal, then call fabric_confirm_change with {{\"confirm_token\": \"{token}\"}}; the user \
-         approves or declines in their MCP client's prompt, not in chat. The token is single-use and expires in 10 minutes."
-    )
+/// What `answer` has that `request` does not (new members, changed values), recursively, leaving
+/// out `href` links.
+fn adds(answer: &Value, request: &Value) -> Value {
+    match (answer, request) {
+        (Value::Object(a), Value::Object(r)) => {
+            let mut out = Map::new();
+            // links are navigation, not content: the agent has the read tools
+            for (k, v) in a.iter().filter(|(k, _)| *k != "href") {
+                match r.get(k) {
+                    None => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                    Some(w) if w != v => {
+                        let d = adds(v, w);
+                        if !d.as_object().is_some_and(Map::is_empty) {
+                            out.insert(k.clone(), d);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+            Value::Object(out)
+        }
+        _ => answer.clone(),
+    }
 }
+
+/// The names of the ports, profiles and networks a body touches, by uuid: the person's form says
+/// "DC-PRI-01", not only a uuid. A lookup that fails leaves that one out.
+fn names_of(host: &mut dyn Host, body: &Value) -> Value {
+    let mut refs: alloc::vec::Vec<(&str, String)> = alloc::vec::Vec::new();
+    let mut note = |collection: &'static str, v: &Value| {
+        if let Some(u) = v.get("uuid").and_then(Value::as_str).filter(|u| crate::grammar::is_uuid(u))
+            && !refs.iter().any(|(_, x)| x == u)
+        {
+            refs.push((collection, u.into()));
+        }
+    };
+    for side in ["aSide", "zSide"] {
+        let ap = &body[side]["accessPoint"];
+        note("ports", &ap["port"]);
+        note("serviceProfiles", &ap["profile"]);
+        note("networks", &ap["network"]);
+        for sel in body["connection"][side]["accessPointSelectors"].as_array().into_iter().flatten() {
+            note("ports", &sel["port"]);
+            note("networks", &sel["network"]);
+        }
+    }
+    let mut names = Map::new();
+    for (collection, uuid) in refs.into_iter().take(4) {
+        let get = FabricRequest {
+            method: Method::Get,
+            path: format!("/fabric/v4/{collection}/{uuid}"),
+            query: vec![],
+            body: None,
+        };
+        if let Ok(found) = crate::fabric_call::send_json(host, get)
+            && let Some(name) = found.get("name").and_then(Value::as_str)
+        {
+            names.insert(uuid, json!(name));
+        }
+    }
+    Value::Object(names)
+}
+
+/// The read tool that helps with the first refused field of a dry run, if one does.
+fn next_step_for(err: &ToolError) -> String {
+    let property = err
+        .details
+        .get("fabric_errors")
+        .and_then(|e| e.pointer("/0/additionalInfo/0/property"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let hint = [
+        ("/port/uuid", "find the port with fabric_search_ports"),
+        ("/linkProtocol", "pick a free VLAN with fabric_list_port_vlans"),
+        ("/profile/uuid", "find the profile with fabric_search_service_profiles"),
+        ("metroCode", "pick a metro from fabric_list_metros (and one the profile offers)"),
+        ("/authenticationKey", "the profile requires an authentication key (fabric_get_service_profile names it)"),
+        ("/sellerRegion", "the profile requires a seller region (fabric_get_service_profile lists them)"),
+        ("/bandwidth", "pick a bandwidth the profile or port offers (fabric_get_service_profile, fabric_get_port)"),
+        ("/network/uuid", "find the network with fabric_search_networks"),
+    ]
+    .iter()
+    .find(|(needle, _)| property.contains(needle))
+    .map(|(_, hint)| *hint);
+    match hint {
+        Some(h) => format!("Fix the spec and propose again: {h}."),
+        None => "Fix what Fabric's errors name and propose again.".into(),
+    }
+}
+
+const NEXT_STEP: &str = "Show the user this proposal, then call fabric_confirm_change with the confirm_token; the \
+user approves or declines in their MCP client's prompt, not in chat.";
 
 fn is_dry_run_unsupported(err: &ToolError) -> bool {
     err.details

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::fabric_enums::*;
-use crate::grammar::{self, DATE_TIME, EMAIL, Kind, METRO, Object, Problems, UUID, child, int, opt, req, text};
+use crate::grammar::{self, DATE_TIME, EMAIL, Kind, METRO, Object, Problems, TEXT, UUID, child, int, opt, req, text};
 use crate::tool_error::ToolError;
 
 /// What the broker can carry: three creates, and no update or delete.
@@ -75,23 +75,24 @@ impl ChangeType {
 
 const NAME_MAX: usize = 128;
 
+/// Fabric create bodies are a few hundred bytes; free-text fields carry no length of their own
+/// in the grammar (Fabric judges them at the dry run), so the whole spec is bounded instead.
+pub const MAX_SPEC_BYTES: usize = 16 << 10;
+
 // ---- the grammars (Fabric v4 4.31 request schemas) ----
 
-static UUID_REF: Object = Object { fields: &[req("uuid", UUID, "")], rule: None, rule_doc: "" };
+static UUID_REF: Object = Object { name: "UuidRef", fields: &[req("uuid", UUID, "")], rule: None, rule_doc: "" };
 const REF: Kind = Kind::Obj(&UUID_REF);
 
-static PROJECT: Object = Object {
-    fields: &[req("projectId", UUID, "The Fabric project (fabric_search_ports shows a port's project)")],
-    rule: None,
-    rule_doc: "",
-};
+static PROJECT: Object = Object { name: "Project", fields: &[req("projectId", UUID, "")], rule: None, rule_doc: "" };
 
 static NOTIFICATION: Object = Object {
+    name: "Notification",
     fields: &[
-        req("type", Kind::Enum(NOTIFICATION_TYPES), "What to be notified of; ALL for everything"),
-        req("emails", Kind::Array { item: &EMAIL, min: 1, max: 20 }, "Who is notified"),
-        opt("sendInterval", text(32), "How often, for bandwidth alerts"),
-        opt("registeredUsers", Kind::Array { item: &text(128), min: 1, max: 20 }, "Equinix portal users to notify"),
+        req("type", Kind::Enum(NOTIFICATION_TYPES), "ALL for everything"),
+        req("emails", Kind::Array { item: &EMAIL, min: 1, max: 20 }, ""),
+        opt("sendInterval", TEXT, "BANDWIDTH_ALERT: how often"),
+        opt("registeredUsers", Kind::Array { item: &TEXT, min: 1, max: 20 }, "Portal users"),
     ],
     rule: None,
     rule_doc: "",
@@ -101,14 +102,15 @@ const NOTIFICATIONS: Kind = Kind::Array { item: &Kind::Obj(&NOTIFICATION), min: 
 const VLAN: Kind = int(2, 4092);
 
 static LINK_PROTOCOL: Object = Object {
+    name: "LinkProtocol",
     fields: &[
-        req("type", Kind::Enum(LINK_PROTOCOLS), "Encapsulation of the port"),
-        opt("vlanTag", VLAN, "DOT1Q: the VLAN (fabric_list_port_vlans shows those in use)"),
-        opt("vlanSTag", VLAN, "QINQ: the outer tag"),
-        opt("vlanCTag", VLAN, "QINQ: the inner tag"),
+        req("type", Kind::Enum(LINK_PROTOCOLS), ""),
+        opt("vlanTag", VLAN, "DOT1Q: a free VLAN (fabric_list_port_vlans)"),
+        opt("vlanSTag", VLAN, ""),
+        opt("vlanCTag", VLAN, ""),
     ],
     rule: Some(link_rule),
-    rule_doc: "DOT1Q takes vlanTag only, QINQ takes vlanSTag (and optionally vlanCTag), UNTAGGED takes no tag.",
+    rule_doc: "DOT1Q takes vlanTag only; QINQ takes vlanSTag, optionally vlanCTag (outer, inner); UNTAGGED takes no tag.",
 };
 
 fn link_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
@@ -125,35 +127,28 @@ fn link_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
 }
 
 static PROFILE: Object = Object {
-    fields: &[
-        opt("type", Kind::Enum(PROFILE_TYPES), "The profile's type"),
-        req("uuid", UUID, "The service profile (fabric_search_service_profiles finds it)"),
-    ],
+    name: "Profile",
+    fields: &[opt("type", Kind::Enum(PROFILE_TYPES), ""), req("uuid", UUID, "fabric_search_service_profiles")],
     rule: None,
     rule_doc: "",
 };
 
-static LOCATION: Object = Object {
-    fields: &[req("metroCode", METRO, "The metro (fabric_list_metros lists them)")],
-    rule: None,
-    rule_doc: "",
-};
+static LOCATION: Object =
+    Object { name: "Location", fields: &[req("metroCode", METRO, "fabric_list_metros")], rule: None, rule_doc: "" };
 
 static VIRTUAL_DEVICE: Object = Object {
-    fields: &[
-        opt("type", Kind::Enum(VIRTUAL_DEVICE_TYPES), "EDGE: a Network Edge device"),
-        req("uuid", UUID, "The virtual device"),
-        opt("name", text(128), "Its name"),
-    ],
+    name: "VirtualDevice",
+    fields: &[opt("type", Kind::Enum(VIRTUAL_DEVICE_TYPES), ""), req("uuid", UUID, ""), opt("name", TEXT, "")],
     rule: None,
     rule_doc: "",
 };
 
 static INTERFACE: Object = Object {
+    name: "Interface",
     fields: &[
-        opt("type", Kind::Enum(INTERFACE_TYPES), "The interface's type"),
-        opt("id", int(0, 1 << 31), "The interface number on the device"),
-        opt("uuid", UUID, "The interface"),
+        opt("type", Kind::Enum(INTERFACE_TYPES), ""),
+        opt("id", int(0, 1 << 31), "Interface number"),
+        opt("uuid", UUID, ""),
     ],
     rule: Some(id_or_uuid),
     rule_doc: "Give id or uuid.",
@@ -166,54 +161,80 @@ fn id_or_uuid(m: &Map<String, Value>, path: &str, p: &mut Problems) {
 }
 
 static PRODUCT_OFFERING: Object =
-    Object { fields: &[opt("id", text(64), ""), opt("name", text(128), "")], rule: None, rule_doc: "" };
+    Object { name: "ProductOffering", fields: &[opt("id", TEXT, ""), opt("name", TEXT, "")], rule: None, rule_doc: "" };
 
 static ADDRESS: Object = Object {
+    name: "Address",
     fields: &[
-        opt("id", text(64), ""),
-        opt("streetNr", text(32), ""),
-        opt("streetName", text(128), ""),
-        opt("city", text(64), ""),
-        opt("stateOrProvince", text(64), ""),
-        opt("postCode", text(32), ""),
-        opt("country", text(64), ""),
+        opt("id", TEXT, ""),
+        opt("streetNr", TEXT, ""),
+        opt("streetName", TEXT, ""),
+        opt("city", TEXT, ""),
+        opt("stateOrProvince", TEXT, ""),
+        opt("postCode", TEXT, ""),
+        opt("country", TEXT, ""),
     ],
     rule: None,
     rule_doc: "",
 };
 
 static ACCESS_POINT: Object = Object {
+    name: "AccessPoint",
     fields: &[
         req(
             "type",
             Kind::Enum(ACCESS_POINT_TYPES),
-            "COLO: a port; SP: a service profile; VD: a virtual device; CLOUD_ROUTER; NETWORK; METAL_NETWORK; ...",
+            "COLO: your port; SP: a provider's service profile; VD: a virtual device",
         ),
-        opt("port", REF, "COLO: the port (fabric_search_ports)"),
-        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), "COLO: the encapsulation and VLAN"),
-        opt("profile", Kind::Obj(&PROFILE), "SP: the service profile"),
-        opt("location", Kind::Obj(&LOCATION), "Where: SP needs the provider's metro"),
-        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), "VD: the virtual device"),
-        opt("interface", Kind::Obj(&INTERFACE), "VD: the device's interface"),
-        opt("network", REF, "NETWORK: the Fabric network"),
-        opt("router", REF, "CLOUD_ROUTER: the Fabric Cloud Router"),
-        opt("sellerRegion", text(64), "SP: the provider's region, e.g. us-east-1"),
-        opt("authenticationKey", text(256), "SP: the key the provider requires (e.g. the AWS account id)"),
-        opt("peeringType", Kind::Enum(PEERING_TYPES), "SP: Azure peering"),
-        opt("role", Kind::Enum(ROLES), "Tree networks: LEAF or ROOT"),
-        opt("providerConnectionId", text(128), "The provider's own connection id"),
-        opt("productOffering", Kind::Obj(&PRODUCT_OFFERING), "LMaaS: the product offering"),
-        opt("bandwidthCommit", int(0, 100_000), "LMaaS: committed bandwidth in Mbps"),
-        opt("address", Kind::Obj(&ADDRESS), "LMaaS: the site address"),
+        opt("port", REF, "fabric_search_ports"),
+        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
+        opt("profile", Kind::Obj(&PROFILE), ""),
+        opt("location", Kind::Obj(&LOCATION), "SP: the provider's metro"),
+        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), ""),
+        opt("interface", Kind::Obj(&INTERFACE), ""),
+        opt("network", REF, ""),
+        opt("router", REF, ""),
+        opt("sellerRegion", TEXT, "SP: e.g. us-east-1"),
+        opt("authenticationKey", TEXT, "SP: e.g. the AWS account id"),
+        opt("peeringType", Kind::Enum(PEERING_TYPES), "SP: Azure"),
+        opt("role", Kind::Enum(ROLES), "Tree networks"),
+        opt("providerConnectionId", TEXT, ""),
+        opt("productOffering", Kind::Obj(&PRODUCT_OFFERING), "LMaaS"),
+        opt("bandwidthCommit", int(0, 100_000), "LMaaS: Mbps"),
+        opt("address", Kind::Obj(&ADDRESS), "LMaaS"),
     ],
-    rule: None,
-    rule_doc: "",
+    rule: Some(access_point_rule),
+    rule_doc: "By type: COLO needs port (and linkProtocol on a tagged port); SP needs profile; VD needs virtualDevice; NETWORK \
+needs network; CLOUD_ROUTER needs router.",
 };
 
+/// What each access point type cannot do without (Fabric refuses it at the dry run otherwise).
+const NEEDS: &[(&str, &[&str])] = &[
+    ("COLO", &["port"]),
+    ("SP", &["profile"]),
+    ("VD", &["virtualDevice"]),
+    ("NETWORK", &["network"]),
+    ("CLOUD_ROUTER", &["router"]),
+];
+
+fn access_point_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    needs_by_type(m, path, p, NEEDS);
+}
+
+fn needs_by_type(m: &Map<String, Value>, path: &str, p: &mut Problems, needs: &[(&str, &[&str])]) {
+    let kind = m.get("type").and_then(Value::as_str).unwrap_or_default();
+    for (_, fields) in needs.iter().filter(|(t, _)| *t == kind) {
+        for f in fields.iter().filter(|f| !m.contains_key(**f)) {
+            p.push(&child(path, f), format!("is required for a {kind} access point"));
+        }
+    }
+}
+
 static ADDITIONAL_INFO: Object = Object {
+    name: "AdditionalInfo",
     fields: &[
-        req("key", text(128), ""),
-        req("value", Kind::Str { min: 0, max: 1024, text: grammar::Text::Any }, "A string, even for numbers"),
+        req("key", TEXT, ""),
+        req("value", Kind::Str { min: 0, max: usize::MAX, text: grammar::Text::Any }, "A string, even for numbers"),
     ],
     rule: None,
     rule_doc: "",
@@ -221,10 +242,11 @@ static ADDITIONAL_INFO: Object = Object {
 const ADDITIONAL_INFOS: Kind = Kind::Array { item: &Kind::Obj(&ADDITIONAL_INFO), min: 1, max: 50 };
 
 static SIDE: Object = Object {
+    name: "Side",
     fields: &[
-        opt("accessPoint", Kind::Obj(&ACCESS_POINT), "The endpoint"),
-        opt("serviceToken", REF, "Or a service token instead of an access point"),
-        opt("additionalInfo", ADDITIONAL_INFOS, "Key/value pairs some providers require"),
+        opt("accessPoint", Kind::Obj(&ACCESS_POINT), ""),
+        opt("serviceToken", REF, "Instead of accessPoint"),
+        opt("additionalInfo", ADDITIONAL_INFOS, "Some providers need these"),
     ],
     rule: Some(side_rule),
     rule_doc: "Needs an accessPoint or a serviceToken.",
@@ -237,11 +259,12 @@ fn side_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
 }
 
 static ORDER: Object = Object {
+    name: "Order",
     fields: &[
-        opt("purchaseOrderNumber", text(64), ""),
-        opt("customerReferenceNumber", text(64), ""),
-        opt("billingTier", text(32), ""),
-        opt("orderNumber", text(64), ""),
+        opt("purchaseOrderNumber", TEXT, ""),
+        opt("customerReferenceNumber", TEXT, ""),
+        opt("billingTier", TEXT, ""),
+        opt("orderNumber", TEXT, ""),
         opt("termLength", Kind::Int { min: 1, max: 36, only: Some(&[1, 12, 24, 36]) }, "Months"),
         opt("contractedBandwidth", int(0, 100_000), "Mbps"),
     ],
@@ -250,41 +273,41 @@ static ORDER: Object = Object {
 };
 
 static REDUNDANCY: Object = Object {
-    fields: &[
-        opt("group", UUID, "The redundancy group of the primary connection"),
-        opt("priority", Kind::Enum(PRIORITIES), ""),
-    ],
+    name: "Redundancy",
+    fields: &[opt("group", UUID, "The primary's group"), opt("priority", Kind::Enum(PRIORITIES), "")],
     rule: None,
     rule_doc: "",
 };
 
-static MARKETPLACE_SUBSCRIPTION: Object =
-    Object { fields: &[req("type", Kind::Enum(MARKETPLACES), ""), req("uuid", UUID, "")], rule: None, rule_doc: "" };
+static MARKETPLACE_SUBSCRIPTION: Object = Object {
+    name: "MarketplaceSubscription",
+    fields: &[req("type", Kind::Enum(MARKETPLACES), ""), req("uuid", UUID, "")],
+    rule: None,
+    rule_doc: "",
+};
 
 static END_CUSTOMER: Object = Object {
-    fields: &[opt("isDisclosed", Kind::Bool, ""), opt("name", text(128), ""), opt("mdmId", text(64), "")],
+    name: "EndCustomer",
+    fields: &[opt("isDisclosed", Kind::Bool, ""), opt("name", TEXT, ""), opt("mdmId", TEXT, "")],
     rule: None,
     rule_doc: "",
 };
 
 /// `ConnectionPostRequest`.
 pub static CONNECTION: Object = Object {
+    name: "Connection",
     fields: &[
-        req(
-            "type",
-            Kind::Enum(CONNECTION_TYPES),
-            "EVPL_VC for a port or device to a provider or port; IP_VC from a Cloud Router; ...",
-        ),
-        req("name", text(NAME_MAX), "The connection's name"),
-        req("bandwidth", int(0, 100_000), "Mbps; the service profile lists what it offers"),
-        req("aSide", Kind::Obj(&SIDE), "Your end"),
-        req("zSide", Kind::Obj(&SIDE), "The other end"),
-        req("notifications", NOTIFICATIONS, "Who Fabric notifies"),
+        req("type", Kind::Enum(CONNECTION_TYPES), "EVPL_VC: port or device to a provider or port"),
+        req("name", text(NAME_MAX), ""),
+        req("bandwidth", int(0, 100_000), "Mbps"),
+        req("aSide", Kind::Obj(&SIDE), ""),
+        req("zSide", Kind::Obj(&SIDE), ""),
+        req("notifications", NOTIFICATIONS, ""),
         opt("project", Kind::Obj(&PROJECT), ""),
         opt("order", Kind::Obj(&ORDER), ""),
         opt("redundancy", Kind::Obj(&REDUNDANCY), ""),
         opt("geoScope", Kind::Enum(GEO_SCOPES), ""),
-        opt("additionalInfo", ADDITIONAL_INFOS, "Key/value pairs some providers require"),
+        opt("additionalInfo", ADDITIONAL_INFOS, "Some providers need these"),
         opt("marketplaceSubscription", Kind::Obj(&MARKETPLACE_SUBSCRIPTION), ""),
         opt("endCustomer", Kind::Obj(&END_CUSTOMER), ""),
     ],
@@ -293,13 +316,15 @@ pub static CONNECTION: Object = Object {
 };
 
 static NETWORK_LOCATION: Object = Object {
-    fields: &[opt("region", Kind::Enum(REGIONS), "REGIONAL networks"), opt("metroCode", METRO, "")],
+    name: "NetworkLocation",
+    fields: &[opt("region", Kind::Enum(REGIONS), ""), opt("metroCode", METRO, "")],
     rule: None,
     rule_doc: "",
 };
 
 /// `NetworkPostRequest`.
 pub static NETWORK: Object = Object {
+    name: "Network",
     fields: &[
         req("type", Kind::Enum(NETWORK_TYPES), ""),
         req("name", text(NAME_MAX), ""),
@@ -320,8 +345,9 @@ fn network_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
 }
 
 static SELECTOR_NETWORK: Object = Object {
+    name: "SelectorNetwork",
     fields: &[
-        req("uuid", UUID, "The Fabric network"),
+        req("uuid", UUID, ""),
         opt("type", Kind::Enum(NETWORK_TYPES), ""),
         opt("scope", Kind::Enum(NETWORK_SCOPES), ""),
         opt("name", text(NAME_MAX), ""),
@@ -331,6 +357,7 @@ static SELECTOR_NETWORK: Object = Object {
 };
 
 static SELECTOR_INTERFACE: Object = Object {
+    name: "SelectorInterface",
     fields: &[
         opt("type", Kind::Enum(SELECTOR_INTERFACE_TYPES), ""),
         opt("id", int(0, 1 << 31), ""),
@@ -341,34 +368,41 @@ static SELECTOR_INTERFACE: Object = Object {
 };
 
 static SELECTOR: Object = Object {
+    name: "Selector",
     fields: &[
-        req("type", Kind::Enum(SELECTOR_TYPES), "COLO: a port; VD: a virtual device; NETWORK: a Fabric network"),
-        opt("port", REF, "COLO: the port"),
-        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), "COLO: the encapsulation and VLAN"),
-        opt("network", Kind::Obj(&SELECTOR_NETWORK), "NETWORK: the network"),
-        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), "VD: the device"),
-        opt("interface", Kind::Obj(&SELECTOR_INTERFACE), "VD: its interface"),
-        opt("hideAssetInfo", Kind::Bool, "Deprecated: hide the asset's details from the token's user"),
+        req("type", Kind::Enum(SELECTOR_TYPES), ""),
+        opt("port", REF, "fabric_search_ports"),
+        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
+        opt("network", Kind::Obj(&SELECTOR_NETWORK), ""),
+        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), ""),
+        opt("interface", Kind::Obj(&SELECTOR_INTERFACE), ""),
+        opt("hideAssetInfo", Kind::Bool, "Deprecated"),
     ],
-    rule: None,
-    rule_doc: "",
+    rule: Some(selector_rule),
+    rule_doc: "By type: COLO needs port; VD needs virtualDevice; NETWORK needs network.",
 };
 
+fn selector_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    needs_by_type(m, path, p, &[("COLO", &["port"]), ("VD", &["virtualDevice"]), ("NETWORK", &["network"])]);
+}
+
 static TOKEN_SIDE: Object = Object {
+    name: "TokenSide",
     fields: &[req("accessPointSelectors", Kind::Array { item: &Kind::Obj(&SELECTOR), min: 1, max: 10 }, "")],
     rule: None,
     rule_doc: "",
 };
 
 static TOKEN_CONNECTION: Object = Object {
+    name: "TokenConnection",
     fields: &[
-        req("type", Kind::Enum(TOKEN_CONNECTION_TYPES), "The connection type the token allows"),
+        req("type", Kind::Enum(TOKEN_CONNECTION_TYPES), ""),
         opt("bandwidthLimit", int(0, 100_000), "Mbps"),
         opt("supportedBandwidths", Kind::Array { item: &int(1, 100_000), min: 1, max: 20 }, "Mbps"),
         opt("allowRemoteConnection", Kind::Bool, ""),
         opt("allowCustomBandwidth", Kind::Bool, ""),
-        opt("aSide", Kind::Obj(&TOKEN_SIDE), "An a-side token: your end"),
-        opt("zSide", Kind::Obj(&TOKEN_SIDE), "A z-side token: your end as the destination"),
+        opt("aSide", Kind::Obj(&TOKEN_SIDE), "An a-side token: you are the A end"),
+        opt("zSide", Kind::Obj(&TOKEN_SIDE), "A z-side token: you are the Z end"),
     ],
     rule: Some(one_token_side),
     rule_doc: "Exactly one of aSide or zSide.",
@@ -380,19 +414,17 @@ fn one_token_side(m: &Map<String, Value>, path: &str, p: &mut Problems) {
     }
 }
 
-static ACCOUNT: Object = Object {
-    fields: &[req("accountNumber", int(1, 1 << 53), "Your Equinix account number")],
-    rule: None,
-    rule_doc: "",
-};
+static ACCOUNT: Object =
+    Object { name: "Account", fields: &[req("accountNumber", int(1, i64::MAX), "")], rule: None, rule_doc: "" };
 
 /// `ServiceToken` (the create request).
 pub static SERVICE_TOKEN: Object = Object {
+    name: "ServiceToken",
     fields: &[
         req("type", Kind::Enum(TOKEN_TYPES), ""),
         opt("name", text(NAME_MAX), ""),
-        opt("description", text(512), ""),
-        req("expirationDateTime", DATE_TIME, "When the token expires"),
+        opt("description", TEXT, ""),
+        req("expirationDateTime", DATE_TIME, ""),
         req("connection", Kind::Obj(&TOKEN_CONNECTION), ""),
         req("notifications", NOTIFICATIONS, ""),
         opt("project", Kind::Obj(&PROJECT), ""),
@@ -410,19 +442,6 @@ pub struct Spec {
 }
 
 impl ChangeType {
-    /// What a spec of this type is, for its schema.
-    pub fn spec_doc(self) -> &'static str {
-        match self {
-            ChangeType::ConnectionCreate => {
-                "connection_create: the body of POST /fabric/v4/connections (ConnectionPostRequest)."
-            }
-            ChangeType::NetworkCreate => "network_create: the body of POST /fabric/v4/networks (NetworkPostRequest).",
-            ChangeType::ServiceTokenCreate => {
-                "service_token_create: the body of POST /fabric/v4/serviceTokens (ServiceToken)."
-            }
-        }
-    }
-
     /// The grammar of this create's request body.
     pub fn grammar(self) -> &'static Object {
         match self {
@@ -438,10 +457,18 @@ impl Spec {
     /// `base` (e.g. `/spec`).
     pub fn parse(change_type: ChangeType, spec: &Value, base: &str) -> Result<Spec, ToolError> {
         let mut problems = Problems::default();
-        match grammar::check(&Kind::Obj(change_type.grammar()), spec, base, &mut problems) {
-            Some(body) if problems.is_empty() => Ok(Spec { change_type, body }),
-            _ => Err(grammar::to_error(problems)),
+        let body = match grammar::check(&Kind::Obj(change_type.grammar()), spec, base, &mut problems) {
+            Some(body) if problems.is_empty() => body,
+            _ => return Err(grammar::to_error(problems)),
+        };
+        let size = canonical(&body).len();
+        if size > MAX_SPEC_BYTES {
+            return Err(ToolError::invalid_argument(
+                base,
+                format!("the spec is {size} bytes as canonical JSON; at most {MAX_SPEC_BYTES} are accepted"),
+            ));
         }
+        Ok(Spec { change_type, body })
     }
 
     pub fn change_type(&self) -> ChangeType {

@@ -25,8 +25,9 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
         let tools: Vec<Value> = registry
             .tools()
             .map(|t| {
-                json!({"name": t.decl.name, "toolset": t.decl.toolset, "description": t.decl.description,
-                       "annotations": t.tool.annotations, "input_schema": t.tool.input_schema})
+                json!({"name": t.decl.name, "title": t.decl.title, "toolset": t.decl.toolset,
+                       "description": t.decl.description, "annotations": t.tool.annotations,
+                       "input_schema": t.tool.input_schema, "output_schema": t.tool.output_schema})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&json!({"component_sha256": runtime.sha256(), "tools": tools}))?);
@@ -39,8 +40,8 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
 /// The Markdown tool reference.
 pub fn markdown(registry: &ToolRegistry) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "| tool | toolset | hints | arguments |");
-    let _ = writeln!(out, "|---|---|---|---|");
+    let _ = writeln!(out, "| tool | title | toolset | hints | arguments |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
     for t in registry.tools() {
         let d = &t.decl;
         let hints = if d.read_only {
@@ -61,14 +62,27 @@ pub fn markdown(registry: &ToolRegistry) -> String {
                 props
                     .iter()
                     .map(|(name, p)| {
-                        let ty = p["type"].as_str().unwrap_or("any");
+                        let ty = kind_of(p);
                         let mark = if required.contains(&name.as_str()) { "" } else { "?" };
                         format!("`{name}{mark}`: {ty}")
                     })
                     .collect()
             })
             .unwrap_or_default();
-        let _ = writeln!(out, "| `{}` | `{}` | {} | {} |", d.name, d.toolset, hints, args.join(", "));
+        let _ = writeln!(out, "| `{}` | {} | `{}` | {} | {} |", d.name, d.title, d.toolset, hints, args.join(", "));
     }
     out
+}
+
+/// An argument's type in a few words: its JSON type, or its values when it is an enum.
+fn kind_of(p: &Value) -> String {
+    match (p["type"].as_str(), p["enum"].as_array()) {
+        (_, Some(values)) if values.len() <= 3 => {
+            let names: Vec<String> = values.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_string)).collect();
+            names.join(" \\| ")
+        }
+        (_, Some(values)) => format!("one of {} values", values.len()),
+        (Some(ty), None) => p["format"].as_str().map_or(ty.to_string(), |f| format!("{ty} ({f})")),
+        (None, None) => "any".into(),
+    }
 }

@@ -71,11 +71,14 @@ async fn accept_with_confirm_true_executes_exactly_the_validated_request() {
     assert_eq!(p["change_type"], "connection_create");
     assert_eq!(p["compiled_request"]["method"], "POST");
     assert_eq!(p["compiled_request"]["path"], "/fabric/v4/connections");
-    assert_eq!(p["validated_entity"]["name"], "agent-conn-1");
-    assert!(p["validated_entity"].get("uuid").is_none(), "a dry run creates nothing");
+    assert_eq!(p["dry_run"]["status"], 200);
+    assert!(p["dry_run"]["answer_adds"].get("uuid").is_none(), "a dry run creates nothing");
     assert_eq!(p["price_context"]["status"], "estimated");
     assert_eq!(p["price_context"]["monthly_recurring"], 300.0);
-    assert_eq!(p["evicted_proposals"], json!([]));
+    assert!(p.get("evicted_proposals").is_none(), "only an eviction is reported");
+    let text = serde_json::to_string(&p).unwrap();
+    assert!(text.len() <= 1536, "a connection proposal is at most 1.5 KB of text: {} bytes", text.len());
+    assert_eq!(text.matches("noc@example.com").count(), 1, "the body appears once: {text}");
     assert!(p["expires_at"].as_str().unwrap().ends_with('Z'));
     assert!(p["next_step"].as_str().unwrap().contains("fabric_confirm_change"));
     // request_sha256 is recomputable by hand: SHA-256 of change_type, a newline, the canonical body
@@ -242,7 +245,7 @@ async fn unknown_expired_evicted_and_replayed_tokens_each_fail_with_their_own_me
     for i in 1..=20 {
         last = b.propose(&format!("evict-{i}"), 1100 + i).await;
         if i < 20 {
-            assert_eq!(last["evicted_proposals"], json!([]), "proposal {i}");
+            assert!(last.get("evicted_proposals").is_none(), "proposal {i}");
         }
     }
     assert_eq!(last["evicted_proposals"], json!([token(&first)]));
@@ -367,7 +370,10 @@ async fn mutate_tools_are_served_only_when_named() {
     let tools = b.server.client.list_all_tools().await.unwrap();
     let propose = tools.iter().find(|t| t.name == "fabric_propose_change").unwrap();
     let a = propose.annotations.as_ref().unwrap();
-    assert_eq!((a.read_only_hint, a.destructive_hint, a.open_world_hint), (Some(false), Some(false), Some(true)));
+    // only the hints that differ from MCP's defaults are sent: not read-only and open-world are
+    // the defaults, "not destructive" is not
+    assert_eq!((a.read_only_hint, a.destructive_hint, a.open_world_hint), (None, Some(false), None));
+    assert_eq!(propose.input_schema.get("additionalProperties"), Some(&json!(false)));
     b.server.stop().await;
 }
 

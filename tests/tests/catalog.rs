@@ -37,7 +37,11 @@ async fn every_read_tool_is_served_read_only_by_default() {
         let t = tools.iter().find(|t| t.name == *name).unwrap_or_else(|| panic!("{name} not served"));
         let a = t.annotations.as_ref().unwrap();
         assert_eq!(a.read_only_hint, Some(true), "{name}");
-        assert_eq!(t.input_schema.get("additionalProperties"), Some(&json!(false)), "{name}");
+        assert!(t.title.as_deref().is_some_and(|x| !x.is_empty()), "{name} has a title");
+        assert!(t.output_schema.is_some(), "{name} has an output schema");
+        for (arg, p) in t.input_schema["properties"].as_object().unwrap() {
+            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}.{arg} is described");
+        }
     }
     server.stop().await;
 }
@@ -70,31 +74,30 @@ async fn each_read_tool_answers_from_the_seeded_estate() {
     let (dc_pri, ..) = PORTS[0];
     let ports = ok(&server, "fabric_search_ports", json!({"metro": "DC"})).await;
     assert_eq!(ports["total"], 3);
-    assert!(ports["ports"].as_array().unwrap().iter().all(|p| p["metro"] == "DC"));
+    assert!(rows(&ports, "ports").iter().all(|p| p["metro"] == "DC"));
     let port = ok(&server, "fabric_get_port", json!({"port_id": dc_pri})).await;
     assert_eq!(
-        (port["port"]["name"].as_str(), port["port"]["encapsulation"].as_str()),
-        (Some("DC-PRI-01"), Some("DOT1Q"))
+        (port["port"]["name"].as_str(), port["port"]["encapsulation"]["type"].as_str(), port["port"]["type"].as_str()),
+        (Some("DC-PRI-01"), Some("DOT1Q"), Some("XF_PORT")),
+        "a get returns Fabric's whole object"
     );
-    let raw = ok(&server, "fabric_get_port", json!({"port_id": dc_pri, "raw": true})).await;
-    assert_eq!(raw["port"]["type"], "XF_PORT", "raw returns Fabric's object");
 
     let vlans = ok(&server, "fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
-    let used: Vec<u64> =
-        vlans["vlans_in_use"].as_array().unwrap().iter().map(|v| v["vlan_tag"].as_u64().unwrap()).collect();
+    let used: Vec<u64> = rows(&vlans, "vlans_in_use").iter().map(|v| v["vlan_tag"].as_u64().unwrap()).collect();
     assert_eq!(used, vec![100, 101]);
 
     let profiles = ok(&server, "fabric_search_service_profiles", json!({"metro": "SV"})).await;
-    let names: Vec<&str> =
-        profiles["service_profiles"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<String> =
+        rows(&profiles, "service_profiles").iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, vec!["AWS Direct Connect", "Acme Private Exchange"]);
     let aws = ok(&server, "fabric_get_service_profile", json!({"profile_id": PROFILES[0].uuid})).await;
-    assert_eq!(aws["service_profile"]["metros"], json!(["DC", "SV", "LD"]));
+    let codes: Vec<&Value> = aws["service_profile"]["metros"].as_array().unwrap().iter().map(|m| &m["code"]).collect();
+    assert_eq!(codes, [&json!("DC"), &json!("SV"), &json!("LD")]);
 
     let conns = ok(&server, "fabric_search_connections", json!({"port_id": dc_pri})).await;
     assert_eq!(conns["total"], 2);
-    let first = conns["connections"][0]["uuid"].as_str().unwrap().to_string();
-    assert_eq!(conns["connections"][0]["a_side"]["vlan_tag"], 100);
+    let first = rows(&conns, "connections")[0]["uuid"].as_str().unwrap().to_string();
+    assert_eq!(rows(&conns, "connections")[0]["a_side"], "DC-PRI-01 VLAN 100", "a side in words, by port name");
     let one = ok(&server, "fabric_get_connection", json!({"connection_id": first})).await;
     assert_eq!(one["connection"]["state"], "ACTIVE");
 
@@ -107,8 +110,8 @@ async fn each_read_tool_answers_from_the_seeded_estate() {
         json!({"connection_type": "EVPL_VC", "bandwidth": 1000, "a_side_metro": "DC"}),
     )
     .await;
-    assert_eq!(price["prices"][0]["monthly_recurring"], 300.0);
-    assert_eq!(price["prices"][0]["currency"], "USD");
+    assert_eq!(rows(&price, "prices")[0]["monthly_recurring"], 300.0);
+    assert_eq!(rows(&price, "prices")[0]["currency"], "USD");
     let none = ok(&server, "fabric_search_prices", json!({"connection_type": "EVPL_VC", "bandwidth": 777})).await;
     assert_eq!(none["returned"], 0);
     assert!(none["note"].as_str().is_some());
@@ -123,7 +126,7 @@ async fn paging_walks_every_page_without_losing_rows() {
     let mut pages = 0;
     while let Some(o) = offset.as_u64() {
         let page = ok(&server, "fabric_search_ports", json!({"limit": 2, "offset": o})).await;
-        seen.extend(page["ports"].as_array().unwrap().iter().map(|p| p["uuid"].as_str().unwrap().to_string()));
+        seen.extend(rows(&page, "ports").iter().map(|p| p["uuid"].as_str().unwrap().to_string()));
         assert_eq!(page["total"], PORTS.len());
         offset = page["next_offset"].clone();
         pages += 1;
@@ -163,16 +166,15 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     let sim_url = embedded_sim_url(&b).await;
     // 1. a DOT1Q port in DC with bandwidth to spare
     let ports = ok(&b, "fabric_search_ports", json!({"metro": "DC", "state": "ACTIVE"})).await;
-    let port = ports["ports"].as_array().unwrap().iter().find(|p| p["encapsulation"] == "DOT1Q").unwrap().clone();
+    let port = rows(&ports, "ports").into_iter().find(|p| p["encapsulation"] == "DOT1Q").unwrap();
     let port_id = port["uuid"].as_str().unwrap();
     // 2. a free VLAN on it
     let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": port_id})).await;
-    let used: Vec<u64> =
-        vlans["vlans_in_use"].as_array().unwrap().iter().filter_map(|v| v["vlan_tag"].as_u64()).collect();
+    let used: Vec<u64> = rows(&vlans, "vlans_in_use").iter().filter_map(|v| v["vlan_tag"].as_u64()).collect();
     let vlan = (100..4092).find(|v| !used.contains(v)).unwrap();
     // 3. a provider profile in that metro, and what it requires
-    let profiles = ok(&b, "fabric_search_service_profiles", json!({"metro": "DC", "name_contains": "aws"})).await;
-    let profile = profiles["service_profiles"][0].clone();
+    let profiles = ok(&b, "fabric_search_service_profiles", json!({"metro": "DC", "name": "aws"})).await;
+    let profile = rows(&profiles, "service_profiles")[0].clone();
     assert_eq!(profile["name"], "AWS Direct Connect");
     assert_eq!(profile["authentication_key"], "AWS Account ID", "{profile}");
     assert!(profile["seller_regions"].as_array().unwrap().contains(&json!("us-east-1")), "{profile}");
@@ -194,10 +196,11 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     // 5. the new connection is visible to the read tools, with the VLAN now in use
     let found = ok(&b, "fabric_search_connections", json!({"name": "agent-to-aws"})).await;
     assert_eq!(found["total"], 1);
-    assert_eq!(found["connections"][0]["uuid"], out["created"]["uuid"]);
-    assert_eq!(found["connections"][0]["z_side"]["profile_uuid"], profile["uuid"]);
+    let found = rows(&found, "connections");
+    assert_eq!(found[0]["uuid"], out["created"]["uuid"]);
+    assert_eq!(found[0]["z_side"], "AWS Direct Connect in DC");
     let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": port_id})).await;
-    assert!(vlans["vlans_in_use"].as_array().unwrap().iter().any(|v| v["vlan_tag"] == vlan));
+    assert!(rows(&vlans, "vlans_in_use").iter().any(|v| v["vlan_tag"] == vlan));
     assert_eq!(creates(&sim_url, "connections").await, 1);
     b.stop().await;
 }
@@ -213,13 +216,13 @@ async fn a_vlan_says_what_holds_it_and_a_tokens_vlan_is_taken() {
     let p = ok(&b, "fabric_propose_change", json!({"change_type": "service_token_create", "spec": token})).await;
     let created = ok(&b, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
     let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
-    let held =
-        |tag: u64| vlans["vlans_in_use"].as_array().unwrap().iter().find(|v| v["vlan_tag"] == tag).cloned().unwrap();
-    assert_eq!(held(100)["held_by"]["kind"], "connection");
-    assert_eq!(held(100)["held_by"]["uuid"], "11111111-2222-4333-8444-000000000100");
+    let held = |tag: u64| rows(&vlans, "vlans_in_use").into_iter().find(|v| v["vlan_tag"] == tag).unwrap();
+    assert_eq!(held(100)["held_by"], "connection");
+    assert_eq!(held(100)["holder_uuid"], "11111111-2222-4333-8444-000000000100");
+    let token_vlan = held(700);
     assert_eq!(
-        held(700)["held_by"],
-        json!({"kind": "service_token", "uuid": created["created"]["uuid"], "type": "VC_TOKEN"})
+        (&token_vlan["held_by"], &token_vlan["holder_uuid"], &token_vlan["holder_type"]),
+        (&json!("service_token"), &created["created"]["uuid"], &json!("VC_TOKEN"))
     );
     // a connection on the token's VLAN is refused by the dry run
     let spec = json!({"type": "EVPL_VC", "name": "clash", "bandwidth": 50,

@@ -61,7 +61,11 @@ async fn concurrent_proposes_past_capacity_keep_twenty_and_report_each_eviction_
     let mut reported = Vec::new();
     for r in &results {
         reported.extend(
-            structured(r)["evicted_proposals"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()),
+            structured(r)["evicted_proposals"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t.as_str().unwrap().to_string()),
         );
     }
     let unique: HashSet<&String> = reported.iter().collect();

@@ -119,7 +119,7 @@ async fn the_21st_pending_proposal_evicts_the_oldest_across_replicas() {
     for i in 1..20 {
         let client = if i % 2 == 0 { &on_a } else { &on_b };
         let q = propose_on(client, &format!("evict-{i}"), 2200 + i).await;
-        assert_eq!(q["evicted_proposals"], json!([]), "only 20 pending so far");
+        assert!(q.get("evicted_proposals").is_none(), "only 20 pending so far");
     }
     let last = propose_on(&on_b, "evict-20", 2220).await;
     assert_eq!(last["evicted_proposals"], json!([first["confirm_token"]]));

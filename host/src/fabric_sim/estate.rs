@@ -299,9 +299,16 @@ impl Estate {
         if let Some(o) = out.as_object_mut() {
             o.remove("endCustomer");
         }
+        // Fabric resolves the referenced port and profile: their href and name come back
         for side in ["aSide", "zSide"] {
-            if let Some(uuid) = out[side]["accessPoint"]["port"]["uuid"].as_str().map(str::to_owned) {
-                out[side]["accessPoint"]["port"]["href"] = json!(format!("/fabric/v4/ports/{uuid}"));
+            for (key, items, collection) in
+                [("port", &self.ports, "ports"), ("profile", &self.profiles, "serviceProfiles")]
+            {
+                let Some(uuid) = out[side]["accessPoint"][key]["uuid"].as_str().map(str::to_owned) else { continue };
+                out[side]["accessPoint"][key]["href"] = json!(format!("/fabric/v4/{collection}/{uuid}"));
+                if let Some(name) = find_by_uuid(items, &uuid).and_then(|v| v.get("name")) {
+                    out[side]["accessPoint"][key]["name"] = name.clone();
+                }
             }
         }
         out

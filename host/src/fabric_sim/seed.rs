@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub const PROJECT_ID: &str = "ac4d34ca-0d9c-4bc2-9aab-1234567abcde";
 
-/// Twelve metros, so listing them takes more than one page at small limits.
+/// Twenty-six metros: a default page of 20 is full and listing them all takes two pages.
 pub fn metros() -> Vec<Value> {
     let rows = [
         ("DC", "Ashburn", "AMER", 64512),
@@ -21,6 +21,20 @@ pub fn metros() -> Vec<Value> {
         ("SG", "Singapore", "APAC", 64521),
         ("TY", "Tokyo", "APAC", 64522),
         ("SY", "Sydney", "APAC", 64523),
+        ("AT", "Atlanta", "AMER", 64524),
+        ("LA", "Los Angeles", "AMER", 64525),
+        ("SE", "Seattle", "AMER", 64526),
+        ("TR", "Toronto", "AMER", 64527),
+        ("MI", "Miami", "AMER", 64528),
+        ("SP", "Sao Paulo", "AMER", 64529),
+        ("MD", "Madrid", "EMEA", 64530),
+        ("ZH", "Zurich", "EMEA", 64531),
+        ("ML", "Milan", "EMEA", 64532),
+        ("DX", "Dubai", "EMEA", 64533),
+        ("HK", "Hong Kong", "APAC", 64534),
+        ("OS", "Osaka", "APAC", 64535),
+        ("ME", "Melbourne", "APAC", 64536),
+        ("MB", "Mumbai", "APAC", 64537),
     ];
     rows.iter()
         .map(|(code, name, region, asn)| {
@@ -184,9 +198,9 @@ pub fn connections() -> Vec<Value> {
                 "name": name,
                 "state": "ACTIVE",
                 "bandwidth": 500,
-                "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[0].0, "href": format!("/fabric/v4/ports/{}", PORTS[0].0)},
+                "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[0].0, "href": format!("/fabric/v4/ports/{}", PORTS[0].0), "name": PORTS[0].1},
                                           "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
-                "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[3].0, "href": format!("/fabric/v4/ports/{}", PORTS[3].0)},
+                "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[3].0, "href": format!("/fabric/v4/ports/{}", PORTS[3].0), "name": PORTS[3].1},
                                           "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}},
                 "operation": {"equinixStatus": "PROVISIONED", "providerStatus": "AVAILABLE"},
                 "changeLog": {"createdBy": "sim-user", "createdDateTime": "2026-01-05T10:00:00Z"},

@@ -103,6 +103,23 @@ impl RegisteredTool {
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 
+    /// What to do about `errors`: fix them all, and for each path whose schema (or an enclosing
+    /// one) names a `fabric_*` tool in its description, that tool as where valid values come from.
+    /// The host reads this from the schema, so it holds for any component.
+    pub fn next_step(&self, errors: &[ArgumentError]) -> String {
+        let schema = self.tool.input_schema.as_ref();
+        let mut step = String::from("Fix every problem under `problems` and call again");
+        let mut named: Vec<String> = Vec::new();
+        for e in errors {
+            if let Some(tool) = tool_for_path(schema, &e.path).filter(|t| !named.contains(t)) {
+                step.push_str(&format!("; {tool} lists valid values for {}", e.path));
+                named.push(tool);
+            }
+        }
+        step.push('.');
+        step
+    }
+
     /// Whether a successful result fits the tool's output schema (the first problem if not).
     pub fn check_output(&self, result: &Value) -> Result<(), String> {
         match self.output.as_ref().and_then(|v| v.iter_errors(result).next()) {
@@ -110,6 +127,50 @@ impl RegisteredTool {
             Some(e) => Err(clip(&format!("{} at {}", e, e.instance_path), QUOTE_CHARS)),
         }
     }
+}
+
+/// The deepest `fabric_*` tool named by a description along `path` in `root` (following `$ref`
+/// into `$defs`, array items, and `allOf` branches' `then`).
+fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
+    fn resolve<'a>(root: &'a JsonObject, node: &'a Value) -> &'a Value {
+        let mut node = node;
+        for _ in 0..8 {
+            let Some(r) = node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) else {
+                break;
+            };
+            match root.get("$defs").and_then(|d| d.get(r)) {
+                Some(next) => node = next,
+                None => break,
+            }
+        }
+        node
+    }
+    fn named(node: &Value) -> Option<String> {
+        let d = node.get("description")?.as_str()?;
+        let start = d.find("fabric_")?;
+        let tool: String = d[start..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+        Some(tool)
+    }
+    let root_value = Value::Object(root.clone());
+    let mut node: &Value = &root_value;
+    let mut found = None;
+    for segment in path.split('/').skip(1).filter(|s| !s.is_empty()) {
+        let key = segment.replace("~1", "/").replace("~0", "~");
+        let here = resolve(root, node);
+        let branches = here.get("allOf").and_then(Value::as_array).into_iter().flatten();
+        // a conditional branch (the propose tool's spec per change type) says more than the
+        // plain property it refines
+        let next = branches
+            .filter_map(|b| b.pointer("/then/properties")?.get(&key))
+            .next()
+            .or_else(|| here.get("properties").and_then(|p| p.get(&key)))
+            .or_else(|| key.parse::<usize>().ok().and(here.get("items")));
+        let Some(next) = next else { break };
+        found = named(next).or(found);
+        node = next;
+        found = named(resolve(root, node)).or(found);
+    }
+    found
 }
 
 /// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
@@ -128,12 +189,23 @@ fn object_schema(text: &str, what: &str) -> Result<(JsonObject, jsonschema::Vali
     // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
     // use means the same there, and its meta-schema is far cheaper to load at start-up than
     // 2020-12's. A schema that names its draft gets that draft.
-    let mut options = jsonschema::options();
+    // Formats are checked too (a tool's `format: uuid` is a promise to the model), with `uuid`
+    // added to draft 7's list.
+    let mut options = jsonschema::options().should_validate_formats(true).with_format("uuid", is_uuid);
     if !obj.contains_key("$schema") {
         options = options.with_draft(jsonschema::Draft::Draft7);
     }
     let validator = options.build(&schema).map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))?;
     Ok((obj.clone(), validator))
+}
+
+/// The 8-4-4-4-12 hex form.
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { *c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
 type Checked = (Tool, jsonschema::Validator, Option<jsonschema::Validator>);
@@ -161,11 +233,23 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     }
     let (input, validator) = object_schema(&d.input_schema, "input schema")?;
     let output = d.output_schema.as_deref().map(|o| object_schema(o, "output schema")).transpose()?;
-    let annotations = ToolAnnotations::new()
-        .read_only(d.read_only)
-        .destructive(d.destructive)
-        .idempotent(d.idempotent)
-        .open_world(d.open_world);
+    // Only the hints that differ from MCP's defaults (readOnly false, destructive true,
+    // idempotent false, openWorld true), and none that a read-only tool makes moot: tools/list
+    // stays small.
+    let mut annotations = ToolAnnotations::new();
+    if d.read_only {
+        annotations = annotations.read_only(true);
+    } else {
+        if !d.destructive {
+            annotations = annotations.destructive(false);
+        }
+        if d.idempotent {
+            annotations = annotations.idempotent(true);
+        }
+    }
+    if !d.open_world {
+        annotations = annotations.open_world(false);
+    }
     let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(input))
         .with_title(d.title.clone())
         .with_annotations(annotations);
@@ -227,13 +311,42 @@ mod tests {
     }
 
     #[test]
+    fn next_step_names_the_tool_a_description_points_to() {
+        let schema = r##"{"type":"object","properties":{
+            "metro":{"type":"string","pattern":"^[A-Z]{2}$","description":"Metro code (fabric_list_metros)"},
+            "spec":{"type":"object"}},
+          "allOf":[{"if":{"properties":{"k":{"const":"a"}}},"then":{"properties":{"spec":{"type":"object",
+            "properties":{"sides":{"type":"array","items":{"$ref":"#/$defs/Side"}}}}}}}],
+          "$defs":{"Side":{"type":"object","properties":{"port":{"description":"fabric_search_ports","type":"object",
+            "properties":{"uuid":{"type":"string","format":"uuid"}}}}}}}"##;
+        let r = ToolRegistry::build(vec![decl("a", "metros", schema)], &Selection::parse(None)).unwrap();
+        let t = r.get("a").unwrap();
+        let errs = vec![
+            ArgumentError { path: "/metro".into(), message: "m".into() },
+            ArgumentError { path: "/spec/sides/1/port/uuid".into(), message: "m".into() },
+            ArgumentError { path: "/other".into(), message: "m".into() },
+        ];
+        assert_eq!(
+            t.next_step(&errs),
+            "Fix every problem under `problems` and call again; fabric_list_metros lists valid values for /metro; \
+             fabric_search_ports lists valid values for /spec/sides/1/port/uuid."
+        );
+    }
+
+    #[test]
     fn arguments_are_checked_with_paths() {
         let r = ToolRegistry::build(vec![decl("a", "metros", OBJ)], &Selection::parse(None)).unwrap();
         let t = r.get("a").unwrap();
         assert!(t.check_arguments(&serde_json::json!({"limit": 5})).is_ok());
         let errs = t.check_arguments(&serde_json::json!({"limit": "5"})).unwrap_err();
         assert_eq!(errs[0].path, "/limit");
+        assert_eq!(t.next_step(&errs), "Fix every problem under `problems` and call again.");
         assert!(t.check_arguments(&serde_json::json!({"extra": 1})).is_err());
+        let uuid = r#"{"type":"object","properties":{"id":{"type":"string","format":"uuid"}}}"#;
+        let r = ToolRegistry::build(vec![decl("u", "metros", uuid)], &Selection::parse(None)).unwrap();
+        let u = r.get("u").unwrap();
+        assert!(u.check_arguments(&serde_json::json!({"id": "c4d9350e-783c-83cd-1ce0-306a5c00a600"})).is_ok());
+        assert_eq!(u.check_arguments(&serde_json::json!({"id": "c4d9350e"})).unwrap_err()[0].path, "/id");
         // a huge bad value comes back as a short quote
         let huge = "x".repeat(1 << 20);
         let errs = t.check_arguments(&serde_json::json!({"limit": huge.clone(), huge.clone(): 1})).unwrap_err();

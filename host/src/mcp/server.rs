@@ -125,16 +125,18 @@ impl Broker {
         };
         if let Err(errors) = tool.check_arguments(&arguments) {
             let first = &errors[0];
-            return Ok(tool_error(json!({"error": {
+            return Ok(error_of(tool, json!({"error": {
                 "kind": "invalid_arguments",
                 "message": format!("invalid argument at {}: {}", first.path, first.message),
                 "path": first.path,
                 "problems": errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect::<Vec<_>>(),
+                "next_step": tool.next_step(&errors),
             }}))
             .into());
         }
         if call.cancel.is_cancelled() {
-            return Ok(tool_error(
+            return Ok(error_of(
+                tool,
                 json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
             )
             .into());
@@ -142,7 +144,8 @@ impl Broker {
         let _slot = match self.shared.fairness.begin_call(&call.principal) {
             Ok(permit) => permit,
             Err(why) => {
-                return Ok(tool_error(
+                return Ok(error_of(
+                    tool,
                     json!({"error": {"kind": "too_many_calls", "message": format!("{why}; nothing was done")}}),
                 )
                 .into());
@@ -157,8 +160,9 @@ impl Broker {
         if let Some(form) = confirmer.input_request() {
             // The component's own result is moot: the person has not answered yet.
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form)
-                .unwrap_or_else(|e| tool_error(json!({"error": {"kind": "component_failed", "message": e}})).into()));
+            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form).unwrap_or_else(
+                |e| error_of(tool, json!({"error": {"kind": "component_failed", "message": e}})).into(),
+            ));
         }
         let (value, is_error) = match outcome {
             Ok(Ok(text)) => match component_json(&text).and_then(|v| fits_output(tool, v)) {
@@ -175,7 +179,7 @@ impl Broker {
             ),
         };
         let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
-        Ok(structured(value, is_error).into())
+        Ok(result_of(tool, value, is_error).into())
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
@@ -199,6 +203,21 @@ impl Broker {
 
 fn tool_error(v: Value) -> CallToolResult {
     structured(v, true)
+}
+
+fn error_of(tool: &super::registry::RegisteredTool, v: Value) -> CallToolResult {
+    result_of(tool, v, true)
+}
+
+/// A tool's result. An error keeps its structured content only where that fits the tool's
+/// output schema: the official TypeScript SDK checks any structured content against it, error
+/// or not, and a component may declare members an error does not have (the text says it all).
+fn result_of(tool: &super::registry::RegisteredTool, value: Value, is_error: bool) -> CallToolResult {
+    let mut result = structured(value, is_error);
+    if is_error && result.structured_content.as_ref().is_some_and(|v| tool.check_output(v).is_err()) {
+        result.structured_content = None;
+    }
+    result
 }
 
 /// `value` as structured content plus its JSON text (for clients that read only text). rmcp's

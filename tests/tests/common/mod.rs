@@ -315,6 +315,31 @@ pub fn structured(r: &CallToolResult) -> Value {
     r.structured_content.clone().expect("the result has structured content")
 }
 
+/// The rows of a page under `key` as objects (a page carries `columns`, rows of values, and the
+/// values every row shares under `same`).
+pub fn rows(page: &Value, key: &str) -> Vec<Value> {
+    let columns: Vec<&str> = page["columns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a page has columns: {page}"))
+        .iter()
+        .map(|c| c.as_str().expect("a column is a name"))
+        .collect();
+    let items = page[key].as_array().unwrap_or_else(|| panic!("a page has {key}: {page}"));
+    items
+        .iter()
+        .map(|row| {
+            let row = row.as_array().expect("a row is an array");
+            assert_eq!(row.len(), columns.len(), "a row has one value per column");
+            let pairs = columns.iter().zip(row).filter(|(_, v)| !v.is_null());
+            let mut object: serde_json::Map<String, Value> = pairs.map(|(c, v)| (c.to_string(), v.clone())).collect();
+            if let Some(same) = page.get("same").and_then(Value::as_object) {
+                object.extend(same.clone());
+            }
+            Value::Object(object)
+        })
+        .collect()
+}
+
 pub fn is_error(r: &CallToolResult) -> bool {
     r.is_error == Some(true)
 }
