@@ -103,6 +103,11 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
     pub listen: SocketAddr,
 
+    /// Serve Prometheus metrics at http://ADDR/metrics (a bare port means 127.0.0.1:PORT). Off
+    /// unless given; keep it off the public interface (it needs no token).
+    #[arg(long, env = "EQUINIX_MCP_METRICS_LISTEN", value_name = "ADDR", value_parser = parse_metrics_listen)]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// HTTP bearer tokens, one per line as `TOKEN` or `LABEL TOKEN` (the label names the
     /// principal whose proposals the token can see); must not be group/world-readable.
     #[arg(long, env = "EQUINIX_MCP_AUTH_TOKEN_FILE", value_name = "PATH")]
@@ -276,4 +281,12 @@ pub struct BenchArgs {
     /// unconfirmed proposals, RSS after each round).
     #[arg(long)]
     pub soak: bool,
+}
+
+/// `PORT` (loopback) or `IP:PORT`.
+fn parse_metrics_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().map_err(|_| format!("{text:?}: expected PORT or IP:PORT (e.g. 9464 or 127.0.0.1:9464)"))
 }

@@ -16,6 +16,7 @@ pub mod fabric_sim;
 pub mod http_transport;
 pub mod inspect;
 pub mod mcp;
+pub mod metrics;
 pub mod principal;
 pub mod secret;
 pub mod serve;

@@ -67,10 +67,13 @@ fn init_logging(format: LogFormat, default_filter: &str) {
     if !configured.as_deref().is_some_and(|f| f.contains(SESSION_LOGS)) {
         filter = filter.add_directive(format!("{SESSION_LOGS}=warn").parse().expect("a valid directive"));
     }
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour only for a person at a terminal: a file, a pipe or a log collector gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match format {
         LogFormat::Pretty => builder.init(),
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Json => builder.json().with_ansi(false).init(),
     }
 }
 

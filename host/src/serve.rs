@@ -64,7 +64,41 @@ pub struct Ready {
     pub broker: Broker,
     /// The in-process simulator, when `--fabric-sim`.
     pub sim: Option<fabric_sim::SimHandle>,
-    pub banner: String,
+    pub banner: Banner,
+}
+
+/// What the server started with, logged once as fields (JSON logs get them as keys).
+pub struct Banner {
+    pub component: String,
+    pub toolsets: String,
+    pub fabric: String,
+    pub transport: String,
+    pub proposal_store: String,
+    pub audit_log: String,
+    pub state_key: String,
+    pub unconfirmed_allowed: bool,
+}
+
+impl Banner {
+    pub fn log(&self) {
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            component = %self.component,
+            toolsets = %self.toolsets,
+            fabric = %self.fabric,
+            transport = %self.transport,
+            proposal_store = %self.proposal_store,
+            audit_log = %self.audit_log,
+            confirmation_state_key = %self.state_key,
+            "equinix-mcp ready"
+        );
+        if self.unconfirmed_allowed {
+            tracing::warn!(
+                "WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true: confirmed proposals execute without a \
+                 person's approval when the client cannot show a form"
+            );
+        }
+    }
 }
 
 /// Builds the server from its arguments.
@@ -135,20 +169,21 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
-    let banner = format!(
-        "equinix-mcp {} | component sha256:{} ({}, {:?}) | toolsets: {} | fabric: {} | transport: {:?}",
-        env!("CARGO_PKG_VERSION"),
-        runtime.sha256(),
-        source.origin,
-        runtime.origin(),
-        registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
-        match &sim {
-            Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
-            Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
-            None => crate::secret::redact_url(&fabric.config().base_url),
-        },
-        args.transport,
-    );
+    let fabric_text = match &sim {
+        Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
+        Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
+        None => crate::secret::redact_url(&fabric.config().base_url),
+    };
+    let mut banner = Banner {
+        component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source.origin, runtime.origin()),
+        toolsets: registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
+        fabric: fabric_text,
+        transport: format!("{:?}", args.transport).to_lowercase(),
+        proposal_store: String::new(),
+        audit_log: String::new(),
+        state_key: String::new(),
+        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+    };
     let settings = BrokerSettings {
         elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
@@ -171,16 +206,9 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         None
     };
     let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
-    let mut banner = format!(
-        "{banner} | proposal store: {} | audit log: {audit_text} | confirmation state key: {key_source}",
-        proposals.describe()
-    );
-    if args.allow_unconfirmed_mutations {
-        banner.push_str(
-            " | WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true: confirmed proposals execute without a person's \
-             approval when the client cannot show a form",
-        );
-    }
+    banner.proposal_store = proposals.describe();
+    banner.audit_log = audit_text;
+    banner.state_key = key_source.to_string();
     let lifecycle = Default::default();
     let fairness = Fairness::new(FairnessLimits {
         calls_per_principal: args.max_calls_per_principal,
@@ -252,7 +280,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Transport::Stdio => None,
     };
     let ready = prepare(&args).await?;
-    tracing::info!("{}", ready.banner);
+    ready.banner.log();
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    let _stop_metrics = metrics_stop.clone().drop_guard();
+    if let Some(addr) = args.metrics_listen {
+        crate::metrics::serve(addr, ready.broker.clone(), metrics_stop).await?;
+    }
     match http {
         None => serve_stdio(&ready.broker, shutdown_grace).await?,
         Some(options) => crate::http_transport::serve(ready.broker.clone(), options).await?,

@@ -66,6 +66,11 @@ impl Lifecycle {
         self.calls.len()
     }
 
+    /// Whether shutdown has begun (new calls are refused; a load balancer should look elsewhere).
+    pub fn is_draining(&self) -> bool {
+        self.calls.is_closed()
+    }
+
     /// Refuses new calls, waits up to `grace` for the running ones, then cancels the rest and
     /// gives them a few seconds to report.
     pub async fn drain(&self, grace: Duration) -> Drained {

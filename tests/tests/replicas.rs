@@ -32,7 +32,7 @@ async fn pair(extra: &[&str]) -> Pair {
     let env = [("EQUINIX_MCP_STATE_KEY", key.as_str())];
     let a = HttpServer::start_against(&sim, &args, &env).await;
     let b = HttpServer::start_against(&sim, &args, &env).await;
-    assert!(a.stderr_text().contains("proposal store: redis://127.0.0.1:"), "{}", a.stderr_text());
+    assert!(a.stderr_text().contains("proposal_store=redis://127.0.0.1:"), "{}", a.stderr_text());
     Pair { sim, a, b, redis }
 }
 

@@ -350,7 +350,7 @@ async fn foreign_origins_huge_bad_arguments_and_url_credentials_are_handled() {
     let (_, _, stderr) =
         run_to_exit(&["serve", "--endpoint", "http://user:hunter2secret@127.0.0.1:9/", "--toolsets", "metros"], &[])
             .await;
-    assert!(stderr.contains("fabric: http://***@127.0.0.1:9"), "{stderr}");
+    assert!(stderr.contains("fabric=http://***@127.0.0.1:9"), "{stderr}");
     assert!(!stderr.contains("hunter2secret"), "{stderr}");
 }
 

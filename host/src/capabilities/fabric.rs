@@ -52,6 +52,17 @@ impl CallState {
                     p.report(format!("{step} in flight: POST {path}")).await;
                 }
                 let outcome = send.await;
+                if let Ok(r) = &outcome {
+                    self.correlation_ids.push(&r.correlation_id);
+                }
+                crate::metrics::metrics().fabric_answer(match &outcome {
+                    Ok(r) => crate::metrics::status_class(r.status),
+                    Err(SendError::Timeout) => "timeout",
+                    Err(SendError::Transport(_)) => "transport",
+                    Err(SendError::Refused(_)) => "refused",
+                    Err(SendError::Cancelled) => "cancelled",
+                    Err(SendError::Unavailable(_)) => "unavailable",
+                });
                 if let Some((p, step)) = &progress {
                     let how = match &outcome {
                         Ok(r) => format!("answered HTTP {}", r.status),

@@ -46,6 +46,27 @@ pub struct CallState {
     pub table: ResourceTable,
     /// Whether the component already asked the person in this call (once per call).
     pub asked: bool,
+    /// Fabric's correlation ids of this call's answers, for the access log.
+    pub correlation_ids: CorrelationIds,
+}
+
+/// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
+#[derive(Clone, Default)]
+pub struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl CorrelationIds {
+    pub const MAX: usize = 8;
+
+    pub fn push(&self, id: &str) {
+        let mut ids = self.0.lock().unwrap();
+        if !id.is_empty() && ids.len() < Self::MAX {
+            ids.push(crate::text::clip(id, 64));
+        }
+    }
+
+    pub fn joined(&self) -> String {
+        self.0.lock().unwrap().join(",")
+    }
 }
 
 /// What the host lets the running tool do beyond its imports' plain rules.
@@ -80,6 +101,7 @@ impl CallState {
             audit: None,
             table: ResourceTable::new(),
             asked: false,
+            correlation_ids: Default::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
 
 pub mod auth;
+pub mod health;
 pub mod listener;
 pub mod sessions;
 
@@ -105,6 +106,8 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
     if let Some(tokens) = &options.auth {
         router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
     }
+    // health and readiness sit outside the bearer check and the session guard
+    let router = health::routes(broker.clone()).merge(router);
     let auth_text = match &options.auth {
         Some(t) => format!("bearer tokens for {} principal(s)", t.principals()),
         None => "none (loopback; every client is the local principal)".into(),

@@ -119,6 +119,10 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
         }
     }
     let method = request.method().clone();
+    if method == Method::DELETE && session.as_ref().is_none_or(|id| !guard.owners().contains_key(id)) {
+        // closed already, expired, or never opened
+        return refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into());
+    }
     let (parts, body) = request.into_parts();
     let bytes = if method == Method::POST {
         match tokio::time::timeout(
@@ -198,6 +202,11 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
         && let Some(id) = &session
     {
         guard.owners().remove(id);
+        // The session is gone when this answers: 200, which MCP clients read as done (rmcp says
+        // 202, and the official Python SDK warns "Session termination failed: 202" on it).
+        let (mut parts, body) = response.into_parts();
+        parts.status = StatusCode::OK;
+        return Response::from_parts(parts, body);
     }
     // A call whose response stream is dropped before it ends is cancelled in its session.
     match (session, rpc_id, rpc_method) {

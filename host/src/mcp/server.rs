@@ -20,7 +20,7 @@ use super::stateless_confirm::{self, FirstRound};
 use super::toolsets::MUTATE;
 use crate::audit::{self, AuditLog};
 use crate::capabilities::progress::Progress;
-use crate::capabilities::{CallState, Clock, Confirmer, GuestMeter, ProposalStore, ToolGrant};
+use crate::capabilities::{CallState, Clock, Confirmer, CorrelationIds, GuestMeter, ProposalStore, ToolGrant};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
 use crate::principal::Principal;
@@ -85,7 +85,7 @@ impl Broker {
         &self.shared
     }
 
-    fn call_state(&self, call: CallContext, tool: ToolGrant) -> CallState {
+    fn call_state(&self, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> CallState {
         let s = &self.shared;
         CallState {
             limits: Default::default(),
@@ -102,16 +102,48 @@ impl Broker {
             audit: s.audit.clone(),
             table: Default::default(),
             asked: false,
+            correlation_ids,
         }
     }
 
     /// Runs one tool call end to end and returns the MCP result (tool errors included), or the
-    /// input request of a stateless first round whose component asked the person.
+    /// input request of a stateless first round whose component asked the person. Every call
+    /// leaves one access-log line at INFO and its metrics.
     pub async fn run_tool(
         &self,
         name: &str,
         arguments: Value,
         call: CallContext,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let principal = call.principal.clone();
+        let ids = CorrelationIds::default();
+        let result = self.run_tool_inner(name, arguments, call, ids.clone()).await;
+        let elapsed = started.elapsed();
+        let (outcome, kind) = outcome_of(&result);
+        tracing::info!(
+            target: "equinix_mcp::access",
+            tool = %crate::text::clip(name, 64),
+            principal = %principal,
+            duration_ms = elapsed.as_millis() as u64,
+            outcome,
+            error_kind = kind.as_deref().unwrap_or(""),
+            correlation_ids = %ids.joined(),
+            "tool call"
+        );
+        // only served tools get a label: a client's made-up names cannot grow the series
+        if self.shared.registry.get(name).is_some() {
+            crate::metrics::metrics().tool_call(name, outcome, elapsed);
+        }
+        result
+    }
+
+    async fn run_tool_inner(
+        &self,
+        name: &str,
+        arguments: Value,
+        call: CallContext,
+        ids: CorrelationIds,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
@@ -153,7 +185,7 @@ impl Broker {
         };
         let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
         let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
-        let state = self.call_state(call, grant);
+        let state = self.call_state(call, grant, ids);
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.clock.now_ms();
         let outcome = self.shared.runtime.call(state, name, &args_text).await;
@@ -171,10 +203,13 @@ impl Broker {
             },
             Ok(Err(text)) => (component_json(&text).unwrap_or_else(|e| e), true),
             Err(trapped) => (
-                json!({"error": {
-                    "kind": trapped.kind,
-                    "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.message),
-                }}),
+                {
+                    crate::metrics::metrics().trap();
+                    json!({"error": {
+                        "kind": trapped.kind,
+                        "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.message),
+                    }})
+                },
                 true,
             ),
         };
@@ -198,6 +233,21 @@ impl Broker {
 
     fn toolsets_text(&self) -> String {
         self.shared.registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// `ok`, `error` or `input_required`, and an error's kind.
+fn outcome_of(result: &Result<CallToolResponse, ErrorData>) -> (&'static str, Option<String>) {
+    match result {
+        Err(e) => ("error", Some(crate::text::clip(&format!("protocol_error {}", e.code.0), 40))),
+        Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+            let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.as_str()).unwrap_or("");
+            let parsed = r.structured_content.clone().or_else(|| serde_json::from_str(text).ok());
+            let kind = parsed.as_ref().and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
+            ("error", Some(crate::text::clip(kind.unwrap_or("unknown"), 40)))
+        }
+        Ok(CallToolResponse::Complete(_)) => ("ok", None),
+        Ok(_) => ("input_required", None),
     }
 }
 

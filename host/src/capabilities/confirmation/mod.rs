@@ -155,6 +155,7 @@ impl confirmation::Host for CallState {
                 }
             }
         };
+        crate::metrics::metrics().confirmation(status_name(status));
         let approves =
             status == Status::Accepted || (status == Status::UnsupportedByClient && self.unconfirmed_allowed);
         if !approves {
@@ -193,6 +194,7 @@ impl confirmation::HostApproval for CallState {
         let approval = self.table.delete(approval)?;
         if let Err(e) = self.record(self.approval_entry("create_sending", &approval)).await {
             tracing::error!("create not sent: the audit log failed: {e}");
+            crate::metrics::metrics().create("not_sent");
             let mut entry = self.approval_entry("create_not_sent", &approval);
             entry["error"] = json!(format!("the audit log failed: {e}"));
             let _ = self.record(entry).await;
@@ -204,7 +206,7 @@ impl confirmation::HostApproval for CallState {
         let send = client.send_create(&approval.path, &approval.body, &cancel);
         let outcome = self.reporting(Some("Fabric create"), &approval.path, send).await;
         let mut entry = self.approval_entry("create_outcome", &approval);
-        describe_outcome(&mut entry, &outcome);
+        crate::metrics::metrics().create(describe_outcome(&mut entry, &outcome));
         if let Err(e) = self.record(entry).await {
             // The create has left: its result must reach the caller whatever the log does.
             tracing::error!(request_sha256 = %approval.request_sha256, "the create's outcome is not in the audit log: {e}");
@@ -221,29 +223,30 @@ impl confirmation::HostApproval for CallState {
     }
 }
 
-/// What a create's outcome adds to its audit entry.
-fn describe_outcome(entry: &mut Value, outcome: &Result<ApiResponse, SendError>) {
+/// What a create's outcome adds to its audit entry; returns the outcome's name.
+fn describe_outcome(entry: &mut Value, outcome: &Result<ApiResponse, SendError>) -> &'static str {
+    let name = match outcome {
+        Ok(r) => match r.status {
+            200..=299 => "executed",
+            500.. => "unknown",
+            _ => "rejected",
+        },
+        Err(SendError::Timeout | SendError::Transport(_)) => "unknown",
+        Err(_) => "not_sent",
+    };
+    entry["outcome"] = json!(name);
     match outcome {
         Ok(r) => {
             entry["http_status"] = json!(r.status);
             entry["correlation_id"] = json!(r.correlation_id);
-            entry["outcome"] = json!(match r.status {
-                200..=299 => "executed",
-                500.. => "unknown",
-                _ => "rejected",
-            });
             if (200..300).contains(&r.status) {
                 let uuid = serde_json::from_str::<Value>(&r.body).ok().and_then(|v| v.get("uuid").cloned());
                 entry["fabric_uuid"] = uuid.unwrap_or(Value::Null);
             }
         }
-        Err(e @ (SendError::Timeout | SendError::Transport(_))) => {
-            entry["outcome"] = json!("unknown");
-            entry["error"] = json!(format!("{e:?}"));
-        }
         Err(e) => {
-            entry["outcome"] = json!("not_sent");
             entry["error"] = json!(format!("{e:?}"));
         }
     }
+    name
 }

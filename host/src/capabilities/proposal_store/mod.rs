@@ -74,6 +74,22 @@ impl ProposalStore {
         }
     }
 
+    /// Proposals awaiting confirmation, where this process can count them (its memory store).
+    pub fn pending_len(&self) -> Option<usize> {
+        match self {
+            ProposalStore::Memory(m) => Some(m.pending_len()),
+            ProposalStore::Redis(_) => None,
+        }
+    }
+
+    /// Whether the store answers (memory always does; Redis a PING within its response timeout).
+    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(_) => Ok(()),
+            ProposalStore::Redis(r) => counted(r.ping().await),
+        }
+    }
+
     pub async fn put(
         &self,
         who: &Principal,
@@ -84,14 +100,14 @@ impl ProposalStore {
     ) -> Result<(String, Vec<String>), StoreUnavailable> {
         match self {
             ProposalStore::Memory(m) => Ok(m.put(who, record, expires_at_ms, capacity, now_ms)),
-            ProposalStore::Redis(r) => r.put(who, record, expires_at_ms, capacity, now_ms).await,
+            ProposalStore::Redis(r) => counted(r.put(who, record, expires_at_ms, capacity, now_ms).await),
         }
     }
 
     pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
         match self {
             ProposalStore::Memory(m) => Ok(m.peek(who, token)),
-            ProposalStore::Redis(r) => r.peek(who, token).await,
+            ProposalStore::Redis(r) => counted(r.peek(who, token).await),
         }
     }
 
@@ -100,7 +116,7 @@ impl ProposalStore {
     pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
         match self {
             ProposalStore::Memory(m) => Ok(m.take(who, token)),
-            ProposalStore::Redis(r) => r.take(who, token).await,
+            ProposalStore::Redis(r) => counted(r.take(who, token).await),
         }
     }
 
@@ -111,9 +127,17 @@ impl ProposalStore {
                 m.settle(who, token, outcome);
                 Ok(())
             }
-            ProposalStore::Redis(r) => r.settle(who, token, outcome).await,
+            ProposalStore::Redis(r) => counted(r.settle(who, token, outcome).await),
         }
     }
+}
+
+/// Counts a failed store operation in the metrics.
+fn counted<T>(r: Result<T, StoreUnavailable>) -> Result<T, StoreUnavailable> {
+    if r.is_err() {
+        crate::metrics::metrics().store_error();
+    }
+    r
 }
 
 /// `chg-` followed by 128 bits from the OS-seeded CSPRNG, in hex.

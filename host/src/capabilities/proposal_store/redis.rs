@@ -120,6 +120,15 @@ impl RedisStore {
         format!("{} (shared)", self.shown)
     }
 
+    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
+        let mut c = self.connection.clone();
+        match tokio::time::timeout(RESPONSE_TIMEOUT, c.ping::<String>()).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(self.unavailable(e)),
+            Err(_) => Err(self.unavailable("no answer to PING")),
+        }
+    }
+
     fn unavailable(&self, e: impl std::fmt::Display) -> StoreUnavailable {
         StoreUnavailable { backend: self.shown.clone(), reason: redact(&e.to_string()) }
     }

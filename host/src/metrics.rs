@@ -1,0 +1,242 @@
+//! Prometheus metrics, served on their own `--metrics-listen` address (never on the MCP port,
+//! so they need no bearer token and a load balancer never exposes them). Every label takes
+//! values from a short fixed set or from the served catalog, so no client input can grow them.
+//!
+//! One process-wide registry: the counters are facts about this process, and the parts that
+//! record them (the Fabric client, the confirmation capability, the proposal store) are shared
+//! by every transport.
+
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::Broker;
+
+type Labels = Vec<(String, String)>;
+type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
+
+pub struct Metrics {
+    registry: Registry,
+    tool_calls: Family<Labels, Counter>,
+    tool_seconds: Histograms,
+    confirmations: Family<Labels, Counter>,
+    fabric_answers: Family<Labels, Counter>,
+    creates: Family<Labels, Counter>,
+    store_errors: Counter,
+    traps: Counter,
+    pending: Gauge,
+}
+
+/// 5 ms to ~80 s: a read takes milliseconds, a confirmation waits for a person.
+fn seconds() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 2.0, 15))
+}
+
+fn label(key: &str, value: &str) -> Labels {
+    vec![(key.to_string(), value.to_string())]
+}
+
+/// The process's metrics.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(Metrics::new)
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("equinix_mcp");
+        let m = Metrics {
+            tool_calls: Family::default(),
+            tool_seconds: Histograms::new_with_constructor(seconds),
+            confirmations: Family::default(),
+            fabric_answers: Family::default(),
+            creates: Family::default(),
+            store_errors: Counter::default(),
+            traps: Counter::default(),
+            pending: Gauge::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "tool_calls",
+            "Tool calls by tool and outcome (ok, error, input_required)",
+            m.tool_calls.clone(),
+        );
+        registry.register("tool_call_duration_seconds", "Tool call latency by tool", m.tool_seconds.clone());
+        registry.register(
+            "confirmations",
+            "Confirmation forms by the person's answer (human_confirmation.status)",
+            m.confirmations.clone(),
+        );
+        registry.register(
+            "fabric_answers",
+            "Fabric API answers by status class (2xx..5xx) or failure (timeout, transport, ...)",
+            m.fabric_answers.clone(),
+        );
+        registry.register(
+            "creates",
+            "Approved creates by outcome (executed, rejected, not_sent, unknown)",
+            m.creates.clone(),
+        );
+        registry.register("proposal_store_errors", "Proposal store operations that failed", m.store_errors.clone());
+        registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
+        registry.register(
+            "pending_proposals",
+            "Unexpired proposals awaiting confirmation in this process's memory store (absent with Redis)",
+            m.pending.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    pub fn tool_call(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
+        let tool_label = label("tool", tool);
+        let mut labels = tool_label.clone();
+        labels.push(("outcome".into(), outcome.into()));
+        self.tool_calls.get_or_create(&labels).inc();
+        self.tool_seconds.get_or_create(&tool_label).observe(elapsed.as_secs_f64());
+    }
+
+    pub fn confirmation(&self, status: &'static str) {
+        self.confirmations.get_or_create(&label("status", status)).inc();
+    }
+
+    pub fn fabric_answer(&self, class: &'static str) {
+        self.fabric_answers.get_or_create(&label("class", class)).inc();
+    }
+
+    pub fn create(&self, outcome: &'static str) {
+        self.creates.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    pub fn store_error(&self) {
+        self.store_errors.inc();
+    }
+
+    pub fn trap(&self) {
+        self.traps.inc();
+    }
+
+    /// The exposition (OpenMetrics text), with the pending-proposal gauge read now.
+    pub fn render(&self, pending: Option<usize>) -> String {
+        if let Some(n) = pending {
+            self.pending.set(n as i64);
+        }
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String cannot fail");
+        out
+    }
+}
+
+/// `2xx`, `4xx`, ...: the class of an HTTP status.
+pub fn status_class(status: u16) -> &'static str {
+    match status {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const TEXT_004: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// OpenMetrics to a scraper that asks for it (Prometheus does), the classic text format to
+/// everything else (curl, `promtool check metrics`).
+async fn scrape(State(broker): State<Broker>, headers: axum::http::HeaderMap) -> Response {
+    let pending = broker.shared().proposals.pending_len();
+    let text = metrics().render(pending);
+    let wants_openmetrics = headers
+        .get(header::ACCEPT)
+        .and_then(|a| a.to_str().ok())
+        .is_some_and(|a| a.contains("application/openmetrics-text"));
+    if wants_openmetrics {
+        ([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response()
+    } else {
+        ([(header::CONTENT_TYPE, TEXT_004)], classic_text(&text)).into_response()
+    }
+}
+
+/// OpenMetrics text as the classic Prometheus text format (0.0.4): a counter family is named
+/// with its `_total` suffix, and there is no `# EOF`.
+pub fn classic_text(openmetrics: &str) -> String {
+    let counters: Vec<&str> =
+        openmetrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let name = counters.iter().find(|c| rest.strip_prefix(**c).is_some_and(|r| r.starts_with(' ')))?;
+            Some(format!("{prefix}{name}_total{}", &rest[name.len()..]))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// Serves `GET /metrics` on `addr` until `stop` fires.
+pub async fn serve(addr: SocketAddr, broker: Broker, stop: CancellationToken) -> anyhow::Result<SocketAddr> {
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding --metrics-listen {addr}"))?;
+    let bound = listener.local_addr()?;
+    let app = axum::Router::new()
+        .route("/metrics", axum::routing::get(scrape))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "metrics are at /metrics\n") })
+        .with_state(broker);
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await;
+        if let Err(e) = served {
+            tracing::error!("the metrics listener stopped: {e}");
+        }
+    });
+    tracing::info!("Prometheus metrics at http://{bound}/metrics");
+    Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exposition_names_every_family_and_counts() {
+        let m = Metrics::new();
+        m.tool_call("fabric_list_metros", "ok", Duration::from_millis(12));
+        m.confirmation("accepted");
+        m.fabric_answer(status_class(201));
+        m.create("executed");
+        m.trap();
+        let text = m.render(Some(3));
+        for line in [
+            "equinix_mcp_tool_calls_total{tool=\"fabric_list_metros\",outcome=\"ok\"} 1",
+            "equinix_mcp_confirmations_total{status=\"accepted\"} 1",
+            "equinix_mcp_fabric_answers_total{class=\"2xx\"} 1",
+            "equinix_mcp_creates_total{outcome=\"executed\"} 1",
+            "equinix_mcp_component_traps_total 1",
+            "equinix_mcp_proposal_store_errors_total 0",
+            "equinix_mcp_pending_proposals 3",
+            "equinix_mcp_tool_call_duration_seconds_count{tool=\"fabric_list_metros\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+        let classic = classic_text(&text);
+        assert!(classic.contains("# TYPE equinix_mcp_tool_calls_total counter\n"), "{classic}");
+        assert!(classic.contains("# HELP equinix_mcp_tool_calls_total Tool calls"), "{classic}");
+        assert!(classic.contains("# TYPE equinix_mcp_pending_proposals gauge\n"), "{classic}");
+        assert!(!classic.contains("# EOF"));
+    }
+}
