@@ -103,13 +103,22 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
     pub listen: SocketAddr,
 
+    /// Serve HTTPS: the certificate chain, PEM (with --tls-key). Reread on SIGHUP.
+    #[arg(long, env = "EQUINIX_MCP_TLS_CERT", value_name = "PATH")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The certificate's private key, PEM (with --tls-cert). Reread on SIGHUP.
+    #[arg(long, env = "EQUINIX_MCP_TLS_KEY", value_name = "PATH")]
+    pub tls_key: Option<PathBuf>,
+
     /// Serve Prometheus metrics at http://ADDR/metrics (a bare port means 127.0.0.1:PORT). Off
     /// unless given; keep it off the public interface (it needs no token).
     #[arg(long, env = "EQUINIX_MCP_METRICS_LISTEN", value_name = "ADDR", value_parser = parse_metrics_listen)]
     pub metrics_listen: Option<SocketAddr>,
 
     /// HTTP bearer tokens, one per line as `TOKEN` or `LABEL TOKEN` (the label names the
-    /// principal whose proposals the token can see); must not be group/world-readable.
+    /// principal whose proposals the token can see); must not be group/world-readable. Reread
+    /// on SIGHUP.
     #[arg(long, env = "EQUINIX_MCP_AUTH_TOKEN_FILE", value_name = "PATH")]
     pub auth_token_file: Option<PathBuf>,
 

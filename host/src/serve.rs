@@ -13,7 +13,8 @@ use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::fabric_sim;
-use crate::http_transport::{AuthTokens, ConnectionLimits, HttpOptions, SessionLimits};
+use crate::http_transport::tls::TlsFiles;
+use crate::http_transport::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
 use crate::mcp::fairness::{Fairness, FairnessLimits};
 use crate::mcp::{Broker, BrokerSettings, Selection, ToolRegistry, server::Shared};
 use crate::secret::Secret;
@@ -255,10 +256,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // The exposure rules are checked before anything starts.
     let http = match args.transport {
         Transport::Http => {
-            let auth = args.auth_token_file.as_deref().map(AuthTokens::load).transpose()?.map(Arc::new);
+            let auth = args.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
+            let tls = match (&args.tls_cert, &args.tls_key) {
+                (Some(cert), Some(key)) => Some(Arc::new(TlsFiles::load(cert, key)?)),
+                (None, None) => None,
+                _ => bail!("--tls-cert and --tls-key go together: give both (PEM files) or neither"),
+            };
             let options = HttpOptions {
                 listen: args.listen,
                 auth,
+                tls,
                 allowed_hosts: args.allowed_hosts.clone(),
                 allowed_origins: args.allowed_origins.clone(),
                 sessions: SessionLimits {
@@ -275,6 +282,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 shutdown_grace,
             };
             options.check()?;
+            if options.tls.is_none() && !crate::http_transport::is_default_loopback(options.listen.ip()) {
+                tracing::warn!(
+                    listen = %options.listen,
+                    "bearer tokens travel in clear text over plain HTTP: give --tls-cert and --tls-key, or terminate \
+                     TLS in a proxy in front of this server"
+                );
+            }
             Some(options)
         }
         Transport::Stdio => None,

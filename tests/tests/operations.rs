@@ -220,3 +220,133 @@ async fn wait_for_access_lines(server: &HttpServer, n: usize) -> Vec<Value> {
     }
     panic!("fewer than {n} access lines:\n{}", server.stderr_text());
 }
+
+/// A self-signed certificate for 127.0.0.1 and localhost, as PEM files (key mode 600).
+fn certificate(dir: &std::path::Path, name: &str) -> (PathBuf, PathBuf, String) {
+    let issued = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.join(format!("{name}.crt")), dir.join(format!("{name}.key")));
+    let pem = issued.cert.pem();
+    std::fs::write(&cert, &pem).unwrap();
+    std::fs::write(&key, issued.signing_key.serialize_pem()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    (cert, key, pem)
+}
+
+/// A client that trusts only `pem`.
+fn trusting(pem: &str) -> reqwest::Client {
+    equinix_mcp::install_crypto_provider();
+    reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(pem.as_bytes()).unwrap()])
+        .build()
+        .unwrap()
+}
+
+fn hangup(server: &HttpServer) {
+    let pid = server.child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+}
+
+async fn wait_for_log(server: &HttpServer, needle: &str, times: usize) {
+    wait_until(needle, async || server.stderr_text().matches(needle).count() >= times).await;
+}
+
+#[tokio::test]
+async fn https_serves_mcp_and_a_renewed_certificate_is_served_after_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, first) = certificate(dir.path(), "first");
+    let tokens = token_file(&[("ops", TOKEN)]);
+    let server = HttpServer::start(
+        "127.0.0.1:0",
+        &[
+            "--auth-token-file",
+            tokens.to_str().unwrap(),
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    let health = server.url.replace("/mcp", "/healthz");
+    assert_eq!(trusting(&first).get(&health).send().await.unwrap().status().as_u16(), 200);
+
+    // a real MCP client over HTTPS
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.clone())
+            .auth_header(TOKEN.to_string());
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(trusting(&first), config);
+    let client = rmcp::ServiceExt::serve(TestClient::plain(), transport).await.unwrap();
+    assert!(!is_error(&call_on(&client, "fabric_list_metros", json!({"limit": 1})).await));
+
+    // plain HTTP to the TLS port gets nowhere
+    let plain = server.url.replace("https://", "http://").replace("/mcp", "/healthz");
+    assert!(http().get(&plain).send().await.is_err(), "plain HTTP is not served on the TLS port");
+
+    // renew: the new certificate is served to new connections after SIGHUP
+    let (renewed_cert, renewed_key, second) = certificate(dir.path(), "second");
+    std::fs::copy(&renewed_cert, &cert).unwrap();
+    std::fs::copy(&renewed_key, &key).unwrap();
+    hangup(&server);
+    wait_for_log(&server, "TLS certificate reloaded", 1).await;
+    assert_eq!(trusting(&second).get(&health).send().await.unwrap().status().as_u16(), 200);
+    assert!(trusting(&first).get(&health).send().await.is_err(), "the old certificate is no longer served");
+}
+
+#[test]
+fn tls_flags_go_together_and_a_bad_key_is_named_without_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _, _) = certificate(dir.path(), "c");
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(binary());
+        cmd.args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0", "--no-cache"]).args(extra);
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let alone = run(&["--tls-cert", cert.to_str().unwrap()]);
+    assert!(alone.contains("--tls-cert and --tls-key go together"), "{alone}");
+    let junk = dir.path().join("junk.key");
+    std::fs::write(&junk, "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5IGF0IGFsbA==\n-----END PRIVATE KEY-----\n")
+        .unwrap();
+    let bad = run(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", junk.to_str().unwrap()]);
+    assert!(bad.contains("--tls-key") || bad.contains("do not make a certificate"), "{bad}");
+    assert!(!bad.contains("bm90IGEga2V5"), "the key's bytes are not echoed: {bad}");
+}
+
+#[tokio::test]
+async fn sighup_rereads_the_token_file_and_calls_in_flight_finish() {
+    const ALICE: &str = "alice-token-0123456789abcdef012345678";
+    const BOB: &str = "bob-token-0123456789abcdef0123456789ab";
+    let tokens = token_file(&[("alice", ALICE)]);
+    let server = HttpServer::start("127.0.0.1:0", &["--auth-token-file", tokens.to_str().unwrap()], &[]).await;
+    let alice = server.connect(Some(ALICE), TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&alice, "fabric_list_metros", json!({})).await));
+    assert!(common::http::connect(&server.url, Some(BOB), TestClient::plain(), false).await.is_err(), "bob is unknown");
+
+    // a slow read is in flight when alice's token is removed
+    let r = http().post(format!("{}/_sim/latency", server.sim)).json(&json!({"ms": 1500})).send().await.unwrap();
+    assert!(r.status().is_success());
+    let in_flight = tokio::spawn(async move { call_on(&alice, "fabric_list_metros", json!({})).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::write(&tokens, format!("bob {BOB}\n")).unwrap();
+    hangup(&server);
+    wait_for_log(&server, "bearer tokens reloaded", 1).await;
+    let finished = in_flight.await.unwrap();
+    assert!(!is_error(&finished), "the call admitted before the reload finishes");
+    http().post(format!("{}/_sim/latency", server.sim)).json(&json!({"ms": 0})).send().await.unwrap();
+
+    let bob = server.connect(Some(BOB), TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&bob, "fabric_list_metros", json!({})).await), "an added token works at once");
+    let refused = http().post(&server.url).bearer_auth(ALICE).json(&json!({})).send().await.unwrap();
+    assert_eq!(refused.status().as_u16(), 401, "a removed token is refused from the next request");
+
+    // a broken file is not half-applied: bob keeps working
+    std::fs::write(&tokens, "bob short\n").unwrap();
+    hangup(&server);
+    wait_for_log(&server, "the token file was not reloaded", 1).await;
+    assert!(!is_error(&call_on(&bob, "fabric_list_metros", json!({})).await));
+    assert!(!server.stderr_text().contains(BOB), "no token in the log");
+}

@@ -12,8 +12,8 @@
 //! losing pending proposals). Only SHA-256 digests of the tokens are kept in memory, and a
 //! presented token is compared with every digest in constant time.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -22,6 +22,39 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use crate::principal::Principal;
+
+/// The token file and the tokens last read from it. SIGHUP rereads it: added and removed tokens
+/// count from the next request, and a request already admitted keeps its principal. A file that
+/// no longer reads or parses leaves the tokens as they were.
+pub struct TokenFile {
+    path: Option<PathBuf>,
+    tokens: RwLock<Arc<AuthTokens>>,
+}
+
+impl TokenFile {
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let tokens = RwLock::new(Arc::new(AuthTokens::load(path)?));
+        Ok(TokenFile { path: Some(path.to_path_buf()), tokens })
+    }
+
+    /// Tokens that never change (tests).
+    pub fn fixed(tokens: AuthTokens) -> Self {
+        TokenFile { path: None, tokens: RwLock::new(Arc::new(tokens)) }
+    }
+
+    pub fn current(&self) -> Arc<AuthTokens> {
+        self.tokens.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Rereads the file; returns how many principals it now names.
+    pub fn reload(&self) -> anyhow::Result<usize> {
+        let Some(path) = &self.path else { return Ok(self.current().principals()) };
+        let fresh = AuthTokens::load(path)?;
+        let principals = fresh.principals();
+        *self.tokens.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(fresh);
+        Ok(principals)
+    }
+}
 
 /// Shorter tokens are refused when the file is read: a bearer token is the whole secret.
 pub const MIN_TOKEN_CHARS: usize = 32;
@@ -122,7 +155,8 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 /// Axum middleware: a request without a valid bearer token gets 401 and never reaches MCP; a
 /// valid one carries its [`Principal`] in the request extensions (rmcp hands them to the tool
 /// call as `http::request::Parts`).
-pub async fn require_bearer(State(tokens): State<Arc<AuthTokens>>, mut request: Request, next: Next) -> Response {
+pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Request, next: Next) -> Response {
+    let tokens = file.current();
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)

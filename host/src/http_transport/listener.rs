@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+use super::tls::TlsFiles;
+
 /// Limits of the connection layer.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionLimits {
@@ -28,8 +30,15 @@ pub struct ConnectionLimits {
 /// How long open connections get to finish after the shutdown signal.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves `router` on `listener` until `shutdown`, then closes connections gracefully.
-pub async fn serve(listener: TcpListener, router: axum::Router, limits: ConnectionLimits, shutdown: CancellationToken) {
+/// Serves `router` on `listener` (over TLS when `tls` is given) until `shutdown`, then closes
+/// connections gracefully.
+pub async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    tls: Option<Arc<TlsFiles>>,
+    shutdown: CancellationToken,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let connections = TaskTracker::new();
     let mut refused_logged = false;
@@ -61,8 +70,18 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: Connecti
         let _ = stream.set_nodelay(true);
         let service = router.clone();
         let shutdown = shutdown.clone();
+        let acceptor = tls.as_ref().map(|t| t.acceptor());
         connections.spawn(async move {
-            serve_connection(stream, peer, service, limits, shutdown).await;
+            match acceptor {
+                None => serve_connection(stream, peer, service, limits, shutdown).await,
+                // the handshake gets the header deadline too: a silent client holds nothing long
+                Some(acceptor) => match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream)).await
+                {
+                    Ok(Ok(tls_stream)) => serve_connection(tls_stream, peer, service, limits, shutdown).await,
+                    Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                    Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                },
+            }
             drop(slot);
         });
     }
@@ -72,13 +91,15 @@ pub async fn serve(listener: TcpListener, router: axum::Router, limits: Connecti
     }
 }
 
-async fn serve_connection(
-    stream: tokio::net::TcpStream,
+async fn serve_connection<S>(
+    stream: S,
     peer: SocketAddr,
     router: axum::Router,
     limits: ConnectionLimits,
     shutdown: CancellationToken,
-) {
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let service = TowerToHyperService::new(
         router.map_request(|req: axum::http::Request<hyper::body::Incoming>| req.map(axum::body::Body::new)),
     );

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod health;
 pub mod listener;
 pub mod sessions;
+pub mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::Broker;
-pub use auth::AuthTokens;
+pub use auth::{AuthTokens, TokenFile};
 pub use listener::ConnectionLimits;
 pub use sessions::SessionLimits;
 
@@ -34,7 +35,9 @@ const FLUSH: Duration = Duration::from_millis(300);
 
 pub struct HttpOptions {
     pub listen: SocketAddr,
-    pub auth: Option<Arc<AuthTokens>>,
+    pub auth: Option<Arc<TokenFile>>,
+    /// Serve HTTPS with this certificate and key.
+    pub tls: Option<Arc<tls::TlsFiles>>,
     /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
     pub allowed_hosts: Vec<String>,
     /// Browser origins accepted (every other `Origin` is refused).
@@ -109,11 +112,19 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
     // health and readiness sit outside the bearer check and the session guard
     let router = health::routes(broker.clone()).merge(router);
     let auth_text = match &options.auth {
-        Some(t) => format!("bearer tokens for {} principal(s)", t.principals()),
+        Some(t) => format!("bearer tokens for {} principal(s)", t.current().principals()),
         None => "none (loopback; every client is the local principal)".into(),
     };
-    tracing::info!("MCP streamable HTTP listening on http://{addr}/mcp (auth: {auth_text})");
-    let server = tokio::spawn(listener::serve(listener, router, options.connections, sessions_closed.clone()));
+    let scheme = if options.tls.is_some() { "https" } else { "http" };
+    tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text})");
+    tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
+    let server = tokio::spawn(listener::serve(
+        listener,
+        router,
+        options.connections,
+        options.tls.clone(),
+        sessions_closed.clone(),
+    ));
 
     let signal = crate::shutdown::signal().await;
     let lifecycle = &broker.shared().lifecycle;
@@ -129,6 +140,36 @@ pub async fn serve(broker: Broker, options: HttpOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// SIGHUP rereads the token file and the TLS certificate; a file that fails to load is logged
+/// and the old one stays in force.
+async fn reload_on_hangup(tokens: Option<Arc<TokenFile>>, tls: Option<Arc<tls::TlsFiles>>, stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP: the token file and certificate are read only at start");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = hangups.recv() => {}
+            _ = stop.cancelled() => return,
+        }
+        if let Some(tokens) = &tokens {
+            match tokens.reload() {
+                Ok(n) => tracing::info!(principals = n, "SIGHUP: bearer tokens reloaded"),
+                Err(e) => tracing::error!("SIGHUP: the token file was not reloaded, the previous tokens stay: {e:#}"),
+            }
+        }
+        if let Some(tls) = &tls {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: TLS certificate reloaded"),
+                Err(e) => {
+                    tracing::error!("SIGHUP: the TLS certificate was not reloaded, the previous one stays: {e:#}")
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,7 +177,10 @@ mod tests {
     fn options(listen: &str, auth: bool, hosts: &[&str]) -> HttpOptions {
         HttpOptions {
             listen: listen.parse().unwrap(),
-            auth: auth.then(|| Arc::new(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap())),
+            auth: auth.then(|| {
+                Arc::new(TokenFile::fixed(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap()))
+            }),
+            tls: None,
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),
             sessions: SessionLimits {
