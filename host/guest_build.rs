@@ -1,5 +1,5 @@
-//! Building a wasm32-wasip2 guest from a build script; shared by `host/build.rs` (the broker
-//! component) and `tests/build.rs` (the test components).
+//! Building a wasm32-wasip2 guest; shared by `host/build.rs` (the broker component),
+//! `tests/build.rs` (the test components) and `equinix-mcp build-component` (a user's own).
 //!
 //! The guest is built by a nested `cargo build` with its own target directory and a scrubbed
 //! environment: flags meant for the native host build (RUSTFLAGS, coverage, sanitizers, the outer
@@ -25,7 +25,9 @@ const KEEP_ENV: &[&str] = &[
 ];
 
 /// Builds workspace package `package` (whose sources are in `dir`) for wasm32-wasip2 in release
-/// mode, optimised for speed, and returns the path of `<lib_name>.wasm`.
+/// mode, optimised for speed, and returns the path of `<lib_name>.wasm`. For build scripts: it
+/// tells cargo what to watch and panics on failure.
+#[allow(dead_code)]
 pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> PathBuf {
     for watched in ["src", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", dir.join(watched).display());
@@ -35,6 +37,22 @@ pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> Pa
 
     let target_dir = guest_target_dir(repo);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = guest_command(&cargo, repo, package, &target_dir)
+        .status()
+        .expect("could not run cargo to build a wasm32-wasip2 guest");
+    if !status.success() {
+        panic!(
+            "building {package} for wasm32-wasip2 failed (see cargo's output above; if the target is \
+             missing, run `rustup toolchain install` in the repository)"
+        );
+    }
+    guest_wasm(&target_dir, lib_name)
+}
+
+/// The nested `cargo build` of guest `package` in workspace `repo`: the one definition of how a
+/// component is built, used by the build scripts and by `equinix-mcp build-component`, so a
+/// component a user builds gets exactly the embedded one's flags.
+pub fn guest_command(cargo: &str, repo: &Path, package: &str, target_dir: &Path) -> Command {
     let mut cmd = Command::new(cargo);
     cmd.env_clear();
     for key in KEEP_ENV {
@@ -43,7 +61,7 @@ pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> Pa
         }
     }
     cmd.current_dir(repo).args(["build", "--locked", "--release", "--target", "wasm32-wasip2", "-p", package]);
-    cmd.arg("--target-dir").arg(&target_dir);
+    cmd.arg("--target-dir").arg(target_dir);
     // Guests ship inside the host and run on every call: optimise them for speed whatever the host
     // profile (opt-level 3 cut the guest's share of a read by about a third against "s").
     for setting in [
@@ -61,19 +79,17 @@ pub fn build_guest(repo: &Path, dir: &Path, package: &str, lib_name: &str) -> Pa
     ] {
         cmd.args(["--config", setting]);
     }
-    let status = cmd.status().expect("could not run cargo to build a wasm32-wasip2 guest");
-    if !status.success() {
-        panic!(
-            "building {package} for wasm32-wasip2 failed (see cargo's output above; if the target is \
-             missing, run `rustup toolchain install` in the repository)"
-        );
-    }
+    cmd
+}
+
+/// Where the nested build leaves `<lib_name>.wasm`.
+pub fn guest_wasm(target_dir: &Path, lib_name: &str) -> PathBuf {
     target_dir.join("wasm32-wasip2/release").join(format!("{lib_name}.wasm"))
 }
 
 /// One guest target directory for every host profile (debug, release, clippy), so each guest
 /// is built once; beside the host's own target directory.
-fn guest_target_dir(repo: &Path) -> PathBuf {
+pub fn guest_target_dir(repo: &Path) -> PathBuf {
     let base = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|p| if p.is_absolute() { p } else { repo.join(p) })

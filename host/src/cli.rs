@@ -44,6 +44,29 @@ pub enum Command {
     BenchEcho,
     /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
     Tools(ToolsArgs),
+    /// Build a broker component from a source tree with the embedded one's exact flags, and
+    /// print its SHA-256 (needs the Rust toolchain and the wasm32-wasip2 target).
+    BuildComponent(BuildComponentArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BuildComponentArgs {
+    /// The root of the equinix-mcp source tree (the workspace).
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub source: PathBuf,
+
+    /// The component's package in that workspace.
+    #[arg(long, default_value = "equinix-broker-component")]
+    pub package: String,
+
+    /// Cargo's target directory for the build (default: the tree's target/guest, which the
+    /// host's own build shares).
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+
+    /// Copy the built `.wasm` here.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }
 
 /// Where the broker component comes from.

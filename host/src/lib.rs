@@ -8,6 +8,7 @@
 
 pub mod audit;
 pub mod bench;
+pub mod build_component;
 pub mod capabilities;
 pub mod cli;
 pub mod component;

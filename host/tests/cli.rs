@@ -122,3 +122,14 @@ fn bench_quick_prints_every_row() {
     assert!(rows.iter().any(|r| r.contains("over loopback HTTP") && r.ends_with("| (context) | - |")), "{text}");
     assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
 }
+
+#[test]
+fn the_license_file_is_the_one_cargo_toml_names() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let manifest = std::fs::read_to_string(format!("{root}/Cargo.toml")).unwrap();
+    assert!(manifest.contains("license = \"Apache-2.0\""), "the workspace declares Apache-2.0");
+    let license = std::fs::read_to_string(format!("{root}/LICENSE")).unwrap();
+    let head: Vec<&str> = license.lines().take(2).map(str::trim).collect();
+    assert_eq!(head, ["Apache License", "Version 2.0, January 2004"]);
+    assert!(license.contains("END OF TERMS AND CONDITIONS"));
+}
