@@ -53,7 +53,7 @@ pub fn call_tool(host: &mut dyn Host, name: &str, arguments: &str) -> Result<Str
 }
 
 /// `value` as compact JSON text. Writes straight into the string; `Display` goes through the
-/// formatting machinery, which cost a tenth of a read's guest time.
+/// formatting machinery (BENCHMARKS.md, "JSON through `fmt`").
 pub(crate) fn json_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }

@@ -84,7 +84,7 @@ fn fabric_read_from_the_simulator(bencher: divan::Bencher, wire: &str) {
     };
     let config = FabricConfig::new(sim.base_url(), Some(creds));
     let client = match wire {
-        "in_process" => FabricClient::in_process(config, &sim),
+        "in_process" => FabricClient::in_process(config, sim.router(), sim.base_url()),
         _ => FabricClient::new(config),
     };
     let req = ApiRequest {

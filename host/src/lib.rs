@@ -1,30 +1,33 @@
 //! `equinix-mcp`: an MCP server for Equinix Fabric whose only route to a mutation is the Safe
 //! Mutation Broker.
 //!
-//! Read in this order: `wit/broker.wit` (everything the component can reach), [`component`]
-//! (how the sandbox is built and limited), [`capabilities`] (what the host grants behind each
-//! import), [`fabric_client`] (credentials and the Fabric allow-list), [`mcp`] (the MCP front),
-//! [`fabric_sim`] (the loopback Fabric simulator used without credentials and by the tests).
+//! Read in this order: `wit/broker.wit` (everything the component can reach) and [`bindings`]
+//! (the host's types for it), [`component`] (how the sandbox is built and limited),
+//! [`capabilities`] (what the host grants behind each import, one module per interface),
+//! [`fabric_client`] (credentials and the Fabric allow-list), [`mcp`] (the MCP front),
+//! [`transports`] (stdio and HTTP), [`commands`] (the subcommands), [`fabric_sim`] (the loopback
+//! Fabric simulator used without credentials and by the tests).
+//!
+//! Layers point down only: `commands` → `transports` → `mcp` → `component` → `capabilities` →
+//! `fabric_client`, `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`,
+//! `secret`, `text`, `shutdown`); the simulator stands beside them and the client never names it.
 
 pub mod audit;
-pub mod bench;
-pub mod build_component;
+pub mod bindings;
 pub mod capabilities;
 pub mod cli;
+pub mod clock;
+pub mod commands;
 pub mod component;
 pub mod fabric_client;
 pub mod fabric_sim;
-pub mod http_transport;
-pub mod inspect;
 pub mod mcp;
 pub mod metrics;
 pub mod principal;
 pub mod secret;
-pub mod serve;
 pub mod shutdown;
-pub mod soak;
 pub mod text;
-pub mod tools_cmd;
+pub mod transports;
 
 /// The broker component built from `broker-component/` by `build.rs`.
 pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/broker.wasm"));

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::{bench, build_component, component, fabric_sim, inspect, serve, soak, tools_cmd};
+use equinix_mcp::commands::{bench, build_component, inspect, serve, soak, tools};
+use equinix_mcp::{component, fabric_sim};
 
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
@@ -44,7 +45,7 @@ fn main() -> ExitCode {
             Some(Command::Bench(args)) if args.soak => soak::run(args.quick).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BenchEcho) => bench::run_echo().await.map(|_| ExitCode::SUCCESS),
-            Some(Command::Tools(args)) => tools_cmd::run(&args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Tools(args)) => tools::run(&args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BuildComponent(args)) => build_component::run(&args),
         }
     });

@@ -4,10 +4,10 @@
 //!
 //! One process-wide registry: the counters are facts about this process, and the parts that
 //! record them (the Fabric client, the confirmation capability, the proposal store) are shared
-//! by every transport.
+//! by every transport. A leaf: it names no other module of the host.
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -20,8 +20,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
-
-use crate::mcp::Broker;
 
 type Labels = Vec<(String, String)>;
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
@@ -153,8 +151,11 @@ const TEXT_004: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// OpenMetrics to a scraper that asks for it (Prometheus does), the classic text format to
 /// everything else (curl, `promtool check metrics`).
-async fn scrape(State(broker): State<Broker>, headers: axum::http::HeaderMap) -> Response {
-    let pending = broker.shared().proposals.pending_len();
+/// Counts the pending proposals at scrape time, where the process can (its memory store).
+pub type PendingCount = Arc<dyn Fn() -> Option<usize> + Send + Sync>;
+
+async fn scrape(State(pending): State<PendingCount>, headers: axum::http::HeaderMap) -> Response {
+    let pending = pending();
     let text = metrics().render(pending);
     let wants_openmetrics = headers
         .get(header::ACCEPT)
@@ -189,14 +190,14 @@ pub fn classic_text(openmetrics: &str) -> String {
 }
 
 /// Serves `GET /metrics` on `addr` until `stop` fires.
-pub async fn serve(addr: SocketAddr, broker: Broker, stop: CancellationToken) -> anyhow::Result<SocketAddr> {
+pub async fn serve(addr: SocketAddr, pending: PendingCount, stop: CancellationToken) -> anyhow::Result<SocketAddr> {
     let listener =
         tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding --metrics-listen {addr}"))?;
     let bound = listener.local_addr()?;
     let app = axum::Router::new()
         .route("/metrics", axum::routing::get(scrape))
         .fallback(|| async { (StatusCode::NOT_FOUND, "metrics are at /metrics\n") })
-        .with_state(broker);
+        .with_state(pending);
     tokio::spawn(async move {
         let served = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await;
         if let Err(e) = served {

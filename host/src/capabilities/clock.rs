@@ -1,30 +1,7 @@
-//! The `clock` capability: wall-clock milliseconds. In simulator mode the simulator can move it
-//! forward, so TTL rules are testable without waiting.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+//! The `clock` capability: the host's wall-clock milliseconds ([`crate::clock::Clock`]).
 
 use super::CallState;
-use crate::component::bindings::clock;
-
-/// System time plus an offset that only the simulator's clock knob changes.
-#[derive(Clone, Debug, Default)]
-pub struct Clock {
-    offset_ms: Arc<AtomicU64>,
-}
-
-impl Clock {
-    pub fn now_ms(&self) -> u64 {
-        let system = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        system + self.offset_ms.load(Ordering::Relaxed)
-    }
-
-    /// Moves this clock forward (simulator knob; never wired up against real Fabric).
-    pub fn advance(&self, ms: u64) {
-        self.offset_ms.fetch_add(ms, Ordering::Relaxed);
-    }
-}
+use crate::bindings::clock;
 
 impl clock::Host for CallState {
     fn now_ms(&mut self) -> wasmtime::Result<u64> {

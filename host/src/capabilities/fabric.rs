@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use super::CallState;
-use crate::component::bindings::fabric;
+use crate::bindings::fabric;
 use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError};
 
 impl fabric::Host for CallState {
@@ -76,14 +76,7 @@ impl CallState {
     }
 }
 
-/// The client's outcome in the WIT's terms.
+/// The client's outcome in the WIT's terms (its errors already are).
 pub(super) fn to_wit(outcome: Result<ApiResponse, SendError>) -> Result<fabric::Response, fabric::Error> {
-    match outcome {
-        Ok(r) => Ok(fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) }),
-        Err(SendError::Refused(s)) => Err(fabric::Error::Refused(s)),
-        Err(SendError::Cancelled) => Err(fabric::Error::Cancelled),
-        Err(SendError::Unavailable(s)) => Err(fabric::Error::Unavailable(s)),
-        Err(SendError::Timeout) => Err(fabric::Error::Timeout),
-        Err(SendError::Transport(s)) => Err(fabric::Error::Transport(s)),
-    }
+    outcome.map(|r| fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) })
 }

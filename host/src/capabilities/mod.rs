@@ -4,7 +4,6 @@
 pub mod clock;
 pub mod confirmation;
 pub mod fabric;
-pub mod progress;
 pub mod proposal_store;
 
 use std::future::Future;
@@ -16,10 +15,9 @@ use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 
 use crate::audit::AuditLog;
-use crate::component::bindings::proposal_store as wit_store;
+pub use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
 use crate::principal::Principal;
-pub use clock::Clock;
 pub use confirmation::{Confirmer, Form, NobodyToAsk};
 pub use proposal_store::ProposalStore;
 
@@ -33,8 +31,8 @@ pub struct CallState {
     pub cancel: CancellationToken,
     pub unconfirmed_allowed: bool,
     pub meter: GuestMeter,
-    /// Where to report slow steps, when the client sent a progress token.
-    pub progress: Option<std::sync::Arc<progress::Progress>>,
+    /// Where to report slow steps, when the client asked to hear about them.
+    pub progress: Option<Arc<dyn StepReporter>>,
     /// Whose proposals this call may see and create.
     pub principal: Principal,
     /// The tool this call runs, as the host knows it.
@@ -67,6 +65,12 @@ impl CorrelationIds {
     pub fn joined(&self) -> String {
         self.0.lock().unwrap().join(",")
     }
+}
+
+/// Hears about a call's slow steps ("Fabric dry run in flight"); the MCP layer turns them into
+/// progress notifications. Reporting never affects the call.
+pub trait StepReporter: Send + Sync {
+    fn report(&self, message: String) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }
 
 /// What the host lets the running tool do beyond its imports' plain rules.
@@ -137,45 +141,5 @@ impl GuestMeter {
         let out = f.await;
         self.in_host += t.elapsed();
         out
-    }
-}
-
-/// An unreachable store stops the call (a trap the host reports as `proposal_store_unavailable`):
-/// the WIT has no error case for it on purpose, so a component cannot carry on without its
-/// store. `settle` is the exception: it runs after a create may have been sent, and losing the
-/// call's result there would hide what happened, so a failed settle is logged and the result
-/// stands (a later replay then cannot say what this attempt did).
-impl wit_store::Host for CallState {
-    async fn put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> wasmtime::Result<wit_store::Stored> {
-        let (store, who, now) = (self.proposals.clone(), self.principal.clone(), self.clock.now_ms());
-        let (token, evicted) = self.meter.outside_guest(store.put(&who, record, expires_at_ms, capacity, now)).await?;
-        Ok(wit_store::Stored { token, evicted })
-    }
-
-    async fn peek(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
-        let (store, who) = (self.proposals.clone(), self.principal.clone());
-        Ok(taken(self.meter.outside_guest(store.peek(&who, &token)).await?))
-    }
-
-    async fn take(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
-        let (store, who) = (self.proposals.clone(), self.principal.clone());
-        Ok(taken(self.meter.outside_guest(store.take(&who, &token)).await?))
-    }
-
-    async fn settle(&mut self, token: String, outcome: Vec<u8>) -> wasmtime::Result<()> {
-        let (store, who) = (self.proposals.clone(), self.principal.clone());
-        if let Err(e) = self.meter.outside_guest(store.settle(&who, &token, outcome)).await {
-            tracing::error!(token = %token, "{e}; this attempt's outcome is not recorded for replays");
-        }
-        Ok(())
-    }
-}
-
-fn taken(t: proposal_store::Taken) -> wit_store::Taken {
-    match t {
-        proposal_store::Taken::Found(r) => wit_store::Taken::Found(r),
-        proposal_store::Taken::Used(o) => wit_store::Taken::Used(o),
-        proposal_store::Taken::Evicted => wit_store::Taken::Evicted,
-        proposal_store::Taken::Unknown => wit_store::Taken::Unknown,
     }
 }

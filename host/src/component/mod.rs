@@ -4,7 +4,6 @@
 //! No WASI is linked: the linker holds exactly the four `broker` imports, so a component that
 //! imports anything else cannot be instantiated, and [`surface`] says so in words first.
 
-pub mod bindings;
 pub mod cache;
 pub mod surface;
 
@@ -21,8 +20,8 @@ use wasmtime::{
     UpdateDeadline,
 };
 
+use crate::bindings::{Broker, BrokerPre, tools};
 use crate::capabilities::CallState;
-use bindings::{Broker, BrokerPre, tools};
 
 /// How often the engine's epoch advances; the granularity of the CPU deadline.
 const EPOCH_TICK: Duration = Duration::from_millis(10);

@@ -60,15 +60,9 @@ pub struct ApiResponse {
     pub correlation_id: String,
 }
 
-/// Mirrors the `fabric.error` variant of the WIT contract.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SendError {
-    Refused(String),
-    Cancelled,
-    Unavailable(String),
-    Timeout,
-    Transport(String),
-}
+/// Why a request got no answer: the WIT contract's own `fabric.error`, so what the client
+/// reports is what the component sees, with no second copy to keep in step.
+pub use crate::bindings::fabric::Error as SendError;
 
 pub struct FabricClient {
     wire: Wire,
@@ -84,11 +78,12 @@ impl FabricClient {
         Self::over(wire, FabricConfig { base_url: base, ..config })
     }
 
-    /// A client whose requests go straight into the routes of `simulator`, a simulator this
-    /// process runs; its address replaces `config.base_url` (it is what users and errors see).
-    pub fn in_process(config: FabricConfig, simulator: &crate::fabric_sim::SimHandle) -> Self {
-        let wire = Wire::InProcess { router: simulator.router(), timeout: config.request_timeout };
-        Self::over(wire, FabricConfig { base_url: simulator.base_url(), ..config })
+    /// A client whose requests go straight into `routes`, an HTTP service this process runs (the
+    /// embedded simulator) without a socket; `base_url` is where the same routes listen, what
+    /// users and errors see.
+    pub fn in_process(config: FabricConfig, routes: axum::Router, base_url: String) -> Self {
+        let wire = Wire::InProcess { router: routes, timeout: config.request_timeout };
+        Self::over(wire, FabricConfig { base_url, ..config })
     }
 
     fn over(wire: Wire, config: FabricConfig) -> Self {

@@ -4,8 +4,8 @@
 //! Content-Length are HTTP/1 framing) and body and give back the same status, headers and
 //! size-capped body, so everything above this module (OAuth, allow-list, retries, caps, error
 //! mapping) is shared. The in-process route skips only the loopback socket and the HTTP/1
-//! framing on both ends; `FabricClient::in_process` takes the `SimHandle` of a simulator this
-//! process started, so no configured endpoint can be routed this way.
+//! framing on both ends; `FabricClient::in_process` takes the routes of a server this process
+//! started (the embedded simulator's), so no configured endpoint can be routed this way.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -15,21 +15,6 @@ const RATE_CARD: &[(u64, f64)] = &[
     (10000, 1200.0),
 ];
 
-const PRICED: &[&str] = &[
-    "EVPL_VC",
-    "EPL_VC",
-    "EC_VC",
-    "IP_VC",
-    "VD_CHAIN_VC",
-    "ACCESS_EPL_VC",
-    "EVPLAN_VC",
-    "EPLAN_VC",
-    "IPWAN_VC",
-    "EVPTREE_VC",
-    "EPTREE_VC",
-    "IA_VC",
-];
-
 /// Values of `property` in an `and` filter.
 fn values<'a>(filter: &'a Value, property: &str) -> Option<&'a Vec<Value>> {
     filter["and"].as_array()?.iter().find(|f| f["property"] == property)?["values"].as_array()
@@ -45,11 +30,9 @@ pub fn search(body: &Value) -> Result<Vec<Value>, String> {
     if product != "VIRTUAL_CONNECTION_PRODUCT" {
         return Ok(Vec::new());
     }
+    // one rate card for every connection type the search accepts (the contract tests check the
+    // broker asks only for the types `VirtualConnectionPriceConnectionType` lists)
     let kind = values(filter, "/connection/type").and_then(|v| v.first()).cloned().unwrap_or(json!("EVPL_VC"));
-    // `VirtualConnectionPriceConnectionType`: other connection types have no rate card
-    if !kind.as_str().is_some_and(|k| PRICED.contains(&k)) {
-        return Ok(Vec::new());
-    }
     let bandwidths: Vec<u64> = values(filter, "/connection/bandwidth")
         .map(|v| v.iter().filter_map(|b| b.as_str().and_then(|s| s.parse().ok()).or_else(|| b.as_u64())).collect())
         .unwrap_or_default();

@@ -186,9 +186,15 @@ pub const VIRTUAL_DEVICES: &[(&str, &str, &str, u64)] = &[
     ("5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a62", "SV-EDGE-01", "SV", 8),
 ];
 
-/// Two existing connections on DC-PRI-01, VLANs 100 and 101, so a VLAN search has answers.
+/// Two existing connections from DC-PRI-01 to SV-PRI-01, VLANs 100 and 101 (uuid, name, VLAN),
+/// so a VLAN search has answers.
+pub const CONNECTIONS: &[(&str, &str, u64)] = &[
+    ("11111111-2222-4333-8444-000000000100", "existing-to-aws", 100),
+    ("11111111-2222-4333-8444-000000000101", "existing-to-sv", 101),
+];
+
 pub fn connections() -> Vec<Value> {
-    [("11111111-2222-4333-8444-000000000100", "existing-to-aws", 100), ("11111111-2222-4333-8444-000000000101", "existing-to-sv", 101)]
+    CONNECTIONS
         .iter()
         .map(|(uuid, name, vlan)| {
             json!({

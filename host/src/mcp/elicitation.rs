@@ -15,8 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::fairness::Fairness;
+use crate::bindings::confirmation::Status;
 use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
-use crate::component::bindings::confirmation::Status;
 use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.

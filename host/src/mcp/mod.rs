@@ -2,11 +2,13 @@
 
 pub mod elicitation;
 pub mod fairness;
+pub mod progress;
 pub mod registry;
+pub mod results;
 pub mod server;
 pub mod stateless_confirm;
 pub mod toolsets;
 
 pub use registry::ToolRegistry;
-pub use server::{Broker, BrokerSettings};
+pub use server::{BrokerSettings, McpServer};
 pub use toolsets::Selection;

@@ -39,8 +39,8 @@ pub struct ArgumentError {
     pub message: String,
 }
 
-/// Initialises the JSON-Schema library (its meta-schemas and regex engine, about 15 ms on first
-/// use) so that checking the catalog at start-up does not pay for it; run on a spare thread
+/// Initialises the JSON-Schema library (its meta-schemas and regex engine; BENCHMARKS.md, "Warm
+/// start") so that checking the catalog at start-up does not pay for it; run on a spare thread
 /// while the component loads.
 pub fn warm_up() {
     let schema = serde_json::json!({"type": "object", "properties": {

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, RequestStateCodec, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
+    RequestStateCodec, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -16,18 +16,18 @@ use tokio_util::sync::CancellationToken;
 use super::elicitation::ElicitConfirmer;
 use super::fairness::Fairness;
 use super::registry::ToolRegistry;
+use super::results::{self, ToolError};
 use super::stateless_confirm::{self, FirstRound};
 use super::toolsets::MUTATE;
 use crate::audit::{self, AuditLog};
-use crate::capabilities::progress::Progress;
-use crate::capabilities::{CallState, Clock, Confirmer, CorrelationIds, GuestMeter, ProposalStore, ToolGrant};
+use crate::capabilities::{
+    CallState, Clock, Confirmer, CorrelationIds, GuestMeter, ProposalStore, StepReporter, ToolGrant,
+};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::FabricClient;
+use crate::mcp::progress::Progress;
 use crate::principal::Principal;
 use crate::shutdown::Lifecycle;
-
-/// The largest tool result passed on to the client.
-const MAX_RESULT_BYTES: usize = 16 << 20;
 
 /// What one MCP call brings: who it acts for, who to ask, its cancellation, where to report
 /// progress.
@@ -35,7 +35,7 @@ pub struct CallContext {
     pub principal: Principal,
     pub confirmer: Arc<dyn Confirmer>,
     pub cancel: CancellationToken,
-    pub progress: Option<Arc<Progress>>,
+    pub progress: Option<Arc<dyn StepReporter>>,
 }
 
 impl CallContext {
@@ -72,13 +72,13 @@ pub struct Shared {
 
 /// The MCP server; cheap to clone.
 #[derive(Clone)]
-pub struct Broker {
+pub struct McpServer {
     shared: Arc<Shared>,
 }
 
-impl Broker {
+impl McpServer {
     pub fn new(shared: Shared) -> Self {
-        Broker { shared: Arc::new(shared) }
+        McpServer { shared: Arc::new(shared) }
     }
 
     pub fn shared(&self) -> &Shared {
@@ -120,7 +120,7 @@ impl Broker {
         let ids = CorrelationIds::default();
         let result = self.run_tool_inner(name, arguments, call, ids.clone()).await;
         let elapsed = started.elapsed();
-        let (outcome, kind) = outcome_of(&result);
+        let (outcome, kind) = results::outcome_of(&result);
         tracing::info!(
             target: "equinix_mcp::access",
             tool = %crate::text::clip(name, 64),
@@ -157,31 +157,23 @@ impl Broker {
         };
         if let Err(errors) = tool.check_arguments(&arguments) {
             let first = &errors[0];
-            return Ok(error_of(tool, json!({"error": {
-                "kind": "invalid_arguments",
-                "message": format!("invalid argument at {}: {}", first.path, first.message),
-                "path": first.path,
-                "problems": errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect::<Vec<_>>(),
-                "next_step": tool.next_step(&errors),
-            }}))
-            .into());
+            let problems: Vec<Value> = errors.iter().map(|e| json!({"path": e.path, "message": e.message})).collect();
+            return Ok(ToolError::new(
+                "invalid_arguments",
+                format!("invalid argument at {}: {}", first.path, first.message),
+            )
+            .with("path", first.path.clone())
+            .with("problems", problems)
+            .with("next_step", tool.next_step(&errors))
+            .for_tool(tool));
         }
         if call.cancel.is_cancelled() {
-            return Ok(error_of(
-                tool,
-                json!({"error": {"kind": "cancelled", "message": "the call was cancelled before it started; nothing was done"}}),
-            )
-            .into());
+            let message = "the call was cancelled before it started; nothing was done";
+            return Ok(ToolError::new("cancelled", message).for_tool(tool));
         }
         let _slot = match self.shared.fairness.begin_call(&call.principal) {
             Ok(permit) => permit,
-            Err(why) => {
-                return Ok(error_of(
-                    tool,
-                    json!({"error": {"kind": "too_many_calls", "message": format!("{why}; nothing was done")}}),
-                )
-                .into());
-            }
+            Err(why) => return Ok(ToolError::new("too_many_calls", format!("{why}; nothing was done")).for_tool(tool)),
         };
         let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
         let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
@@ -192,29 +184,26 @@ impl Broker {
         if let Some(form) = confirmer.input_request() {
             // The component's own result is moot: the person has not answered yet.
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form).unwrap_or_else(
-                |e| error_of(tool, json!({"error": {"kind": "component_failed", "message": e}})).into(),
-            ));
+            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form)
+                .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool)));
         }
         let (value, is_error) = match outcome {
-            Ok(Ok(text)) => match component_json(&text).and_then(|v| fits_output(tool, v)) {
+            Ok(Ok(text)) => match results::component_result(tool, &text) {
                 Ok(v) => (v, false),
-                Err(e) => (e, true),
+                Err(e) => (e.into_value(), true),
             },
-            Ok(Err(text)) => (component_json(&text).unwrap_or_else(|e| e), true),
-            Err(trapped) => (
-                {
-                    crate::metrics::metrics().trap();
-                    json!({"error": {
-                        "kind": trapped.kind,
-                        "message": format!("{}; nothing further was done for this call, and the server keeps serving", trapped.message),
-                    }})
-                },
-                true,
-            ),
+            Ok(Err(text)) => (results::component_json(&text).unwrap_or_else(ToolError::into_value), true),
+            Err(trapped) => {
+                crate::metrics::metrics().trap();
+                let message = format!(
+                    "{}; nothing further was done for this call, and the server keeps serving",
+                    trapped.message
+                );
+                (ToolError::new(trapped.kind, message).into_value(), true)
+            }
         };
         let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
-        Ok(result_of(tool, value, is_error).into())
+        Ok(results::for_tool(tool, value, is_error).into())
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
@@ -236,78 +225,7 @@ impl Broker {
     }
 }
 
-/// `ok`, `error` or `input_required`, and an error's kind.
-fn outcome_of(result: &Result<CallToolResponse, ErrorData>) -> (&'static str, Option<String>) {
-    match result {
-        Err(e) => ("error", Some(crate::text::clip(&format!("protocol_error {}", e.code.0), 40))),
-        Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
-            let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.as_str()).unwrap_or("");
-            let parsed = r.structured_content.clone().or_else(|| serde_json::from_str(text).ok());
-            let kind = parsed.as_ref().and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
-            ("error", Some(crate::text::clip(kind.unwrap_or("unknown"), 40)))
-        }
-        Ok(CallToolResponse::Complete(_)) => ("ok", None),
-        Ok(_) => ("input_required", None),
-    }
-}
-
-fn tool_error(v: Value) -> CallToolResult {
-    structured(v, true)
-}
-
-fn error_of(tool: &super::registry::RegisteredTool, v: Value) -> CallToolResult {
-    result_of(tool, v, true)
-}
-
-/// A tool's result. An error keeps its structured content only where that fits the tool's
-/// output schema: the official TypeScript SDK checks any structured content against it, error
-/// or not, and a component may declare members an error does not have (the text says it all).
-fn result_of(tool: &super::registry::RegisteredTool, value: Value, is_error: bool) -> CallToolResult {
-    let mut result = structured(value, is_error);
-    if is_error && result.structured_content.as_ref().is_some_and(|v| tool.check_output(v).is_err()) {
-        result.structured_content = None;
-    }
-    result
-}
-
-/// `value` as structured content plus its JSON text (for clients that read only text). rmcp's
-/// own constructors format the text through `Display`, the slower path; the text is always
-/// re-serialized from `value`, never a component's own text, so the two can never disagree.
-fn structured(value: Value, is_error: bool) -> CallToolResult {
-    let text = serde_json::to_string(&value).expect("a JSON value always serializes");
-    let content = vec![rmcp::model::ContentBlock::text(text)];
-    let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
-    result.structured_content = Some(value);
-    result
-}
-
-/// A successful result that breaks the tool's own output schema is the component's failure:
-/// clients rely on the schema it declared.
-fn fits_output(tool: &super::registry::RegisteredTool, v: Value) -> Result<Value, Value> {
-    tool.check_output(&v).map(|()| v).map_err(|why| {
-        json!({"error": {"kind": "component_failed", "message": format!("the component's result does not fit the output schema it declared for this tool: {why}")}})
-    })
-}
-
-/// Parses a component's JSON answer; anything else is reported, never passed through.
-fn component_json(text: &str) -> Result<Value, Value> {
-    if text.len() > MAX_RESULT_BYTES {
-        return Err(
-            json!({"error": {"kind": "component_failed", "message": format!("the component returned {} bytes; the limit is {MAX_RESULT_BYTES}", text.len())}}),
-        );
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err(
-            json!({"error": {"kind": "component_failed", "message": "the component returned JSON that is not an object"}}),
-        ),
-        Err(e) => Err(
-            json!({"error": {"kind": "component_failed", "message": format!("the component returned invalid JSON: {e}")}}),
-        ),
-    }
-}
-
-impl Broker {
+impl McpServer {
     /// A call from a client on the stateless protocol (2026-07-28): a first round asks through
     /// [`FirstRound`], a retry carries the sealed state and the person's answer.
     async fn call_stateless(
@@ -336,7 +254,7 @@ impl Broker {
     }
 }
 
-impl ServerHandler for Broker {
+impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("equinix-mcp", env!("CARGO_PKG_VERSION")))
@@ -368,9 +286,9 @@ impl ServerHandler for Broker {
         let name = request.name.to_string();
         tracing::debug!(tool = %name, "tools/call");
         let Some(flight) = self.shared.lifecycle.begin(&context.ct) else {
-            return Ok(tool_error(json!({"error": {"kind": "shutting_down",
-                "message": "the server is shutting down and accepts no new calls; nothing was done. Retry once it (or another replica) is back"}}))
-            .into());
+            let message = "the server is shutting down and accepts no new calls; nothing was done. Retry once it (or \
+                           another replica) is back";
+            return Ok(ToolError::new("shutting_down", message).result());
         };
         let principal = principal_of(&context);
         let confirmer: Arc<dyn Confirmer> = Arc::new(ElicitConfirmer {
@@ -379,7 +297,10 @@ impl ServerHandler for Broker {
             fairness: self.shared.fairness.clone(),
             principal: principal.clone(),
         });
-        let progress = context.meta.get_progress_token().map(|t| Arc::new(Progress::new(context.peer.clone(), t)));
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, confirmer, cancel: flight.cancel.clone(), progress };
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
             return self.call_stateless(request, call).await;

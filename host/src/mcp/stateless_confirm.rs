@@ -18,13 +18,14 @@ use rmcp::model::{
     InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::elicitation::{schema, status_of};
+use super::results::ToolError;
+use crate::bindings::confirmation::{Delivery, Status};
 use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
-use crate::component::bindings::confirmation::{Delivery, Status};
 use crate::principal::Principal;
 
 /// The input-request key of the confirmation form.
@@ -146,10 +147,9 @@ pub fn answer(
 ) -> Result<Answered, CallToolResult> {
     let sealed: Sealed = codec.open_json_with(state, &call.associated_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
-        CallToolResult::structured_error(json!({"error": {
-            "kind": "invalid_request_state",
-            "message": "the requestState is invalid or belongs to another principal, tool or arguments; nothing was done. Call the tool again without requestState",
-        }}))
+        let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
+                       done. Call the tool again without requestState";
+        super::results::structured(ToolError::new("invalid_request_state", message).into_value(), true)
     })?;
     let status = responses
         .and_then(|r| r.get(INPUT_KEY))
@@ -185,6 +185,7 @@ impl Confirmer for Answered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn fixed_codec() -> RequestStateCodec {
         RequestStateCodec::try_new(vec![7u8; 32]).unwrap()

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::component::bindings::confirmation::Context;
+use crate::bindings::confirmation::Context;
 
 /// At most this many body fields are put before a person; a longer body is refused unasked.
 pub const MAX_FIELDS: usize = 200;

@@ -20,22 +20,11 @@ use wasmtime::component::Resource;
 use super::CallState;
 use super::fabric::to_wit;
 use crate::audit::AuditLog;
-use crate::component::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
-use crate::component::bindings::fabric;
+pub use crate::bindings::Approval;
+use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
+use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError, allow_list};
 pub use form::Form;
-
-/// The right to send one create, minted after the person's yes: the host's side of the WIT
-/// `approval` resource. The component holds only a handle to it.
-#[derive(Debug)]
-pub struct Approval {
-    pub change_type: &'static str,
-    pub path: String,
-    pub body: String,
-    pub request_sha256: String,
-    /// `accepted`, or `unsupported_by_client` under the operator's opt-in.
-    pub status: Status,
-}
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -12,20 +12,15 @@
 //! Backends: [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
 //! every replica behind a load balancer; each operation is one atomic Lua script).
 
+mod host;
 pub mod memory;
 pub mod redis;
 
+/// What a peek or take found: the WIT's own type, so the store answers the component directly.
+pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Taken {
-    Found(Vec<u8>),
-    Used(Option<Vec<u8>>),
-    Evicted,
-    Unknown,
-}
 
 /// The store could not be reached or answered nonsense. The component call that needed it is
 /// stopped (a trap): no token is minted, nothing is taken, nothing is sent.

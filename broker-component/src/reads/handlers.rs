@@ -1,0 +1,263 @@
+//! The read tools' handlers: Fabric's filters as each endpoint's contract allows, one request
+//! (or a few pages for the profile search), and the compact page or whole object back.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use serde_json::{Map, Value, json};
+
+use super::compact::*;
+use super::*;
+use crate::args::{number, paging, paging_query, text};
+use crate::capability::{FabricRequest, Host, Method};
+use crate::fabric_call::{paged, send_json};
+use crate::price::{eq, product_filter};
+use crate::tool_error::ToolError;
+
+/// The name to match, as the fragment Fabric's LIKE (a partial match) takes: `*` wildcards an
+/// agent may add are dropped (the contract documents none).
+pub(super) fn name_fragment(args: &Value) -> Option<String> {
+    text(args, "name").map(|n| n.replace(['*', '%'], "")).filter(|n| !n.is_empty())
+}
+
+/// The name filter of an endpoint whose contract allows LIKE.
+pub(super) fn name_filters(args: &Value, filters: &mut Vec<Value>) -> Result<(), ToolError> {
+    if let Some(fragment) = name_fragment(args) {
+        filters.push(json!({"property": "/name", "operator": "LIKE", "values": [fragment]}));
+    }
+    Ok(())
+}
+
+/// A search body: the filters (one, or `and` of several), paging.
+pub(super) fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> String {
+    let mut body = Map::new();
+    body.insert("pagination".into(), json!({"offset": offset, "limit": limit}));
+    match filters.len() {
+        0 => {}
+        1 => {
+            body.insert("filter".into(), filters.into_iter().next().unwrap());
+        }
+        _ => {
+            body.insert("filter".into(), json!({"and": filters}));
+        }
+    }
+    crate::json_text(&Value::Object(body))
+}
+
+pub(super) fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
+    FabricRequest { method: Method::Post, path: path.into(), query, body: Some(body) }
+}
+
+pub(super) fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
+    FabricRequest { method: Method::Get, path, query, body: None }
+}
+
+pub(super) fn get_by_id(
+    host: &mut dyn Host,
+    args: &Value,
+    key: &str,
+    collection: &str,
+    result_key: &str,
+) -> Result<Value, ToolError> {
+    let id = text(args, key).unwrap_or_default();
+    let answer = send_json(host, get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))
+        .map_err(|e| unknown_id_hint(e, key, &GET_IDS))?;
+    Ok(one(answer, result_key))
+}
+
+/// The get tools' id arguments, each described by the search tool that lists valid ids.
+pub(super) static GET_IDS: [&Object; 6] =
+    [&GET_PORT, &GET_PROFILE, &GET_CONNECTION, &GET_NETWORK, &GET_TOKEN, &PORT_VLANS];
+
+/// A refused id (Fabric answers 400 or 404 for one it does not know) points to the search tool
+/// named in the argument's description.
+pub(super) fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
+    let status = e.details.get("status").and_then(Value::as_u64);
+    let search = objects
+        .iter()
+        .flat_map(|o| o.fields.iter())
+        .find(|f| f.name == key)
+        .and_then(|f| crate::grammar::tool_named_in(f.doc));
+    match (status, search) {
+        (Some(400 | 404), Some(tool)) => {
+            let step = format!("Check {key}: {tool} lists the ones you can read.");
+            e.with("next_step", json!(step))
+        }
+        _ => e,
+    }
+}
+
+pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    let mut filters = Vec::new();
+    name_filters(args, &mut filters)?;
+    if let Some(m) = text(args, "metro") {
+        filters.push(eq("/location/metroCode", m));
+    }
+    if let Some(s) = text(args, "state") {
+        filters.push(eq("/state", s));
+    }
+    if let Some(p) = text(args, "project_id") {
+        filters.push(eq("/project/projectId", p));
+    }
+    if filters.is_empty() {
+        // The port search requires a filter; "every state" is the contract's way to say all.
+        filters.push(json!({"property": "/state", "operator": "=", "values": PORT_STATES}));
+    }
+    let answer = send_json(host, post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit)))?;
+    Ok(paged(answer, "ports", offset, compact_port))
+}
+
+pub(super) fn get_port(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    get_by_id(host, args, "port_id", "ports", "port")
+}
+
+pub(super) fn list_port_vlans(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let id = text(args, "port_id").unwrap_or_default();
+    let (offset, limit) = paging(args);
+    // The contract declares no paging here, but Fabric's own `next` links page with these.
+    let query = paging_query(offset, limit);
+    let answer = send_json(host, get(format!("/fabric/v4/ports/{id}/linkProtocols"), query))
+        .map_err(|e| unknown_id_hint(e, "port_id", &GET_IDS))?;
+    let mut out = paged(answer, "vlans_in_use", offset, compact_vlan);
+    out["port_id"] = json!(id);
+    Ok(out)
+}
+
+/// How many profiles a search by name reads at most (five pages of 100).
+pub(super) const PROFILE_SCAN: u64 = 500;
+
+pub(super) fn search_profiles(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    // The profile search takes `=` only (its contract's own error says so): names are matched
+    // here over the other filters' results.
+    let mut filters = Vec::new();
+    if let Some(m) = text(args, "metro") {
+        filters.push(eq("/metros/code", m));
+    }
+    if let Some(v) = text(args, "visibility") {
+        filters.push(eq("/visibility", v));
+    }
+    let view_point = text(args, "view_point").unwrap_or("aSide");
+    let query = vec![("viewPoint".to_string(), view_point.to_string())];
+    let Some(fragment) = name_fragment(args).map(|n| n.to_lowercase()) else {
+        let body = search_body(filters, offset, limit);
+        let answer = send_json(host, post("/fabric/v4/serviceProfiles/search", query, body))?;
+        return Ok(paged(answer, "service_profiles", offset, compact_profile));
+    };
+    let mut matched = Vec::new();
+    let (mut scanned, mut total) = (0u64, u64::MAX);
+    while scanned < total.min(PROFILE_SCAN) {
+        let body = search_body(filters.clone(), scanned, 100);
+        let mut answer = send_json(host, post("/fabric/v4/serviceProfiles/search", query.clone(), body))?;
+        total = answer.pointer("/pagination/total").and_then(Value::as_u64).unwrap_or(0);
+        let page = match answer.get_mut("data").map(Value::take) {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        };
+        if page.is_empty() {
+            break;
+        }
+        scanned += page.len() as u64;
+        matched.extend(
+            page.into_iter().filter(|p| p["name"].as_str().is_some_and(|n| n.to_lowercase().contains(&fragment))),
+        );
+    }
+    let count = matched.len() as u64;
+    let data: Vec<Value> = matched.into_iter().skip(offset as usize).take(limit as usize).collect();
+    let answer = json!({"pagination": {"total": count}, "data": data});
+    let mut out = paged(answer, "service_profiles", offset, compact_profile);
+    out["scanned"] = json!(scanned);
+    if scanned < total {
+        out["note"] = json!(format!(
+            "only the first {scanned} of {total} profiles were searched for the name; add metro or visibility to narrow"
+        ));
+    }
+    Ok(out)
+}
+
+pub(super) fn get_profile(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    get_by_id(host, args, "profile_id", "serviceProfiles", "service_profile")
+}
+
+pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    let mut filters = Vec::new();
+    name_filters(args, &mut filters)?;
+    if let Some(s) = text(args, "state") {
+        filters.push(eq("/state", s));
+    }
+    if let Some(p) = text(args, "port_id") {
+        filters.push(eq("/aSide/accessPoint/port/uuid", p));
+    }
+    let body = search_body(filters, offset, limit);
+    let answer = send_json(host, post("/fabric/v4/connections/search", Vec::new(), body))?;
+    Ok(paged(answer, "connections", offset, compact_connection))
+}
+
+pub(super) fn get_connection(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    get_by_id(host, args, "connection_id", "connections", "connection")
+}
+
+pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    let mut filters = Vec::new();
+    name_filters(args, &mut filters)?;
+    for (key, property) in [("type", "/type"), ("scope", "/scope"), ("state", "/state")] {
+        if let Some(v) = text(args, key) {
+            filters.push(eq(property, v));
+        }
+    }
+    let body = search_body(filters, offset, limit);
+    let answer = send_json(host, post("/fabric/v4/networks/search", Vec::new(), body))?;
+    Ok(paged(answer, "networks", offset, compact_network))
+}
+
+pub(super) fn get_network(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    get_by_id(host, args, "network_id", "networks", "network")
+}
+
+pub(super) fn search_tokens(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    let mut filters = Vec::new();
+    name_filters(args, &mut filters)?;
+    if let Some(s) = text(args, "state") {
+        filters.push(eq("/state", s));
+    }
+    let query = paging_query(offset, limit);
+    let body = search_body(filters, offset, limit);
+    let answer = send_json(host, post("/fabric/v4/serviceTokens/search", query, body))?;
+    Ok(paged(answer, "service_tokens", offset, compact_token))
+}
+
+pub(super) fn get_token(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    get_by_id(host, args, "service_token_id", "serviceTokens", "service_token")
+}
+
+pub(super) fn search_prices(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let kind = text(args, "connection_type").unwrap_or_default();
+    let bandwidth = number(args, "bandwidth").unwrap_or_default();
+    let mut and = product_filter(kind, bandwidth);
+    and.push(eq("/connection/aSide/accessPoint/type", text(args, "a_side_type").unwrap_or("COLO")));
+    for (key, property) in [
+        ("a_side_metro", "/connection/aSide/accessPoint/location/metroCode"),
+        ("a_side_port_id", "/connection/aSide/accessPoint/port/uuid"),
+        ("z_side_type", "/connection/zSide/accessPoint/type"),
+        ("z_side_metro", "/connection/zSide/accessPoint/location/metroCode"),
+        ("z_side_profile_id", "/connection/zSide/accessPoint/profile/uuid"),
+    ] {
+        if let Some(v) = text(args, key) {
+            and.push(eq(property, v));
+        }
+    }
+    let filter = json!({"filter": {"and": and}});
+    let answer = send_json(host, post("/fabric/v4/prices/search", Vec::new(), crate::json_text(&filter)))?;
+    let mut out = paged(answer, "prices", 0, compact_price);
+    if out["returned"] == 0 {
+        // what was asked, so the agent can see which criterion to relax
+        out["filter"] = filter["filter"].clone();
+        out["note"] = json!("no rate-card price matched; try another bandwidth or fewer criteria");
+    }
+    Ok(out)
+}

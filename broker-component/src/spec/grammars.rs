@@ -1,0 +1,360 @@
+//! The grammars of the three create requests (Fabric v4 4.31): one object table per request schema, with the rules across fields that the schema words in its descriptions.
+
+use super::*;
+
+// ---- the grammars (Fabric v4 4.31 request schemas) ----
+
+pub(super) static UUID_REF: Object =
+    Object { name: "UuidRef", fields: &[req("uuid", UUID, "")], rule: None, rule_doc: "" };
+pub(super) const REF: Kind = Kind::Obj(&UUID_REF);
+
+pub(super) static PROJECT: Object =
+    Object { name: "Project", fields: &[req("projectId", UUID, "")], rule: None, rule_doc: "" };
+
+pub(super) static NOTIFICATION: Object = Object {
+    name: "Notification",
+    fields: &[
+        req("type", Kind::Enum(NOTIFICATION_TYPES), "ALL for everything"),
+        req("emails", Kind::Array { item: &EMAIL, min: 1, max: 20 }, ""),
+        opt("sendInterval", TEXT, "BANDWIDTH_ALERT: how often"),
+        opt("registeredUsers", Kind::Array { item: &TEXT, min: 1, max: 20 }, "Portal users"),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+pub(super) const NOTIFICATIONS: Kind = Kind::Array { item: &Kind::Obj(&NOTIFICATION), min: 1, max: 10 };
+
+pub(super) const VLAN: Kind = int(2, 4092);
+
+pub(super) static LINK_PROTOCOL: Object = Object {
+    name: "LinkProtocol",
+    fields: &[
+        req("type", Kind::Enum(LINK_PROTOCOLS), ""),
+        opt("vlanTag", VLAN, "DOT1Q: a free VLAN (fabric_list_port_vlans)"),
+        opt("vlanSTag", VLAN, ""),
+        opt("vlanCTag", VLAN, ""),
+    ],
+    rule: Some(link_rule),
+    rule_doc: "DOT1Q takes vlanTag only; QINQ takes vlanSTag, optionally vlanCTag (outer, inner); UNTAGGED takes no tag.",
+};
+
+pub(super) fn link_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    let has = |k: &str| m.contains_key(k);
+    let ok = match m.get("type").and_then(Value::as_str) {
+        Some("DOT1Q") => has("vlanTag") && !has("vlanSTag") && !has("vlanCTag"),
+        Some("QINQ") => !has("vlanTag") && has("vlanSTag"),
+        Some("UNTAGGED") => !has("vlanTag") && !has("vlanSTag") && !has("vlanCTag"),
+        _ => true,
+    };
+    if !ok {
+        p.push(path, "DOT1Q takes vlanTag only, QINQ takes vlanSTag (and optionally vlanCTag), UNTAGGED takes no tag");
+    }
+}
+
+pub(super) static PROFILE: Object = Object {
+    name: "Profile",
+    fields: &[opt("type", Kind::Enum(PROFILE_TYPES), ""), req("uuid", UUID, "fabric_search_service_profiles")],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static LOCATION: Object =
+    Object { name: "Location", fields: &[req("metroCode", METRO, "fabric_list_metros")], rule: None, rule_doc: "" };
+
+pub(super) static VIRTUAL_DEVICE: Object = Object {
+    name: "VirtualDevice",
+    fields: &[opt("type", Kind::Enum(VIRTUAL_DEVICE_TYPES), ""), req("uuid", UUID, ""), opt("name", TEXT, "")],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static INTERFACE: Object = Object {
+    name: "Interface",
+    fields: &[
+        opt("type", Kind::Enum(INTERFACE_TYPES), ""),
+        opt("id", int(0, 1 << 31), "Interface number"),
+        opt("uuid", UUID, ""),
+    ],
+    rule: Some(id_or_uuid),
+    rule_doc: "Give id or uuid.",
+};
+
+pub(super) fn id_or_uuid(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    if !m.contains_key("id") && !m.contains_key("uuid") {
+        p.push(path, "needs id or uuid");
+    }
+}
+
+pub(super) static PRODUCT_OFFERING: Object =
+    Object { name: "ProductOffering", fields: &[opt("id", TEXT, ""), opt("name", TEXT, "")], rule: None, rule_doc: "" };
+
+pub(super) static ADDRESS: Object = Object {
+    name: "Address",
+    fields: &[
+        opt("id", TEXT, ""),
+        opt("streetNr", TEXT, ""),
+        opt("streetName", TEXT, ""),
+        opt("city", TEXT, ""),
+        opt("stateOrProvince", TEXT, ""),
+        opt("postCode", TEXT, ""),
+        opt("country", TEXT, ""),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static ACCESS_POINT: Object = Object {
+    name: "AccessPoint",
+    fields: &[
+        req(
+            "type",
+            Kind::Enum(ACCESS_POINT_TYPES),
+            "COLO: your port; SP: a provider's service profile; VD: a virtual device",
+        ),
+        opt("port", REF, "fabric_search_ports"),
+        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
+        opt("profile", Kind::Obj(&PROFILE), ""),
+        opt("location", Kind::Obj(&LOCATION), "SP: the provider's metro"),
+        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), ""),
+        opt("interface", Kind::Obj(&INTERFACE), ""),
+        opt("network", REF, ""),
+        opt("router", REF, ""),
+        opt("sellerRegion", TEXT, "SP: e.g. us-east-1"),
+        opt("authenticationKey", TEXT, "SP: e.g. the AWS account id"),
+        opt("peeringType", Kind::Enum(PEERING_TYPES), "SP: Azure"),
+        opt("role", Kind::Enum(ROLES), "Tree networks"),
+        opt("providerConnectionId", TEXT, ""),
+        opt("productOffering", Kind::Obj(&PRODUCT_OFFERING), "LMaaS"),
+        opt("bandwidthCommit", int(0, 100_000), "LMaaS: Mbps"),
+        opt("address", Kind::Obj(&ADDRESS), "LMaaS"),
+    ],
+    rule: Some(access_point_rule),
+    rule_doc: "By type: COLO needs port (and linkProtocol on a tagged port); SP needs profile; VD needs virtualDevice; NETWORK \
+needs network; CLOUD_ROUTER needs router.",
+};
+
+/// What each access point type cannot do without (Fabric refuses it at the dry run otherwise).
+pub(super) const NEEDS: &[(&str, &[&str])] = &[
+    ("COLO", &["port"]),
+    ("SP", &["profile"]),
+    ("VD", &["virtualDevice"]),
+    ("NETWORK", &["network"]),
+    ("CLOUD_ROUTER", &["router"]),
+];
+
+pub(super) fn access_point_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    needs_by_type(m, path, p, NEEDS);
+}
+
+pub(super) fn needs_by_type(m: &Map<String, Value>, path: &str, p: &mut Problems, needs: &[(&str, &[&str])]) {
+    let kind = m.get("type").and_then(Value::as_str).unwrap_or_default();
+    for (_, fields) in needs.iter().filter(|(t, _)| *t == kind) {
+        for f in fields.iter().filter(|f| !m.contains_key(**f)) {
+            p.push(&child(path, f), format!("is required for a {kind} access point"));
+        }
+    }
+}
+
+pub(super) static ADDITIONAL_INFO: Object = Object {
+    name: "AdditionalInfo",
+    fields: &[
+        req("key", TEXT, ""),
+        req("value", Kind::Str { min: 0, max: usize::MAX, text: grammar::Text::Any }, "A string, even for numbers"),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+pub(super) const ADDITIONAL_INFOS: Kind = Kind::Array { item: &Kind::Obj(&ADDITIONAL_INFO), min: 1, max: 50 };
+
+pub(super) static SIDE: Object = Object {
+    name: "Side",
+    fields: &[
+        opt("accessPoint", Kind::Obj(&ACCESS_POINT), ""),
+        opt("serviceToken", REF, "Instead of accessPoint"),
+        opt("additionalInfo", ADDITIONAL_INFOS, "Some providers need these"),
+    ],
+    rule: Some(side_rule),
+    rule_doc: "Needs an accessPoint or a serviceToken.",
+};
+
+pub(super) fn side_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    if !m.contains_key("accessPoint") && !m.contains_key("serviceToken") {
+        p.push(path, "needs an accessPoint or a serviceToken");
+    }
+}
+
+pub(super) static ORDER: Object = Object {
+    name: "Order",
+    fields: &[
+        opt("purchaseOrderNumber", TEXT, ""),
+        opt("customerReferenceNumber", TEXT, ""),
+        opt("billingTier", TEXT, ""),
+        opt("orderNumber", TEXT, ""),
+        opt("termLength", Kind::Int { min: 1, max: 36, only: Some(&[1, 12, 24, 36]) }, "Months"),
+        opt("contractedBandwidth", int(0, 100_000), "Mbps"),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static REDUNDANCY: Object = Object {
+    name: "Redundancy",
+    fields: &[opt("group", UUID, "The primary's group"), opt("priority", Kind::Enum(PRIORITIES), "")],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static MARKETPLACE_SUBSCRIPTION: Object = Object {
+    name: "MarketplaceSubscription",
+    fields: &[req("type", Kind::Enum(MARKETPLACES), ""), req("uuid", UUID, "")],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static END_CUSTOMER: Object = Object {
+    name: "EndCustomer",
+    fields: &[opt("isDisclosed", Kind::Bool, ""), opt("name", TEXT, ""), opt("mdmId", TEXT, "")],
+    rule: None,
+    rule_doc: "",
+};
+
+/// `ConnectionPostRequest`.
+pub static CONNECTION: Object = Object {
+    name: "Connection",
+    fields: &[
+        req("type", Kind::Enum(CONNECTION_TYPES), "EVPL_VC: port or device to a provider or port"),
+        req("name", text(NAME_MAX), ""),
+        req("bandwidth", int(0, 100_000), "Mbps"),
+        req("aSide", Kind::Obj(&SIDE), ""),
+        req("zSide", Kind::Obj(&SIDE), ""),
+        req("notifications", NOTIFICATIONS, ""),
+        opt("project", Kind::Obj(&PROJECT), ""),
+        opt("order", Kind::Obj(&ORDER), ""),
+        opt("redundancy", Kind::Obj(&REDUNDANCY), ""),
+        opt("geoScope", Kind::Enum(GEO_SCOPES), ""),
+        opt("additionalInfo", ADDITIONAL_INFOS, "Some providers need these"),
+        opt("marketplaceSubscription", Kind::Obj(&MARKETPLACE_SUBSCRIPTION), ""),
+        opt("endCustomer", Kind::Obj(&END_CUSTOMER), ""),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static NETWORK_LOCATION: Object = Object {
+    name: "NetworkLocation",
+    fields: &[opt("region", Kind::Enum(REGIONS), ""), opt("metroCode", METRO, "")],
+    rule: None,
+    rule_doc: "",
+};
+
+/// `NetworkPostRequest`.
+pub static NETWORK: Object = Object {
+    name: "Network",
+    fields: &[
+        req("type", Kind::Enum(NETWORK_TYPES), ""),
+        req("name", text(NAME_MAX), ""),
+        req("scope", Kind::Enum(NETWORK_SCOPES), ""),
+        opt("location", Kind::Obj(&NETWORK_LOCATION), ""),
+        opt("project", Kind::Obj(&PROJECT), ""),
+        req("notifications", NOTIFICATIONS, ""),
+    ],
+    rule: Some(network_rule),
+    rule_doc: "A REGIONAL network needs location.region.",
+};
+
+pub(super) fn network_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    let regional = m.get("scope").and_then(Value::as_str) == Some("REGIONAL");
+    if regional && m.get("location").and_then(|l| l.get("region")).is_none() {
+        p.push(&child(path, "location"), "a REGIONAL network needs location.region (AMER, APAC or EMEA)");
+    }
+}
+
+pub(super) static SELECTOR_NETWORK: Object = Object {
+    name: "SelectorNetwork",
+    fields: &[
+        req("uuid", UUID, ""),
+        opt("type", Kind::Enum(NETWORK_TYPES), ""),
+        opt("scope", Kind::Enum(NETWORK_SCOPES), ""),
+        opt("name", text(NAME_MAX), ""),
+    ],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static SELECTOR_INTERFACE: Object = Object {
+    name: "SelectorInterface",
+    fields: &[
+        opt("type", Kind::Enum(SELECTOR_INTERFACE_TYPES), ""),
+        opt("id", int(0, 1 << 31), ""),
+        opt("uuid", UUID, ""),
+    ],
+    rule: Some(id_or_uuid),
+    rule_doc: "Give id or uuid.",
+};
+
+pub(super) static SELECTOR: Object = Object {
+    name: "Selector",
+    fields: &[
+        req("type", Kind::Enum(SELECTOR_TYPES), ""),
+        opt("port", REF, "fabric_search_ports"),
+        opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
+        opt("network", Kind::Obj(&SELECTOR_NETWORK), ""),
+        opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), ""),
+        opt("interface", Kind::Obj(&SELECTOR_INTERFACE), ""),
+        opt("hideAssetInfo", Kind::Bool, "Deprecated"),
+    ],
+    rule: Some(selector_rule),
+    rule_doc: "By type: COLO needs port; VD needs virtualDevice; NETWORK needs network.",
+};
+
+pub(super) fn selector_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    needs_by_type(m, path, p, &[("COLO", &["port"]), ("VD", &["virtualDevice"]), ("NETWORK", &["network"])]);
+}
+
+pub(super) static TOKEN_SIDE: Object = Object {
+    name: "TokenSide",
+    fields: &[req("accessPointSelectors", Kind::Array { item: &Kind::Obj(&SELECTOR), min: 1, max: 10 }, "")],
+    rule: None,
+    rule_doc: "",
+};
+
+pub(super) static TOKEN_CONNECTION: Object = Object {
+    name: "TokenConnection",
+    fields: &[
+        req("type", Kind::Enum(TOKEN_CONNECTION_TYPES), ""),
+        opt("bandwidthLimit", int(0, 100_000), "Mbps"),
+        opt("supportedBandwidths", Kind::Array { item: &int(1, 100_000), min: 1, max: 20 }, "Mbps"),
+        opt("allowRemoteConnection", Kind::Bool, ""),
+        opt("allowCustomBandwidth", Kind::Bool, ""),
+        opt("aSide", Kind::Obj(&TOKEN_SIDE), "An a-side token: you are the A end"),
+        opt("zSide", Kind::Obj(&TOKEN_SIDE), "A z-side token: you are the Z end"),
+    ],
+    rule: Some(one_token_side),
+    rule_doc: "Exactly one of aSide or zSide.",
+};
+
+pub(super) fn one_token_side(m: &Map<String, Value>, path: &str, p: &mut Problems) {
+    if m.contains_key("aSide") == m.contains_key("zSide") {
+        p.push(path, "needs exactly one of aSide or zSide");
+    }
+}
+
+pub(super) static ACCOUNT: Object =
+    Object { name: "Account", fields: &[req("accountNumber", int(1, i64::MAX), "")], rule: None, rule_doc: "" };
+
+/// `ServiceToken` (the create request).
+pub static SERVICE_TOKEN: Object = Object {
+    name: "ServiceToken",
+    fields: &[
+        req("type", Kind::Enum(TOKEN_TYPES), ""),
+        opt("name", text(NAME_MAX), ""),
+        opt("description", TEXT, ""),
+        req("expirationDateTime", DATE_TIME, ""),
+        req("connection", Kind::Obj(&TOKEN_CONNECTION), ""),
+        req("notifications", NOTIFICATIONS, ""),
+        opt("project", Kind::Obj(&PROJECT), ""),
+        opt("account", Kind::Obj(&ACCOUNT), ""),
+    ],
+    rule: None,
+    rule_doc: "",
+};

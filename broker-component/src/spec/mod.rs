@@ -1,0 +1,197 @@
+//! The three change types and their specs: one grammar per create request of the Fabric v4
+//! contract (4.31), which both checks a spec strictly (unknown fields are errors with their JSON
+//! path) and describes it as JSON Schema; the checked spec, normalized, is the wire body.
+//!
+//! Canonical form: object keys sorted, no insignificant whitespace, integers written without
+//! fraction or exponent (the one number normalisation: `1e3` and `1000.0` become `1000`), strings
+//! exactly as given. Absent optional fields are omitted, never written as `null`.
+
+use alloc::format;
+use alloc::string::String;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::fabric_enums::*;
+use crate::grammar::{self, DATE_TIME, EMAIL, Kind, METRO, Object, Problems, TEXT, UUID, child, int, opt, req, text};
+use crate::tool_error::ToolError;
+
+mod grammars;
+use grammars::*;
+
+#[cfg(test)]
+mod tests;
+
+/// What the broker can carry: three creates, and no update or delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeType {
+    ConnectionCreate,
+    NetworkCreate,
+    ServiceTokenCreate,
+}
+
+impl ChangeType {
+    pub const NAMES: &'static [&'static str] = &["connection_create", "network_create", "service_token_create"];
+    pub const ALL: [ChangeType; 3] =
+        [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate];
+
+    pub fn parse(s: &str) -> Option<ChangeType> {
+        match s {
+            "connection_create" => Some(ChangeType::ConnectionCreate),
+            "network_create" => Some(ChangeType::NetworkCreate),
+            "service_token_create" => Some(ChangeType::ServiceTokenCreate),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "connection_create",
+            ChangeType::NetworkCreate => "network_create",
+            ChangeType::ServiceTokenCreate => "service_token_create",
+        }
+    }
+
+    /// The create endpoint the compiled body is POSTed to.
+    pub fn path(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "/fabric/v4/connections",
+            ChangeType::NetworkCreate => "/fabric/v4/networks",
+            ChangeType::ServiceTokenCreate => "/fabric/v4/serviceTokens",
+        }
+    }
+
+    /// The read tools that find what a create of this type made.
+    pub fn lookup_tools(self) -> (&'static str, &'static str) {
+        match self {
+            ChangeType::ConnectionCreate => ("fabric_search_connections", "fabric_get_connection"),
+            ChangeType::NetworkCreate => ("fabric_search_networks", "fabric_get_network"),
+            ChangeType::ServiceTokenCreate => ("fabric_search_service_tokens", "fabric_get_service_token"),
+        }
+    }
+
+    /// What a person reads: "Fabric connection".
+    pub fn noun(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "Fabric connection",
+            ChangeType::NetworkCreate => "Fabric network",
+            ChangeType::ServiceTokenCreate => "Fabric service token",
+        }
+    }
+}
+
+const NAME_MAX: usize = 128;
+
+/// Fabric create bodies are a few hundred bytes; free-text fields carry no length of their own
+/// in the grammar (Fabric judges them at the dry run), so the whole spec is bounded instead.
+pub const MAX_SPEC_BYTES: usize = 16 << 10;
+
+/// A checked spec of one change type; its normalized JSON is the wire body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub change_type: ChangeType,
+    pub body: Value,
+}
+
+impl ChangeType {
+    /// The grammar of this create's request body.
+    pub fn grammar(self) -> &'static Object {
+        match self {
+            ChangeType::ConnectionCreate => &CONNECTION,
+            ChangeType::NetworkCreate => &NETWORK,
+            ChangeType::ServiceTokenCreate => &SERVICE_TOKEN,
+        }
+    }
+}
+
+impl Spec {
+    /// Checks `spec` for `change_type`; an error names every problem with its JSON path under
+    /// `base` (e.g. `/spec`).
+    pub fn parse(change_type: ChangeType, spec: &Value, base: &str) -> Result<Spec, ToolError> {
+        let mut problems = Problems::default();
+        let body = match grammar::check(&Kind::Obj(change_type.grammar()), spec, base, &mut problems) {
+            Some(body) if problems.is_empty() => body,
+            _ => return Err(grammar::to_error(problems)),
+        };
+        let size = canonical(&body).len();
+        if size > MAX_SPEC_BYTES {
+            return Err(ToolError::invalid_argument(
+                base,
+                format!("the spec is {size} bytes as canonical JSON; at most {MAX_SPEC_BYTES} are accepted"),
+            ));
+        }
+        Ok(Spec { change_type, body })
+    }
+
+    pub fn change_type(&self) -> ChangeType {
+        self.change_type
+    }
+
+    /// Compiles to the exact request the create sends.
+    pub fn compile(&self) -> Compiled {
+        let body = canonical(&self.body);
+        let sha = request_sha256(self.change_type, &body);
+        Compiled { change_type: self.change_type, body, wire: self.body.clone(), request_sha256: sha }
+    }
+
+    fn str_at(&self, pointer: &str) -> Option<&str> {
+        self.body.pointer(pointer).and_then(Value::as_str)
+    }
+
+    /// A human-readable target for the prompt ("EVPL_VC connection \"x\", 1000 Mbps").
+    pub fn target(&self) -> String {
+        let b = &self.body;
+        match self.change_type {
+            ChangeType::ConnectionCreate => format!(
+                "{} connection {:?}, {} Mbps",
+                self.str_at("/type").unwrap_or("?"),
+                self.str_at("/name").unwrap_or("?"),
+                b["bandwidth"]
+            ),
+            ChangeType::NetworkCreate => format!(
+                "{} {} network {:?}",
+                self.str_at("/scope").unwrap_or("?"),
+                self.str_at("/type").unwrap_or("?"),
+                self.str_at("/name").unwrap_or("?")
+            ),
+            ChangeType::ServiceTokenCreate => format!(
+                "{} service token {} for {} connections, expiring {}",
+                self.str_at("/type").unwrap_or("?"),
+                self.str_at("/name").map(|n| format!("{n:?}")).unwrap_or_else(|| "(unnamed)".into()),
+                self.str_at("/connection/type").unwrap_or("?"),
+                self.str_at("/expirationDateTime").unwrap_or("?")
+            ),
+        }
+    }
+}
+
+/// The compiled request: what the dry run validated and what a confirm would send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    pub change_type: ChangeType,
+    /// The canonical JSON text of `wire`: the bytes sent and hashed.
+    pub body: String,
+    pub wire: Value,
+    pub request_sha256: String,
+}
+
+/// Canonical JSON text: sorted keys (serde_json's map is ordered by key without the
+/// `preserve_order` feature), no whitespace.
+pub fn canonical(v: &Value) -> String {
+    crate::json_text(v)
+}
+
+/// SHA-256 over `change_type`, a newline, and the canonical body, in lowercase hex. By hand:
+/// `printf '%s\n%s' connection_create "$BODY" | sha256sum`.
+pub fn request_sha256(change_type: ChangeType, body: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(change_type.as_str().as_bytes());
+    h.update(b"\n");
+    h.update(body.as_bytes());
+    let digest = h.finalize();
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(char::from_digit((b >> 4) as u32, 16).unwrap());
+        out.push(char::from_digit((b & 15) as u32, 16).unwrap());
+    }
+    out
+}

@@ -1,0 +1,43 @@
+//! The one place the host generates bindings from `wit/`: the guest is built from the same folder.
+//!
+//! The imports that wait (a Fabric request, a person's answer, a create, an audit record, a
+//! shared proposal store) are async so a component call runs as a future on the MCP request's
+//! own task: elicitations stay associated with the call, and a confirmation waiting minutes
+//! blocks no thread. An `approval` is the host's own [`Approval`] in the call's resource table.
+//!
+//! A leaf: it names no other module of the host, so every layer can use these types.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "broker",
+    imports: {
+        "equinix:broker/fabric.send": async | trappable,
+        "equinix:broker/confirmation.ask": async | trappable,
+        "equinix:broker/confirmation.[static]approval.execute": async | trappable,
+        "equinix:broker/confirmation.[drop]approval": async | trappable,
+        "equinix:broker/proposal-store.put": async | trappable,
+        "equinix:broker/proposal-store.peek": async | trappable,
+        "equinix:broker/proposal-store.take": async | trappable,
+        "equinix:broker/proposal-store.settle": async | trappable,
+        default: trappable,
+    },
+    with: {
+        "equinix:broker/confirmation.approval": Approval,
+    },
+    exports: { default: async },
+});
+
+pub use equinix::broker::{clock, confirmation, fabric, proposal_store};
+pub use exports::equinix::broker::tools;
+
+/// The right to send one create, minted after the person's yes: the host's side of the WIT
+/// `approval` resource. The component holds only a handle to it.
+#[derive(Debug)]
+pub struct Approval {
+    pub change_type: &'static str,
+    pub path: String,
+    pub body: String,
+    pub request_sha256: String,
+    /// `accepted`, or `unsupported_by_client` under the operator's opt-in.
+    pub status: confirmation::Status,
+}

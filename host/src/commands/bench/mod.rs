@@ -1,0 +1,283 @@
+//! `equinix-mcp bench`: whole-process figures, measured side by side in one run and reported as
+//! ratios (absolute times only as context). Everything runs on loopback against the embedded
+//! simulator, bounded in requests and time. `equinix-mcp bench-echo` is the minimal native rmcp
+//! echo server the round trips are compared with.
+
+mod client;
+mod echo;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::json;
+
+pub(crate) use client::{HttpChild, rss_kib, spawn_http, spec};
+use client::{call, median, ms, sim_url, spawn, timed_calls};
+pub use echo::run_echo;
+
+use crate::capabilities::{CallState, Clock, ProposalStore};
+use crate::component::{ComponentRuntime, Limits};
+use crate::fabric_client::{FabricClient, FabricConfig};
+
+struct Table(Vec<[String; 4]>);
+
+impl Table {
+    fn row(&mut self, figure: &str, value: String, target: &str, verdict: bool) {
+        self.0.push([figure.into(), value, target.into(), if verdict { "met".into() } else { "MISSED".into() }]);
+    }
+
+    /// A figure shown for comparison, without a target.
+    fn context(&mut self, figure: &str, value: String) {
+        self.0.push([figure.into(), value, "(context)".into(), "-".into()]);
+    }
+}
+
+/// Per-call instantiation: a fresh Store from the InstancePre, p50 over `n`.
+async fn instantiation_p50(n: usize) -> anyhow::Result<(f64, f64)> {
+    let runtime = ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?;
+    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
+    let proposals = Arc::new(ProposalStore::new());
+    let mut inst = Vec::with_capacity(n);
+    let mut full = Vec::with_capacity(n);
+    for _ in 0..n {
+        let state = CallState::unattended(fabric.clone(), Clock::default(), proposals.clone(), Duration::from_secs(2));
+        let t = Instant::now();
+        let (instantiated, _) = runtime.instantiate_then_catalog(state).await?;
+        full.push(t.elapsed().as_secs_f64() * 1e6);
+        inst.push(instantiated.as_secs_f64() * 1e6);
+    }
+    Ok((median(inst), median(full)))
+}
+
+/// `equinix-mcp bench`.
+pub async fn run(quick: bool) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let n = if quick { 50 } else { 300 };
+    let mut t = Table(Vec::new());
+    let cache = tempdir("bench-cache")?;
+    // Proposals are audited (appended and synced) as in real use, so the log is a real file.
+    let audit_dir = tempdir("bench-audit")?;
+    std::fs::create_dir_all(&audit_dir)?;
+    let audit = audit_dir.join("audit.jsonl");
+    let audit = audit.to_str().context("temp dir is not UTF-8")?;
+    let serve = ["serve", "--fabric-sim", "--toolsets", "all,mutate", "--audit-log", audit];
+    let serve_http = ["serve", "--fabric-sim", "--fabric-sim-http", "--toolsets", "all,mutate", "--audit-log", audit];
+
+    // Servers run with a warm precompile cache, as they do after their first start (the first
+    // start compiles the component, and the compiler's memory would count as "idle" RSS).
+    let warmed = tokio::process::Command::new(&exe)
+        .args(["inspect", "--cache-dir"])
+        .arg(&cache)
+        .stdout(Stdio::null())
+        .status()
+        .await?;
+    anyhow::ensure!(warmed.success(), "warming the precompile cache failed");
+
+    // 1-2. round trips against a native echo tool, side by side: the three servers take turns
+    // in small blocks so a noisy neighbour slows all of them alike.
+    let (echo, _) = spawn(&exe, &["bench-echo"], None).await?;
+    let (mut srv, _) = spawn(&exe, &serve, Some(&cache)).await?;
+    let (over_http, _) = spawn(&exe, &serve_http, Some(&cache)).await?;
+    let sim = sim_url(&mut srv.stderr).await?;
+    let read = |_| json!({"limit": 5});
+    timed_calls(&echo.client, "echo", 20, read).await?;
+    timed_calls(&srv.client, "fabric_list_metros", 20, read).await?;
+    timed_calls(&over_http.client, "fabric_list_metros", 20, read).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let idle_rss = rss_kib(srv.pid).unwrap_or(0);
+    let (mut echo_t, mut read_t, mut http_t, mut propose_t) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for block in 0..10 {
+        echo_t.extend(timed_calls(&echo.client, "echo", n / 10, read).await?);
+        read_t.extend(timed_calls(&srv.client, "fabric_list_metros", n / 10, read).await?);
+        http_t.extend(timed_calls(&over_http.client, "fabric_list_metros", n / 10, read).await?);
+        propose_t.extend(timed_calls(&srv.client, "fabric_propose_change", n / 20, |i| spec(block * n + i)).await?);
+    }
+    drop(over_http);
+    let (echo_ms, read_ms, http_ms, propose_ms) = (median(echo_t), median(read_t), median(http_t), median(propose_t));
+    t.row(
+        "read-only tools/call round trip vs native echo",
+        format!("{:.2}x ({read_ms:.3} ms vs {echo_ms:.3} ms)", read_ms / echo_ms),
+        "<= 1.5x",
+        read_ms / echo_ms <= 1.5,
+    );
+    t.context(
+        "the same read with the simulator called over loopback HTTP (--fabric-sim-http) vs echo",
+        format!("{:.2}x ({http_ms:.3} ms)", http_ms / echo_ms),
+    );
+    t.row(
+        "propose round trip (dry run + price + store + synced audit record) vs echo",
+        format!("{:.2}x ({propose_ms:.3} ms)", propose_ms / echo_ms),
+        "<= 2x",
+        propose_ms / echo_ms <= 2.0,
+    );
+    let before_parallel = rss_kib(srv.pid).unwrap_or(0);
+
+    // 5. 50 parallel reads at 100 ms simulated latency vs one
+    set_latency(&sim, 100).await?;
+    let one = {
+        let t0 = Instant::now();
+        call(&srv.client, "fabric_list_metros", json!({})).await?;
+        ms(t0.elapsed())
+    };
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let sampler = {
+        let (pid, peak) = (srv.pid, peak.clone());
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(rss_kib(pid).unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    let t0 = Instant::now();
+    let calls = (0..50).map(|_| call(&srv.client, "fabric_list_metros", json!({})));
+    for r in futures_util::future::join_all(calls).await {
+        r?;
+    }
+    let fifty = ms(t0.elapsed());
+    sampler.abort();
+    let peak_rss = peak.load(std::sync::atomic::Ordering::Relaxed);
+    t.row(
+        "50 parallel reads at 100 ms latency, wall vs one call",
+        format!("{:.2}x ({fifty:.0} ms vs {one:.0} ms)", fifty / one),
+        "<= 1.5x",
+        fifty / one <= 1.5,
+    );
+    set_latency(&sim, 0).await?;
+
+    // 6. a confirmation held open for 5 s: reads meanwhile vs idle
+    let idle = median(timed_calls(&srv.client, "fabric_list_metros", 200, |_| json!({})).await?);
+    let proposal = call(&srv.client, "fabric_propose_change", spec(99_999)).await?;
+    let token = proposal
+        .structured_content
+        .as_ref()
+        .and_then(|v| v["confirm_token"].as_str().map(str::to_owned))
+        .context("no token")?;
+    let confirm = call(&srv.client, "fabric_confirm_change", json!({"confirm_token": token}));
+    let during = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        timed_calls(&srv.client, "fabric_list_metros", 200, |_| json!({})).await
+    };
+    let (c, d) = tokio::join!(confirm, during);
+    c?;
+    let during = median(d?);
+    t.row(
+        "read latency while a confirmation waits 5 s vs idle",
+        format!("{:.2}x ({during:.3} ms vs {idle:.3} ms)", during / idle),
+        "<= 1.2x",
+        during / idle <= 1.2,
+    );
+
+    t.row(
+        "idle RSS (after start-up and 20 warm-up calls)",
+        format!("{:.1} MiB", idle_rss as f64 / 1024.0),
+        "<= 40 MB",
+        idle_rss <= 40 * 1000,
+    );
+    let growth = peak_rss.saturating_sub(before_parallel);
+    t.row(
+        "RSS growth during 50 parallel calls",
+        format!("+{:.1} MiB", growth as f64 / 1024.0),
+        "<= +50 MB",
+        growth <= 50 * 1000,
+    );
+    drop(srv);
+    drop(echo);
+
+    // 3. cold start: process start to initialize answered, warm cache vs empty cache
+    let runs = if quick { 3 } else { 7 };
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for i in 0..runs {
+        let dir = tempdir(&format!("bench-cold-{i}"))?;
+        let (p, d) = spawn(&exe, &["serve", "--fabric-sim", "--audit-log", audit], Some(&dir)).await?;
+        cold.push(ms(d));
+        drop(p);
+        let (p, d) = spawn(&exe, &["serve", "--fabric-sim", "--audit-log", audit], Some(&dir)).await?;
+        warm.push(ms(d));
+        drop(p);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let (cold, warm) = (median(cold), median(warm));
+    t.row("cold start, warm precompile cache", format!("{warm:.1} ms"), "<= 20 ms", warm <= 20.0);
+    t.row(
+        "cold start, empty cache vs warm",
+        format!("{:.1}x ({cold:.1} ms vs {warm:.1} ms)", cold / warm),
+        ">= 10x",
+        cold / warm >= 10.0,
+    );
+
+    // 4. per-call instantiation, in process
+    let (inst, with_catalog) = instantiation_p50(if quick { 200 } else { 2000 }).await?;
+    t.row(
+        "per-call instantiation (fresh Store from InstancePre), p50",
+        format!("{inst:.1} µs (with a catalog call: {with_catalog:.1} µs)"),
+        "<= 60 µs",
+        inst <= 60.0,
+    );
+    let rate = http_throughput(&exe, 16, if quick { Duration::from_secs(2) } else { Duration::from_secs(5) }).await?;
+    t.row(
+        "streamable HTTP: read-only calls/s, 16 clients, loopback",
+        format!("{rate:.0}/s"),
+        ">= 2,000/s",
+        rate >= 2000.0,
+    );
+
+    println!("| figure | measured | target | verdict |");
+    println!("|---|---|---|---|");
+    for [a, b, c, d] in &t.0 {
+        println!("| {a} | {b} | {c} | {d} |");
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    let _ = std::fs::remove_dir_all(&audit_dir);
+    Ok(())
+}
+
+/// Read-only calls per second over streamable HTTP from `clients` concurrent sessions for
+/// `duration` (bounded: it stops by itself).
+async fn http_throughput(exe: &Path, clients: usize, duration: Duration) -> anyhow::Result<f64> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let HttpChild { mut child, url, .. } = spawn_http(exe, &["--no-cache"]).await?;
+    let mut sessions = Vec::new();
+    for _ in 0..clients {
+        sessions.push(().serve(StreamableHttpClientTransport::from_uri(url.clone())).await?);
+    }
+    let deadline = Instant::now() + duration;
+    let started = Instant::now();
+    let work = sessions.iter().map(|s| async move {
+        let mut n = 0u64;
+        while Instant::now() < deadline {
+            let args = json!({"limit": 5}).as_object().unwrap().clone();
+            s.call_tool(CallToolRequestParams::new("fabric_list_metros").with_arguments(args)).await?;
+            n += 1;
+        }
+        anyhow::Ok(n)
+    });
+    let mut total = 0;
+    for n in futures_util::future::join_all(work).await {
+        total += n?;
+    }
+    let rate = total as f64 / started.elapsed().as_secs_f64();
+    for s in sessions {
+        let _ = s.cancel().await;
+    }
+    let _ = child.kill().await;
+    Ok(rate)
+}
+
+async fn set_latency(sim: &str, ms: u64) -> anyhow::Result<()> {
+    let r = reqwest::Client::new().post(format!("{sim}/_sim/latency")).json(&json!({"ms": ms})).send().await?;
+    anyhow::ensure!(r.status().is_success(), "setting the simulator latency failed");
+    Ok(())
+}
+
+fn tempdir(name: &str) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("equinix-mcp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(dir)
+}

@@ -1,0 +1,8 @@
+//! The subcommands of `equinix-mcp`, each built from the layers below.
+
+pub mod bench;
+pub mod build_component;
+pub mod inspect;
+pub mod serve;
+pub mod soak;
+pub mod tools;

@@ -1,0 +1,309 @@
+//! Start-up: load and check the component, build the Fabric client (real or simulator), read
+//! the catalog, apply the toolsets, print the banner, serve MCP.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::capabilities::{CallState, Clock, ProposalStore};
+use crate::cli::{ComponentArgs, ServeArgs, Transport};
+use crate::component::{self, ComponentRuntime, Limits};
+use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
+use crate::fabric_sim;
+use crate::mcp::fairness::{Fairness, FairnessLimits};
+use crate::mcp::{BrokerSettings, McpServer, Selection, ToolRegistry, server::Shared};
+use crate::secret::Secret;
+use crate::transports::http::tls::TlsFiles;
+use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
+
+/// The component's bytes and where they came from.
+pub struct ComponentSource {
+    pub wasm: Vec<u8>,
+    pub origin: String,
+}
+
+impl ComponentArgs {
+    /// Reads the chosen component and enforces the operator's SHA-256 pin.
+    pub fn source(&self) -> anyhow::Result<ComponentSource> {
+        let source = match &self.component {
+            Some(path) => {
+                ComponentSource { wasm: component::read_component(path)?, origin: path.display().to_string() }
+            }
+            None => ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into() },
+        };
+        if let Some(pin) = &self.component_sha256 {
+            let actual = component::sha256_hex(&source.wasm);
+            if !pin.trim().eq_ignore_ascii_case(&actual) {
+                bail!(
+                    "component {} has SHA-256 {actual}, but EQUINIX_MCP_COMPONENT_SHA256 / --component-sha256 \
+                     pins {}; refusing to start",
+                    source.origin,
+                    pin.trim()
+                );
+            }
+        }
+        Ok(source)
+    }
+
+    /// Where precompiled code may be loaded from: nowhere when the operator pinned the
+    /// component's SHA-256, so the pin describes the code that runs (it is compiled from the
+    /// pinned bytes at every start, at the cost of the compile time).
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache || self.component_sha256.is_some() {
+            None
+        } else {
+            self.cache_dir.clone().or_else(component::cache::default_dir)
+        }
+    }
+}
+
+/// Everything `serve` built, before choosing a transport (tests and benchmarks reuse it).
+pub struct Ready {
+    pub broker: McpServer,
+    /// The in-process simulator, when `--fabric-sim`.
+    pub sim: Option<fabric_sim::SimHandle>,
+    pub banner: Banner,
+}
+
+/// What the server started with, logged once as fields (JSON logs get them as keys).
+pub struct Banner {
+    pub component: String,
+    pub toolsets: String,
+    pub fabric: String,
+    pub transport: String,
+    pub proposal_store: String,
+    pub audit_log: String,
+    pub state_key: String,
+    pub unconfirmed_allowed: bool,
+}
+
+impl Banner {
+    pub fn log(&self) {
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            component = %self.component,
+            toolsets = %self.toolsets,
+            fabric = %self.fabric,
+            transport = %self.transport,
+            proposal_store = %self.proposal_store,
+            audit_log = %self.audit_log,
+            confirmation_state_key = %self.state_key,
+            "equinix-mcp ready"
+        );
+        if self.unconfirmed_allowed {
+            tracing::warn!(
+                "WARNING: EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true: confirmed proposals execute without a \
+                 person's approval when the client cannot show a form"
+            );
+        }
+    }
+}
+
+/// Builds the server from its arguments.
+pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
+    let warm = std::thread::spawn(crate::mcp::registry::warm_up);
+    let source = args.component.source()?;
+    if args.memory_mib == 0 || args.memory_mib << 20 > component::MAX_MEMORY_BYTES {
+        bail!("--memory-mib must be from 1 to {}", component::MAX_MEMORY_BYTES >> 20);
+    }
+    for (flag, value) in [
+        ("--max-calls-per-principal", args.max_calls_per_principal),
+        ("--max-confirmations-per-principal", args.max_confirmations_per_principal),
+        ("--max-sessions-per-principal", args.max_sessions_per_principal),
+        ("--max-sessions", args.max_sessions),
+        ("--max-connections", args.max_connections),
+    ] {
+        if value == 0 {
+            bail!("{flag} must be at least 1");
+        }
+    }
+    let limits =
+        Limits { guest_time: Duration::from_millis(args.guest_time_ms.max(1)), memory_bytes: args.memory_mib << 20 };
+    let cache_dir = args.component.cache_dir();
+    let started = std::time::Instant::now();
+    let runtime = ComponentRuntime::load(&source.wasm, cache_dir.as_deref(), limits)
+        .with_context(|| format!("loading component {}", source.origin))?;
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, origin = ?runtime.origin(), "component ready");
+
+    let selection = Selection::parse(args.toolsets.as_deref());
+    let clock = Clock::default();
+    let (sim, base_url, credentials) = if args.fabric_sim {
+        // The in-process simulator shares the host's clock, so `POST /_sim/clock` can age proposals.
+        let config = fabric_sim::SimConfig { clock: Some(clock.clone()), ..Default::default() };
+        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
+        let creds = Credentials {
+            client_id: fabric_sim::SIM_CLIENT_ID.into(),
+            client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+        };
+        let url = sim.base_url();
+        (Some(sim), url, Some(creds))
+    } else {
+        let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
+        let creds = match (&args.client_id, secret) {
+            (Some(id), Some(secret)) if !id.is_empty() => {
+                Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
+            }
+            _ => {
+                tracing::warn!(
+                    "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET are not set: every Fabric call will \
+                     fail until they are (or use --fabric-sim)"
+                );
+                None
+            }
+        };
+        (None, args.endpoint.clone(), creds)
+    };
+    let mut fabric_config = FabricConfig::new(base_url, credentials);
+    fabric_config.mutate_enabled = selection.names_mutate();
+    fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
+    let fabric = Arc::new(match &sim {
+        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim.router(), sim.base_url()),
+        _ => FabricClient::new(fabric_config),
+    });
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
+
+    let proposals = Arc::new(ProposalStore::open(&args.proposal_store).await?);
+    let _ = warm.join();
+    let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
+
+    let fabric_text = match &sim {
+        Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
+        Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
+        None => crate::secret::redact_url(&fabric.config().base_url),
+    };
+    let mut banner = Banner {
+        component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source.origin, runtime.origin()),
+        toolsets: registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
+        fabric: fabric_text,
+        transport: format!("{:?}", args.transport).to_lowercase(),
+        proposal_store: String::new(),
+        audit_log: String::new(),
+        state_key: String::new(),
+        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+    };
+    let settings = BrokerSettings {
+        elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
+        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+    };
+    let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
+    let (request_state, key_source) = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
+    if configured_key.is_none() && matches!(*proposals, ProposalStore::Redis(_)) {
+        tracing::warn!(
+            "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation \
+             started on another replica will be refused here (give every replica the same key)"
+        );
+    }
+    // Only a server that can mutate needs (and opens) the audit log.
+    let audit = if registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
+        let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
+            "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
+        )?;
+        Some(Arc::new(crate::audit::AuditLog::open(&path)?))
+    } else {
+        None
+    };
+    let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
+    banner.proposal_store = proposals.describe();
+    banner.audit_log = audit_text;
+    banner.state_key = key_source.to_string();
+    let lifecycle = Default::default();
+    let fairness = Fairness::new(FairnessLimits {
+        calls_per_principal: args.max_calls_per_principal,
+        confirmations_per_principal: args.max_confirmations_per_principal,
+        // half the instance pool: ordinary calls always find instances
+        confirmations_total: (component::MAX_CONCURRENT_INSTANCES / 2) as usize,
+    });
+    let broker = McpServer::new(Shared {
+        runtime,
+        registry,
+        fabric,
+        proposals,
+        clock,
+        settings,
+        request_state,
+        audit,
+        lifecycle,
+        fairness,
+    });
+    Ok(Ready { broker, sim, banner })
+}
+
+/// Reads the component's catalog (a call with no person behind it) and checks it.
+pub async fn load_registry(
+    runtime: &ComponentRuntime,
+    selection: &Selection,
+    fabric: Arc<FabricClient>,
+    clock: Clock,
+    proposals: Arc<ProposalStore>,
+) -> anyhow::Result<ToolRegistry> {
+    let state = CallState::unattended(fabric, clock, proposals, runtime.limits().guest_time);
+    let catalog = runtime.catalog(state).await.map_err(|t| {
+        anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
+    })?;
+    tracing::debug!("catalog read");
+    ToolRegistry::build(catalog, selection)
+        .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))
+}
+
+/// `equinix-mcp serve`.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    crate::shutdown::survive_file_size_limit();
+    let shutdown_grace = Duration::from_millis(args.shutdown_grace_ms);
+    // The exposure rules are checked before anything starts.
+    let http = match args.transport {
+        Transport::Http => {
+            let auth = args.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
+            let tls = match (&args.tls_cert, &args.tls_key) {
+                (Some(cert), Some(key)) => Some(Arc::new(TlsFiles::load(cert, key)?)),
+                (None, None) => None,
+                _ => bail!("--tls-cert and --tls-key go together: give both (PEM files) or neither"),
+            };
+            let options = HttpOptions {
+                listen: args.listen,
+                auth,
+                tls,
+                allowed_hosts: args.allowed_hosts.clone(),
+                allowed_origins: args.allowed_origins.clone(),
+                sessions: SessionLimits {
+                    per_principal: args.max_sessions_per_principal,
+                    total: args.max_sessions,
+                    max_body_bytes: args.max_request_bytes,
+                    body_read_timeout: Duration::from_millis(args.body_read_timeout_ms.max(1)),
+                },
+                session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms.max(1)),
+                connections: ConnectionLimits {
+                    max_connections: args.max_connections,
+                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms.max(1)),
+                },
+                shutdown_grace,
+            };
+            options.check()?;
+            if options.tls.is_none() && !crate::transports::http::is_default_loopback(options.listen.ip()) {
+                tracing::warn!(
+                    listen = %options.listen,
+                    "bearer tokens travel in clear text over plain HTTP: give --tls-cert and --tls-key, or terminate \
+                     TLS in a proxy in front of this server"
+                );
+            }
+            Some(options)
+        }
+        Transport::Stdio => None,
+    };
+    let ready = prepare(&args).await?;
+    ready.banner.log();
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    let _stop_metrics = metrics_stop.clone().drop_guard();
+    if let Some(addr) = args.metrics_listen {
+        let proposals = ready.broker.shared().proposals.clone();
+        crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), metrics_stop).await?;
+    }
+    match http {
+        None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await?,
+        Some(options) => crate::transports::http::serve(ready.broker.clone(), options).await?,
+    }
+    drop(ready.sim);
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! `/_sim/*`: the knobs and counters tests and demos use. Real Fabric has nothing like them.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::Sim;
+use super::answer::json_response;
+use super::faults::Fault;
+
+pub async fn stats(State(sim): State<Sim>) -> Response {
+    json_response(StatusCode::OK, serde_json::to_value(&sim.inner.lock().unwrap().stats).unwrap())
+}
+
+pub async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Fault>(&body) {
+        Ok(f) => {
+            sim.inner.lock().unwrap().faults.push_back(f);
+            json_response(StatusCode::OK, json!({"queued": true}))
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("bad fault: {e}")})),
+    }
+}
+
+#[derive(Deserialize)]
+struct Advance {
+    advance_ms: u64,
+}
+
+pub async fn clock(State(sim): State<Sim>, body: Bytes) -> Response {
+    let inner = sim.inner.lock().unwrap();
+    let Some(clock) = &inner.config.clock else {
+        return json_response(StatusCode::CONFLICT, json!({"error": "this simulator shares no clock with a server"}));
+    };
+    match serde_json::from_slice::<Advance>(&body) {
+        Ok(a) => {
+            clock.advance(a.advance_ms);
+            json_response(StatusCode::OK, json!({"now_ms": clock.now_ms()}))
+        }
+        Err(e) => {
+            json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"advance_ms\": N}}: {e}")}))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Latency {
+    ms: u64,
+}
+
+pub async fn latency(State(sim): State<Sim>, body: Bytes) -> Response {
+    match serde_json::from_slice::<Latency>(&body) {
+        Ok(l) => {
+            sim.inner.lock().unwrap().config.latency = Duration::from_millis(l.ms);
+            json_response(StatusCode::OK, json!({"latency_ms": l.ms}))
+        }
+        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"ms\": N}}: {e}")})),
+    }
+}

@@ -1,0 +1,187 @@
+//! How the simulator answers: Fabric's error arrays, pages, and the helpers every route shares.
+
+use std::collections::HashMap;
+
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{estate, search};
+
+/// A Fabric-shaped error array.
+pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
+    error_with(code, message, property.map(|p| json!([{"property": p}])))
+}
+
+/// Fabric's error array with its `additionalInfo` as given.
+pub fn error_with(code: &str, message: &str, additional_info: Option<Value>) -> Value {
+    let mut e = json!({
+        "errorCode": code,
+        "errorMessage": message,
+        "correlationId": uuid::Uuid::new_v4().to_string(),
+    });
+    if let Some(info) = additional_info {
+        e["additionalInfo"] = info;
+    }
+    json!([e])
+}
+
+/// A Fabric error answer (status and error array), small enough to pass around in a `Result`.
+pub struct Fail(pub u16, pub Value);
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        json_response(StatusCode::from_u16(self.0).unwrap_or(StatusCode::BAD_REQUEST), self.1)
+    }
+}
+
+pub fn fail(status: u16, code: &str, message: &str, property: Option<&str>) -> Fail {
+    Fail(status, error_array(code, message, property))
+}
+
+/// A metros error as that API's contract words it (`MetroError`: its own codes and messages).
+pub fn metro_fail(message: &str, property: Option<&str>, reason: &str) -> Fail {
+    let info = match property {
+        Some(p) => json!([{"property": p, "reason": reason}]),
+        None => json!([{"reason": reason}]),
+    };
+    Fail(400, error_with("EQ-3036013", message, Some(info)))
+}
+
+pub fn not_found(what: &str) -> Fail {
+    fail(404, "EQ-3045811", &format!("{what} not found"), None)
+}
+
+/// What a route answers: a status and JSON bytes, or Fabric's error.
+pub type Answer = Result<(StatusCode, Vec<u8>), Fail>;
+
+pub fn respond(answer: Answer) -> Response {
+    match answer {
+        Ok((status, body)) => bytes_response(status, body),
+        Err(f) => f.into_response(),
+    }
+}
+
+pub fn json_response(status: StatusCode, body: Value) -> Response {
+    bytes_response(status, json_bytes(&body))
+}
+
+pub fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [("content-type", "application/json")], body).into_response()
+}
+
+pub fn json_bytes(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("simulator answers are plain JSON")
+}
+
+/// An answer whose body breaks off: the client sees the status line, then a dead connection.
+pub fn broken_answer(status: StatusCode) -> Response {
+    let stream = futures_util::stream::once(async {
+        Err::<Bytes, std::io::Error>(std::io::Error::other("simulated connection drop"))
+    });
+    (status, [("content-type", "application/json")], Body::from_stream(stream)).into_response()
+}
+
+/// Whether the request asks for a dry run.
+pub fn is_dry_run(uri: &Uri) -> bool {
+    uri.query().unwrap_or("").split('&').any(|kv| kv.eq_ignore_ascii_case("dryRun=true"))
+}
+
+pub fn query_map(uri: &Uri) -> HashMap<String, String> {
+    uri.query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k.to_string(), v.replace('+', " "))
+        })
+        .collect()
+}
+
+/// A request's JSON body (`null` when empty); malformed JSON is Fabric's 400.
+pub fn json_body(body: &Bytes) -> Result<Value, Fail> {
+    if body.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| fail(400, "EQ-3142501", &format!("Invalid input: malformed JSON body: {e}"), Some("body")))
+}
+
+/// Paging from query parameters; bad values are a 400 with Fabric's codes.
+pub fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), Fail> {
+    let offset = match q.get("offset") {
+        None => 0,
+        Some(v) => v.parse::<usize>().map_err(|_| {
+            metro_fail("Invalid Query Parameter", Some("offset"), "offset must be a non-negative integer")
+        })?,
+    };
+    let limit = match q.get("limit") {
+        None => 20,
+        Some(v) => v.parse::<usize>().ok().filter(|n| (1..=100).contains(n)).ok_or_else(|| {
+            metro_fail("Invalid Query Parameter", Some("limit"), "limit must be an integer from 1 to 100")
+        })?,
+    };
+    Ok((offset, limit))
+}
+
+/// Paging from a search body's `pagination`.
+fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
+    let p = &body["pagination"];
+    let offset = p["offset"].as_u64().unwrap_or(0) as usize;
+    let limit = p["limit"].as_u64().unwrap_or(20) as usize;
+    if !(1..=100).contains(&limit) {
+        return Err(fail(400, "EQ-3142501", "Invalid input", Some("/pagination/limit")));
+    }
+    Ok((offset, limit))
+}
+
+/// One page of `items` as Fabric's JSON, written straight from the estate without copying it.
+pub fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Page<'a> {
+        data: Vec<&'a Value>,
+        pagination: Value,
+    }
+    let total = items.len();
+    let data = items.iter().skip(offset).take(limit).map(|v| v.borrow()).collect();
+    let mut pagination = json!({"offset": offset, "limit": limit, "total": total});
+    if offset.saturating_add(limit) < total {
+        pagination["next"] = json!(format!("?offset={}&limit={limit}", offset + limit));
+    }
+    json_bytes(&Page { data, pagination })
+}
+
+/// A `POST .../search` over `items` with `endpoint`'s filter rules.
+pub fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, required: bool) -> Answer {
+    let (offset, limit) = body_paging(body)?;
+    let refuse = |property: &str, reason: &str| {
+        let info = json!([{"property": property, "reason": reason}]);
+        Fail(400, error_with(endpoint.error_code, endpoint.error_message, Some(info)))
+    };
+    let filter = body.get("filter");
+    if required && filter.is_none() {
+        return Err(refuse("filter", "filter is required"));
+    }
+    if let Some(f) = filter {
+        endpoint.check(f).map_err(|(property, reason)| refuse(&property, &reason))?;
+    }
+    let mut hits = Vec::new();
+    for item in items {
+        let keep = match filter {
+            None => true,
+            Some(f) => search::matches(item, f).map_err(|e| refuse("filter", &e))?,
+        };
+        if keep {
+            hits.push(item);
+        }
+    }
+    Ok((StatusCode::OK, page(&hits, offset, limit)))
+}
+
+/// `GET .../{id}`: the object with that uuid, or Fabric's 404.
+pub fn by_uuid(items: &[Value], id: &str, what: &str) -> Answer {
+    estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(|| not_found(what))
+}

@@ -1,0 +1,197 @@
+//! The Fabric v4 routes this project calls, as axum routes over the simulator's estate, behind
+//! the middleware in [`super::middleware`]; the OAuth token route and `/_sim` stand outside it.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use super::answer::{
+    Answer, Fail, by_uuid, error_with, fail, is_dry_run, json_body, json_bytes, metro_fail, page, paging, query_map,
+    respond, search,
+};
+use super::estate::{Estate, Kind};
+use super::{MY_PORT_METROS, Sim, admin, middleware, oauth, prices, search as filters};
+
+pub fn router(sim: Sim) -> Router {
+    let fabric = Router::new()
+        .route("/fabric/v4/metros", get(metros))
+        .route("/fabric/v4/metros/{code}", get(metro))
+        .route("/fabric/v4/ports/search", post(|s, b| searched(s, b, Searched::Ports)))
+        .route("/fabric/v4/ports/{id}", get(|s, p| got(s, p, Got::Port)))
+        .route("/fabric/v4/ports/{id}/linkProtocols", get(link_protocols))
+        .route("/fabric/v4/serviceProfiles/search", post(|s, b| searched(s, b, Searched::Profiles)))
+        .route("/fabric/v4/serviceProfiles/{id}", get(|s, p| got(s, p, Got::Profile)))
+        .route("/fabric/v4/connections/search", post(|s, b| searched(s, b, Searched::Connections)))
+        .route("/fabric/v4/connections/{id}", get(|s, p| got(s, p, Got::Connection)))
+        .route("/fabric/v4/networks/search", post(|s, b| searched(s, b, Searched::Networks)))
+        .route("/fabric/v4/networks/{id}", get(|s, p| got(s, p, Got::Network)))
+        .route("/fabric/v4/serviceTokens/search", post(|s, b| searched(s, b, Searched::Tokens)))
+        .route("/fabric/v4/serviceTokens/{id}", get(|s, p| got(s, p, Got::Token)))
+        .route("/fabric/v4/prices/search", post(prices_search))
+        .route("/fabric/v4/connections", post(|s, u, b| create(s, u, b, Kind::Connection)))
+        .route("/fabric/v4/networks", post(|s, u, b| create(s, u, b, Kind::Network)))
+        .route("/fabric/v4/serviceTokens", post(|s, u, b| create(s, u, b, Kind::ServiceToken)))
+        .method_not_allowed_fallback(not_allowed)
+        .fallback(unknown)
+        .layer(from_fn(middleware::apply_fault))
+        .layer(from_fn_with_state(sim.clone(), middleware::require_token))
+        .layer(from_fn_with_state(sim.clone(), middleware::delay))
+        .layer(from_fn_with_state(sim.clone(), middleware::record))
+        .with_state(sim.clone());
+    Router::new()
+        .route("/oauth2/v1/token", post(oauth::token))
+        .route("/_sim/stats", get(admin::stats))
+        .route("/_sim/faults", post(admin::fault))
+        .route("/_sim/clock", post(admin::clock))
+        .route("/_sim/latency", post(admin::latency))
+        .with_state(sim)
+        .merge(fabric)
+}
+
+/// Runs `f` on the estate under the simulator's lock.
+fn with_estate<T>(sim: &Sim, f: impl FnOnce(&mut Estate) -> T) -> T {
+    f(&mut sim.inner.lock().unwrap().estate)
+}
+
+async fn metros(State(sim): State<Sim>, uri: Uri) -> Response {
+    let q = query_map(&uri);
+    respond(with_estate(&sim, |estate| {
+        let (offset, limit) = paging(&q)?;
+        let metros: Vec<&Value> = match q.get("presence").map(String::as_str) {
+            None => estate.metros.iter().collect(),
+            Some("MY_PORTS") => estate
+                .metros
+                .iter()
+                .filter(|m| m["code"].as_str().is_some_and(|c| MY_PORT_METROS.contains(&c)))
+                .collect(),
+            Some(_) => {
+                return Err(metro_fail(
+                    "Invalid Query Parameter",
+                    Some("presence"),
+                    "Allowed value for presence is MY_PORTS",
+                ));
+            }
+        };
+        Ok((StatusCode::OK, page(&metros, offset, limit)))
+    }))
+}
+
+async fn metro(State(sim): State<Sim>, Path(code): Path<String>) -> Response {
+    respond(with_estate(&sim, |estate| {
+        estate.metros.iter().find(|m| m["code"] == code.as_str()).map(|m| (StatusCode::OK, json_bytes(m))).ok_or_else(
+            || metro_fail("Invalid Path Parameter", Some("pathparameter-metroCode"), "Provide valid metro code"),
+        )
+    }))
+}
+
+async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri) -> Response {
+    let q = query_map(&uri);
+    respond(with_estate(&sim, |estate| {
+        if estate.port(&id).is_none() {
+            let info = json!([{"property": "portUuid", "reason": "The uuid requested could not be found in system"}]);
+            return Err(Fail(400, error_with("EQ-3035202", "Unable to fetch port details", Some(info))));
+        }
+        let (offset, limit) = paging(&q)?;
+        Ok((StatusCode::OK, page(&estate.link_protocols(&id), offset, limit)))
+    }))
+}
+
+/// The searchable collections.
+#[derive(Clone, Copy)]
+enum Searched {
+    Ports,
+    Profiles,
+    Connections,
+    Networks,
+    Tokens,
+}
+
+async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched) -> Response {
+    let body = match json_body(&body) {
+        Ok(b) => b,
+        Err(f) => return f.into_response(),
+    };
+    respond(with_estate(&sim, |e| match what {
+        // the port search requires a filter (its contract's own rule)
+        Searched::Ports => search(&e.ports, &body, &filters::PORTS, true),
+        Searched::Profiles => search(&e.profiles, &body, &filters::PROFILES, false),
+        Searched::Connections => search(&e.connections, &body, &filters::CONNECTIONS, false),
+        Searched::Networks => search(&e.networks, &body, &filters::NETWORKS, false),
+        Searched::Tokens => search(&e.service_tokens, &body, &filters::SERVICE_TOKENS, false),
+    }))
+}
+
+/// The collections read by uuid.
+#[derive(Clone, Copy)]
+enum Got {
+    Port,
+    Profile,
+    Connection,
+    Network,
+    Token,
+}
+
+async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Response {
+    respond(with_estate(&sim, |e| match what {
+        Got::Port => by_uuid(&e.ports, &id, "port"),
+        Got::Profile => by_uuid(&e.profiles, &id, "service profile"),
+        Got::Connection => by_uuid(&e.connections, &id, "connection"),
+        Got::Network => by_uuid(&e.networks, &id, "network"),
+        Got::Token => by_uuid(&e.service_tokens, &id, "service token"),
+    }))
+}
+
+async fn prices_search(body: Bytes) -> Response {
+    let answer: Answer = json_body(&body).and_then(|body| match prices::search(&body) {
+        Ok(rows) => {
+            let n = rows.len();
+            Ok((StatusCode::OK, page(&rows, 0, n.max(1))))
+        }
+        Err(e) => Err(Fail(
+            400,
+            json!([{"errorCode": "EQ-3038010", "errorMessage": "Validation failure",
+                    "additionalInfo": [{"property": "/filter", "reason": e}]}]),
+        )),
+    });
+    respond(answer)
+}
+
+/// A create or its dry run: validated as Fabric would, counted, echoed or persisted.
+async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Response {
+    let body = match json_body(&body) {
+        Ok(b) => b,
+        Err(f) => return f.into_response(),
+    };
+    let dry_run = is_dry_run(&uri);
+    let mut inner = sim.inner.lock().unwrap();
+    let super::Inner { estate, stats, .. } = &mut *inner;
+    if let Err(super::estate::Refused(status, errors)) = estate.validate(kind, &body, dry_run) {
+        return Fail(status, errors).into_response();
+    }
+    let counter = if dry_run { &mut stats.dry_runs } else { &mut stats.creates };
+    *counter.entry(kind.collection().to_string()).or_default() += 1;
+    if dry_run {
+        // networks file their dry-run answer under 201 in the spec; the others under 200
+        let status = if kind == Kind::Network { StatusCode::CREATED } else { StatusCode::OK };
+        respond(Ok((status, json_bytes(&estate.echo(&body)))))
+    } else {
+        respond(Ok((StatusCode::CREATED, json_bytes(&estate.persist(kind, &body)))))
+    }
+}
+
+async fn not_allowed() -> Response {
+    fail(405, "EQ-3142569", "Method not supported", None).into_response()
+}
+
+/// A path Fabric does not have (or a method it never takes there).
+async fn unknown(method: Method, uri: Uri) -> Response {
+    if method != Method::GET && method != Method::POST {
+        return not_allowed().await;
+    }
+    fail(404, "EQ-3045811", "Resource not found", Some(uri.path())).into_response()
+}

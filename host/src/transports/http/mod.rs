@@ -1,0 +1,208 @@
+//! MCP over streamable HTTP at `/mcp`, in session mode so clients on the initialize lifecycle
+//! can still be asked to confirm; 2026-07-28 requests are served statelessly by rmcp either way.
+//!
+//! Exposure rules: without `--auth-token-file` the server listens only on 127.0.0.1 or ::1 and
+//! every client is the one local principal; any other address (another 127.x address included,
+//! which is what lets a test exercise the rule) needs bearer tokens and explicit
+//! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
+
+pub mod auth;
+pub mod health;
+pub mod listener;
+pub mod sessions;
+pub mod tls;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::McpServer;
+pub use auth::{AuthTokens, TokenFile};
+pub use listener::ConnectionLimits;
+pub use sessions::SessionLimits;
+
+/// The names rmcp's DNS-rebinding guard accepts by default.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// How long after the drain the last responses get to reach their clients before the sessions
+/// and connections are closed.
+const FLUSH: Duration = Duration::from_millis(300);
+
+pub struct HttpOptions {
+    pub listen: SocketAddr,
+    pub auth: Option<Arc<TokenFile>>,
+    /// Serve HTTPS with this certificate and key.
+    pub tls: Option<Arc<tls::TlsFiles>>,
+    /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted (every other `Origin` is refused).
+    pub allowed_origins: Vec<String>,
+    pub sessions: SessionLimits,
+    /// A session with no traffic for this long is closed.
+    pub session_idle_timeout: Duration,
+    pub connections: ConnectionLimits,
+    pub shutdown_grace: Duration,
+}
+
+/// Whether an address may be served without authentication.
+pub fn is_default_loopback(ip: IpAddr) -> bool {
+    ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST)
+}
+
+impl HttpOptions {
+    /// Refuses an exposure the operator did not spell out.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if is_default_loopback(self.listen.ip()) {
+            return Ok(());
+        }
+        if self.auth.is_none() {
+            bail!(
+                "--listen {}: only 127.0.0.1 and ::1 may be served without authentication; give \
+                 --auth-token-file (bearer tokens) to listen anywhere else",
+                self.listen
+            );
+        }
+        if self.allowed_hosts.is_empty() {
+            bail!(
+                "--listen {}: name the Host values clients will use with --allowed-host (for example \
+                 --allowed-host mcp.example.internal); the DNS-rebinding guard refuses every other Host",
+                self.listen
+            );
+        }
+        Ok(())
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        LOOPBACK_HOSTS.iter().map(|h| h.to_string()).chain(self.allowed_hosts.iter().cloned()).collect()
+    }
+}
+
+/// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]). The caller has passed
+/// `options` through [`HttpOptions::check`] before starting anything else.
+pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()> {
+    let listener =
+        tokio::net::TcpListener::bind(options.listen).await.with_context(|| format!("binding {}", options.listen))?;
+    let addr = listener.local_addr()?;
+    let sessions_closed = CancellationToken::new();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.hosts())
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(options.sessions.max_body_bytes)
+        .with_cancellation_token(sessions_closed.clone());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.session_idle_timeout);
+    let manager = Arc::new(manager);
+    let guard = sessions::SessionGuard::new(manager.clone(), options.sessions);
+    tokio::spawn(guard.clone().sweep_until(sessions_closed.clone()));
+    let factory_broker = broker.clone();
+    let service = StreamableHttpService::new(move || Ok(factory_broker.clone()), manager, config);
+    // Layers run outermost last-added first: the bearer check, then the session guard.
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, sessions::guard));
+    if let Some(tokens) = &options.auth {
+        router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
+    }
+    // health and readiness sit outside the bearer check and the session guard
+    let router = health::routes(broker.clone()).merge(router);
+    let auth_text = match &options.auth {
+        Some(t) => format!("bearer tokens for {} principal(s)", t.current().principals()),
+        None => "none (loopback; every client is the local principal)".into(),
+    };
+    let scheme = if options.tls.is_some() { "https" } else { "http" };
+    tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text})");
+    tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
+    let server = tokio::spawn(listener::serve(
+        listener,
+        router,
+        options.connections,
+        options.tls.clone(),
+        sessions_closed.clone(),
+    ));
+
+    let signal = crate::shutdown::signal().await;
+    let lifecycle = &broker.shared().lifecycle;
+    tracing::info!(
+        in_flight = lifecycle.in_flight(),
+        grace_ms = options.shutdown_grace.as_millis() as u64,
+        "{signal}: shutting down; new tool calls are refused, calls in flight may finish"
+    );
+    lifecycle.drain(options.shutdown_grace).await;
+    tokio::time::sleep(FLUSH).await;
+    sessions_closed.cancel();
+    server.await.context("the HTTP server task failed")?;
+    Ok(())
+}
+
+/// SIGHUP rereads the token file and the TLS certificate; a file that fails to load is logged
+/// and the old one stays in force.
+async fn reload_on_hangup(tokens: Option<Arc<TokenFile>>, tls: Option<Arc<tls::TlsFiles>>, stop: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP: the token file and certificate are read only at start");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = hangups.recv() => {}
+            _ = stop.cancelled() => return,
+        }
+        if let Some(tokens) = &tokens {
+            match tokens.reload() {
+                Ok(n) => tracing::info!(principals = n, "SIGHUP: bearer tokens reloaded"),
+                Err(e) => tracing::error!("SIGHUP: the token file was not reloaded, the previous tokens stay: {e:#}"),
+            }
+        }
+        if let Some(tls) = &tls {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: TLS certificate reloaded"),
+                Err(e) => {
+                    tracing::error!("SIGHUP: the TLS certificate was not reloaded, the previous one stays: {e:#}")
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(listen: &str, auth: bool, hosts: &[&str]) -> HttpOptions {
+        HttpOptions {
+            listen: listen.parse().unwrap(),
+            auth: auth.then(|| {
+                Arc::new(TokenFile::fixed(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap()))
+            }),
+            tls: None,
+            allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            allowed_origins: Vec::new(),
+            sessions: SessionLimits {
+                per_principal: 1,
+                total: 1,
+                max_body_bytes: 1 << 20,
+                body_read_timeout: Duration::from_secs(1),
+            },
+            session_idle_timeout: Duration::from_secs(1),
+            connections: ConnectionLimits { max_connections: 1, header_read_timeout: Duration::from_secs(1) },
+            shutdown_grace: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn only_the_default_loopback_addresses_go_without_auth_and_host_names() {
+        assert!(options("127.0.0.1:0", false, &[]).check().is_ok());
+        assert!(options("[::1]:0", false, &[]).check().is_ok());
+        let e = options("127.0.0.2:0", false, &[]).check().unwrap_err().to_string();
+        assert!(e.contains("--auth-token-file"), "{e}");
+        let e = options("0.0.0.0:0", true, &[]).check().unwrap_err().to_string();
+        assert!(e.contains("--allowed-host"), "{e}");
+        assert!(options("0.0.0.0:0", true, &["mcp.example"]).check().is_ok());
+    }
+}

@@ -1,0 +1,4 @@
+//! How MCP reaches the server: stdin/stdout for one local client, streamable HTTP for a team.
+
+pub mod http;
+pub mod stdio;

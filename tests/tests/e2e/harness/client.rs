@@ -1,0 +1,201 @@
+//! The MCP test client (a real rmcp client that may show forms and records what it was asked)
+//! and helpers over its results.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ErrorData, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
+use serde_json::{Value, json};
+
+use super::sim::advance_clock;
+
+/// A connected client.
+pub type Client = RunningService<RoleClient, TestClient>;
+
+/// How the test client answers an elicitation.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    Accept {
+        confirm: bool,
+    },
+    Decline,
+    Cancel,
+    /// Never answers (the server's timeout or a cancellation ends it).
+    Never,
+    /// Answers with a JSON-RPC error.
+    Error,
+    /// Accepts with `confirm = true` after a pause (a person reading the form).
+    AcceptAfter(Duration),
+}
+
+/// An rmcp client that may declare form elicitation and records the prompts it was shown.
+#[derive(Clone)]
+pub struct TestClient {
+    pub answer: Option<Answer>,
+    pub prompts: Arc<Mutex<Vec<ElicitRequestParams>>>,
+    /// Moves the embedded simulator's clock (`POST {url}/_sim/clock`) before answering.
+    pub advance_before_answer: Arc<Mutex<Option<(String, u64)>>>,
+    /// Messages of the progress notifications received.
+    pub progress: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestClient {
+    pub fn plain() -> Self {
+        TestClient {
+            answer: None,
+            prompts: Default::default(),
+            advance_before_answer: Default::default(),
+            progress: Default::default(),
+        }
+    }
+
+    pub fn answering(answer: Answer) -> Self {
+        TestClient { answer: Some(answer), ..TestClient::plain() }
+    }
+
+    /// Accepts every confirmation, ticking the confirm box.
+    pub fn accepting() -> Self {
+        TestClient::answering(Answer::Accept { confirm: true })
+    }
+
+    /// The text of every prompt shown so far.
+    pub fn prompt_texts(&self) -> Vec<String> {
+        self.prompts
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| match p {
+                ElicitRequestParams::FormElicitationParams { message, .. } => message.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps = if self.answer.is_some() {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(caps, Implementation::new("equinix-mcp-tests", "0"))
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().unwrap().push(params.message.unwrap_or_default());
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.prompts.lock().unwrap().push(request);
+        let advance = self.advance_before_answer.lock().unwrap().clone();
+        if let Some((url, ms)) = advance {
+            advance_clock(&url, ms).await;
+        }
+        match self.answer.clone().unwrap_or(Answer::Decline) {
+            Answer::Accept { confirm } => {
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": confirm })))
+            }
+            Answer::Decline => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            Answer::Cancel => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+            Answer::Never => {
+                // a person who never answers: not even when the client goes away
+                let _ = &context;
+                std::future::pending().await
+            }
+            Answer::Error => Err(ErrorData::internal_error("the client failed to show the form", None)),
+            Answer::AcceptAfter(pause) => {
+                tokio::time::sleep(pause).await;
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": true })))
+            }
+        }
+    }
+}
+
+/// `tools/call` on any connected client (the client runs any 2026-07-28 input rounds itself).
+pub async fn call_on(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else { panic!("arguments must be an object") };
+    let params = CallToolRequestParams::new(tool.to_string()).with_arguments(map);
+    tokio::time::timeout(Duration::from_secs(60), client.call_tool(params))
+        .await
+        .expect("tools/call timed out")
+        .expect("tools/call failed at the protocol level")
+}
+
+/// A `fabric_confirm_change` request for `token` (a string or a JSON value holding one).
+pub fn confirm_request(token: impl Into<Value>) -> CallToolRequestParams {
+    let token: Value = token.into();
+    CallToolRequestParams::new("fabric_confirm_change")
+        .with_arguments(json!({ "confirm_token": token }).as_object().unwrap().clone())
+}
+
+/// The structured content of a result, which every tool of ours returns.
+/// The result of a call that is expected to be complete (not an input request).
+pub fn complete(r: rmcp::model::CallToolResponse) -> CallToolResult {
+    match r {
+        rmcp::model::CallToolResponse::Complete(r) => r,
+        other => panic!("expected a complete result, got {other:?}"),
+    }
+}
+
+pub fn structured(r: &CallToolResult) -> Value {
+    r.structured_content.clone().expect("the result has structured content")
+}
+
+/// The rows of a page under `key` as objects (a page carries `columns`, rows of values, and the
+/// values every row shares under `same`).
+pub fn rows(page: &Value, key: &str) -> Vec<Value> {
+    let columns: Vec<&str> = page["columns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a page has columns: {page}"))
+        .iter()
+        .map(|c| c.as_str().expect("a column is a name"))
+        .collect();
+    let items = page[key].as_array().unwrap_or_else(|| panic!("a page has {key}: {page}"));
+    items
+        .iter()
+        .map(|row| {
+            let row = row.as_array().expect("a row is an array");
+            assert_eq!(row.len(), columns.len(), "a row has one value per column");
+            let pairs = columns.iter().zip(row).filter(|(_, v)| !v.is_null());
+            let mut object: serde_json::Map<String, Value> = pairs.map(|(c, v)| (c.to_string(), v.clone())).collect();
+            if let Some(same) = page.get("same").and_then(Value::as_object) {
+                object.extend(same.clone());
+            }
+            Value::Object(object)
+        })
+        .collect()
+}
+
+pub fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+/// Connects `client` to an HTTP server at `url`, with a bearer token when given, on the
+/// initialize lifecycle or (`stateless`) the 2026-07-28 discover lifecycle.
+pub async fn connect(url: &str, token: Option<&str>, client: TestClient, stateless: bool) -> anyhow::Result<Client> {
+    equinix_mcp::install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let service = if stateless {
+        let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+        tokio::time::timeout(Duration::from_secs(30), client.serve_with_lifecycle(transport, lifecycle)).await??
+    } else {
+        tokio::time::timeout(Duration::from_secs(30), client.serve(transport)).await??
+    };
+    Ok(service)
+}

@@ -1,0 +1,250 @@
+//! Starting servers: one builder for every way a test runs `equinix-mcp` (stdio or HTTP, on the
+//! embedded simulator or one in this process, with any flags and environment), and the handles
+//! that own the child process.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use equinix_mcp::fabric_sim::SimHandle;
+use rmcp::model::{CallToolResult, ProtocolVersion};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+use super::client::{Client, TestClient, call_on, connect};
+use super::process::{audit_log_of, binary, command, read_audit};
+use super::sim::sim_env;
+
+/// How a test wants the server started.
+///
+/// ```ignore
+/// Launch::serve().args(&["--toolsets", "all,mutate"]).client(TestClient::accepting()).stdio().await
+/// Launch::serve().against(&sim).http("127.0.0.1:0").await
+/// Launch::command(&["serve", "--component", path]).stdio().await
+/// ```
+pub struct Launch {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    client: TestClient,
+    stateless: bool,
+    file_size_blocks: Option<u64>,
+    sim_url: Option<String>,
+}
+
+impl Launch {
+    /// `equinix-mcp serve --fabric-sim`: the embedded simulator.
+    pub fn serve() -> Launch {
+        Launch::command(&["serve", "--fabric-sim"])
+    }
+
+    /// `equinix-mcp serve --fabric-sim` with the probe test component's `probe` toolset.
+    pub fn probe() -> Launch {
+        let probe = super::process::probe_component();
+        Launch::serve().args(&["--component", probe.to_str().unwrap(), "--toolsets", "probe"])
+    }
+
+    /// Exactly these arguments (a subcommand first).
+    pub fn command(args: &[&str]) -> Launch {
+        Launch {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: Vec::new(),
+            client: TestClient::plain(),
+            stateless: false,
+            file_size_blocks: None,
+            sim_url: None,
+        }
+    }
+
+    /// Against `sim`, a simulator in this test process, instead of the embedded one.
+    pub fn against(mut self, sim: &SimHandle) -> Launch {
+        self.args.retain(|a| a != "--fabric-sim");
+        self.env.extend(sim_env(sim));
+        self.sim_url = Some(sim.base_url());
+        self
+    }
+
+    pub fn args(mut self, extra: &[&str]) -> Launch {
+        self.args.extend(extra.iter().map(|a| a.to_string()));
+        self
+    }
+
+    pub fn env(mut self, vars: &[(&str, &str)]) -> Launch {
+        self.env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        self
+    }
+
+    /// The stdio client (default: one that shows no forms).
+    pub fn client(mut self, client: TestClient) -> Launch {
+        self.client = client;
+        self
+    }
+
+    /// Connect with the 2026-07-28 discover lifecycle.
+    pub fn stateless(mut self) -> Launch {
+        self.stateless = true;
+        self
+    }
+
+    /// Writes to files limited to `blocks` of 512 bytes (`ulimit -f`): a full disk, as far as
+    /// the process can tell.
+    pub fn file_size_limit(mut self, blocks: u64) -> Launch {
+        self.file_size_blocks = Some(blocks);
+        self
+    }
+
+    fn command_line(&self) -> tokio::process::Command {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let inner = command(&args, &env);
+        let Some(blocks) = self.file_size_blocks else { return inner };
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.env_clear();
+        for (k, v) in inner.as_std().get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd.arg("-c").arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\"")).arg(binary()).args(&args);
+        cmd.kill_on_drop(true);
+        cmd
+    }
+
+    /// Spawns the server and connects the client over stdio.
+    pub async fn try_stdio(self) -> anyhow::Result<Server> {
+        let cmd = self.command_line();
+        let audit_log = audit_log_of(&cmd);
+        let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
+        let pid = transport.id();
+        let captured = Arc::new(Mutex::new(String::new()));
+        if let Some(stderr) = stderr {
+            let sink = captured.clone();
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let mut s = sink.lock().unwrap();
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            });
+        }
+        let client = if self.stateless {
+            let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            tokio::time::timeout(Duration::from_secs(60), self.client.serve_with_lifecycle(transport, lifecycle))
+                .await??
+        } else {
+            tokio::time::timeout(Duration::from_secs(60), self.client.serve(transport)).await??
+        };
+        Ok(Server { client, stderr: captured, audit_log, pid })
+    }
+
+    pub async fn stdio(self) -> Server {
+        self.try_stdio().await.expect("the server starts and the client connects")
+    }
+
+    /// Spawns `--transport http --listen LISTEN` and waits for its listening line.
+    pub async fn http(mut self, listen: &str) -> HttpServer {
+        self.args.extend(["--transport".to_string(), "http".into(), "--listen".into(), listen.into()]);
+        let mut cmd = self.command_line();
+        let audit_log = audit_log_of(&cmd);
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (mut url, mut sim) = (None, self.sim_url.clone());
+        while url.is_none() || sim.is_none() {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("no listening line within 30 s")
+                .unwrap()
+                .unwrap_or_else(|| panic!("server exited:\n{}", stderr.lock().unwrap()));
+            stderr.lock().unwrap().push_str(&format!("{line}\n"));
+            if let Some(at) = line.find("listening on ") {
+                url = line[at + 13..].split_whitespace().next().map(str::to_string);
+            }
+            if let Some(at) = line.find("simulator at ") {
+                sim = line[at + 13..].split_whitespace().next().map(str::to_string);
+            }
+        }
+        let sink = stderr.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        HttpServer { child, url: url.unwrap(), sim: sim.unwrap(), stderr, audit_log }
+    }
+}
+
+/// A running stdio server with its client and captured stderr.
+pub struct Server {
+    pub client: Client,
+    pub stderr: Arc<Mutex<String>>,
+    /// The audit log this server writes (`EQUINIX_MCP_AUDIT_LOG`).
+    pub audit_log: PathBuf,
+    pub pid: Option<u32>,
+}
+
+impl Server {
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        call_on(&self.client, tool, args).await
+    }
+
+    /// The audit log's entries so far.
+    pub fn audit_entries(&self) -> Vec<Value> {
+        read_audit(&self.audit_log)
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+/// A running HTTP server.
+pub struct HttpServer {
+    pub child: tokio::process::Child,
+    /// `http://ADDR/mcp` (or `https://`)
+    pub url: String,
+    /// The simulator's base URL.
+    pub sim: String,
+    pub stderr: Arc<Mutex<String>>,
+    pub audit_log: PathBuf,
+}
+
+impl HttpServer {
+    /// Connects an rmcp client, with a bearer token when given, on the initialize lifecycle or
+    /// (`stateless`) the 2026-07-28 discover lifecycle.
+    pub async fn connect(&self, token: Option<&str>, client: TestClient, stateless: bool) -> Client {
+        connect(&self.url, token, client, stateless).await.unwrap()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn audit_entries(&self) -> Vec<Value> {
+        read_audit(&self.audit_log)
+    }
+
+    /// Sends SIGTERM.
+    pub fn terminate(&self) {
+        self.signal("-TERM");
+    }
+
+    /// Sends SIGHUP.
+    pub fn hangup(&self) {
+        self.signal("-HUP");
+    }
+
+    fn signal(&self, which: &str) {
+        let pid = self.child.id().expect("still running");
+        let sent = std::process::Command::new("kill").args([which, &pid.to_string()]).status().unwrap();
+        assert!(sent.success());
+    }
+}

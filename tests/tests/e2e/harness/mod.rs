@@ -1,0 +1,17 @@
+//! The one end-to-end harness: spawn the real `equinix-mcp` binary ([`launch`], [`process`]),
+//! drive it with a real MCP client ([`client`]), run or reach the Fabric simulator ([`sim`]),
+//! propose from the simulator's seeded estate ([`fixtures`]), and start Redis ([`redis`]).
+
+pub mod client;
+pub mod fixtures;
+pub mod launch;
+pub mod process;
+pub mod redis;
+pub mod rounds;
+pub mod sim;
+
+pub use client::*;
+pub use fixtures::*;
+pub use launch::*;
+pub use process::*;
+pub use sim::*;

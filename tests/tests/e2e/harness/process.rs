@@ -1,0 +1,120 @@
+//! Spawning the real `equinix-mcp` binary hermetically, and the files it reads and writes.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The binary built by `cargo test --workspace` (host has integration tests, so cargo builds it).
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let bin = dir.join("equinix-mcp");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo test --workspace` (or `cargo build -p equinix-mcp`) first",
+        bin.display()
+    );
+    bin
+}
+
+/// The test component built by `tests/build.rs`.
+pub fn probe_component() -> PathBuf {
+    PathBuf::from(env!("PROBE_COMPONENT"))
+}
+
+/// The test component with an invalid catalog.
+pub fn bad_catalog_component() -> PathBuf {
+    PathBuf::from(env!("BAD_CATALOG_COMPONENT"))
+}
+
+/// A precompile cache shared by the test processes (host-owned, under the target dir).
+pub fn cache_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("test-precompile-cache")
+}
+
+/// A hermetic command line: no inherited EQUINIX_* variables, logs at `info`.
+pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(binary());
+    cmd.env_clear();
+    for key in ["PATH", "HOME", "TMPDIR"] {
+        if let Ok(v) = std::env::var(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.env("RUST_LOG", "info,rmcp=warn")
+        .env("EQUINIX_MCP_CACHE_DIR", cache_dir())
+        .env("EQUINIX_MCP_AUDIT_LOG", fresh_audit_path());
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.kill_on_drop(true);
+    cmd
+}
+
+/// A new audit-log path under the system temp dir, one per spawned server.
+pub fn fresh_audit_path() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join("equinix-mcp-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// The audit log a command built by [`command`] will write (the last `EQUINIX_MCP_AUDIT_LOG`).
+pub fn audit_log_of(cmd: &tokio::process::Command) -> PathBuf {
+    cmd.as_std()
+        .get_envs()
+        .filter(|(k, _)| *k == "EQUINIX_MCP_AUDIT_LOG")
+        .filter_map(|(_, v)| v.map(PathBuf::from))
+        .last()
+        .expect("command() always sets EQUINIX_MCP_AUDIT_LOG")
+}
+
+/// Every entry of an audit log written so far.
+pub fn read_audit(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
+        .collect()
+}
+
+/// Runs a command to completion: (success, stdout, stderr).
+pub async fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = command(args, env);
+    cmd.stdin(Stdio::null());
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("command timed out").unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Polls `ready` every 20 ms for up to 10 s; a test waiting for `what` fails instead of hanging.
+pub async fn wait_until(what: &str, ready: impl AsyncFn() -> bool) {
+    for _ in 0..500 {
+        if ready().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} never came");
+}
+
+/// Writes a bearer-token file (mode 600) and returns its path.
+pub fn token_file(lines: &[(&str, &str)]) -> PathBuf {
+    let path = super::fresh_audit_path().with_extension("tokens");
+    let text: String = lines.iter().map(|(label, token)| format!("{label} {token}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path
+}

@@ -1,0 +1,20 @@
+//! End-to-end tests: the real `equinix-mcp` binary, real MCP clients, the Fabric simulator on
+//! loopback. One test binary (one link of the host's dependencies instead of one per file), a
+//! module per concern, one harness.
+
+mod harness;
+
+mod agent;
+mod broker;
+mod catalog;
+mod component_build;
+mod contract;
+mod faults;
+mod foundation;
+mod hostile;
+mod http;
+mod operations;
+mod races;
+mod replicas;
+mod secrets;
+mod shared_server;

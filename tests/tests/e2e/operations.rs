@@ -1,0 +1,339 @@
+//! Running it for a team: health and readiness for a load balancer, Prometheus metrics checked
+//! by `promtool`, one access-log line per call, JSON logs with fields and no colour codes, and
+//! session DELETE answered as MCP clients expect.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::harness::*;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "ops-token-0123456789abcdef0123456789";
+
+async fn get(url: &str) -> (u16, String) {
+    let r = http().get(url).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+fn base(server: &HttpServer) -> String {
+    server.url.trim_end_matches("/mcp").to_string()
+}
+
+/// The broker over HTTP for the one principal `ops`, plus `extra` flags.
+async fn team_server(extra: &[&str]) -> HttpServer {
+    let tokens = token_file(&[("ops", TOKEN)]);
+    let mut args = vec!["--toolsets", "all,mutate", "--auth-token-file", tokens.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Launch::serve().args(&args).http("127.0.0.1:0").await
+}
+
+/// The metrics address from the server's log line.
+fn metrics_url(server: &HttpServer) -> String {
+    let text = server.stderr_text();
+    let at = text.find("Prometheus metrics at ").expect("the metrics line is logged") + "Prometheus metrics at ".len();
+    text[at..].split_whitespace().next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
+    let server = team_server(&["--shutdown-grace-ms", "4000"]).await;
+    assert_eq!(get(&format!("{}/healthz", base(&server))).await, (200, "ok\n".into()));
+    assert_eq!(get(&format!("{}/readyz", base(&server))).await, (200, "ready\n".into()));
+    assert_eq!(get(&server.url).await.0, 401, "the MCP endpoint still needs a token");
+    assert_eq!(get(&format!("{}/other", base(&server))).await.0, 401, "and so does every other path");
+
+    // a confirmation the person has not answered keeps the drain open
+    let client = server.connect(Some(TOKEN), TestClient::answering(Answer::Never), false).await;
+    let p = structured(
+        &call_on(
+            &client,
+            "fabric_propose_change",
+            json!({"change_type": "connection_create", "spec": connection_spec("held", 2200)}),
+        )
+        .await,
+    );
+    let pending = tokio::spawn(async move {
+        call_on(&client, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await
+    });
+    wait_until("the form is open", async || server.stderr_text().contains("tool=fabric_propose_change")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.terminate();
+    let url = format!("{}/readyz", base(&server));
+    let mut seen = Vec::new();
+    for _ in 0..40 {
+        let (status, body) = get(&url).await;
+        seen.push(status);
+        if status == 503 {
+            assert_eq!(body, "draining\n");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen.last(), Some(&503), "readiness fails once SIGTERM starts the drain: {seen:?}");
+    assert_eq!(get(&format!("{}/healthz", base(&server))).await.0, 200, "still alive while draining");
+    pending.abort();
+}
+
+#[tokio::test]
+async fn a_session_delete_answers_200_and_the_session_is_gone() {
+    let server = Launch::serve().http("127.0.0.1:0").await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let r = http()
+        .post(&server.url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let deleted = http().delete(&server.url).header("Mcp-Session-Id", &session).send().await.unwrap();
+    assert_eq!(deleted.status().as_u16(), 200, "the official Python SDK expects 200 or 204");
+    let again = http().delete(&server.url).header("Mcp-Session-Id", &session).send().await.unwrap();
+    assert_eq!(again.status().as_u16(), 404, "the session is gone");
+}
+
+fn promtool() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/tools/promtool");
+    assert!(path.exists(), "{} is missing: run .ci/install-promtool (the README's test command does)", path.display());
+    path
+}
+
+/// `promtool check metrics` on `text`: the exposition Prometheus itself would lint.
+fn promtool_check(text: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(promtool())
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.trim().is_empty(), "promtool check metrics: {said}\n{text}");
+}
+
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_count_calls_confirmations_answers_and_creates_and_pass_promtool() {
+    let server = team_server(&["--metrics-listen", "127.0.0.1:0"]).await;
+    let metrics = metrics_url(&server);
+    assert!(metrics.starts_with("http://127.0.0.1:"), "{metrics}");
+    let client = server.connect(Some(TOKEN), TestClient::accepting(), false).await;
+    assert!(!is_error(&call_on(&client, "fabric_list_metros", json!({})).await));
+    let unknown = call_on(&client, "fabric_get_port", json!({"port_id": "00000000-0000-4000-8000-000000000000"})).await;
+    assert!(is_error(&unknown));
+    let p = structured(
+        &call_on(
+            &client,
+            "fabric_propose_change",
+            json!({"change_type": "connection_create", "spec": connection_spec("metered", 2300)}),
+        )
+        .await,
+    );
+    let out =
+        structured(&call_on(&client, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await);
+    assert_eq!(out["executed"], true, "{out}");
+
+    let r = http().get(&metrics).send().await.unwrap();
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
+    let text = r.text().await.unwrap();
+    promtool_check(&text);
+    for (series, at_least) in [
+        ("equinix_mcp_tool_calls_total{tool=\"fabric_list_metros\",outcome=\"ok\"}", 1.0),
+        ("equinix_mcp_tool_calls_total{tool=\"fabric_get_port\",outcome=\"error\"}", 1.0),
+        ("equinix_mcp_tool_calls_total{tool=\"fabric_confirm_change\",outcome=\"ok\"}", 1.0),
+        ("equinix_mcp_confirmations_total{status=\"accepted\"}", 1.0),
+        ("equinix_mcp_fabric_answers_total{class=\"2xx\"}", 3.0),
+        ("equinix_mcp_fabric_answers_total{class=\"4xx\"}", 1.0),
+        ("equinix_mcp_creates_total{outcome=\"executed\"}", 1.0),
+        ("equinix_mcp_tool_call_duration_seconds_count{tool=\"fabric_propose_change\"}", 1.0),
+    ] {
+        let value = sample(&text, series).unwrap_or_else(|| panic!("{series} missing:\n{text}"));
+        assert!(value >= at_least, "{series} = {value}");
+    }
+    assert_eq!(sample(&text, "equinix_mcp_pending_proposals"), Some(0.0), "the one proposal was confirmed");
+    assert_eq!(sample(&text, "equinix_mcp_component_traps_total"), Some(0.0));
+    // a Prometheus server asking for OpenMetrics gets it
+    let om = http().get(&metrics).header("Accept", "application/openmetrics-text; version=1.0.0").send().await.unwrap();
+    assert!(om.headers()["content-type"].to_str().unwrap().starts_with("application/openmetrics-text"));
+    assert!(om.text().await.unwrap().ends_with("# EOF\n"));
+    // the MCP port does not serve them
+    assert_eq!(get(&format!("{}/metrics", base(&server))).await.0, 401);
+}
+
+#[tokio::test]
+async fn every_call_leaves_one_access_line_and_json_logs_carry_fields_without_colour() {
+    let tokens = token_file(&[("ops", TOKEN)]);
+    let server = Launch::serve()
+        .args(&["--auth-token-file", tokens.to_str().unwrap(), "--log-format", "json"])
+        .http("127.0.0.1:0")
+        .await;
+    let client = server.connect(Some(TOKEN), TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&client, "fabric_list_metros", json!({"limit": 2})).await));
+    assert!(is_error(&call_on(&client, "fabric_search_ports", json!({"metro": "dc"})).await));
+    let lines = wait_for_access_lines(&server, 2).await;
+    let text = server.stderr_text();
+    assert!(!text.contains('\u{1b}'), "no ANSI escapes when stderr is not a terminal");
+    assert!(!text.contains(TOKEN), "no bearer token in the log");
+    let events: Vec<Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let banner = events.iter().find(|e| e["fields"]["message"] == "equinix-mcp ready").expect("the banner is an event");
+    assert_eq!(banner["fields"]["transport"], "http");
+    assert!(banner["fields"]["component"].as_str().unwrap().starts_with("sha256:"));
+    assert!(banner["fields"]["fabric"].as_str().unwrap().starts_with("simulator at http://127.0.0.1:"));
+
+    let (ok, bad) = (&lines[0]["fields"], &lines[1]["fields"]);
+    assert_eq!(
+        (ok["tool"].as_str(), ok["principal"].as_str(), ok["outcome"].as_str()),
+        (Some("fabric_list_metros"), Some("ops"), Some("ok"))
+    );
+    assert!(ok["duration_ms"].as_u64().is_some());
+    assert!(!ok["correlation_ids"].as_str().unwrap().is_empty(), "Fabric's correlation id: {ok}");
+    assert_eq!((bad["outcome"].as_str(), bad["error_kind"].as_str()), (Some("error"), Some("invalid_arguments")));
+    assert_eq!(lines[0]["level"], "INFO");
+}
+
+async fn wait_for_access_lines(server: &HttpServer, n: usize) -> Vec<Value> {
+    for _ in 0..100 {
+        let lines: Vec<Value> = server
+            .stderr_text()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["target"] == "equinix_mcp::access")
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("fewer than {n} access lines:\n{}", server.stderr_text());
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, as PEM files (key mode 600).
+fn certificate(dir: &std::path::Path, name: &str) -> (PathBuf, PathBuf, String) {
+    let issued = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.join(format!("{name}.crt")), dir.join(format!("{name}.key")));
+    let pem = issued.cert.pem();
+    std::fs::write(&cert, &pem).unwrap();
+    std::fs::write(&key, issued.signing_key.serialize_pem()).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    (cert, key, pem)
+}
+
+/// A client that trusts only `pem`.
+fn trusting(pem: &str) -> reqwest::Client {
+    equinix_mcp::install_crypto_provider();
+    reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(pem.as_bytes()).unwrap()])
+        .build()
+        .unwrap()
+}
+
+async fn wait_for_log(server: &HttpServer, needle: &str, times: usize) {
+    wait_until(needle, async || server.stderr_text().matches(needle).count() >= times).await;
+}
+
+#[tokio::test]
+async fn https_serves_mcp_and_a_renewed_certificate_is_served_after_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key, first) = certificate(dir.path(), "first");
+    let tokens = token_file(&[("ops", TOKEN)]);
+    let server = Launch::serve()
+        .args(&[
+            "--auth-token-file",
+            tokens.to_str().unwrap(),
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ])
+        .http("127.0.0.1:0")
+        .await;
+    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    let health = server.url.replace("/mcp", "/healthz");
+    assert_eq!(trusting(&first).get(&health).send().await.unwrap().status().as_u16(), 200);
+
+    // a real MCP client over HTTPS
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.clone())
+            .auth_header(TOKEN.to_string());
+    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(trusting(&first), config);
+    let client = rmcp::ServiceExt::serve(TestClient::plain(), transport).await.unwrap();
+    assert!(!is_error(&call_on(&client, "fabric_list_metros", json!({"limit": 1})).await));
+
+    // plain HTTP to the TLS port gets nowhere
+    let plain = server.url.replace("https://", "http://").replace("/mcp", "/healthz");
+    assert!(http().get(&plain).send().await.is_err(), "plain HTTP is not served on the TLS port");
+
+    // renew: the new certificate is served to new connections after SIGHUP
+    let (renewed_cert, renewed_key, second) = certificate(dir.path(), "second");
+    std::fs::copy(&renewed_cert, &cert).unwrap();
+    std::fs::copy(&renewed_key, &key).unwrap();
+    server.hangup();
+    wait_for_log(&server, "TLS certificate reloaded", 1).await;
+    assert_eq!(trusting(&second).get(&health).send().await.unwrap().status().as_u16(), 200);
+    assert!(trusting(&first).get(&health).send().await.is_err(), "the old certificate is no longer served");
+}
+
+#[test]
+fn tls_flags_go_together_and_a_bad_key_is_named_without_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _, _) = certificate(dir.path(), "c");
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(binary());
+        cmd.args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0", "--no-cache"]).args(extra);
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let alone = run(&["--tls-cert", cert.to_str().unwrap()]);
+    assert!(alone.contains("--tls-cert and --tls-key go together"), "{alone}");
+    let junk = dir.path().join("junk.key");
+    std::fs::write(&junk, "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5IGF0IGFsbA==\n-----END PRIVATE KEY-----\n")
+        .unwrap();
+    let bad = run(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", junk.to_str().unwrap()]);
+    assert!(bad.contains("--tls-key") || bad.contains("do not make a certificate"), "{bad}");
+    assert!(!bad.contains("bm90IGEga2V5"), "the key's bytes are not echoed: {bad}");
+}
+
+#[tokio::test]
+async fn sighup_rereads_the_token_file_and_calls_in_flight_finish() {
+    const ALICE: &str = "alice-token-0123456789abcdef012345678";
+    const BOB: &str = "bob-token-0123456789abcdef0123456789ab";
+    let tokens = token_file(&[("alice", ALICE)]);
+    let server = Launch::serve().args(&["--auth-token-file", tokens.to_str().unwrap()]).http("127.0.0.1:0").await;
+    let alice = server.connect(Some(ALICE), TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&alice, "fabric_list_metros", json!({})).await));
+    assert!(connect(&server.url, Some(BOB), TestClient::plain(), false).await.is_err(), "bob is unknown");
+
+    // a slow read is in flight when alice's token is removed
+    let r = http().post(format!("{}/_sim/latency", server.sim)).json(&json!({"ms": 1500})).send().await.unwrap();
+    assert!(r.status().is_success());
+    let in_flight = tokio::spawn(async move { call_on(&alice, "fabric_list_metros", json!({})).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::write(&tokens, format!("bob {BOB}\n")).unwrap();
+    server.hangup();
+    wait_for_log(&server, "bearer tokens reloaded", 1).await;
+    let finished = in_flight.await.unwrap();
+    assert!(!is_error(&finished), "the call admitted before the reload finishes");
+    http().post(format!("{}/_sim/latency", server.sim)).json(&json!({"ms": 0})).send().await.unwrap();
+
+    let bob = server.connect(Some(BOB), TestClient::plain(), false).await;
+    assert!(!is_error(&call_on(&bob, "fabric_list_metros", json!({})).await), "an added token works at once");
+    let refused = http().post(&server.url).bearer_auth(ALICE).json(&json!({})).send().await.unwrap();
+    assert_eq!(refused.status().as_u16(), 401, "a removed token is refused from the next request");
+
+    // a broken file is not half-applied: bob keeps working
+    std::fs::write(&tokens, "bob short\n").unwrap();
+    server.hangup();
+    wait_for_log(&server, "the token file was not reloaded", 1).await;
+    assert!(!is_error(&call_on(&bob, "fabric_list_metros", json!({})).await));
+    assert!(!server.stderr_text().contains(BOB), "no token in the log");
+}

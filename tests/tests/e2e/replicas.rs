@@ -1,0 +1,220 @@
+//! Issue 9: two HTTP replicas sharing proposals through a real Redis: propose on one and
+//! confirm on the other, the two 2026-07-28 rounds on different replicas, the confirm race,
+//! eviction across replicas and a Redis outage.
+
+use std::time::Duration;
+
+use crate::harness::redis::RedisServer;
+use crate::harness::rounds::{first_round, retry};
+use crate::harness::*;
+use base64::Engine;
+use equinix_mcp::fabric_sim::SimConfig;
+use serde_json::json;
+
+struct Pair {
+    sim: equinix_mcp::fabric_sim::SimHandle,
+    a: HttpServer,
+    b: HttpServer,
+    redis: RedisServer,
+}
+
+/// Two replicas on one simulator and one Redis, with one state key.
+async fn pair(extra: &[&str]) -> Pair {
+    let redis = RedisServer::start();
+    let sim = sim(SimConfig::default()).await;
+    let key = base64::engine::general_purpose::STANDARD.encode(rand_key());
+    let store = redis.url(0);
+    let mut args = vec!["--toolsets", "metros,mutate", "--proposal-store", store.as_str()];
+    args.extend_from_slice(extra);
+    let env = [("EQUINIX_MCP_STATE_KEY", key.as_str())];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    assert!(a.stderr_text().contains("proposal_store=redis://127.0.0.1:"), "{}", a.stderr_text());
+    Pair { sim, a, b, redis }
+}
+
+impl Pair {
+    /// One client on each replica, each accepting every confirmation form.
+    async fn accepting_clients(&self) -> (Client, Client) {
+        (
+            self.a.connect(None, TestClient::accepting(), false).await,
+            self.b.connect(None, TestClient::accepting(), false).await,
+        )
+    }
+}
+
+type Client = rmcp::service::RunningService<rmcp::service::RoleClient, TestClient>;
+
+fn rand_key() -> [u8; 32] {
+    let mut k = [0u8; 32];
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) ^ (std::process::id() as u8);
+    }
+    k
+}
+
+#[tokio::test]
+async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
+    let p = pair(&[]).await;
+    let on_a = p.a.connect(None, TestClient::plain(), false).await;
+    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
+    let proposal = propose_on(&on_a, "replicated", 2001).await;
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    let out = structured(&r);
+    assert_eq!(out["executed"], true, "{out}");
+    assert_eq!(connection_creates(&p.sim), 1);
+    let replay = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&replay)["error"]["kind"], "replayed_token", "the replay on A sees B's take");
+    assert_eq!(structured(&replay)["error"]["first_attempt"]["executed"], true, "{:?}", replay.structured_content);
+}
+
+#[tokio::test]
+async fn the_two_rounds_of_a_2026_confirm_may_land_on_different_replicas() {
+    let p = pair(&[]).await;
+    let on_a = p.a.connect(None, TestClient::plain(), true).await;
+    let on_b = p.b.connect(None, TestClient::plain(), true).await;
+    let proposal = propose_on(&on_b, "two-rounds", 2002).await;
+    let token = proposal["confirm_token"].as_str().unwrap();
+    let state = first_round(&on_a, token, proposal["request_sha256"].as_str().unwrap()).await;
+    let done = retry(&on_b, token, &state, json!({"action": "accept", "content": {"confirm": true}})).await;
+    assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+    assert_eq!(connection_creates(&p.sim), 1);
+}
+
+#[tokio::test]
+async fn eight_concurrent_confirms_over_both_replicas_create_exactly_once() {
+    let p = pair(&[]).await;
+    let (on_a, on_b) = p.accepting_clients().await;
+    for trial in 0..5u64 {
+        let proposal = propose_on(&on_a, &format!("race-{trial}"), 2100 + trial).await;
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let peer = if i % 2 == 0 { on_a.peer().clone() } else { on_b.peer().clone() };
+                let params = confirm_request(proposal["confirm_token"].clone());
+                tokio::spawn(async move { peer.call_tool(params).await.unwrap() })
+            })
+            .collect();
+        let mut executed = 0;
+        for c in calls {
+            let r = c.await.unwrap();
+            if structured(&r)["executed"] == true {
+                executed += 1;
+            } else {
+                assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+            }
+        }
+        assert_eq!(executed, 1, "trial {trial}");
+        assert_eq!(connection_creates(&p.sim), trial + 1, "trial {trial}");
+    }
+}
+
+#[tokio::test]
+async fn the_21st_pending_proposal_evicts_the_oldest_across_replicas() {
+    let p = pair(&[]).await;
+    let (on_a, on_b) = p.accepting_clients().await;
+    let first = propose_on(&on_a, "evict-0", 2200).await;
+    for i in 1..20 {
+        let client = if i % 2 == 0 { &on_a } else { &on_b };
+        let q = propose_on(client, &format!("evict-{i}"), 2200 + i).await;
+        assert!(q.get("evicted_proposals").is_none(), "only 20 pending so far");
+    }
+    let last = propose_on(&on_b, "evict-20", 2220).await;
+    assert_eq!(last["evicted_proposals"], json!([first["confirm_token"]]));
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": first["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "evicted_token");
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": last["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true);
+}
+
+#[tokio::test]
+async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_back() {
+    let mut p = pair(&[]).await;
+    let (on_a, on_b) = p.accepting_clients().await;
+    let pending = propose_on(&on_a, "before-outage", 2301).await;
+    p.redis.stop();
+
+    let spec = connection_spec("during-outage", 2302);
+    let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert!(is_error(&r));
+    let err = &structured(&r)["error"];
+    assert_eq!(err["kind"], "proposal_store_unavailable", "{err}");
+    assert!(err["message"].as_str().unwrap().contains("redis://127.0.0.1:"), "{err}");
+    assert!(structured(&r).get("confirm_token").is_none());
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": pending["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "proposal_store_unavailable", "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&p.sim), 0, "nothing is sent while the store is down");
+    let reads = call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await;
+    assert!(!is_error(&reads), "read-only tools do not need the store");
+
+    p.redis.resume();
+    let mut recovered = None;
+    for _ in 0..50 {
+        let spec = connection_spec("after-outage", 2303);
+        let r =
+            call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+        if !is_error(&r) {
+            recovered = Some(structured(&r));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let after = recovered.expect("propose works again once Redis is back");
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": after["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&p.sim), 1);
+    // the store had no persistence: the proposal made before the outage is gone, and says so
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": pending["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "unknown_token");
+    let audited = p.a.audit_entries().into_iter().chain(p.b.audit_entries()).collect::<Vec<_>>();
+    assert!(audited.iter().any(|e| e["error_kind"] == "proposal_store_unavailable"), "{audited:?}");
+}
+
+#[tokio::test]
+async fn an_unreachable_store_stops_start_up_with_its_address() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("redis://:hunter2@127.0.0.1:{port}/0");
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--proposal-store", &url], &[]).await;
+    assert!(!ok && stderr.contains("cannot reach the proposal store redis://:***@127.0.0.1:"), "{stderr}");
+    assert!(!stderr.contains("hunter2"));
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--proposal-store", "postgres://x"], &[]).await;
+    assert!(!ok && stderr.contains("expected `memory` or `redis://HOST:PORT/DB`"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_create_with_an_unknown_outcome_is_reported_and_audited_and_its_replay_says_so() {
+    use equinix_mcp::fabric_sim::{Fault, FaultMode};
+    let p = pair(&[]).await;
+    let (on_a, on_b) = p.accepting_clients().await;
+    let proposal = propose_on(&on_a, "dropped-answer", 2401).await;
+    p.sim.inject(Fault { mode: FaultMode::Drop, ..Fault::status("POST /fabric/v4/connections", 201) });
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "outcome_unknown", "{:?}", r.structured_content);
+    let audited = p.b.audit_entries();
+    assert!(audited.iter().any(|e| e["error_kind"] == "outcome_unknown"), "{audited:?}");
+    let replay = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&replay)["error"]["kind"], "replayed_token");
+    assert!(structured(&replay)["error"]["first_attempt"].is_object(), "the other replica recorded what happened");
+}
+
+#[tokio::test]
+async fn capacity_and_visibility_are_per_principal_across_replicas() {
+    let tokens = token_file(&[("alice", ALICE), ("bob", BOB)]);
+    let p = pair(&["--auth-token-file", tokens.to_str().unwrap()]).await;
+    let alice = p.a.connect(Some(ALICE), TestClient::accepting(), false).await;
+    let bob_a = p.a.connect(Some(BOB), TestClient::accepting(), false).await;
+    let bob_b = p.b.connect(Some(BOB), TestClient::accepting(), false).await;
+    let hers = propose_on(&alice, "alices", 2501).await;
+    for i in 0..21 {
+        let client = if i % 2 == 0 { &bob_a } else { &bob_b };
+        let q = propose_on(client, &format!("bobs-{i}"), 2510 + i).await;
+        assert!(!q["evicted_proposals"].to_string().contains(hers["confirm_token"].as_str().unwrap()));
+    }
+    let r = call_on(&bob_b, "fabric_confirm_change", json!({"confirm_token": hers["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "unknown_token", "bob cannot see alice's proposal");
+    let alice_b = p.b.connect(Some(ALICE), TestClient::accepting(), false).await;
+    let r = call_on(&alice_b, "fabric_confirm_change", json!({"confirm_token": hers["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+}
+
+const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
+const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";

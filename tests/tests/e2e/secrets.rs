@@ -1,0 +1,79 @@
+//! Issue 5: a known client secret and bearer token appear nowhere — not in stdout (the MCP
+//! stream the client received), stderr at debug level, tool results or the audit log — across
+//! every tool and the error paths.
+
+use crate::harness::*;
+use equinix_mcp::fabric_sim;
+use equinix_mcp::fabric_sim::{Fault, SimConfig};
+use serde_json::json;
+
+const SECRET: &str = "known-client-secret-7f3a91";
+const BEARER: &str = "known-bearer-token-9c1e44";
+
+#[tokio::test]
+async fn secrets_never_leave_the_host() {
+    let sim =
+        sim(SimConfig { client_secret: SECRET.into(), fixed_token: Some(BEARER.into()), ..Default::default() }).await;
+    let env = [("EQUINIX_API_CLIENTSECRET", SECRET), ("RUST_LOG", "debug")];
+    let server = Launch::serve()
+        .against(&sim)
+        .args(&["--toolsets", "all,mutate"])
+        .env(&env)
+        .client(TestClient::accepting())
+        .stdio()
+        .await;
+    let port = fabric_sim::PORTS[0].0;
+    let mut transcript = String::new();
+    let calls = vec![
+        ("fabric_list_metros", json!({})),
+        ("fabric_search_ports", json!({"metro": "DC"})),
+        ("fabric_get_port", json!({"port_id": port})),
+        ("fabric_get_port", json!({"port_id": "00000000-0000-4000-8000-000000000000"})),
+        ("fabric_list_port_vlans", json!({"port_id": port})),
+        ("fabric_search_service_profiles", json!({})),
+        ("fabric_get_service_profile", json!({"profile_id": fabric_sim::PROFILES[0].uuid})),
+        ("fabric_search_connections", json!({})),
+        ("fabric_get_connection", json!({"connection_id": fabric_sim::CONNECTIONS[0].0})),
+        ("fabric_search_networks", json!({})),
+        ("fabric_get_network", json!({"network_id": "00000000-0000-4000-8000-000000000000"})),
+        ("fabric_search_service_tokens", json!({})),
+        ("fabric_get_service_token", json!({"service_token_id": "00000000-0000-4000-8000-000000000000"})),
+        ("fabric_search_prices", json!({"connection_type": "EVPL_VC", "bandwidth": 100})),
+        ("fabric_list_metros", json!({"limit": "bad"})),
+        ("fabric_confirm_change", json!({"confirm_token": "chg-0123456789abcdef0123456789abcdef"})),
+    ];
+    for (tool, args) in calls {
+        let r = server.call(tool, args).await;
+        transcript.push_str(&serde_json::to_string(&r).unwrap());
+    }
+    sim.inject(Fault::status("GET /fabric/v4/metros", 401));
+    let r = server.call("fabric_list_metros", json!({})).await;
+    transcript.push_str(&serde_json::to_string(&r).unwrap());
+    let spec = json!({"type": "EVPL_VC", "name": "secret-test", "bandwidth": 100,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": port}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 3001}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": fabric_sim::PORTS[3].0}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 3001}}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+    let p = server.call("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    transcript.push_str(&serde_json::to_string(&p).unwrap());
+    let token = structured(&p)["confirm_token"].clone();
+    for _ in 0..2 {
+        let c = server.call("fabric_confirm_change", json!({"confirm_token": token})).await;
+        transcript.push_str(&serde_json::to_string(&c).unwrap());
+    }
+    let tools = server.client.list_all_tools().await.unwrap();
+    transcript.push_str(&serde_json::to_string(&tools).unwrap());
+    let audit = std::fs::read_to_string(&server.audit_log).unwrap();
+    let stderr = server.stderr_text();
+    assert!(stderr.contains("DEBUG"), "the server logged at debug level");
+    assert!(audit.lines().count() >= 3);
+    assert!(sim.stats().token_requests >= 2, "the bearer token was really used and refreshed");
+    for (what, text) in [("results", &transcript), ("stderr", &stderr), ("audit log", &audit)] {
+        assert!(!text.contains(SECRET), "the client secret leaked into {what}");
+        assert!(!text.contains(BEARER), "the bearer token leaked into {what}");
+    }
+    server.stop().await;
+
+    // a rejected secret is reported without echoing it
+    let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_API_CLIENTSECRET", SECRET)]).await;
+    assert!(ok && !stdout.contains(SECRET) && !stderr.contains(SECRET));
+}
