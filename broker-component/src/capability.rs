@@ -122,6 +122,19 @@ pub struct Approval {
     pub request_sha256: String,
 }
 
+impl Approval {
+    /// For a host adapter outside the component (the native side of `equinix-mcp bench`): the
+    /// approval its `ask` handed out as number `index`.
+    pub fn native(index: u32, request_sha256: String) -> Self {
+        Approval { id: index, request_sha256 }
+    }
+
+    /// Which of the adapter's approvals this is.
+    pub fn index(&self) -> u32 {
+        self.id
+    }
+}
+
 /// The person's answer, with the approval when it allows the create.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Answer {

@@ -122,7 +122,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     })?;
 
     let price_context = price::price_context(host, &spec);
-    let touches = names_of(host, &compiled.wire);
+    let touches = names_of(host, &compiled.wire, &validated);
     let now = host.now_ms();
     let proposal = Proposal {
         change_type,
@@ -152,6 +152,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     if !stored.evicted.is_empty() {
         result["evicted_proposals"] = json!(stored.evicted);
     }
+    crate::discard((validated, compiled, spec, price_context));
     Ok(result)
 }
 
@@ -183,8 +184,9 @@ fn adds(answer: &Value, request: &Value) -> Value {
 }
 
 /// The names of the ports, profiles and networks a body touches, by uuid: the person's form says
-/// "DC-PRI-01", not only a uuid. A lookup that fails leaves that one out.
-fn names_of(host: &mut dyn Host, body: &Value) -> Value {
+/// "DC-PRI-01", not only a uuid. Fabric's dry-run answer names what it resolved; the rest is
+/// read with one GET each (at most four). A lookup that fails leaves that one out.
+fn names_of(host: &mut dyn Host, body: &Value, answer: &Value) -> Value {
     let mut refs: alloc::vec::Vec<(&str, String)> = alloc::vec::Vec::new();
     let mut note = |collection: &'static str, v: &Value| {
         if let Some(u) = v.get("uuid").and_then(Value::as_str).filter(|u| crate::grammar::is_uuid(u))
@@ -203,7 +205,17 @@ fn names_of(host: &mut dyn Host, body: &Value) -> Value {
             note("networks", &sel["network"]);
         }
     }
+    let mut answered = Map::new();
+    collect_names(answer, &mut answered);
+    // only what the body touches: the answer also names the new resource itself
     let mut names = Map::new();
+    refs.retain(|(_, uuid)| match answered.remove(uuid.as_str()) {
+        Some(name) => {
+            names.insert(uuid.clone(), name);
+            false
+        }
+        None => true,
+    });
     for (collection, uuid) in refs.into_iter().take(4) {
         let get = FabricRequest {
             method: Method::Get,
@@ -218,6 +230,22 @@ fn names_of(host: &mut dyn Host, body: &Value) -> Value {
         }
     }
     Value::Object(names)
+}
+
+/// Every `{uuid, name}` pair in an answer, at any depth.
+fn collect_names(v: &Value, names: &mut Map<String, Value>) {
+    match v {
+        Value::Object(m) => {
+            if let (Some(Value::String(u)), Some(n @ Value::String(_))) = (m.get("uuid"), m.get("name"))
+                && crate::grammar::is_uuid(u)
+            {
+                names.insert(u.clone(), n.clone());
+            }
+            m.values().for_each(|x| collect_names(x, names));
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_names(x, names)),
+        _ => {}
+    }
 }
 
 /// The read tool that helps with the first refused field of a dry run, if one does.

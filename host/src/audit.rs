@@ -3,19 +3,63 @@
 //! its create is sent and one with the create's outcome. Each is synced to disk before the result
 //! returns or the create leaves, so a crash cannot lose what happened. It records tokens, hashes,
 //! answers and Fabric ids; never a credential.
+//!
+//! Group commit: records that arrive while a sync is running wait for the next one together, so
+//! a team's concurrent proposes share `fsync`s; each caller still returns only once its own line
+//! is on disk. When other mutating calls are under way (and not waiting for a person), the
+//! writer also waits up to [`GATHER`] for their records to join before it syncs, as PostgreSQL's
+//! `commit_delay` does with its `commit_siblings`; a lone record is synced at once, as before.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde_json::{Map, Value, json};
 
+/// The longest a sync waits for the records of mutating calls still under way.
+pub const GATHER: Duration = Duration::from_millis(2);
+
 pub struct AuditLog {
     path: PathBuf,
     file: Mutex<File>,
+    queue: Mutex<Queue>,
+    /// Signalled when a record joins the queue.
+    arrived: Condvar,
+    /// Mutating calls under way that will write a record soon (see [`AuditLog::writer`]).
+    writers: AtomicUsize,
+    syncs: std::sync::atomic::AtomicU64,
+    gather: Duration,
+}
+
+/// A mutating call under way, counted while it lives (see [`AuditLog::writer`]).
+pub struct Writer(Arc<AuditLog>);
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.0.writers.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A mutating call that stepped aside (a person is reading its form), counted back on drop.
+pub struct Away(Arc<AuditLog>);
+
+impl Drop for Away {
+    fn drop(&mut self) {
+        self.0.writers.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Lines waiting for the writer, each with whoever waits for it to be durable.
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<(String, tokio::sync::oneshot::Sender<Result<(), String>>)>,
+    /// A writer is draining the queue (at most one at a time).
+    writing: bool,
 }
 
 /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl` (or the platform's local data dir).
@@ -53,44 +97,123 @@ impl AuditLog {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let file = open_file(path)?;
-        Ok(AuditLog { path: path.to_path_buf(), file: Mutex::new(file) })
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            queue: Mutex::default(),
+            arrived: Condvar::new(),
+            writers: AtomicUsize::new(0),
+            syncs: Default::default(),
+            gather: GATHER,
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends `entry` on the blocking pool (the write and fsync never stall other calls) and
-    /// waits until it is on disk; the error names the file.
-    pub async fn record(log: Arc<AuditLog>, entry: Value) -> Result<(), String> {
-        tokio::task::spawn_blocking(move || log.append(&entry).map_err(|e| format!("{}: {e}", log.path().display())))
-            .await
-            .unwrap_or_else(|e| Err(format!("the audit writer failed: {e}")))
+    /// Syncs of this log so far.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
     }
 
-    /// Appends one entry and waits until it is on disk. If the file at the path is no longer the
-    /// one open (deleted, or rotated away), the path is opened afresh first and that is said
-    /// both in the log of the process and as the new file's first line.
+    /// Counts a mutating call as one whose record a sync may wait for, while the guard lives.
+    pub fn writer(log: &Arc<AuditLog>) -> Writer {
+        log.writers.fetch_add(1, Ordering::Relaxed);
+        Writer(log.clone())
+    }
+
+    /// Uncounts a call while it waits for a person (minutes, not milliseconds).
+    pub fn away(log: &Arc<AuditLog>) -> Away {
+        log.writers.fetch_sub(1, Ordering::Relaxed);
+        Away(log.clone())
+    }
+
+    /// Appends `entry` and waits until it is on disk; the error names the file. The write and
+    /// sync run on the blocking pool (they never stall other calls), shared with the records
+    /// that arrive meanwhile.
+    pub async fn record(log: Arc<AuditLog>, entry: Value) -> Result<(), String> {
+        let (done, durable) = tokio::sync::oneshot::channel();
+        let start_writer = {
+            let mut queue = log.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.waiting.push((line_of(&entry), done));
+            !std::mem::replace(&mut queue.writing, true)
+        };
+        log.arrived.notify_one();
+        if start_writer {
+            let writer = log.clone();
+            tokio::task::spawn_blocking(move || writer.drain());
+        }
+        durable.await.unwrap_or_else(|_| Err("the audit writer stopped".into()))
+    }
+
+    /// Writes and syncs batches until nobody is waiting.
+    fn drain(&self) {
+        loop {
+            let batch = {
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                if queue.waiting.is_empty() {
+                    queue.writing = false;
+                    return;
+                }
+                // other calls under way will write soon: let their records join this sync
+                let until = Instant::now() + self.gather;
+                while queue.waiting.len() < self.writers.load(Ordering::Relaxed) {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    queue = self.arrived.wait_timeout(queue, left).unwrap_or_else(|p| p.into_inner()).0;
+                }
+                std::mem::take(&mut queue.waiting)
+            };
+            let (lines, waiters): (Vec<String>, Vec<_>) = batch.into_iter().unzip();
+            // a writer that panicked must not leave `writing` set with callers waiting forever
+            let outcomes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.append_lines(&lines)))
+                .unwrap_or_else(|_| {
+                    lines.iter().map(|_| Err(std::io::Error::other("the audit writer failed"))).collect()
+                });
+            for (waiter, outcome) in waiters.into_iter().zip(outcomes) {
+                let _ = waiter.send(outcome.map_err(|e| format!("{}: {e}", self.path.display())));
+            }
+        }
+    }
+
+    /// Appends one entry and waits until it is on disk (what [`AuditLog::record`] does, without
+    /// sharing the sync).
     pub fn append(&self, entry: &Value) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(entry).expect("a JSON value always serializes");
-        line.push('\n');
+        self.append_lines(&[line_of(entry)]).pop().expect("one outcome per line")
+    }
+
+    /// Appends `lines` with one sync for all of them; the outcome of each. If the file at the
+    /// path is no longer the one open (deleted, or rotated away), the path is opened afresh first
+    /// and that is said both in the log of the process and as the new file's first line.
+    fn append_lines(&self, lines: &[String]) -> Vec<std::io::Result<()>> {
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(why) = self.replaced(&file) {
+        let mut outcomes: Vec<std::io::Result<()>> = match self.reopen_if_replaced(&mut file) {
+            Ok(()) => lines.iter().map(|line| write_whole(&mut file, line)).collect(),
+            Err(e) => return lines.iter().map(|_| Err(std::io::Error::new(e.kind(), e.to_string()))).collect(),
+        };
+        if outcomes.iter().any(Result::is_ok) {
+            crate::metrics::metrics().audit_sync(outcomes.iter().filter(|o| o.is_ok()).count());
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = file.sync_data() {
+                for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
+                    *outcome = Err(std::io::Error::new(e.kind(), e.to_string()));
+                }
+            }
+        }
+        outcomes
+    }
+
+    fn reopen_if_replaced(&self, file: &mut File) -> std::io::Result<()> {
+        if let Some(why) = self.replaced(file) {
             tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
             *file = open_file(&self.path).map_err(std::io::Error::other)?;
             let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why});
-            let mut first = serde_json::to_string(&note).expect("a JSON value always serializes");
-            first.push('\n');
-            file.write_all(first.as_bytes())?;
+            file.write_all(line_of(&note).as_bytes())?;
         }
-        let before = file.metadata()?.len();
-        if let Err(e) = file.write_all(line.as_bytes()) {
-            // a full disk (or a file-size limit) may have let part of the line through: cut it
-            // off, so the log never holds a torn record
-            let _ = file.set_len(before);
-            return Err(e);
-        }
-        file.sync_data()
+        Ok(())
     }
 
     /// Why the open file is not the one at the path any more, if it is not.
@@ -104,6 +227,22 @@ impl AuditLog {
             Ok(_) => None,
         }
     }
+}
+
+/// One record as a line of JSON.
+fn line_of(entry: &Value) -> String {
+    let mut line = serde_json::to_string(entry).expect("a JSON value always serializes");
+    line.push('\n');
+    line
+}
+
+/// Writes `line` whole or not at all: a full disk (or a file-size limit) may let part of a line
+/// through, which is cut off again, so the log never holds a torn record.
+fn write_whole(file: &mut File, line: &str) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
+    file.write_all(line.as_bytes()).inspect_err(|_| {
+        let _ = file.set_len(before);
+    })
 }
 
 /// The audit entry for one mutating call, from its result (or tool error) JSON.
@@ -209,6 +348,55 @@ mod tests {
         assert!(text.contains("replaced by another file") && text.ends_with("{\"n\":3}\n"), "{text}");
         let rotated = std::fs::read_to_string(dir.path().join("audit.jsonl.1")).unwrap();
         assert!(rotated.ends_with("{\"n\":2}\n"), "nothing written to the rotated file: {rotated}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_records_share_syncs_and_each_is_written_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(AuditLog::open(&dir.path().join("audit.jsonl")).unwrap());
+        let writers: Vec<_> = (0..64).map(|n| AuditLog::record(log.clone(), json!({"n": n}))).collect();
+        for outcome in futures_util::future::join_all(writers).await {
+            outcome.unwrap();
+        }
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let mut seen: Vec<u64> =
+            text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["n"].as_u64().unwrap()).collect();
+        seen.sort();
+        assert_eq!(seen, (0..64).collect::<Vec<_>>(), "every record once, none torn");
+        assert!(log.syncs() < 64, "64 concurrent records took {} syncs", log.syncs());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sync_waits_briefly_for_calls_under_way_and_never_for_a_lone_record() {
+        let dir = tempfile::tempdir().unwrap();
+        // a long window, so each check below is seconds apart from its limit and cannot race
+        let mut log = AuditLog::open(&dir.path().join("audit.jsonl")).unwrap();
+        log.gather = Duration::from_secs(5);
+        let log = Arc::new(log);
+        // alone: synced at once
+        let lone = AuditLog::writer(&log);
+        let t = Instant::now();
+        AuditLog::record(log.clone(), json!({"n": 0})).await.unwrap();
+        assert!(t.elapsed() < Duration::from_secs(2), "a lone record does not wait");
+        drop(lone);
+        // two calls under way: the first record waits for the second to share its sync
+        let (a, b) = (AuditLog::writer(&log), AuditLog::writer(&log));
+        let t = Instant::now();
+        let first = tokio::spawn(AuditLog::record(log.clone(), json!({"n": 1})));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(log.syncs(), 1, "the first record waits for the second call");
+        AuditLog::record(log.clone(), json!({"n": 2})).await.unwrap();
+        first.await.unwrap().unwrap();
+        assert_eq!(log.syncs(), 2, "two records, one sync");
+        assert!(t.elapsed() < Duration::from_secs(2), "and no longer than the second took to come");
+        drop((a, b));
+        // a call waiting for a person is not waited for
+        let (c, waiting) = (AuditLog::writer(&log), AuditLog::writer(&log));
+        let away = AuditLog::away(&log);
+        let t = Instant::now();
+        AuditLog::record(log.clone(), json!({"n": 3})).await.unwrap();
+        assert!(t.elapsed() < Duration::from_secs(2), "no wait for a call whose person is reading a form");
+        drop((c, away, waiting));
     }
 
     #[test]

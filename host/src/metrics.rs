@@ -34,6 +34,8 @@ pub struct Metrics {
     store_errors: Counter,
     traps: Counter,
     pending: Gauge,
+    audit_syncs: Counter,
+    audit_records: Counter,
 }
 
 /// 5 ms to ~80 s: a read takes milliseconds, a confirmation waits for a person.
@@ -63,6 +65,8 @@ impl Metrics {
             store_errors: Counter::default(),
             traps: Counter::default(),
             pending: Gauge::default(),
+            audit_syncs: Counter::default(),
+            audit_records: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -93,6 +97,12 @@ impl Metrics {
             "Unexpired proposals awaiting confirmation in this process's memory store (absent with Redis)",
             m.pending.clone(),
         );
+        registry.register(
+            "audit_syncs",
+            "fsyncs of the audit log (records written together share one)",
+            m.audit_syncs.clone(),
+        );
+        registry.register("audit_records", "Records made durable in the audit log", m.audit_records.clone());
         Metrics { registry, ..m }
     }
 
@@ -118,6 +128,12 @@ impl Metrics {
 
     pub fn store_error(&self) {
         self.store_errors.inc();
+    }
+
+    /// One sync of the audit log that made `records` lines durable.
+    pub fn audit_sync(&self, records: usize) {
+        self.audit_syncs.inc();
+        self.audit_records.inc_by(records as u64);
     }
 
     pub fn trap(&self) {

@@ -186,6 +186,23 @@ fn propose_runs_the_dry_run_on_the_exact_body_then_prices_and_stores() {
 }
 
 #[test]
+fn names_come_from_the_dry_run_answer_and_only_the_missing_ones_are_read() {
+    let mut host = FakeHost::new();
+    let mut answer = connection_spec();
+    answer["aSide"]["accessPoint"]["port"]["name"] = json!("DC-PRI-01");
+    answer["uuid"] = json!("11111111-2222-3333-4444-555555555555"); // the new connection's own
+    host.push(200, &answer.to_string());
+    host.push(200, PRICE);
+    host.push(200, &json!({"uuid": PORT_Z, "name": "DC-SEC-02"}).to_string());
+    let args = json!({"change_type": "connection_create", "spec": connection_spec()}).to_string();
+    let out: Value = serde_json::from_str(&call_tool(&mut host, "fabric_propose_change", &args).unwrap()).unwrap();
+    assert_eq!(out["touches"], json!({PORT_A: "DC-PRI-01", PORT_Z: "DC-SEC-02"}));
+    let gets: alloc::vec::Vec<&str> =
+        host.sent.iter().filter(|r| r.method == Method::Get).map(|r| r.path.as_str()).collect();
+    assert_eq!(gets, [alloc::format!("/fabric/v4/ports/{PORT_Z}")], "no GET for a name the answer gave");
+}
+
+#[test]
 fn a_dry_run_rejection_is_returned_intact_and_mints_nothing() {
     let mut host = FakeHost::answering(
         400,

@@ -178,8 +178,17 @@ fn see_for(field: &Field) -> Option<&'static str> {
 
 /// The JSON pointer of `key` under `path`.
 pub fn child(path: &str, key: &str) -> String {
-    let escaped = key.replace('~', "~0").replace('/', "~1");
-    format!("{path}/{escaped}")
+    let mut out = String::with_capacity(path.len() + 1 + key.len());
+    out.push_str(path);
+    out.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -322,19 +331,22 @@ fn check_object(object: &Object, value: &Value, path: &str, problems: &mut Probl
     };
     let before = problems.0.len();
     let mut out = Map::new();
+    // paths and hints are worked out only for a field that has a problem: a valid spec (the
+    // common case) pays for neither
     for field in object.fields {
-        let at = child(path, field.name);
         let since = problems.0.len();
         match map.get(field.name) {
             Some(v) => {
-                if let Some(n) = check(&field.kind, v, &at, problems) {
+                if let Some(n) = check(&field.kind, v, &child(path, field.name), problems) {
                     out.insert(field.name.into(), n);
                 }
             }
-            None if field.required => problems.push(&at, "is required"),
+            None if field.required => problems.push(&child(path, field.name), "is required"),
             None => {}
         }
-        problems.see(since, see_for(field));
+        if problems.0.len() > since {
+            problems.see(since, see_for(field));
+        }
     }
     for key in map.keys() {
         if !object.fields.iter().any(|f| f.name == key) {

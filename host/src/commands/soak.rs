@@ -28,7 +28,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     let audit_text = audit.display().to_string();
     let mut all = args.to_vec();
     all.extend(["--audit-log", &audit_text]);
-    let HttpChild { mut child, sim, url } = spawn_http(&exe, &all).await?;
+    let HttpChild { mut child, sim, url, .. } = spawn_http(&exe, &all).await?;
     let pid = child.id().context("no pid")?;
     let http = reqwest::Client::new();
     let proposer = ().serve(rmcp::transport::StreamableHttpClientTransport::from_uri(url.clone())).await?;

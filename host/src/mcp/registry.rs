@@ -93,7 +93,7 @@ impl RegisteredTool {
             .iter_errors(arguments)
             .take(10)
             .map(|e| {
-                let path = clip(&e.instance_path.to_string(), QUOTE_CHARS);
+                let path = clip(&e.instance_path().to_string(), QUOTE_CHARS);
                 ArgumentError {
                     path: if path.is_empty() { "/".into() } else { path },
                     message: clip(&e.to_string(), QUOTE_CHARS),
@@ -124,7 +124,7 @@ impl RegisteredTool {
     pub fn check_output(&self, result: &Value) -> Result<(), String> {
         match self.output.as_ref().and_then(|v| v.iter_errors(result).next()) {
             None => Ok(()),
-            Some(e) => Err(clip(&format!("{} at {}", e, e.instance_path), QUOTE_CHARS)),
+            Some(e) => Err(clip(&format!("{} at {}", e, e.instance_path()), QUOTE_CHARS)),
         }
     }
 }
@@ -331,6 +331,19 @@ mod tests {
             "Fix every problem under `problems` and call again; fabric_list_metros lists valid values for /metro; \
              fabric_search_ports lists valid values for /spec/sides/1/port/uuid."
         );
+    }
+
+    #[test]
+    fn local_and_recursive_refs_are_followed() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/A", "description": "kept"}, "r": {"$ref": "#/$defs/R"}},
+            "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
+                      "B": {"type": "integer"},
+                      "R": {"type": "object", "properties": {"next": {"$ref": "#/$defs/R"}}}}});
+        let (_, validator) = object_schema(&schema.to_string(), "test schema").unwrap();
+        assert!(validator.is_valid(&serde_json::json!({"a": {"b": 1}, "r": {"next": {"next": {}}}})));
+        assert!(!validator.is_valid(&serde_json::json!({"a": {"b": "x"}})));
+        assert!(!validator.is_valid(&serde_json::json!({"r": {"next": {"next": 5}}})));
     }
 
     #[test]

@@ -175,6 +175,8 @@ impl McpServer {
             Ok(permit) => permit,
             Err(why) => return Ok(ToolError::new("too_many_calls", format!("{why}; nothing was done")).for_tool(tool)),
         };
+        // a mutating call's record may share the audit log's next sync with others under way
+        let _writer = self.shared.audit.as_ref().filter(|_| !tool.decl.read_only).map(AuditLog::writer);
         let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
         let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
         let state = self.call_state(call, grant, ids);

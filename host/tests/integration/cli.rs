@@ -116,9 +116,12 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 11, "{text}");
+    assert_eq!(rows.len(), 17, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
-    assert_eq!(judged, 10, "every figure with a target has a verdict:\n{text}");
+    assert_eq!(judged, 12, "every figure with a target has a verdict:\n{text}");
+    let sandbox = rows.iter().filter(|r| r.starts_with("| CPU per call, component vs the same logic native")).count();
+    assert_eq!(sandbox, 2, "the sandbox's cost for a read and a propose:\n{text}");
+    assert!(rows.iter().any(|r| r.contains("two replicas on one Redis") && r.contains("/s")), "{text}");
     assert!(rows.iter().any(|r| r.contains("over loopback HTTP") && r.ends_with("| (context) | - |")), "{text}");
     assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
 }

@@ -157,6 +157,11 @@ async fn metrics_count_calls_confirmations_answers_and_creates_and_pass_promtool
         let value = sample(&text, series).unwrap_or_else(|| panic!("{series} missing:\n{text}"));
         assert!(value >= at_least, "{series} = {value}");
     }
+    // the propose and confirm wrote five audit records, and no record went unsynced
+    let records = sample(&text, "equinix_mcp_audit_records_total").expect("audit records counted");
+    let syncs = sample(&text, "equinix_mcp_audit_syncs_total").expect("audit syncs counted");
+    assert_eq!(records as usize, server.audit_entries().len(), "{text}");
+    assert!(records >= 5.0 && (1.0..=records).contains(&syncs), "{records} records, {syncs} syncs");
     assert_eq!(sample(&text, "equinix_mcp_pending_proposals"), Some(0.0), "the one proposal was confirmed");
     assert_eq!(sample(&text, "equinix_mcp_component_traps_total"), Some(0.0));
     // a Prometheus server asking for OpenMetrics gets it

@@ -130,17 +130,24 @@ pub(crate) fn spec(i: usize) -> Value {
 }
 
 /// A server on the embedded simulator over HTTP on a loopback port: the child, its simulator's
-/// URL and its `/mcp` URL. `extra` adds flags; its stderr is drained in the background.
+/// URL, its `/mcp` URL and its metrics URL (with `--metrics-listen`). Its stderr is drained in
+/// the background.
 pub(crate) struct HttpChild {
     pub(crate) child: tokio::process::Child,
     pub(crate) sim: String,
     pub(crate) url: String,
+    pub(crate) metrics: Option<String>,
 }
 
 pub(crate) async fn spawn_http(exe: &Path, extra: &[&str]) -> anyhow::Result<HttpChild> {
+    spawn_http_with(exe, extra, &[]).await
+}
+
+pub(crate) async fn spawn_http_with(exe: &Path, extra: &[&str], env: &[(&str, &str)]) -> anyhow::Result<HttpChild> {
     let mut child = tokio::process::Command::new(exe)
         .args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0"])
         .args(extra)
+        .envs(env.iter().copied())
         .env("RUST_LOG", SERVER_LOG)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -148,8 +155,17 @@ pub(crate) async fn spawn_http(exe: &Path, extra: &[&str]) -> anyhow::Result<Htt
         .kill_on_drop(true)
         .spawn()?;
     let mut lines = tokio::io::BufReader::new(child.stderr.take().context("no stderr")?).lines();
-    let sim = banner_word(&mut lines, "simulator at ", Duration::from_secs(30)).await?.context("no simulator")?;
-    let url = banner_word(&mut lines, "listening on ", Duration::from_secs(30)).await?.context("server exited")?;
+    let (mut sim, mut metrics) = (None, None);
+    let url = loop {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await??.context("server exited")?;
+        let word =
+            |marker: &str| line.split_once(marker).and_then(|(_, r)| r.split_whitespace().next()).map(String::from);
+        sim = sim.or_else(|| word("simulator at "));
+        metrics = metrics.or_else(|| word("Prometheus metrics at "));
+        if let Some(url) = word("listening on ") {
+            break url;
+        }
+    };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(HttpChild { child, sim, url })
+    Ok(HttpChild { child, sim: sim.context("no simulator address")?, url, metrics })
 }

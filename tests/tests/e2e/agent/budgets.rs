@@ -87,7 +87,7 @@ fn check_output(tools: &[rmcp::model::Tool], name: &str, result: &Value) {
     let tool = tools.iter().find(|t| t.name == name).unwrap();
     let schema = Value::Object((*tool.output_schema.clone().unwrap()).clone());
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(result).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator.iter_errors(result).map(|e| format!("{e} at {}", e.instance_path())).collect();
     assert!(errors.is_empty(), "{name}: {errors:?}\n{result}");
 }
 

@@ -61,7 +61,10 @@ pub fn fresh_audit_path() -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join("equinix-mcp-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)))
+    let path = dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    // pids are reused across runs (and machine restarts): a leftover log must not be read as ours
+    let _ = std::fs::remove_file(&path);
+    path
 }
 
 /// The audit log a command built by [`command`] will write (the last `EQUINIX_MCP_AUDIT_LOG`).

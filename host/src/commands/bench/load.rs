@@ -1,0 +1,217 @@
+//! A team on one server: concurrent HTTP clients proposing (the audit log's group commit under
+//! load), and propose-then-confirm across two replicas sharing a Redis proposal store against
+//! one replica with the memory store. Loopback only, bounded in time.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{Value, json};
+
+use super::client::{HttpChild, median, spawn_http, spec};
+
+type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
+
+async fn sessions(url: &str, n: usize) -> anyhow::Result<Vec<Session>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(().serve(StreamableHttpClientTransport::from_uri(url.to_string())).await?);
+    }
+    Ok(out)
+}
+
+async fn call(s: &Session, tool: &str, args: Value) -> anyhow::Result<Value> {
+    let Value::Object(map) = args else { anyhow::bail!("arguments are an object") };
+    let r = s.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map)).await?;
+    anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {:?}", r.structured_content);
+    r.structured_content.context("no structured content")
+}
+
+/// A counter from a Prometheus text exposition.
+fn counter(text: &str, name: &str) -> f64 {
+    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok()).unwrap_or(0.0)
+}
+
+async fn scrape(metrics: &str) -> anyhow::Result<String> {
+    Ok(reqwest::Client::new().get(metrics).send().await?.text().await?)
+}
+
+/// Runs `clients` loops at once for `duration`, each repeating `step(client, i)` for i = 0, 1, ...;
+/// the latency of every step in milliseconds.
+async fn for_a_while<'a, F, Fut>(clients: usize, duration: Duration, step: F) -> anyhow::Result<Vec<f64>>
+where
+    F: Fn(usize, usize) -> Fut + Copy + 'a,
+    Fut: Future<Output = anyhow::Result<()>> + 'a,
+{
+    let started = Instant::now();
+    let work = (0..clients).map(|c| async move {
+        let mut latencies = Vec::new();
+        let mut i = 0;
+        while started.elapsed() < duration {
+            let t = Instant::now();
+            step(c, i).await?;
+            latencies.push(t.elapsed().as_secs_f64() * 1e3);
+            i += 1;
+        }
+        anyhow::Ok(latencies)
+    });
+    let mut latencies = Vec::new();
+    for l in futures_util::future::join_all(work).await {
+        latencies.extend(l?);
+    }
+    Ok(latencies)
+}
+
+/// What `clients` concurrent sessions sustain proposing for `duration`.
+pub struct TeamProposes {
+    pub per_second: f64,
+    pub syncs_per_propose: f64,
+    pub p50_ms: f64,
+}
+
+pub async fn team_proposes(
+    exe: &Path,
+    audit_dir: &Path,
+    clients: usize,
+    duration: Duration,
+) -> anyhow::Result<TeamProposes> {
+    let audit = audit_dir.join("team.jsonl").display().to_string();
+    let server = spawn_http(
+        exe,
+        &["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"],
+    )
+    .await?;
+    let metrics = server.metrics.clone().context("no metrics address")?;
+    let all = sessions(&server.url, clients).await?;
+    for (i, s) in all.iter().enumerate() {
+        call(s, "fabric_propose_change", spec(i)).await?; // warm-up
+    }
+    let before = scrape(&metrics).await?;
+    let started = Instant::now();
+    let latencies = for_a_while(all.len(), duration, |c, i| {
+        let s = &all[c];
+        async move { call(s, "fabric_propose_change", spec(1000 + c * 100_000 + i)).await.map(drop) }
+    })
+    .await?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let after = scrape(&metrics).await?;
+    let proposes = latencies.len() as f64;
+    let syncs = counter(&after, "equinix_mcp_audit_syncs_total") - counter(&before, "equinix_mcp_audit_syncs_total");
+    for s in all {
+        let _ = s.cancel().await;
+    }
+    Ok(TeamProposes { per_second: proposes / elapsed, syncs_per_propose: syncs / proposes, p50_ms: median(latencies) })
+}
+
+/// Propose-then-confirm pairs per second and their p50, from `clients` concurrent sessions.
+pub struct Pairs {
+    pub per_second: f64,
+    pub p50_ms: f64,
+}
+
+/// Each client proposes on `propose_url` and confirms on `confirm_url` (the opt-in for clients
+/// without a form is on: the benchmark has no person to ask).
+async fn pairs(propose_url: &str, confirm_url: &str, clients: usize, duration: Duration) -> anyhow::Result<Pairs> {
+    let proposers = sessions(propose_url, clients).await?;
+    let confirmers = sessions(confirm_url, clients).await?;
+    let started = Instant::now();
+    let latencies = for_a_while(clients, duration, |c, i| {
+        let (p, k) = (&proposers[c], &confirmers[c]);
+        async move {
+            let proposal = call(p, "fabric_propose_change", network(c, i)).await?;
+            let out = call(k, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await?;
+            anyhow::ensure!(out["executed"] == true, "not executed: {out}");
+            Ok(())
+        }
+    })
+    .await?;
+    let per_second = latencies.len() as f64 / started.elapsed().as_secs_f64();
+    for s in proposers.into_iter().chain(confirmers) {
+        let _ = s.cancel().await;
+    }
+    Ok(Pairs { per_second, p50_ms: median(latencies) })
+}
+
+/// A network create: unlike a connection, any number of them fit the simulated estate.
+fn network(client: usize, i: usize) -> Value {
+    json!({"change_type": "network_create", "spec": {
+        "type": "EVPLAN", "name": format!("bench-{client}-{i}"), "scope": "REGIONAL", "location": {"region": "AMER"},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
+/// A `redis-server` on a loopback port, without persistence, stopped on drop.
+struct Redis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_redis() -> anyhow::Result<Redis> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let child = std::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("redis-server is not installed (.ci/install-redis installs it)")?;
+    let redis = Redis { child, port };
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(redis);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    anyhow::bail!("redis-server did not listen on {port}")
+}
+
+/// Pairs on one replica with the memory store, and across two replicas sharing one Redis.
+pub async fn shared_store(
+    exe: &Path,
+    audit_dir: &Path,
+    clients: usize,
+    duration: Duration,
+) -> anyhow::Result<(Pairs, Pairs)> {
+    let audit = |name: &str| audit_dir.join(name).display().to_string();
+    let key = "c2hhcmVkLWJlbmNoLWtleS0wMTIzNDU2Nzg5YWJjZGVm"; // 32 bytes, base64: the replicas' state key
+    let memory_audit = audit("memory.jsonl");
+    let memory = spawn_http_env(exe, &["--toolsets", "metros,mutate", "--audit-log", &memory_audit]).await?;
+    let one = pairs(&memory.url, &memory.url, clients, duration).await?;
+    drop(memory);
+
+    let redis = start_redis()?;
+    let store = format!("redis://127.0.0.1:{}/0", redis.port);
+    let (a_audit, b_audit) = (audit("replica-a.jsonl"), audit("replica-b.jsonl"));
+    let args = |audit: &str| {
+        ["--toolsets", "metros,mutate", "--proposal-store", &store, "--audit-log", audit].map(str::to_string).to_vec()
+    };
+    let a = spawn_http_keyed(exe, &args(&a_audit), key).await?;
+    let b = spawn_http_keyed(exe, &args(&b_audit), key).await?;
+    let two = pairs(&a.url, &b.url, clients, duration).await?;
+    drop((a, b, redis));
+    Ok((one, two))
+}
+
+async fn spawn_http_env(exe: &Path, args: &[&str]) -> anyhow::Result<HttpChild> {
+    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    spawn_http_keyed(exe, &owned, "").await
+}
+
+/// A replica that executes without a form (no person in a benchmark) and shares `key`.
+async fn spawn_http_keyed(exe: &Path, args: &[String], key: &str) -> anyhow::Result<HttpChild> {
+    let mut env = vec![("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")];
+    if !key.is_empty() {
+        env.push(("EQUINIX_MCP_STATE_KEY", key));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    super::client::spawn_http_with(exe, &args, &env).await
+}

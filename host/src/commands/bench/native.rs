@@ -1,0 +1,194 @@
+//! The sandbox's own cost: the broker logic compiled natively (the `equinix-broker-component`
+//! crate as a plain Rust library) driven through the very same host capabilities as the
+//! component in wasmtime, so the only difference between the two is the sandbox: the instance,
+//! the guest's code, and the copies across its boundary.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use equinix_broker_component::capability as cap;
+use tokio::runtime::Handle;
+use wasmtime::component::Resource;
+
+use crate::bindings::{Approval, clock, confirmation, fabric, proposal_store};
+use crate::capabilities::{CallState, Clock, ProposalStore};
+use crate::component::{ComponentRuntime, Limits};
+use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
+use crate::fabric_sim::{self, SimConfig};
+use crate::secret::Secret;
+
+/// `CallState`'s capability implementations behind the broker logic's own [`cap::Host`] trait,
+/// as `glue.rs` puts the WIT imports behind it inside the component.
+struct NativeHost<'a> {
+    state: &'a mut CallState,
+    rt: Handle,
+    approvals: Vec<Option<Resource<Approval>>>,
+}
+
+/// Waits for a capability call of the host; they do not trap for what the benchmark asks.
+fn wait<T>(rt: &Handle, f: impl Future<Output = wasmtime::Result<T>>) -> T {
+    rt.block_on(f).expect("no trap")
+}
+
+impl cap::Host for NativeHost<'_> {
+    fn fabric_send(&mut self, r: cap::FabricRequest) -> Result<cap::FabricResponse, cap::FabricError> {
+        let request = fabric::Request {
+            method: match r.method {
+                cap::Method::Get => fabric::Method::Get,
+                cap::Method::Post => fabric::Method::Post,
+            },
+            path: r.path,
+            query: r.query,
+            body: r.body,
+        };
+        response(wait(&self.rt, fabric::Host::send(self.state, request)))
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        clock::Host::now_ms(self.state).expect("no trap")
+    }
+
+    fn delivery(&mut self) -> cap::Delivery {
+        match confirmation::Host::current_delivery(self.state).expect("no trap") {
+            confirmation::Delivery::Blocking => cap::Delivery::Blocking,
+            confirmation::Delivery::FirstRound => cap::Delivery::FirstRound,
+            confirmation::Delivery::Answered => cap::Delivery::Answered,
+        }
+    }
+
+    fn ask(&mut self, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
+        let request = confirmation::CreateRequest { path: request.path, body: request.body };
+        let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
+        let answer = wait(&self.rt, confirmation::Host::ask(self.state, request, context))?;
+        let status = match answer.status {
+            confirmation::Status::Accepted => cap::ConfirmStatus::Accepted,
+            confirmation::Status::Declined => cap::ConfirmStatus::Declined,
+            confirmation::Status::Cancelled => cap::ConfirmStatus::Cancelled,
+            confirmation::Status::TimedOut => cap::ConfirmStatus::TimedOut,
+            confirmation::Status::Failed => cap::ConfirmStatus::Failed,
+            confirmation::Status::CallCancelled => cap::ConfirmStatus::CallCancelled,
+            confirmation::Status::UnsupportedByClient => cap::ConfirmStatus::UnsupportedByClient,
+            confirmation::Status::InputRequired => cap::ConfirmStatus::InputRequired,
+        };
+        let approval = answer.approval.map(|handle| {
+            let sha = confirmation::HostApproval::request_sha256(self.state, Resource::new_borrow(handle.rep()))
+                .expect("no trap");
+            self.approvals.push(Some(handle));
+            cap::Approval::native(self.approvals.len() as u32 - 1, sha)
+        });
+        Ok(cap::Answer { status, approval })
+    }
+
+    fn execute(&mut self, approval: cap::Approval) -> Result<cap::FabricResponse, cap::FabricError> {
+        let handle = self.approvals.get_mut(approval.index() as usize).and_then(Option::take);
+        let handle = handle.ok_or_else(|| cap::FabricError::Refused("this approval was already used".into()))?;
+        response(wait(&self.rt, confirmation::HostApproval::execute(self.state, handle)))
+    }
+
+    fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> cap::Stored {
+        let s = wait(&self.rt, proposal_store::Host::put(self.state, record, expires_at_ms, capacity));
+        cap::Stored { token: s.token, evicted: s.evicted }
+    }
+
+    fn store_peek(&mut self, token: &str) -> cap::Taken {
+        taken(wait(&self.rt, proposal_store::Host::peek(self.state, token.to_string())))
+    }
+
+    fn store_take(&mut self, token: &str) -> cap::Taken {
+        taken(wait(&self.rt, proposal_store::Host::take(self.state, token.to_string())))
+    }
+
+    fn store_settle(&mut self, token: &str, outcome: Vec<u8>) {
+        wait(&self.rt, proposal_store::Host::settle(self.state, token.to_string(), outcome))
+    }
+}
+
+fn response(r: Result<fabric::Response, fabric::Error>) -> Result<cap::FabricResponse, cap::FabricError> {
+    match r {
+        Ok(r) => Ok(cap::FabricResponse { status: r.status, body: r.body, correlation_id: r.correlation_id }),
+        Err(fabric::Error::Refused(s)) => Err(cap::FabricError::Refused(s)),
+        Err(fabric::Error::Cancelled) => Err(cap::FabricError::Cancelled),
+        Err(fabric::Error::Unavailable(s)) => Err(cap::FabricError::Unavailable(s)),
+        Err(fabric::Error::Timeout) => Err(cap::FabricError::Timeout),
+        Err(fabric::Error::Transport(s)) => Err(cap::FabricError::Transport(s)),
+    }
+}
+
+fn taken(t: proposal_store::Taken) -> cap::Taken {
+    match t {
+        proposal_store::Taken::Found(r) => cap::Taken::Found(r),
+        proposal_store::Taken::Used(o) => cap::Taken::Used(o),
+        proposal_store::Taken::Evicted => cap::Taken::Evicted,
+        proposal_store::Taken::Unknown => cap::Taken::Unknown,
+    }
+}
+
+/// CPU time of this process (every thread), user plus system.
+fn cpu() -> Duration {
+    // SAFETY: `getrusage` writes one `rusage` into the zeroed struct we own; no other memory.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to that struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// CPU per call of the same tool call through the component and through the native library.
+pub struct SandboxCost {
+    pub tool: &'static str,
+    pub wasm_us: f64,
+    pub native_us: f64,
+}
+
+/// Runs `calls` reads and proposes each way, alternating in rounds so drift hits both alike.
+pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
+    let sim = fabric_sim::start("127.0.0.1:0".parse()?, SimConfig::default()).await?;
+    let credentials = Credentials {
+        client_id: fabric_sim::SIM_CLIENT_ID.into(),
+        client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+    };
+    let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
+    config.mutate_enabled = true;
+    let fabric = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
+    let runtime = ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?;
+    let proposals = Arc::new(ProposalStore::new());
+    let clock = Clock::default();
+    // a fresh call state per call on both sides, as the server makes one per call
+    let state = move || CallState::unattended(fabric.clone(), clock.clone(), proposals.clone(), Duration::from_secs(2));
+    let mut out = Vec::new();
+    for (tool, args) in
+        [("fabric_list_metros", "{}".to_string()), ("fabric_propose_change", super::spec(0).to_string())]
+    {
+        let (mut wasm, mut native) = (Duration::ZERO, Duration::ZERO);
+        let rounds = 10;
+        for round in 0..=rounds {
+            let t = cpu();
+            for _ in 0..calls / rounds {
+                let answer = runtime.call(state(), tool, &args).await.map_err(|t| anyhow::anyhow!(t.message))?;
+                answer.map_err(|e| anyhow::anyhow!("{tool} failed in the component: {e}"))?;
+            }
+            let w = cpu() - t;
+            let t = cpu();
+            let (rt, args, state) = (Handle::current(), args.clone(), state.clone());
+            tokio::task::spawn_blocking(move || {
+                for _ in 0..calls / rounds {
+                    let mut call_state = state();
+                    let mut host = NativeHost { state: &mut call_state, rt: rt.clone(), approvals: Vec::new() };
+                    let answer = equinix_broker_component::call_tool(&mut host, tool, &args);
+                    answer.map_err(|e| anyhow::anyhow!("{tool} failed natively: {e}"))?;
+                }
+                anyhow::Ok(())
+            })
+            .await??;
+            let n = cpu() - t;
+            // the first round warms both up (the allocator, the sim, the instance pool)
+            if round > 0 {
+                wasm += w;
+                native += n;
+            }
+        }
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / (calls / rounds * rounds) as f64;
+        out.push(SandboxCost { tool, wasm_us: per(wasm), native_us: per(native) });
+    }
+    Ok(out)
+}
