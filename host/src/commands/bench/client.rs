@@ -99,6 +99,16 @@ pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
     status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
+/// CPU time (user + system) process `pid` has used so far, from `/proc/PID/stat`.
+pub(crate) fn cpu_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // fields after the command name (which may hold spaces) start at its closing parenthesis
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let per_second = rustix::param::clock_ticks_per_second().max(1);
+    Some(Duration::from_micros(ticks * 1_000_000 / per_second))
+}
+
 pub(super) async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<String> {
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     banner_word(&mut lines, "simulator at ", Duration::from_secs(10))

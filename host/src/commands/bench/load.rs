@@ -12,7 +12,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-use super::client::{HttpChild, median, spawn_http, spec};
+use super::client::{HttpChild, cpu_of, median, spawn_http, spec};
 
 type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
 
@@ -71,6 +71,10 @@ pub struct TeamProposes {
     pub per_second: f64,
     pub syncs_per_propose: f64,
     pub p50_ms: f64,
+    /// The server's CPU per propose, and the cores it kept busy (of the machine's, which the
+    /// bench's own clients share).
+    pub server_cpu_us: f64,
+    pub server_share: f64,
 }
 
 pub async fn team_proposes(
@@ -91,6 +95,8 @@ pub async fn team_proposes(
         call(s, "fabric_propose_change", spec(i)).await?; // warm-up
     }
     let before = scrape(&metrics).await?;
+    let pid = server.child.id().context("no pid")?;
+    let cpu_before = cpu_of(pid).context("no CPU time of the server")?;
     let started = Instant::now();
     let latencies = for_a_while(all.len(), duration, |c, i| {
         let s = &all[c];
@@ -98,13 +104,20 @@ pub async fn team_proposes(
     })
     .await?;
     let elapsed = started.elapsed().as_secs_f64();
+    let server_cpu = cpu_of(pid).context("no CPU time of the server")? - cpu_before;
     let after = scrape(&metrics).await?;
     let proposes = latencies.len() as f64;
     let syncs = counter(&after, "equinix_mcp_audit_syncs_total") - counter(&before, "equinix_mcp_audit_syncs_total");
     for s in all {
         let _ = s.cancel().await;
     }
-    Ok(TeamProposes { per_second: proposes / elapsed, syncs_per_propose: syncs / proposes, p50_ms: median(latencies) })
+    Ok(TeamProposes {
+        per_second: proposes / elapsed,
+        syncs_per_propose: syncs / proposes,
+        p50_ms: median(latencies),
+        server_cpu_us: server_cpu.as_secs_f64() * 1e6 / proposes,
+        server_share: server_cpu.as_secs_f64() / elapsed,
+    })
 }
 
 /// Propose-then-confirm pairs per second and their p50, from `clients` concurrent sessions.

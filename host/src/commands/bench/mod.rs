@@ -244,7 +244,10 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     let team = load::team_proposes(&exe, &audit_dir, 16, window).await?;
     t.row(
         "proposes/s, 16 HTTP clients at once, audit synced per record",
-        format!("{:.0}/s (p50 {:.2} ms)", team.per_second, team.p50_ms),
+        format!(
+            "{:.0}/s (p50 {:.2} ms; server CPU {:.0} µs per propose, {:.2} cores busy)",
+            team.per_second, team.p50_ms, team.server_cpu_us, team.server_share
+        ),
         ">= 1,500/s",
         team.per_second >= 1500.0,
     );

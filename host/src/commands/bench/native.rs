@@ -125,12 +125,8 @@ fn taken(t: proposal_store::Taken) -> cap::Taken {
 
 /// CPU time of this process (every thread), user plus system.
 fn cpu() -> Duration {
-    // SAFETY: `getrusage` writes one `rusage` into the zeroed struct we own; no other memory.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer to that struct.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// CPU per call of the same tool call through the component and through the native library.
@@ -159,11 +155,11 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
     for (tool, args) in
         [("fabric_list_metros", "{}".to_string()), ("fabric_propose_change", super::spec(0).to_string())]
     {
-        let (mut wasm, mut native) = (Duration::ZERO, Duration::ZERO);
-        let rounds = 10;
+        let (mut wasm, mut native) = (Vec::new(), Vec::new());
+        let (rounds, per_round) = (20, calls / 20);
         for round in 0..=rounds {
             let t = cpu();
-            for _ in 0..calls / rounds {
+            for _ in 0..per_round {
                 let answer = runtime.call(state(), tool, &args).await.map_err(|t| anyhow::anyhow!(t.message))?;
                 answer.map_err(|e| anyhow::anyhow!("{tool} failed in the component: {e}"))?;
             }
@@ -171,7 +167,7 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
             let t = cpu();
             let (rt, args, state) = (Handle::current(), args.clone(), state.clone());
             tokio::task::spawn_blocking(move || {
-                for _ in 0..calls / rounds {
+                for _ in 0..per_round {
                     let mut call_state = state();
                     let mut host = NativeHost { state: &mut call_state, rt: rt.clone(), approvals: Vec::new() };
                     let answer = equinix_broker_component::call_tool(&mut host, tool, &args);
@@ -183,12 +179,14 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
             let n = cpu() - t;
             // the first round warms both up (the allocator, the sim, the instance pool)
             if round > 0 {
-                wasm += w;
-                native += n;
+                let per = |d: Duration| d.as_secs_f64() * 1e6 / per_round as f64;
+                wasm.push(per(w));
+                native.push(per(n));
             }
         }
-        let per = |d: Duration| d.as_secs_f64() * 1e6 / (calls / rounds * rounds) as f64;
-        out.push(SandboxCost { tool, wasm_us: per(wasm), native_us: per(native) });
+        // medians of the rounds: a round that a neighbour's burst or a page-cache flush hit
+        // moves neither side
+        out.push(SandboxCost { tool, wasm_us: super::median(wasm), native_us: super::median(native) });
     }
     Ok(out)
 }
