@@ -197,34 +197,24 @@ pub async fn shared_store(
     let audit = |name: &str| audit_dir.join(name).display().to_string();
     let key = "c2hhcmVkLWJlbmNoLWtleS0wMTIzNDU2Nzg5YWJjZGVm"; // 32 bytes, base64: the replicas' state key
     let memory_audit = audit("memory.jsonl");
-    let memory = spawn_http_env(exe, &["--toolsets", "metros,mutate", "--audit-log", &memory_audit]).await?;
+    let memory = replica(exe, &["--toolsets", "metros,mutate", "--audit-log", &memory_audit], None).await?;
     let one = pairs(&memory.url, &memory.url, clients, duration).await?;
     drop(memory);
 
     let redis = start_redis()?;
     let store = format!("redis://127.0.0.1:{}/0", redis.port);
     let (a_audit, b_audit) = (audit("replica-a.jsonl"), audit("replica-b.jsonl"));
-    let args = |audit: &str| {
-        ["--toolsets", "metros,mutate", "--proposal-store", &store, "--audit-log", audit].map(str::to_string).to_vec()
-    };
-    let a = spawn_http_keyed(exe, &args(&a_audit), key).await?;
-    let b = spawn_http_keyed(exe, &args(&b_audit), key).await?;
+    let args = |audit| ["--toolsets", "metros,mutate", "--proposal-store", &store, "--audit-log", audit];
+    let a = replica(exe, &args(&a_audit), Some(key)).await?;
+    let b = replica(exe, &args(&b_audit), Some(key)).await?;
     let two = pairs(&a.url, &b.url, clients, duration).await?;
     drop((a, b, redis));
     Ok((one, two))
 }
 
-async fn spawn_http_env(exe: &Path, args: &[&str]) -> anyhow::Result<HttpChild> {
-    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    spawn_http_keyed(exe, &owned, "").await
-}
-
-/// A replica that executes without a form (no person in a benchmark) and shares `key`.
-async fn spawn_http_keyed(exe: &Path, args: &[String], key: &str) -> anyhow::Result<HttpChild> {
+/// A replica that executes without a form (no person in a benchmark), sharing `key` if given.
+async fn replica(exe: &Path, args: &[&str], key: Option<&str>) -> anyhow::Result<HttpChild> {
     let mut env = vec![("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")];
-    if !key.is_empty() {
-        env.push(("EQUINIX_MCP_STATE_KEY", key));
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    super::client::spawn_http_with(exe, &args, &env).await
+    env.extend(key.map(|k| ("EQUINIX_MCP_STATE_KEY", k)));
+    super::client::spawn_http_with(exe, args, &env).await
 }
