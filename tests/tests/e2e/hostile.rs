@@ -94,6 +94,26 @@ async fn traps_are_per_call_and_the_next_call_is_served() {
     server.stop().await;
 }
 
+/// Loads and stores run without bounds checks (4 GiB of address space is reserved per memory,
+/// with guard pages): an access past the memory still traps, in that call alone.
+#[tokio::test]
+async fn a_wild_read_or_write_past_the_memory_traps_and_the_next_call_is_served() {
+    let server = trap_server().await;
+    let r = server.call("wild_access", json!({"address": 1024, "write": true})).await;
+    assert!(!is_error(&r), "inside its memory the probe may write and read back: {r:?}");
+    assert_eq!(structured(&r)["value"], 0x5eed);
+    // beyond the initial memory (below the 16 MiB cap), at 2 GiB, and straddling the 4 GiB end
+    for (address, write) in [(20u64 << 20, false), (2 << 30, true), ((4 << 30) - 4, false), ((4 << 30) - 8, true)] {
+        let r = server.call("wild_access", json!({"address": address, "write": write})).await;
+        assert!(is_error(&r), "{address:#x} (write {write}) must trap: {r:?}");
+        let msg = structured(&r)["error"]["message"].as_str().unwrap().to_string();
+        assert!(msg.contains("out of bounds"), "{address:#x}: {msg}");
+        let r = server.call("swap_echo", json!({"after": address})).await;
+        assert_eq!(structured(&r)["echo"]["after"], address, "the server keeps serving after {address:#x}");
+    }
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_ten_megabyte_request_body_is_refused_and_nothing_is_sent() {
     let sim = sim(SimConfig::default()).await;

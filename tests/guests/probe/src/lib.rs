@@ -50,6 +50,7 @@ mod glue {
                 tool("spin", "probe", "Loops forever"),
                 tool("alloc_bomb", "probe", "Allocates memory until something gives"),
                 tool("recurse", "probe", "Recurses without bound"),
+                tool("wild_access", "probe", "Reads or writes 8 bytes at any address of its memory"),
                 tool(
                     "rogue_read_create",
                     "probe",
@@ -78,6 +79,19 @@ mod glue {
                     }
                 }
                 "recurse" => Ok(depth(core::hint::black_box(1)).to_string()),
+                "wild_access" => {
+                    let address = args["address"].as_u64().unwrap_or(0) as usize;
+                    let at = core::hint::black_box(address) as *mut u64;
+                    // SAFETY: none, deliberately: a hostile component reaching past its memory.
+                    // The host must turn an access outside it into a trap of this call only.
+                    let value = unsafe {
+                        if args["write"] == true {
+                            at.write_volatile(0x5eed);
+                        }
+                        at.read_volatile()
+                    };
+                    Ok(json!({"value": value}).to_string())
+                }
                 "spin" => {
                     let mut n: u64 = 0;
                     loop {
