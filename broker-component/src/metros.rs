@@ -9,17 +9,13 @@ use crate::capability::{FabricRequest, Host, Method};
 use crate::catalog::{Output, READ_ONLY, ToolDef};
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::PRESENCES;
-use crate::grammar::{Kind, Object, opt};
+use crate::grammar::{Kind, Object, arguments, opt};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_list_metros";
 
-static ARGS: Object = Object {
-    name: "",
-    fields: &[opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: where you have ports"), OFFSET, LIMIT],
-    rule: None,
-    rule_doc: "",
-};
+static ARGS: Object =
+    arguments(&[opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: where you have ports"), OFFSET, LIMIT]);
 
 pub static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::capability::{FabricRequest, Host, Method};
 use crate::catalog::{BROKER, Output, ToolDef};
-use crate::grammar::{self, Kind, Object, req};
+use crate::grammar::{self, Kind, Object, arguments, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
 use crate::spec::{ChangeType, Spec};
@@ -22,19 +22,14 @@ pub const DESCRIPTION: &str = "Propose one Fabric create: a connection, network 
 confirm_token (10 minutes). Nothing is created until fabric_confirm_change runs and the person approves. The input \
 schema types `spec` fully for each change_type.";
 
-static ARGS: Object = Object {
-    name: "",
-    fields: &[
-        req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
-        req(
-            "spec",
-            Kind::AnyObject,
-            "The Fabric v4 request body of POST /fabric/v4/connections, /networks or /serviceTokens",
-        ),
-    ],
-    rule: None,
-    rule_doc: "",
-};
+static ARGS: Object = arguments(&[
+    req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
+    req(
+        "spec",
+        Kind::AnyObject,
+        "The Fabric v4 request body of POST /fabric/v4/connections, /networks or /serviceTokens",
+    ),
+]);
 
 pub static TOOL: ToolDef = ToolDef {
     name: NAME,

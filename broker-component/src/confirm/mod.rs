@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::capability::{Answer, ConfirmStatus, CreateRequest, Delivery, FabricError, Host, Prompt, Taken};
 use crate::catalog::{BROKER, Output, ToolDef};
-use crate::grammar::{Object, req, text};
+use crate::grammar::{Object, arguments, req, text};
 use crate::price;
 use crate::proposal::{Checks, PROPOSE_AGAIN, Proposal, token_error};
 use crate::spec::{ChangeType, Compiled, Spec};
@@ -36,12 +36,8 @@ shows (form elicitation, or the 2026-07-28 input-required round trip). Sends exa
 validated. The token is spent whatever happens; if declined, propose again. Without such a client nothing runs \
 (unsupported_by_client) unless the operator set EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
 
-static ARGS: Object = Object {
-    name: "",
-    fields: &[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>) from fabric_propose_change")],
-    rule: None,
-    rule_doc: "",
-};
+static ARGS: Object =
+    arguments(&[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>) from fabric_propose_change")]);
 
 pub static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -95,6 +95,11 @@ pub struct Field {
 }
 
 /// Shorthands for the tables.
+/// A tool's arguments: an unnamed object of `fields`, with no rule across them.
+pub const fn arguments(fields: &'static [Field]) -> Object {
+    Object { name: "", fields, rule: None, rule_doc: "" }
+}
+
 pub const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Field {
     Field { name, kind, required: true, doc, default: None }
 }
