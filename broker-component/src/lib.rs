@@ -43,7 +43,14 @@ use tool_error::ToolError;
 /// Runs the tool `name` with JSON `arguments`; `Err` is the JSON text of a tool error.
 pub fn call_tool(host: &mut dyn Host, name: &str, arguments: &str) -> Result<String, String> {
     let result = match catalog::find(name) {
-        Some(tool) => args::parse(arguments).and_then(|a| tool.check(&a)).and_then(|a| (tool.run)(host, &a)),
+        Some(tool) => args::parse(arguments).and_then(|raw| {
+            let checked = tool.check(&raw);
+            discard(raw);
+            let checked = checked?;
+            let out = (tool.run)(host, &checked);
+            discard(checked);
+            out
+        }),
         None => Err(ToolError::new(
             "unknown_tool",
             format!("this component has no tool named {:?}", tool_error::clip(name, 128)),

@@ -85,7 +85,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
             );
         }
     }
-    let filter = match connection_filter(&spec.body) {
+    let filter = match connection_filter(spec.body()) {
         Ok(f) => f,
         Err(why) => return unpriced(why),
     };
@@ -102,7 +102,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
     let Some(row) = answer.get("data").and_then(Value::as_array).and_then(|d| d.first()) else {
         return with_filter(unpriced("no rate-card price matched this connection"), filter);
     };
-    json!({
+    let priced = json!({
         "status": "estimated",
         "source": "rate card: POST /fabric/v4/prices/search (list price; account discounts and port packages may lower it)",
         "monthly_recurring": charge_total(row, "MONTHLY_RECURRING"),
@@ -111,18 +111,18 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
         "term_length_months": row.get("termLength").cloned().unwrap_or(json!(1)),
         "product_code": row.get("code").cloned().unwrap_or(Value::Null),
         "filter": filter,
-    })
+    });
+    crate::discard(answer);
+    priced
 }
 
 /// The price context as a propose result shows it: the figures, or why there are none (the
 /// search filter stays in the stored proposal).
-pub fn lean(price: &Value) -> Value {
-    let mut out = price.clone();
-    if let Some(o) = out.as_object_mut() {
-        o.remove("filter");
-        o.remove("source");
+pub fn lean(mut price: Value) -> Value {
+    if let Some(o) = price.as_object_mut() {
+        crate::discard((o.remove("filter"), o.remove("source")));
     }
-    out
+    price
 }
 
 fn with_filter(mut v: Value, filter: Value) -> Value {

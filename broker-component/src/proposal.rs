@@ -28,19 +28,33 @@ pub struct Proposal {
     pub touches: Value,
 }
 
+/// The stored form of a proposal, written from borrowed fields (no copy of its JSON trees); the
+/// members are in the sorted order a JSON object of them would have.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    canonical_spec: &'a str,
+    change_type: &'static str,
+    expires_at_ms: u64,
+    minted_at_ms: u64,
+    price_context: &'a Value,
+    request_sha256: &'a str,
+    touches: &'a Value,
+    v: u8,
+}
+
 impl Proposal {
     pub fn to_bytes(&self) -> Vec<u8> {
-        crate::json_text(&json!({
-            "v": 1,
-            "change_type": self.change_type.as_str(),
-            "canonical_spec": self.canonical_spec,
-            "request_sha256": self.request_sha256,
-            "minted_at_ms": self.minted_at_ms,
-            "expires_at_ms": self.expires_at_ms,
-            "price_context": self.price_context,
-            "touches": self.touches,
-        }))
-        .into_bytes()
+        let record = Record {
+            canonical_spec: &self.canonical_spec,
+            change_type: self.change_type.as_str(),
+            expires_at_ms: self.expires_at_ms,
+            minted_at_ms: self.minted_at_ms,
+            price_context: &self.price_context,
+            request_sha256: &self.request_sha256,
+            touches: &self.touches,
+            v: 1,
+        };
+        serde_json::to_vec(&record).expect("a record always serializes")
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Option<Proposal> {

@@ -117,28 +117,29 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     })?;
 
     let price_context = price::price_context(host, &spec);
-    let touches = names_of(host, &compiled.wire, &validated);
+    let touches = names_of(host, spec.body(), &validated);
     let now = host.now_ms();
     let proposal = Proposal {
         change_type,
-        canonical_spec: compiled.body.clone(),
-        request_sha256: compiled.request_sha256.clone(),
+        canonical_spec: compiled.body,
+        request_sha256: compiled.request_sha256,
         minted_at_ms: now,
         expires_at_ms: now + TTL_MS,
-        price_context: price_context.clone(),
-        touches: touches.clone(),
+        price_context,
+        touches,
     };
     let stored = host.store_put(proposal.to_bytes(), proposal.expires_at_ms, CAPACITY);
+    let Proposal { canonical_spec, request_sha256, expires_at_ms, price_context, touches, .. } = proposal;
     // The body once, as the exact text that is sent and hashed; of the dry run's answer only
     // what it adds to the request.
     let mut result = json!({
         "confirm_token": stored.token,
         "change_type": change_type.as_str(),
-        "request_sha256": compiled.request_sha256,
-        "compiled_request": {"method": "POST", "path": change_type.path(), "body_canonical": compiled.body},
-        "expires_at": format_rfc3339_ms(proposal.expires_at_ms),
-        "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": adds(&validated, &compiled.wire)},
-        "price_context": price::lean(&price_context),
+        "request_sha256": request_sha256,
+        "compiled_request": {"method": "POST", "path": change_type.path(), "body_canonical": canonical_spec},
+        "expires_at": format_rfc3339_ms(expires_at_ms),
+        "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": adds(&validated, spec.body())},
+        "price_context": price::lean(price_context),
         "next_step": NEXT_STEP,
     });
     if !touches.as_object().is_some_and(Map::is_empty) {
@@ -147,7 +148,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     if !stored.evicted.is_empty() {
         result["evicted_proposals"] = json!(stored.evicted);
     }
-    crate::discard((validated, compiled, spec, price_context));
+    crate::discard((validated, spec));
     Ok(result)
 }
 

@@ -12,7 +12,7 @@ pub fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
     let target = r.spec.as_ref().map(Spec::target).unwrap_or_else(|| "(the stored spec no longer parses)".into());
     let mut fields: Vec<(String, String)> = alloc::vec![("target".into(), target.clone())];
     if let Some(spec) = &r.spec {
-        for (label, words) in sides_in_words(&spec.body, &p.touches) {
+        for (label, words) in sides_in_words(spec.body(), &p.touches) {
             fields.push((label.into(), words));
         }
     }

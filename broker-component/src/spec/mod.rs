@@ -89,7 +89,10 @@ pub const MAX_SPEC_BYTES: usize = 16 << 10;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     pub change_type: ChangeType,
-    pub body: Value,
+    /// Private with `canonical`, so the body read and the bytes sent and hashed cannot drift apart.
+    body: Value,
+    /// `body` as canonical JSON text, written once when the size limit is checked.
+    canonical: String,
 }
 
 impl ChangeType {
@@ -112,25 +115,29 @@ impl Spec {
             Some(body) if problems.is_empty() => body,
             _ => return Err(grammar::to_error(problems)),
         };
-        let size = canonical(&body).len();
+        let text = canonical(&body);
+        let size = text.len();
         if size > MAX_SPEC_BYTES {
             return Err(ToolError::invalid_argument(
                 base,
                 format!("the spec is {size} bytes as canonical JSON; at most {MAX_SPEC_BYTES} are accepted"),
             ));
         }
-        Ok(Spec { change_type, body })
+        Ok(Spec { change_type, body, canonical: text })
     }
 
     pub fn change_type(&self) -> ChangeType {
         self.change_type
     }
 
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+
     /// Compiles to the exact request the create sends.
     pub fn compile(&self) -> Compiled {
-        let body = canonical(&self.body);
-        let sha = request_sha256(self.change_type, &body);
-        Compiled { change_type: self.change_type, body, wire: self.body.clone(), request_sha256: sha }
+        let sha = request_sha256(self.change_type, &self.canonical);
+        Compiled { change_type: self.change_type, body: self.canonical.clone(), request_sha256: sha }
     }
 
     fn str_at(&self, pointer: &str) -> Option<&str> {
@@ -170,7 +177,6 @@ pub struct Compiled {
     pub change_type: ChangeType,
     /// The canonical JSON text of `wire`: the bytes sent and hashed.
     pub body: String,
-    pub wire: Value,
     pub request_sha256: String,
 }
 

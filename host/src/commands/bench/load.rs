@@ -13,6 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
 use super::client::{HttpChild, cpu_of, median, spawn_http, spec};
+use super::lean::LeanSession;
 
 type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
 
@@ -90,9 +91,12 @@ pub async fn team_proposes(
     )
     .await?;
     let metrics = server.metrics.clone().context("no metrics address")?;
-    let all = sessions(&server.url, clients).await?;
+    let mut all = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        all.push(LeanSession::open(&server.url).await?);
+    }
     for (i, s) in all.iter().enumerate() {
-        call(s, "fabric_propose_change", spec(i)).await?; // warm-up
+        s.call("fabric_propose_change", spec(i)).await?; // warm-up
     }
     let before = scrape(&metrics).await?;
     let pid = server.child.id().context("no pid")?;
@@ -100,7 +104,7 @@ pub async fn team_proposes(
     let started = Instant::now();
     let latencies = for_a_while(all.len(), duration, |c, i| {
         let s = &all[c];
-        async move { call(s, "fabric_propose_change", spec(1000 + c * 100_000 + i)).await.map(drop) }
+        async move { s.call("fabric_propose_change", spec(1000 + c * 100_000 + i)).await.map(drop) }
     })
     .await?;
     let elapsed = started.elapsed().as_secs_f64();
@@ -108,9 +112,6 @@ pub async fn team_proposes(
     let after = scrape(&metrics).await?;
     let proposes = latencies.len() as f64;
     let syncs = counter(&after, "equinix_mcp_audit_syncs_total") - counter(&before, "equinix_mcp_audit_syncs_total");
-    for s in all {
-        let _ = s.cancel().await;
-    }
     Ok(TeamProposes {
         per_second: proposes / elapsed,
         syncs_per_propose: syncs / proposes,

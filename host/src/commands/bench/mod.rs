@@ -5,6 +5,7 @@
 
 mod client;
 mod echo;
+mod lean;
 mod load;
 mod native;
 

@@ -146,7 +146,7 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
     let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
     config.mutate_enabled = true;
     let fabric = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
-    let runtime = ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?;
+    let runtime = Arc::new(ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?);
     let proposals = Arc::new(ProposalStore::new());
     let clock = Clock::default();
     // a fresh call state per call on both sides, as the server makes one per call
@@ -158,25 +158,28 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
         let (mut wasm, mut native) = (Vec::new(), Vec::new());
         let (rounds, per_round) = (20, calls / 20);
         for round in 0..=rounds {
-            let t = cpu();
-            for _ in 0..per_round {
-                let answer = runtime.call(state(), tool, &args).await.map_err(|t| anyhow::anyhow!(t.message))?;
-                answer.map_err(|e| anyhow::anyhow!("{tool} failed in the component: {e}"))?;
-            }
-            let w = cpu() - t;
-            let t = cpu();
-            let (rt, args, state) = (Handle::current(), args.clone(), state.clone());
-            tokio::task::spawn_blocking(move || {
+            // Both sides take turns on one thread, so the host's share of the work (the
+            // simulator, the capabilities) runs on the same kind of thread and allocates from the
+            // same malloc arena either way.
+            let (rt, args, state, runtime) = (Handle::current(), args.clone(), state.clone(), runtime.clone());
+            let (w, n) = tokio::task::spawn_blocking(move || {
+                let t = cpu();
+                for _ in 0..per_round {
+                    let answer =
+                        rt.block_on(runtime.call(state(), tool, &args)).map_err(|t| anyhow::anyhow!(t.message))?;
+                    answer.map_err(|e| anyhow::anyhow!("{tool} failed in the component: {e}"))?;
+                }
+                let w = cpu() - t;
+                let t = cpu();
                 for _ in 0..per_round {
                     let mut call_state = state();
                     let mut host = NativeHost { state: &mut call_state, rt: rt.clone(), approvals: Vec::new() };
                     let answer = equinix_broker_component::call_tool(&mut host, tool, &args);
                     answer.map_err(|e| anyhow::anyhow!("{tool} failed natively: {e}"))?;
                 }
-                anyhow::Ok(())
+                anyhow::Ok((w, cpu() - t))
             })
             .await??;
-            let n = cpu() - t;
             // the first round warms both up (the allocator, the sim, the instance pool)
             if round > 0 {
                 let per = |d: Duration| d.as_secs_f64() * 1e6 / per_round as f64;
