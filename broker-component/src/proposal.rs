@@ -135,3 +135,29 @@ pub fn token_error(kind: &'static str, message: String, checks: Checks, next_ste
         .with("next_step", json!(next_step))
         .beside("confirm_checks", checks.to_json())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_record_is_the_sorted_json_object_of_its_fields_and_reads_back() {
+        let p = Proposal {
+            change_type: ChangeType::ConnectionCreate,
+            canonical_spec: r#"{"name":"a \"b\"\n","bandwidth":50}"#.into(),
+            request_sha256: "ab".repeat(32),
+            minted_at_ms: 1_764_000_000_000,
+            expires_at_ms: 1_764_000_600_000,
+            price_context: json!({"status": "estimated", "monthly_recurring": 123.45, "currency": "USD"}),
+            touches: json!({"c4d9350e-783c-83cd-1ce0-306a5c00a600": "DC-PRI-01"}),
+        };
+        let as_object = json!({
+            "v": 1, "change_type": "connection_create", "canonical_spec": p.canonical_spec,
+            "request_sha256": p.request_sha256, "minted_at_ms": p.minted_at_ms, "expires_at_ms": p.expires_at_ms,
+            "price_context": p.price_context, "touches": p.touches,
+        });
+        let bytes = p.to_bytes();
+        assert_eq!(String::from_utf8(bytes.clone()).unwrap(), serde_json::to_string(&as_object).unwrap());
+        assert_eq!(Proposal::from_bytes(&bytes), Some(p));
+    }
+}
