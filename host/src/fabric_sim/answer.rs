@@ -54,6 +54,13 @@ pub fn not_found(what: &str) -> Fail {
     fail(404, "EQ-3045811", &format!("{what} not found"), None)
 }
 
+/// An unknown id where the contract declares 400 and no 404 for it (`GET` of a port, a service
+/// profile or a service token, a port's link protocols), with the id's parameter named.
+pub fn unknown_id(code: &str, message: &str, parameter: &str) -> Fail {
+    let info = json!([{"property": parameter, "reason": "The uuid requested could not be found in system"}]);
+    Fail(400, error_with(code, message, Some(info)))
+}
+
 /// What a route answers: a status and JSON bytes, or Fabric's error.
 pub type Answer = Result<(StatusCode, Vec<u8>), Fail>;
 
@@ -181,7 +188,7 @@ pub fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, requir
     Ok((StatusCode::OK, page(&hits, offset, limit)))
 }
 
-/// `GET .../{id}`: the object with that uuid, or Fabric's 404.
-pub fn by_uuid(items: &[Value], id: &str, what: &str) -> Answer {
-    estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(|| not_found(what))
+/// `GET .../{id}`: the object with that uuid, or `missing`.
+pub fn by_uuid(items: &[Value], id: &str, missing: impl FnOnce() -> Fail) -> Answer {
+    estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(missing)
 }

@@ -11,8 +11,8 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::answer::{
-    Answer, Fail, by_uuid, error_with, fail, is_dry_run, json_body, json_bytes, metro_fail, page, paging, query_map,
-    respond, search,
+    Answer, Fail, by_uuid, fail, is_dry_run, json_body, json_bytes, metro_fail, not_found, page, paging, query_map,
+    respond, search, unknown_id,
 };
 use super::estate::{Estate, Kind};
 use super::{MY_PORT_METROS, Sim, admin, middleware, oauth, prices, search as filters};
@@ -93,8 +93,7 @@ async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri
     let q = query_map(&uri);
     respond(with_estate(&sim, |estate| {
         if estate.port(&id).is_none() {
-            let info = json!([{"property": "portUuid", "reason": "The uuid requested could not be found in system"}]);
-            return Err(Fail(400, error_with("EQ-3035202", "Unable to fetch port details", Some(info))));
+            return Err(unknown_id("EQ-3035202", "Unable to fetch port details", "portUuid"));
         }
         let (offset, limit) = paging(&q)?;
         Ok((StatusCode::OK, page(&estate.link_protocols(&id), offset, limit)))
@@ -138,11 +137,15 @@ enum Got {
 
 async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Response {
     respond(with_estate(&sim, |e| match what {
-        Got::Port => by_uuid(&e.ports, &id, "port"),
-        Got::Profile => by_uuid(&e.profiles, &id, "service profile"),
-        Got::Connection => by_uuid(&e.connections, &id, "connection"),
-        Got::Network => by_uuid(&e.networks, &id, "network"),
-        Got::Token => by_uuid(&e.service_tokens, &id, "service token"),
+        // the contract declares 404 for connections and networks, 400 for the other three
+        Got::Port => by_uuid(&e.ports, &id, || unknown_id("EQ-3035202", "Unable to fetch port details", "portId")),
+        Got::Profile => {
+            by_uuid(&e.profiles, &id, || unknown_id("EQ-3045811", "service profile not found", "serviceProfileId"))
+        }
+        Got::Connection => by_uuid(&e.connections, &id, || not_found("connection")),
+        Got::Network => by_uuid(&e.networks, &id, || not_found("network")),
+        // its 400 example for an unknown token, word for word
+        Got::Token => by_uuid(&e.service_tokens, &id, || unknown_id("EQ-3034016", "Token not found", "tokenUuid")),
     }))
 }
 

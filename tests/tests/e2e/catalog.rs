@@ -140,13 +140,25 @@ async fn paging_walks_every_page_without_losing_rows() {
 async fn fabric_errors_come_back_as_tool_errors_and_bad_uuids_send_nothing() {
     let sim = sim(SimConfig::default()).await;
     let server = Launch::serve().against(&sim).stdio().await;
-    let r = server.call("fabric_get_port", json!({"port_id": "00000000-0000-4000-8000-000000000000"})).await;
-    assert!(is_error(&r));
-    let err = &structured(&r)["error"];
-    assert_eq!(
-        (err["status"].as_u64(), err["fabric_errors"][0]["errorCode"].as_str()),
-        (Some(404), Some("EQ-3045811"))
-    );
+    // an unknown id answers as the contract declares: 400 for ports, profiles and tokens, 404
+    // for connections and networks
+    let unknown = "00000000-0000-4000-8000-000000000000";
+    for (tool, key, status, code) in [
+        ("fabric_get_port", "port_id", 400, "EQ-3035202"),
+        ("fabric_get_service_profile", "profile_id", 400, "EQ-3045811"),
+        ("fabric_get_service_token", "service_token_id", 400, "EQ-3034016"),
+        ("fabric_get_connection", "connection_id", 404, "EQ-3045811"),
+        ("fabric_get_network", "network_id", 404, "EQ-3045811"),
+    ] {
+        let r = server.call(tool, json!({key: unknown})).await;
+        assert!(is_error(&r), "{tool}");
+        let err = &structured(&r)["error"];
+        assert_eq!(
+            (err["status"].as_u64(), err["fabric_errors"][0]["errorCode"].as_str()),
+            (Some(status), Some(code)),
+            "{tool}"
+        );
+    }
     let before = sim.stats().requests.len();
     for (tool, key) in
         [("fabric_get_port", "port_id"), ("fabric_list_port_vlans", "port_id"), ("fabric_get_network", "network_id")]

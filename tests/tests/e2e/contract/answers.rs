@@ -157,6 +157,9 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
 }
 
 /// Calls the simulator directly for every route and error the project relies on.
+/// A well-formed uuid the simulated estate does not have.
+const UNKNOWN: &str = "00000000-0000-4000-8000-000000000000";
+
 async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let http = http();
     let base = sim.base_url();
@@ -202,7 +205,7 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
         ),
         ("GET", format!("/fabric/v4/ports/{dc_pri}"), None, 200, "Port"),
         ("GET", format!("/fabric/v4/ports/{dc_pri}/linkProtocols"), None, 200, "LinkProtocolGetResponse"),
-        ("GET", "/fabric/v4/ports/00000000-0000-4000-8000-000000000000/linkProtocols".into(), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/ports/{UNKNOWN}/linkProtocols"), None, 400, "ErrorList"),
         (
             "POST",
             "/fabric/v4/serviceProfiles/search?viewPoint=zSide".into(),
@@ -224,6 +227,12 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
         ("GET", format!("/fabric/v4/networks/{network}"), None, 200, "Network"),
         ("POST", "/fabric/v4/serviceTokens/search".into(), Some(json!({})), 200, "ServiceTokens"),
         ("GET", format!("/fabric/v4/serviceTokens/{token_uuid}"), None, 200, "ServiceToken"),
+        // an unknown id gets the status the contract declares for each path (no 404 for three)
+        ("GET", format!("/fabric/v4/ports/{UNKNOWN}"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/serviceProfiles/{UNKNOWN}"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/serviceTokens/{UNKNOWN}"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/networks/{UNKNOWN}"), None, 404, "ErrorList"),
         (
             "POST",
             "/fabric/v4/prices/search".into(),
