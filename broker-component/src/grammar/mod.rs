@@ -94,12 +94,12 @@ pub struct Field {
     pub default: Option<&'static str>,
 }
 
-/// Shorthands for the tables.
 /// A tool's arguments: an unnamed object of `fields`, with no rule across them.
 pub const fn arguments(fields: &'static [Field]) -> Object {
     Object { name: "", fields, rule: None, rule_doc: "" }
 }
 
+/// Shorthands for the tables.
 pub const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Field {
     Field { name, kind, required: true, doc, default: None }
 }
@@ -336,8 +336,8 @@ fn check_object(object: &Object, value: &Value, path: &str, problems: &mut Probl
     };
     let before = problems.0.len();
     let mut out = Map::new();
-    // paths and hints are worked out only for a field that has a problem: a valid spec (the
-    // common case) pays for neither
+    // a field's hint is looked up only when it has a problem, and its path only when it is
+    // present or required: a valid spec (the common case) pays for no hint
     for field in object.fields {
         let since = problems.0.len();
         match map.get(field.name) {

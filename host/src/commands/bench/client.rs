@@ -124,11 +124,17 @@ pub(crate) async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
     wait: Duration,
 ) -> anyhow::Result<Option<String>> {
     while let Some(line) = tokio::time::timeout(wait, lines.next_line()).await?? {
-        if let Some((_, rest)) = line.split_once(marker) {
-            return Ok(Some(rest.split_whitespace().next().unwrap_or_default().to_string()));
+        if let Some(word) = word_after(&line, marker) {
+            return Ok(Some(word));
         }
     }
     Ok(None)
+}
+
+/// The word after `marker` in `line`, if `line` has the marker.
+fn word_after(line: &str, marker: &str) -> Option<String> {
+    let (_, rest) = line.split_once(marker)?;
+    Some(rest.split_whitespace().next().unwrap_or_default().to_string())
 }
 
 pub(crate) fn spec(i: usize) -> Value {
@@ -168,11 +174,9 @@ pub(crate) async fn spawn_http_with(exe: &Path, extra: &[&str], env: &[(&str, &s
     let (mut sim, mut metrics) = (None, None);
     let url = loop {
         let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await??.context("server exited")?;
-        let word =
-            |marker: &str| line.split_once(marker).and_then(|(_, r)| r.split_whitespace().next()).map(String::from);
-        sim = sim.or_else(|| word("simulator at "));
-        metrics = metrics.or_else(|| word("Prometheus metrics at "));
-        if let Some(url) = word("listening on ") {
+        sim = sim.or_else(|| word_after(&line, "simulator at "));
+        metrics = metrics.or_else(|| word_after(&line, "Prometheus metrics at "));
+        if let Some(url) = word_after(&line, "listening on ") {
             break url;
         }
     };

@@ -156,10 +156,10 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
         .collect()
 }
 
-/// Calls the simulator directly for every route and error the project relies on.
 /// A well-formed uuid the simulated estate does not have.
 const UNKNOWN: &str = "00000000-0000-4000-8000-000000000000";
 
+/// Calls the simulator directly for every route and error the project relies on.
 async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let http = http();
     let base = sim.base_url();
