@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ pub struct AuditLog {
     arrived: Condvar,
     /// Mutating calls under way that will write a record soon (see [`AuditLog::writer`]).
     writers: AtomicUsize,
-    syncs: std::sync::atomic::AtomicU64,
+    syncs: AtomicU64,
     gather: Duration,
 }
 
@@ -196,13 +196,15 @@ impl AuditLog {
             Err(e) => return lines.iter().map(|_| Err(std::io::Error::new(e.kind(), e.to_string()))).collect(),
         };
         if outcomes.iter().any(Result::is_ok) {
-            crate::metrics::metrics().audit_sync(outcomes.iter().filter(|o| o.is_ok()).count());
+            let synced = file.sync_data();
+            // counted once the sync is over, and its records only if it succeeded
             self.syncs.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = file.sync_data() {
+            if let Err(e) = synced {
                 for outcome in outcomes.iter_mut().filter(|o| o.is_ok()) {
                     *outcome = Err(std::io::Error::new(e.kind(), e.to_string()));
                 }
             }
+            crate::metrics::metrics().audit_sync(outcomes.iter().filter(|o| o.is_ok()).count());
         }
         outcomes
     }
@@ -379,6 +381,9 @@ mod tests {
         let t = Instant::now();
         AuditLog::record(log.clone(), json!({"n": 0})).await.unwrap();
         assert!(t.elapsed() < Duration::from_secs(2), "a lone record does not wait");
+        // returned only once its line was written and synced
+        assert_eq!(log.syncs(), 1, "the record returned before its sync");
+        assert_eq!(std::fs::read_to_string(log.path()).unwrap(), "{\"n\":0}\n");
         drop(lone);
         // two calls under way: the first record waits for the second to share its sync
         let (a, b) = (AuditLog::writer(&log), AuditLog::writer(&log));
