@@ -313,6 +313,10 @@ pub struct BenchArgs {
     /// unconfirmed proposals, RSS after each round).
     #[arg(long)]
     pub soak: bool,
+
+    /// Rounds of the soak (each ~6 s on two cores); the default is 10, 2 with `--quick`.
+    #[arg(long, requires = "soak", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: Option<u32>,
 }
 
 /// `PORT` (loopback) or `IP:PORT`.

@@ -42,7 +42,9 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve::run(*args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
-            Some(Command::Bench(args)) if args.soak => soak::run(args.quick).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Bench(args)) if args.soak => {
+                soak::run(args.quick, args.rounds).await.map(|_| ExitCode::SUCCESS)
+            }
             Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BenchEcho) => bench::run_echo().await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools::run(&args).await.map(|_| ExitCode::SUCCESS),

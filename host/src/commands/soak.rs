@@ -18,8 +18,8 @@ const WAVES_PER_ROUND: usize = 5;
 const PROPOSALS_PER_ROUND: usize = 800;
 const IDLE_MS: u64 = 400;
 
-pub async fn run(quick: bool) -> anyhow::Result<()> {
-    let rounds = if quick { 2 } else { 10 };
+pub async fn run(quick: bool, rounds: Option<u32>) -> anyhow::Result<()> {
+    let rounds = rounds.map_or(if quick { 2 } else { 10 }, |r| r as usize);
     let exe = std::env::current_exe()?;
     let audit = std::env::temp_dir().join(format!("equinix-mcp-soak-{}.jsonl", std::process::id()));
     let (idle, sessions) = (IDLE_MS.to_string(), (WAVE + 1).to_string());

@@ -86,7 +86,7 @@ fn every_subcommand_documents_its_flags() {
             ],
         ),
         (vec!["tools"], vec!["--toolsets", "EQUINIX_MCP_TOOLSETS", "--markdown", "--json"]),
-        (vec!["bench"], vec!["--quick"]),
+        (vec!["bench"], vec!["--quick", "--soak", "--rounds"]),
         (
             vec!["serve"],
             vec![
@@ -105,6 +105,22 @@ fn every_subcommand_documents_its_flags() {
         for n in needles {
             assert!(text.contains(n), "{n} missing from `{} --help`", sub.join(" "));
         }
+    }
+}
+
+/// The soak is bounded: its rounds are a positive number up to 1,000, and only with `--soak`.
+#[test]
+fn soak_rounds_are_bounded_and_belong_to_the_soak() {
+    for (args, needle) in [
+        (vec!["bench", "--soak", "--rounds", "0"], "0 is not in 1..=1000"),
+        (vec!["bench", "--soak", "--rounds", "1001"], "1001 is not in 1..=1000"),
+        (vec!["bench", "--soak", "--rounds", "many"], "invalid value 'many' for '--rounds <ROUNDS>'"),
+        (vec!["bench", "--rounds", "3"], "--soak"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
 
