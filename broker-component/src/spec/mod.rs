@@ -175,7 +175,7 @@ impl Spec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Compiled {
     pub change_type: ChangeType,
-    /// The canonical JSON text of `wire`: the bytes sent and hashed.
+    /// The spec's body as canonical JSON text: the bytes sent and hashed.
     pub body: String,
     pub request_sha256: String,
 }

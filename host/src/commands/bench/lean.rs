@@ -24,13 +24,7 @@ impl LeanSession {
         let http = reqwest::Client::builder().pool_max_idle_per_host(1).build()?;
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench-lean", "version": "1"}}});
-        let response = http
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .json(&init)
-            .send()
-            .await?
-            .error_for_status()?;
+        let response = post(&http, url, None, &init).await?.error_for_status()?;
         let session = response
             .headers()
             .get("mcp-session-id")
@@ -45,15 +39,7 @@ impl LeanSession {
     }
 
     async fn post(&self, body: &Value) -> anyhow::Result<reqwest::Response> {
-        Ok(self
-            .http
-            .post(&self.url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &self.session)
-            .header("mcp-protocol-version", PROTOCOL)
-            .json(body)
-            .send()
-            .await?)
+        post(&self.http, &self.url, Some(&self.session), body).await
     }
 
     /// A tool's structured content; a tool error is an error.
@@ -66,6 +52,21 @@ impl LeanSession {
         anyhow::ensure!(result["isError"] != true, "{tool} failed: {}", result["structuredContent"]);
         Ok(result["structuredContent"].take())
     }
+}
+
+/// POSTs one JSON-RPC message; `session` once initialize has answered with one (the protocol
+/// version header goes with it).
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> anyhow::Result<reqwest::Response> {
+    let mut request = http.post(url).header("accept", "application/json, text/event-stream").json(body);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session).header("mcp-protocol-version", PROTOCOL);
+    }
+    Ok(request.send().await?)
 }
 
 /// The JSON-RPC result with `id` in a body that is either one JSON message or an SSE stream.
