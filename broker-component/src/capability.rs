@@ -122,9 +122,13 @@ pub struct Approval {
     pub request_sha256: String,
 }
 
+/// For a host adapter outside the component (the native side of `equinix-mcp-bench`), which
+/// stands where `glue.rs` stands inside it. Only the `native-host` feature compiles it: in a
+/// native build it makes what the WIT resource guarantees cannot be made, so neither the
+/// component nor the shipped host has it.
+#[cfg(feature = "native-host")]
 impl Approval {
-    /// For a host adapter outside the component (the native side of `equinix-mcp bench`): the
-    /// approval its `ask` handed out as number `index`.
+    /// The approval the adapter's `ask` handed out as number `index`.
     pub fn native(index: u32, request_sha256: String) -> Self {
         Approval { id: index, request_sha256 }
     }

@@ -36,12 +36,6 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run the Fabric simulator standalone on a loopback address.
     FabricSim(SimArgs),
-    /// Measure round trips, start-up, instantiation, parallelism and memory on loopback against
-    /// the embedded simulator and print a table (see BENCHMARKS.md).
-    Bench(BenchArgs),
-    /// A minimal native rmcp echo server over stdio (the baseline `bench` compares with).
-    #[command(hide = true)]
-    BenchEcho,
     /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
     Tools(ToolsArgs),
     /// Build a broker component from a source tree with the embedded one's exact flags, and
@@ -301,22 +295,6 @@ pub struct ToolsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct BenchArgs {
-    /// Fewer iterations (a smoke run).
-    #[arg(long)]
-    pub quick: bool,
-
-    /// Instead of the figures, a memory soak of a shared HTTP server (abandoned sessions and
-    /// unconfirmed proposals, RSS after each round).
-    #[arg(long)]
-    pub soak: bool,
-
-    /// Rounds of the soak (each ~6 s on two cores); the default is 10, 2 with `--quick`.
-    #[arg(long, requires = "soak", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub rounds: Option<u32>,
 }
 
 /// `PORT` (loopback) or `IP:PORT`.

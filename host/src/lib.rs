@@ -5,8 +5,8 @@
 //! (the host's types for it), [`component`] (how the sandbox is built and limited),
 //! [`capabilities`] (what the host grants behind each import, one module per interface),
 //! [`fabric_client`] (credentials and the Fabric allow-list), [`mcp`] (the MCP front),
-//! [`transports`] (stdio and HTTP), [`commands`] (the subcommands), [`fabric_sim`] (the loopback
-//! Fabric simulator used without credentials and by the tests).
+//! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). The loopback Fabric simulator
+//! behind `--fabric-sim` is a crate of its own, `equinix-fabric-sim`.
 //!
 //! Layers point down only: `commands` → `transports` → `mcp` → `component` → `capabilities` →
 //! `fabric_client`, `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`,
@@ -20,7 +20,6 @@ pub mod clock;
 pub mod commands;
 pub mod component;
 pub mod fabric_client;
-pub mod fabric_sim;
 pub mod mcp;
 pub mod metrics;
 pub mod principal;

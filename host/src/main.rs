@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{bench, build_component, inspect, serve, soak, tools};
-use equinix_mcp::{component, fabric_sim};
+use equinix_mcp::commands::{build_component, inspect, serve, tools};
+use equinix_mcp::component;
 
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
@@ -26,9 +27,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(a)) => a.log_format,
         _ => cli.serve.log_format,
     };
-    // The benchmark's own table goes to stdout; keep rmcp's session chatter out of stderr.
-    let default_filter = if matches!(cli.command, Some(Command::Bench(_))) { "warn" } else { "info" };
-    init_logging(log_format, default_filter);
+    init_logging(log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -42,11 +41,6 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve::run(*args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Inspect(args)) => inspect::run(&args),
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
-            Some(Command::Bench(args)) if args.soak => {
-                soak::run(args.quick, args.rounds).await.map(|_| ExitCode::SUCCESS)
-            }
-            Some(Command::Bench(args)) => bench::run(args.quick).await.map(|_| ExitCode::SUCCESS),
-            Some(Command::BenchEcho) => bench::run_echo().await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools::run(&args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BuildComponent(args)) => build_component::run(&args),
         }
@@ -64,10 +58,10 @@ fn main() -> ExitCode {
 /// module speaks only from WARN up unless RUST_LOG names it explicitly.
 const SESSION_LOGS: &str = "rmcp::transport::streamable_http_server::session";
 
-fn init_logging(format: LogFormat, default_filter: &str) {
+fn init_logging(format: LogFormat) {
     let configured = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     if !configured.as_deref().is_some_and(|f| f.contains(SESSION_LOGS)) {
         filter = filter.add_directive(format!("{SESSION_LOGS}=warn").parse().expect("a valid directive"));
     }

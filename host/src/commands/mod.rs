@@ -1,8 +1,6 @@
 //! The subcommands of `equinix-mcp`, each built from the layers below.
 
-pub mod bench;
 pub mod build_component;
 pub mod inspect;
 pub mod serve;
-pub mod soak;
 pub mod tools;

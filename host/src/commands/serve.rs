@@ -11,12 +11,12 @@ use crate::capabilities::{CallState, Clock, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
-use crate::fabric_sim;
 use crate::mcp::fairness::{Fairness, FairnessLimits};
 use crate::mcp::{BrokerSettings, McpServer, Selection, ToolRegistry, server::Shared};
 use crate::secret::Secret;
 use crate::transports::http::tls::TlsFiles;
 use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
+use equinix_fabric_sim as fabric_sim;
 
 /// The component's bytes and where they came from.
 pub struct ComponentSource {
@@ -131,7 +131,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let clock = Clock::default();
     let (sim, base_url, credentials) = if args.fabric_sim {
         // The in-process simulator shares the host's clock, so `POST /_sim/clock` can age proposals.
-        let config = fabric_sim::SimConfig { clock: Some(clock.clone()), ..Default::default() };
+        let config = fabric_sim::SimConfig { clock: Some(Arc::new(clock.clone())), ..Default::default() };
         let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
         let creds = Credentials {
             client_id: fabric_sim::SIM_CLIENT_ID.into(),

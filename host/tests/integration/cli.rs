@@ -33,6 +33,25 @@ fn serve_help_names_every_environment_variable() {
     assert!(text.contains("--fabric-sim") && text.contains("--toolsets"));
 }
 
+/// The shipped binary offers what a user runs; the benchmarks and their echo server live in
+/// `equinix-mcp-bench`.
+#[test]
+fn help_lists_only_what_a_user_runs() {
+    let text = help(&[]);
+    let commands: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(commands, ["serve", "inspect", "fabric-sim", "tools", "build-component", "help"], "{text}");
+    for hidden in ["bench", "bench-echo"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg(hidden).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "`{hidden}` is not a subcommand of the product");
+    }
+}
+
 #[test]
 fn version_shows_the_embedded_component_sha256() {
     let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg("--version").output().unwrap();
@@ -86,7 +105,6 @@ fn every_subcommand_documents_its_flags() {
             ],
         ),
         (vec!["tools"], vec!["--toolsets", "EQUINIX_MCP_TOOLSETS", "--markdown", "--json"]),
-        (vec!["bench"], vec!["--quick", "--soak", "--rounds"]),
         (
             vec!["serve"],
             vec![
@@ -106,40 +124,6 @@ fn every_subcommand_documents_its_flags() {
             assert!(text.contains(n), "{n} missing from `{} --help`", sub.join(" "));
         }
     }
-}
-
-/// The soak is bounded: its rounds are a positive number up to 1,000, and only with `--soak`.
-#[test]
-fn soak_rounds_are_bounded_and_belong_to_the_soak() {
-    for (args, needle) in [
-        (vec!["bench", "--soak", "--rounds", "0"], "0 is not in 1..=1000"),
-        (vec!["bench", "--soak", "--rounds", "1001"], "1001 is not in 1..=1000"),
-        (vec!["bench", "--soak", "--rounds", "many"], "invalid value 'many' for '--rounds <ROUNDS>'"),
-        (vec!["bench", "--rounds", "3"], "--soak"),
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-    }
-}
-
-/// The benchmark harness itself keeps working (its figures are not judged here: no timed
-/// assertions in the suite). It once broke silently when a log line it waits for moved module.
-#[test]
-fn bench_quick_prints_every_row() {
-    let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).args(["bench", "--quick"]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 17, "{text}");
-    let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
-    assert_eq!(judged, 12, "every figure with a target has a verdict:\n{text}");
-    let sandbox = rows.iter().filter(|r| r.starts_with("| CPU per call, component vs the same logic native")).count();
-    assert_eq!(sandbox, 2, "the sandbox's cost for a read and a propose:\n{text}");
-    assert!(rows.iter().any(|r| r.contains("two replicas on one Redis") && r.contains("/s")), "{text}");
-    assert!(rows.iter().any(|r| r.contains("over loopback HTTP") && r.ends_with("| (context) | - |")), "{text}");
-    assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
 }
 
 #[test]

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use equinix_fabric_sim::{self as fabric_sim, Fault, FaultMode, PORTS, SimConfig, SimHandle};
 use equinix_mcp::fabric_client::{ApiRequest, Credentials, FabricClient, FabricConfig, Method, SendError};
-use equinix_mcp::fabric_sim::{self, Fault, FaultMode, PORTS, SimConfig, SimHandle};
 use equinix_mcp::secret::Secret;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

@@ -1,8 +1,8 @@
 //! Issue 4: the read-only catalog end to end through the binary on the simulator.
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim;
-use equinix_mcp::fabric_sim::{PORTS, PROFILES, SimConfig};
+use equinix_fabric_sim as fabric_sim;
+use equinix_fabric_sim::{PORTS, PROFILES, SimConfig};
 use serde_json::{Value, json};
 
 const CATALOG: &[(&str, &str)] = &[

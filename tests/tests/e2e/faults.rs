@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim::{Fault, FaultMode, SimConfig};
+use equinix_fabric_sim::{Fault, FaultMode, SimConfig};
 use serde_json::{Value, json};
 
 fn fault(route: &str, status: u16, times: u32) -> Fault {

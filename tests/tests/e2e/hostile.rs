@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim::SimConfig;
+use equinix_fabric_sim::SimConfig;
 use serde_json::json;
 
 fn write_wat(dir: &std::path::Path, name: &str, wat: &str) -> String {
@@ -165,7 +165,7 @@ async fn campaign_next_call_latency_after_traps() {
 /// serves, and that the refusal is named.
 struct Rogue {
     server: Server,
-    sim: equinix_mcp::fabric_sim::SimHandle,
+    sim: equinix_fabric_sim::SimHandle,
     client: TestClient,
 }
 

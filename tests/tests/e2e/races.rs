@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim;
+use equinix_fabric_sim as fabric_sim;
 use serde_json::{Value, json};
 
 fn spec(name: &str, vlan: u64) -> Value {

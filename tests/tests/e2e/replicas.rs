@@ -8,11 +8,11 @@ use crate::harness::redis::RedisServer;
 use crate::harness::rounds::{first_round, retry};
 use crate::harness::*;
 use base64::Engine;
-use equinix_mcp::fabric_sim::SimConfig;
+use equinix_fabric_sim::SimConfig;
 use serde_json::json;
 
 struct Pair {
-    sim: equinix_mcp::fabric_sim::SimHandle,
+    sim: equinix_fabric_sim::SimHandle,
     a: HttpServer,
     b: HttpServer,
     redis: RedisServer,
@@ -182,7 +182,7 @@ async fn an_unreachable_store_stops_start_up_with_its_address() {
 
 #[tokio::test]
 async fn a_create_with_an_unknown_outcome_is_reported_and_audited_and_its_replay_says_so() {
-    use equinix_mcp::fabric_sim::{Fault, FaultMode};
+    use equinix_fabric_sim::{Fault, FaultMode};
     let p = pair(&[]).await;
     let (on_a, on_b) = p.accepting_clients().await;
     let proposal = propose_on(&on_a, "dropped-answer", 2401).await;

@@ -3,8 +3,8 @@
 //! every tool and the error paths.
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim;
-use equinix_mcp::fabric_sim::{Fault, SimConfig};
+use equinix_fabric_sim as fabric_sim;
+use equinix_fabric_sim::{Fault, SimConfig};
 use serde_json::json;
 
 const SECRET: &str = "known-client-secret-7f3a91";

@@ -33,7 +33,7 @@ async fn tools_list_fits_its_budgets_and_every_tool_has_a_title_and_output_schem
 async fn results_fit_their_output_schemas_and_pages_stay_small() {
     let server = Launch::serve().args(&["--toolsets", "all,mutate"]).client(TestClient::accepting()).stdio().await;
     let tools = server.client.list_all_tools().await.unwrap();
-    let (port, profile) = (equinix_mcp::fabric_sim::PORTS[0].0, equinix_mcp::fabric_sim::PROFILES[0].uuid);
+    let (port, profile) = (equinix_fabric_sim::PORTS[0].0, equinix_fabric_sim::PROFILES[0].uuid);
     let connection = fabric_sim::CONNECTIONS[0].0;
     let calls = [
         ("fabric_list_metros", json!({})),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim;
+use equinix_fabric_sim as fabric_sim;
 use serde_json::{Map, Value, json};
 
 /// What the agent knows, by where it applies: `""` everywhere, `"."` to the spec's own members

@@ -109,7 +109,7 @@ async fn a_dry_run_rejection_returns_fabric_errors_intact_and_mints_nothing() {
 async fn networks_and_service_tokens_are_proposed_unpriced_and_created() {
     let b = broker(TestClient::accepting(), &[]).await;
     let network = json!({"type": "EVPLAN", "name": "agent-net", "scope": "REGIONAL", "location": {"region": "EMEA"},
-                         "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID},
+                         "project": {"projectId": equinix_fabric_sim::PROJECT_ID},
                          "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
     let r = structured(
         &b.server.call("fabric_propose_change", json!({"change_type": "network_create", "spec": network})).await,

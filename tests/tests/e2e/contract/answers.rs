@@ -19,7 +19,7 @@ fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
             ChangeType::ConnectionCreate,
             json!({"type": "EVPL_VC", "name": "c-colo", "bandwidth": 1000, "aSide": {"accessPoint": colo(dc_pri, 2001)},
                    "zSide": {"accessPoint": colo(sv_pri, 2001)}, "notifications": notifications(),
-                   "order": {"purchaseOrderNumber": "PO-1", "termLength": 12}, "project": {"projectId": equinix_mcp::fabric_sim::PROJECT_ID}}),
+                   "order": {"purchaseOrderNumber": "PO-1", "termLength": 12}, "project": {"projectId": equinix_fabric_sim::PROJECT_ID}}),
         ),
         (
             "colo-to-aws",
@@ -102,7 +102,7 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
         (
             "fabric_search_ports",
             json!({"name": "DC-PRI", "metro": "DC", "state": "ACTIVE",
-                                       "project_id": equinix_mcp::fabric_sim::PROJECT_ID, "offset": 0, "limit": 10}),
+                                       "project_id": equinix_fabric_sim::PROJECT_ID, "offset": 0, "limit": 10}),
         ),
         ("fabric_get_port", json!({"port_id": dc_pri})),
         ("fabric_list_port_vlans", json!({"port_id": dc_pri})),
@@ -167,10 +167,10 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let token = |secret: &str| {
         http.post(format!("{base}/oauth2/v1/token"))
             .json(&json!({"grant_type": "client_credentials",
-            "client_id": equinix_mcp::fabric_sim::SIM_CLIENT_ID, "client_secret": secret}))
+            "client_id": equinix_fabric_sim::SIM_CLIENT_ID, "client_secret": secret}))
             .send()
     };
-    let ok = token(equinix_mcp::fabric_sim::SIM_CLIENT_SECRET).await.unwrap();
+    let ok = token(equinix_fabric_sim::SIM_CLIENT_SECRET).await.unwrap();
     assert_eq!(ok.status(), 200);
     let ok: Value = ok.json().await.unwrap();
     cases.push(case("answer token", "Oauth2TokenResponse", ok.clone()));

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use crate::harness::*;
 use equinix_broker_component::spec::{ChangeType, Spec};
-use equinix_mcp::fabric_sim;
-use equinix_mcp::fabric_sim::{PORTS, PROFILES, SimConfig, SimHandle};
+use equinix_fabric_sim as fabric_sim;
+use equinix_fabric_sim::{PORTS, PROFILES, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::harness::*;
-use equinix_mcp::fabric_sim::{self, SimConfig};
+use equinix_fabric_sim::{self as fabric_sim, SimConfig};
 use serde_json::{Value, json};
 
 #[tokio::test]

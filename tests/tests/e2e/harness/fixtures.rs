@@ -1,6 +1,6 @@
 //! What tests propose, from the simulator's own seeded estate.
 
-use equinix_mcp::fabric_sim;
+use equinix_fabric_sim as fabric_sim;
 use serde_json::{Value, json};
 
 use super::client::{Client, call_on, is_error, structured};

@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use equinix_mcp::fabric_sim::SimHandle;
+use equinix_fabric_sim::SimHandle;
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};

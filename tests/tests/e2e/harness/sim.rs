@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use equinix_mcp::fabric_sim::{self, SimConfig, SimHandle};
+use equinix_fabric_sim::{self as fabric_sim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
 use super::launch::Server;

@@ -11,9 +11,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::answer::{broken_answer, error_array, error_with, fail, is_dry_run, json_response};
-use super::faults::{Fault, FaultMode};
-use super::{REMEMBERED_REQUESTS, Seen, Sim};
+use crate::answer::{broken_answer, is_dry_run};
+use crate::errors::{error_array, error_with, fail, json_response};
+use crate::faults::{Fault, FaultMode};
+use crate::state::{REMEMBERED_REQUESTS, Seen, Sim};
 
 /// The largest request body the simulator reads.
 const MAX_BODY: usize = 16 << 20;
@@ -29,7 +30,7 @@ pub async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Res
         return fail(413, "EQ-3142501", "Invalid input: the body is too large", Some("body")).into_response();
     };
     {
-        let mut inner = sim.inner.lock().unwrap();
+        let mut inner = sim.lock();
         if inner.stats.requests.len() >= REMEMBERED_REQUESTS {
             inner.stats.requests.pop_front();
         }
@@ -53,8 +54,8 @@ pub async fn delay(State(sim): State<Sim>, mut request: Request, next: Next) -> 
         if is_dry_run(request.uri()) { "?dryRun=true" } else { "" }
     );
     let (latency, fault) = {
-        let mut inner = sim.inner.lock().unwrap();
-        let fault = super::faults::take(&mut inner.faults, &key);
+        let mut inner = sim.lock();
+        let fault = crate::faults::take(&mut inner.faults, &key);
         (inner.config.latency, fault)
     };
     if !latency.is_zero() {
@@ -72,7 +73,7 @@ pub async fn delay(State(sim): State<Sim>, mut request: Request, next: Next) -> 
 /// Fabric's 401 for a missing, unknown or expired token (the metros API words it its own way).
 pub async fn require_token(State(sim): State<Sim>, request: Request, next: Next) -> Response {
     let valid = {
-        let inner = sim.inner.lock().unwrap();
+        let inner = sim.lock();
         let bearer = request
             .headers()
             .get("authorization")

@@ -1,4 +1,4 @@
-//! In-process costs (`cargo bench -p equinix-mcp`): a fresh Store from the InstancePre, a
+//! In-process costs (`cargo bench -p equinix-mcp-bench`): a fresh Store from the InstancePre, a
 //! component call, argument validation, and the proposal store's single-use take.
 
 use std::sync::Arc;
@@ -74,8 +74,8 @@ fn proposal_store_put_take(bencher: divan::Bencher) {
 /// HTTP, as real Fabric is reached, and in process, as `serve --fabric-sim` does.
 #[divan::bench(args = ["loopback_http", "in_process"])]
 fn fabric_read_from_the_simulator(bencher: divan::Bencher, wire: &str) {
+    use equinix_fabric_sim::{self as fabric_sim, SimConfig};
     use equinix_mcp::fabric_client::{ApiRequest, Credentials, Method};
-    use equinix_mcp::fabric_sim::{self, SimConfig};
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let sim = rt.block_on(fabric_sim::start("127.0.0.1:0".parse().unwrap(), SimConfig::default())).unwrap();
     let creds = Credentials {

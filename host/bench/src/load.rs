@@ -12,8 +12,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-use super::client::{HttpChild, cpu_of, median, spawn_http, spec};
-use super::lean::LeanSession;
+use crate::client::{HttpChild, cpu_of, median, spawn_http, spawn_http_with, spec};
+use crate::lean::LeanSession;
 
 type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
 
@@ -217,5 +217,5 @@ pub async fn shared_store(
 async fn replica(exe: &Path, args: &[&str], key: Option<&str>) -> anyhow::Result<HttpChild> {
     let mut env = vec![("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")];
     env.extend(key.map(|k| ("EQUINIX_MCP_STATE_KEY", k)));
-    super::client::spawn_http_with(exe, args, &env).await
+    spawn_http_with(exe, args, &env).await
 }

@@ -16,12 +16,12 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::fabric_sim::PORTS;
+use equinix_fabric_sim::PORTS;
 
 /// Answers confirmation prompts after `delay` (decline), to hold a confirmation open.
 #[derive(Clone)]
-pub(super) struct BenchClient {
-    pub(super) delay: Duration,
+pub struct BenchClient {
+    pub delay: Duration,
 }
 
 impl ClientHandler for BenchClient {
@@ -39,19 +39,19 @@ impl ClientHandler for BenchClient {
     }
 }
 
-pub(super) type Client = RunningService<RoleClient, BenchClient>;
+pub type Client = RunningService<RoleClient, BenchClient>;
 
 /// The servers' log filter: quiet, except the lines the bench reads (banner, listening address).
-pub(crate) const SERVER_LOG: &str =
+pub const SERVER_LOG: &str =
     "warn,equinix_mcp::commands::serve=info,equinix_mcp::transports::http=info,equinix_mcp::metrics=info";
 
-pub(super) struct Proc {
-    pub(super) client: Client,
-    pub(super) pid: u32,
-    pub(super) stderr: tokio::process::ChildStderr,
+pub struct Proc {
+    pub client: Client,
+    pub pid: u32,
+    pub stderr: tokio::process::ChildStderr,
 }
 
-pub(super) async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
+pub async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
     let mut cmd = tokio::process::Command::new(exe);
     cmd.args(args).env("RUST_LOG", SERVER_LOG).env_remove("EQUINIX_MCP_TOOLSETS");
     if let Some(dir) = cache {
@@ -64,21 +64,21 @@ pub(super) async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> an
     Ok((Proc { client, pid, stderr: stderr.context("no stderr")? }, started.elapsed()))
 }
 
-pub(super) async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
+pub async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
     let Value::Object(map) = args else { unreachable!() };
     Ok(client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map)).await?)
 }
 
-pub(super) fn ms(d: Duration) -> f64 {
+pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-pub(super) fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
-pub(super) async fn timed_calls(
+pub async fn timed_calls(
     client: &Client,
     tool: &str,
     n: usize,
@@ -94,13 +94,13 @@ pub(super) async fn timed_calls(
     Ok(out)
 }
 
-pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
+pub fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
 /// CPU time (user + system) process `pid` has used so far, from `/proc/PID/stat`.
-pub(crate) fn cpu_of(pid: u32) -> Option<Duration> {
+pub fn cpu_of(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // fields after the command name (which may hold spaces) start at its closing parenthesis
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
@@ -109,7 +109,7 @@ pub(crate) fn cpu_of(pid: u32) -> Option<Duration> {
     Some(Duration::from_micros(ticks * 1_000_000 / per_second))
 }
 
-pub(super) async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<String> {
+pub async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow::Result<String> {
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     banner_word(&mut lines, "simulator at ", Duration::from_secs(10))
         .await?
@@ -118,7 +118,7 @@ pub(super) async fn sim_url(stderr: &mut tokio::process::ChildStderr) -> anyhow:
 
 /// The word after `marker` on the first line that has it, waiting at most `wait` for each line;
 /// `None` when the lines end first.
-pub(crate) async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
+pub async fn banner_word<R: tokio::io::AsyncBufRead + Unpin>(
     lines: &mut tokio::io::Lines<R>,
     marker: &str,
     wait: Duration,
@@ -137,7 +137,7 @@ fn word_after(line: &str, marker: &str) -> Option<String> {
     Some(rest.split_whitespace().next().unwrap_or_default().to_string())
 }
 
-pub(crate) fn spec(i: usize) -> Value {
+pub fn spec(i: usize) -> Value {
     json!({"change_type": "connection_create", "spec": {
         "type": "EVPL_VC", "name": format!("bench-{i}"), "bandwidth": 1000,
         "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORTS[1].0}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 2 + (i % 4000)}}},
@@ -148,18 +148,18 @@ pub(crate) fn spec(i: usize) -> Value {
 /// A server on the embedded simulator over HTTP on a loopback port: the child, its simulator's
 /// URL, its `/mcp` URL and its metrics URL (with `--metrics-listen`). Its stderr is drained in
 /// the background.
-pub(crate) struct HttpChild {
-    pub(crate) child: tokio::process::Child,
-    pub(crate) sim: String,
-    pub(crate) url: String,
-    pub(crate) metrics: Option<String>,
+pub struct HttpChild {
+    pub child: tokio::process::Child,
+    pub sim: String,
+    pub url: String,
+    pub metrics: Option<String>,
 }
 
-pub(crate) async fn spawn_http(exe: &Path, extra: &[&str]) -> anyhow::Result<HttpChild> {
+pub async fn spawn_http(exe: &Path, extra: &[&str]) -> anyhow::Result<HttpChild> {
     spawn_http_with(exe, extra, &[]).await
 }
 
-pub(crate) async fn spawn_http_with(exe: &Path, extra: &[&str], env: &[(&str, &str)]) -> anyhow::Result<HttpChild> {
+pub async fn spawn_http_with(exe: &Path, extra: &[&str], env: &[(&str, &str)]) -> anyhow::Result<HttpChild> {
     let mut child = tokio::process::Command::new(exe)
         .args(["serve", "--fabric-sim", "--transport", "http", "--listen", "127.0.0.1:0"])
         .args(extra)

@@ -10,12 +10,14 @@ use equinix_broker_component::capability as cap;
 use tokio::runtime::Handle;
 use wasmtime::component::Resource;
 
-use crate::bindings::{Approval, clock, confirmation, fabric, proposal_store};
-use crate::capabilities::{CallState, Clock, ProposalStore};
-use crate::component::{ComponentRuntime, Limits};
-use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
-use crate::fabric_sim::{self, SimConfig};
-use crate::secret::Secret;
+use equinix_fabric_sim::{self as fabric_sim, SimConfig};
+use equinix_mcp::bindings::{Approval, clock, confirmation, fabric, proposal_store};
+use equinix_mcp::capabilities::{CallState, Clock, ProposalStore};
+use equinix_mcp::component::{ComponentRuntime, Limits};
+use equinix_mcp::fabric_client::{Credentials, FabricClient, FabricConfig};
+use equinix_mcp::secret::Secret;
+
+use crate::client::{median, spec};
 
 /// `CallState`'s capability implementations behind the broker logic's own [`cap::Host`] trait,
 /// as `glue.rs` puts the WIT imports behind it inside the component.
@@ -146,15 +148,13 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
     let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
     config.mutate_enabled = true;
     let fabric = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
-    let runtime = Arc::new(ComponentRuntime::load(crate::EMBEDDED_COMPONENT, None, Limits::default())?);
+    let runtime = Arc::new(ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?);
     let proposals = Arc::new(ProposalStore::new());
     let clock = Clock::default();
     // a fresh call state per call on both sides, as the server makes one per call
     let state = move || CallState::unattended(fabric.clone(), clock.clone(), proposals.clone(), Duration::from_secs(2));
     let mut out = Vec::new();
-    for (tool, args) in
-        [("fabric_list_metros", "{}".to_string()), ("fabric_propose_change", super::spec(0).to_string())]
-    {
+    for (tool, args) in [("fabric_list_metros", "{}".to_string()), ("fabric_propose_change", spec(0).to_string())] {
         let (mut wasm, mut native) = (Vec::new(), Vec::new());
         let (rounds, per_round) = (20, calls / 20);
         for round in 0..=rounds {
@@ -189,7 +189,7 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
         }
         // medians of the rounds: a round that a neighbour's burst or a page-cache flush hit
         // moves neither side
-        out.push(SandboxCost { tool, wasm_us: super::median(wasm), native_us: super::median(native) });
+        out.push(SandboxCost { tool, wasm_us: median(wasm), native_us: median(native) });
     }
     Ok(out)
 }

@@ -1,5 +1,5 @@
 //! The Fabric v4 routes this project calls, as axum routes over the simulator's estate, behind
-//! the middleware in [`super::middleware`]; the OAuth token route and `/_sim` stand outside it.
+//! the middleware in [`crate::middleware`]; the OAuth token route and `/_sim` stand outside it.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -10,12 +10,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::answer::{
-    Answer, Fail, by_uuid, fail, is_dry_run, json_body, json_bytes, metro_fail, not_found, page, paging, query_map,
-    respond, search, unknown_id,
-};
-use super::estate::{Estate, Kind};
-use super::{MY_PORT_METROS, Sim, admin, middleware, oauth, prices, search as filters};
+use crate::answer::{Answer, by_uuid, is_dry_run, json_body, page, paging, query_map, respond, search};
+use crate::errors::{Fail, fail, json_bytes, metro_fail, not_found, unknown_id};
+use crate::estate::{Estate, Kind, Refused};
+use crate::seed::MY_PORT_METROS;
+use crate::state::{Inner, Sim};
+use crate::{admin, middleware, oauth, prices, search as filters};
 
 pub fn router(sim: Sim) -> Router {
     let fabric = Router::new()
@@ -55,7 +55,7 @@ pub fn router(sim: Sim) -> Router {
 
 /// Runs `f` on the estate under the simulator's lock.
 fn with_estate<T>(sim: &Sim, f: impl FnOnce(&mut Estate) -> T) -> T {
-    f(&mut sim.inner.lock().unwrap().estate)
+    f(&mut sim.lock().estate)
 }
 
 async fn metros(State(sim): State<Sim>, uri: Uri) -> Response {
@@ -171,9 +171,9 @@ async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Re
         Err(f) => return f.into_response(),
     };
     let dry_run = is_dry_run(&uri);
-    let mut inner = sim.inner.lock().unwrap();
-    let super::Inner { estate, stats, .. } = &mut *inner;
-    if let Err(super::estate::Refused(status, errors)) = estate.validate(kind, &body, dry_run) {
+    let mut inner = sim.lock();
+    let Inner { estate, stats, .. } = &mut *inner;
+    if let Err(Refused(status, errors)) = estate.validate(kind, &body, dry_run) {
         return Fail(status, errors).into_response();
     }
     let counter = if dry_run { &mut stats.dry_runs } else { &mut stats.creates };

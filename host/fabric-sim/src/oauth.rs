@@ -10,9 +10,9 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Sim;
-use super::answer::json_response;
-use super::faults::FaultMode;
+use crate::errors::json_response;
+use crate::faults::FaultMode;
+use crate::state::Sim;
 
 #[derive(Deserialize)]
 struct TokenRequest {
@@ -23,7 +23,7 @@ struct TokenRequest {
 
 pub async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Response {
     let fault = {
-        let mut inner = sim.inner.lock().unwrap();
+        let mut inner = sim.lock();
         inner.stats.token_requests += 1;
         let i = inner.faults.iter().position(|f| f.route == "POST /oauth2/v1/token");
         i.and_then(|i| inner.faults.remove(i))
@@ -38,7 +38,7 @@ pub async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> R
             );
         }
     }
-    let mut inner = sim.inner.lock().unwrap();
+    let mut inner = sim.lock();
     let is_json =
         headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("application/json"));
     let parsed: Option<TokenRequest> = if is_json { serde_json::from_slice(&body).ok() } else { None };

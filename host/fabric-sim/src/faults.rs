@@ -1,4 +1,4 @@
-//! Faults a test queues (`POST /_sim/faults` or [`super::SimHandle::inject`]) for the next
+//! Faults a test queues (`POST /_sim/faults` or [`crate::SimHandle::inject`]) for the next
 //! matching requests: answer with a status, break the connection after processing, or stall.
 
 use serde::{Deserialize, Serialize};

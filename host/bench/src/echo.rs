@@ -37,8 +37,8 @@ impl ServerHandler for Echo {
     }
 }
 
-/// `equinix-mcp bench-echo`: serves one `echo` tool over stdio.
-pub async fn run_echo() -> anyhow::Result<()> {
+/// `equinix-mcp-bench echo`: serves one `echo` tool over stdio.
+pub async fn run() -> anyhow::Result<()> {
     let service = Echo.serve(rmcp::transport::stdio_pipes()).await?;
     service.waiting().await?;
     Ok(())

@@ -1,8 +1,9 @@
-//! `equinix-mcp bench --soak`: memory over a long run of a shared HTTP server (issue 15). It
+//! `equinix-mcp-bench --soak`: memory over a long run of a shared HTTP server (issue 15). It
 //! opens sessions in waves and abandons them (no `DELETE`: they must expire by themselves), and
 //! makes proposals nobody confirms (the simulator's clock ages them past their TTL), then reports
 //! the server's RSS after each round. Loopback only, bounded in rounds; it stops by itself.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -10,7 +11,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
-use crate::commands::bench::{HttpChild, rss_kib, spawn_http, spec};
+use crate::client::{HttpChild, rss_kib, spawn_http, spec};
 
 /// Sessions per wave (each wave expires before the next), and waves and proposals per round.
 const WAVE: usize = 64;
@@ -18,9 +19,8 @@ const WAVES_PER_ROUND: usize = 5;
 const PROPOSALS_PER_ROUND: usize = 800;
 const IDLE_MS: u64 = 400;
 
-pub async fn run(quick: bool, rounds: Option<u32>) -> anyhow::Result<()> {
+pub async fn run(server: &Path, quick: bool, rounds: Option<u32>) -> anyhow::Result<()> {
     let rounds = rounds.map_or(if quick { 2 } else { 10 }, |r| r as usize);
-    let exe = std::env::current_exe()?;
     let audit = std::env::temp_dir().join(format!("equinix-mcp-soak-{}.jsonl", std::process::id()));
     let (idle, sessions) = (IDLE_MS.to_string(), (WAVE + 1).to_string());
     let args =
@@ -28,7 +28,7 @@ pub async fn run(quick: bool, rounds: Option<u32>) -> anyhow::Result<()> {
     let audit_text = audit.display().to_string();
     let mut all = args.to_vec();
     all.extend(["--audit-log", &audit_text]);
-    let HttpChild { mut child, sim, url, .. } = spawn_http(&exe, &all).await?;
+    let HttpChild { mut child, sim, url, .. } = spawn_http(server, &all).await?;
     let pid = child.id().context("no pid")?;
     let http = reqwest::Client::new();
     let proposer = ().serve(rmcp::transport::StreamableHttpClientTransport::from_uri(url.clone())).await?;

@@ -9,18 +9,18 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Sim;
-use super::answer::json_response;
-use super::faults::Fault;
+use crate::errors::json_response;
+use crate::faults::Fault;
+use crate::state::Sim;
 
 pub async fn stats(State(sim): State<Sim>) -> Response {
-    json_response(StatusCode::OK, serde_json::to_value(&sim.inner.lock().unwrap().stats).unwrap())
+    json_response(StatusCode::OK, serde_json::to_value(&sim.lock().stats).unwrap())
 }
 
 pub async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
     match serde_json::from_slice::<Fault>(&body) {
         Ok(f) => {
-            sim.inner.lock().unwrap().faults.push_back(f);
+            sim.lock().faults.push_back(f);
             json_response(StatusCode::OK, json!({"queued": true}))
         }
         Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("bad fault: {e}")})),
@@ -33,7 +33,7 @@ struct Advance {
 }
 
 pub async fn clock(State(sim): State<Sim>, body: Bytes) -> Response {
-    let inner = sim.inner.lock().unwrap();
+    let inner = sim.lock();
     let Some(clock) = &inner.config.clock else {
         return json_response(StatusCode::CONFLICT, json!({"error": "this simulator shares no clock with a server"}));
     };
@@ -56,7 +56,7 @@ struct Latency {
 pub async fn latency(State(sim): State<Sim>, body: Bytes) -> Response {
     match serde_json::from_slice::<Latency>(&body) {
         Ok(l) => {
-            sim.inner.lock().unwrap().config.latency = Duration::from_millis(l.ms);
+            sim.lock().config.latency = Duration::from_millis(l.ms);
             json_response(StatusCode::OK, json!({"latency_ms": l.ms}))
         }
         Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("expected {{\"ms\": N}}: {e}")})),

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{error_array, seed};
+use crate::errors::{error_array, error_with};
+use crate::seed;
 
 /// Everything the simulator knows; creates from the broker land here and show up in searches.
 pub struct Estate {
@@ -360,8 +361,5 @@ fn require(body: &Value, keys: &[&str]) -> Result<(), Refused> {
 
 /// The contract's generic refusal (`EQ-3142501 Invalid input`) for what it has no own code for.
 fn invalid(property: &str, reason: &str) -> Refused {
-    Refused(
-        400,
-        super::error_with("EQ-3142501", "Invalid input", Some(json!([{"property": property, "reason": reason}]))),
-    )
+    Refused(400, error_with("EQ-3142501", "Invalid input", Some(json!([{"property": property, "reason": reason}]))))
 }

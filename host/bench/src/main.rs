@@ -1,0 +1,86 @@
+//! `equinix-mcp-bench`: whole-process figures of the `equinix-mcp` binary, measured side by side
+//! in one run and reported as ratios (absolute times only as context), and the memory soak of a
+//! shared HTTP server. Everything runs on loopback against the server's embedded simulator,
+//! bounded in requests and time; it stops by itself. BENCHMARKS.md has the figures and what
+//! each row means.
+
+mod client;
+mod echo;
+mod figures;
+mod lean;
+mod load;
+mod native;
+mod server;
+mod soak;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "equinix-mcp-bench",
+    version,
+    about = "Benchmarks of the equinix-mcp binary on loopback: prints a table of figures with targets and verdicts \
+             (see BENCHMARKS.md)",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
+    /// Fewer iterations (a smoke run).
+    #[arg(long)]
+    quick: bool,
+
+    /// Instead of the figures, a memory soak of a shared HTTP server (abandoned sessions and
+    /// unconfirmed proposals, RSS after each round).
+    #[arg(long)]
+    soak: bool,
+
+    /// Rounds of the soak (each ~6 s on two cores); the default is 10, 2 with `--quick`.
+    #[arg(long, requires = "soak", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: Option<u32>,
+
+    /// The `equinix-mcp` binary to measure (default: the one beside this benchmark, as cargo
+    /// builds both into the same target directory). It must embed the component this benchmark
+    /// was built with.
+    #[arg(long, env = "EQUINIX_MCP_BENCH_SERVER", value_name = "PATH")]
+    server: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// A minimal native rmcp echo server over stdio: the baseline the round trips are compared
+    /// with (the benchmark starts it itself).
+    #[command(hide = true)]
+    Echo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    equinix_mcp::install_crypto_provider();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("equinix-mcp-bench: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        if let Some(Command::Echo) = cli.command {
+            return echo::run().await;
+        }
+        let server = server::locate(cli.server.as_deref())?;
+        if cli.soak { soak::run(&server, cli.quick, cli.rounds).await } else { figures::run(&server, cli.quick).await }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("equinix-mcp-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
