@@ -56,35 +56,8 @@ impl FabricError {
     }
 }
 
-/// The person's answer to a confirmation prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfirmStatus {
-    Accepted,
-    Declined,
-    Cancelled,
-    TimedOut,
-    Failed,
-    CallCancelled,
-    UnsupportedByClient,
-    /// Stateless first round: the form went to the client; the answer comes with a retry.
-    InputRequired,
-}
-
-impl ConfirmStatus {
-    /// The name used in tool results (`human_confirmation.status`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConfirmStatus::Accepted => "accepted",
-            ConfirmStatus::Declined => "declined",
-            ConfirmStatus::Cancelled => "cancelled",
-            ConfirmStatus::TimedOut => "timed_out",
-            ConfirmStatus::Failed => "failed",
-            ConfirmStatus::CallCancelled => "call_cancelled",
-            ConfirmStatus::UnsupportedByClient => "unsupported_by_client",
-            ConfirmStatus::InputRequired => "input_required",
-        }
-    }
-}
+/// The person's answer to a confirmation prompt, named as the contract names it.
+pub use equinix_broker_contract::ConfirmStatus;
 
 /// How this call's question reaches the person (see `confirmation.current-delivery` in the WIT).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

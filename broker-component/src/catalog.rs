@@ -1,117 +1,14 @@
-//! The tool table: one row per tool (name, toolset, title, hints, argument grammar, handler),
-//! metros and the broker included. The same argument grammar checks every call and produces the
-//! JSON Schema the host validates against first, so the two cannot drift apart. `tools/list`,
-//! the toolset filter and `equinix-mcp tools` all read this one table through the host.
+//! The tool table: every tool's row, metros and the broker included, in the order `tools/list`
+//! shows them. The same argument grammar checks every call and produces the JSON Schema the host
+//! validates against first, so the two cannot drift apart. `tools/list`, the toolset filter and
+//! `equinix-mcp tools` all read this one table through the host.
 
-use alloc::string::String;
-use serde_json::{Value, json};
-
-use crate::capability::Host;
-use crate::grammar::{self, Kind, Object, Problems};
-use crate::tool_error::ToolError;
-use crate::{confirm, metros, propose, reads};
-
-/// MCP annotations of a tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hints {
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    pub open_world: bool,
-}
-
-/// Hints of every read-only catalog tool: reads Fabric, changes nothing.
-pub const READ_ONLY: Hints = Hints { read_only: true, destructive: false, idempotent: true, open_world: true };
-
-/// Hints of the broker tools: they lead to a create (never an update or delete), talk to Fabric,
-/// and a repeated call is a new proposal or a consumed token.
-pub const BROKER: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
-
-/// A tool's handler: the checked arguments in, the result or tool error out.
-pub type Handler = fn(&mut dyn Host, &Value) -> Result<Value, ToolError>;
-
-/// One row of the catalog.
-pub struct ToolDef {
-    pub name: &'static str,
-    pub toolset: &'static str,
-    /// A short human title (MCP `title`).
-    pub title: &'static str,
-    pub description: &'static str,
-    /// The arguments: checked before the handler runs, and the input schema.
-    pub args: &'static Object,
-    /// Adds what the grammar alone cannot say to the input schema (the propose tool's typed specs).
-    pub schema_extra: Option<fn(&mut Value)>,
-    pub hints: Hints,
-    /// The shape of a successful result.
-    pub output: Output,
-    pub run: Handler,
-}
-
-/// What a successful result holds (its `outputSchema`). No member is `required`: a tool error's
-/// structured content is `{"error": ...}` (with the confirm checks, for a confirm), and the
-/// official TypeScript SDK checks any structured content against the output schema, error or not.
-#[derive(Clone, Copy, Debug)]
-pub enum Output {
-    /// A page: `columns`, rows under the key, `same`, `returned`, `offset`, `total`,
-    /// `next_offset`, and these extra members (the schema names the rows and the extras).
-    Page(&'static str, &'static [(&'static str, &'static str)]),
-    /// One object under the key.
-    One(&'static str),
-    /// Named members of these JSON types.
-    Members(&'static [(&'static str, &'static str)]),
-}
-
-impl Output {
-    /// The JSON Schema of the result.
-    pub fn schema(self) -> Value {
-        let members: alloc::vec::Vec<(&str, Value)> = match self {
-            Output::Page(key, extra) => {
-                let mut m = alloc::vec![(key, json!({"type": "array"}))];
-                m.extend(extra.iter().map(|(k, t)| (*k, json!({"type": t}))));
-                m
-            }
-            Output::One(key) => alloc::vec![(key, json!({"type": "object"}))],
-            Output::Members(members) => members.iter().map(|(k, t)| (*k, json!({"type": type_names(t)}))).collect(),
-        };
-        let properties: serde_json::Map<String, Value> = members.into_iter().map(|(k, v)| (k.into(), v)).collect();
-        json!({"type": "object", "properties": properties})
-    }
-}
-
-/// `"boolean|null"` → `["boolean", "null"]`.
-fn type_names(t: &str) -> Value {
-    if t.contains('|') { Value::Array(t.split('|').map(|x| json!(x)).collect()) } else { json!(t) }
-}
-
-impl ToolDef {
-    /// The JSON Schema of the arguments.
-    pub fn input_schema(&self) -> Value {
-        let mut s = grammar::schema(&Kind::Obj(self.args), "");
-        // Every tool's check refuses unknown arguments by name; only the broker's schemas say so
-        // too, where a stray field could mean the agent believes it asked for something it did
-        // not. On the thirteen reads the keyword would cost the default tools/list its 8 KB budget.
-        if !self.hints.read_only {
-            s["additionalProperties"] = json!(false);
-        }
-        if let Some(extra) = self.schema_extra {
-            extra(&mut s);
-        }
-        s
-    }
-
-    /// The arguments checked against the grammar (every problem named at once).
-    pub fn check(&self, args: &Value) -> Result<Value, ToolError> {
-        let mut problems = Problems::default();
-        match grammar::check(&Kind::Obj(self.args), args, "", &mut problems) {
-            Some(v) if problems.is_empty() => Ok(v),
-            _ => Err(grammar::to_error(problems)),
-        }
-    }
-}
+use crate::tool::ToolDef;
+use crate::{confirm, propose, reads};
 
 /// The whole catalog, in the order `tools/list` shows it.
 pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
-    core::iter::once(&metros::TOOL).chain(reads::TOOLS.iter()).chain([&propose::TOOL, &confirm::TOOL])
+    core::iter::once(&reads::metros::TOOL).chain(reads::TOOLS.iter()).chain([&propose::TOOL, &confirm::TOOL])
 }
 
 /// The row of `name`.
@@ -119,19 +16,12 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
     tools().find(|t| t.name == name)
 }
 
-/// The schema text of a tool (what the WIT catalog carries).
-pub fn schema_text(t: &ToolDef) -> String {
-    crate::json_text(&t.input_schema())
-}
-
-/// The output schema text of a tool.
-pub fn output_text(t: &ToolDef) -> String {
-    crate::json_text(&t.output.schema())
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::grammar::{Field, Kind};
 
     #[test]
     fn every_schema_is_an_object_and_every_property_is_described() {
@@ -182,10 +72,45 @@ mod tests {
         assert_eq!(err.details["problems"].as_array().unwrap().len(), 5, "{}", err.to_json());
     }
 
+    /// Every field's pointer to where valid values come from is data (`Field::from`), never
+    /// read out of its prose, and names a read tool of this catalog.
+    #[test]
+    fn hints_are_data_and_name_read_tools_of_this_catalog() {
+        fn walk(kind: &Kind, seen: &mut alloc::vec::Vec<&'static Field>) {
+            match kind {
+                Kind::Obj(o) => o.fields.iter().for_each(|f| {
+                    seen.push(f);
+                    walk(&f.kind, seen);
+                }),
+                Kind::Array { item, .. } => walk(item, seen),
+                _ => {}
+            }
+        }
+        let mut fields = alloc::vec::Vec::new();
+        for t in tools() {
+            walk(&Kind::Obj(t.args), &mut fields);
+        }
+        for ct in crate::spec::ChangeType::ALL {
+            walk(&Kind::Obj(ct.grammar()), &mut fields);
+        }
+        let mut hinted = 0;
+        for f in fields {
+            assert!(!f.doc.contains("fabric_"), "{}: name the tool with .from(), not in the doc {:?}", f.name, f.doc);
+            if let Some(tool) = f.values_listed_by() {
+                hinted += 1;
+                let row = find(tool).unwrap_or_else(|| panic!("{}: {tool} is not a tool of this catalog", f.name));
+                assert!(row.hints.read_only || f.name == "confirm_token", "{}: {tool} is not a read tool", f.name);
+                let described = f.description();
+                assert!(f.values_from.is_none() || described.contains(tool), "{}: {described:?}", f.name);
+            }
+        }
+        assert!(hinted >= 20, "{hinted} hinted fields");
+    }
+
     #[test]
     fn read_only_tools_are_never_in_the_mutate_toolset() {
         for t in tools() {
-            assert_eq!(t.hints.read_only, t.toolset != "mutate", "{}", t.name);
+            assert_eq!(t.hints.read_only, t.toolset != equinix_broker_contract::MUTATE_TOOLSET, "{}", t.name);
         }
     }
 }

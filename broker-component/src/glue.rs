@@ -126,8 +126,8 @@ impl tools::Guest for Component {
                 toolset: t.toolset.into(),
                 title: t.title.into(),
                 description: t.description.into(),
-                input_schema: catalog::schema_text(t),
-                output_schema: Some(catalog::output_text(t)),
+                input_schema: t.schema_text(),
+                output_schema: Some(t.output_text()),
                 hints: tools::Hints {
                     read_only: t.hints.read_only,
                     destructive: t.hints.destructive,

@@ -15,13 +15,14 @@ pub mod confirm;
 pub mod fabric_call;
 pub mod fabric_enums;
 pub mod grammar;
-pub mod metros;
+pub mod json;
 pub mod price;
 pub mod proposal;
 pub mod propose;
 pub mod reads;
 pub mod spec;
 pub mod time;
+pub mod tool;
 pub mod tool_error;
 
 #[cfg(test)]
@@ -38,6 +39,7 @@ use alloc::format;
 use alloc::string::String;
 
 use capability::Host;
+use json::{discard, json_text};
 use tool_error::ToolError;
 
 /// Runs the tool `name` with JSON `arguments`; `Err` is the JSON text of a tool error.
@@ -53,7 +55,7 @@ pub fn call_tool(host: &mut dyn Host, name: &str, arguments: &str) -> Result<Str
         }),
         None => Err(ToolError::new(
             "unknown_tool",
-            format!("this component has no tool named {:?}", tool_error::clip(name, 128)),
+            format!("this component has no tool named {:?}", equinix_broker_contract::clip(name, 128)),
         )),
     };
     result
@@ -63,21 +65,6 @@ pub fn call_tool(host: &mut dyn Host, name: &str, arguments: &str) -> Result<Str
             text
         })
         .map_err(|e| e.to_json())
-}
-
-/// Drops `value`, except in the component: its instance and all its memory are thrown away
-/// when the call returns, so walking a JSON tree only to free it there is wasted time.
-pub(crate) fn discard<T>(value: T) {
-    #[cfg(target_arch = "wasm32")]
-    core::mem::forget(value);
-    #[cfg(not(target_arch = "wasm32"))]
-    drop(value);
-}
-
-/// `value` as compact JSON text. Writes straight into the string; `Display` goes through the
-/// formatting machinery (BENCHMARKS.md, "JSON through `fmt`").
-pub(crate) fn json_text(value: &serde_json::Value) -> String {
-    serde_json::to_string(value).expect("a JSON value always serializes")
 }
 
 #[cfg(test)]

@@ -93,7 +93,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
         method: Method::Post,
         path: "/fabric/v4/prices/search".into(),
         query: Vec::new(),
-        body: Some(crate::json_text(&filter)),
+        body: Some(crate::json::json_text(&filter)),
     };
     let answer = match send_json(host, request) {
         Ok(a) => a,
@@ -112,7 +112,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
         "product_code": row.get("code").cloned().unwrap_or(Value::Null),
         "filter": filter,
     });
-    crate::discard(answer);
+    crate::json::discard(answer);
     priced
 }
 
@@ -120,7 +120,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
 /// search filter stays in the stored proposal).
 pub fn lean(mut price: Value) -> Value {
     if let Some(o) = price.as_object_mut() {
-        crate::discard((o.remove("filter"), o.remove("source")));
+        crate::json::discard((o.remove("filter"), o.remove("source")));
     }
     price
 }

@@ -6,13 +6,15 @@ use alloc::string::String;
 use alloc::vec;
 use serde_json::{Map, Value, json};
 
+use equinix_broker_contract::MUTATE_TOOLSET;
+
 use crate::capability::{FabricRequest, Host, Method};
-use crate::catalog::{BROKER, Output, ToolDef};
 use crate::grammar::{self, Kind, Object, arguments, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
 use crate::spec::{ChangeType, Spec};
 use crate::time::format_rfc3339_ms;
+use crate::tool::{BROKER, Output, ToolDef};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_propose_change";
@@ -33,7 +35,7 @@ static ARGS: Object = arguments(&[
 
 pub static TOOL: ToolDef = ToolDef {
     name: NAME,
-    toolset: "mutate",
+    toolset: MUTATE_TOOLSET,
     title: "Propose a Fabric create",
     description: DESCRIPTION,
     args: &ARGS,
@@ -148,7 +150,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     if !stored.evicted.is_empty() {
         result["evicted_proposals"] = json!(stored.evicted);
     }
-    crate::discard((validated, spec));
+    crate::json::discard((validated, spec));
     Ok(result)
 }
 

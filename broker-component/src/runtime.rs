@@ -18,14 +18,14 @@ static ALLOC: Heap = Heap {
 /// The linker gives the component 1 MiB of initial memory (see the host's guest_build.rs); its
 /// free part, from `__heap_base` up, becomes dlmalloc's first segment, and only a call needing
 /// more grows memory. An instance that never grows its memory lets the host's pooling allocator
-/// reuse the slot without changing page protections (an `mprotect` that shrinks them costs a TLB
-/// shootdown on every core, on every call).
+/// reuse the slot without changing page protections, which costs every core a TLB flush.
 ///
 /// Every call runs in a fresh instance whose memory is thrown away when it returns, and a call's
 /// small blocks (JSON map nodes, keys, short strings) mostly live until then anyway. So blocks of
 /// at most `SMALL` bytes are bumped out of 64 KiB arena chunks (taken from dlmalloc) and never
-/// freed: in the JSON-heavy guest, dlmalloc's bookkeeping for them was a fifth of a read's guest
-/// time. Larger blocks (buffers, long strings) stay with dlmalloc and are reused.
+/// freed, sparing the JSON-heavy guest dlmalloc's bookkeeping for them. Larger blocks (buffers,
+/// long strings) stay with dlmalloc and are reused. BENCHMARKS.md ("Third round: what was
+/// profiled and fixed") has what each of these cost before.
 struct Heap {
     dl: UnsafeCell<dlmalloc::Dlmalloc<Pages>>,
     arena: UnsafeCell<Arena>,
@@ -212,8 +212,8 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 unsafe extern "C" {}
 
 /// libc's `memcmp`, eight bytes at a time: every JSON map lookup and insert compares keys with
-/// it, and the self-contained libc's version goes byte by byte (3% of a call's CPU in the
-/// sandbox; BENCHMARKS.md, "The sandbox's own cost"). Defined here, the archive's is not linked.
+/// it, and the self-contained libc's version goes byte by byte (BENCHMARKS.md, "Second round",
+/// has its share of a call). Defined here, the archive's is not linked.
 ///
 /// # Safety
 /// `a` and `b` must be readable for `n` bytes, as for C's `memcmp`.

@@ -4,6 +4,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use serde_json::{Map, Value, json};
 
+use equinix_broker_contract::{QUOTE_CHARS, clip};
+
 use crate::capability::{FabricError, FabricResponse};
 
 /// A failed tool call. `kind` is a stable machine-readable word; `message` is for people.
@@ -98,7 +100,7 @@ impl ToolError {
         }
         let mut outer = self.beside.clone();
         outer.insert("error".into(), Value::Object(inner));
-        crate::json_text(&Value::Object(outer))
+        crate::json::json_text(&Value::Object(outer))
     }
 }
 
@@ -108,17 +110,6 @@ fn first_error_summary(v: &Value) -> Option<String> {
     let code = first.get("errorCode").and_then(Value::as_str).unwrap_or("?");
     let msg = first.get("errorMessage").and_then(Value::as_str).unwrap_or("");
     Some(format!("{code}: {msg}"))
-}
-
-/// The longest quote of an argument in an error.
-pub const QUOTE_CHARS: usize = 200;
-
-/// `s` cut to `max` characters, saying how much was left out.
-pub fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some((end, _)) => format!("{}… ({} more characters)", &s[..end], s[end..].chars().count()),
-    }
 }
 
 fn truncate(s: &str, max: usize) -> String {

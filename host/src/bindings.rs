@@ -30,6 +30,24 @@ wasmtime::component::bindgen!({
 pub use equinix::broker::{clock, confirmation, fabric, proposal_store};
 pub use exports::equinix::broker::tools;
 
+/// The status as the contract names it (`equinix_broker_contract::ConfirmStatus::as_str`).
+impl From<confirmation::Status> for equinix_broker_contract::ConfirmStatus {
+    fn from(status: confirmation::Status) -> Self {
+        use confirmation::Status as S;
+        use equinix_broker_contract::ConfirmStatus as C;
+        match status {
+            S::Accepted => C::Accepted,
+            S::Declined => C::Declined,
+            S::Cancelled => C::Cancelled,
+            S::TimedOut => C::TimedOut,
+            S::Failed => C::Failed,
+            S::CallCancelled => C::CallCancelled,
+            S::UnsupportedByClient => C::UnsupportedByClient,
+            S::InputRequired => C::InputRequired,
+        }
+    }
+}
+
 /// The right to send one create, minted after the person's yes: the host's side of the WIT
 /// `approval` resource. The component holds only a handle to it.
 #[derive(Debug)]

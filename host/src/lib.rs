@@ -1,16 +1,19 @@
 //! `equinix-mcp`: an MCP server for Equinix Fabric whose only route to a mutation is the Safe
 //! Mutation Broker.
 //!
-//! Read in this order: `wit/broker.wit` (everything the component can reach) and [`bindings`]
-//! (the host's types for it), [`component`] (how the sandbox is built and limited),
-//! [`capabilities`] (what the host grants behind each import, one module per interface),
-//! [`fabric_client`] (credentials and the Fabric allow-list), [`mcp`] (the MCP front),
-//! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). The loopback Fabric simulator
-//! behind `--fabric-sim` is a crate of its own, `equinix-fabric-sim`.
+//! Read in this order: `wit/broker.wit` (everything the component can reach; its companion crate
+//! `equinix-broker-contract` holds the names both sides spell alike) and [`bindings`] (the host's
+//! types for it), [`component`] (how the sandbox is built and limited), [`capabilities`] (what
+//! the host grants behind each import, one module per interface) over its backends
+//! [`fabric_client`] (credentials and the Fabric allow-list) and [`proposals`] (memory or Redis),
+//! [`mcp`] (the MCP front), [`transports`] (stdio and HTTP), [`commands`] (the subcommands). The
+//! loopback Fabric simulator behind `--fabric-sim` is a crate of its own, `equinix-fabric-sim`,
+//! and so are the benchmarks, `equinix-mcp-bench`; this crate never links the broker natively.
 //!
-//! Layers point down only: `commands` → `transports` → `mcp` → `component` → `capabilities` →
-//! `fabric_client`, `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`,
-//! `secret`, `text`, `shutdown`); the simulator stands beside them and the client never names it.
+//! Layers point down only, and no module imports one that imports it: `commands` →
+//! `transports` → `mcp` → `component` → `capabilities` → `fabric_client`, `proposals`,
+//! `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`, `secret`, `shutdown`);
+//! the simulator stands beside them and the client never names it.
 
 pub mod audit;
 pub mod bindings;
@@ -23,9 +26,9 @@ pub mod fabric_client;
 pub mod mcp;
 pub mod metrics;
 pub mod principal;
+pub mod proposals;
 pub mod secret;
 pub mod shutdown;
-pub mod text;
 pub mod transports;
 
 /// The broker component built from `broker-component/` by `build.rs`.

@@ -182,7 +182,7 @@ fn propose_runs_the_dry_run_on_the_exact_body_then_prices_and_stores() {
     // the body once: not as an object, not echoed back by the dry run
     assert!(out["compiled_request"].get("body").is_none() && out.get("validated_entity").is_none());
     assert_eq!(out["dry_run"]["answer_adds"], json!({}), "the echo adds nothing here");
-    assert!(crate::json_text(&out).len() < 1536, "{} bytes", crate::json_text(&out).len());
+    assert!(crate::json::json_text(&out).len() < 1536, "{} bytes", crate::json::json_text(&out).len());
 }
 
 #[test]

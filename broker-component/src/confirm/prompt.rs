@@ -1,7 +1,14 @@
 //! What the component tells the person beside the host-rendered request: the target, its sides by name, the price, the age of the proposal.
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::Value;
+
 use super::redeem::Redeemable;
-use super::*;
+use crate::capability::Prompt;
+use crate::price;
+use crate::spec::Spec;
 
 /// The component's context for the form: what the host cannot know (the target in words with the
 /// names of what it touches, the price, the proposal's age). The host renders the request itself

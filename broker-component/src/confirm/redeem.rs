@@ -1,6 +1,14 @@
 //! Redeeming a token: the five confirm checks over what the store holds, and each refusal in its own words.
 
-use super::*;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+use crate::capability::Taken;
+use crate::proposal::{Checks, PROPOSE_AGAIN, Proposal, token_error};
+use crate::spec::{ChangeType, Compiled, Spec};
+use crate::tool_error::ToolError;
 
 pub(super) fn is_token(s: &str) -> bool {
     s.len() == 36 && s.starts_with("chg-") && s[4..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

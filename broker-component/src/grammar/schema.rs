@@ -1,6 +1,13 @@
 //! The JSON Schema of a grammar: what the check enforces, for clients and models to read.
 
-use super::*;
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use equinix_broker_contract::VALUES_FROM;
+use serde_json::{Map, Value, json};
+
+use super::kinds::{Kind, Object, Text};
 
 /// The JSON Schema of `kind`, described by `doc`, with every object inline.
 pub fn schema(kind: &Kind, doc: &str) -> Value {
@@ -22,7 +29,7 @@ pub fn schemas_sharing(kinds: &[(&Kind, &str)]) -> (Vec<Value>, Map<String, Valu
 }
 
 /// How often each named object is referred to, counting an object's own fields once.
-pub(super) fn count_uses(kind: &Kind, uses: &mut BTreeMap<&'static str, usize>) {
+fn count_uses(kind: &Kind, uses: &mut BTreeMap<&'static str, usize>) {
     match kind {
         Kind::Obj(o) if !o.name.is_empty() => {
             let n = uses.entry(o.name).or_insert(0);
@@ -38,7 +45,7 @@ pub(super) fn count_uses(kind: &Kind, uses: &mut BTreeMap<&'static str, usize>) 
 }
 
 #[derive(Default)]
-pub(super) struct Schemas {
+struct Schemas {
     shared: BTreeSet<&'static str>,
     defs: Map<String, Value>,
 }
@@ -109,7 +116,10 @@ impl Schemas {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for f in object.fields {
-            let mut p = self.of(&f.kind, f.doc);
+            let mut p = self.of(&f.kind, &f.description());
+            if let Some(tool) = f.values_listed_by() {
+                p[VALUES_FROM] = json!(tool);
+            }
             if let Some(d) = f.default.and_then(|d| serde_json::from_str::<Value>(d).ok()) {
                 p["default"] = d;
             }

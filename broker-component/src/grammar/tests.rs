@@ -1,5 +1,7 @@
 //! The grammar checks every problem at once and its schema says what it enforces.
 
+use serde_json::{Value, json};
+
 use super::*;
 
 static INNER: Object =

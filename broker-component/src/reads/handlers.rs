@@ -7,11 +7,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
+use super::arguments::GET_IDS;
 use super::compact::*;
-use super::*;
 use crate::args::{number, paging, paging_query, text};
 use crate::capability::{FabricRequest, Host, Method};
 use crate::fabric_call::{paged, send_json};
+use crate::fabric_enums::*;
+use crate::grammar::Object;
 use crate::price::{eq, product_filter};
 use crate::tool_error::ToolError;
 
@@ -42,7 +44,7 @@ pub(super) fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> Strin
             body.insert("filter".into(), json!({"and": filters}));
         }
     }
-    crate::json_text(&Value::Object(body))
+    crate::json::json_text(&Value::Object(body))
 }
 
 pub(super) fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
@@ -66,19 +68,11 @@ pub(super) fn get_by_id(
     Ok(one(answer, result_key))
 }
 
-/// The get tools' id arguments, each described by the search tool that lists valid ids.
-pub(super) static GET_IDS: [&Object; 6] =
-    [&GET_PORT, &GET_PROFILE, &GET_CONNECTION, &GET_NETWORK, &GET_TOKEN, &PORT_VLANS];
-
 /// A refused id (Fabric answers 400 or 404 for one it does not know) points to the search tool
-/// named in the argument's description.
+/// that lists valid ones for the argument.
 pub(super) fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
     let status = e.details.get("status").and_then(Value::as_u64);
-    let search = objects
-        .iter()
-        .flat_map(|o| o.fields.iter())
-        .find(|f| f.name == key)
-        .and_then(|f| crate::grammar::tool_named_in(f.doc));
+    let search = objects.iter().flat_map(|o| o.fields.iter()).find(|f| f.name == key).and_then(|f| f.values_from);
     match (status, search) {
         (Some(400 | 404), Some(tool)) => {
             let step = format!("Check {key}: {tool} lists the ones you can read.");
@@ -252,7 +246,7 @@ pub(super) fn search_prices(host: &mut dyn Host, args: &Value) -> Result<Value, 
         }
     }
     let filter = json!({"filter": {"and": and}});
-    let answer = send_json(host, post("/fabric/v4/prices/search", Vec::new(), crate::json_text(&filter)))?;
+    let answer = send_json(host, post("/fabric/v4/prices/search", Vec::new(), crate::json::json_text(&filter)))?;
     let mut out = paged(answer, "prices", 0, compact_price);
     if out["returned"] == 0 {
         // what was asked, so the agent can see which criterion to relax

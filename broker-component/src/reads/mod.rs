@@ -3,20 +3,8 @@
 //! filters as each endpoint's contract allows, and compacts the lists (a get tool returns Fabric's
 //! whole object). Every list is paged with `total` and `next_offset`, never truncated silently.
 
-use crate::args::{LIMIT, OFFSET};
-use crate::catalog::{Output, READ_ONLY, ToolDef};
-use crate::fabric_enums::*;
-use crate::grammar::{Field, Kind, METRO, Object, UUID, arguments, int, opt, req};
-
-const NAME: Field = opt("name", crate::grammar::TEXT, "Part of the name");
-const METRO_ARG: Field = opt("metro", METRO, "Metro code (fabric_list_metros)");
-
-/// `{key}` (a uuid, required): the argument of every get-by-id tool.
-macro_rules! by_id {
-    ($key:literal, $search:literal) => {
-        arguments(&[req($key, UUID, concat!("From ", $search))])
-    };
-}
+use crate::grammar::Object;
+use crate::tool::{Handler, Output, READ_ONLY, ToolDef};
 
 /// A read-only row.
 const fn read(
@@ -26,59 +14,10 @@ const fn read(
     description: &'static str,
     args: &'static Object,
     output: Output,
-    run: crate::catalog::Handler,
+    run: Handler,
 ) -> ToolDef {
     ToolDef { name, toolset, title, description, args, schema_extra: None, hints: READ_ONLY, output, run }
 }
-
-static SEARCH_PORTS: Object = arguments(&[
-    NAME,
-    METRO_ARG,
-    opt("state", Kind::Enum(PORT_STATES), "State"),
-    opt("project_id", UUID, "Project uuid"),
-    OFFSET,
-    LIMIT,
-]);
-static GET_PORT: Object = by_id!("port_id", "fabric_search_ports");
-static PORT_VLANS: Object = arguments(&[req("port_id", UUID, "From fabric_search_ports"), OFFSET, LIMIT]);
-static SEARCH_PROFILES: Object = arguments(&[
-    NAME,
-    METRO_ARG,
-    opt("visibility", Kind::Enum(PROFILE_VISIBILITIES), "PUBLIC: providers"),
-    opt("view_point", Kind::Enum(&["aSide", "zSide"]), "Your end").or("\"aSide\""),
-    OFFSET,
-    LIMIT,
-]);
-static GET_PROFILE: Object = by_id!("profile_id", "fabric_search_service_profiles");
-static SEARCH_CONNECTIONS: Object = arguments(&[
-    NAME,
-    opt("state", Kind::Enum(CONNECTION_STATES), "State"),
-    opt("port_id", UUID, "A-side port, from fabric_search_ports"),
-    OFFSET,
-    LIMIT,
-]);
-static GET_CONNECTION: Object = by_id!("connection_id", "fabric_search_connections");
-static SEARCH_NETWORKS: Object = arguments(&[
-    NAME,
-    opt("type", Kind::Enum(NETWORK_TYPES), "Type"),
-    opt("scope", Kind::Enum(NETWORK_SCOPES), "Scope"),
-    opt("state", Kind::Enum(NETWORK_STATES), "State"),
-    OFFSET,
-    LIMIT,
-]);
-static GET_NETWORK: Object = by_id!("network_id", "fabric_search_networks");
-static SEARCH_TOKENS: Object = arguments(&[NAME, opt("state", Kind::Enum(TOKEN_STATES), "State"), OFFSET, LIMIT]);
-static GET_TOKEN: Object = by_id!("service_token_id", "fabric_search_service_tokens");
-static SEARCH_PRICES: Object = arguments(&[
-    req("connection_type", Kind::Enum(PRICED_CONNECTION_TYPES), "Connection type"),
-    req("bandwidth", int(1, 100_000), "Mbps"),
-    opt("a_side_type", Kind::Enum(PRICED_ACCESS_POINT_TYPES), "A-side type").or("\"COLO\""),
-    opt("a_side_metro", METRO, "From fabric_list_metros"),
-    opt("a_side_port_id", UUID, "From fabric_search_ports"),
-    opt("z_side_type", Kind::Enum(PRICED_ACCESS_POINT_TYPES), "Z-side type"),
-    opt("z_side_metro", METRO, "From fabric_list_metros"),
-    opt("z_side_profile_id", UUID, "From fabric_search_service_profiles"),
-]);
 
 pub static TOOLS: [ToolDef; 12] = [
     read(
@@ -183,9 +122,12 @@ pub static TOOLS: [ToolDef; 12] = [
     ),
 ];
 
+mod arguments;
 mod compact;
 mod handlers;
+pub mod metros;
 #[cfg(test)]
 mod tests;
 
+use arguments::*;
 use handlers::*;

@@ -1,7 +1,7 @@
 //! The read tools against a fake host: filters sent, compact forms, page sizes.
 
 use super::compact::*;
-use super::*;
+use crate::fabric_enums::PORT_STATES;
 use crate::test_host::FakeHost;
 use alloc::format;
 use serde_json::{Value, json};

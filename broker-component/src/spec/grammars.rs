@@ -1,6 +1,15 @@
 //! The grammars of the three create requests (Fabric v4 4.31): one object table per request schema, with the rules across fields that the schema words in its descriptions.
 
-use super::*;
+use alloc::format;
+use alloc::string::String;
+use serde_json::{Map, Value};
+
+use crate::fabric_enums::*;
+use crate::grammar::{
+    self, DATE_TIME, EMAIL, Kind, METRO, METROS_TOOL, Object, Problems, TEXT, UUID, child, int, opt, req, text,
+};
+
+const NAME_MAX: usize = 128;
 
 // ---- the grammars (Fabric v4 4.31 request schemas) ----
 
@@ -30,7 +39,7 @@ pub(super) static LINK_PROTOCOL: Object = Object {
     name: "LinkProtocol",
     fields: &[
         req("type", Kind::Enum(LINK_PROTOCOLS), ""),
-        opt("vlanTag", VLAN, "DOT1Q: a free VLAN (fabric_list_port_vlans)"),
+        opt("vlanTag", VLAN, "DOT1Q: a free VLAN").from("fabric_list_port_vlans"),
         opt("vlanSTag", VLAN, ""),
         opt("vlanCTag", VLAN, ""),
     ],
@@ -53,13 +62,13 @@ pub(super) fn link_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
 
 pub(super) static PROFILE: Object = Object {
     name: "Profile",
-    fields: &[opt("type", Kind::Enum(PROFILE_TYPES), ""), req("uuid", UUID, "fabric_search_service_profiles")],
+    fields: &[opt("type", Kind::Enum(PROFILE_TYPES), ""), req("uuid", UUID, "").from("fabric_search_service_profiles")],
     rule: None,
     rule_doc: "",
 };
 
 pub(super) static LOCATION: Object =
-    Object { name: "Location", fields: &[req("metroCode", METRO, "fabric_list_metros")], rule: None, rule_doc: "" };
+    Object { name: "Location", fields: &[req("metroCode", METRO, "").from(METROS_TOOL)], rule: None, rule_doc: "" };
 
 pub(super) static VIRTUAL_DEVICE: Object = Object {
     name: "VirtualDevice",
@@ -111,7 +120,7 @@ pub(super) static ACCESS_POINT: Object = Object {
             Kind::Enum(ACCESS_POINT_TYPES),
             "COLO: your port; SP: a provider's service profile; VD: a virtual device",
         ),
-        opt("port", REF, "fabric_search_ports"),
+        opt("port", REF, "").from("fabric_search_ports"),
         opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
         opt("profile", Kind::Obj(&PROFILE), ""),
         opt("location", Kind::Obj(&LOCATION), "SP: the provider's metro"),
@@ -296,7 +305,7 @@ pub(super) static SELECTOR: Object = Object {
     name: "Selector",
     fields: &[
         req("type", Kind::Enum(SELECTOR_TYPES), ""),
-        opt("port", REF, "fabric_search_ports"),
+        opt("port", REF, "").from("fabric_search_ports"),
         opt("linkProtocol", Kind::Obj(&LINK_PROTOCOL), ""),
         opt("network", Kind::Obj(&SELECTOR_NETWORK), ""),
         opt("virtualDevice", Kind::Obj(&VIRTUAL_DEVICE), ""),

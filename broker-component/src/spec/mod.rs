@@ -8,15 +8,13 @@
 
 use alloc::format;
 use alloc::string::String;
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
-use crate::fabric_enums::*;
-use crate::grammar::{self, DATE_TIME, EMAIL, Kind, METRO, Object, Problems, TEXT, UUID, child, int, opt, req, text};
+use crate::grammar::{self, Kind, Object, Problems};
 use crate::tool_error::ToolError;
 
 mod grammars;
-use grammars::*;
+use grammars::{CONNECTION, NETWORK, SERVICE_TOKEN};
 
 #[cfg(test)]
 mod tests;
@@ -78,8 +76,6 @@ impl ChangeType {
         }
     }
 }
-
-const NAME_MAX: usize = 128;
 
 /// Fabric create bodies are a few hundred bytes; free-text fields carry no length of their own
 /// in the grammar (Fabric judges them at the dry run), so the whole spec is bounded instead.
@@ -183,21 +179,10 @@ pub struct Compiled {
 /// Canonical JSON text: sorted keys (serde_json's map is ordered by key without the
 /// `preserve_order` feature), no whitespace.
 pub fn canonical(v: &Value) -> String {
-    crate::json_text(v)
+    crate::json::json_text(v)
 }
 
-/// SHA-256 over `change_type`, a newline, and the canonical body, in lowercase hex. By hand:
-/// `printf '%s\n%s' connection_create "$BODY" | sha256sum`.
+/// The hash the token is bound to, as the contract defines it for an approval.
 pub fn request_sha256(change_type: ChangeType, body: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(change_type.as_str().as_bytes());
-    h.update(b"\n");
-    h.update(body.as_bytes());
-    let digest = h.finalize();
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push(char::from_digit((b >> 4) as u32, 16).unwrap());
-        out.push(char::from_digit((b & 15) as u32, 16).unwrap());
-    }
-    out
+    equinix_broker_contract::request_sha256(change_type.as_str(), body)
 }

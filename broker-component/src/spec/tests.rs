@@ -1,5 +1,6 @@
 //! Specs parse strictly and compile to one canonical body.
 
+use super::grammars::*;
 use super::*;
 
 fn names(o: &Object) -> alloc::vec::Vec<&'static str> {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use equinix_mcp::capabilities::{CallState, Clock, ProposalStore};
+use equinix_mcp::capabilities::{CallState, Grants, ProposalStore};
 use equinix_mcp::component::{ComponentRuntime, Limits};
 use equinix_mcp::fabric_client::{FabricClient, FabricConfig};
 use equinix_mcp::mcp::{Selection, ToolRegistry};
@@ -29,7 +29,11 @@ impl Fixture {
     }
 
     fn state(&self) -> CallState {
-        CallState::unattended(self.fabric.clone(), Clock::default(), self.proposals.clone(), Duration::from_secs(2))
+        CallState::unattended(&Grants::without_approvals(
+            self.fabric.clone(),
+            self.proposals.clone(),
+            Duration::from_secs(2),
+        ))
     }
 }
 
@@ -61,7 +65,7 @@ fn schema_validation(bencher: divan::Bencher) {
 /// put + take on the proposal store (the single-use mechanism).
 #[divan::bench]
 fn proposal_store_put_take(bencher: divan::Bencher) {
-    let store = equinix_mcp::capabilities::proposal_store::MemoryStore::new();
+    let store = equinix_mcp::proposals::MemoryStore::new();
     let record = vec![7u8; 600];
     let who = equinix_mcp::principal::Principal::local();
     bencher.bench_local(|| {

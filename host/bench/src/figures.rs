@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::client::{HttpChild, Proc, call, median, ms, rss_kib, sim_url, spawn, spawn_http, spec, timed_calls};
 use crate::table::Table;
 use crate::{load, native};
-use equinix_mcp::capabilities::{CallState, Clock, ProposalStore};
+use equinix_mcp::capabilities::{CallState, Grants, ProposalStore};
 use equinix_mcp::component::{ComponentRuntime, Limits};
 use equinix_mcp::fabric_client::{FabricClient, FabricConfig};
 
@@ -247,10 +247,10 @@ async fn instantiation(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let n = if b.quick { 200 } else { 2000 };
     let runtime = ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?;
     let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
-    let proposals = Arc::new(ProposalStore::new());
+    let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), Duration::from_secs(2));
     let (mut inst, mut full) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
-        let state = CallState::unattended(fabric.clone(), Clock::default(), proposals.clone(), Duration::from_secs(2));
+        let state = CallState::unattended(&grants);
         let t0 = Instant::now();
         let (instantiated, _) = runtime.instantiate_then_catalog(state).await?;
         full.push(t0.elapsed().as_secs_f64() * 1e6);

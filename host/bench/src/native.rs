@@ -12,7 +12,7 @@ use wasmtime::component::Resource;
 
 use equinix_fabric_sim::{self as fabric_sim, SimConfig};
 use equinix_mcp::bindings::{Approval, clock, confirmation, fabric, proposal_store};
-use equinix_mcp::capabilities::{CallState, Clock, ProposalStore};
+use equinix_mcp::capabilities::{CallState, Grants, ProposalStore};
 use equinix_mcp::component::{ComponentRuntime, Limits};
 use equinix_mcp::fabric_client::{Credentials, FabricClient, FabricConfig};
 use equinix_mcp::secret::Secret;
@@ -62,16 +62,8 @@ impl cap::Host for NativeHost<'_> {
         let request = confirmation::CreateRequest { path: request.path, body: request.body };
         let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
         let answer = wait(&self.rt, confirmation::Host::ask(self.state, request, context))?;
-        let status = match answer.status {
-            confirmation::Status::Accepted => cap::ConfirmStatus::Accepted,
-            confirmation::Status::Declined => cap::ConfirmStatus::Declined,
-            confirmation::Status::Cancelled => cap::ConfirmStatus::Cancelled,
-            confirmation::Status::TimedOut => cap::ConfirmStatus::TimedOut,
-            confirmation::Status::Failed => cap::ConfirmStatus::Failed,
-            confirmation::Status::CallCancelled => cap::ConfirmStatus::CallCancelled,
-            confirmation::Status::UnsupportedByClient => cap::ConfirmStatus::UnsupportedByClient,
-            confirmation::Status::InputRequired => cap::ConfirmStatus::InputRequired,
-        };
+        // the broker's status is the contract's, which the host's bindings convert to
+        let status = cap::ConfirmStatus::from(answer.status);
         let approval = answer.approval.map(|handle| {
             let sha = confirmation::HostApproval::request_sha256(self.state, Resource::new_borrow(handle.rep()))
                 .expect("no trap");
@@ -149,10 +141,9 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
     config.mutate_enabled = true;
     let fabric = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
     let runtime = Arc::new(ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?);
-    let proposals = Arc::new(ProposalStore::new());
-    let clock = Clock::default();
+    let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), Duration::from_secs(2));
     // a fresh call state per call on both sides, as the server makes one per call
-    let state = move || CallState::unattended(fabric.clone(), clock.clone(), proposals.clone(), Duration::from_secs(2));
+    let state = move || CallState::unattended(&grants);
     let mut out = Vec::new();
     for (tool, args) in [("fabric_list_metros", "{}".to_string()), ("fabric_propose_change", spec(0).to_string())] {
         let (mut wasm, mut native) = (Vec::new(), Vec::new());

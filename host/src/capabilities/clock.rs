@@ -1,6 +1,6 @@
 //! The `clock` capability: the host's wall-clock milliseconds ([`crate::clock::Clock`]).
 
-use super::CallState;
+use super::call_state::CallState;
 use crate::bindings::clock;
 
 impl clock::Host for CallState {

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::CallState;
+use super::call_state::CallState;
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError};
 

@@ -7,12 +7,15 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::capabilities::{CallState, Clock, ProposalStore};
+use rmcp::model::RequestStateCodec;
+
+use crate::audit::AuditLog;
+use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
 use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::mcp::fairness::{Fairness, FairnessLimits};
-use crate::mcp::{BrokerSettings, McpServer, Selection, ToolRegistry, server::Shared};
+use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
 use crate::secret::Secret;
 use crate::transports::http::tls::TlsFiles;
 use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
@@ -101,115 +104,44 @@ impl Banner {
     }
 }
 
-/// Builds the server from its arguments.
+/// Builds the server from its arguments: the component, the Fabric client (real or the
+/// simulator), the proposal store, the checked catalog, the audit log and the sealing key.
 pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let warm = std::thread::spawn(crate::mcp::registry::warm_up);
-    let source = args.component.source()?;
-    if args.memory_mib == 0 || args.memory_mib << 20 > component::MAX_MEMORY_BYTES {
-        bail!("--memory-mib must be from 1 to {}", component::MAX_MEMORY_BYTES >> 20);
-    }
-    for (flag, value) in [
-        ("--max-calls-per-principal", args.max_calls_per_principal),
-        ("--max-confirmations-per-principal", args.max_confirmations_per_principal),
-        ("--max-sessions-per-principal", args.max_sessions_per_principal),
-        ("--max-sessions", args.max_sessions),
-        ("--max-connections", args.max_connections),
-    ] {
-        if value == 0 {
-            bail!("{flag} must be at least 1");
-        }
-    }
-    let limits =
-        Limits { guest_time: Duration::from_millis(args.guest_time_ms.max(1)), memory_bytes: args.memory_mib << 20 };
-    let cache_dir = args.component.cache_dir();
     let started = std::time::Instant::now();
-    let runtime = ComponentRuntime::load(&source.wasm, cache_dir.as_deref(), limits)
-        .with_context(|| format!("loading component {}", source.origin))?;
+    let (runtime, source) = load_component(args)?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, origin = ?runtime.origin(), "component ready");
 
     let selection = Selection::parse(args.toolsets.as_deref());
     let clock = Clock::default();
-    let (sim, base_url, credentials) = if args.fabric_sim {
-        // The in-process simulator shares the host's clock, so `POST /_sim/clock` can age proposals.
-        let config = fabric_sim::SimConfig { clock: Some(Arc::new(clock.clone())), ..Default::default() };
-        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
-        let creds = Credentials {
-            client_id: fabric_sim::SIM_CLIENT_ID.into(),
-            client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
-        };
-        let url = sim.base_url();
-        (Some(sim), url, Some(creds))
-    } else {
-        let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
-        let creds = match (&args.client_id, secret) {
-            (Some(id), Some(secret)) if !id.is_empty() => {
-                Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
-            }
-            _ => {
-                tracing::warn!(
-                    "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET are not set: every Fabric call will \
-                     fail until they are (or use --fabric-sim)"
-                );
-                None
-            }
-        };
-        (None, args.endpoint.clone(), creds)
-    };
-    let mut fabric_config = FabricConfig::new(base_url, credentials);
-    fabric_config.mutate_enabled = selection.names_mutate();
-    fabric_config.request_timeout = Duration::from_millis(args.fabric_timeout_ms.max(1));
-    let fabric = Arc::new(match &sim {
-        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(fabric_config, sim.router(), sim.base_url()),
-        _ => FabricClient::new(fabric_config),
-    });
+    let (fabric, sim) = connect_fabric(args, &selection, &clock).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
     let proposals = Arc::new(ProposalStore::open(&args.proposal_store).await?);
     let _ = warm.join();
-    let registry = load_registry(&runtime, &selection, fabric.clone(), clock.clone(), proposals.clone()).await?;
+    let mut grants = Grants {
+        fabric,
+        clock,
+        proposals,
+        audit: None,
+        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+        guest_time: runtime.limits().guest_time,
+    };
+    let registry = load_registry(&runtime, &selection, &grants).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
-    let fabric_text = match &sim {
-        Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
-        Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
-        None => crate::secret::redact_url(&fabric.config().base_url),
-    };
-    let mut banner = Banner {
-        component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source.origin, runtime.origin()),
+    let (request_state, key_source) = state_codec(&grants.proposals)?;
+    grants.audit = open_audit(args, &registry)?;
+    let banner = Banner {
+        component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source, runtime.origin()),
         toolsets: registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
-        fabric: fabric_text,
+        fabric: describe_fabric(&grants.fabric, sim.as_ref()),
         transport: format!("{:?}", args.transport).to_lowercase(),
-        proposal_store: String::new(),
-        audit_log: String::new(),
-        state_key: String::new(),
+        proposal_store: grants.proposals.describe(),
+        audit_log: grants.audit.as_ref().map_or_else(|| "off (read-only)".into(), |a| a.path().display().to_string()),
+        state_key: key_source.to_string(),
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
     };
-    let settings = BrokerSettings {
-        elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
-        unconfirmed_allowed: args.allow_unconfirmed_mutations,
-    };
-    let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
-    let (request_state, key_source) = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
-    if configured_key.is_none() && matches!(*proposals, ProposalStore::Redis(_)) {
-        tracing::warn!(
-            "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation \
-             started on another replica will be refused here (give every replica the same key)"
-        );
-    }
-    // Only a server that can mutate needs (and opens) the audit log.
-    let audit = if registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
-        let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
-            "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
-        )?;
-        Some(Arc::new(crate::audit::AuditLog::open(&path)?))
-    } else {
-        None
-    };
-    let audit_text = audit.as_ref().map(|a| a.path().display().to_string()).unwrap_or_else(|| "off (read-only)".into());
-    banner.proposal_store = proposals.describe();
-    banner.audit_log = audit_text;
-    banner.state_key = key_source.to_string();
-    let lifecycle = Default::default();
     let fairness = Fairness::new(FairnessLimits {
         calls_per_principal: args.max_calls_per_principal,
         confirmations_per_principal: args.max_confirmations_per_principal,
@@ -219,28 +151,113 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let broker = McpServer::new(Shared {
         runtime,
         registry,
-        fabric,
-        proposals,
-        clock,
-        settings,
+        grants,
+        elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
         request_state,
-        audit,
-        lifecycle,
+        lifecycle: Default::default(),
         fairness,
     });
     Ok(Ready { broker, sim, banner })
+}
+
+/// The chosen component, loaded under the operator's limits; with where it came from.
+fn load_component(args: &ServeArgs) -> anyhow::Result<(ComponentRuntime, String)> {
+    let source = args.component.source()?;
+    let limits = Limits { guest_time: Duration::from_millis(args.guest_time_ms), memory_bytes: args.memory_mib << 20 };
+    let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), limits)
+        .with_context(|| format!("loading component {}", source.origin))?;
+    Ok((runtime, source.origin))
+}
+
+/// The Fabric client: to the in-process simulator (started here, sharing the host's clock so
+/// `POST /_sim/clock` can age proposals), or to the configured endpoint with the environment's
+/// credentials.
+async fn connect_fabric(
+    args: &ServeArgs,
+    selection: &Selection,
+    clock: &Clock,
+) -> anyhow::Result<(Arc<FabricClient>, Option<fabric_sim::SimHandle>)> {
+    let (sim, base_url, credentials) = if args.fabric_sim {
+        let config = fabric_sim::SimConfig { clock: Some(Arc::new(clock.clone())), ..Default::default() };
+        let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
+        let creds = Credentials {
+            client_id: fabric_sim::SIM_CLIENT_ID.into(),
+            client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+        };
+        let url = sim.base_url();
+        (Some(sim), url, Some(creds))
+    } else {
+        (None, args.endpoint.clone(), credentials_from_env(args))
+    };
+    let mut config = FabricConfig::new(base_url, credentials);
+    config.mutate_enabled = selection.names_mutate();
+    config.request_timeout = Duration::from_millis(args.fabric_timeout_ms);
+    let fabric = match &sim {
+        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(config, sim.router(), sim.base_url()),
+        _ => FabricClient::new(config),
+    };
+    Ok((Arc::new(fabric), sim))
+}
+
+/// `EQUINIX_API_CLIENTID` (or `--client-id`) and `EQUINIX_API_CLIENTSECRET`; without both every
+/// Fabric call fails, which the log says once.
+fn credentials_from_env(args: &ServeArgs) -> Option<Credentials> {
+    let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
+    match (&args.client_id, secret) {
+        (Some(id), Some(secret)) if !id.is_empty() => {
+            Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
+        }
+        _ => {
+            tracing::warn!(
+                "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET are not set: every Fabric call will fail until they \
+                 are (or use --fabric-sim)"
+            );
+            None
+        }
+    }
+}
+
+/// Where Fabric requests go, as the banner says it (a URL's credentials redacted).
+fn describe_fabric(fabric: &FabricClient, sim: Option<&fabric_sim::SimHandle>) -> String {
+    match sim {
+        Some(s) if fabric.is_in_process() => format!("simulator at {} (called in process)", s.base_url()),
+        Some(s) => format!("simulator at {} (called over HTTP)", s.base_url()),
+        None => crate::secret::redact_url(&fabric.config().base_url),
+    }
+}
+
+/// The key sealing 2026-07-28 confirmation state, and where it came from; a shared store without
+/// a shared key is worth a warning.
+fn state_codec(proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+    let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
+    let codec = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
+    if configured_key.is_none() && matches!(proposals, ProposalStore::Redis(_)) {
+        tracing::warn!(
+            "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation started on \
+             another replica will be refused here (give every replica the same key)"
+        );
+    }
+    Ok(codec)
+}
+
+/// The audit log, opened only by a server that can mutate.
+fn open_audit(args: &ServeArgs, registry: &ToolRegistry) -> anyhow::Result<Option<Arc<AuditLog>>> {
+    if !registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
+        return Ok(None);
+    }
+    let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
+        "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
+    )?;
+    Ok(Some(Arc::new(AuditLog::open(&path)?)))
 }
 
 /// Reads the component's catalog (a call with no person behind it) and checks it.
 pub async fn load_registry(
     runtime: &ComponentRuntime,
     selection: &Selection,
-    fabric: Arc<FabricClient>,
-    clock: Clock,
-    proposals: Arc<ProposalStore>,
+    grants: &Grants,
 ) -> anyhow::Result<ToolRegistry> {
-    let state = CallState::unattended(fabric, clock, proposals, runtime.limits().guest_time);
-    let catalog = runtime.catalog(state).await.map_err(|t| {
+    let catalog = runtime.catalog(CallState::unattended(grants)).await.map_err(|t| {
         anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
     })?;
     tracing::debug!("catalog read");
@@ -271,12 +288,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                     per_principal: args.max_sessions_per_principal,
                     total: args.max_sessions,
                     max_body_bytes: args.max_request_bytes,
-                    body_read_timeout: Duration::from_millis(args.body_read_timeout_ms.max(1)),
+                    body_read_timeout: Duration::from_millis(args.body_read_timeout_ms),
                 },
-                session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms.max(1)),
+                session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms),
                 connections: ConnectionLimits {
                     max_connections: args.max_connections,
-                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms.max(1)),
+                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
                 },
                 shutdown_grace,
             };
@@ -297,7 +314,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let metrics_stop = tokio_util::sync::CancellationToken::new();
     let _stop_metrics = metrics_stop.clone().drop_guard();
     if let Some(addr) = args.metrics_listen {
-        let proposals = ready.broker.shared().proposals.clone();
+        let proposals = ready.broker.shared().grants.proposals.clone();
         crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), metrics_stop).await?;
     }
     match http {

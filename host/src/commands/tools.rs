@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::capabilities::{Clock, ProposalStore};
+use crate::capabilities::{Grants, ProposalStore};
 use crate::cli::ToolsArgs;
 use crate::commands::serve::load_registry;
 use crate::component::{ComponentRuntime, Limits};
@@ -19,8 +19,8 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
     // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
     let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let selection = Selection::parse(args.toolsets.as_deref());
-    let registry =
-        load_registry(&runtime, &selection, fabric, Clock::default(), Arc::new(ProposalStore::new())).await?;
+    let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), runtime.limits().guest_time);
+    let registry = load_registry(&runtime, &selection, &grants).await?;
     if args.json {
         let tools: Vec<Value> = registry
             .tools()

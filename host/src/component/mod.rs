@@ -251,7 +251,7 @@ impl ComponentRuntime {
 
     fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
         let meter = &store.data().meter;
-        if let Some(down) = e.downcast_ref::<crate::capabilities::proposal_store::StoreUnavailable>() {
+        if let Some(down) = e.downcast_ref::<crate::proposals::StoreUnavailable>() {
             tracing::error!("{down}");
             return Trapped { kind: "proposal_store_unavailable", message: down.to_string() };
         }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
     ServerRequest,
@@ -16,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fairness::Fairness;
 use crate::bindings::confirmation::Status;
-use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
+use crate::capabilities::{Confirmer, Form};
 use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.

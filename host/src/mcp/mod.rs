@@ -10,5 +10,5 @@ pub mod stateless_confirm;
 pub mod toolsets;
 
 pub use registry::ToolRegistry;
-pub use server::{BrokerSettings, McpServer};
+pub use server::McpServer;
 pub use toolsets::Selection;

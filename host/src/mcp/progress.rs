@@ -28,7 +28,7 @@ impl Progress {
 }
 
 impl crate::capabilities::StepReporter for Progress {
-    fn report(&self, message: String) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+    fn report(&self, message: String) -> futures_util::future::BoxFuture<'_, ()> {
         Box::pin(self.send(message))
     }
 }

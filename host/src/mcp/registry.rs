@@ -9,9 +9,9 @@ use anyhow::bail;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
-use super::toolsets::{MUTATE, Selection};
+use super::toolsets::Selection;
 use crate::component::ToolDecl;
-use crate::text::{QUOTE_CHARS, clip};
+use equinix_broker_contract::{MUTATE_TOOLSET as MUTATE, QUOTE_CHARS, VALUES_FROM, clip};
 
 const MAX_TOOLS: usize = 256;
 const MAX_SCHEMA_BYTES: usize = 64 << 10;
@@ -19,7 +19,10 @@ const MAX_DESCRIPTION_BYTES: usize = 8 << 10;
 
 pub struct RegisteredTool {
     pub decl: ToolDecl,
+    /// The tool as clients see it (its schema without the host's `x-values-from` hints).
     pub tool: Tool,
+    /// The input schema as the component declared it, hints included.
+    schema: JsonObject,
     validator: jsonschema::Validator,
     /// Checks successful results' structured content, when the component states an output schema.
     output: Option<jsonschema::Validator>,
@@ -58,12 +61,12 @@ impl ToolRegistry {
         let mut seen = BTreeSet::new();
         let mut checked = Vec::new();
         for decl in catalog {
-            let (tool, validator, output) =
+            let Checked { tool, schema, validator, output } =
                 check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
             if !seen.insert(decl.name.clone()) {
                 bail!("the component declares tool {:?} twice", decl.name);
             }
-            checked.push(RegisteredTool { decl, tool, validator, output });
+            checked.push(RegisteredTool { decl, tool, schema, validator, output });
         }
         let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
         let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
@@ -104,10 +107,10 @@ impl RegisteredTool {
     }
 
     /// What to do about `errors`: fix them all, and for each path whose schema (or an enclosing
-    /// one) names a `fabric_*` tool in its description, that tool as where valid values come from.
+    /// one) names a read tool with `x-values-from`, that tool as where valid values come from.
     /// The host reads this from the schema, so it holds for any component.
     pub fn next_step(&self, errors: &[ArgumentError]) -> String {
-        let schema = self.tool.input_schema.as_ref();
+        let schema = &self.schema;
         let mut step = String::from("Fix every problem under `problems` and call again");
         let mut named: Vec<String> = Vec::new();
         for e in errors {
@@ -129,8 +132,8 @@ impl RegisteredTool {
     }
 }
 
-/// The deepest `fabric_*` tool named by a description along `path` in `root` (following `$ref`
-/// into `$defs`, array items, and `allOf` branches' `then`).
+/// The deepest tool an `x-values-from` names along `path` in `root` (following `$ref` into
+/// `$defs`, array items, and `allOf` branches' `then`).
 fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
     fn resolve<'a>(root: &'a JsonObject, node: &'a Value) -> &'a Value {
         let mut node = node;
@@ -146,10 +149,8 @@ fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
         node
     }
     fn named(node: &Value) -> Option<String> {
-        let d = node.get("description")?.as_str()?;
-        let start = d.find("fabric_")?;
-        let tool: String = d[start..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-        Some(tool)
+        let tool = node.get(VALUES_FROM)?.as_str()?;
+        Some(clip(tool, 128))
     }
     let root_value = Value::Object(root.clone());
     let mut node: &Value = &root_value;
@@ -171,6 +172,34 @@ fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
         found = named(resolve(root, node)).or(found);
     }
     found
+}
+
+/// `schema` as clients see it: the `x-values-from` hints are for this registry's next steps, and
+/// leaving them out keeps `tools/list` within a model's budget. Values (`enum`, `const`,
+/// `default`, `examples`) are data, not schemas, and are left as they are.
+fn without_hints(mut schema: JsonObject) -> JsonObject {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if m.get(VALUES_FROM).is_some_and(Value::is_string) {
+                    m.remove(VALUES_FROM);
+                }
+                for (key, child) in m.iter_mut() {
+                    if !["enum", "const", "default", "examples"].contains(&key.as_str()) {
+                        strip(child);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut root = Value::Object(std::mem::take(&mut schema));
+    strip(&mut root);
+    match root {
+        Value::Object(m) => m,
+        _ => unreachable!("an object stays an object"),
+    }
 }
 
 /// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
@@ -208,7 +237,13 @@ fn is_uuid(s: &str) -> bool {
             .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { *c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
-type Checked = (Tool, jsonschema::Validator, Option<jsonschema::Validator>);
+/// A catalog row that passed: the tool as served, the schema as declared, its validators.
+struct Checked {
+    tool: Tool,
+    schema: JsonObject,
+    validator: jsonschema::Validator,
+    output: Option<jsonschema::Validator>,
+}
 
 fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     let name_ok =
@@ -250,14 +285,14 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     if !d.open_world {
         annotations = annotations.open_world(false);
     }
-    let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(input))
+    let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(without_hints(input.clone())))
         .with_title(d.title.clone())
         .with_annotations(annotations);
     let output = output.map(|(schema, validator)| {
         tool = tool.clone().with_raw_output_schema(Arc::new(schema));
         validator
     });
-    Ok((tool, validator, output))
+    Ok(Checked { tool, schema: input, validator, output })
 }
 
 #[cfg(test)]
@@ -311,16 +346,20 @@ mod tests {
     }
 
     #[test]
-    fn next_step_names_the_tool_a_description_points_to() {
+    fn next_step_names_the_tool_a_schema_hint_points_to_and_clients_never_see_the_hint() {
         let schema = r##"{"type":"object","properties":{
-            "metro":{"type":"string","pattern":"^[A-Z]{2}$","description":"Metro code (fabric_list_metros)"},
-            "spec":{"type":"object"}},
+            "metro":{"type":"string","pattern":"^[A-Z]{2}$","description":"Metro code","x-values-from":"fabric_list_metros"},
+            "spec":{"type":"object"}, "enum_of_objects":{"enum":[{"x-values-from":"data, not a hint"}]},
+            "other":{"type":"string","description":"prose naming fabric_search_networks is no hint"}},
           "allOf":[{"if":{"properties":{"k":{"const":"a"}}},"then":{"properties":{"spec":{"type":"object",
             "properties":{"sides":{"type":"array","items":{"$ref":"#/$defs/Side"}}}}}}}],
-          "$defs":{"Side":{"type":"object","properties":{"port":{"description":"fabric_search_ports","type":"object",
+          "$defs":{"Side":{"type":"object","properties":{"port":{"x-values-from":"fabric_search_ports","type":"object",
             "properties":{"uuid":{"type":"string","format":"uuid"}}}}}}}"##;
         let r = ToolRegistry::build(vec![decl("a", "metros", schema)], &Selection::parse(None)).unwrap();
         let t = r.get("a").unwrap();
+        let served = serde_json::to_string(&t.tool.input_schema).unwrap();
+        assert_eq!(served.matches("x-values-from").count(), 1, "only the enum's data keeps it: {served}");
+        assert!(served.contains("data, not a hint") && served.contains("\"format\":\"uuid\""), "{served}");
         let errs = vec![
             ArgumentError { path: "/metro".into(), message: "m".into() },
             ArgumentError { path: "/spec/sides/1/port/uuid".into(), message: "m".into() },

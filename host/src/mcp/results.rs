@@ -96,12 +96,12 @@ pub fn component_json(text: &str) -> Result<Value, ToolError> {
 /// `ok`, `error` or `input_required`, and an error's kind (for the access log and metrics).
 pub fn outcome_of(result: &Result<CallToolResponse, ErrorData>) -> (&'static str, Option<String>) {
     match result {
-        Err(e) => ("error", Some(crate::text::clip(&format!("protocol_error {}", e.code.0), 40))),
+        Err(e) => ("error", Some(equinix_broker_contract::clip(&format!("protocol_error {}", e.code.0), 40))),
         Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
             let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.as_str()).unwrap_or("");
             let parsed = r.structured_content.clone().or_else(|| serde_json::from_str(text).ok());
             let kind = parsed.as_ref().and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
-            ("error", Some(crate::text::clip(kind.unwrap_or("unknown"), 40)))
+            ("error", Some(equinix_broker_contract::clip(kind.unwrap_or("unknown"), 40)))
         }
         Ok(CallToolResponse::Complete(_)) => ("ok", None),
         Ok(_) => ("input_required", None),

@@ -11,59 +11,29 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::elicitation::ElicitConfirmer;
 use super::fairness::Fairness;
 use super::registry::ToolRegistry;
 use super::results::{self, ToolError};
 use super::stateless_confirm::{self, FirstRound};
-use super::toolsets::MUTATE;
 use crate::audit::{self, AuditLog};
-use crate::capabilities::{
-    CallState, Clock, Confirmer, CorrelationIds, GuestMeter, ProposalStore, StepReporter, ToolGrant,
-};
+use crate::capabilities::{CallContext, CallState, Confirmer, CorrelationIds, Grants, StepReporter, ToolGrant};
 use crate::component::ComponentRuntime;
-use crate::fabric_client::FabricClient;
 use crate::mcp::progress::Progress;
 use crate::principal::Principal;
 use crate::shutdown::Lifecycle;
-
-/// What one MCP call brings: who it acts for, who to ask, its cancellation, where to report
-/// progress.
-pub struct CallContext {
-    pub principal: Principal,
-    pub confirmer: Arc<dyn Confirmer>,
-    pub cancel: CancellationToken,
-    pub progress: Option<Arc<dyn StepReporter>>,
-}
-
-impl CallContext {
-    /// A call by the local principal.
-    pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
-        CallContext { principal: Principal::local(), confirmer, cancel, progress: None }
-    }
-}
-
-/// Operator settings that shape each call.
-#[derive(Clone, Debug)]
-pub struct BrokerSettings {
-    pub elicit_timeout: Duration,
-    pub unconfirmed_allowed: bool,
-}
 
 /// Everything a call needs, shared by every session and call.
 pub struct Shared {
     pub runtime: ComponentRuntime,
     pub registry: ToolRegistry,
-    pub fabric: Arc<FabricClient>,
-    pub proposals: Arc<ProposalStore>,
-    pub clock: Clock,
-    pub settings: BrokerSettings,
+    /// What each call's capabilities reach.
+    pub grants: Grants,
+    /// How long a blocking confirmation waits for the person.
+    pub elicit_timeout: Duration,
     /// Seals the stateless confirmation state (`EQUINIX_MCP_STATE_KEY` or a random key).
     pub request_state: RequestStateCodec,
-    /// Where every mutating call is recorded before its result is returned.
-    pub audit: Option<Arc<AuditLog>>,
     /// Calls in flight, for a graceful shutdown.
     pub lifecycle: Lifecycle,
     /// Per-principal limits on calls and open confirmation forms.
@@ -85,27 +55,6 @@ impl McpServer {
         &self.shared
     }
 
-    fn call_state(&self, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> CallState {
-        let s = &self.shared;
-        CallState {
-            limits: Default::default(),
-            fabric: s.fabric.clone(),
-            clock: s.clock.clone(),
-            proposals: s.proposals.clone(),
-            confirmer: call.confirmer,
-            cancel: call.cancel,
-            unconfirmed_allowed: s.settings.unconfirmed_allowed,
-            progress: call.progress,
-            meter: GuestMeter::new(s.runtime.limits().guest_time),
-            principal: call.principal,
-            tool,
-            audit: s.audit.clone(),
-            table: Default::default(),
-            asked: false,
-            correlation_ids,
-        }
-    }
-
     /// Runs one tool call end to end and returns the MCP result (tool errors included), or the
     /// input request of a stateless first round whose component asked the person. Every call
     /// leaves one access-log line at INFO and its metrics.
@@ -123,7 +72,7 @@ impl McpServer {
         let (outcome, kind) = results::outcome_of(&result);
         tracing::info!(
             target: "equinix_mcp::access",
-            tool = %crate::text::clip(name, 64),
+            tool = %equinix_broker_contract::clip(name, 64),
             principal = %principal,
             duration_ms = elapsed.as_millis() as u64,
             outcome,
@@ -149,7 +98,7 @@ impl McpServer {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}: it is not in the served toolsets ({})",
-                    crate::text::clip(name, 128),
+                    equinix_broker_contract::clip(name, 128),
                     self.toolsets_text()
                 ),
                 None,
@@ -176,12 +125,13 @@ impl McpServer {
             Err(why) => return Ok(ToolError::new("too_many_calls", format!("{why}; nothing was done")).for_tool(tool)),
         };
         // a mutating call's record may share the audit log's next sync with others under way
-        let _writer = self.shared.audit.as_ref().filter(|_| !tool.decl.read_only).map(AuditLog::writer);
+        let _writer = self.shared.grants.audit.as_ref().filter(|_| !tool.decl.read_only).map(AuditLog::writer);
         let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
-        let grant = ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == MUTATE };
-        let state = self.call_state(call, grant, ids);
+        let grant =
+            ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET };
+        let state = CallState::new(&self.shared.grants, call, grant, ids);
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
-        let started = self.shared.clock.now_ms();
+        let started = self.shared.grants.clock.now_ms();
         let outcome = self.shared.runtime.call(state, name, &args_text).await;
         if let Some(form) = confirmer.input_request() {
             // The component's own result is moot: the person has not answered yet.
@@ -211,10 +161,10 @@ impl McpServer {
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
     /// and fsync run on the blocking pool so they never stall other calls.
     async fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
-        let Some(log) = self.shared.audit.clone().filter(|_| !read_only) else {
+        let Some(log) = self.shared.grants.audit.clone().filter(|_| !read_only) else {
             return value;
         };
-        let entry = audit::entry(name, started, self.shared.clock.now_ms(), &value, is_error);
+        let entry = audit::entry(name, started, self.shared.grants.clock.now_ms(), &value, is_error);
         if let Err(e) = AuditLog::record(log, entry).await {
             tracing::error!("could not write the audit log {e}");
             value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
@@ -295,7 +245,7 @@ impl ServerHandler for McpServer {
         let principal = principal_of(&context);
         let confirmer: Arc<dyn Confirmer> = Arc::new(ElicitConfirmer {
             peer: context.peer.clone(),
-            timeout: self.shared.settings.elicit_timeout,
+            timeout: self.shared.elicit_timeout,
             fairness: self.shared.fairness.clone(),
             principal: principal.clone(),
         });

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use futures_util::future::BoxFuture;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest,
     InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::elicitation::{schema, status_of};
 use super::results::ToolError;
 use crate::bindings::confirmation::{Delivery, Status};
-use crate::capabilities::confirmation::{BoxFuture, Confirmer, Form};
+use crate::capabilities::{Confirmer, Form};
 use crate::principal::Principal;
 
 /// The input-request key of the confirmation form.
@@ -47,27 +48,19 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// Binds a state to this call (authenticated, not stored in the state).
+    ///
+    /// The arguments are bound as a JSON value, not as the bytes a client sent: a retry that
+    /// reorders keys or escapes a character differently is the same call, and any other value is
+    /// not (`1` and `1.0` differ, as they do to the component). serde_json's text of the parsed
+    /// value is that form because its maps keep keys sorted; the test
+    /// `the_binding_is_the_arguments_value_whatever_their_key_order` fails the day a dependency
+    /// turns on serde_json's `preserve_order`, which would make the binding order-sensitive.
     fn associated_data(&self) -> Vec<u8> {
-        let arguments = Sha256::digest(canonical(self.arguments).as_bytes());
+        let text = serde_json::to_string(self.arguments).expect("a JSON value always serializes");
+        let arguments = Sha256::digest(text.as_bytes());
         let parts = ["equinix-mcp input round v2", self.principal.as_str(), self.tool, &hex::encode(arguments)];
         serde_json::to_vec(&parts).expect("strings always serialize")
     }
-}
-
-/// JSON text with object keys sorted at every level, so a client that reorders the arguments
-/// of its retry still matches.
-fn canonical(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let ordered: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, sorted(v))).collect();
-                serde_json::to_value(ordered).expect("a map of JSON values serializes")
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    serde_json::to_string(&sorted(v)).expect("a JSON value always serializes")
 }
 
 /// The sealing key: `EQUINIX_MCP_STATE_KEY` (base64, at least 32 bytes; every HTTP replica must
@@ -231,11 +224,29 @@ mod tests {
     }
 
     #[test]
-    fn canonical_arguments_ignore_key_order() {
-        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":2}]}}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{"a":{"c":[{"e":2,"f":1}],"d":2},"b":1}"#).unwrap();
-        assert_eq!(canonical(&a), canonical(&b));
-        assert_eq!(canonical(&a), r#"{"a":{"c":[{"e":2,"f":1}],"d":2},"b":1}"#);
+    fn the_binding_is_the_arguments_value_whatever_their_key_order() {
+        let me = Principal::local();
+        let bound = |text: &str| {
+            let arguments: Value = serde_json::from_str(text).unwrap();
+            Call { principal: &me, tool: "t", arguments: &arguments }.associated_data()
+        };
+        // the same value, however the client wrote it
+        let base = bound(r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":"A"}]}}"#);
+        assert_eq!(base, bound(r#"{"a":{"c":[{"e":"\u0041","f":1}],"d":2},"b":1}"#));
+        assert_eq!(base, bound(r#"{ "a" : { "d" : 2, "c" : [ { "f" : 1, "e" : "A" } ] }, "b" : 1 }"#));
+        // any other value is another call
+        for other in [
+            r#"{"b":1.0,"a":{"d":2,"c":[{"f":1,"e":"A"}]}}"#,
+            r#"{"b":"1","a":{"d":2,"c":[{"f":1,"e":"A"}]}}"#,
+            r#"{"b":1,"a":{"d":2,"c":[{"e":"A","f":1}, 0]}}"#,
+            r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":"a"}]}}"#,
+            r#"{"b":1,"a":{"d":2,"c":[{"f":1,"e":"A"}]},"x":null}"#,
+        ] {
+            assert_ne!(base, bound(other), "{other}");
+        }
+        // why key order does not matter: serde_json's maps are sorted (no `preserve_order`)
+        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), r#"{"a":2,"b":1}"#);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-pub const MUTATE: &str = "mutate";
+pub use equinix_broker_contract::MUTATE_TOOLSET as MUTATE;
 
 /// The operator's selection as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -43,6 +43,8 @@ fn help_lists_only_what_a_user_runs() {
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        // a command's line starts two spaces in; a wrapped description's further lines, more
+        .filter_map(|l| l.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(commands, ["serve", "inspect", "fabric-sim", "tools", "build-component", "help"], "{text}");
@@ -58,6 +60,31 @@ fn version_shows_the_embedded_component_sha256() {
     let text = String::from_utf8(out.stdout).unwrap();
     let sha = equinix_mcp::component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT);
     assert!(text.contains(env!("CARGO_PKG_VERSION")) && text.contains(&sha), "{text}");
+}
+
+/// A limit of 0 would refuse everything (or expire everything at once): clap refuses it, and an
+/// instance's memory beyond the engine's reservation, before anything starts.
+#[test]
+fn limits_out_of_range_are_refused_when_the_command_line_is_parsed() {
+    for (flag, value, says) in [
+        ("--max-sessions", "0", "0 is not in 1.."),
+        ("--max-connections", "0", "0 is not in 1.."),
+        ("--max-calls-per-principal", "0", "0 is not in 1.."),
+        ("--guest-time-ms", "0", "0 is not in 1.."),
+        ("--header-read-timeout-ms", "0", "0 is not in 1.."),
+        ("--memory-mib", "0", "0 is not in 1..=128"),
+        ("--memory-mib", "129", "129 is not in 1..=128"),
+        ("--max-sessions", "many", "invalid value 'many'"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+            .args(["serve", "--fabric-sim", flag, value])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(flag) && err.contains(says), "{flag} {value}: {err}");
+    }
 }
 
 #[test]

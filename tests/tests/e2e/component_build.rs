@@ -75,7 +75,7 @@ async fn a_modified_component_built_that_way_is_served_when_pinned() {
     let source = work.path().join("src");
     copy_source(&source);
     // the team's change: a different title for the metros tool
-    let metros = source.join("broker-component/src/metros.rs");
+    let metros = source.join("broker-component/src/reads/metros.rs");
     let text = std::fs::read_to_string(&metros).unwrap();
     assert!(text.contains("title: \"List metros\""));
     std::fs::write(&metros, text.replace("title: \"List metros\"", "title: \"List metros (team build)\"")).unwrap();

@@ -20,6 +20,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
 
 use crate::principal::Principal;
 
@@ -135,7 +136,7 @@ impl AuthTokens {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let mut found = None;
         for (known, principal) in &self.entries {
-            if constant_time_eq(&digest, known) {
+            if bool::from(digest.ct_eq(known)) {
                 found = Some(principal.clone());
             }
         }
@@ -145,11 +146,6 @@ impl AuthTokens {
 
 fn valid_label(l: &str) -> bool {
     (1..=64).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
-}
-
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(diff) == 0
 }
 
 /// Axum middleware: a request without a valid bearer token gets 401 and never reaches MCP; a

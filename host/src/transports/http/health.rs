@@ -27,7 +27,7 @@ async fn readyz(State(broker): State<McpServer>) -> Response {
     if shared.lifecycle.is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
-    match tokio::time::timeout(STORE_PING, shared.proposals.ping()).await {
+    match tokio::time::timeout(STORE_PING, shared.grants.proposals.ping()).await {
         Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
         _ => (StatusCode::SERVICE_UNAVAILABLE, "proposal store unreachable\n").into_response(),
     }

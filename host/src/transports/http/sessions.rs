@@ -111,110 +111,134 @@ fn method_and_id(body: &[u8]) -> (Option<String>, Option<Value>) {
 pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
     let session: Option<Arc<str>> = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(Arc::from);
-    if let Some(id) = &session {
-        let owner = guard.owners().get(id).cloned();
-        if owner.as_ref().is_some_and(|o| o != &principal) {
-            tracing::warn!(%principal, method = %request.method(), "refused a request on another principal's session");
-            return refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into());
-        }
-    }
     let method = request.method().clone();
-    if method == Method::DELETE && session.as_ref().is_none_or(|id| !guard.owners().contains_key(id)) {
-        // closed already, expired, or never opened
-        return refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into());
+    if let Some(refused) = guard.refuse_foreign(&principal, session.as_deref(), &method) {
+        return refused;
     }
     let (parts, body) = request.into_parts();
     let bytes = if method == Method::POST {
-        match tokio::time::timeout(
-            guard.limits.body_read_timeout,
-            axum::body::to_bytes(body, guard.limits.max_body_bytes),
-        )
-        .await
-        {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(e)) if is_too_large(&e) => {
-                let max = guard.limits.max_body_bytes;
-                return refusal(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "body_too_large",
-                    format!("the request body exceeds {max} bytes (--max-request-bytes)"),
-                );
-            }
-            Ok(Err(_)) => {
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "body_unreadable",
-                    "the request body could not be read".into(),
-                );
-            }
-            Err(_) => {
-                let ms = guard.limits.body_read_timeout.as_millis();
-                return refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "body_timeout",
-                    format!("the request body did not arrive within {ms} ms"),
-                );
-            }
+        match guard.read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
         }
     } else {
         Bytes::new()
     };
     let (rpc_method, rpc_id) = if method == Method::POST { method_and_id(&bytes) } else { (None, None) };
-    if session.is_none() && rpc_method.as_deref() == Some("initialize") {
-        let count = |g: &SessionGuard| {
-            let owners = g.owners();
-            (owners.values().filter(|p| **p == principal).count(), owners.len())
-        };
-        let (mut mine, mut total) = count(&guard);
-        if mine >= guard.limits.per_principal || total >= guard.limits.total {
-            // sessions that expired since the last sweep must not count
-            guard.sweep().await;
-            (mine, total) = count(&guard);
+    if session.is_none()
+        && rpc_method.as_deref() == Some("initialize")
+        && let Some(refused) = guard.refuse_beyond_caps(&principal).await
+    {
+        return refused;
+    }
+    let request = Request::from_parts(parts, if method == Method::POST { Body::from(bytes) } else { body_of_get() });
+    let response = next.run(request).await;
+    guard.after(Answered { principal, session, method, rpc_id, rpc_method }, response)
+}
+
+/// What the guard knows of a request once it has been answered.
+struct Answered {
+    principal: Principal,
+    session: Option<Arc<str>>,
+    method: Method,
+    rpc_id: Option<Value>,
+    rpc_method: Option<String>,
+}
+
+impl SessionGuard {
+    /// The same 404 as for an unknown session for a request on another principal's session, and
+    /// for a `DELETE` of one that is closed, expired or never opened.
+    fn refuse_foreign(&self, principal: &Principal, session: Option<&str>, method: &Method) -> Option<Response> {
+        let owner = session.and_then(|id| self.owners().get(id).cloned());
+        if owner.as_ref().is_some_and(|o| o != principal) {
+            tracing::warn!(%principal, %method, "refused a request on another principal's session");
+            return Some(refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into()));
         }
-        if mine >= guard.limits.per_principal {
-            return refusal(
+        if *method == Method::DELETE && owner.is_none() {
+            return Some(refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into()));
+        }
+        None
+    }
+
+    /// A POST's body, read whole within the deadline and the size limit.
+    async fn read_body(&self, body: Body) -> Result<Bytes, Response> {
+        let limits = self.limits;
+        match tokio::time::timeout(limits.body_read_timeout, axum::body::to_bytes(body, limits.max_body_bytes)).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(e)) if is_too_large(&e) => Err(refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the request body exceeds {} bytes (--max-request-bytes)", limits.max_body_bytes),
+            )),
+            Ok(Err(_)) => {
+                Err(refusal(StatusCode::BAD_REQUEST, "body_unreadable", "the request body could not be read".into()))
+            }
+            Err(_) => Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                format!("the request body did not arrive within {} ms", limits.body_read_timeout.as_millis()),
+            )),
+        }
+    }
+
+    /// An `initialize` beyond the principal's sessions (429) or the server's (503).
+    async fn refuse_beyond_caps(&self, principal: &Principal) -> Option<Response> {
+        let count = || {
+            let owners = self.owners();
+            (owners.values().filter(|p| *p == principal).count(), owners.len())
+        };
+        let (mut mine, mut total) = count();
+        if mine >= self.limits.per_principal || total >= self.limits.total {
+            // sessions that expired since the last sweep must not count
+            self.sweep().await;
+            (mine, total) = count();
+        }
+        if mine >= self.limits.per_principal {
+            return Some(refusal(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too_many_sessions",
                 format!(
                     "principal {principal} already holds {mine} sessions, the most this server allows one principal \
                      (--max-sessions-per-principal); close one (DELETE /mcp) or wait until an idle one expires"
                 ),
-            );
+            ));
         }
-        if total >= guard.limits.total {
-            return refusal(
+        if total >= self.limits.total {
+            return Some(refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too_many_sessions",
                 "the server holds the most sessions it allows (--max-sessions); retry later".into(),
-            );
+            ));
         }
+        None
     }
-    let request = Request::from_parts(parts, if method == Method::POST { Body::from(bytes) } else { body_of_get() });
-    let response = next.run(request).await;
 
-    if session.is_none()
-        && let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
-    {
-        guard.owners().insert(Arc::from(id), principal.clone());
-    }
-    if method == Method::DELETE
-        && response.status().is_success()
-        && let Some(id) = &session
-    {
-        guard.owners().remove(id);
-        // The session is gone when this answers: 200, which MCP clients read as done (rmcp says
-        // 202, and the official Python SDK warns "Session termination failed: 202" on it).
-        let (mut parts, body) = response.into_parts();
-        parts.status = StatusCode::OK;
-        return Response::from_parts(parts, body);
-    }
-    // A call whose response stream is dropped before it ends is cancelled in its session.
-    match (session, rpc_id, rpc_method) {
-        (Some(id), Some(rpc_id), Some(_)) if is_event_stream(&response) => {
-            let watch = StreamWatch { guard: guard.clone(), session: id, request_id: rpc_id, ended: false };
-            response.map(|body| Body::new(Watched { inner: body, watch: Some(watch) }))
+    /// Records who opened a new session and forgets a deleted one; a call's response stream is
+    /// watched so the call is cancelled in its session if the stream is dropped before its end.
+    fn after(self: Arc<Self>, a: Answered, response: Response) -> Response {
+        if a.session.is_none()
+            && let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+        {
+            self.owners().insert(Arc::from(id), a.principal.clone());
         }
-        _ => response,
+        if a.method == Method::DELETE
+            && response.status().is_success()
+            && let Some(id) = &a.session
+        {
+            self.owners().remove(id);
+            // The session is gone when this answers: 200, which MCP clients read as done (rmcp says
+            // 202, and the official Python SDK warns "Session termination failed: 202" on it).
+            let (mut parts, body) = response.into_parts();
+            parts.status = StatusCode::OK;
+            return Response::from_parts(parts, body);
+        }
+        match (a.session, a.rpc_id, a.rpc_method) {
+            (Some(id), Some(rpc_id), Some(_)) if is_event_stream(&response) => {
+                let watch = StreamWatch { guard: self, session: id, request_id: rpc_id, ended: false };
+                response.map(|body| Body::new(Watched { inner: body, watch: Some(watch) }))
+            }
+            _ => response,
+        }
     }
 }
 

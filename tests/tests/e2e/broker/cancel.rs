@@ -74,7 +74,7 @@ async fn cancelling_after_the_create_was_sent_still_reports_that_it_executed() {
 #[tokio::test]
 async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
     use clap::Parser;
-    use equinix_mcp::mcp::server::CallContext;
+    use equinix_mcp::capabilities::CallContext;
     let cli = equinix_mcp::cli::Cli::try_parse_from([
         "equinix-mcp",
         "serve",
@@ -112,8 +112,8 @@ async fn a_confirm_cancelled_before_it_starts_consumes_nothing() {
         .unwrap();
     assert_eq!(structured(&complete(r))["error"]["kind"], "cancelled");
     assert!(matches!(
-        ready.broker.shared().proposals.peek(&equinix_mcp::principal::Principal::local(), &token).await.unwrap(),
-        equinix_mcp::capabilities::proposal_store::Taken::Found(_)
+        ready.broker.shared().grants.proposals.peek(&equinix_mcp::principal::Principal::local(), &token).await.unwrap(),
+        equinix_mcp::proposals::Taken::Found(_)
     ));
 }
 

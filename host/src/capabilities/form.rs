@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
+use equinix_broker_contract::request_sha256;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::bindings::confirmation::Context;
 
@@ -24,16 +24,6 @@ pub struct Form {
     pub text: String,
     /// SHA-256 of the change type, a newline and the body, lowercase hex.
     pub request_sha256: String,
-}
-
-/// The request hash the person sees and an approval is bound to:
-/// `printf '%s\n%s' connection_create "$BODY" | sha256sum`.
-pub fn request_sha256(change_type: &str, body: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(change_type.as_bytes());
-    h.update(b"\n");
-    h.update(body.as_bytes());
-    hex::encode(h.finalize())
 }
 
 /// Renders the form for a create of `change_type` (POST `path` with `body`). `Err` says why the
@@ -88,7 +78,7 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
 }
 
 fn capped(s: &str) -> String {
-    one_line(&crate::text::clip(s, MAX_CONTEXT_CHARS))
+    one_line(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS))
 }
 
 /// `s` on one line: line breaks, other control characters, Unicode line and paragraph

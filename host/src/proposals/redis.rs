@@ -17,8 +17,19 @@ use std::time::Duration;
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::{AsyncCommands, Script};
 
-use super::{StoreUnavailable, Taken, mint_token};
+use super::token::mint_token;
+use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
+
+/// The store could not be reached or answered nonsense. The component call that needed it is
+/// stopped (a trap): no token is minted, nothing is taken, nothing is sent. Only a shared store
+/// fails this way; the memory store always answers.
+#[derive(Debug, thiserror::Error)]
+#[error("the proposal store ({backend}) is unavailable: {reason}")]
+pub struct StoreUnavailable {
+    pub backend: String,
+    pub reason: String,
+}
 
 const PREFIX: &str = "equinix-mcp:";
 

@@ -1,4 +1,5 @@
-//! The host side of `proposal-store`: where pending proposals wait for their confirm.
+//! The proposal stores behind the `proposal-store` capability: where pending proposals wait for
+//! their confirm.
 //!
 //! Only mechanism lives here (minting tokens, capacity eviction, single use, tombstones); the
 //! rules (10-minute TTL, 20 pending, the five confirm checks) are the component's, and they are
@@ -12,24 +13,15 @@
 //! Backends: [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
 //! every replica behind a load balancer; each operation is one atomic Lua script).
 
-mod host;
 pub mod memory;
 pub mod redis;
+mod token;
 
 /// What a peek or take found: the WIT's own type, so the store answers the component directly.
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
-pub use redis::RedisStore;
-
-/// The store could not be reached or answered nonsense. The component call that needed it is
-/// stopped (a trap): no token is minted, nothing is taken, nothing is sent.
-#[derive(Debug, thiserror::Error)]
-#[error("the proposal store ({backend}) is unavailable: {reason}")]
-pub struct StoreUnavailable {
-    pub backend: String,
-    pub reason: String,
-}
+pub use redis::{RedisStore, StoreUnavailable};
 
 pub enum ProposalStore {
     Memory(MemoryStore),
@@ -133,10 +125,4 @@ fn counted<T>(r: Result<T, StoreUnavailable>) -> Result<T, StoreUnavailable> {
         crate::metrics::metrics().store_error();
     }
     r
-}
-
-/// `chg-` followed by 128 bits from the OS-seeded CSPRNG, in hex.
-pub fn mint_token() -> String {
-    let bits: u128 = rand::random();
-    format!("chg-{bits:032x}")
 }

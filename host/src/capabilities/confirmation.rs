@@ -1,72 +1,24 @@
-//! The `confirmation` capability: puts one create before the person at the MCP client through
-//! the call's [`Confirmer`], and mints the only thing that can send a create, an [`Approval`].
-//!
-//! Whatever the component does, the host holds these rules: the form's request part is rendered
-//! here from the bytes an approval would send; an approval is minted only for `accepted` (or, with
-//! the operator's opt-in, for a client that cannot show a form), only after a durable audit
-//! record, and only for tools of the `mutate` toolset; executing it consumes it, writes a durable
-//! record before the create leaves and the outcome after; it lives in this call's resource table
-//! and dies with the call.
-
-pub mod form;
-
-use std::future::Future;
-use std::pin::Pin;
+//! The host side of the `confirmation` interface: `wit/broker.wit` states what it grants and the
+//! rules the host keeps for every component; this module is where each is kept. `prepare`
+//! refuses what may not be asked and renders the [`Form`] from the request bytes, `ask` puts it
+//! before the person through the call's [`Confirmer`] and mints the [`Approval`], and
+//! `HostApproval::execute` sends its create once.
 
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::Resource;
 
-use super::CallState;
+use super::call_state::CallState;
 use super::fabric::to_wit;
+use super::form::{self, Form};
 use crate::audit::AuditLog;
 pub use crate::bindings::Approval;
 use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError, allow_list};
-pub use form::Form;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// How one tool call reaches its person. The MCP front supplies one per call.
-pub trait Confirmer: Send + Sync {
-    /// How the answer is delivered (blocking unless the call is a stateless round).
-    fn delivery(&self) -> Delivery {
-        Delivery::Blocking
-    }
-
-    /// Shows `form` and returns the person's answer; `Err` says why the form could not be shown
-    /// at all (a limit), and nobody was asked.
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>>;
-
-    /// A form this call asked about whose answer the client still has to send (a stateless first
-    /// round); taken once, after the component returned.
-    fn input_request(&self) -> Option<Form> {
-        None
-    }
-}
-
-/// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).
-pub struct NobodyToAsk;
-
-impl Confirmer for NobodyToAsk {
-    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
-        Box::pin(async { Ok(Status::UnsupportedByClient) })
-    }
-}
-
-/// The name of a status in results and the audit log.
+/// The contract's name of a status, for results, the audit log and metrics.
 pub fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::Accepted => "accepted",
-        Status::Declined => "declined",
-        Status::Cancelled => "cancelled",
-        Status::TimedOut => "timed_out",
-        Status::Failed => "failed",
-        Status::CallCancelled => "call_cancelled",
-        Status::UnsupportedByClient => "unsupported_by_client",
-        Status::InputRequired => "input_required",
-    }
+    equinix_broker_contract::ConfirmStatus::from(status).as_str()
 }
 
 impl CallState {

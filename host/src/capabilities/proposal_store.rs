@@ -1,8 +1,8 @@
 //! The `proposal-store` capability: the WIT interface's calls on the configured store, as the
 //! calling principal and on the host's clock.
 
+use super::call_state::CallState;
 use crate::bindings::proposal_store as wit_store;
-use crate::capabilities::CallState;
 
 /// An unreachable store stops the call (a trap the host reports as `proposal_store_unavailable`):
 /// the WIT has no error case for it on purpose, so a component cannot carry on without its

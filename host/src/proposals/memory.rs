@@ -4,7 +4,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::{Taken, mint_token};
+use super::token::mint_token;
+use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
 /// How many used, evicted and expired tokens are remembered, so replays and late confirms get a

@@ -6,10 +6,10 @@ use serde_json::{Map, Value};
 
 use crate::args::{LIMIT, OFFSET, paging, paging_query, text};
 use crate::capability::{FabricRequest, Host, Method};
-use crate::catalog::{Output, READ_ONLY, ToolDef};
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::PRESENCES;
 use crate::grammar::{Kind, Object, arguments, opt};
+use crate::tool::{Output, READ_ONLY, ToolDef};
 use crate::tool_error::ToolError;
 
 pub const NAME: &str = "fabric_list_metros";

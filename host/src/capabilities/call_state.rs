@@ -1,0 +1,185 @@
+//! The per-call store data every capability implementation reaches, what a server grants every
+//! call, and what each call brings.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+use wasmtime::StoreLimits;
+use wasmtime::component::ResourceTable;
+
+use super::confirmer::{Confirmer, NobodyToAsk};
+use crate::audit::AuditLog;
+use crate::clock::Clock;
+use crate::fabric_client::FabricClient;
+use crate::principal::Principal;
+use crate::proposals::ProposalStore;
+
+/// Everything one component call may use. A fresh one (and a fresh Store) per call.
+pub struct CallState {
+    pub limits: StoreLimits,
+    pub fabric: Arc<FabricClient>,
+    pub clock: Clock,
+    pub proposals: Arc<ProposalStore>,
+    pub confirmer: Arc<dyn Confirmer>,
+    pub cancel: CancellationToken,
+    pub unconfirmed_allowed: bool,
+    pub meter: GuestMeter,
+    /// Where to report slow steps, when the client asked to hear about them.
+    pub progress: Option<Arc<dyn StepReporter>>,
+    /// Whose proposals this call may see and create.
+    pub principal: Principal,
+    /// The tool this call runs, as the host knows it.
+    pub tool: ToolGrant,
+    /// Where approvals and creates are recorded before they take effect (none: nothing can be
+    /// approved).
+    pub audit: Option<Arc<AuditLog>>,
+    /// This call's approvals (the WIT resources the component holds handles to).
+    pub table: ResourceTable,
+    /// Whether the component already asked the person in this call (once per call).
+    pub asked: bool,
+    /// Fabric's correlation ids of this call's answers, for the access log.
+    pub correlation_ids: CorrelationIds,
+}
+
+/// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
+#[derive(Clone, Default)]
+pub struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl CorrelationIds {
+    pub const MAX: usize = 8;
+
+    pub fn push(&self, id: &str) {
+        let mut ids = self.0.lock().unwrap();
+        if !id.is_empty() && ids.len() < Self::MAX {
+            ids.push(equinix_broker_contract::clip(id, 64));
+        }
+    }
+
+    pub fn joined(&self) -> String {
+        self.0.lock().unwrap().join(",")
+    }
+}
+
+/// Hears about a call's slow steps ("Fabric dry run in flight"); the MCP layer turns them into
+/// progress notifications. Reporting never affects the call.
+pub trait StepReporter: Send + Sync {
+    fn report(&self, message: String) -> BoxFuture<'_, ()>;
+}
+
+/// What the host lets the running tool do beyond its imports' plain rules.
+#[derive(Clone, Debug, Default)]
+pub struct ToolGrant {
+    pub name: String,
+    /// Only tools of the `mutate` toolset may ask the person to approve a create.
+    pub may_ask: bool,
+}
+
+/// What every call of one server is granted behind the imports: the backends the capabilities
+/// reach and the operator's settings that shape them.
+#[derive(Clone)]
+pub struct Grants {
+    pub fabric: Arc<FabricClient>,
+    pub clock: Clock,
+    pub proposals: Arc<ProposalStore>,
+    /// Where approvals and creates are recorded before they take effect (none: nothing can be
+    /// approved).
+    pub audit: Option<Arc<AuditLog>>,
+    /// The operator's opt-in to creates without a person's answer (`--allow-unconfirmed-mutations`).
+    pub unconfirmed_allowed: bool,
+    /// Guest CPU time each call may use.
+    pub guest_time: Duration,
+}
+
+impl Grants {
+    /// Grants with no audit log and no opt-in: nothing can be approved (reading the catalog,
+    /// `equinix-mcp tools`, benchmarks).
+    pub fn without_approvals(fabric: Arc<FabricClient>, proposals: Arc<ProposalStore>, guest_time: Duration) -> Self {
+        Grants { fabric, clock: Clock::default(), proposals, audit: None, unconfirmed_allowed: false, guest_time }
+    }
+}
+
+/// What one call brings: who it acts for, who to ask, its cancellation, where to report progress.
+pub struct CallContext {
+    pub principal: Principal,
+    pub confirmer: Arc<dyn Confirmer>,
+    pub cancel: CancellationToken,
+    pub progress: Option<Arc<dyn StepReporter>>,
+}
+
+impl CallContext {
+    /// A call by the local principal.
+    pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
+        CallContext { principal: Principal::local(), confirmer, cancel, progress: None }
+    }
+
+    /// A call with nobody to ask and nothing to cancel it.
+    pub fn unattended() -> Self {
+        Self::new(Arc::new(NobodyToAsk), CancellationToken::new())
+    }
+}
+
+impl CallState {
+    /// The store data of one call of `tool`, made by `call`, under `grants`.
+    pub fn new(grants: &Grants, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> Self {
+        CallState {
+            limits: Default::default(),
+            fabric: grants.fabric.clone(),
+            clock: grants.clock.clone(),
+            proposals: grants.proposals.clone(),
+            confirmer: call.confirmer,
+            cancel: call.cancel,
+            unconfirmed_allowed: grants.unconfirmed_allowed,
+            meter: GuestMeter::new(grants.guest_time),
+            progress: call.progress,
+            principal: call.principal,
+            tool,
+            audit: grants.audit.clone(),
+            table: ResourceTable::new(),
+            asked: false,
+            correlation_ids,
+        }
+    }
+
+    /// A call with nobody to ask and nothing to cancel it (the start-up catalog read, `tools`,
+    /// benchmarks).
+    pub fn unattended(grants: &Grants) -> Self {
+        Self::new(grants, CallContext::unattended(), ToolGrant::default(), CorrelationIds::default())
+    }
+}
+
+/// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
+/// deadline covers the component's own work and not Fabric's latency or a person's minutes.
+pub struct GuestMeter {
+    started: Instant,
+    in_host: Duration,
+    budget: Duration,
+}
+
+impl GuestMeter {
+    pub fn new(budget: Duration) -> Self {
+        GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
+    }
+
+    pub fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.in_host)
+    }
+
+    pub fn over_budget(&self) -> bool {
+        self.guest_time() > self.budget
+    }
+
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    /// Awaits `f`, counting its time as host time.
+    pub async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
+        let t = Instant::now();
+        let out = f.await;
+        self.in_host += t.elapsed();
+        out
+    }
+}

@@ -1,0 +1,35 @@
+//! How one tool call reaches its person: the MCP front supplies a [`Confirmer`] per call (form
+//! elicitation, a stateless round, or nobody at all).
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::form::Form;
+use crate::bindings::confirmation::{Delivery, Status};
+
+/// How one tool call reaches its person. The MCP front supplies one per call.
+pub trait Confirmer: Send + Sync {
+    /// How the answer is delivered (blocking unless the call is a stateless round).
+    fn delivery(&self) -> Delivery {
+        Delivery::Blocking
+    }
+
+    /// Shows `form` and returns the person's answer; `Err` says why the form could not be shown
+    /// at all (a limit), and nobody was asked.
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>>;
+
+    /// A form this call asked about whose answer the client still has to send (a stateless first
+    /// round); taken once, after the component returned.
+    fn input_request(&self) -> Option<Form> {
+        None
+    }
+}
+
+/// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).
+pub struct NobodyToAsk;
+
+impl Confirmer for NobodyToAsk {
+    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
+        Box::pin(async { Ok(Status::UnsupportedByClient) })
+    }
+}

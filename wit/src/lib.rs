@@ -1,0 +1,126 @@
+//! The Rust side of `broker.wit` beside it: the few things the host and the guest must spell
+//! identically and that the WIT types alone cannot carry. Each item here is what the WIT
+//! documentation refers to; the WIT stays the one place that explains the contract.
+//!
+//! Both sides link this crate (the guest built for wasm32-wasip2 without std), and neither trusts
+//! the other's copy: the host computes the request hash itself from the bytes it holds.
+#![no_std]
+
+extern crate alloc;
+
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use sha2::{Digest, Sha256};
+
+/// The toolset whose tools may ask the person to approve a create (`tools.tool.toolset`); the
+/// operator serves it only when named.
+pub const MUTATE_TOOLSET: &str = "mutate";
+
+/// An input-schema keyword a property may carry: the name of the read tool that lists its valid
+/// values (`"x-values-from": "fabric_search_ports"`). The host reads it to say where valid values
+/// come from when a call fails its schema, and leaves it out of the schema clients see.
+pub const VALUES_FROM: &str = "x-values-from";
+
+/// `confirmation.status`, as tool results, the audit log and metrics name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConfirmStatus {
+    Accepted,
+    Declined,
+    Cancelled,
+    TimedOut,
+    Failed,
+    CallCancelled,
+    UnsupportedByClient,
+    InputRequired,
+}
+
+impl ConfirmStatus {
+    /// Every status, in the WIT's order.
+    pub const ALL: [ConfirmStatus; 8] = [
+        ConfirmStatus::Accepted,
+        ConfirmStatus::Declined,
+        ConfirmStatus::Cancelled,
+        ConfirmStatus::TimedOut,
+        ConfirmStatus::Failed,
+        ConfirmStatus::CallCancelled,
+        ConfirmStatus::UnsupportedByClient,
+        ConfirmStatus::InputRequired,
+    ];
+
+    /// The WIT case name in snake case (`timed-out` is `timed_out`): `human_confirmation.status`
+    /// in results, `human_status` in the audit log, the `status` label of the metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmStatus::Accepted => "accepted",
+            ConfirmStatus::Declined => "declined",
+            ConfirmStatus::Cancelled => "cancelled",
+            ConfirmStatus::TimedOut => "timed_out",
+            ConfirmStatus::Failed => "failed",
+            ConfirmStatus::CallCancelled => "call_cancelled",
+            ConfirmStatus::UnsupportedByClient => "unsupported_by_client",
+            ConfirmStatus::InputRequired => "input_required",
+        }
+    }
+}
+
+/// The hash an approval is bound to (`confirmation.approval.request-sha256`): SHA-256 over the
+/// change type, a newline and the body, in lowercase hex. By hand:
+/// `printf '%s\n%s' connection_create "$BODY" | sha256sum`.
+pub fn request_sha256(change_type: &str, body: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(change_type.as_bytes());
+    h.update(b"\n");
+    h.update(body.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// The longest quote of an untrusted value in an error.
+pub const QUOTE_CHARS: usize = 200;
+
+/// `s` cut to `max` characters, saying how much was left out: errors name what was wrong with a
+/// short prefix of it, never the whole value (a 1 MiB argument must not come back as a 4 MB
+/// error).
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((end, _)) => format!("{}… ({} more characters)", &s[..end], s[end..].chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_clipped_with_a_count() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("abcdef", 3), "abc… (3 more characters)");
+        assert_eq!(clip("ééééé", 2), "éé… (3 more characters)");
+    }
+
+    #[test]
+    fn the_request_hash_is_what_sha256sum_prints() {
+        // printf '%s\n%s' connection_create '{"a":1}' | sha256sum
+        assert_eq!(
+            request_sha256("connection_create", r#"{"a":1}"#),
+            "09925c5b4018bfa87c9cc0c5aed724bd92a66964651ba32dbb08977f3fff36a9"
+        );
+    }
+
+    #[test]
+    fn status_names_are_the_wit_cases_in_snake_case() {
+        let wit = include_str!("../broker.wit");
+        let start = wit.find("enum status {").expect("the WIT declares confirmation.status");
+        let cases: alloc::vec::Vec<String> = wit[start..]
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .take_while(|l| *l != "}")
+            .filter(|l| !l.starts_with("//"))
+            .map(|l| l.trim_end_matches(',').replace('-', "_"))
+            .collect();
+        let ours: alloc::vec::Vec<&str> = ConfirmStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(cases, ours);
+    }
+}
