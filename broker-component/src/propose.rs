@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 
 use equinix_broker_contract::MUTATE_TOOLSET;
 
-use crate::capability::{FabricRequest, Host, Method};
+use crate::capability::{FabricRequest, FabricResponse, Host, Method};
 use crate::grammar::{self, Kind, Object, arguments, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
-use crate::spec::{ChangeType, Spec};
+use crate::spec::{ChangeType, Compiled, Spec};
 use crate::time::format_rfc3339_ms;
 use crate::tool::{BROKER, Output, ToolDef};
 use crate::tool_error::ToolError;
@@ -86,37 +86,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let compiled = spec.compile();
     let change_type = compiled.change_type;
 
-    let dry_run = FabricRequest {
-        method: Method::Post,
-        path: change_type.path().into(),
-        query: vec![("dryRun".into(), "true".into())],
-        body: Some(compiled.body.clone()),
-    };
-    let response = host.fabric_send(dry_run).map_err(|e| ToolError::from_fabric(&e))?;
-    if !(200..300).contains(&response.status) {
-        let err = ToolError::from_response(&response);
-        if is_dry_run_unsupported(&err) {
-            return Err(ToolError {
-                kind: "cannot_propose_safely",
-                message: format!(
-                    "this change cannot be proposed safely: Fabric does not support a dry run for it (EQ-3142411), \
-                     so the exact request cannot be validated before a person approves it. {}",
-                    err.message
-                ),
-                ..err
-            });
-        }
-        let mut err = err.with("request_sha256", json!(compiled.request_sha256));
-        err.message = format!("the dry run rejected this {}: {}; no token was minted", change_type.noun(), err.message);
-        let next = next_step_for(&err);
-        return Err(err.with("next_step", json!(next)));
-    }
-    let validated: Value = serde_json::from_str(&response.body).map_err(|e| {
-        ToolError::new(
-            "bad_fabric_response",
-            format!("the dry run answered HTTP {} with a body that is not JSON: {e}", response.status),
-        )
-    })?;
+    let (response, validated) = dry_run(host, &compiled)?;
 
     let price_context = price::price_context(host, &spec);
     let touches = names_of(host, spec.body(), &validated);
@@ -152,6 +122,45 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     }
     crate::json::discard((validated, spec));
     Ok(result)
+}
+
+/// The real dry run of exactly the compiled body: Fabric's answer and its parsed body, or the
+/// tool error for a refusal (Fabric's errors intact, with the read tool that helps), for a change
+/// Fabric cannot dry-run, or for an answer that is not JSON.
+fn dry_run(host: &mut dyn Host, compiled: &Compiled) -> Result<(FabricResponse, Value), ToolError> {
+    let change_type = compiled.change_type;
+    let dry_run = FabricRequest {
+        method: Method::Post,
+        path: change_type.path().into(),
+        query: vec![("dryRun".into(), "true".into())],
+        body: Some(compiled.body.clone()),
+    };
+    let response = host.fabric_send(dry_run).map_err(|e| ToolError::from_fabric(&e))?;
+    if !(200..300).contains(&response.status) {
+        let err = ToolError::from_response(&response);
+        if is_dry_run_unsupported(&err) {
+            return Err(ToolError {
+                kind: "cannot_propose_safely",
+                message: format!(
+                    "this change cannot be proposed safely: Fabric does not support a dry run for it (EQ-3142411), \
+                     so the exact request cannot be validated before a person approves it. {}",
+                    err.message
+                ),
+                ..err
+            });
+        }
+        let mut err = err.with("request_sha256", json!(compiled.request_sha256));
+        err.message = format!("the dry run rejected this {}: {}; no token was minted", change_type.noun(), err.message);
+        let next = next_step_for(&err);
+        return Err(err.with("next_step", json!(next)));
+    }
+    let validated: Value = serde_json::from_str(&response.body).map_err(|e| {
+        ToolError::new(
+            "bad_fabric_response",
+            format!("the dry run answered HTTP {} with a body that is not JSON: {e}", response.status),
+        )
+    })?;
+    Ok((response, validated))
 }
 
 /// What `answer` has that `request` does not (new members, changed values), recursively, leaving
