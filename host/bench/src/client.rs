@@ -51,7 +51,15 @@ pub struct Proc {
     pub stderr: tokio::process::ChildStderr,
 }
 
-pub async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::Result<(Proc, Duration)> {
+/// Starts `exe` with `args` over stdio (with `cache` as its precompile cache), its client holding
+/// each confirmation form open for `hold`; the process and how long it took to answer
+/// `initialize`.
+pub async fn spawn(
+    exe: &Path,
+    args: &[&str],
+    cache: Option<&Path>,
+    hold: Duration,
+) -> anyhow::Result<(Proc, Duration)> {
     let mut cmd = tokio::process::Command::new(exe);
     cmd.args(args).env("RUST_LOG", SERVER_LOG).env_remove("EQUINIX_MCP_TOOLSETS");
     if let Some(dir) = cache {
@@ -60,7 +68,7 @@ pub async fn spawn(exe: &Path, args: &[&str], cache: Option<&Path>) -> anyhow::R
     let started = Instant::now();
     let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
     let pid = transport.id().context("child has no pid")?;
-    let client = BenchClient { delay: Duration::from_secs(5) }.serve(transport).await?;
+    let client = BenchClient { delay: hold }.serve(transport).await?;
     Ok((Proc { client, pid, stderr: stderr.context("no stderr")? }, started.elapsed()))
 }
 

@@ -42,6 +42,11 @@ impl Bench {
 
     /// How long a load row runs.
     fn window(&self) -> Duration {
+        if self.quick { Duration::from_secs(1) } else { Duration::from_secs(5) }
+    }
+
+    /// How long the bench's client holds a confirmation form open before it declines.
+    fn hold(&self) -> Duration {
         if self.quick { Duration::from_secs(2) } else { Duration::from_secs(5) }
     }
 }
@@ -92,15 +97,15 @@ async fn warm_cache(b: &Bench) -> anyhow::Result<()> {
 /// confirmation waits, and the memory figures taken meanwhile.
 async fn stdio_rows(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let me = std::env::current_exe()?;
-    let (echo, _) = spawn(&me, &["echo"], None).await?;
-    let (mut srv, _) = spawn(&b.server, &b.serve_args(&[]), Some(&b.cache)).await?;
-    let (over_http, _) = spawn(&b.server, &b.serve_args(&["--fabric-sim-http"]), Some(&b.cache)).await?;
+    let (echo, _) = spawn(&me, &["echo"], None, b.hold()).await?;
+    let (mut srv, _) = spawn(&b.server, &b.serve_args(&[]), Some(&b.cache), b.hold()).await?;
+    let (over_http, _) = spawn(&b.server, &b.serve_args(&["--fabric-sim-http"]), Some(&b.cache), b.hold()).await?;
     let sim = sim_url(&mut srv.stderr).await?;
     let idle_rss = round_trips(b, t, &echo, &srv, &over_http).await?;
     drop(over_http);
     let before_parallel = rss_kib(srv.pid).unwrap_or(0);
     let peak_rss = parallel_reads(t, &srv, &sim).await?;
-    read_during_confirmation(t, &srv).await?;
+    read_during_confirmation(t, &srv, b.hold()).await?;
     t.row(
         "idle RSS (after start-up and 20 warm-up calls)",
         format!("{:.1} MiB", idle_rss as f64 / 1024.0),
@@ -189,9 +194,9 @@ async fn parallel_reads(t: &mut Table, srv: &Proc, sim: &str) -> anyhow::Result<
     Ok(peak.load(Ordering::Relaxed))
 }
 
-/// A confirmation held open for 5 s (the bench's client declines after that): reads meanwhile vs
-/// idle.
-async fn read_during_confirmation(t: &mut Table, srv: &Proc) -> anyhow::Result<()> {
+/// A confirmation held open for `hold` (the bench's client declines after that): reads meanwhile
+/// vs idle.
+async fn read_during_confirmation(t: &mut Table, srv: &Proc, hold: Duration) -> anyhow::Result<()> {
     let idle = median(timed_calls(&srv.client, "fabric_list_metros", 200, |_| json!({})).await?);
     let proposal = call(&srv.client, "fabric_propose_change", spec(99_999)).await?;
     let token = proposal
@@ -208,7 +213,7 @@ async fn read_during_confirmation(t: &mut Table, srv: &Proc) -> anyhow::Result<(
     c?;
     let during = median(d?);
     t.row(
-        "read latency while a confirmation waits 5 s vs idle",
+        &format!("read latency while a confirmation waits {} s vs idle", hold.as_secs()),
         format!("{:.2}x ({during:.3} ms vs {idle:.3} ms)", during / idle),
         "<= 1.2x",
         during / idle <= 1.2,
@@ -218,15 +223,15 @@ async fn read_during_confirmation(t: &mut Table, srv: &Proc) -> anyhow::Result<(
 
 /// Process start to `initialize` answered, with an empty precompile cache and then a warm one.
 async fn cold_start(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
-    let runs = if b.quick { 3 } else { 7 };
+    let runs = if b.quick { 2 } else { 7 };
     let (mut cold, mut warm) = (Vec::new(), Vec::new());
     let args = ["serve", "--fabric-sim", "--audit-log", &b.audit];
     for i in 0..runs {
         let dir = tempdir(&format!("bench-cold-{i}"))?;
-        let (p, d) = spawn(&b.server, &args, Some(&dir)).await?;
+        let (p, d) = spawn(&b.server, &args, Some(&dir), b.hold()).await?;
         cold.push(ms(d));
         drop(p);
-        let (p, d) = spawn(&b.server, &args, Some(&dir)).await?;
+        let (p, d) = spawn(&b.server, &args, Some(&dir), b.hold()).await?;
         warm.push(ms(d));
         drop(p);
         let _ = std::fs::remove_dir_all(&dir);

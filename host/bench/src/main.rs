@@ -31,7 +31,8 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Fewer iterations (a smoke run).
+    /// Fewer iterations, 1 s load windows and a 2 s confirmation hold (a smoke run; its figures
+    /// are not the ones BENCHMARKS.md records).
     #[arg(long)]
     quick: bool,
 
