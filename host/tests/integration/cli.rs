@@ -54,6 +54,21 @@ fn help_lists_only_what_a_user_runs() {
     }
 }
 
+/// The product links the broker only as the sandboxed component: a native copy would carry the
+/// benchmark's approval constructor, which forges what the WIT guarantees cannot be forged.
+#[test]
+fn the_shipped_binary_links_no_broker_code_natively() {
+    let out = Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--locked", "-p", "equinix-mcp", "-e", "normal", "--prefix", "none"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(tree.lines().any(|l| l.starts_with("wasmtime ")), "the tree is the product's:\n{tree}");
+    assert!(!tree.contains("equinix-broker-component"), "{tree}");
+}
+
 #[test]
 fn version_shows_the_embedded_component_sha256() {
     let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg("--version").output().unwrap();
