@@ -160,38 +160,86 @@ pub struct ServeArgs {
     pub allowed_origins: Vec<String>,
 
     /// Tool calls one principal may have in flight at once; more are refused (`too_many_calls`).
-    #[arg(long, env = "EQUINIX_MCP_MAX_CALLS_PER_PRINCIPAL", default_value_t = 64, value_name = "N", value_parser = at_least_one())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CALLS_PER_PRINCIPAL",
+        default_value_t = 64,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
     pub max_calls_per_principal: usize,
 
     /// Confirmation forms one principal may have open at once (the same 20 as its pending
     /// proposals); a confirm beyond it is refused before anyone is asked.
-    #[arg(long, env = "EQUINIX_MCP_MAX_CONFIRMATIONS_PER_PRINCIPAL", default_value_t = 20, value_name = "N", value_parser = at_least_one())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CONFIRMATIONS_PER_PRINCIPAL",
+        default_value_t = 20,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
     pub max_confirmations_per_principal: usize,
 
     /// HTTP sessions (pre-2026 clients) one principal may hold; an `initialize` beyond it gets 429.
-    #[arg(long, env = "EQUINIX_MCP_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 16, value_name = "N", value_parser = at_least_one())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_SESSIONS_PER_PRINCIPAL",
+        default_value_t = 16,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
     pub max_sessions_per_principal: usize,
 
     /// HTTP sessions the server holds in all; an `initialize` beyond it gets 503.
-    #[arg(long, env = "EQUINIX_MCP_MAX_SESSIONS", default_value_t = 1024, value_name = "N", value_parser = at_least_one())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_SESSIONS",
+        default_value_t = 1024,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
     pub max_sessions: usize,
 
     /// An HTTP session with no traffic for this long is closed (its open forms end as
     /// `call_cancelled`), in milliseconds.
-    #[arg(long, env = "EQUINIX_MCP_SESSION_IDLE_TIMEOUT_MS", default_value_t = 600_000, value_name = "MS", value_parser = at_least_one_ms())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_SESSION_IDLE_TIMEOUT_MS",
+        default_value_t = 600_000,
+        value_name = "MS",
+        value_parser = at_least_one_ms(),
+    )]
     pub session_idle_timeout_ms: u64,
 
     /// Concurrent HTTP connections; one beyond it is closed on accept.
-    #[arg(long, env = "EQUINIX_MCP_MAX_CONNECTIONS", default_value_t = 512, value_name = "N", value_parser = at_least_one())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CONNECTIONS",
+        default_value_t = 512,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
     pub max_connections: usize,
 
     /// Time allowed for an HTTP request's headers, and for the next request on an idle
     /// keep-alive connection, in milliseconds; then the connection is closed.
-    #[arg(long, env = "EQUINIX_MCP_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000, value_name = "MS", value_parser = at_least_one_ms())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_HEADER_READ_TIMEOUT_MS",
+        default_value_t = 10_000,
+        value_name = "MS",
+        value_parser = at_least_one_ms(),
+    )]
     pub header_read_timeout_ms: u64,
 
     /// Time allowed for an HTTP request's body once its headers arrived, in milliseconds (408 beyond).
-    #[arg(long, env = "EQUINIX_MCP_BODY_READ_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS", value_parser = at_least_one_ms())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_BODY_READ_TIMEOUT_MS",
+        default_value_t = 30_000,
+        value_name = "MS",
+        value_parser = at_least_one_ms(),
+    )]
     pub body_read_timeout_ms: u64,
 
     /// On SIGINT/SIGTERM, how long calls in flight (a confirmation waiting for its person) may
@@ -228,16 +276,36 @@ pub struct ServeArgs {
     pub elicit_timeout_ms: u64,
 
     /// Execute confirmed proposals even when the client cannot ask a person (off by default).
-    #[arg(long, env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        default_missing_value = "true",
+    )]
     pub allow_unconfirmed_mutations: bool,
 
     /// Timeout of one Fabric request, in milliseconds.
-    #[arg(long, env = "EQUINIX_MCP_FABRIC_TIMEOUT_MS", default_value_t = 30_000, value_name = "MS", value_parser = at_least_one_ms())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_FABRIC_TIMEOUT_MS",
+        default_value_t = 30_000,
+        value_name = "MS",
+        value_parser = at_least_one_ms(),
+    )]
     pub fabric_timeout_ms: u64,
 
     /// Guest CPU time allowed per component call, in milliseconds (time waiting on Fabric or a
     /// person does not count).
-    #[arg(long, env = "EQUINIX_MCP_GUEST_TIME_MS", default_value_t = 2_000, value_name = "MS", value_parser = at_least_one_ms())]
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_GUEST_TIME_MS",
+        default_value_t = 2_000,
+        value_name = "MS",
+        value_parser = at_least_one_ms(),
+    )]
     pub guest_time_ms: u64,
 
     /// Linear memory allowed per component instance, in MiB.

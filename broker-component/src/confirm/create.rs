@@ -13,12 +13,11 @@ use crate::tool_error::ToolError;
 /// Executes `approval` (the person's answer was `status`) and ends `attempt` with what happened.
 pub(super) fn send(
     host: &mut dyn Host,
-    attempt: Attempt,
+    mut attempt: Attempt,
     approval: Approval,
     status: ConfirmStatus,
     change_type: ChangeType,
 ) -> Result<Value, ToolError> {
-    let mut attempt = attempt;
     let noun = change_type.noun();
     let (search, _) = change_type.lookup_tools();
     match host.execute(approval) {

@@ -177,7 +177,7 @@ fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
 /// `schema` as clients see it: the `x-values-from` hints are for this registry's next steps, and
 /// leaving them out keeps `tools/list` within a model's budget. Values (`enum`, `const`,
 /// `default`, `examples`) are data, not schemas, and are left as they are.
-fn without_hints(mut schema: JsonObject) -> JsonObject {
+fn without_hints(schema: JsonObject) -> JsonObject {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(m) => {
@@ -194,7 +194,7 @@ fn without_hints(mut schema: JsonObject) -> JsonObject {
             _ => {}
         }
     }
-    let mut root = Value::Object(std::mem::take(&mut schema));
+    let mut root = Value::Object(schema);
     strip(&mut root);
     match root {
         Value::Object(m) => m,
