@@ -1,5 +1,5 @@
 //! Tool arguments: the JSON text the host passes, read as an object, and the accessors the
-//! tools use once their grammar (`catalog::ToolDef::args`) has checked it.
+//! tools use once their grammar (`tool::ToolDef::args`) has checked it.
 
 use alloc::format;
 use alloc::string::{String, ToString};

@@ -105,9 +105,7 @@ impl ToolDef {
             _ => Err(grammar::to_error(problems)),
         }
     }
-}
 
-impl ToolDef {
     /// The schema text of the arguments (what the WIT catalog carries).
     pub fn schema_text(&self) -> String {
         json_text(&self.input_schema())

@@ -365,14 +365,14 @@ pub struct ToolsArgs {
     pub json: bool,
 }
 
-/// A count that must be at least 1 (0 would refuse everything), refused by clap when it is not.
+/// A count limit: 1 to a million (0 would refuse everything), refused by clap otherwise.
 fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
 }
 
-/// A duration in milliseconds that must be at least 1 (0 would expire everything at once).
+/// A time limit in milliseconds: 1 ms to a day (0 would expire everything at once).
 fn at_least_one_ms() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::builder::RangedU64ValueParser::<u64>::new().range(1..)
+    clap::builder::RangedU64ValueParser::<u64>::new().range(1..=86_400_000)
 }
 
 /// An instance's memory in MiB, up to what the engine reserves for any instance.

@@ -22,14 +22,3 @@ impl Clock {
         self.offset_ms.fetch_add(ms, Ordering::Relaxed);
     }
 }
-
-/// The in-process simulator's `POST /_sim/clock` moves this server's own clock.
-impl equinix_fabric_sim::SimClock for Clock {
-    fn advance(&self, ms: u64) {
-        Clock::advance(self, ms)
-    }
-
-    fn now_ms(&self) -> u64 {
-        Clock::now_ms(self)
-    }
-}

@@ -5,6 +5,7 @@
 //! Both sides link this crate (the guest built for wasm32-wasip2 without std), and neither trusts
 //! the other's copy: the host computes the request hash itself from the bytes it holds.
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
@@ -36,18 +37,6 @@ pub enum ConfirmStatus {
 }
 
 impl ConfirmStatus {
-    /// Every status, in the WIT's order.
-    pub const ALL: [ConfirmStatus; 8] = [
-        ConfirmStatus::Accepted,
-        ConfirmStatus::Declined,
-        ConfirmStatus::Cancelled,
-        ConfirmStatus::TimedOut,
-        ConfirmStatus::Failed,
-        ConfirmStatus::CallCancelled,
-        ConfirmStatus::UnsupportedByClient,
-        ConfirmStatus::InputRequired,
-    ];
-
     /// The WIT case name in snake case (`timed-out` is `timed_out`): `human_confirmation.status`
     /// in results, `human_status` in the audit log, the `status` label of the metrics.
     pub fn as_str(self) -> &'static str {
@@ -73,6 +62,23 @@ pub fn request_sha256(change_type: &str, body: &str) -> String {
     h.update(b"\n");
     h.update(body.as_bytes());
     hex::encode(h.finalize())
+}
+
+/// The next step of a call whose arguments failed their schema: fix every problem, and for each
+/// `(path, tool)` the read tool that lists valid values there (one mention per tool). The host
+/// says it for the calls its schema check refuses, the component for those its grammar refuses,
+/// in the same words.
+pub fn next_step<'a>(pointers: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut step = String::from("Fix every problem under `problems` and call again");
+    let mut named: alloc::vec::Vec<&str> = alloc::vec::Vec::new();
+    for (path, tool) in pointers {
+        if !named.contains(&tool) {
+            named.push(tool);
+            step.push_str(&format!("; {tool} lists valid values for {path}"));
+        }
+    }
+    step.push('.');
+    step
 }
 
 /// The longest quote of an untrusted value in an error.
@@ -120,7 +126,19 @@ mod tests {
             .filter(|l| !l.starts_with("//"))
             .map(|l| l.trim_end_matches(',').replace('-', "_"))
             .collect();
-        let ours: alloc::vec::Vec<&str> = ConfirmStatus::ALL.iter().map(|s| s.as_str()).collect();
+        use ConfirmStatus::*;
+        let all = [Accepted, Declined, Cancelled, TimedOut, Failed, CallCancelled, UnsupportedByClient, InputRequired];
+        let ours: alloc::vec::Vec<&str> = all.iter().map(|s| s.as_str()).collect();
         assert_eq!(cases, ours);
+    }
+
+    #[test]
+    fn the_next_step_names_each_tool_once() {
+        assert_eq!(next_step([]), "Fix every problem under `problems` and call again.");
+        assert_eq!(
+            next_step([("/a", "fabric_x"), ("/b", "fabric_x"), ("/c", "fabric_y")]),
+            "Fix every problem under `problems` and call again; fabric_x lists valid values for /a; fabric_y lists \
+             valid values for /c."
+        );
     }
 }

@@ -13,7 +13,7 @@ mod schema;
 
 pub use check::check;
 pub use kinds::*;
-pub use problems::{Problem, Problems, next_step, to_error};
+pub use problems::{Problem, Problems, to_error};
 pub use schema::{schema, schemas_sharing};
 
 #[cfg(test)]

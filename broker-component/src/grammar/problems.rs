@@ -52,24 +52,9 @@ pub fn to_error(problems: Problems) -> ToolError {
         0 | 1 => String::new(),
         n => format!(" (and {} more problems, listed under problems)", n - 1),
     };
-    let pointers: Vec<(&str, &str)> = problems.0.iter().filter_map(|p| Some((p.path.as_str(), p.see?))).collect();
+    let pointers = problems.0.iter().filter_map(|p| Some((p.path.as_str(), p.see?)));
     ToolError::new("invalid_arguments", format!("invalid argument at {}: {}{more}", first.path, first.message))
         .with("path", json!(first.path))
         .with("problems", Value::Array(list))
-        .with("next_step", json!(next_step(&pointers)))
-}
-
-/// "Fix every problem ... and call again", with the read tool that lists valid values for each
-/// path that has one (one mention per tool).
-pub fn next_step(pointers: &[(&str, &str)]) -> String {
-    let mut step = String::from("Fix every problem under `problems` and call again");
-    let mut named: Vec<&str> = Vec::new();
-    for (path, tool) in pointers {
-        if !named.contains(tool) {
-            named.push(tool);
-            step.push_str(&format!("; {tool} lists valid values for {path}"));
-        }
-    }
-    step.push('.');
-    step
+        .with("next_step", json!(equinix_broker_contract::next_step(pointers)))
 }

@@ -251,7 +251,7 @@ pub static CONNECTION: Object = Object {
 
 pub(super) static NETWORK_LOCATION: Object = Object {
     name: "NetworkLocation",
-    fields: &[opt("region", Kind::Enum(REGIONS), ""), opt("metroCode", METRO, "")],
+    fields: &[opt("region", Kind::Enum(REGIONS), ""), opt("metroCode", METRO, "").from(METROS_TOOL)],
     rule: None,
     rule_doc: "",
 };

@@ -4,6 +4,8 @@
 //! bounded in requests and time; it stops by itself. BENCHMARKS.md has the figures and what
 //! each row means.
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod echo;
 mod figures;

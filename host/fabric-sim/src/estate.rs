@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::errors::{error_array, error_with};
 use crate::seed;
 
-/// Everything the simulator knows; creates from the broker land here and show up in searches.
+/// Everything the simulator knows; real creates land here and show up in searches.
 pub struct Estate {
     pub metros: Vec<Value>,
     pub ports: Vec<Value>,

@@ -1,14 +1,16 @@
 //! The Fabric simulator: a real HTTP server on loopback speaking the Equinix OAuth token
 //! endpoint and the Fabric v4 endpoints equinix-mcp calls, with spec-shaped error arrays, a
 //! seeded estate, counters and knobs for latency and injected faults. It knows nothing of MCP,
-//! WebAssembly or the broker: it is "Fabric", checked against Equinix's own contract by the
-//! contract tests.
+//! WebAssembly or the server that calls it: it is "Fabric", checked against Equinix's own
+//! contract by the contract tests.
 //!
 //! Axum routes ([`routes`]) over the estate ([`estate`], seeded by [`seed`]) behind middleware
 //! ([`middleware`]: stats, latency and faults, the bearer-token check). It runs in process behind
 //! `equinix-mcp serve --fabric-sim` (the default way to try the server without credentials) and
 //! standalone as `equinix-mcp fabric-sim --listen ADDR`. Its `/_sim/*` routes (stats, faults,
 //! knobs) exist for tests and demos; real Fabric has nothing like them.
+
+#![forbid(unsafe_code)]
 
 mod admin;
 mod answer;

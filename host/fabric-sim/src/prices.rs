@@ -30,8 +30,8 @@ pub fn search(body: &Value) -> Result<Vec<Value>, String> {
     if product != "VIRTUAL_CONNECTION_PRODUCT" {
         return Ok(Vec::new());
     }
-    // one rate card for every connection type the search accepts (the contract tests check the
-    // broker asks only for the types `VirtualConnectionPriceConnectionType` lists)
+    // one rate card for every connection type the search accepts (the contract tests check that
+    // callers ask only for the types `VirtualConnectionPriceConnectionType` lists)
     let kind = values(filter, "/connection/type").and_then(|v| v.first()).cloned().unwrap_or(json!("EVPL_VC"));
     let bandwidths: Vec<u64> = values(filter, "/connection/bandwidth")
         .map(|v| v.iter().filter_map(|b| b.as_str().and_then(|s| s.parse().ok()).or_else(|| b.as_u64())).collect())

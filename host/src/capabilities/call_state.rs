@@ -144,9 +144,13 @@ impl CallState {
     }
 
     /// A call with nobody to ask and nothing to cancel it (the start-up catalog read, `tools`,
-    /// benchmarks).
+    /// benchmarks): whatever `grants` hold, it can have nothing approved (no audit log, no
+    /// opt-in) and may not ask (no `mutate` tool).
     pub fn unattended(grants: &Grants) -> Self {
-        Self::new(grants, CallContext::unattended(), ToolGrant::default(), CorrelationIds::default())
+        let mut state = Self::new(grants, CallContext::unattended(), ToolGrant::default(), CorrelationIds::default());
+        state.audit = None;
+        state.unconfirmed_allowed = false;
+        state
     }
 }
 

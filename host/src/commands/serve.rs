@@ -62,7 +62,7 @@ impl ComponentArgs {
     }
 }
 
-/// Everything `serve` built, before choosing a transport (tests and benchmarks reuse it).
+/// Everything `serve` built, before choosing a transport (tests reuse it).
 pub struct Ready {
     pub broker: McpServer,
     /// The in-process simulator, when `--fabric-sim`.
@@ -242,13 +242,24 @@ fn state_codec(proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, 
 
 /// The audit log, opened only by a server that can mutate.
 fn open_audit(args: &ServeArgs, registry: &ToolRegistry) -> anyhow::Result<Option<Arc<AuditLog>>> {
-    if !registry.enabled_toolsets().contains(crate::mcp::toolsets::MUTATE) {
+    if !registry.enabled_toolsets().contains(equinix_broker_contract::MUTATE_TOOLSET) {
         return Ok(None);
     }
     let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
         "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
     )?;
     Ok(Some(Arc::new(AuditLog::open(&path)?)))
+}
+
+/// The in-process simulator's `POST /_sim/clock` moves this server's own clock.
+impl equinix_fabric_sim::SimClock for Clock {
+    fn advance(&self, ms: u64) {
+        Clock::advance(self, ms)
+    }
+
+    fn now_ms(&self) -> u64 {
+        Clock::now_ms(self)
+    }
 }
 
 /// Reads the component's catalog (a call with no person behind it) and checks it.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::toolsets::Selection;
 use crate::component::ToolDecl;
-use equinix_broker_contract::{MUTATE_TOOLSET as MUTATE, QUOTE_CHARS, VALUES_FROM, clip};
+use equinix_broker_contract::{MUTATE_TOOLSET, QUOTE_CHARS, VALUES_FROM, clip};
 
 const MAX_TOOLS: usize = 256;
 const MAX_SCHEMA_BYTES: usize = 64 << 10;
@@ -68,6 +68,21 @@ impl ToolRegistry {
             }
             checked.push(RegisteredTool { decl, tool, schema, validator, output });
         }
+        // a hint names a tool of this catalog (served or not), so a next step never sends the
+        // model to a tool that does not exist, and no component text reaches it unchecked
+        let names: BTreeSet<&str> = checked.iter().map(|t| t.decl.name.as_str()).collect();
+        for t in &checked {
+            if let Some(hint) =
+                hints(&Value::Object(t.schema.clone())).into_iter().find(|h| !names.contains(h.as_str()))
+            {
+                bail!(
+                    "tool {:?} is invalid: its schema names {:?} as the tool listing valid values (x-values-from), \
+                     and the catalog has no such tool",
+                    t.decl.name,
+                    clip(&hint, 128)
+                );
+            }
+        }
         let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
         let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
         let served: Vec<RegisteredTool> = checked.into_iter().filter(|t| enabled.contains(&t.decl.toolset)).collect();
@@ -110,17 +125,9 @@ impl RegisteredTool {
     /// one) names a read tool with `x-values-from`, that tool as where valid values come from.
     /// The host reads this from the schema, so it holds for any component.
     pub fn next_step(&self, errors: &[ArgumentError]) -> String {
-        let schema = &self.schema;
-        let mut step = String::from("Fix every problem under `problems` and call again");
-        let mut named: Vec<String> = Vec::new();
-        for e in errors {
-            if let Some(tool) = tool_for_path(schema, &e.path).filter(|t| !named.contains(t)) {
-                step.push_str(&format!("; {tool} lists valid values for {}", e.path));
-                named.push(tool);
-            }
-        }
-        step.push('.');
-        step
+        let named: Vec<(&str, String)> =
+            errors.iter().filter_map(|e| Some((e.path.as_str(), tool_for_path(&self.schema, &e.path)?))).collect();
+        equinix_broker_contract::next_step(named.iter().map(|(path, tool)| (*path, tool.as_str())))
     }
 
     /// Whether a successful result fits the tool's output schema (the first problem if not).
@@ -149,8 +156,7 @@ fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
         node
     }
     fn named(node: &Value) -> Option<String> {
-        let tool = node.get(VALUES_FROM)?.as_str()?;
-        Some(clip(tool, 128))
+        node.get(VALUES_FROM)?.as_str().map(String::from)
     }
     let root_value = Value::Object(root.clone());
     let mut node: &Value = &root_value;
@@ -174,6 +180,29 @@ fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
     found
 }
 
+/// Every `x-values-from` a schema carries (values under `enum`, `const`, `default` and
+/// `examples` are data, not schemas).
+fn hints(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(tool)) = m.get(VALUES_FROM) {
+                    out.push(tool.clone());
+                }
+                stack.extend(m.iter().filter(|(k, _)| !DATA_KEYWORDS.contains(&k.as_str())).map(|(_, v)| v));
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Keywords whose values are data, not schemas.
+const DATA_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
+
 /// `schema` as clients see it: the `x-values-from` hints are for this registry's next steps, and
 /// leaving them out keeps `tools/list` within a model's budget. Values (`enum`, `const`,
 /// `default`, `examples`) are data, not schemas, and are left as they are.
@@ -185,7 +214,7 @@ fn without_hints(schema: JsonObject) -> JsonObject {
                     m.remove(VALUES_FROM);
                 }
                 for (key, child) in m.iter_mut() {
-                    if !["enum", "const", "default", "examples"].contains(&key.as_str()) {
+                    if !DATA_KEYWORDS.contains(&key.as_str()) {
                         strip(child);
                     }
                 }
@@ -257,7 +286,7 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     if !toolset_ok {
         return Err(format!("toolset {:?} must be 1-32 characters of a-z 0-9 _ and not all/default", d.toolset));
     }
-    if d.read_only == (d.toolset == MUTATE) {
+    if d.read_only == (d.toolset == MUTATE_TOOLSET) {
         return Err("read-only tools must not be in the `mutate` toolset, and every other tool must be".into());
     }
     if d.description.is_empty() || d.description.len() > MAX_DESCRIPTION_BYTES {
@@ -307,7 +336,7 @@ mod tests {
             description: "d".into(),
             input_schema: schema.into(),
             output_schema: None,
-            read_only: toolset != MUTATE,
+            read_only: toolset != MUTATE_TOOLSET,
             destructive: false,
             idempotent: true,
             open_world: true,
@@ -355,7 +384,12 @@ mod tests {
             "properties":{"sides":{"type":"array","items":{"$ref":"#/$defs/Side"}}}}}}}],
           "$defs":{"Side":{"type":"object","properties":{"port":{"x-values-from":"fabric_search_ports","type":"object",
             "properties":{"uuid":{"type":"string","format":"uuid"}}}}}}}"##;
-        let r = ToolRegistry::build(vec![decl("a", "metros", schema)], &Selection::parse(None)).unwrap();
+        let listers = [decl("fabric_list_metros", "metros", OBJ), decl("fabric_search_ports", "ports", OBJ)];
+        let r = ToolRegistry::build(
+            [decl("a", "metros", schema)].into_iter().chain(listers).collect(),
+            &Selection::parse(None),
+        )
+        .unwrap();
         let t = r.get("a").unwrap();
         let served = serde_json::to_string(&t.tool.input_schema).unwrap();
         assert_eq!(served.matches("x-values-from").count(), 1, "only the enum's data keeps it: {served}");
@@ -370,6 +404,19 @@ mod tests {
             "Fix every problem under `problems` and call again; fabric_list_metros lists valid values for /metro; \
              fabric_search_ports lists valid values for /spec/sides/1/port/uuid."
         );
+    }
+
+    #[test]
+    fn a_hint_naming_no_tool_of_the_catalog_refuses_it() {
+        let schema = r#"{"type":"object","properties":{"id":{"type":"string","x-values-from":"fabric_search_nothing\nFORGED"}}}"#;
+        let err = ToolRegistry::build(vec![decl("a", "metros", schema)], &Selection::parse(None)).err().unwrap();
+        let err = err.to_string();
+        assert!(err.contains("tool \"a\" is invalid") && err.contains("x-values-from"), "{err}");
+        assert!(err.contains("\\nFORGED"), "the name is quoted, not printed raw: {err}");
+        // a hint to a tool that exists but is not served is fine: the catalog has it
+        let other = decl("fabric_search_nothing", "ports", OBJ);
+        let ok = r#"{"type":"object","properties":{"id":{"type":"string","x-values-from":"fabric_search_nothing"}}}"#;
+        assert!(ToolRegistry::build(vec![decl("a", "metros", ok), other], &Selection::parse(Some("metros"))).is_ok());
     }
 
     #[test]

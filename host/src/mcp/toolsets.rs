@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-pub use equinix_broker_contract::MUTATE_TOOLSET as MUTATE;
+use equinix_broker_contract::MUTATE_TOOLSET;
 
 /// The operator's selection as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,12 +24,12 @@ impl Selection {
 
     /// Whether the operator named `mutate` (decides whether the create routes open at all).
     pub fn names_mutate(&self) -> bool {
-        self.names.as_ref().is_some_and(|n| n.iter().any(|s| s == MUTATE))
+        self.names.as_ref().is_some_and(|n| n.iter().any(|s| s == MUTATE_TOOLSET))
     }
 
     /// The enabled toolsets given the toolsets the catalog has.
     pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, String> {
-        let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE).cloned().collect();
+        let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE_TOOLSET).cloned().collect();
         let Some(names) = &self.names else {
             return Ok(read_only);
         };
@@ -37,8 +37,8 @@ impl Selection {
         for name in names {
             match name.as_str() {
                 "all" | "default" => enabled.extend(read_only.iter().cloned()),
-                MUTATE => {
-                    enabled.insert(MUTATE.to_string());
+                MUTATE_TOOLSET => {
+                    enabled.insert(MUTATE_TOOLSET.to_string());
                 }
                 other if available.contains(other) => {
                     enabled.insert(other.to_string());
@@ -47,7 +47,7 @@ impl Selection {
                     let known: Vec<&str> = available
                         .iter()
                         .map(String::as_str)
-                        .chain(["all", "default", MUTATE])
+                        .chain(["all", "default", MUTATE_TOOLSET])
                         .collect::<BTreeSet<_>>()
                         .into_iter()
                         .collect();

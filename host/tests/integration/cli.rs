@@ -82,11 +82,11 @@ fn version_shows_the_embedded_component_sha256() {
 #[test]
 fn limits_out_of_range_are_refused_when_the_command_line_is_parsed() {
     for (flag, value, says) in [
-        ("--max-sessions", "0", "0 is not in 1.."),
-        ("--max-connections", "0", "0 is not in 1.."),
-        ("--max-calls-per-principal", "0", "0 is not in 1.."),
-        ("--guest-time-ms", "0", "0 is not in 1.."),
-        ("--header-read-timeout-ms", "0", "0 is not in 1.."),
+        ("--max-sessions", "0", "0 is not in 1..=1000000"),
+        ("--max-connections", "2000000", "2000000 is not in 1..=1000000"),
+        ("--max-calls-per-principal", "0", "0 is not in 1..=1000000"),
+        ("--guest-time-ms", "0", "0 is not in 1..=86400000"),
+        ("--header-read-timeout-ms", "0", "0 is not in 1..=86400000"),
         ("--memory-mib", "0", "0 is not in 1..=128"),
         ("--memory-mib", "129", "129 is not in 1..=128"),
         ("--max-sessions", "many", "invalid value 'many'"),
