@@ -8,7 +8,7 @@ use crate::{confirm, propose, reads};
 
 /// The whole catalog, in the order `tools/list` shows it.
 pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
-    core::iter::once(&reads::metros::TOOL).chain(reads::TOOLS.iter()).chain([&propose::TOOL, &confirm::TOOL])
+    reads::tools().chain([&propose::TOOL, &confirm::TOOL])
 }
 
 /// The row of `name`.
@@ -105,6 +105,13 @@ mod tests {
             }
         }
         assert!(hinted >= 20, "{hinted} hinted fields");
+    }
+
+    #[test]
+    fn every_default_toolset_is_one_of_this_catalog() {
+        for toolset in equinix_broker_contract::DEFAULT_TOOLSETS {
+            assert!(tools().any(|t| t.toolset == *toolset), "{toolset}");
+        }
     }
 
     #[test]

@@ -158,3 +158,30 @@ pub const PRICED_CONNECTION_TYPES: &[&str] = &[
 /// `VirtualConnectionPriceAccessPointType`.
 pub const PRICED_ACCESS_POINT_TYPES: &[&str] =
     &["VD", "SP", "COLO", "CLOUD_ROUTER", "CHAINGROUP", "NETWORK", "METAL_NETWORK"];
+
+/// `CloudRouterAccessPointState`.
+pub const ROUTER_STATES: &[&str] = &[
+    "PROVISIONED",
+    "PROVISIONING",
+    "DEPROVISIONING",
+    "DEPROVISIONED",
+    "REPROVISIONING",
+    "NOT_PROVISIONED",
+    "NOT_DEPROVISIONED",
+];
+
+/// `RouterPackageCode`.
+pub const ROUTER_PACKAGES: &[&str] = &["LAB", "BASIC", "STANDARD", "ADVANCED", "PREMIUM"];
+
+/// `RouteTableEntryType`.
+pub const ROUTE_TYPES: &[&str] = &[
+    "IPv4_BGP_ROUTE",
+    "IPv4_STATIC_ROUTE",
+    "IPv4_DIRECT_ROUTE",
+    "IPv6_BGP_ROUTE",
+    "IPv6_STATIC_ROUTE",
+    "IPv6_DIRECT_ROUTE",
+];
+
+/// `ConnectionRouteEntryState`: a route a connection received or advertised.
+pub const CONNECTION_ROUTE_STATES: &[&str] = &["ACTIVE", "INACTIVE"];

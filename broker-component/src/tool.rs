@@ -28,6 +28,19 @@ pub const BROKER: Hints = Hints { read_only: false, destructive: false, idempote
 /// A tool's handler: the checked arguments in, the result or tool error out.
 pub type Handler = fn(&mut dyn Host, &Value) -> Result<Value, ToolError>;
 
+/// A read-only row (no schema additions).
+pub const fn read(
+    name: &'static str,
+    toolset: &'static str,
+    title: &'static str,
+    description: &'static str,
+    args: &'static Object,
+    output: Output,
+    run: Handler,
+) -> ToolDef {
+    ToolDef { name, toolset, title, description, args, schema_extra: None, hints: READ_ONLY, output, run }
+}
+
 /// One row of the catalog.
 pub struct ToolDef {
     pub name: &'static str,

@@ -247,8 +247,9 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_GRACE_MS", default_value_t = 30_000, value_name = "MS")]
     pub shutdown_grace_ms: u64,
 
-    /// Comma-separated toolsets to serve. Default: every read-only toolset. `all` means every
-    /// read-only toolset; `mutate` (the broker) is served only when named.
+    /// Comma-separated toolsets to serve. Default (or `default`): metros, ports, service_profiles,
+    /// connections, cloud_routers. `all` means every read-only toolset; `mutate` (the broker) is
+    /// served only when named, e.g. `default,routing,events,mutate`.
     #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
     pub toolsets: Option<String>,
 
@@ -352,7 +353,7 @@ pub struct ToolsArgs {
     #[command(flatten)]
     pub component: ComponentArgs,
 
-    /// Toolsets to list, as for `serve` (default: every read-only toolset; add `mutate` for the broker).
+    /// Toolsets to list, as for `serve` (`all,mutate` lists every tool).
     #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
     pub toolsets: Option<String>,
 

@@ -166,6 +166,19 @@ def load_sdk():
 
     _dispatch(F.ServiceProfileFilter, service_profile_filter)
 
+    # Quirk: the Cloud Router searches' filter items are anyOf Simple | Or and try Simple first,
+    # which accepts {"or": [...]} with `or` as an unknown field (so the Or filter's limit of
+    # three is never checked). An object with `or` is an Or filter.
+    for union, simple, either in [
+        ("CloudRouterFilter", "CloudRouterSimpleExpression", "CloudRouterOrFilter"),
+        ("RouteTableEntryFilter", "RouteTableEntrySimpleExpression", "RouteTableEntryOrFilter"),
+        ("ConnectionRouteEntryFilter", "ConnectionRouteEntrySimpleExpression", "ConnectionRouteEntryOrFilter"),
+    ]:
+        def choose(_cls, obj, simple=getattr(F, simple), either=getattr(F, either)):
+            return either if isinstance(obj, dict) and "or" in obj else simple
+
+        _dispatch(getattr(F, union), choose)
+
 
 class NotAnArray(ValueError):
     """A list field given something else. The generated from_dict iterates whatever it gets, so
@@ -462,6 +475,13 @@ SELF_TEST = [
       "pagination": {"offset": 0, "limit": 20}}, None),
     ("ServiceProfileSearchRequest with or", "ServiceProfileSearchRequest",
      {"filter": {"or": [{"property": "/state", "operator": "=", "values": ["ACTIVE"]}]}}, ["/filter/or: unknown field"]),
+    ("valid CloudRouterSearchRequest with or (filter quirk)", "CloudRouterSearchRequest",
+     {"filter": {"and": [{"property": "/project/projectId", "operator": "=", "values": ["p"]},
+                         {"or": [{"property": "/name", "operator": "LIKE", "values": ["DC"]},
+                                 {"property": "/state", "operator": "=", "values": ["PROVISIONED"]}]}]}}, None),
+    ("CloudRouterSearchRequest with a numeric value in an or", "CloudRouterSearchRequest",
+     {"filter": {"and": [{"or": [{"property": "/connectionsCount", "operator": "=", "values": [2]}]}]}},
+     ["/filter/and/0/or/0/values/0: "]),
     ("valid ErrorList", "ErrorList", [{"errorCode": "EQ-3035202", "errorMessage": "Unable to fetch port details"}], None),
     ("ErrorList with a six-digit code", "ErrorList", [{"errorCode": "EQ-300005", "errorMessage": "x"}],
      ["/0/errorCode: "]),

@@ -18,6 +18,13 @@ use sha2::{Digest, Sha256};
 /// operator serves it only when named.
 pub const MUTATE_TOOLSET: &str = "mutate";
 
+/// The toolsets served when the operator names none (or names `default`): what an agent needs to
+/// find what an organisation has and build a change, within a model's budget for `tools/list`.
+/// The rest (networks, service tokens, pricing, the diagnostics) are served when named, or all of
+/// them with `all`; `mutate` only when
+/// named. A component whose catalog has none of these gets every read-only toolset by default.
+pub const DEFAULT_TOOLSETS: &[&str] = &["metros", "ports", "service_profiles", "connections", "cloud_routers"];
+
 /// An input-schema keyword a property may carry: the name of the read tool that lists its valid
 /// values (`"x-values-from": "fabric_search_ports"`). The host reads it to say where valid values
 /// come from when a call fails its schema, and leaves it out of the schema clients see.

@@ -41,6 +41,7 @@ pub(super) static SEARCH_CONNECTIONS: Object = arguments(&[
     NAME,
     opt("state", Kind::Enum(CONNECTION_STATES), "State"),
     opt("port_id", UUID, "A-side port").from(SEARCH_PORTS_TOOL),
+    opt("router_id", UUID, "A-side Cloud Router").from("fabric_search_cloud_routers"),
     OFFSET,
     LIMIT,
 ]);

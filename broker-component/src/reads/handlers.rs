@@ -2,85 +2,20 @@
 //! (or a few pages for the profile search), and the compact page or whole object back.
 
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::ToString;
 use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::arguments::GET_IDS;
 use super::compact::*;
+use super::requests::*;
 use crate::args::{number, paging, paging_query, text};
-use crate::capability::{FabricRequest, Host, Method};
+use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::*;
-use crate::grammar::Object;
 use crate::price::{eq, product_filter};
 use crate::tool_error::ToolError;
-
-/// The name to match, as the fragment Fabric's LIKE (a partial match) takes: `*` wildcards an
-/// agent may add are dropped (the contract documents none).
-pub(super) fn name_fragment(args: &Value) -> Option<String> {
-    text(args, "name").map(|n| n.replace(['*', '%'], "")).filter(|n| !n.is_empty())
-}
-
-/// The name filter of an endpoint whose contract allows LIKE.
-pub(super) fn name_filters(args: &Value, filters: &mut Vec<Value>) -> Result<(), ToolError> {
-    if let Some(fragment) = name_fragment(args) {
-        filters.push(json!({"property": "/name", "operator": "LIKE", "values": [fragment]}));
-    }
-    Ok(())
-}
-
-/// A search body: the filters (one, or `and` of several), paging.
-pub(super) fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> String {
-    let mut body = Map::new();
-    body.insert("pagination".into(), json!({"offset": offset, "limit": limit}));
-    match filters.len() {
-        0 => {}
-        1 => {
-            body.insert("filter".into(), filters.into_iter().next().unwrap());
-        }
-        _ => {
-            body.insert("filter".into(), json!({"and": filters}));
-        }
-    }
-    crate::json::json_text(&Value::Object(body))
-}
-
-pub(super) fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
-    FabricRequest { method: Method::Post, path: path.into(), query, body: Some(body) }
-}
-
-pub(super) fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
-    FabricRequest { method: Method::Get, path, query, body: None }
-}
-
-pub(super) fn get_by_id(
-    host: &mut dyn Host,
-    args: &Value,
-    key: &str,
-    collection: &str,
-    result_key: &str,
-) -> Result<Value, ToolError> {
-    let id = text(args, key).unwrap_or_default();
-    let answer = send_json(host, get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))
-        .map_err(|e| unknown_id_hint(e, key, &GET_IDS))?;
-    Ok(one(answer, result_key))
-}
-
-/// A refused id (Fabric answers 400 or 404 for one it does not know) points to the search tool
-/// that lists valid ones for the argument.
-pub(super) fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
-    let status = e.details.get("status").and_then(Value::as_u64);
-    let search = objects.iter().flat_map(|o| o.fields.iter()).find(|f| f.name == key).and_then(|f| f.values_from);
-    match (status, search) {
-        (Some(400 | 404), Some(tool)) => {
-            let step = format!("Check {key}: {tool} lists the ones you can read.");
-            e.with("next_step", json!(step))
-        }
-        _ => e,
-    }
-}
 
 pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
@@ -104,7 +39,7 @@ pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, T
 }
 
 pub(super) fn get_port(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_by_id(host, args, "port_id", "ports", "port")
+    get_by_id(host, args, "port_id", "ports", "port", &GET_IDS)
 }
 
 pub(super) fn list_port_vlans(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -172,7 +107,7 @@ pub(super) fn search_profiles(host: &mut dyn Host, args: &Value) -> Result<Value
 }
 
 pub(super) fn get_profile(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_by_id(host, args, "profile_id", "serviceProfiles", "service_profile")
+    get_by_id(host, args, "profile_id", "serviceProfiles", "service_profile", &GET_IDS)
 }
 
 pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -185,13 +120,16 @@ pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Va
     if let Some(p) = text(args, "port_id") {
         filters.push(eq("/aSide/accessPoint/port/uuid", p));
     }
+    if let Some(r) = text(args, "router_id") {
+        filters.push(eq("/aSide/accessPoint/router/uuid", r));
+    }
     let body = search_body(filters, offset, limit);
     let answer = send_json(host, post("/fabric/v4/connections/search", Vec::new(), body))?;
     Ok(paged(answer, "connections", offset, compact_connection))
 }
 
 pub(super) fn get_connection(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_by_id(host, args, "connection_id", "connections", "connection")
+    get_by_id(host, args, "connection_id", "connections", "connection", &GET_IDS)
 }
 
 pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -209,7 +147,7 @@ pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value
 }
 
 pub(super) fn get_network(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_by_id(host, args, "network_id", "networks", "network")
+    get_by_id(host, args, "network_id", "networks", "network", &GET_IDS)
 }
 
 pub(super) fn search_tokens(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -226,7 +164,7 @@ pub(super) fn search_tokens(host: &mut dyn Host, args: &Value) -> Result<Value, 
 }
 
 pub(super) fn get_token(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_by_id(host, args, "service_token_id", "serviceTokens", "service_token")
+    get_by_id(host, args, "service_token_id", "serviceTokens", "service_token", &GET_IDS)
 }
 
 pub(super) fn search_prices(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {

@@ -3,21 +3,7 @@
 //! filters as each endpoint's contract allows, and compacts the lists (a get tool returns Fabric's
 //! whole object). Every list is paged with `total` and `next_offset`, never truncated silently.
 
-use crate::grammar::Object;
-use crate::tool::{Handler, Output, READ_ONLY, ToolDef};
-
-/// A read-only row.
-const fn read(
-    name: &'static str,
-    toolset: &'static str,
-    title: &'static str,
-    description: &'static str,
-    args: &'static Object,
-    output: Output,
-    run: Handler,
-) -> ToolDef {
-    ToolDef { name, toolset, title, description, args, schema_extra: None, hints: READ_ONLY, output, run }
-}
+use crate::tool::{Output, ToolDef, read};
 
 pub static TOOLS: [ToolDef; 12] = [
     read(
@@ -61,7 +47,7 @@ pub static TOOLS: [ToolDef; 12] = [
         "fabric_search_connections",
         "connections",
         "Search connections",
-        "Connections by name, state or A-side port.",
+        "Connections by name, state, A-side port or Cloud Router.",
         &SEARCH_CONNECTIONS,
         Output::Page("connections", &[]),
         search_connections,
@@ -126,8 +112,16 @@ mod arguments;
 mod compact;
 mod handlers;
 pub mod metros;
+mod requests;
+mod routers;
+mod routing;
 #[cfg(test)]
 mod tests;
+
+/// Every read tool, in the order `tools/list` shows them.
+pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
+    core::iter::once(&metros::TOOL).chain(TOOLS.iter()).chain(routers::TOOLS.iter()).chain(routing::TOOLS.iter())
+}
 
 use arguments::*;
 use handlers::*;

@@ -2,6 +2,7 @@
 
 pub mod elicitation;
 pub mod fairness;
+pub mod hints;
 pub mod progress;
 pub mod registry;
 pub mod results;

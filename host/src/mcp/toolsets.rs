@@ -1,12 +1,13 @@
 //! Toolset selection (`--toolsets` / `EQUINIX_MCP_TOOLSETS`): the one place that decides which
 //! toolsets are served.
 //!
-//! Read-only toolsets are served by default. `mutate` is served only when named; `all` (and
-//! `default`) mean every read-only toolset and never include it. Unknown names are an error.
+//! Nothing named (or `default`) serves the contract's default toolsets the catalog has (all its
+//! read-only ones if it has none of them); `all` serves every read-only toolset; `mutate` is
+//! served only when named. Unknown names are an error.
 
 use std::collections::BTreeSet;
 
-use equinix_broker_contract::MUTATE_TOOLSET;
+use equinix_broker_contract::{DEFAULT_TOOLSETS, MUTATE_TOOLSET};
 
 /// The operator's selection as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,13 +31,17 @@ impl Selection {
     /// The enabled toolsets given the toolsets the catalog has.
     pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, String> {
         let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE_TOOLSET).cloned().collect();
+        let defaults: BTreeSet<String> =
+            read_only.iter().filter(|t| DEFAULT_TOOLSETS.contains(&t.as_str())).cloned().collect();
+        let defaults = if defaults.is_empty() { read_only.clone() } else { defaults };
         let Some(names) = &self.names else {
-            return Ok(read_only);
+            return Ok(defaults);
         };
         let mut enabled = BTreeSet::new();
         for name in names {
             match name.as_str() {
-                "all" | "default" => enabled.extend(read_only.iter().cloned()),
+                "all" => enabled.extend(read_only.iter().cloned()),
+                "default" => enabled.extend(defaults.iter().cloned()),
                 MUTATE_TOOLSET => {
                     enabled.insert(MUTATE_TOOLSET.to_string());
                 }
@@ -64,7 +69,7 @@ mod tests {
     use super::*;
 
     fn avail() -> BTreeSet<String> {
-        ["metros", "ports", "mutate"].iter().map(|s| s.to_string()).collect()
+        ["metros", "ports", "events", "mutate"].iter().map(|s| s.to_string()).collect()
     }
 
     fn set(items: &[&str]) -> BTreeSet<String> {
@@ -72,14 +77,21 @@ mod tests {
     }
 
     #[test]
-    fn default_serves_every_read_only_toolset_and_not_mutate() {
+    fn default_serves_the_default_toolsets_and_not_mutate() {
         assert_eq!(Selection::parse(None).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
         assert_eq!(Selection::parse(Some(" ")).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
+        assert_eq!(
+            Selection::parse(Some("default,events")).resolve(&avail()).unwrap(),
+            set(&["events", "metros", "ports"])
+        );
+        // a catalog of other toolsets is served whole by default
+        let theirs: BTreeSet<String> = ["alpha", "beta", "mutate"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(Selection::parse(None).resolve(&theirs).unwrap(), set(&["alpha", "beta"]));
     }
 
     #[test]
     fn all_never_includes_mutate_but_naming_it_does() {
-        assert_eq!(Selection::parse(Some("all")).resolve(&avail()).unwrap(), set(&["metros", "ports"]));
+        assert_eq!(Selection::parse(Some("all")).resolve(&avail()).unwrap(), set(&["events", "metros", "ports"]));
         let s = Selection::parse(Some("Ports, mutate"));
         assert!(s.names_mutate());
         assert_eq!(s.resolve(&avail()).unwrap(), set(&["ports", "mutate"]));

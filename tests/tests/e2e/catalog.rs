@@ -5,7 +5,8 @@ use equinix_fabric_sim as fabric_sim;
 use equinix_fabric_sim::{PORTS, PROFILES, SimConfig};
 use serde_json::{Value, json};
 
-const CATALOG: &[(&str, &str)] = &[
+/// What is served when the operator names no toolset: the everyday ones.
+const DEFAULT: &[(&str, &str)] = &[
     ("fabric_list_metros", "metros"),
     ("fabric_search_ports", "ports"),
     ("fabric_get_port", "ports"),
@@ -14,11 +15,24 @@ const CATALOG: &[(&str, &str)] = &[
     ("fabric_get_service_profile", "service_profiles"),
     ("fabric_search_connections", "connections"),
     ("fabric_get_connection", "connections"),
+    ("fabric_search_cloud_routers", "cloud_routers"),
+    ("fabric_get_cloud_router", "cloud_routers"),
+    ("fabric_list_cloud_router_packages", "cloud_routers"),
+    ("fabric_get_cloud_router_package", "cloud_routers"),
+    ("fabric_search_cloud_router_routes", "cloud_routers"),
+];
+
+/// The read tools served only when named (or with `all`).
+const NAMED: &[(&str, &str)] = &[
     ("fabric_search_networks", "networks"),
     ("fabric_get_network", "networks"),
     ("fabric_search_service_tokens", "service_tokens"),
     ("fabric_get_service_token", "service_tokens"),
     ("fabric_search_prices", "pricing"),
+    ("fabric_list_routing_protocols", "routing"),
+    ("fabric_get_routing_protocol", "routing"),
+    ("fabric_list_bgp_actions", "routing"),
+    ("fabric_search_connection_routes", "routing"),
 ];
 
 async fn ok(server: &Server, tool: &str, args: Value) -> Value {
@@ -28,21 +42,27 @@ async fn ok(server: &Server, tool: &str, args: Value) -> Value {
 }
 
 #[tokio::test]
-async fn every_read_tool_is_served_read_only_by_default() {
-    let server = Launch::serve().stdio().await;
-    let tools = server.client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), CATALOG.len(), "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
-    for (name, _) in CATALOG {
-        let t = tools.iter().find(|t| t.name == *name).unwrap_or_else(|| panic!("{name} not served"));
-        let a = t.annotations.as_ref().unwrap();
-        assert_eq!(a.read_only_hint, Some(true), "{name}");
-        assert!(t.title.as_deref().is_some_and(|x| !x.is_empty()), "{name} has a title");
-        assert!(t.output_schema.is_some(), "{name} has an output schema");
-        for (arg, p) in t.input_schema["properties"].as_object().unwrap() {
-            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}.{arg} is described");
+async fn the_everyday_toolsets_are_served_by_default_and_every_read_tool_with_all() {
+    for (toolsets, expected) in [(None, DEFAULT.to_vec()), (Some("all"), [DEFAULT, NAMED].concat())] {
+        let server = match toolsets {
+            None => Launch::serve().stdio().await,
+            Some(t) => Launch::serve().args(&["--toolsets", t]).stdio().await,
+        };
+        let tools = server.client.list_all_tools().await.unwrap();
+        let served: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(served.len(), expected.len(), "{toolsets:?}: {served:?}");
+        for (name, _) in &expected {
+            let t = tools.iter().find(|t| t.name == *name).unwrap_or_else(|| panic!("{name} not served"));
+            let a = t.annotations.as_ref().unwrap();
+            assert_eq!(a.read_only_hint, Some(true), "{name}");
+            assert!(t.title.as_deref().is_some_and(|x| !x.is_empty()), "{name} has a title");
+            assert!(t.output_schema.is_some(), "{name} has an output schema");
+            for (arg, p) in t.input_schema["properties"].as_object().unwrap() {
+                assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{name}.{arg} is described");
+            }
         }
+        server.stop().await;
     }
-    server.stop().await;
 }
 
 #[tokio::test]
@@ -69,7 +89,7 @@ async fn toolset_selection_serves_only_the_named_toolsets() {
 
 #[tokio::test]
 async fn each_read_tool_answers_from_the_seeded_estate() {
-    let server = Launch::serve().stdio().await;
+    let server = Launch::serve().args(&["--toolsets", "all"]).stdio().await;
     let (dc_pri, ..) = PORTS[0];
     let ports = ok(&server, "fabric_search_ports", json!({"metro": "DC"})).await;
     assert_eq!(ports["total"], 3);
@@ -139,7 +159,7 @@ async fn paging_walks_every_page_without_losing_rows() {
 #[tokio::test]
 async fn fabric_errors_come_back_as_tool_errors_and_bad_uuids_send_nothing() {
     let sim = sim(SimConfig::default()).await;
-    let server = Launch::serve().against(&sim).stdio().await;
+    let server = Launch::serve().against(&sim).args(&["--toolsets", "all"]).stdio().await;
     // an unknown id answers as the contract declares: 400 for ports, profiles and tokens, 404
     // for connections and networks
     let unknown = "00000000-0000-4000-8000-000000000000";

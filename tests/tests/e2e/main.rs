@@ -16,5 +16,6 @@ mod http;
 mod operations;
 mod races;
 mod replicas;
+mod routing;
 mod secrets;
 mod shared_server;

@@ -12,6 +12,7 @@ fn notifications() -> Value {
 /// One spec of every shape the broker offers, for each change type.
 fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
     let (dc_pri, dc_sec, sv_pri) = (PORTS[0].0, PORTS[1].0, PORTS[3].0);
+    let router = ROUTERS[0].uuid;
     let colo = |port: &str, vlan: u64| json!({"type": "COLO", "port": {"uuid": port}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}});
     vec![
         (
@@ -30,6 +31,14 @@ fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
                    "notifications": notifications(), "redundancy": {"priority": "PRIMARY"},
                    "additionalInfo": [{"key": "note", "value": "contract"}],
                    "endCustomer": {"isDisclosed": false, "name": "Acme"}}),
+        ),
+        (
+            "router-to-aws",
+            ChangeType::ConnectionCreate,
+            json!({"type": "IP_VC", "name": "c-fcr", "bandwidth": 50, "aSide": {"accessPoint": {"type": "CLOUD_ROUTER", "router": {"uuid": router}}},
+                   "zSide": {"accessPoint": {"type": "SP", "profile": {"type": "L2_PROFILE", "uuid": PROFILES[0].uuid},
+                             "location": {"metroCode": "DC"}, "authenticationKey": "123456789012", "sellerRegion": "us-east-1"}},
+                   "notifications": notifications()}),
         ),
         (
             "device-to-colo",
@@ -76,7 +85,14 @@ fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
 
 /// The SDK's request model of a POST the project sends.
 fn request_model(path: &str) -> &'static str {
+    if path.starts_with("/fabric/v4/routers/") && path.ends_with("/routes/search") {
+        return "RouteTableEntrySearchRequest";
+    }
+    if path.starts_with("/fabric/v4/connections/") && path.ends_with("Routes/search") {
+        return "ConnectionRouteSearchRequest";
+    }
     match path {
+        "/fabric/v4/routers/search" => "CloudRouterSearchRequest",
         "/fabric/v4/ports/search" => "PortV4SearchRequest",
         "/fabric/v4/serviceProfiles/search" => "ServiceProfileSearchRequest",
         "/fabric/v4/connections/search" => "SearchRequest",
@@ -96,6 +112,9 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
     let server =
         Launch::serve().against(sim).args(&["--toolsets", "all,mutate"]).client(TestClient::accepting()).stdio().await;
     let (dc_pri, profile) = (PORTS[0].0, PROFILES[0].uuid);
+    let router = ROUTERS[0].uuid;
+    let (fcr_aws, fcr_azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
+    let azure_bgp = routing::routing_protocol_uuid(1, "bgp");
     let reads = [
         ("fabric_list_metros", json!({"presence": "MY_PORTS", "limit": 5})),
         ("fabric_search_ports", json!({})),
@@ -122,13 +141,35 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
             json!({"connection_type": "EVPL_VC", "bandwidth": 1000, "a_side_type": "COLO", "a_side_metro": "DC",
                                         "a_side_port_id": dc_pri, "z_side_type": "SP", "z_side_metro": "DC", "z_side_profile_id": profile}),
         ),
+        ("fabric_search_connections", json!({"router_id": router})),
+        ("fabric_search_cloud_routers", json!({})),
+        (
+            "fabric_search_cloud_routers",
+            json!({"name": "FCR", "metro": "DC", "state": "PROVISIONED", "project_id": equinix_fabric_sim::PROJECT_ID}),
+        ),
+        ("fabric_get_cloud_router", json!({"router_id": router})),
+        ("fabric_list_cloud_router_packages", json!({"limit": 3})),
+        ("fabric_get_cloud_router_package", json!({"package_code": "STANDARD"})),
+        ("fabric_search_cloud_router_routes", json!({"router_id": router})),
+        (
+            "fabric_search_cloud_router_routes",
+            json!({"router_id": router, "prefix": "10.", "type": "IPv4_BGP_ROUTE", "next_hop": "169.254.10.2"}),
+        ),
+        ("fabric_list_routing_protocols", json!({"connection_id": fcr_aws})),
+        ("fabric_get_routing_protocol", json!({"connection_id": fcr_azure, "routing_protocol_id": azure_bgp})),
+        ("fabric_list_bgp_actions", json!({"connection_id": fcr_azure, "routing_protocol_id": azure_bgp})),
+        ("fabric_search_connection_routes", json!({"connection_id": fcr_aws, "direction": "received"})),
+        (
+            "fabric_search_connection_routes",
+            json!({"connection_id": fcr_azure, "direction": "advertised", "prefix": "10.", "state": "INACTIVE"}),
+        ),
     ];
     for (tool, args) in reads {
         let r = server.call(tool, args.clone()).await;
         assert!(!is_error(&r), "{tool} {args}: {:?}", r.structured_content);
     }
     // a network first, so a token can select it
-    let network = &specs("")[3];
+    let network = specs("").into_iter().find(|(label, ..)| *label == "network").unwrap();
     let p = structured(
         &server.call("fabric_propose_change", json!({"change_type": "network_create", "spec": network.2})).await,
     );
@@ -189,6 +230,11 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let network = first("networks").await;
     let token_uuid = first("serviceTokens").await;
     let all_ports = json!({"filter": {"property": "/state", "operator": "=", "values": ["ACTIVE"]}});
+    let router = ROUTERS[0].uuid;
+    let (fcr_aws, fcr_azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
+    let azure_bgp = routing::routing_protocol_uuid(1, "bgp");
+    let project_filter = json!({"filter": {"and": [
+        {"property": "/project/projectId", "operator": "=", "values": [equinix_fabric_sim::PROJECT_ID]}]}});
     let routes: Vec<(&str, String, Option<Value>, u16, &'static str)> = vec![
         ("GET", "/fabric/v4/metros".into(), None, 200, "MetroResponse"),
         ("GET", "/fabric/v4/metros/DC".into(), None, 200, "Metro"),
@@ -233,6 +279,72 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
         ("GET", format!("/fabric/v4/serviceTokens/{UNKNOWN}"), None, 400, "ErrorList"),
         ("GET", format!("/fabric/v4/connections/{UNKNOWN}"), None, 404, "ErrorList"),
         ("GET", format!("/fabric/v4/networks/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("POST", "/fabric/v4/routers/search".into(), Some(project_filter.clone()), 200, "SearchResponse"),
+        (
+            "POST",
+            "/fabric/v4/routers/search".into(),
+            Some(json!({"filter": {"and": [{"property": "/name", "operator": "LIKE", "values": ["FCR"]}]}})),
+            400,
+            "ErrorList",
+        ),
+        ("GET", format!("/fabric/v4/routers/{router}"), None, 200, "CloudRouterReadResponse"),
+        ("GET", format!("/fabric/v4/routers/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("GET", "/fabric/v4/routerPackages".into(), None, 200, "PackageResponse"),
+        ("GET", "/fabric/v4/routerPackages/STANDARD".into(), None, 200, "CloudRouterPackage"),
+        ("GET", "/fabric/v4/routerPackages/HUGE".into(), None, 400, "ErrorList"),
+        (
+            "POST",
+            format!("/fabric/v4/routers/{router}/routes/search"),
+            Some(json!({})),
+            200,
+            "RouteTableEntrySearchResponse",
+        ),
+        ("POST", format!("/fabric/v4/routers/{UNKNOWN}/routes/search"), Some(json!({})), 404, "ErrorList"),
+        (
+            "POST",
+            format!("/fabric/v4/connections/{fcr_aws}/receivedRoutes/search"),
+            Some(json!({})),
+            200,
+            "ConnectionRouteTableEntrySearchResponse",
+        ),
+        (
+            "POST",
+            format!("/fabric/v4/connections/{fcr_azure}/advertisedRoutes/search"),
+            Some(
+                json!({"filter": {"and": [{"or": [{"property": "/state", "operator": "=", "values": ["INACTIVE"]}]}]}}),
+            ),
+            200,
+            "ConnectionRouteTableEntrySearchResponse",
+        ),
+        ("POST", format!("/fabric/v4/connections/{UNKNOWN}/receivedRoutes/search"), Some(json!({})), 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{fcr_aws}/routingProtocols"), None, 200, "GetResponse"),
+        (
+            "GET",
+            format!("/fabric/v4/connections/{fcr_azure}/routingProtocols/{azure_bgp}"),
+            None,
+            200,
+            "RoutingProtocolData",
+        ),
+        (
+            "GET",
+            format!(
+                "/fabric/v4/connections/{fcr_azure}/routingProtocols/{}",
+                routing::routing_protocol_uuid(1, "direct")
+            ),
+            None,
+            200,
+            "RoutingProtocolData",
+        ),
+        (
+            "GET",
+            format!("/fabric/v4/connections/{fcr_azure}/routingProtocols/{azure_bgp}/actions"),
+            None,
+            200,
+            "BGPActionsBulkData",
+        ),
+        ("GET", format!("/fabric/v4/connections/{UNKNOWN}/routingProtocols"), None, 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{fcr_aws}/routingProtocols/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{fcr_aws}"), None, 200, "Connection"),
         (
             "POST",
             "/fabric/v4/prices/search".into(),
@@ -321,6 +433,17 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
             "EQ-3142102",
         ),
     ];
+    let from_router = |router: &str, kind: &str, bandwidth: u64| {
+        json!({"type": kind, "name": "r", "bandwidth": bandwidth, "aSide": {"accessPoint": {"type": "CLOUD_ROUTER", "router": {"uuid": router}}},
+               "zSide": {"accessPoint": {"type": "SP", "profile": {"uuid": profile}, "location": {"metroCode": "DC"},
+                         "authenticationKey": "1", "sellerRegion": "us-east-1"}}, "notifications": notifications()})
+    };
+    let refusals = refusals.into_iter().chain([
+        ("unknown router", from_router(UNKNOWN, "IP_VC", 50), "EQ-3142501"),
+        ("router not provisioned", from_router(ROUTERS[2].uuid, "IP_VC", 50), "EQ-3142501"),
+        ("router connection not IP_VC", from_router(router, "EVPL_VC", 50), "EQ-3142501"),
+        ("router package bandwidth", from_router(ROUTERS[1].uuid, "IP_VC", 100), "EQ-3142501"),
+    ]);
     for (label, spec, code) in refusals {
         let (status, errors) = send("POST", "/fabric/v4/connections?dryRun=true", Some(spec)).await;
         assert_eq!((status, errors[0]["errorCode"].as_str()), (400, Some(code)), "{label}: {errors}");

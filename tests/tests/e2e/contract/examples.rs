@@ -85,6 +85,10 @@ fn each_enum_the_broker_uses_is_the_contracts() {
         ("VirtualConnectionPriceConnectionType", ours::PRICED_CONNECTION_TYPES),
         ("VirtualConnectionPriceAccessPointType", ours::PRICED_ACCESS_POINT_TYPES),
         ("ConnectionState", ours::CONNECTION_STATES),
+        ("CloudRouterAccessPointState", ours::ROUTER_STATES),
+        ("RouterPackageCode", ours::ROUTER_PACKAGES),
+        ("RouteTableEntryType", ours::ROUTE_TYPES),
+        ("ConnectionRouteTableEntry.state", ours::CONNECTION_ROUTE_STATES),
     ];
     let names: Vec<&str> = lists.iter().map(|(n, _)| *n).collect();
     let python = repo().join("target/contract-venv/bin/python");

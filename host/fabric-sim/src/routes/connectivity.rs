@@ -1,13 +1,10 @@
-//! The Fabric v4 routes this project calls, as axum routes over the simulator's estate, behind
-//! the middleware in [`crate::middleware`]; the OAuth token route and `/_sim` stand outside it.
+//! The routes of connectivity: metros, ports and their VLANs, service
+//! profiles, connections, networks, service tokens, prices, and the three creates.
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode, Uri};
-use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::answer::{Answer, by_uuid, is_dry_run, json_body, page, paging, query_map, respond, search};
@@ -15,50 +12,14 @@ use crate::errors::{Fail, fail, json_bytes, metro_fail, not_found, unknown_id};
 use crate::estate::{Estate, Kind, Refused};
 use crate::seed::MY_PORT_METROS;
 use crate::state::{Inner, Sim};
-use crate::{admin, middleware, oauth, prices, search as filters};
-
-pub fn router(sim: Sim) -> Router {
-    let fabric = Router::new()
-        .route("/fabric/v4/metros", get(metros))
-        .route("/fabric/v4/metros/{code}", get(metro))
-        .route("/fabric/v4/ports/search", post(|s, b| searched(s, b, Searched::Ports)))
-        .route("/fabric/v4/ports/{id}", get(|s, p| got(s, p, Got::Port)))
-        .route("/fabric/v4/ports/{id}/linkProtocols", get(link_protocols))
-        .route("/fabric/v4/serviceProfiles/search", post(|s, b| searched(s, b, Searched::Profiles)))
-        .route("/fabric/v4/serviceProfiles/{id}", get(|s, p| got(s, p, Got::Profile)))
-        .route("/fabric/v4/connections/search", post(|s, b| searched(s, b, Searched::Connections)))
-        .route("/fabric/v4/connections/{id}", get(|s, p| got(s, p, Got::Connection)))
-        .route("/fabric/v4/networks/search", post(|s, b| searched(s, b, Searched::Networks)))
-        .route("/fabric/v4/networks/{id}", get(|s, p| got(s, p, Got::Network)))
-        .route("/fabric/v4/serviceTokens/search", post(|s, b| searched(s, b, Searched::Tokens)))
-        .route("/fabric/v4/serviceTokens/{id}", get(|s, p| got(s, p, Got::Token)))
-        .route("/fabric/v4/prices/search", post(prices_search))
-        .route("/fabric/v4/connections", post(|s, u, b| create(s, u, b, Kind::Connection)))
-        .route("/fabric/v4/networks", post(|s, u, b| create(s, u, b, Kind::Network)))
-        .route("/fabric/v4/serviceTokens", post(|s, u, b| create(s, u, b, Kind::ServiceToken)))
-        .method_not_allowed_fallback(not_allowed)
-        .fallback(unknown)
-        .layer(from_fn(middleware::apply_fault))
-        .layer(from_fn_with_state(sim.clone(), middleware::require_token))
-        .layer(from_fn_with_state(sim.clone(), middleware::delay))
-        .layer(from_fn_with_state(sim.clone(), middleware::record))
-        .with_state(sim.clone());
-    Router::new()
-        .route("/oauth2/v1/token", post(oauth::token))
-        .route("/_sim/stats", get(admin::stats))
-        .route("/_sim/faults", post(admin::fault))
-        .route("/_sim/clock", post(admin::clock))
-        .route("/_sim/latency", post(admin::latency))
-        .with_state(sim)
-        .merge(fabric)
-}
+use crate::{prices, search as filters};
 
 /// Runs `f` on the estate under the simulator's lock.
-fn with_estate<T>(sim: &Sim, f: impl FnOnce(&mut Estate) -> T) -> T {
+pub(super) fn with_estate<T>(sim: &Sim, f: impl FnOnce(&mut Estate) -> T) -> T {
     f(&mut sim.lock().estate)
 }
 
-async fn metros(State(sim): State<Sim>, uri: Uri) -> Response {
+pub(super) async fn metros(State(sim): State<Sim>, uri: Uri) -> Response {
     let q = query_map(&uri);
     respond(with_estate(&sim, |estate| {
         let (offset, limit) = paging(&q)?;
@@ -81,7 +42,7 @@ async fn metros(State(sim): State<Sim>, uri: Uri) -> Response {
     }))
 }
 
-async fn metro(State(sim): State<Sim>, Path(code): Path<String>) -> Response {
+pub(super) async fn metro(State(sim): State<Sim>, Path(code): Path<String>) -> Response {
     respond(with_estate(&sim, |estate| {
         estate.metros.iter().find(|m| m["code"] == code.as_str()).map(|m| (StatusCode::OK, json_bytes(m))).ok_or_else(
             || metro_fail("Invalid Path Parameter", Some("pathparameter-metroCode"), "Provide valid metro code"),
@@ -89,7 +50,7 @@ async fn metro(State(sim): State<Sim>, Path(code): Path<String>) -> Response {
     }))
 }
 
-async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri) -> Response {
+pub(super) async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri) -> Response {
     let q = query_map(&uri);
     respond(with_estate(&sim, |estate| {
         if estate.port(&id).is_none() {
@@ -102,7 +63,7 @@ async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri
 
 /// The searchable collections.
 #[derive(Clone, Copy)]
-enum Searched {
+pub(super) enum Searched {
     Ports,
     Profiles,
     Connections,
@@ -110,7 +71,7 @@ enum Searched {
     Tokens,
 }
 
-async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched) -> Response {
+pub(super) async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched) -> Response {
     let body = match json_body(&body) {
         Ok(b) => b,
         Err(f) => return f.into_response(),
@@ -127,7 +88,7 @@ async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched) -> Respon
 
 /// The collections read by uuid.
 #[derive(Clone, Copy)]
-enum Got {
+pub(super) enum Got {
     Port,
     Profile,
     Connection,
@@ -135,7 +96,7 @@ enum Got {
     Token,
 }
 
-async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Response {
+pub(super) async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Response {
     respond(with_estate(&sim, |e| match what {
         // the contract declares 404 for connections and networks, 400 for the other three
         Got::Port => by_uuid(&e.ports, &id, || unknown_id("EQ-3035202", "Unable to fetch port details", "portId")),
@@ -149,7 +110,7 @@ async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Respo
     }))
 }
 
-async fn prices_search(body: Bytes) -> Response {
+pub(super) async fn prices_search(body: Bytes) -> Response {
     let answer: Answer = json_body(&body).and_then(|body| match prices::search(&body) {
         Ok(rows) => {
             let n = rows.len();
@@ -165,7 +126,7 @@ async fn prices_search(body: Bytes) -> Response {
 }
 
 /// A create or its dry run: validated as Fabric would, counted, echoed or persisted.
-async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Response {
+pub(super) async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Response {
     let body = match json_body(&body) {
         Ok(b) => b,
         Err(f) => return f.into_response(),
@@ -187,12 +148,12 @@ async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Re
     }
 }
 
-async fn not_allowed() -> Response {
+pub(super) async fn not_allowed() -> Response {
     fail(405, "EQ-3142569", "Method not supported", None).into_response()
 }
 
 /// A path Fabric does not have (or a method it never takes there).
-async fn unknown(method: Method, uri: Uri) -> Response {
+pub(super) async fn unknown(method: Method, uri: Uri) -> Response {
     if method != Method::GET && method != Method::POST {
         return not_allowed().await;
     }

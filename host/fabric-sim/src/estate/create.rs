@@ -1,112 +1,17 @@
-//! The simulated Fabric estate and its create rules: what a dry run validates and a real create
-//! persists. Validation answers with Fabric's error codes and `additionalInfo` paths.
+//! The create rules: what a dry run validates (the same rules as a real create) and what a real
+//! create persists, answered with Fabric's error codes and `additionalInfo` paths.
 
 use serde_json::{Value, json};
 
+use super::{Estate, Kind, Refused, find_by_uuid};
 use crate::errors::{error_array, error_with};
 use crate::seed;
-
-/// Everything the simulator knows; real creates land here and show up in searches.
-pub struct Estate {
-    pub metros: Vec<Value>,
-    pub ports: Vec<Value>,
-    pub profiles: Vec<Value>,
-    pub connections: Vec<Value>,
-    pub networks: Vec<Value>,
-    pub service_tokens: Vec<Value>,
-}
-
-/// The object of a collection with this `uuid`.
-pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
-    items.iter().find(|item| item["uuid"] == uuid)
-}
-
-/// A refused create: status and Fabric error array.
-pub struct Refused(pub u16, pub Value);
 
 fn bad(code: &str, message: &str, property: &str) -> Refused {
     Refused(400, error_array(code, message, Some(property)))
 }
 
-/// Which create endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Connection,
-    Network,
-    ServiceToken,
-}
-
-impl Kind {
-    pub fn collection(self) -> &'static str {
-        match self {
-            Kind::Connection => "connections",
-            Kind::Network => "networks",
-            Kind::ServiceToken => "serviceTokens",
-        }
-    }
-}
-
 impl Estate {
-    pub fn seeded() -> Estate {
-        Estate {
-            metros: seed::metros(),
-            ports: seed::ports(),
-            profiles: seed::profiles(),
-            connections: seed::connections(),
-            networks: Vec::new(),
-            service_tokens: Vec::new(),
-        }
-    }
-
-    pub fn port(&self, uuid: &str) -> Option<&Value> {
-        find_by_uuid(&self.ports, uuid)
-    }
-
-    /// VLANs in use on a port, as `GET .../linkProtocols` answers (`LinkProtocolResponse`): each
-    /// with the asset (a connection) or the service token holding it, by href, uuid, type and
-    /// bandwidth; Fabric gives no name.
-    pub fn link_protocols(&self, port: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        let held = |lp: &Value, holder_key: &str, holder: Value, created: &Value| {
-            let mut lp = lp.clone();
-            lp["state"] = json!("RESERVED");
-            lp[holder_key] = holder;
-            if created.is_string() {
-                lp["changeLog"] = json!({"createdDateTime": created});
-            }
-            lp
-        };
-        for c in &self.connections {
-            for side in ["aSide", "zSide"] {
-                let ap = &c[side]["accessPoint"];
-                if ap["port"]["uuid"] == port && ap["linkProtocol"].is_object() {
-                    let asset =
-                        json!({"href": c["href"], "uuid": c["uuid"], "type": c["type"], "bandwidth": c["bandwidth"]});
-                    out.push(held(&ap["linkProtocol"], "asset", asset, &c["changeLog"]["createdDateTime"]));
-                }
-            }
-        }
-        for t in &self.service_tokens {
-            for side in ["aSide", "zSide"] {
-                let selectors = t["connection"][side]["accessPointSelectors"].as_array();
-                for sel in selectors.into_iter().flatten() {
-                    if sel["port"]["uuid"] == port && sel["linkProtocol"].is_object() {
-                        let token = json!({"href": t["href"], "uuid": t["uuid"], "type": t["type"],
-                                           "bandwidth": t["connection"]["bandwidthLimit"]});
-                        out.push(held(&sel["linkProtocol"], "serviceToken", token, &Value::Null));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn vlan_in_use(&self, port: &str, lp: &Value) -> bool {
-        self.link_protocols(port)
-            .iter()
-            .any(|used| ["vlanTag", "vlanSTag"].iter().any(|k| !lp[k].is_null() && used[k] == lp[k]))
-    }
-
     /// Refuses a VLAN another connection or token holds on `port`.
     fn check_vlan(&self, port: &str, lp: &Value, at: &str) -> Result<(), Refused> {
         if self.vlan_in_use(port, lp) {
@@ -188,6 +93,7 @@ impl Estate {
                         return Err(invalid(&at("/interface/id"), "the device has no such interface"));
                     }
                 }
+                Some("CLOUD_ROUTER") => self.validate_router_side(body, ap, &at)?,
                 Some("NETWORK") => {
                     if find_by_uuid(&self.networks, ap["network"]["uuid"].as_str().unwrap_or("")).is_none() {
                         return Err(invalid(&at("/network/uuid"), "the network does not exist or is not accessible"));
@@ -329,6 +235,7 @@ impl Estate {
         }
         match kind {
             Kind::Connection => {
+                self.attach_to_router(&entity);
                 entity["state"] = json!("PROVISIONING");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING", "providerStatus": "NOT_AVAILABLE"});
                 entity["change"] = json!({"uuid": uuid::Uuid::new_v4().to_string(), "type": "CONNECTION_CREATION",
@@ -360,6 +267,6 @@ fn require(body: &Value, keys: &[&str]) -> Result<(), Refused> {
 }
 
 /// The contract's generic refusal (`EQ-3142501 Invalid input`) for what it has no own code for.
-fn invalid(property: &str, reason: &str) -> Refused {
+pub(crate) fn invalid(property: &str, reason: &str) -> Refused {
     Refused(400, error_with("EQ-3142501", "Invalid input", Some(json!([{"property": property, "reason": reason}]))))
 }

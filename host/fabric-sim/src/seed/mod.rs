@@ -4,6 +4,8 @@
 
 use serde_json::{Value, json};
 
+pub mod routing;
+
 pub const PROJECT_ID: &str = "ac4d34ca-0d9c-4bc2-9aab-1234567abcde";
 
 /// Twenty-six metros: a default page of 20 is full and listing them all takes two pages.

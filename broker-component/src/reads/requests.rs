@@ -1,0 +1,80 @@
+//! Building the read tools' Fabric requests: search bodies (filters, paging), GETs and POSTs,
+//! a get by id, and the next step for an id Fabric does not know.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{Map, Value, json};
+
+use super::compact::one;
+use crate::args::text;
+use crate::capability::{FabricRequest, Host, Method};
+use crate::fabric_call::send_json;
+use crate::grammar::Object;
+use crate::tool_error::ToolError;
+
+/// The name to match, as the fragment Fabric's LIKE (a partial match) takes: `*` wildcards an
+/// agent may add are dropped (the contract documents none).
+pub fn name_fragment(args: &Value) -> Option<String> {
+    text(args, "name").map(|n| n.replace(['*', '%'], "")).filter(|n| !n.is_empty())
+}
+
+/// The name filter of an endpoint whose contract allows LIKE.
+pub fn name_filters(args: &Value, filters: &mut Vec<Value>) -> Result<(), ToolError> {
+    if let Some(fragment) = name_fragment(args) {
+        filters.push(json!({"property": "/name", "operator": "LIKE", "values": [fragment]}));
+    }
+    Ok(())
+}
+
+/// A search body: the filters (one, or `and` of several), paging.
+pub fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> String {
+    let mut body = Map::new();
+    body.insert("pagination".into(), json!({"offset": offset, "limit": limit}));
+    match filters.len() {
+        0 => {}
+        1 => {
+            body.insert("filter".into(), filters.into_iter().next().unwrap());
+        }
+        _ => {
+            body.insert("filter".into(), json!({"and": filters}));
+        }
+    }
+    crate::json::json_text(&Value::Object(body))
+}
+
+pub fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
+    FabricRequest { method: Method::Post, path: path.into(), query, body: Some(body) }
+}
+
+pub fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
+    FabricRequest { method: Method::Get, path, query, body: None }
+}
+
+pub fn get_by_id(
+    host: &mut dyn Host,
+    args: &Value,
+    key: &str,
+    collection: &str,
+    result_key: &str,
+    objects: &[&Object],
+) -> Result<Value, ToolError> {
+    let id = text(args, key).unwrap_or_default();
+    let answer = send_json(host, get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))
+        .map_err(|e| unknown_id_hint(e, key, objects))?;
+    Ok(one(answer, result_key))
+}
+
+/// A refused id (Fabric answers 400 or 404 for one it does not know) points to the search tool
+/// that lists valid ones for the argument.
+pub fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
+    let status = e.details.get("status").and_then(Value::as_u64);
+    let search = objects.iter().flat_map(|o| o.fields.iter()).find(|f| f.name == key).and_then(|f| f.values_from);
+    match (status, search) {
+        (Some(400 | 404), Some(tool)) => {
+            let step = format!("Check {key}: {tool} lists the ones you can read.");
+            e.with("next_step", json!(step))
+        }
+        _ => e,
+    }
+}

@@ -1,0 +1,134 @@
+//! The simulated estate: what the simulator knows, seeded, and what real creates add. Its create
+//! rules (what a dry run validates and a real create persists) are in [`create`] and, for a
+//! Cloud Router side, [`routers`].
+
+mod create;
+mod routers;
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::seed;
+
+/// A refused create: status and Fabric error array.
+pub struct Refused(pub u16, pub Value);
+
+/// Everything the simulator knows; real creates land here and show up in searches.
+pub struct Estate {
+    pub metros: Vec<Value>,
+    pub ports: Vec<Value>,
+    pub profiles: Vec<Value>,
+    pub connections: Vec<Value>,
+    pub networks: Vec<Value>,
+    pub service_tokens: Vec<Value>,
+    pub routers: Vec<Value>,
+    pub router_packages: Vec<Value>,
+    /// What runs on the routers and their connections, by the uuid of what it belongs to.
+    pub routing: Routing,
+}
+
+/// The routing state of the estate's Cloud Routers and their connections, each list keyed by
+/// the uuid of the router, connection or routing protocol it belongs to.
+#[derive(Default)]
+pub struct Routing {
+    pub protocols: HashMap<String, Vec<Value>>,
+    pub bgp_actions: HashMap<String, Vec<Value>>,
+    pub router_routes: HashMap<String, Vec<Value>>,
+    pub received_routes: HashMap<String, Vec<Value>>,
+    pub advertised_routes: HashMap<String, Vec<Value>>,
+}
+
+/// The object of a collection with this `uuid`.
+pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
+    items.iter().find(|item| item["uuid"] == uuid)
+}
+
+/// Which create endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Connection,
+    Network,
+    ServiceToken,
+}
+
+impl Kind {
+    pub fn collection(self) -> &'static str {
+        match self {
+            Kind::Connection => "connections",
+            Kind::Network => "networks",
+            Kind::ServiceToken => "serviceTokens",
+        }
+    }
+}
+
+impl Estate {
+    pub fn seeded() -> Estate {
+        Estate {
+            metros: seed::metros(),
+            ports: seed::ports(),
+            profiles: seed::profiles(),
+            connections: seed::connections().into_iter().chain(seed::routing::connections()).collect(),
+            networks: Vec::new(),
+            service_tokens: Vec::new(),
+            routers: seed::routing::routers(),
+            router_packages: seed::routing::packages(),
+            routing: Routing {
+                protocols: seed::routing::routing_protocols().into_iter().collect(),
+                bgp_actions: seed::routing::bgp_actions().into_iter().collect(),
+                router_routes: seed::routing::router_routes().into_iter().collect(),
+                received_routes: seed::routing::received_routes().into_iter().collect(),
+                advertised_routes: seed::routing::advertised_routes().into_iter().collect(),
+            },
+        }
+    }
+
+    pub fn port(&self, uuid: &str) -> Option<&Value> {
+        find_by_uuid(&self.ports, uuid)
+    }
+
+    /// VLANs in use on a port, as `GET .../linkProtocols` answers (`LinkProtocolResponse`): each
+    /// with the asset (a connection) or the service token holding it, by href, uuid, type and
+    /// bandwidth; Fabric gives no name.
+    pub fn link_protocols(&self, port: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let held = |lp: &Value, holder_key: &str, holder: Value, created: &Value| {
+            let mut lp = lp.clone();
+            lp["state"] = json!("RESERVED");
+            lp[holder_key] = holder;
+            if created.is_string() {
+                lp["changeLog"] = json!({"createdDateTime": created});
+            }
+            lp
+        };
+        for c in &self.connections {
+            for side in ["aSide", "zSide"] {
+                let ap = &c[side]["accessPoint"];
+                if ap["port"]["uuid"] == port && ap["linkProtocol"].is_object() {
+                    let asset =
+                        json!({"href": c["href"], "uuid": c["uuid"], "type": c["type"], "bandwidth": c["bandwidth"]});
+                    out.push(held(&ap["linkProtocol"], "asset", asset, &c["changeLog"]["createdDateTime"]));
+                }
+            }
+        }
+        for t in &self.service_tokens {
+            for side in ["aSide", "zSide"] {
+                let selectors = t["connection"][side]["accessPointSelectors"].as_array();
+                for sel in selectors.into_iter().flatten() {
+                    if sel["port"]["uuid"] == port && sel["linkProtocol"].is_object() {
+                        let token = json!({"href": t["href"], "uuid": t["uuid"], "type": t["type"],
+                                           "bandwidth": t["connection"]["bandwidthLimit"]});
+                        out.push(held(&sel["linkProtocol"], "serviceToken", token, &Value::Null));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn vlan_in_use(&self, port: &str, lp: &Value) -> bool {
+        self.link_protocols(port)
+            .iter()
+            .any(|used| ["vlanTag", "vlanSTag"].iter().any(|k| !lp[k].is_null() && used[k] == lp[k]))
+    }
+}

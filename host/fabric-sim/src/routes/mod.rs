@@ -1,0 +1,68 @@
+//! The Fabric v4 routes this project calls, as axum routes over the simulator's estate, behind
+//! the middleware in [`crate::middleware`]; the OAuth token route and `/_sim` stand outside it.
+
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
+
+use crate::estate::Kind;
+use crate::state::Sim;
+use crate::{admin, middleware, oauth};
+
+mod connectivity;
+mod routing;
+
+use connectivity::*;
+use routing::*;
+
+pub fn router(sim: Sim) -> Router {
+    let fabric = Router::new()
+        .route("/fabric/v4/metros", get(metros))
+        .route("/fabric/v4/metros/{code}", get(metro))
+        .route("/fabric/v4/ports/search", post(|s, b| searched(s, b, Searched::Ports)))
+        .route("/fabric/v4/ports/{id}", get(|s, p| got(s, p, Got::Port)))
+        .route("/fabric/v4/ports/{id}/linkProtocols", get(link_protocols))
+        .route("/fabric/v4/serviceProfiles/search", post(|s, b| searched(s, b, Searched::Profiles)))
+        .route("/fabric/v4/serviceProfiles/{id}", get(|s, p| got(s, p, Got::Profile)))
+        .route("/fabric/v4/connections/search", post(|s, b| searched(s, b, Searched::Connections)))
+        .route("/fabric/v4/connections/{id}", get(|s, p| got(s, p, Got::Connection)))
+        .route("/fabric/v4/networks/search", post(|s, b| searched(s, b, Searched::Networks)))
+        .route("/fabric/v4/networks/{id}", get(|s, p| got(s, p, Got::Network)))
+        .route("/fabric/v4/serviceTokens/search", post(|s, b| searched(s, b, Searched::Tokens)))
+        .route("/fabric/v4/serviceTokens/{id}", get(|s, p| got(s, p, Got::Token)))
+        .route("/fabric/v4/prices/search", post(prices_search))
+        .route("/fabric/v4/routers/search", post(routers_search))
+        .route("/fabric/v4/routers/{id}", get(router_get))
+        .route("/fabric/v4/routers/{id}/routes/search", post(router_routes))
+        .route("/fabric/v4/routerPackages", get(packages))
+        .route("/fabric/v4/routerPackages/{code}", get(package_get))
+        .route(
+            "/fabric/v4/connections/{id}/receivedRoutes/search",
+            post(|s, p, b| connection_routes(s, p, b, RouteList::Received)),
+        )
+        .route(
+            "/fabric/v4/connections/{id}/advertisedRoutes/search",
+            post(|s, p, b| connection_routes(s, p, b, RouteList::Advertised)),
+        )
+        .route("/fabric/v4/connections/{id}/routingProtocols", get(routing_protocols))
+        .route("/fabric/v4/connections/{id}/routingProtocols/{rp}", get(routing_protocol_get))
+        .route("/fabric/v4/connections/{id}/routingProtocols/{rp}/actions", get(bgp_actions))
+        .route("/fabric/v4/connections", post(|s, u, b| create(s, u, b, Kind::Connection)))
+        .route("/fabric/v4/networks", post(|s, u, b| create(s, u, b, Kind::Network)))
+        .route("/fabric/v4/serviceTokens", post(|s, u, b| create(s, u, b, Kind::ServiceToken)))
+        .method_not_allowed_fallback(not_allowed)
+        .fallback(unknown)
+        .layer(from_fn(middleware::apply_fault))
+        .layer(from_fn_with_state(sim.clone(), middleware::require_token))
+        .layer(from_fn_with_state(sim.clone(), middleware::delay))
+        .layer(from_fn_with_state(sim.clone(), middleware::record))
+        .with_state(sim.clone());
+    Router::new()
+        .route("/oauth2/v1/token", post(oauth::token))
+        .route("/_sim/stats", get(admin::stats))
+        .route("/_sim/faults", post(admin::fault))
+        .route("/_sim/clock", post(admin::clock))
+        .route("/_sim/latency", post(admin::latency))
+        .with_state(sim)
+        .merge(fabric)
+}
