@@ -185,3 +185,17 @@ pub const ROUTE_TYPES: &[&str] = &[
 
 /// `ConnectionRouteEntryState`: a route a connection received or advertised.
 pub const CONNECTION_ROUTE_STATES: &[&str] = &["ACTIVE", "INACTIVE"];
+
+/// `RouteFiltersBaseType`.
+pub const ROUTE_FILTER_TYPES: &[&str] = &["BGP_IPv4_PREFIX_FILTER", "BGP_IPv6_PREFIX_FILTER"];
+
+/// `RouteFilterState`, the same as `RouteAggregationState`.
+pub const POLICY_STATES: &[&str] = &[
+    "PROVISIONING",
+    "REPROVISIONING",
+    "DEPROVISIONING",
+    "PROVISIONED",
+    "DEPROVISIONED",
+    "NOT_PROVISIONED",
+    "NOT_DEPROVISIONED",
+];

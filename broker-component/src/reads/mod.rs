@@ -112,6 +112,7 @@ mod arguments;
 mod compact;
 mod handlers;
 pub mod metros;
+mod policies;
 mod requests;
 mod routers;
 mod routing;
@@ -120,7 +121,11 @@ mod tests;
 
 /// Every read tool, in the order `tools/list` shows them.
 pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
-    core::iter::once(&metros::TOOL).chain(TOOLS.iter()).chain(routers::TOOLS.iter()).chain(routing::TOOLS.iter())
+    core::iter::once(&metros::TOOL)
+        .chain(TOOLS.iter())
+        .chain(routers::TOOLS.iter())
+        .chain(routing::TOOLS.iter())
+        .chain(policies::TOOLS.iter())
 }
 
 use arguments::*;

@@ -28,6 +28,7 @@ mod state;
 
 pub use errors::{error_array, error_with};
 pub use faults::{Fault, FaultMode};
+pub use seed::policies::{ROUTE_AGGREGATIONS, ROUTE_FILTERS};
 pub use seed::routing::{self, FCR_CONNECTIONS, ROUTERS};
 pub use seed::{CONNECTIONS, MY_PORT_METROS, PORTS, PROFILES, PROJECT_ID, metros as seeded_metros};
 pub use server::{SimHandle, start};

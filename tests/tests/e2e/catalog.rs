@@ -33,6 +33,14 @@ const NAMED: &[(&str, &str)] = &[
     ("fabric_get_routing_protocol", "routing"),
     ("fabric_list_bgp_actions", "routing"),
     ("fabric_search_connection_routes", "routing"),
+    ("fabric_search_route_filters", "route_filters"),
+    ("fabric_get_route_filter", "route_filters"),
+    ("fabric_list_route_filter_rules", "route_filters"),
+    ("fabric_list_connection_route_filters", "route_filters"),
+    ("fabric_search_route_aggregations", "route_aggregations"),
+    ("fabric_get_route_aggregation", "route_aggregations"),
+    ("fabric_list_route_aggregation_rules", "route_aggregations"),
+    ("fabric_list_connection_route_aggregations", "route_aggregations"),
 ];
 
 async fn ok(server: &Server, tool: &str, args: Value) -> Value {

@@ -16,6 +16,7 @@ mod http;
 mod operations;
 mod races;
 mod replicas;
+mod route_policies;
 mod routing;
 mod secrets;
 mod shared_server;

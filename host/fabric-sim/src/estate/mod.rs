@@ -26,6 +26,20 @@ pub struct Estate {
     pub router_packages: Vec<Value>,
     /// What runs on the routers and their connections, by the uuid of what it belongs to.
     pub routing: Routing,
+    pub route_filters: Vec<Value>,
+    pub route_aggregations: Vec<Value>,
+    /// Rules and attachments of the route filters and aggregations.
+    pub policies: Policies,
+}
+
+/// The rules of each route filter and aggregation (by its uuid) and the filters and
+/// aggregations attached to each connection (by the connection's uuid).
+#[derive(Default)]
+pub struct Policies {
+    pub filter_rules: HashMap<String, Vec<Value>>,
+    pub aggregation_rules: HashMap<String, Vec<Value>>,
+    pub connection_filters: HashMap<String, Vec<Value>>,
+    pub connection_aggregations: HashMap<String, Vec<Value>>,
 }
 
 /// The routing state of the estate's Cloud Routers and their connections, each list keyed by
@@ -79,6 +93,14 @@ impl Estate {
                 router_routes: seed::routing::router_routes().into_iter().collect(),
                 received_routes: seed::routing::received_routes().into_iter().collect(),
                 advertised_routes: seed::routing::advertised_routes().into_iter().collect(),
+            },
+            route_filters: seed::policies::route_filters(),
+            route_aggregations: seed::policies::route_aggregations(),
+            policies: Policies {
+                filter_rules: seed::policies::route_filter_rules().into_iter().collect(),
+                aggregation_rules: seed::policies::route_aggregation_rules().into_iter().collect(),
+                connection_filters: seed::policies::connection_route_filters().into_iter().collect(),
+                connection_aggregations: seed::policies::connection_route_aggregations().into_iter().collect(),
             },
         }
     }

@@ -10,9 +10,11 @@ use crate::state::Sim;
 use crate::{admin, middleware, oauth};
 
 mod connectivity;
+mod policies;
 mod routing;
 
 use connectivity::*;
+use policies::*;
 use routing::*;
 
 pub fn router(sim: Sim) -> Router {
@@ -47,6 +49,20 @@ pub fn router(sim: Sim) -> Router {
         .route("/fabric/v4/connections/{id}/routingProtocols", get(routing_protocols))
         .route("/fabric/v4/connections/{id}/routingProtocols/{rp}", get(routing_protocol_get))
         .route("/fabric/v4/connections/{id}/routingProtocols/{rp}/actions", get(bgp_actions))
+        .route("/fabric/v4/routeFilters/search", post(|s, b| policy_search(s, b, Policy::Filters)))
+        .route("/fabric/v4/routeFilters/{id}", get(|s, p| policy_get(s, p, Policy::Filters)))
+        .route("/fabric/v4/routeFilters/{id}/routeFilterRules", get(|s, p, u| policy_rules(s, p, u, Policy::Filters)))
+        .route("/fabric/v4/connections/{id}/routeFilters", get(|s, p| connection_policies(s, p, Policy::Filters)))
+        .route("/fabric/v4/routeAggregations/search", post(|s, b| policy_search(s, b, Policy::Aggregations)))
+        .route("/fabric/v4/routeAggregations/{id}", get(|s, p| policy_get(s, p, Policy::Aggregations)))
+        .route(
+            "/fabric/v4/routeAggregations/{id}/routeAggregationRules",
+            get(|s, p, u| policy_rules(s, p, u, Policy::Aggregations)),
+        )
+        .route(
+            "/fabric/v4/connections/{id}/routeAggregations",
+            get(|s, p| connection_policies(s, p, Policy::Aggregations)),
+        )
         .route("/fabric/v4/connections", post(|s, u, b| create(s, u, b, Kind::Connection)))
         .route("/fabric/v4/networks", post(|s, u, b| create(s, u, b, Kind::Network)))
         .route("/fabric/v4/serviceTokens", post(|s, u, b| create(s, u, b, Kind::ServiceToken)))

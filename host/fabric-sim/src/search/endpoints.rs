@@ -225,3 +225,39 @@ pub const CONNECTION_ROUTES: Endpoint = Endpoint {
     error_code: "EQ-3043015",
     error_message: "Invalid filter",
 };
+
+/// `SearchSimpleExpressionOperator`: the route filter and aggregation searches' operators.
+const POLICY_OPERATORS: &[&str] = &["=", "!=", "IN", "NOT IN", "LIKE", "ILIKE", "BETWEEN", ">", ">=", "<", "<="];
+
+/// The properties a route filter or aggregation search names (`SearchFilter`'s own examples).
+const POLICY_PROPERTIES: &[&str] = &[
+    "/type",
+    "/name",
+    "/uuid",
+    "/state",
+    "/project/projectId",
+    "/connectionsCount",
+    "/changeLog/createdDateTime",
+    "/changeLog/updatedDateTime",
+    "/*",
+];
+
+/// `RouteFiltersSearchRequest.filter` (`SearchFilter`): `and` or `or` at the top.
+pub const ROUTE_FILTERS: Endpoint = Endpoint {
+    properties: POLICY_PROPERTIES,
+    operators: POLICY_OPERATORS,
+    shape: Shape::StrictNested,
+    required: None,
+    error_code: "EQ-3044305",
+    error_message: "Invalid input",
+};
+
+/// `RouteAggregationsSearchRequest.filter` (`SearchFilter`).
+pub const ROUTE_AGGREGATIONS: Endpoint = Endpoint {
+    properties: POLICY_PROPERTIES,
+    operators: POLICY_OPERATORS,
+    shape: Shape::StrictNested,
+    required: None,
+    error_code: "EQ-3044305",
+    error_message: "Invalid input",
+};

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+pub mod policies;
 pub mod routing;
 
 pub const PROJECT_ID: &str = "ac4d34ca-0d9c-4bc2-9aab-1234567abcde";

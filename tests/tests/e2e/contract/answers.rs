@@ -93,6 +93,8 @@ fn request_model(path: &str) -> &'static str {
     }
     match path {
         "/fabric/v4/routers/search" => "CloudRouterSearchRequest",
+        "/fabric/v4/routeFilters/search" => "RouteFiltersSearchRequest",
+        "/fabric/v4/routeAggregations/search" => "RouteAggregationsSearchRequest",
         "/fabric/v4/ports/search" => "PortV4SearchRequest",
         "/fabric/v4/serviceProfiles/search" => "ServiceProfileSearchRequest",
         "/fabric/v4/connections/search" => "SearchRequest",
@@ -163,6 +165,18 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
             "fabric_search_connection_routes",
             json!({"connection_id": fcr_azure, "direction": "advertised", "prefix": "10.", "state": "INACTIVE"}),
         ),
+        ("fabric_search_route_filters", json!({})),
+        (
+            "fabric_search_route_filters",
+            json!({"name": "aws", "type": "BGP_IPv4_PREFIX_FILTER", "state": "PROVISIONED"}),
+        ),
+        ("fabric_get_route_filter", json!({"route_filter_id": ROUTE_FILTERS[0].uuid})),
+        ("fabric_list_route_filter_rules", json!({"route_filter_id": ROUTE_FILTERS[0].uuid, "limit": 1})),
+        ("fabric_list_connection_route_filters", json!({"connection_id": fcr_aws})),
+        ("fabric_search_route_aggregations", json!({"name": "summary", "state": "PROVISIONED"})),
+        ("fabric_get_route_aggregation", json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid})),
+        ("fabric_list_route_aggregation_rules", json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid})),
+        ("fabric_list_connection_route_aggregations", json!({"connection_id": fcr_azure})),
     ];
     for (tool, args) in reads {
         let r = server.call(tool, args.clone()).await;
@@ -233,6 +247,7 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let router = ROUTERS[0].uuid;
     let (fcr_aws, fcr_azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
     let azure_bgp = routing::routing_protocol_uuid(1, "bgp");
+    let (filter, aggregation) = (ROUTE_FILTERS[0].uuid, ROUTE_AGGREGATIONS[0].uuid);
     let project_filter = json!({"filter": {"and": [
         {"property": "/project/projectId", "operator": "=", "values": [equinix_fabric_sim::PROJECT_ID]}]}});
     let routes: Vec<(&str, String, Option<Value>, u16, &'static str)> = vec![
@@ -345,6 +360,49 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
         ("GET", format!("/fabric/v4/connections/{UNKNOWN}/routingProtocols"), None, 404, "ErrorList"),
         ("GET", format!("/fabric/v4/connections/{fcr_aws}/routingProtocols/{UNKNOWN}"), None, 404, "ErrorList"),
         ("GET", format!("/fabric/v4/connections/{fcr_aws}"), None, 200, "Connection"),
+        ("POST", "/fabric/v4/routeFilters/search".into(), Some(json!({})), 200, "RouteFiltersSearchResponse"),
+        (
+            "POST",
+            "/fabric/v4/routeFilters/search".into(),
+            Some(json!({"filter": {"property": "/type", "operator": "=", "values": ["BGP_IPv4_PREFIX_FILTER"]}})),
+            400,
+            "ErrorList",
+        ),
+        ("GET", format!("/fabric/v4/routeFilters/{filter}"), None, 200, "RouteFiltersData"),
+        ("GET", format!("/fabric/v4/routeFilters/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/routeFilters/{filter}/routeFilterRules"), None, 200, "GetRouteFilterRulesResponse"),
+        ("GET", format!("/fabric/v4/routeFilters/{UNKNOWN}/routeFilterRules"), None, 404, "ErrorList"),
+        (
+            "GET",
+            format!("/fabric/v4/connections/{fcr_aws}/routeFilters"),
+            None,
+            200,
+            "GetAllConnectionRouteFiltersResponse",
+        ),
+        ("GET", format!("/fabric/v4/connections/{UNKNOWN}/routeFilters"), None, 404, "ErrorList"),
+        (
+            "POST",
+            "/fabric/v4/routeAggregations/search".into(),
+            Some(json!({"filter": {"or": [{"property": "/name", "operator": "ILIKE", "values": ["SUMMARY"]}]}})),
+            200,
+            "RouteAggregationsSearchResponse",
+        ),
+        ("GET", format!("/fabric/v4/routeAggregations/{aggregation}"), None, 200, "RouteAggregationsData"),
+        ("GET", format!("/fabric/v4/routeAggregations/{UNKNOWN}"), None, 404, "ErrorList"),
+        (
+            "GET",
+            format!("/fabric/v4/routeAggregations/{aggregation}/routeAggregationRules"),
+            None,
+            200,
+            "GetRouteAggregationRulesResponse",
+        ),
+        (
+            "GET",
+            format!("/fabric/v4/connections/{fcr_azure}/routeAggregations"),
+            None,
+            200,
+            "GetAllConnectionRouteAggregationsResponse",
+        ),
         (
             "POST",
             "/fabric/v4/prices/search".into(),

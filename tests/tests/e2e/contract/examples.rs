@@ -89,6 +89,9 @@ fn each_enum_the_broker_uses_is_the_contracts() {
         ("RouterPackageCode", ours::ROUTER_PACKAGES),
         ("RouteTableEntryType", ours::ROUTE_TYPES),
         ("ConnectionRouteTableEntry.state", ours::CONNECTION_ROUTE_STATES),
+        ("RouteFiltersBaseType", ours::ROUTE_FILTER_TYPES),
+        ("RouteFilterState", ours::POLICY_STATES),
+        ("RouteAggregationState", ours::POLICY_STATES),
     ];
     let names: Vec<&str> = lists.iter().map(|(n, _)| *n).collect();
     let python = repo().join("target/contract-venv/bin/python");

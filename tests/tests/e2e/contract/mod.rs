@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use crate::harness::*;
 use equinix_broker_component::spec::{ChangeType, Spec};
 use equinix_fabric_sim as fabric_sim;
-use equinix_fabric_sim::{FCR_CONNECTIONS, PORTS, PROFILES, ROUTERS, SimConfig, SimHandle, routing};
+use equinix_fabric_sim::{
+    FCR_CONNECTIONS, PORTS, PROFILES, ROUTE_AGGREGATIONS, ROUTE_FILTERS, ROUTERS, SimConfig, SimHandle, routing,
+};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
