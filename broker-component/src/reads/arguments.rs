@@ -37,6 +37,8 @@ pub(super) static SEARCH_PROFILES: Object = arguments(&[
     LIMIT,
 ]);
 pub(super) static GET_PROFILE: Object = by_id!("profile_id", "fabric_search_service_profiles");
+pub(super) static PROFILE_METROS: Object =
+    arguments(&[req("profile_id", UUID, "").from("fabric_search_service_profiles"), OFFSET, LIMIT]);
 pub(super) static SEARCH_CONNECTIONS: Object = arguments(&[
     NAME,
     opt("state", Kind::Enum(CONNECTION_STATES), "State"),
@@ -55,6 +57,7 @@ pub(super) static SEARCH_NETWORKS: Object = arguments(&[
     LIMIT,
 ]);
 pub(super) static GET_NETWORK: Object = by_id!("network_id", "fabric_search_networks");
+pub(super) static NETWORK_CONNECTIONS: Object = by_id!("network_id", "fabric_search_networks");
 pub(super) static SEARCH_TOKENS: Object =
     arguments(&[NAME, opt("state", Kind::Enum(TOKEN_STATES), "State"), OFFSET, LIMIT]);
 pub(super) static GET_TOKEN: Object = by_id!("service_token_id", "fabric_search_service_tokens");

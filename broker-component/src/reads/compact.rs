@@ -121,6 +121,15 @@ pub(super) fn side_summary(side: &Value) -> Value {
     json!(text.unwrap_or_else(|| format!("{kind}{metro}")))
 }
 
+/// A metro a profile is offered in: the largest connection there and its seller regions.
+pub(super) fn compact_service_metro(m: &Value) -> Value {
+    let mut out = pick(m, &[("code", "/code"), ("name", "/name"), ("vc_bandwidth_max_mbps", "/vcBandwidthMax")]);
+    if let Some(regions) = m.get("sellerRegions").and_then(Value::as_object).filter(|r| !r.is_empty()) {
+        out.insert("seller_regions".into(), regions.keys().map(|k| json!(k)).collect());
+    }
+    Value::Object(out)
+}
+
 pub(super) fn compact_connection(c: &Value) -> Value {
     let mut out = pick(
         c,

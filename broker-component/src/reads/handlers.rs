@@ -110,6 +110,16 @@ pub(super) fn get_profile(host: &mut dyn Host, args: &Value) -> Result<Value, To
     get_by_id(host, args, "profile_id", "serviceProfiles", "service_profile", &GET_IDS)
 }
 
+/// Where a profile is offered: each metro with the largest connection and its seller regions.
+pub(super) fn profile_metros(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let (offset, limit) = paging(args);
+    let id = text(args, "profile_id").unwrap_or_default();
+    let path = format!("/fabric/v4/serviceProfiles/{id}/metros");
+    let answer = send_json(host, get(path, paging_query(offset, limit)))
+        .map_err(|e| unknown_id_hint(e, "profile_id", &[&super::arguments::PROFILE_METROS]))?;
+    Ok(paged(answer, "metros", offset, compact_service_metro))
+}
+
 pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
     let mut filters = Vec::new();
@@ -148,6 +158,14 @@ pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value
 
 pub(super) fn get_network(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     get_by_id(host, args, "network_id", "networks", "network", &GET_IDS)
+}
+
+/// The connections with a side on a network (the contract pages these itself).
+pub(super) fn network_connections(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+    let id = text(args, "network_id").unwrap_or_default();
+    let answer = send_json(host, get(format!("/fabric/v4/networks/{id}/connections"), Vec::new()))
+        .map_err(|e| unknown_id_hint(e, "network_id", &GET_IDS))?;
+    Ok(paged(answer, "connections", 0, compact_connection))
 }
 
 pub(super) fn search_tokens(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {

@@ -5,7 +5,7 @@
 
 use crate::tool::{Output, ToolDef, read};
 
-pub static TOOLS: [ToolDef; 12] = [
+pub static TOOLS: [ToolDef; 14] = [
     read(
         "fabric_search_ports",
         "ports",
@@ -44,6 +44,15 @@ pub static TOOLS: [ToolDef; 12] = [
         get_profile,
     ),
     read(
+        "fabric_list_service_profile_metros",
+        "service_profiles",
+        "Metros of a service profile",
+        "Where a profile is offered: largest connection, seller regions.",
+        &PROFILE_METROS,
+        Output::Page("metros", &[]),
+        profile_metros,
+    ),
+    read(
         "fabric_search_connections",
         "connections",
         "Search connections",
@@ -80,6 +89,15 @@ pub static TOOLS: [ToolDef; 12] = [
         get_network,
     ),
     read(
+        "fabric_list_network_connections",
+        "networks",
+        "Connections of a network",
+        "The connections with a side on a network.",
+        &NETWORK_CONNECTIONS,
+        Output::Page("connections", &[]),
+        network_connections,
+    ),
+    read(
         "fabric_search_service_tokens",
         "service_tokens",
         "Search service tokens",
@@ -110,14 +128,17 @@ pub static TOOLS: [ToolDef; 12] = [
 
 mod arguments;
 mod compact;
+mod events;
 mod handlers;
 pub mod metros;
 mod policies;
 mod requests;
 mod routers;
 mod routing;
+mod statistics;
 #[cfg(test)]
 mod tests;
+mod window;
 
 /// Every read tool, in the order `tools/list` shows them.
 pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
@@ -126,6 +147,8 @@ pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
         .chain(routers::TOOLS.iter())
         .chain(routing::TOOLS.iter())
         .chain(policies::TOOLS.iter())
+        .chain(statistics::TOOLS.iter())
+        .chain(events::TOOLS.iter())
 }
 
 use arguments::*;

@@ -42,9 +42,30 @@ pub fn query_map(uri: &Uri) -> HashMap<String, String> {
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (k.to_string(), v.replace('+', " "))
+            (decode(k), decode(v))
         })
         .collect()
+}
+
+/// A query component as a form encoder wrote it: `+` for a space, `%XX` for a byte; a `%` not
+/// followed by two hex digits stays as it is.
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |i: usize| b.get(i).and_then(|c| (*c as char).to_digit(16));
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'+', ..) => out.push(b' '),
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 2;
+            }
+            (c, ..) => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A request's JSON body (`null` when empty); malformed JSON is Fabric's 400.

@@ -17,6 +17,7 @@ mod answer;
 mod errors;
 mod estate;
 mod faults;
+mod instant;
 mod middleware;
 mod oauth;
 mod prices;

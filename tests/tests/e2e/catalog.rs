@@ -13,6 +13,7 @@ const DEFAULT: &[(&str, &str)] = &[
     ("fabric_list_port_vlans", "ports"),
     ("fabric_search_service_profiles", "service_profiles"),
     ("fabric_get_service_profile", "service_profiles"),
+    ("fabric_list_service_profile_metros", "service_profiles"),
     ("fabric_search_connections", "connections"),
     ("fabric_get_connection", "connections"),
     ("fabric_search_cloud_routers", "cloud_routers"),
@@ -26,6 +27,7 @@ const DEFAULT: &[(&str, &str)] = &[
 const NAMED: &[(&str, &str)] = &[
     ("fabric_search_networks", "networks"),
     ("fabric_get_network", "networks"),
+    ("fabric_list_network_connections", "networks"),
     ("fabric_search_service_tokens", "service_tokens"),
     ("fabric_get_service_token", "service_tokens"),
     ("fabric_search_prices", "pricing"),
@@ -41,6 +43,10 @@ const NAMED: &[(&str, &str)] = &[
     ("fabric_get_route_aggregation", "route_aggregations"),
     ("fabric_list_route_aggregation_rules", "route_aggregations"),
     ("fabric_list_connection_route_aggregations", "route_aggregations"),
+    ("fabric_get_port_statistics", "statistics"),
+    ("fabric_get_connection_statistics", "statistics"),
+    ("fabric_search_events", "events"),
+    ("fabric_get_event", "events"),
 ];
 
 async fn ok(server: &Server, tool: &str, args: Value) -> Value {

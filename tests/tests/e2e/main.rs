@@ -13,6 +13,7 @@ mod faults;
 mod foundation;
 mod hostile;
 mod http;
+mod observability;
 mod operations;
 mod races;
 mod replicas;

@@ -30,6 +30,8 @@ pub struct Estate {
     pub route_aggregations: Vec<Value>,
     /// Rules and attachments of the route filters and aggregations.
     pub policies: Policies,
+    /// Cloud events, newest first.
+    pub events: Vec<Value>,
 }
 
 /// The rules of each route filter and aggregation (by its uuid) and the filters and
@@ -102,6 +104,7 @@ impl Estate {
                 connection_filters: seed::policies::connection_route_filters().into_iter().collect(),
                 connection_aggregations: seed::policies::connection_route_aggregations().into_iter().collect(),
             },
+            events: seed::events::cloud_events(),
         }
     }
 

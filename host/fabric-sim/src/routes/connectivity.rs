@@ -110,6 +110,53 @@ pub(super) async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Go
     }))
 }
 
+/// `GET /serviceProfiles/{id}/metros` (`ServiceMetros`): where a profile is offered, with each
+/// metro's name, its IBXs, the largest connection and the seller regions there.
+pub(super) async fn profile_metros(State(sim): State<Sim>, Path(id): Path<String>, uri: Uri) -> Response {
+    let q = query_map(&uri);
+    respond(with_estate(&sim, |e| {
+        let profile = crate::estate::find_by_uuid(&e.profiles, &id)
+            .ok_or_else(|| unknown_id("EQ-3045811", "service profile not found", "serviceProfileId"))?;
+        let (offset, limit) = paging(&q)?;
+        let max = profile["accessPointTypeConfigs"][0]["supportedBandwidths"]
+            .as_array()
+            .and_then(|b| b.iter().filter_map(Value::as_u64).max())
+            .unwrap_or(0);
+        let metros: Vec<Value> = profile["metros"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|m| {
+                let code = m["code"].as_str().unwrap_or_default();
+                let name = e.metros.iter().find(|x| x["code"] == code).map_or(json!(code), |x| x["name"].clone());
+                let mut metro = json!({"code": code, "name": name, "displayName": name, "vcBandwidthMax": max,
+                                       "ibxs": [format!("{code}1"), format!("{code}2")], "inTrail": false});
+                if let Some(regions) = m.get("sellerRegions") {
+                    metro["sellerRegions"] = regions.clone();
+                }
+                metro
+            })
+            .collect();
+        Ok((StatusCode::OK, page(&metros, offset, limit)))
+    }))
+}
+
+/// `GET /networks/{id}/connections` (`NetworkConnections`): the whole connections with a side on
+/// the network; the contract declares no paging here.
+pub(super) async fn network_connections(State(sim): State<Sim>, Path(id): Path<String>) -> Response {
+    respond(with_estate(&sim, |e| {
+        crate::estate::find_by_uuid(&e.networks, &id).ok_or_else(|| not_found("network"))?;
+        let on_it: Vec<&Value> = e
+            .connections
+            .iter()
+            .filter(|c| ["aSide", "zSide"].iter().any(|s| c[*s]["accessPoint"]["network"]["uuid"] == id.as_str()))
+            .collect();
+        let n = on_it.len();
+        Ok((StatusCode::OK, page(&on_it, 0, n.max(1))))
+    }))
+}
+
 pub(super) async fn prices_search(body: Bytes) -> Response {
     let answer: Answer = json_body(&body).and_then(|body| match prices::search(&body) {
         Ok(rows) => {

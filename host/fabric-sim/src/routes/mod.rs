@@ -10,12 +10,16 @@ use crate::state::Sim;
 use crate::{admin, middleware, oauth};
 
 mod connectivity;
+mod events;
 mod policies;
 mod routing;
+mod telemetry;
 
 use connectivity::*;
+use events::*;
 use policies::*;
 use routing::*;
+use telemetry::*;
 
 pub fn router(sim: Sim) -> Router {
     let fabric = Router::new()
@@ -24,15 +28,23 @@ pub fn router(sim: Sim) -> Router {
         .route("/fabric/v4/ports/search", post(|s, b| searched(s, b, Searched::Ports)))
         .route("/fabric/v4/ports/{id}", get(|s, p| got(s, p, Got::Port)))
         .route("/fabric/v4/ports/{id}/linkProtocols", get(link_protocols))
+        .route("/fabric/v4/ports/{id}/stats", get(|s, p, u| stats(s, p, u, Asset::Port)))
+        .route("/fabric/v4/ports/{id}/metrics", get(|s, p, u| metrics(s, p, u, Asset::Port)))
         .route("/fabric/v4/serviceProfiles/search", post(|s, b| searched(s, b, Searched::Profiles)))
         .route("/fabric/v4/serviceProfiles/{id}", get(|s, p| got(s, p, Got::Profile)))
+        .route("/fabric/v4/serviceProfiles/{id}/metros", get(profile_metros))
         .route("/fabric/v4/connections/search", post(|s, b| searched(s, b, Searched::Connections)))
         .route("/fabric/v4/connections/{id}", get(|s, p| got(s, p, Got::Connection)))
+        .route("/fabric/v4/connections/{id}/stats", get(|s, p, u| stats(s, p, u, Asset::Connection)))
+        .route("/fabric/v4/connections/{id}/metrics", get(|s, p, u| metrics(s, p, u, Asset::Connection)))
         .route("/fabric/v4/networks/search", post(|s, b| searched(s, b, Searched::Networks)))
         .route("/fabric/v4/networks/{id}", get(|s, p| got(s, p, Got::Network)))
+        .route("/fabric/v4/networks/{id}/connections", get(network_connections))
         .route("/fabric/v4/serviceTokens/search", post(|s, b| searched(s, b, Searched::Tokens)))
         .route("/fabric/v4/serviceTokens/{id}", get(|s, p| got(s, p, Got::Token)))
         .route("/fabric/v4/prices/search", post(prices_search))
+        .route("/fabric/v4/cloudevents/search", post(events_search))
+        .route("/fabric/v4/cloudevents/{id}", get(event_get))
         .route("/fabric/v4/routers/search", post(routers_search))
         .route("/fabric/v4/routers/{id}", get(router_get))
         .route("/fabric/v4/routers/{id}/routes/search", post(router_routes))

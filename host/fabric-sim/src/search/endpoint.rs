@@ -7,6 +7,8 @@ use serde_json::Value;
 pub enum Shape {
     /// A simple expression, or a flat `and` of them (the service profile search).
     FlatAnd,
+    /// A flat `and` of simple expressions and nothing else (the cloud event search).
+    AndOnly,
     /// An `and` of simple expressions or of `or`s of at most three simple expressions (the
     /// Cloud Router searches); nothing else at the top.
     AndOfOr,
@@ -33,7 +35,7 @@ impl Endpoint {
     pub fn check(&self, filter: &Value) -> Result<(), (String, String)> {
         let top_is_list = filter.get("and").is_some() || filter.get("or").is_some();
         match self.shape {
-            Shape::AndOfOr if filter.get("and").is_none() => {
+            Shape::AndOfOr | Shape::AndOnly if filter.get("and").is_none() => {
                 return Err(("filter".into(), "the filter must be an `and` of expressions".into()));
             }
             Shape::StrictNested if !top_is_list => {
@@ -58,8 +60,8 @@ impl Endpoint {
         for key in ["and", "or"] {
             let Some(list) = filter.get(key) else { continue };
             let allowed = match (self.shape, key) {
-                (Shape::FlatAnd, "and") => depth == 0,
-                (Shape::FlatAnd, _) => false,
+                (Shape::FlatAnd | Shape::AndOnly, "and") => depth == 0,
+                (Shape::FlatAnd | Shape::AndOnly, _) => false,
                 (Shape::AndOfOr, "and") => depth == 0,
                 (Shape::AndOfOr, _) => depth == 1,
                 (Shape::Nested | Shape::StrictNested, _) => true,
@@ -100,7 +102,7 @@ impl Endpoint {
             return refuse("`values` takes 1 to 8 strings".into());
         }
         // the newer searches' models take strings only (a MED or a count too)
-        let strict = matches!(self.shape, Shape::AndOfOr | Shape::StrictNested);
+        let strict = matches!(self.shape, Shape::AndOfOr | Shape::StrictNested | Shape::AndOnly);
         if strict && values.is_some_and(|v| v.iter().any(|x| !x.is_string())) {
             return refuse("every value is a string".into());
         }

@@ -261,3 +261,25 @@ pub const ROUTE_AGGREGATIONS: Endpoint = Endpoint {
     error_code: "EQ-3044305",
     error_message: "Invalid input",
 };
+
+/// `CloudEventSearchRequest.filter` (`CloudEventFilters`): an `and` of simple expressions, the
+/// properties and operators its description lists.
+pub const CLOUD_EVENTS: Endpoint = Endpoint {
+    properties: &[
+        "/id",
+        "/subject",
+        "/type",
+        "/time",
+        "/equinixproject",
+        "/equinixorganization",
+        "/equinixalert",
+        "/severitytext",
+        "/authid",
+        "/authtype",
+    ],
+    operators: &["=", "!=", ">", ">=", "<", "<=", "BETWEEN", "IN", "LIKE", "ILIKE", "IS NULL", "IS NOT NULL"],
+    shape: Shape::AndOnly,
+    required: None,
+    error_code: "EQ-3043015",
+    error_message: "Invalid filter",
+};

@@ -1,6 +1,6 @@
 //! Fabric search filters evaluated over JSON objects: `{"and": [...]}`, `{"or": [...]}` and
 //! `{property, operator, values}` with `=`, `!=`, `IN`, `NOT IN`, `LIKE`, `ILIKE` (and Fabric's
-//! `ILKE`), where `property` is a JSON pointer such as `/location/metroCode`. Each search endpoint
+//! `ILKE`), the comparisons and `BETWEEN` (of instants, numbers or text), where `property` is a JSON pointer such as `/location/metroCode`. Each search endpoint
 //! ([`endpoints`]) first checks the filter against what its contract (Fabric v4 4.31) allows: the
 //! properties, the operators, the shape of `and` and `or`, and a property it requires.
 
@@ -65,10 +65,36 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
             "!=" | "NOT IN" => values.iter().all(|v| *v != actual),
             "LIKE" => values.iter().any(|v| like(&actual, v, false)),
             "ILIKE" | "ILKE" => values.iter().any(|v| like(&actual, v, true)),
+            ">" | ">=" | "<" | "<=" => {
+                let bound = values.first().ok_or(format!("`{operator}` takes one value"))?;
+                let order = compare(&actual, bound);
+                match operator {
+                    ">" => order.is_gt(),
+                    ">=" => order.is_ge(),
+                    "<" => order.is_lt(),
+                    _ => order.is_le(),
+                }
+            }
+            "BETWEEN" => {
+                let [low, high] = values.as_slice() else { return Err("BETWEEN takes two values".into()) };
+                compare(&actual, low).is_ge() && compare(&actual, high).is_le()
+            }
             other => return Err(format!("unsupported operator {other:?}")),
         };
     }
     Ok(any)
+}
+
+/// Two values in their own order: as instants when both are, as numbers when both are, else as
+/// text.
+fn compare(a: &str, b: &str) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (crate::instant::parse(a), crate::instant::parse(b)) {
+        return x.cmp(&y);
+    }
+    if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
+        return x.total_cmp(&y);
+    }
+    a.cmp(b)
 }
 
 /// The non-null values at a JSON pointer, fanning out over arrays on the way.
@@ -168,5 +194,39 @@ mod tests {
         let profile = json!({"metros": [{"code": "DC"}, {"code": "SV"}]});
         assert!(matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["SV"]})).unwrap());
         assert!(!matches(&profile, &json!({"property": "/metros/code", "operator": "=", "values": ["LD"]})).unwrap());
+    }
+
+    #[test]
+    fn instants_numbers_and_text_compare_in_their_own_order() {
+        let event = json!({"time": "2026-12-01T06:12:09Z", "severitynumber": "17"});
+        let between = |a: &str, b: &str| json!({"property": "/time", "operator": "BETWEEN", "values": [a, b]});
+        // the same instant written three ways
+        assert!(matches(&event, &between("2026-12-01T06:12:09.000Z", "2026-12-01T07:12:09+01:00")).unwrap());
+        assert!(!matches(&event, &between("2026-12-01T06:12:10Z", "2026-12-02T00:00:00Z")).unwrap());
+        assert!(matches(&event, &between("2026-12-01T06:00:00Z", "2026-12-01T07:00:00Z")).unwrap());
+        assert!(
+            matches(&event, &json!({"property": "/time", "operator": "<=", "values": ["2026-12-01T06:12:09Z"]}))
+                .unwrap()
+        );
+        assert!(
+            !matches(&event, &json!({"property": "/time", "operator": "<", "values": ["2026-12-01T06:12:09Z"]}))
+                .unwrap()
+        );
+        // 17 > 9 as numbers, though not as text
+        assert!(matches(&event, &json!({"property": "/severitynumber", "operator": ">", "values": ["9"]})).unwrap());
+        assert!(matches(&event, &json!({"property": "/time", "operator": "BETWEEN", "values": ["x"]})).is_err());
+    }
+
+    #[test]
+    fn the_cloud_event_search_takes_an_and_of_strings_and_nothing_else() {
+        let simple = json!({"property": "/type", "operator": "=", "values": ["x"]});
+        assert!(CLOUD_EVENTS.check(&json!({"and": [simple.clone()]})).is_ok());
+        assert!(CLOUD_EVENTS.check(&simple).is_err(), "a bare expression");
+        assert!(CLOUD_EVENTS.check(&json!({"or": [simple.clone()]})).is_err());
+        assert!(CLOUD_EVENTS.check(&json!({"and": [{"and": [simple]}]})).is_err(), "nested");
+        assert!(CLOUD_EVENTS.check(&json!({"and": [{"property": "/time", "operator": ">", "values": [1]}]})).is_err());
+        assert!(
+            CLOUD_EVENTS.check(&json!({"and": [{"property": "/colour", "operator": "=", "values": ["x"]}]})).is_err()
+        );
     }
 }

@@ -4,8 +4,10 @@
 
 use serde_json::{Value, json};
 
+pub mod events;
 pub mod policies;
 pub mod routing;
+pub mod telemetry;
 
 pub const PROJECT_ID: &str = "ac4d34ca-0d9c-4bc2-9aab-1234567abcde";
 

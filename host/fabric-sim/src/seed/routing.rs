@@ -63,7 +63,7 @@ pub const FCR_CONNECTIONS: &[(&str, &str, usize, u64, bool, u8)] = &[
 ];
 
 /// When the seeded estate was set up, and when the Azure session went down.
-const CREATED: &str = "2026-11-02T09:00:00Z";
+pub(super) const CREATED: &str = "2026-11-02T09:00:00Z";
 pub const AZURE_BGP_DOWN_AT: &str = "2026-12-01T06:12:09Z";
 
 fn changelog(at: &str) -> Value {

@@ -18,7 +18,7 @@ async fn tools_list_fits_its_budgets_and_every_tool_has_a_title_and_output_schem
     println!("tools/list: default {default} bytes, all,mutate {all} bytes");
     assert!(default <= 10 * 1024, "default tools/list is {default} bytes (budget 10 KB)");
     assert!(all <= 36 * 1024, "all,mutate tools/list is {all} bytes (budget 36 KB)");
-    assert_eq!(tools.len(), 32);
+    assert_eq!(tools.len(), 38);
     for t in &tools {
         assert!(t.title.as_deref().is_some_and(|x| !x.is_empty()), "{} has a title", t.name);
         let out = t.output_schema.as_ref().unwrap_or_else(|| panic!("{} has an output schema", t.name));

@@ -49,6 +49,13 @@ fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
                    "zSide": {"accessPoint": colo(dc_sec, 2003)}, "notifications": notifications()}),
         ),
         (
+            "connection-to-network",
+            ChangeType::ConnectionCreate,
+            json!({"type": "EVPLAN_VC", "name": "c-net", "bandwidth": 100, "aSide": {"accessPoint": colo(dc_sec, 2005)},
+                   "zSide": {"accessPoint": {"type": "NETWORK", "network": {"uuid": network_uuid}}},
+                   "notifications": notifications()}),
+        ),
+        (
             "network",
             ChangeType::NetworkCreate,
             json!({"type": "EVPLAN", "name": "n-1", "scope": "REGIONAL", "location": {"region": "AMER"},
@@ -83,6 +90,9 @@ fn specs(network_uuid: &str) -> Vec<(&'static str, ChangeType, Value)> {
     ]
 }
 
+/// A seeded cloud event.
+const EVENT: &str = "e7e7e7e7-0000-4000-8000-000000000001";
+
 /// The SDK's request model of a POST the project sends.
 fn request_model(path: &str) -> &'static str {
     if path.starts_with("/fabric/v4/routers/") && path.ends_with("/routes/search") {
@@ -95,6 +105,7 @@ fn request_model(path: &str) -> &'static str {
         "/fabric/v4/routers/search" => "CloudRouterSearchRequest",
         "/fabric/v4/routeFilters/search" => "RouteFiltersSearchRequest",
         "/fabric/v4/routeAggregations/search" => "RouteAggregationsSearchRequest",
+        "/fabric/v4/cloudevents/search" => "CloudEventSearchRequest",
         "/fabric/v4/ports/search" => "PortV4SearchRequest",
         "/fabric/v4/serviceProfiles/search" => "ServiceProfileSearchRequest",
         "/fabric/v4/connections/search" => "SearchRequest",
@@ -177,6 +188,15 @@ async fn everything_the_project_sends(sim: &SimHandle) -> Vec<Case> {
         ("fabric_get_route_aggregation", json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid})),
         ("fabric_list_route_aggregation_rules", json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid})),
         ("fabric_list_connection_route_aggregations", json!({"connection_id": fcr_azure})),
+        ("fabric_get_port_statistics", json!({"port_id": dc_pri})),
+        ("fabric_get_connection_statistics", json!({"connection_id": fcr_aws, "view_point": "zSide", "window": "24h"})),
+        ("fabric_search_events", json!({})),
+        (
+            "fabric_search_events",
+            json!({"asset_id": fcr_azure, "type": "bgp", "severity": "ERROR", "start": "2026-11-01T00:00:00Z"}),
+        ),
+        ("fabric_get_event", json!({"event_id": EVENT})),
+        ("fabric_list_service_profile_metros", json!({"profile_id": profile, "limit": 2})),
     ];
     for (tool, args) in reads {
         let r = server.call(tool, args.clone()).await;
@@ -248,6 +268,10 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     let (fcr_aws, fcr_azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
     let azure_bgp = routing::routing_protocol_uuid(1, "bgp");
     let (filter, aggregation) = (ROUTE_FILTERS[0].uuid, ROUTE_AGGREGATIONS[0].uuid);
+    // the forms Equinix's Python SDK sends (microseconds, `+0000` encoded) and RFC 3339
+    let hour = "startDateTime=2026-11-20T10:00:00.000000%2B0000&endDateTime=2026-11-20T11:00:00.000000%2B0000";
+    let week = "startDateTime=2026-11-13T00:00:00Z&endDateTime=2026-11-20T00:00:00Z";
+    let range = "fromDateTime=2026-11-20T10:00:00Z&toDateTime=2026-11-20T12:00:00Z";
     let project_filter = json!({"filter": {"and": [
         {"property": "/project/projectId", "operator": "=", "values": [equinix_fabric_sim::PROJECT_ID]}]}});
     let routes: Vec<(&str, String, Option<Value>, u16, &'static str)> = vec![
@@ -360,6 +384,53 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
         ("GET", format!("/fabric/v4/connections/{UNKNOWN}/routingProtocols"), None, 404, "ErrorList"),
         ("GET", format!("/fabric/v4/connections/{fcr_aws}/routingProtocols/{UNKNOWN}"), None, 404, "ErrorList"),
         ("GET", format!("/fabric/v4/connections/{fcr_aws}"), None, 200, "Connection"),
+        ("GET", format!("/fabric/v4/ports/{dc_pri}/stats?{hour}"), None, 200, "Statistics"),
+        ("GET", format!("/fabric/v4/ports/{dc_pri}/stats?{week}"), None, 200, "Statistics"),
+        ("GET", format!("/fabric/v4/ports/{dc_pri}/stats"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{fcr_aws}/stats?{hour}&viewPoint=aSide"), None, 200, "Statistics"),
+        ("GET", format!("/fabric/v4/connections/{fcr_aws}/stats?{hour}&viewPoint=middle"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/connections/{UNKNOWN}/stats?{hour}&viewPoint=aSide"), None, 404, "ErrorList"),
+        (
+            "GET",
+            format!("/fabric/v4/ports/{dc_pri}/metrics?name=equinix.fabric.port.packets_erred_rx.count&{range}"),
+            None,
+            200,
+            "GetMetricsByAssetResponse",
+        ),
+        (
+            "GET",
+            format!(
+                "/fabric/v4/connections/{fcr_aws}/metrics?name=equinix.fabric.connection.packets_dropped_rx_aside_rateexceeded.count&{range}"
+            ),
+            None,
+            200,
+            "GetMetricsByAssetResponse",
+        ),
+        (
+            "GET",
+            format!("/fabric/v4/ports/{dc_pri}/metrics?name=equinix.fabric.port.magic&{range}"),
+            None,
+            400,
+            "ErrorList",
+        ),
+        (
+            "POST",
+            "/fabric/v4/cloudevents/search".into(),
+            Some(
+                json!({"filter": {"and": [{"property": "/subject", "operator": "LIKE", "values": [format!("%{fcr_azure}%")]},
+                                            {"property": "/time", "operator": "BETWEEN", "values": ["2026-11-01T00:00:00Z", "2026-12-02T00:00:00Z"]}]},
+                        "pagination": {"offset": 0, "limit": 3}}),
+            ),
+            200,
+            "GetCloudEventsByAssetResponse",
+        ),
+        ("POST", "/fabric/v4/cloudevents/search".into(), Some(json!({})), 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/cloudevents/{EVENT}"), None, 200, "CloudEvent"),
+        ("GET", format!("/fabric/v4/cloudevents/{UNKNOWN}"), None, 404, "ErrorList"),
+        ("GET", format!("/fabric/v4/serviceProfiles/{profile}/metros"), None, 200, "ServiceMetros"),
+        ("GET", format!("/fabric/v4/serviceProfiles/{UNKNOWN}/metros"), None, 400, "ErrorList"),
+        ("GET", format!("/fabric/v4/networks/{network}/connections"), None, 200, "NetworkConnections"),
+        ("GET", format!("/fabric/v4/networks/{UNKNOWN}/connections"), None, 404, "ErrorList"),
         ("POST", "/fabric/v4/routeFilters/search".into(), Some(json!({})), 200, "RouteFiltersSearchResponse"),
         (
             "POST",
@@ -517,6 +588,7 @@ async fn every_request_and_every_simulator_answer_fits_equinixs_official_models(
     assert!(cases.len() >= 20, "{} requests captured", cases.len());
     cases.extend(everything_the_simulator_answers(&sim).await);
     let results = sdk_check(&cases);
+
     assert_eq!(results.len(), cases.len(), "every case checked once (labels are unique)");
     expect_valid(
         &results,

@@ -1,0 +1,110 @@
+//! The time window of a statistics or events read, stated simply: `window` (how far back from
+//! now, e.g. `1h`), or `start` and optionally `end` as ISO 8601 date-times; sent to Fabric as
+//! RFC 3339 in UTC.
+
+use alloc::format;
+use alloc::string::String;
+use serde_json::Value;
+
+use crate::args::text;
+use crate::capability::Host;
+use crate::grammar::{DATE_TIME, Field, Kind, opt};
+use crate::time::{format_rfc3339_ms, parse_rfc3339_ms};
+use crate::tool_error::ToolError;
+
+/// The look-backs an agent may name, in milliseconds.
+const LOOKBACKS: &[(&str, u64)] = &[
+    ("15m", 15 * 60_000),
+    ("1h", 3_600_000),
+    ("6h", 6 * 3_600_000),
+    ("24h", 24 * 3_600_000),
+    ("7d", 7 * 24 * 3_600_000),
+    ("30d", 30 * 24 * 3_600_000),
+];
+const NAMES: &[&str] = &["15m", "1h", "6h", "24h", "7d", "30d"];
+
+pub const WINDOW: Field = opt("window", Kind::Enum(NAMES), "Up to now: 1h is the last hour");
+pub const START: Field = opt("start", DATE_TIME, "Instead of window");
+pub const END: Field = opt("end", DATE_TIME, "With start (now)");
+
+/// A window as Fabric reads it: RFC 3339 start and end in UTC.
+pub struct Window {
+    pub start: String,
+    pub end: String,
+}
+
+/// The window the arguments state, or the last `default` (a look-back name) when they state
+/// none.
+pub fn window(host: &mut dyn Host, args: &Value, default: &str) -> Result<Window, ToolError> {
+    let now = host.now_ms();
+    let (from, to) = match stated(args, now)? {
+        Some(bounds) => bounds,
+        None => (now.saturating_sub(lookback(default)), now),
+    };
+    Ok(Window { start: format_rfc3339_ms(from), end: format_rfc3339_ms(to) })
+}
+
+/// The window the arguments state, if they state one.
+pub fn stated_window(host: &mut dyn Host, args: &Value) -> Result<Option<Window>, ToolError> {
+    let now = host.now_ms();
+    Ok(stated(args, now)?.map(|(from, to)| Window { start: format_rfc3339_ms(from), end: format_rfc3339_ms(to) }))
+}
+
+fn lookback(name: &str) -> u64 {
+    LOOKBACKS.iter().find(|(n, _)| *n == name).map_or(3_600_000, |(_, ms)| *ms)
+}
+
+/// `(start, end)` in Unix milliseconds from `window`, or from `start` and `end` (now by default).
+fn stated(args: &Value, now: u64) -> Result<Option<(u64, u64)>, ToolError> {
+    let (name, start, end) = (text(args, "window"), text(args, "start"), text(args, "end"));
+    let at = |key: &str, s: &str| {
+        parse_rfc3339_ms(s).ok_or_else(|| {
+            ToolError::invalid_argument(&format!("/{key}"), "not an ISO 8601 date-time such as 2026-12-01T09:00:00Z")
+        })
+    };
+    let (from, to) = match (name, start, end) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(ToolError::invalid_argument("/window", "give window, or start (and end), not both"));
+        }
+        (Some(name), None, None) => (now.saturating_sub(lookback(name)), now),
+        (None, Some(s), e) => (at("start", s)?, e.map(|e| at("end", e)).transpose()?.unwrap_or(now)),
+        (None, None, Some(_)) => return Err(ToolError::invalid_argument("/end", "an end needs a start")),
+        (None, None, None) => return Ok(None),
+    };
+    if from >= to {
+        return Err(ToolError::invalid_argument("/start", "start must be before end (and before now)"));
+    }
+    Ok(Some((from, to)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const NOW: u64 = 1_796_122_800_000; // 2026-12-01T11:00:00Z
+
+    #[test]
+    fn a_window_is_a_look_back_or_a_start_and_end() {
+        assert_eq!(stated(&json!({}), NOW).unwrap(), None);
+        assert_eq!(stated(&json!({"window": "1h"}), NOW).unwrap(), Some((NOW - 3_600_000, NOW)));
+        assert_eq!(stated(&json!({"window": "7d"}), NOW).unwrap(), Some((NOW - 604_800_000, NOW)));
+        let day = json!({"start": "2026-11-30T11:00:00Z", "end": "2026-12-01T12:00:00+01:00"});
+        assert_eq!(stated(&day, NOW).unwrap(), Some((NOW - 86_400_000, NOW)));
+        assert_eq!(stated(&json!({"start": "2026-12-01T10:30:00Z"}), NOW).unwrap(), Some((NOW - 1_800_000, NOW)));
+    }
+
+    #[test]
+    fn a_window_that_is_not_one_is_refused_naming_the_argument() {
+        for (args, path) in [
+            (json!({"window": "1h", "start": "2026-12-01T10:00:00Z"}), "/window"),
+            (json!({"end": "2026-12-01T10:00:00Z"}), "/end"),
+            (json!({"start": "2026-12-01T12:00:00Z"}), "/start"),
+            (json!({"start": "2026-12-01T10:00:00Z", "end": "2026-12-01T09:00:00Z"}), "/start"),
+            (json!({"start": "2026-12-01T10:00:00Z", "end": "tomorrow"}), "/end"),
+        ] {
+            let e = stated(&args, NOW).unwrap_err();
+            assert_eq!(e.details["path"], path, "{args}");
+        }
+    }
+}
