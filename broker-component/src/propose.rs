@@ -26,11 +26,7 @@ schema types `spec` fully for each change_type.";
 
 static ARGS: Object = arguments(&[
     req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
-    req(
-        "spec",
-        Kind::AnyObject,
-        "The Fabric v4 request body of POST /fabric/v4/connections, /networks or /serviceTokens",
-    ),
+    req("spec", Kind::AnyObject, "The Fabric v4 create request body"),
 ]);
 
 pub static TOOL: ToolDef = ToolDef {

@@ -103,7 +103,8 @@ impl Schemas {
         };
         let doc = match (kind, s.get("description").and_then(Value::as_str)) {
             (_, _) if doc.is_empty() => return s,
-            (Kind::Obj(_), Some(rule)) => format!("{doc} {rule}"),
+            (Kind::Obj(_), Some(rule)) if doc.ends_with('.') => format!("{doc} {rule}"),
+            (Kind::Obj(_), Some(rule)) => format!("{doc}. {rule}"),
             _ => doc.to_string(),
         };
         s["description"] = json!(doc);

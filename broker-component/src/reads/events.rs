@@ -38,7 +38,7 @@ pub static TOOLS: [ToolDef; 2] = [
         SEARCH,
         "events",
         "Search events",
-        "What happened to an asset, newest first: state changes, BGP sessions up and down.",
+        "An asset's events, newest first: state changes, BGP sessions up and down.",
         &SEARCH_ARGS,
         Output::Page("events", &[]),
         search_events,
@@ -85,15 +85,14 @@ fn search_events(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> 
     Ok(paged(answer, "events", offset, compact_event))
 }
 
-/// An event in a page: its id, when, what (the type without Fabric's common prefix, which names
-/// the kind of asset) and how bad, in about 100 bytes so a page of 20 stays near 2 KB; its
-/// message, subject and resource are in the whole event.
+/// An event in a page: its id, when and what (the type without Fabric's common prefix: it names
+/// the kind of asset and the new state), in about 100 bytes so a page of 20 stays within 2 KB;
+/// its severity, message, subject and resource are in the whole event.
 fn compact_event(e: &Value) -> Value {
     let mut out = pick(e, &[("id", "/id"), ("time", "/time")]);
     if let Some(kind) = e["type"].as_str() {
         out.insert("type".into(), json!(kind.strip_prefix("equinix.fabric.").unwrap_or(kind)));
     }
-    out.extend(pick(e, &[("severity", "/severitytext")]));
     Value::Object(out)
 }
 

@@ -27,31 +27,28 @@ static CONNECTION_ARGS: Object = arguments(&[
     END,
 ]);
 
-const OUTPUT: Output = Output::Members(&[
-    ("port", "object"),
-    ("connection", "object"),
-    ("window", "object"),
-    ("inbound", "object"),
-    ("outbound", "object"),
-]);
-
 pub static TOOLS: [ToolDef; 2] = [
     read(
         "fabric_get_port_statistics",
         "statistics",
         "Port traffic",
-        "Bandwidth in and out, dropped and erred packets, over a window (the last hour).",
+        "Bandwidth in and out, dropped and erred packets, in a window (last hour).",
         &PORT_ARGS,
-        OUTPUT,
+        Output::Members(&[("port", "object"), ("window", "object"), ("inbound", "object"), ("outbound", "object")]),
         port_statistics,
     ),
     read(
         "fabric_get_connection_statistics",
         "statistics",
         "Connection traffic",
-        "Bandwidth in and out, packets dropped over the rate limit, over a window (the last hour).",
+        "Bandwidth in and out, packets dropped over the rate limit, in a window (last hour).",
         &CONNECTION_ARGS,
-        OUTPUT,
+        Output::Members(&[
+            ("connection", "object"),
+            ("window", "object"),
+            ("inbound", "object"),
+            ("outbound", "object"),
+        ]),
         connection_statistics,
     ),
 ];

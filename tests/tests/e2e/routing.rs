@@ -142,16 +142,21 @@ async fn a_connection_from_a_cloud_router_is_validated_as_fabric_does_and_shows_
         .client(TestClient::accepting())
         .stdio()
         .await;
-    for (router, kind, bandwidth, says) in [
-        (ROUTERS[2].uuid, "IP_VC", 50, "SV-FCR-02 is PROVISIONING"),
-        (ROUTERS[0].uuid, "EVPL_VC", 50, "of type IP_VC"),
-        (ROUTERS[1].uuid, "IP_VC", 100, "LAB package allows connections of at most 50 Mbps"),
-        ("00000000-0000-4000-8000-000000000000", "IP_VC", 50, "does not exist"),
+    // Fabric's dry run refuses these, and says why
+    for (router, bandwidth, says) in [
+        (ROUTERS[2].uuid, 50, "SV-FCR-02 is PROVISIONING"),
+        (ROUTERS[1].uuid, 100, "LAB package allows connections of at most 50 Mbps"),
+        ("00000000-0000-4000-8000-000000000000", 50, "does not exist"),
     ] {
-        let err = refused(&server, "fabric_propose_change", from_router(router, kind, bandwidth, "refused")).await;
+        let err = refused(&server, "fabric_propose_change", from_router(router, "IP_VC", bandwidth, "refused")).await;
         let text = err.to_string();
         assert!(text.contains(says) && text.contains("no token was minted"), "{says}: {err}");
     }
+    // the wrong type is refused before any dry run, naming the member (the simulator refuses it
+    // too: the contract suite sends it there directly)
+    let err = refused(&server, "fabric_propose_change", from_router(ROUTERS[0].uuid, "EVPL_VC", 50, "refused")).await;
+    assert_eq!((err["kind"].as_str(), err["path"].as_str()), (Some("invalid_arguments"), Some("/spec/type")), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("is an IP_VC"), "{err}");
     let proposal =
         ok(&server, "fabric_propose_change", from_router(ROUTERS[0].uuid, "IP_VC", 50, "fcr-to-aws-2")).await;
     let done = ok(&server, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;

@@ -1,5 +1,5 @@
 //! A connection from a Cloud Router, as Fabric validates it: the router exists and is
-//! provisioned, the connection is an `IP_VC`, and the router's package allows its bandwidth and
+//! provisioned, the connection is an `IP_VC` (an `IPWAN_VC` to a network), and the router's package allows its bandwidth and
 //! one more connection. A real one is counted on its router.
 
 use serde_json::{Value, json};
@@ -38,8 +38,17 @@ impl Estate {
                 &format!("Cloud Router {name} is {state}; it takes connections once it is PROVISIONED"),
             ));
         }
-        if body["type"] != "IP_VC" {
-            return Err(invalid("/type", "a connection from a Cloud Router is of type IP_VC"));
+        // IPWAN_VC reaches an IP-WAN network (the official Fcr2IpWan example)
+        let to_network = body.pointer("/zSide/accessPoint/type") == Some(&json!("NETWORK"));
+        match body["type"].as_str() {
+            Some("IP_VC") => {}
+            Some("IPWAN_VC") if to_network => {}
+            _ => {
+                return Err(invalid(
+                    "/type",
+                    "a connection from a Cloud Router is of type IP_VC (IPWAN_VC to an IP-WAN network)",
+                ));
+            }
         }
         let code = router["package"]["code"].as_str().unwrap_or_default();
         let package = self.router_package(code).cloned().unwrap_or(json!({}));

@@ -23,10 +23,124 @@ async fn tools_list_fits_its_budgets_and_every_tool_has_a_title_and_output_schem
         assert!(t.title.as_deref().is_some_and(|x| !x.is_empty()), "{} has a title", t.name);
         let out = t.output_schema.as_ref().unwrap_or_else(|| panic!("{} has an output schema", t.name));
         assert_eq!(out.get("type"), Some(&json!("object")), "{}", t.name);
-        for (arg, p) in t.input_schema["properties"].as_object().unwrap() {
-            assert!(p["description"].as_str().is_some_and(|d| !d.is_empty()), "{}.{arg} is described", t.name);
+        let schema = Value::Object((*t.input_schema).clone());
+        let mut undescribed = Vec::new();
+        undescribed_properties(&schema, "", &mut undescribed);
+        assert!(undescribed.is_empty(), "{}: no description at {undescribed:?}", t.name);
+    }
+}
+
+/// Every property under `schema` (its `$defs`, nested objects, array items and the typed specs
+/// of `allOf`/`then`) that has no description.
+fn undescribed_properties(schema: &Value, at: &str, out: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else { return };
+    for (key, p) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        if p["description"].as_str().is_none_or(str::is_empty) {
+            out.push(format!("{at}/{key}"));
+        }
+        undescribed_properties(p, &format!("{at}/{key}"), out);
+    }
+    for (key, sub) in map {
+        match (key.as_str(), sub) {
+            ("$defs", Value::Object(defs)) => {
+                defs.iter().for_each(|(name, d)| undescribed_properties(d, &format!("/$defs/{name}"), out))
+            }
+            ("items", s) => undescribed_properties(s, at, out),
+            // a branch's members overlay the same members above (described there): only what
+            // they hold must be described; an `if` only tests
+            ("then" | "else", Value::Object(branch)) => {
+                for (key, p) in branch.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                    undescribed_properties(p, &format!("{at}/{key}"), out);
+                }
+            }
+            ("allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                list.iter().for_each(|s| undescribed_properties(s, at, out))
+            }
+            _ => {}
         }
     }
+}
+
+#[test]
+fn the_description_walk_finds_what_has_none() {
+    let schema = json!({"properties": {"a": {"description": "A"}, "b": {"type": "string"}},
+                        "$defs": {"D": {"properties": {"x": {"items": {"properties": {"y": {}}}}}}}});
+    let mut out = Vec::new();
+    undescribed_properties(&schema, "", &mut out);
+    assert_eq!(out, ["/b", "/$defs/D/x", "/$defs/D/x/y"]);
+}
+
+/// The bytes of a result as the model reads it (its text content).
+fn text_bytes(r: &rmcp::model::CallToolResult) -> usize {
+    r.content[0].as_text().expect("a text content").text.len()
+}
+
+#[tokio::test]
+async fn every_page_of_20_and_every_get_of_a_seeded_object_fits_its_budget() {
+    use equinix_fabric_sim::{FCR_CONNECTIONS, PORTS, PROFILES, ROUTE_AGGREGATIONS, ROUTE_FILTERS, ROUTERS, routing};
+    let server = Launch::serve().args(&["--toolsets", "all"]).stdio().await;
+    let (aws, azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
+    let (router, bgp) = (ROUTERS[0].uuid, routing::routing_protocol_uuid(1, "bgp"));
+    let page = |extra: Value| {
+        let mut args = json!({"limit": 20});
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let lists = [
+        ("fabric_list_metros", page(json!({}))),
+        ("fabric_search_ports", page(json!({}))),
+        ("fabric_list_port_vlans", page(json!({"port_id": PORTS[0].0}))),
+        ("fabric_search_service_profiles", page(json!({}))),
+        ("fabric_list_service_profile_metros", page(json!({"profile_id": PROFILES[0].uuid}))),
+        ("fabric_search_connections", page(json!({}))),
+        ("fabric_search_cloud_routers", page(json!({}))),
+        ("fabric_list_cloud_router_packages", page(json!({}))),
+        ("fabric_search_cloud_router_routes", page(json!({"router_id": router}))),
+        ("fabric_list_routing_protocols", page(json!({"connection_id": aws}))),
+        ("fabric_list_bgp_actions", page(json!({"connection_id": azure, "routing_protocol_id": bgp}))),
+        ("fabric_search_connection_routes", page(json!({"connection_id": aws, "direction": "received"}))),
+        ("fabric_search_route_filters", page(json!({}))),
+        ("fabric_list_route_filter_rules", page(json!({"route_filter_id": ROUTE_FILTERS[0].uuid}))),
+        ("fabric_list_connection_route_filters", json!({"connection_id": aws})),
+        ("fabric_search_route_aggregations", page(json!({}))),
+        ("fabric_list_route_aggregation_rules", page(json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid}))),
+        ("fabric_list_connection_route_aggregations", json!({"connection_id": azure})),
+        ("fabric_search_events", page(json!({}))),
+    ];
+    let mut over = Vec::new();
+    for (tool, args) in lists {
+        let r = server.call(tool, args.clone()).await;
+        assert!(!is_error(&r), "{tool}: {:?}", r.structured_content);
+        let (bytes, returned) = (text_bytes(&r), structured(&r)["returned"].as_u64().unwrap_or_default());
+        println!("page {tool}: {returned} rows, {bytes} bytes");
+        if bytes > 2048 {
+            over.push(format!("{tool}: {bytes} bytes for {returned} rows"));
+        }
+    }
+    let gets = [
+        ("fabric_get_port", json!({"port_id": PORTS[0].0})),
+        ("fabric_get_service_profile", json!({"profile_id": PROFILES[0].uuid})),
+        ("fabric_get_connection", json!({"connection_id": azure})),
+        ("fabric_get_cloud_router", json!({"router_id": router})),
+        ("fabric_get_cloud_router_package", json!({"package_code": "STANDARD"})),
+        ("fabric_get_routing_protocol", json!({"connection_id": azure, "routing_protocol_id": bgp})),
+        ("fabric_get_route_filter", json!({"route_filter_id": ROUTE_FILTERS[0].uuid})),
+        ("fabric_get_route_aggregation", json!({"route_aggregation_id": ROUTE_AGGREGATIONS[0].uuid})),
+        ("fabric_get_event", json!({"event_id": "e7e7e7e7-0000-4000-8000-000000000003"})),
+        ("fabric_get_port_statistics", json!({"port_id": PORTS[1].0, "window": "30d"})),
+        ("fabric_get_connection_statistics", json!({"connection_id": aws, "window": "30d"})),
+    ];
+    for (tool, args) in gets {
+        let r = server.call(tool, args.clone()).await;
+        assert!(!is_error(&r), "{tool}: {:?}", r.structured_content);
+        let bytes = text_bytes(&r);
+        println!("get {tool}: {bytes} bytes");
+        if bytes > 4096 {
+            over.push(format!("{tool}: {bytes} bytes"));
+        }
+    }
+    assert!(over.is_empty(), "over budget (a page of 20: 2 KB, a get: 4 KB): {over:?}");
+    server.stop().await;
 }
 
 #[tokio::test]

@@ -25,6 +25,11 @@ impl Facts {
         self.0.entry(scope).or_default().insert(norm(key), value);
     }
 
+    /// Every fact, whatever its scope.
+    fn all(&self) -> Map<String, Value> {
+        self.0.values().flat_map(|f| f.clone()).collect()
+    }
+
     /// The facts visible at `path` (a scope applies below a member of its name).
     fn visible(&self, path: &[String]) -> Map<String, Value> {
         let mut out = Map::new();
@@ -65,7 +70,11 @@ impl Filler<'_> {
         let schema = self.resolve(schema);
         let facts = self.facts.visible(path);
         if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-            return self.pick(values, schema, key, &facts, parent);
+            // a rule of the spec itself is judged on everything known, one deeper on what is known
+            // there; the spec's own type falls back to the task's words and the description
+            let at_root = path.len() == 1;
+            let rule_facts = if at_root { self.facts.all() } else { facts.clone() };
+            return self.pick(values, schema, key, (&facts, &rule_facts, at_root), parent);
         }
         let fact = |v: Option<&Value>| v.cloned().map(|v| (v, true));
         match schema.get("type").and_then(Value::as_str) {
@@ -120,7 +129,7 @@ impl Filler<'_> {
         values: &[Value],
         schema: &Value,
         key: &str,
-        facts: &Map<String, Value>,
+        (facts, rule_facts, at_root): (&Map<String, Value>, &Map<String, Value>, bool),
         parent: &Value,
     ) -> Option<(Value, bool)> {
         let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
@@ -128,18 +137,21 @@ impl Filler<'_> {
         if let Some(v) = facts.values().filter_map(Value::as_str).find(|v| strings.contains(v)) {
             return Some((json!(v), true));
         }
-        // "By type: COLO needs port (...); SP needs profile; ...": the first type whose needs the facts meet
+        // "By type: COLO needs port (...); SP needs profile; ...": the first type whose needs the
+        // facts meet; a side none of whose needs is known cannot be built
         if key == "type"
             && let Some(rule) = parent["description"].as_str().and_then(|d| d.strip_prefix("By type: "))
         {
             for clause in rule.trim_end_matches('.').split("; ") {
                 let Some((kind, needs)) = clause.split_once(" needs ") else { continue };
                 let need = needs.split([' ', ',']).next().unwrap_or_default();
-                if strings.contains(&kind) && facts.contains_key(&norm(need)) {
+                if strings.contains(&kind) && rule_facts.contains_key(&norm(need)) {
                     return Some((json!(kind), true));
                 }
             }
-            return None;
+            if !at_root {
+                return None;
+            }
         }
         let words: Vec<String> =
             self.task.split(|c: char| !c.is_alphanumeric() && c != '_').map(str::to_uppercase).collect();
@@ -284,6 +296,100 @@ async fn a_schema_driven_agent_creates_a_network_and_a_service_token() {
     let out = agent.create("service_token_create", &facts, "a service token for port DC-PRI-01").await;
     assert!(agent.calls <= 5, "{} calls", agent.calls);
     assert!(out["created"]["uuid"].as_str().is_some(), "{out}");
+    agent.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_schema_driven_agent_connects_a_cloud_router_to_a_provider_in_five_calls() {
+    let task = "connect our Cloud Router in DC to AWS Direct Connect at 50 Mbps";
+    let mut agent = Agent::start().await;
+    let mut facts = Facts::default();
+    facts.set(".", "name", json!("dc-fcr-to-aws-50"));
+    facts.set(".", "bandwidth", json!(50));
+    facts.set("", "email", json!("noc@example.com"));
+    let found = agent.call("fabric_search_cloud_routers", json!({"metro": "DC", "state": "PROVISIONED"})).await;
+    let router = rows(&found, "cloud_routers").into_iter().next().expect("a router in DC");
+    facts.set("aSide", "router", router["uuid"].clone());
+    let found =
+        agent.call("fabric_search_service_profiles", json!({"name": "AWS Direct Connect", "metro": "DC"})).await;
+    let profile = rows(&found, "service_profiles").into_iter().find(|p| p["name"] == "AWS Direct Connect").unwrap();
+    facts.set("zSide", "profile", profile["uuid"].clone());
+    facts.set("zSide", "metroCode", json!("DC"));
+    if profile.get("authentication_key").is_some() {
+        facts.set("zSide", "authentication_key", json!("123456789012"));
+    }
+    if let Some(region) = profile["seller_regions"].as_array().and_then(|r| r.first()) {
+        facts.set("zSide", "seller_region", region.clone());
+    }
+    let out = agent.create("connection_create", &facts, task).await;
+    assert!(agent.calls <= 5, "{} calls", agent.calls);
+    let made = agent.call("fabric_get_connection", json!({"connection_id": out["created"]["uuid"]})).await;
+    let c = &made["connection"];
+    assert_eq!((c["type"].as_str(), c["bandwidth"].as_u64()), (Some("IP_VC"), Some(50)), "{c}");
+    assert_eq!(c["aSide"]["accessPoint"]["router"]["uuid"], router["uuid"], "{c}");
+    agent.server.stop().await;
+}
+
+/// The served tool whose arguments include `arg` and whose description mentions every word.
+fn tool_for<'t>(tools: &'t [rmcp::model::Tool], arg: &str, words: &[&str]) -> &'t str {
+    tools
+        .iter()
+        .find(|t| {
+            let text = t.description.as_deref().unwrap_or_default().to_lowercase();
+            t.input_schema["properties"].get(arg).is_some() && words.iter().all(|w| text.contains(w))
+        })
+        .map(|t| t.name.as_ref())
+        .unwrap_or_else(|| panic!("no tool takes {arg} and speaks of {words:?}"))
+}
+
+/// The member of a page holding its rows (whatever the tool calls them).
+fn row_key(page: &Value) -> String {
+    let members = page.as_object().expect("a page is an object");
+    members.keys().find(|k| *k != "columns" && members[*k].is_array()).expect("a page has rows").clone()
+}
+
+/// Every string in a page's rows, with the column it is in.
+fn strings(page: &Value, key: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for row in rows(page, key) {
+        for (column, v) in row.as_object().into_iter().flatten() {
+            if let Some(s) = v.as_str() {
+                out.push((column.clone(), s.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn an_agent_finds_why_a_connection_passes_no_traffic_in_five_calls() {
+    // the task names the connection; the agent knows only tools/list and what the tools answer
+    let task_connection = "dc-fcr-to-azure";
+    let mut agent = Agent::start().await;
+    let tools = agent.server.client.list_all_tools().await.unwrap();
+    let found = agent.call("fabric_search_connections", json!({"name": task_connection})).await;
+    let connection = rows(&found, "connections").into_iter().find(|c| c["name"] == task_connection).unwrap();
+    let id = connection["uuid"].clone();
+
+    let sessions = tool_for(&tools, "connection_id", &["session", "why"]);
+    let page = agent.call(sessions, json!({"connection_id": id})).await;
+    let said = strings(&page, &row_key(&page));
+    let down = said.iter().find(|(_, v)| v == "DOWN").expect("a session is down");
+    let why = said.iter().find(|(c, _)| c == "error").map(|(_, v)| v.clone()).expect("and why");
+    println!("{} is DOWN: {why}", down.0);
+
+    let events = tool_for(&tools, "asset_id", &["bgp"]);
+    let page = agent.call(events, json!({"asset_id": id})).await;
+    let newest_failure = rows(&page, "events")
+        .into_iter()
+        .find(|e| e.as_object().unwrap().values().any(|v| v.as_str().is_some_and(|s| s.contains("idle"))))
+        .expect("an event says the session fell idle");
+    let get = tool_for(&tools, "event_id", &["message"]);
+    let event = agent.call(get, json!({"event_id": newest_failure["id"]})).await;
+    let text = event.to_string();
+    assert!(agent.calls <= 5, "{} calls", agent.calls);
+    assert!(why.contains("hold timer expired"), "{why}");
+    assert!(text.contains("went down"), "the event explains it: {text}");
     agent.server.stop().await;
 }
 
