@@ -57,7 +57,6 @@ pub(super) static SEARCH_NETWORKS: Object = arguments(&[
     LIMIT,
 ]);
 pub(super) static GET_NETWORK: Object = by_id!("network_id", "fabric_search_networks");
-pub(super) static NETWORK_CONNECTIONS: Object = by_id!("network_id", "fabric_search_networks");
 pub(super) static SEARCH_TOKENS: Object =
     arguments(&[NAME, opt("state", Kind::Enum(TOKEN_STATES), "State"), OFFSET, LIMIT]);
 pub(super) static GET_TOKEN: Object = by_id!("service_token_id", "fabric_search_service_tokens");

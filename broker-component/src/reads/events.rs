@@ -5,13 +5,13 @@ use alloc::format;
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
-use super::compact::{one, pick};
-use super::requests::{get, post, unknown_id_hint};
+use super::compact::pick;
+use super::requests::{fragment, get_by_id, post};
 use super::window::{END, START, WINDOW, stated_window};
 use crate::args::{LIMIT, OFFSET, paging, text};
 use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
-use crate::grammar::{Kind, Object, TEXT, UUID, arguments, opt, req};
+use crate::grammar::{Kind, Object, UUID, arguments, opt, req, text as text_kind};
 use crate::time::format_rfc3339_ms;
 use crate::tool::{Output, ToolDef, read};
 use crate::tool_error::ToolError;
@@ -23,7 +23,7 @@ const SEVERITIES: &[&str] = &["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"
 
 static SEARCH_ARGS: Object = arguments(&[
     opt("asset_id", UUID, "A connection, port, router, network or token"),
-    opt("type", TEXT, "Part of the type, e.g. bgp or state"),
+    opt("type", text_kind(64), "Part of the type, e.g. bgp or state"),
     opt("severity", Kind::Enum(SEVERITIES), "Severity"),
     WINDOW,
     START,
@@ -31,7 +31,7 @@ static SEARCH_ARGS: Object = arguments(&[
     OFFSET,
     LIMIT,
 ]);
-static GET_ARGS: Object = arguments(&[req("event_id", TEXT, "").from(SEARCH)]);
+static GET_ARGS: Object = arguments(&[req("event_id", UUID, "").from(SEARCH)]);
 
 pub static TOOLS: [ToolDef; 2] = [
     read(
@@ -54,11 +54,6 @@ pub static TOOLS: [ToolDef; 2] = [
     ),
 ];
 
-/// A like-pattern matching `s` anywhere.
-fn anywhere(s: &str) -> Value {
-    json!([format!("%{}%", s.replace('%', ""))])
-}
-
 /// The search body: an `and` of the criteria, always with a bound on `/time` (the window, or
 /// up to now) so the filter this search requires is never empty.
 fn search_events(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -71,11 +66,13 @@ fn search_events(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> 
             and.push(json!({"property": "/time", "operator": "<=", "values": [now]}));
         }
     }
+    // a subject names its asset by path (`/fabric/v4/connections/{id}`, and its routing
+    // protocols below it): the id anywhere in it finds both
     if let Some(id) = text(args, "asset_id") {
-        and.push(json!({"property": "/subject", "operator": "LIKE", "values": anywhere(id)}));
+        and.push(json!({"property": "/subject", "operator": "LIKE", "values": [format!("%{id}%")]}));
     }
-    if let Some(kind) = text(args, "type") {
-        and.push(json!({"property": "/type", "operator": "ILIKE", "values": anywhere(kind)}));
+    if let Some(kind) = text(args, "type").and_then(fragment) {
+        and.push(json!({"property": "/type", "operator": "ILIKE", "values": [format!("%{kind}%")]}));
     }
     if let Some(severity) = text(args, "severity") {
         and.push(json!({"property": "/severitytext", "operator": "=", "values": [severity]}));
@@ -97,8 +94,5 @@ fn compact_event(e: &Value) -> Value {
 }
 
 fn get_event(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    let id = text(args, "event_id").unwrap_or_default();
-    let answer = send_json(host, get(format!("/fabric/v4/cloudevents/{id}"), Vec::new()))
-        .map_err(|e| unknown_id_hint(e, "event_id", &[&GET_ARGS]))?;
-    Ok(one(answer, "event"))
+    get_by_id(host, args, "event_id", "cloudevents", "event", &[&GET_ARGS])
 }

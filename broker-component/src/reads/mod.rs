@@ -93,7 +93,7 @@ pub static TOOLS: [ToolDef; 14] = [
         "networks",
         "Connections of a network",
         "The connections with a side on a network.",
-        &NETWORK_CONNECTIONS,
+        &GET_NETWORK,
         Output::Page("connections", &[]),
         network_connections,
     ),

@@ -5,8 +5,8 @@ use alloc::format;
 use alloc::vec::Vec;
 use serde_json::{Value, json};
 
-use super::compact::{one, pick};
-use super::requests::{get, name_fragment, post, unknown_id_hint};
+use super::compact::pick;
+use super::requests::{get, get_by_id, name_fragment, post, unknown_id_hint};
 use crate::args::{LIMIT, OFFSET, paging, paging_query, text};
 use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
@@ -185,21 +185,6 @@ fn compact_attachment(a: &Value) -> Value {
     ))
 }
 
-/// One policy by id (`key` in the arguments), or the next step for an unknown one.
-fn get_one(
-    host: &mut dyn Host,
-    args: &Value,
-    key: &str,
-    collection: &str,
-    result: &str,
-    objects: &[&Object],
-) -> Result<Value, ToolError> {
-    let id = text(args, key).unwrap_or_default();
-    let answer = send_json(host, get(format!("/fabric/v4/{collection}/{id}"), Vec::new()))
-        .map_err(|e| unknown_id_hint(e, key, objects))?;
-    Ok(one(answer, result))
-}
-
 /// A policy's rules.
 fn rules(host: &mut dyn Host, args: &Value, key: &str, path: &str, objects: &[&Object]) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
@@ -222,7 +207,7 @@ fn search_filters(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError>
 }
 
 fn get_filter(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_one(host, args, "route_filter_id", "routeFilters", "route_filter", &[&FILTER_ARGS])
+    get_by_id(host, args, "route_filter_id", "routeFilters", "route_filter", &[&FILTER_ARGS])
 }
 
 fn filter_rules(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -238,7 +223,7 @@ fn search_aggregations(host: &mut dyn Host, args: &Value) -> Result<Value, ToolE
 }
 
 fn get_aggregation(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
-    get_one(host, args, "route_aggregation_id", "routeAggregations", "route_aggregation", &[&AGGREGATION_ARGS])
+    get_by_id(host, args, "route_aggregation_id", "routeAggregations", "route_aggregation", &[&AGGREGATION_ARGS])
 }
 
 fn aggregation_rules(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {

@@ -16,7 +16,13 @@ use crate::tool_error::ToolError;
 /// The name to match, as the fragment Fabric's LIKE (a partial match) takes: `*` wildcards an
 /// agent may add are dropped (the contract documents none).
 pub fn name_fragment(args: &Value) -> Option<String> {
-    text(args, "name").map(|n| n.replace(['*', '%'], "")).filter(|n| !n.is_empty())
+    text(args, "name").and_then(fragment)
+}
+
+/// Text to match as a part, without the wildcards an agent may add (`*`, `%`): `None` when
+/// nothing is left.
+pub fn fragment(s: &str) -> Option<String> {
+    Some(s.replace(['*', '%'], "")).filter(|f| !f.is_empty())
 }
 
 /// The name filter of an endpoint whose contract allows LIKE.

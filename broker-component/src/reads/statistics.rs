@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
 use super::requests::{get, unknown_id_hint};
-use super::window::{END, START, WINDOW, Window, window};
+use super::window::{END, HOUR_MS, START, WINDOW, Window, window};
 use crate::args::text;
 use crate::capability::Host;
 use crate::fabric_call::send_json;
@@ -97,7 +97,7 @@ fn statistics(
     view_point: Option<&str>,
     counters: &[(&str, String, String)],
 ) -> Result<Value, ToolError> {
-    let w = window(host, args, "1h")?;
+    let w = window(host, args, HOUR_MS)?;
     let id = text(args, key).unwrap_or_default();
     let path = format!("/fabric/v4/{collection}/{id}");
     let asset = send_json(host, get(path.clone(), Vec::new())).map_err(|e| unknown_id_hint(e, key, objects))?;

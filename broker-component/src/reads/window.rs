@@ -12,16 +12,13 @@ use crate::grammar::{DATE_TIME, Field, Kind, opt};
 use crate::time::{format_rfc3339_ms, parse_rfc3339_ms};
 use crate::tool_error::ToolError;
 
-/// The look-backs an agent may name, in milliseconds.
-const LOOKBACKS: &[(&str, u64)] = &[
-    ("15m", 15 * 60_000),
-    ("1h", 3_600_000),
-    ("6h", 6 * 3_600_000),
-    ("24h", 24 * 3_600_000),
-    ("7d", 7 * 24 * 3_600_000),
-    ("30d", 30 * 24 * 3_600_000),
-];
+/// The look-backs an agent may name: a count and a unit (minutes, hours, days).
 const NAMES: &[&str] = &["15m", "1h", "6h", "24h", "7d", "30d"];
+
+/// Fabric keeps five-minute data for 90 days; a longer window is not one it can answer.
+const MAX_SPAN_MS: u64 = 90 * 86_400_000;
+/// How far past this host's clock an end may lie (clocks differ a little).
+const CLOCK_SKEW_MS: u64 = 5 * 60_000;
 
 pub const WINDOW: Field = opt("window", Kind::Enum(NAMES), "Up to now: 1h is the last hour");
 pub const START: Field = opt("start", DATE_TIME, "Instead of window");
@@ -33,25 +30,35 @@ pub struct Window {
     pub end: String,
 }
 
-/// The window the arguments state, or the last `default` (a look-back name) when they state
-/// none.
-pub fn window(host: &mut dyn Host, args: &Value, default: &str) -> Result<Window, ToolError> {
+/// An hour, the default window of a statistics read.
+pub const HOUR_MS: u64 = 3_600_000;
+
+/// The window the arguments state, or the last `default_ms` when they state none.
+pub fn window(host: &mut dyn Host, args: &Value, default_ms: u64) -> Result<Window, ToolError> {
     let now = host.now_ms();
-    let (from, to) = match stated(args, now)? {
-        Some(bounds) => bounds,
-        None => (now.saturating_sub(lookback(default)), now),
-    };
-    Ok(Window { start: format_rfc3339_ms(from), end: format_rfc3339_ms(to) })
+    Ok(as_window(stated(args, now)?.unwrap_or((now.saturating_sub(default_ms), now))))
 }
 
 /// The window the arguments state, if they state one.
 pub fn stated_window(host: &mut dyn Host, args: &Value) -> Result<Option<Window>, ToolError> {
     let now = host.now_ms();
-    Ok(stated(args, now)?.map(|(from, to)| Window { start: format_rfc3339_ms(from), end: format_rfc3339_ms(to) }))
+    Ok(stated(args, now)?.map(as_window))
 }
 
-fn lookback(name: &str) -> u64 {
-    LOOKBACKS.iter().find(|(n, _)| *n == name).map_or(3_600_000, |(_, ms)| *ms)
+fn as_window((from, to): (u64, u64)) -> Window {
+    Window { start: format_rfc3339_ms(from), end: format_rfc3339_ms(to) }
+}
+
+/// The milliseconds of a look-back name such as `15m`, `1h` or `7d`.
+fn lookback(name: &str) -> Option<u64> {
+    let (count, unit) = name.split_at(name.len().checked_sub(1)?);
+    let unit_ms = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    count.parse::<u64>().ok().map(|n| n * unit_ms)
 }
 
 /// `(start, end)` in Unix milliseconds from `window`, or from `start` and `end` (now by default).
@@ -66,13 +73,22 @@ fn stated(args: &Value, now: u64) -> Result<Option<(u64, u64)>, ToolError> {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err(ToolError::invalid_argument("/window", "give window, or start (and end), not both"));
         }
-        (Some(name), None, None) => (now.saturating_sub(lookback(name)), now),
+        (Some(name), None, None) => {
+            let span = lookback(name).ok_or_else(|| ToolError::invalid_argument("/window", "not a look-back"))?;
+            (now.saturating_sub(span), now)
+        }
         (None, Some(s), e) => (at("start", s)?, e.map(|e| at("end", e)).transpose()?.unwrap_or(now)),
         (None, None, Some(_)) => return Err(ToolError::invalid_argument("/end", "an end needs a start")),
         (None, None, None) => return Ok(None),
     };
     if from >= to {
         return Err(ToolError::invalid_argument("/start", "start must be before end (and before now)"));
+    }
+    if to > now + CLOCK_SKEW_MS {
+        return Err(ToolError::invalid_argument("/end", "the end is in the future; nothing is measured there yet"));
+    }
+    if to - from > MAX_SPAN_MS {
+        return Err(ToolError::invalid_argument("/start", "a window is at most 90 days (what Fabric keeps)"));
     }
     Ok(Some((from, to)))
 }
@@ -95,6 +111,16 @@ mod tests {
     }
 
     #[test]
+    fn every_look_back_offered_is_one_the_window_reads() {
+        let spans: Vec<Option<u64>> = NAMES.iter().map(|n| lookback(n)).collect();
+        assert!(spans.iter().all(Option::is_some), "{spans:?}");
+        assert!(spans.windows(2).all(|w| w[0] < w[1]), "offered shortest first: {spans:?}");
+        assert!(spans.iter().flatten().all(|s| *s <= MAX_SPAN_MS));
+        assert_eq!(lookback("2w"), None);
+        assert_eq!(lookback(""), None);
+    }
+
+    #[test]
     fn a_window_that_is_not_one_is_refused_naming_the_argument() {
         for (args, path) in [
             (json!({"window": "1h", "start": "2026-12-01T10:00:00Z"}), "/window"),
@@ -102,6 +128,8 @@ mod tests {
             (json!({"start": "2026-12-01T12:00:00Z"}), "/start"),
             (json!({"start": "2026-12-01T10:00:00Z", "end": "2026-12-01T09:00:00Z"}), "/start"),
             (json!({"start": "2026-12-01T10:00:00Z", "end": "tomorrow"}), "/end"),
+            (json!({"start": "2026-12-01T10:00:00Z", "end": "2026-12-01T11:30:00Z"}), "/end"),
+            (json!({"start": "1970-01-01T00:00:00Z", "end": "2026-12-01T10:00:00Z"}), "/start"),
         ] {
             let e = stated(&args, NOW).unwrap_err();
             assert_eq!(e.details["path"], path, "{args}");

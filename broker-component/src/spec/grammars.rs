@@ -261,24 +261,26 @@ pub static CONNECTION: Object = Object {
         opt("endCustomer", Kind::Obj(&END_CUSTOMER), "A reseller's customer"),
     ],
     rule: Some(connection_rule),
-    rule_doc: "By type: IP_VC needs router; EVPLAN_VC needs network; EVPL_VC needs port, profile or virtualDevice.",
+    rule_doc: "By type: IP_VC needs router (a CLOUD_ROUTER A-side), as does IPWAN_VC to a network.",
 };
 
-/// A connection from a Cloud Router is Fabric's `IP_VC`, or an `IPWAN_VC` to an IP-WAN network
-/// (the official FCR examples are); any other type is refused at the dry run, so say so before
-/// one is sent.
+/// A connection from a Cloud Router is Fabric's `IP_VC`, or an `IPWAN_VC` to an IP-WAN network,
+/// and an `IP_VC` comes from a Cloud Router (every official FCR example); anything else is
+/// refused at the dry run, so say so before one is sent.
 pub(super) fn connection_rule(m: &Map<String, Value>, path: &str, p: &mut Problems) {
     let side = |s: &str| m.get(s).and_then(|s| s.pointer("/accessPoint/type")).and_then(Value::as_str);
-    let fits = match m.get("type").and_then(Value::as_str) {
-        Some("IP_VC") | None => true,
-        Some("IPWAN_VC") => side("zSide") == Some("NETWORK"),
-        Some(_) => false,
-    };
-    if side("aSide") == Some("CLOUD_ROUTER") && !fits {
-        p.push(
-            &child(path, "type"),
-            "a connection from a Cloud Router (a CLOUD_ROUTER A-side) is an IP_VC (an IPWAN_VC to an IP-WAN network)",
-        );
+    let kind = m.get("type").and_then(Value::as_str);
+    let at = child(path, "type");
+    match (side("aSide"), kind) {
+        (Some("CLOUD_ROUTER"), Some("IP_VC") | None) => {}
+        (Some("CLOUD_ROUTER"), Some("IPWAN_VC")) if side("zSide") == Some("NETWORK") => {}
+        (Some("CLOUD_ROUTER"), Some(_)) => {
+            p.push(&at, "a connection from a Cloud Router is an IP_VC (an IPWAN_VC to an IP-WAN network)")
+        }
+        (Some(other), Some("IP_VC")) => {
+            p.push(&at, format!("an IP_VC comes from a Cloud Router (a CLOUD_ROUTER A-side), not {other}"))
+        }
+        _ => {}
     }
 }
 

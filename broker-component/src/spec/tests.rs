@@ -36,4 +36,10 @@ fn a_connection_from_a_cloud_router_must_be_an_ip_vc() {
     assert_eq!(wrong.len(), 1, "{wrong:?}");
     assert_eq!(wrong[0].path, "/spec/type");
     assert!(wrong[0].message.contains("IP_VC"), "{wrong:?}");
+    let mut from_port = spec("IP_VC");
+    from_port["aSide"] =
+        serde_json::json!({"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a600"}}});
+    let mut p = grammar::Problems::default();
+    grammar::check(&Kind::Obj(&CONNECTION), &from_port, "/spec", &mut p);
+    assert!(p.0.iter().any(|x| x.path == "/spec/type" && x.message.contains("not COLO")), "{:?}", p.0);
 }

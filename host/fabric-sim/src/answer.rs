@@ -152,3 +152,23 @@ pub fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, requir
 pub fn by_uuid(items: &[Value], id: &str, missing: impl FnOnce() -> Fail) -> Answer {
     estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(missing)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn a_query_component_decodes_as_a_form_encoder_wrote_it() {
+        for (raw, decoded) in [
+            ("2026-12-01T10%3A00%3A00.000000%2B0000", "2026-12-01T10:00:00.000000+0000"),
+            ("a+b", "a b"),
+            ("caf%C3%A9", "café"),
+            ("100%", "100%"),
+            ("%4", "%4"),
+            ("%zz", "%zz"),
+            ("%", "%"),
+        ] {
+            assert_eq!(decode(raw), decoded, "{raw}");
+        }
+    }
+}

@@ -5,19 +5,24 @@
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
-/// Unix seconds of an instant, or `None` when it is not one.
+/// Unix seconds of an instant (its fraction dropped), or `None` when it is not one.
 pub fn parse(s: &str) -> Option<i64> {
+    parse_nanos(s).map(|n| n.div_euclid(1_000_000_000) as i64)
+}
+
+/// Unix nanoseconds of an instant, to order instants that differ by less than a second.
+pub fn parse_nanos(s: &str) -> Option<i128> {
     // a query string's `+` arrives as a space
     let s = s.trim().replace(' ', "+");
     if let Ok(t) = OffsetDateTime::parse(&s, &Rfc3339) {
-        return Some(t.unix_timestamp());
+        return Some(t.unix_timestamp_nanos());
     }
     // `+0000` without the colon
     let b = s.as_bytes();
     if b.len() > 5 && matches!(b[b.len() - 5], b'+' | b'-') && b[b.len() - 4..].iter().all(u8::is_ascii_digit) {
         let (head, zone) = s.split_at(s.len() - 5);
         if let Ok(t) = OffsetDateTime::parse(&format!("{head}{}:{}", &zone[..3], &zone[3..]), &Rfc3339) {
-            return Some(t.unix_timestamp());
+            return Some(t.unix_timestamp_nanos());
         }
     }
     // no zone: UTC
@@ -25,7 +30,7 @@ pub fn parse(s: &str) -> Option<i64> {
         version = 2,
         "[year]-[month]-[day]T[hour]:[minute]:[second][optional [.[subsecond]]]"
     );
-    PrimitiveDateTime::parse(&s, &naive).ok().map(|t| t.assume_offset(UtcOffset::UTC).unix_timestamp())
+    PrimitiveDateTime::parse(&s, &naive).ok().map(|t| t.assume_offset(UtcOffset::UTC).unix_timestamp_nanos())
 }
 
 /// RFC 3339 in UTC, to the second.
@@ -54,5 +59,6 @@ mod tests {
             assert_eq!(parse(s), None, "{s}");
         }
         assert_eq!(format(at), "2025-12-01T10:00:00Z");
+        assert!(parse_nanos("2025-12-01T10:00:00.5Z") > parse_nanos("2025-12-01T10:00:00Z"));
     }
 }

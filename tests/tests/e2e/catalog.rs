@@ -49,12 +49,6 @@ const NAMED: &[(&str, &str)] = &[
     ("fabric_get_event", "events"),
 ];
 
-async fn ok(server: &Server, tool: &str, args: Value) -> Value {
-    let r = server.call(tool, args.clone()).await;
-    assert!(!is_error(&r), "{tool} {args} failed: {:?}", r.structured_content);
-    structured(&r)
-}
-
 #[tokio::test]
 async fn the_everyday_toolsets_are_served_by_default_and_every_read_tool_with_all() {
     for (toolsets, expected) in [(None, DEFAULT.to_vec()), (Some("all"), [DEFAULT, NAMED].concat())] {
@@ -105,47 +99,44 @@ async fn toolset_selection_serves_only_the_named_toolsets() {
 async fn each_read_tool_answers_from_the_seeded_estate() {
     let server = Launch::serve().args(&["--toolsets", "all"]).stdio().await;
     let (dc_pri, ..) = PORTS[0];
-    let ports = ok(&server, "fabric_search_ports", json!({"metro": "DC"})).await;
+    let ports = server.ok("fabric_search_ports", json!({"metro": "DC"})).await;
     assert_eq!(ports["total"], 3);
     assert!(rows(&ports, "ports").iter().all(|p| p["metro"] == "DC"));
-    let port = ok(&server, "fabric_get_port", json!({"port_id": dc_pri})).await;
+    let port = server.ok("fabric_get_port", json!({"port_id": dc_pri})).await;
     assert_eq!(
         (port["port"]["name"].as_str(), port["port"]["encapsulation"]["type"].as_str(), port["port"]["type"].as_str()),
         (Some("DC-PRI-01"), Some("DOT1Q"), Some("XF_PORT")),
         "a get returns Fabric's whole object"
     );
 
-    let vlans = ok(&server, "fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
+    let vlans = server.ok("fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
     let used: Vec<u64> = rows(&vlans, "vlans_in_use").iter().map(|v| v["vlan_tag"].as_u64().unwrap()).collect();
     assert_eq!(used, vec![100, 101]);
 
-    let profiles = ok(&server, "fabric_search_service_profiles", json!({"metro": "SV"})).await;
+    let profiles = server.ok("fabric_search_service_profiles", json!({"metro": "SV"})).await;
     let names: Vec<String> =
         rows(&profiles, "service_profiles").iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, vec!["AWS Direct Connect", "Acme Private Exchange"]);
-    let aws = ok(&server, "fabric_get_service_profile", json!({"profile_id": PROFILES[0].uuid})).await;
+    let aws = server.ok("fabric_get_service_profile", json!({"profile_id": PROFILES[0].uuid})).await;
     let codes: Vec<&Value> = aws["service_profile"]["metros"].as_array().unwrap().iter().map(|m| &m["code"]).collect();
     assert_eq!(codes, [&json!("DC"), &json!("SV"), &json!("LD")]);
 
-    let conns = ok(&server, "fabric_search_connections", json!({"port_id": dc_pri})).await;
+    let conns = server.ok("fabric_search_connections", json!({"port_id": dc_pri})).await;
     assert_eq!(conns["total"], 2);
     let first = rows(&conns, "connections")[0]["uuid"].as_str().unwrap().to_string();
     assert_eq!(rows(&conns, "connections")[0]["a_side"], "DC-PRI-01 VLAN 100", "a side in words, by port name");
-    let one = ok(&server, "fabric_get_connection", json!({"connection_id": first})).await;
+    let one = server.ok("fabric_get_connection", json!({"connection_id": first})).await;
     assert_eq!(one["connection"]["state"], "ACTIVE");
 
-    assert_eq!(ok(&server, "fabric_search_networks", json!({})).await["total"], 0);
-    assert_eq!(ok(&server, "fabric_search_service_tokens", json!({"state": "ACTIVE"})).await["total"], 0);
+    assert_eq!(server.ok("fabric_search_networks", json!({})).await["total"], 0);
+    assert_eq!(server.ok("fabric_search_service_tokens", json!({"state": "ACTIVE"})).await["total"], 0);
 
-    let price = ok(
-        &server,
-        "fabric_search_prices",
-        json!({"connection_type": "EVPL_VC", "bandwidth": 1000, "a_side_metro": "DC"}),
-    )
-    .await;
+    let price = server
+        .ok("fabric_search_prices", json!({"connection_type": "EVPL_VC", "bandwidth": 1000, "a_side_metro": "DC"}))
+        .await;
     assert_eq!(rows(&price, "prices")[0]["monthly_recurring"], 300.0);
     assert_eq!(rows(&price, "prices")[0]["currency"], "USD");
-    let none = ok(&server, "fabric_search_prices", json!({"connection_type": "EVPL_VC", "bandwidth": 777})).await;
+    let none = server.ok("fabric_search_prices", json!({"connection_type": "EVPL_VC", "bandwidth": 777})).await;
     assert_eq!(none["returned"], 0);
     assert!(none["note"].as_str().is_some());
     server.stop().await;
@@ -158,7 +149,7 @@ async fn paging_walks_every_page_without_losing_rows() {
     let mut seen = Vec::new();
     let mut pages = 0;
     while let Some(o) = offset.as_u64() {
-        let page = ok(&server, "fabric_search_ports", json!({"limit": 2, "offset": o})).await;
+        let page = server.ok("fabric_search_ports", json!({"limit": 2, "offset": o})).await;
         seen.extend(rows(&page, "ports").iter().map(|p| p["uuid"].as_str().unwrap().to_string()));
         assert_eq!(page["total"], PORTS.len());
         offset = page["next_offset"].clone();
@@ -210,15 +201,15 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     let b = Launch::serve().args(&["--toolsets", "all,mutate"]).client(TestClient::accepting()).stdio().await;
     let sim_url = embedded_sim_url(&b).await;
     // 1. a DOT1Q port in DC with bandwidth to spare
-    let ports = ok(&b, "fabric_search_ports", json!({"metro": "DC", "state": "ACTIVE"})).await;
+    let ports = b.ok("fabric_search_ports", json!({"metro": "DC", "state": "ACTIVE"})).await;
     let port = rows(&ports, "ports").into_iter().find(|p| p["encapsulation"] == "DOT1Q").unwrap();
     let port_id = port["uuid"].as_str().unwrap();
     // 2. a free VLAN on it
-    let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": port_id})).await;
+    let vlans = b.ok("fabric_list_port_vlans", json!({"port_id": port_id})).await;
     let used: Vec<u64> = rows(&vlans, "vlans_in_use").iter().filter_map(|v| v["vlan_tag"].as_u64()).collect();
     let vlan = (100..4092).find(|v| !used.contains(v)).unwrap();
     // 3. a provider profile in that metro, and what it requires
-    let profiles = ok(&b, "fabric_search_service_profiles", json!({"metro": "DC", "name": "aws"})).await;
+    let profiles = b.ok("fabric_search_service_profiles", json!({"metro": "DC", "name": "aws"})).await;
     let profile = rows(&profiles, "service_profiles")[0].clone();
     assert_eq!(profile["name"], "AWS Direct Connect");
     assert_eq!(profile["authentication_key"], "AWS Account ID", "{profile}");
@@ -234,17 +225,17 @@ async fn an_agent_builds_a_connection_from_what_the_catalog_finds() {
     assert_eq!(structured(&r)["error"]["fabric_errors"][0]["errorCode"], "EQ-3142308", "{:?}", r.structured_content);
     spec["zSide"]["accessPoint"]["authenticationKey"] = json!("123456789012");
     spec["zSide"]["accessPoint"]["sellerRegion"] = json!("us-east-1");
-    let p = ok(&b, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    let p = b.ok("fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
     assert_eq!(p["price_context"]["monthly_recurring"], 250.0);
-    let out = ok(&b, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    let out = b.ok("fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
     assert_eq!(out["executed"], true, "{out}");
     // 5. the new connection is visible to the read tools, with the VLAN now in use
-    let found = ok(&b, "fabric_search_connections", json!({"name": "agent-to-aws"})).await;
+    let found = b.ok("fabric_search_connections", json!({"name": "agent-to-aws"})).await;
     assert_eq!(found["total"], 1);
     let found = rows(&found, "connections");
     assert_eq!(found[0]["uuid"], out["created"]["uuid"]);
     assert_eq!(found[0]["z_side"], "AWS Direct Connect in DC");
-    let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": port_id})).await;
+    let vlans = b.ok("fabric_list_port_vlans", json!({"port_id": port_id})).await;
     assert!(rows(&vlans, "vlans_in_use").iter().any(|v| v["vlan_tag"] == vlan));
     assert_eq!(creates(&sim_url, "connections").await, 1);
     b.stop().await;
@@ -258,9 +249,9 @@ async fn a_vlan_says_what_holds_it_and_a_tokens_vlan_is_taken() {
         "connection": {"type": "EVPL_VC", "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": dc_pri},
             "linkProtocol": {"type": "DOT1Q", "vlanTag": 700}}]}},
         "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
-    let p = ok(&b, "fabric_propose_change", json!({"change_type": "service_token_create", "spec": token})).await;
-    let created = ok(&b, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
-    let vlans = ok(&b, "fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
+    let p = b.ok("fabric_propose_change", json!({"change_type": "service_token_create", "spec": token})).await;
+    let created = b.ok("fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    let vlans = b.ok("fabric_list_port_vlans", json!({"port_id": dc_pri})).await;
     let held = |tag: u64| rows(&vlans, "vlans_in_use").into_iter().find(|v| v["vlan_tag"] == tag).unwrap();
     assert_eq!(held(100)["held_by"], "connection");
     assert_eq!(held(100)["holder_uuid"], fabric_sim::CONNECTIONS[0].0);

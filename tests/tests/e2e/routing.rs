@@ -7,18 +7,6 @@ use crate::harness::*;
 use equinix_fabric_sim::{FCR_CONNECTIONS, PROFILES, PROJECT_ID, ROUTERS};
 use serde_json::{Value, json};
 
-async fn ok(server: &Server, tool: &str, args: Value) -> Value {
-    let r = server.call(tool, args.clone()).await;
-    assert!(!is_error(&r), "{tool} {args} failed: {:?}", r.structured_content);
-    structured(&r)
-}
-
-async fn refused(server: &Server, tool: &str, args: Value) -> Value {
-    let r = server.call(tool, args.clone()).await;
-    assert!(is_error(&r), "{tool} {args} should fail: {:?}", r.structured_content);
-    structured(&r)["error"].clone()
-}
-
 fn names(page: &Value, key: &str) -> Vec<String> {
     rows(page, key).iter().map(|r| r["name"].as_str().unwrap_or_default().to_string()).collect()
 }
@@ -27,36 +15,35 @@ fn names(page: &Value, key: &str) -> Vec<String> {
 async fn cloud_routers_their_packages_and_route_tables_are_found_by_what_an_engineer_knows() {
     let server = Launch::serve().args(&["--toolsets", "cloud_routers"]).stdio().await;
     // no project given: the search covers the projects of the organisation's ports, and says so
-    let all = ok(&server, "fabric_search_cloud_routers", json!({})).await;
+    let all = server.ok("fabric_search_cloud_routers", json!({})).await;
     assert_eq!(names(&all, "cloud_routers"), ["DC-FCR-01", "SV-FCR-01", "SV-FCR-02"], "{all}");
     assert_eq!(all["projects_searched"], json!([PROJECT_ID]));
-    let dc = ok(&server, "fabric_search_cloud_routers", json!({"metro": "DC"})).await;
+    let dc = server.ok("fabric_search_cloud_routers", json!({"metro": "DC"})).await;
     let router = &rows(&dc, "cloud_routers")[0];
     assert_eq!((router["name"].as_str(), router["package"].as_str()), (Some("DC-FCR-01"), Some("STANDARD")));
     assert_eq!(router["connections_count"], FCR_CONNECTIONS.len());
-    let provisioning =
-        ok(&server, "fabric_search_cloud_routers", json!({"state": "PROVISIONING", "name": "FCR"})).await;
+    let provisioning = server.ok("fabric_search_cloud_routers", json!({"state": "PROVISIONING", "name": "FCR"})).await;
     assert_eq!(names(&provisioning, "cloud_routers"), ["SV-FCR-02"]);
-    let given = ok(&server, "fabric_search_cloud_routers", json!({"project_id": PROJECT_ID, "metro": "SV"})).await;
+    let given = server.ok("fabric_search_cloud_routers", json!({"project_id": PROJECT_ID, "metro": "SV"})).await;
     assert_eq!(given["total"], 2);
     assert!(given.get("projects_searched").is_none(), "only a search that chose the projects says which");
 
-    let whole = ok(&server, "fabric_get_cloud_router", json!({"router_id": ROUTERS[0].uuid})).await;
+    let whole = server.ok("fabric_get_cloud_router", json!({"router_id": ROUTERS[0].uuid})).await;
     assert_eq!(whole["cloud_router"]["equinixAsn"], ROUTERS[0].asn);
-    let packages = ok(&server, "fabric_list_cloud_router_packages", json!({})).await;
+    let packages = server.ok("fabric_list_cloud_router_packages", json!({})).await;
     let codes: Vec<Value> = rows(&packages, "packages").iter().map(|p| p["code"].clone()).collect();
     assert_eq!(codes, ["LAB", "BASIC", "STANDARD", "ADVANCED", "PREMIUM"]);
-    let lab = ok(&server, "fabric_get_cloud_router_package", json!({"package_code": "LAB"})).await;
+    let lab = server.ok("fabric_get_cloud_router_package", json!({"package_code": "LAB"})).await;
     assert_eq!(lab["package"]["vcBandwidthMax"], 50);
 
-    let table = ok(&server, "fabric_search_cloud_router_routes", json!({"router_id": ROUTERS[0].uuid})).await;
+    let table = server.ok("fabric_search_cloud_router_routes", json!({"router_id": ROUTERS[0].uuid})).await;
     assert_eq!(table["total"], 4, "{table}");
-    let learnt = ok(
-        &server,
-        "fabric_search_cloud_router_routes",
-        json!({"router_id": ROUTERS[0].uuid, "type": "IPv4_BGP_ROUTE", "prefix": "10.1"}),
-    )
-    .await;
+    let learnt = server
+        .ok(
+            "fabric_search_cloud_router_routes",
+            json!({"router_id": ROUTERS[0].uuid, "type": "IPv4_BGP_ROUTE", "prefix": "10.1"}),
+        )
+        .await;
     let bgp = rows(&learnt, "routes");
     assert_eq!(bgp.len(), 2, "{learnt}");
     assert!(bgp.iter().all(|r| r["next_hop"] == "169.254.10.2" && r["connection"] == "dc-fcr-to-aws"), "{learnt}");
@@ -64,9 +51,9 @@ async fn cloud_routers_their_packages_and_route_tables_are_found_by_what_an_engi
 
     // an id Fabric does not know points to the tool that lists valid ones
     let unknown = "00000000-0000-4000-8000-000000000000";
-    let err = refused(&server, "fabric_search_cloud_router_routes", json!({"router_id": unknown})).await;
+    let err = server.refused("fabric_search_cloud_router_routes", json!({"router_id": unknown})).await;
     assert!(err["next_step"].as_str().unwrap().contains("fabric_search_cloud_routers"), "{err}");
-    let err = refused(&server, "fabric_get_cloud_router", json!({"router_id": unknown})).await;
+    let err = server.refused("fabric_get_cloud_router", json!({"router_id": unknown})).await;
     assert_eq!(err["status"], 404, "{err}");
     server.stop().await;
 }
@@ -75,7 +62,7 @@ async fn cloud_routers_their_packages_and_route_tables_are_found_by_what_an_engi
 async fn routing_protocols_say_which_bgp_session_is_down_and_why() {
     let server = Launch::serve().args(&["--toolsets", "routing"]).stdio().await;
     let (aws, azure) = (FCR_CONNECTIONS[0].0, FCR_CONNECTIONS[1].0);
-    let up = ok(&server, "fabric_list_routing_protocols", json!({"connection_id": aws})).await;
+    let up = server.ok("fabric_list_routing_protocols", json!({"connection_id": aws})).await;
     let up = rows(&up, "routing_protocols");
     let bgp = up.iter().find(|p| p["type"] == "BGP").expect("a BGP protocol");
     assert_eq!((bgp["bgp_ipv4_status"].as_str(), bgp["customer_asn"].as_u64()), (Some("UP"), Some(64512)));
@@ -83,7 +70,7 @@ async fn routing_protocols_say_which_bgp_session_is_down_and_why() {
     let direct = up.iter().find(|p| p["type"] == "DIRECT").expect("a DIRECT protocol");
     assert_eq!(direct["direct_ipv4"], "169.254.10.1/30");
 
-    let down = ok(&server, "fabric_list_routing_protocols", json!({"connection_id": azure})).await;
+    let down = server.ok("fabric_list_routing_protocols", json!({"connection_id": azure})).await;
     let down = rows(&down, "routing_protocols");
     let bgp = down.iter().find(|p| p["type"] == "BGP").expect("a BGP protocol");
     assert_eq!(bgp["bgp_ipv4_status"], "DOWN");
@@ -91,37 +78,37 @@ async fn routing_protocols_say_which_bgp_session_is_down_and_why() {
     assert!(why.contains("hold timer expired") && why.contains("169.254.20.2"), "{why}");
     let id = bgp["uuid"].clone();
     let whole =
-        ok(&server, "fabric_get_routing_protocol", json!({"connection_id": azure, "routing_protocol_id": id})).await;
+        server.ok("fabric_get_routing_protocol", json!({"connection_id": azure, "routing_protocol_id": id})).await;
     assert_eq!(whole["routing_protocol"]["bgpIpv4"]["operation"]["operationalStatus"], "DOWN");
     let actions =
-        ok(&server, "fabric_list_bgp_actions", json!({"connection_id": azure, "routing_protocol_id": id})).await;
+        server.ok("fabric_list_bgp_actions", json!({"connection_id": azure, "routing_protocol_id": id})).await;
     let actions = rows(&actions, "bgp_actions");
     assert_eq!((actions[0]["type"].as_str(), actions[0]["state"].as_str()), (Some("RESET_BGPIPV4"), Some("SUCCEEDED")));
 
     let received =
-        ok(&server, "fabric_search_connection_routes", json!({"connection_id": aws, "direction": "received"})).await;
+        server.ok("fabric_search_connection_routes", json!({"connection_id": aws, "direction": "received"})).await;
     assert_eq!((received["total"].as_u64(), received["direction"].as_str()), (Some(2), Some("received")));
-    let withdrawn = ok(
-        &server,
-        "fabric_search_connection_routes",
-        json!({"connection_id": azure, "direction": "advertised", "state": "INACTIVE"}),
-    )
-    .await;
+    let withdrawn = server
+        .ok(
+            "fabric_search_connection_routes",
+            json!({"connection_id": azure, "direction": "advertised", "state": "INACTIVE"}),
+        )
+        .await;
     assert_eq!(withdrawn["total"], 2, "{withdrawn}");
-    let none = ok(
-        &server,
-        "fabric_search_connection_routes",
-        json!({"connection_id": azure, "direction": "advertised", "state": "ACTIVE"}),
-    )
-    .await;
+    let none = server
+        .ok(
+            "fabric_search_connection_routes",
+            json!({"connection_id": azure, "direction": "advertised", "state": "ACTIVE"}),
+        )
+        .await;
     assert_eq!(none["total"], 0, "nothing reaches Azure while its session is down: {none}");
 
     let unknown = "00000000-0000-4000-8000-000000000000";
-    let err = refused(&server, "fabric_list_routing_protocols", json!({"connection_id": unknown})).await;
+    let err = server.refused("fabric_list_routing_protocols", json!({"connection_id": unknown})).await;
     assert!(err["next_step"].as_str().unwrap().contains("fabric_search_connections"), "{err}");
-    let err =
-        refused(&server, "fabric_get_routing_protocol", json!({"connection_id": aws, "routing_protocol_id": unknown}))
-            .await;
+    let err = server
+        .refused("fabric_get_routing_protocol", json!({"connection_id": aws, "routing_protocol_id": unknown}))
+        .await;
     assert!(err["next_step"].as_str().unwrap().contains("fabric_list_routing_protocols"), "{err}");
     server.stop().await;
 }
@@ -148,22 +135,21 @@ async fn a_connection_from_a_cloud_router_is_validated_as_fabric_does_and_shows_
         (ROUTERS[1].uuid, 100, "LAB package allows connections of at most 50 Mbps"),
         ("00000000-0000-4000-8000-000000000000", 50, "does not exist"),
     ] {
-        let err = refused(&server, "fabric_propose_change", from_router(router, "IP_VC", bandwidth, "refused")).await;
+        let err = server.refused("fabric_propose_change", from_router(router, "IP_VC", bandwidth, "refused")).await;
         let text = err.to_string();
         assert!(text.contains(says) && text.contains("no token was minted"), "{says}: {err}");
     }
     // the wrong type is refused before any dry run, naming the member (the simulator refuses it
     // too: the contract suite sends it there directly)
-    let err = refused(&server, "fabric_propose_change", from_router(ROUTERS[0].uuid, "EVPL_VC", 50, "refused")).await;
+    let err = server.refused("fabric_propose_change", from_router(ROUTERS[0].uuid, "EVPL_VC", 50, "refused")).await;
     assert_eq!((err["kind"].as_str(), err["path"].as_str()), (Some("invalid_arguments"), Some("/spec/type")), "{err}");
     assert!(err["message"].as_str().unwrap().contains("is an IP_VC"), "{err}");
-    let proposal =
-        ok(&server, "fabric_propose_change", from_router(ROUTERS[0].uuid, "IP_VC", 50, "fcr-to-aws-2")).await;
-    let done = ok(&server, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    let proposal = server.ok("fabric_propose_change", from_router(ROUTERS[0].uuid, "IP_VC", 50, "fcr-to-aws-2")).await;
+    let done = server.ok("fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(done["executed"], true, "{done}");
-    let router = ok(&server, "fabric_get_cloud_router", json!({"router_id": ROUTERS[0].uuid})).await;
+    let router = server.ok("fabric_get_cloud_router", json!({"router_id": ROUTERS[0].uuid})).await;
     assert_eq!(router["cloud_router"]["connectionsCount"], FCR_CONNECTIONS.len() + 1);
-    let on_it = ok(&server, "fabric_search_connections", json!({"router_id": ROUTERS[0].uuid})).await;
+    let on_it = server.ok("fabric_search_connections", json!({"router_id": ROUTERS[0].uuid})).await;
     let mut found = names(&on_it, "connections");
     found.sort();
     assert_eq!(found, ["dc-fcr-to-aws", "dc-fcr-to-azure", "fcr-to-aws-2"]);

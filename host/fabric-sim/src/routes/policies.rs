@@ -45,13 +45,6 @@ impl Policy {
         }
     }
 
-    fn endpoint(self) -> &'static filters::Endpoint {
-        match self {
-            Policy::Filters => &filters::ROUTE_FILTERS,
-            Policy::Aggregations => &filters::ROUTE_AGGREGATIONS,
-        }
-    }
-
     fn unknown(self) -> Fail {
         match self {
             Policy::Filters => fail(404, "EQ-3044304", "Route filter not found", Some("routeFilterId")),
@@ -62,7 +55,7 @@ impl Policy {
 
 pub(super) async fn policy_search(State(sim): State<Sim>, body: Bytes, policy: Policy) -> Response {
     match json_body(&body) {
-        Ok(body) => respond(with_estate(&sim, |e| search(policy.items(e), &body, policy.endpoint(), false))),
+        Ok(body) => respond(with_estate(&sim, |e| search(policy.items(e), &body, &filters::ROUTE_POLICIES, false))),
         Err(f) => f.into_response(),
     }
 }

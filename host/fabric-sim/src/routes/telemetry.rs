@@ -48,6 +48,10 @@ fn window(q: &HashMap<String, String>, from: &str, to: &str) -> Result<(i64, i64
     if start >= end {
         return Err(bad_query(from, &format!("{from} must be before {to}")));
     }
+    // a day's points over a year at most: Fabric keeps no more
+    if end - start > 366 * 86_400 {
+        return Err(bad_query(from, "a window is at most a year"));
+    }
     Ok((start, end))
 }
 
@@ -171,6 +175,7 @@ mod tests {
         let ok = window(&q(&[("a", "2026-12-01T10:00:00Z"), ("b", "2026-12-01T11:00:00.000000+0000")]), "a", "b");
         assert_eq!(ok.ok(), Some((1_796_119_200, 1_796_122_800)));
         for pairs in [
+            vec![("a", "1970-01-01T00:00:00Z"), ("b", "9999-12-31T23:59:59Z")],
             vec![("b", "2026-12-01T11:00:00Z")],
             vec![("a", "soon"), ("b", "2026-12-01T11:00:00Z")],
             vec![("a", "2026-12-01T11:00:00Z"), ("b", "2026-12-01T10:00:00Z")],
@@ -191,5 +196,13 @@ mod tests {
         assert_eq!(afternoon["metrics"].as_array().unwrap().len(), 12);
         assert!(afternoon["mean"].as_f64() > night["mean"].as_f64(), "{afternoon} {night}");
         assert!(afternoon["max"].as_f64().unwrap() <= 50.0, "{afternoon}");
+    }
+
+    #[test]
+    fn a_window_reads_the_intervals_it_overlaps() {
+        let ends = |start: i64, end: i64| telemetry::interval_ends(start, end, 300).collect::<Vec<_>>();
+        assert_eq!(ends(3_600, 7_200).len(), 12, "an hour on the grid: twelve intervals");
+        assert_eq!(ends(3_660, 3_840), [3_900], "three minutes inside one interval read it");
+        assert_eq!(ends(3_660, 3_960), [3_900, 4_200], "straddling two reads both");
     }
 }

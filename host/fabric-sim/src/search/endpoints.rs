@@ -242,18 +242,9 @@ const POLICY_PROPERTIES: &[&str] = &[
     "/*",
 ];
 
-/// `RouteFiltersSearchRequest.filter` (`SearchFilter`): `and` or `or` at the top.
-pub const ROUTE_FILTERS: Endpoint = Endpoint {
-    properties: POLICY_PROPERTIES,
-    operators: POLICY_OPERATORS,
-    shape: Shape::StrictNested,
-    required: None,
-    error_code: "EQ-3044305",
-    error_message: "Invalid input",
-};
-
-/// `RouteAggregationsSearchRequest.filter` (`SearchFilter`).
-pub const ROUTE_AGGREGATIONS: Endpoint = Endpoint {
+/// `SearchFilter`, the filter of both `RouteFiltersSearchRequest` and
+/// `RouteAggregationsSearchRequest`: `and` or `or` at the top.
+pub const ROUTE_POLICIES: Endpoint = Endpoint {
     properties: POLICY_PROPERTIES,
     operators: POLICY_OPERATORS,
     shape: Shape::StrictNested,

@@ -67,7 +67,7 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
             "ILIKE" | "ILKE" => values.iter().any(|v| like(&actual, v, true)),
             ">" | ">=" | "<" | "<=" => {
                 let bound = values.first().ok_or(format!("`{operator}` takes one value"))?;
-                let order = compare(&actual, bound);
+                let order = compare(&actual, bound)?;
                 match operator {
                     ">" => order.is_gt(),
                     ">=" => order.is_ge(),
@@ -77,7 +77,7 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
             }
             "BETWEEN" => {
                 let [low, high] = values.as_slice() else { return Err("BETWEEN takes two values".into()) };
-                compare(&actual, low).is_ge() && compare(&actual, high).is_le()
+                compare(&actual, low)?.is_ge() && compare(&actual, high)?.is_le()
             }
             other => return Err(format!("unsupported operator {other:?}")),
         };
@@ -85,16 +85,17 @@ pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
     Ok(any)
 }
 
-/// Two values in their own order: as instants when both are, as numbers when both are, else as
-/// text.
-fn compare(a: &str, b: &str) -> std::cmp::Ordering {
-    if let (Some(x), Some(y)) = (crate::instant::parse(a), crate::instant::parse(b)) {
-        return x.cmp(&y);
+/// Two values in their own order: as instants when both are, as numbers when both are, as text
+/// when neither is either; an instant or a number against anything else is a malformed filter.
+fn compare(a: &str, b: &str) -> Result<std::cmp::Ordering, String> {
+    use crate::instant::parse_nanos;
+    let number = |s: &str| s.parse::<f64>().ok().filter(|n| n.is_finite());
+    match ((parse_nanos(a), number(a)), (parse_nanos(b), number(b))) {
+        ((Some(x), _), (Some(y), _)) => Ok(x.cmp(&y)),
+        ((None, Some(x)), (None, Some(y))) => Ok(x.total_cmp(&y)),
+        ((None, None), (None, None)) => Ok(a.cmp(b)),
+        _ => Err(format!("{b:?} cannot be compared with {a:?}")),
     }
-    if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
-        return x.total_cmp(&y);
-    }
-    a.cmp(b)
 }
 
 /// The non-null values at a JSON pointer, fanning out over arrays on the way.
@@ -215,6 +216,9 @@ mod tests {
         // 17 > 9 as numbers, though not as text
         assert!(matches(&event, &json!({"property": "/severitynumber", "operator": ">", "values": ["9"]})).unwrap());
         assert!(matches(&event, &json!({"property": "/time", "operator": "BETWEEN", "values": ["x"]})).is_err());
+        assert!(matches(&event, &json!({"property": "/time", "operator": ">", "values": ["soon"]})).is_err());
+        // within a second
+        assert!(!matches(&event, &between("2026-12-01T06:12:09.500Z", "2026-12-01T07:00:00Z")).unwrap());
     }
 
     #[test]

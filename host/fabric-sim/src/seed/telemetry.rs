@@ -55,8 +55,9 @@ pub fn interval(span_secs: i64) -> (i64, &'static str) {
     }
 }
 
-/// The ends of the intervals that fall inside `[start, end]`.
+/// The ends of the intervals that overlap `[start, end)`, on the interval grid: a window
+/// shorter than one interval still reads the interval it falls in.
 pub fn interval_ends(start: i64, end: i64, step: i64) -> impl Iterator<Item = i64> {
     let first = (start.div_euclid(step) + 1) * step;
-    (0..).map(move |i| first + i * step).take_while(move |t| *t <= end)
+    (0..).map(move |i| first + i * step).take_while(move |t| t - step < end)
 }

@@ -14,7 +14,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
-use super::client::{Client, TestClient, call_on, connect};
+use super::client::{Client, TestClient, call_on, connect, is_error, structured};
 use super::process::{audit_log_of, binary, command, read_audit};
 use super::sim::sim_env;
 
@@ -190,6 +190,20 @@ pub struct Server {
 impl Server {
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         call_on(&self.client, tool, args).await
+    }
+
+    /// The structured result of a call that must succeed.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args.clone()).await;
+        assert!(!is_error(&r), "{tool} {args} failed: {:?}", r.structured_content);
+        structured(&r)
+    }
+
+    /// The `error` of a call that must fail.
+    pub async fn refused(&self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args.clone()).await;
+        assert!(is_error(&r), "{tool} {args} should fail: {:?}", r.structured_content);
+        structured(&r)["error"].clone()
     }
 
     /// The audit log's entries so far.
