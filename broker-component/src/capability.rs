@@ -43,6 +43,7 @@ pub struct FabricResponse {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FabricError {
     Refused(String),
+    Denied(String),
     Cancelled,
     Unavailable(String),
     Timeout,
@@ -141,11 +142,20 @@ pub trait Host {
     fn fabric_send(&mut self, request: FabricRequest) -> Result<FabricResponse, FabricError>;
     fn now_ms(&mut self) -> u64;
     fn delivery(&mut self) -> Delivery;
-    /// `Err` is the host's reason for not asking at all.
-    fn ask(&mut self, request: CreateRequest, context: Prompt) -> Result<Answer, String>;
+    /// Asks about `request` under the proposal `token` this call took (or peeked, in a first
+    /// round). `Err` is the host's reason for not asking at all.
+    fn ask(&mut self, token: &str, request: CreateRequest, context: Prompt) -> Result<Answer, String>;
     /// Sends the approved create once.
     fn execute(&mut self, approval: Approval) -> Result<FabricResponse, FabricError>;
-    fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> Stored;
+    /// Stores `record` bound to this call's validated dry run of `validated_sha256`; `Err` is
+    /// the host's reason for storing nothing.
+    fn store_put(
+        &mut self,
+        record: Vec<u8>,
+        validated_sha256: &str,
+        expires_at_ms: u64,
+        capacity: u32,
+    ) -> Result<Stored, String>;
     fn store_peek(&mut self, token: &str) -> Taken;
     fn store_take(&mut self, token: &str) -> Taken;
     fn store_settle(&mut self, token: &str, outcome: Vec<u8>);

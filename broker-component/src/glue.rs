@@ -45,10 +45,10 @@ impl Host for Imports {
         }
     }
 
-    fn ask(&mut self, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
+    fn ask(&mut self, token: &str, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
         let request = confirmation::CreateRequest { path: request.path, body: request.body };
         let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
-        let answer = confirmation::ask(&request, &context)?;
+        let answer = confirmation::ask(token, &request, &context)?;
         let status = match answer.status {
             confirmation::Status::Accepted => cap::ConfirmStatus::Accepted,
             confirmation::Status::Declined => cap::ConfirmStatus::Declined,
@@ -76,9 +76,15 @@ impl Host for Imports {
         fabric_result(confirmation::Approval::execute(handle))
     }
 
-    fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> cap::Stored {
-        let s = proposal_store::put(&record, expires_at_ms, capacity);
-        cap::Stored { token: s.token, evicted: s.evicted }
+    fn store_put(
+        &mut self,
+        record: Vec<u8>,
+        validated_sha256: &str,
+        expires_at_ms: u64,
+        capacity: u32,
+    ) -> Result<cap::Stored, String> {
+        let s = proposal_store::put(&record, validated_sha256, expires_at_ms, capacity)?;
+        Ok(cap::Stored { token: s.token, evicted: s.evicted })
     }
 
     fn store_peek(&mut self, token: &str) -> cap::Taken {
@@ -100,6 +106,7 @@ fn fabric_result(r: Result<fabric::Response, fabric::Error>) -> Result<cap::Fabr
             Ok(cap::FabricResponse { status: resp.status, body: resp.body, correlation_id: resp.correlation_id })
         }
         Err(fabric::Error::Refused(s)) => Err(cap::FabricError::Refused(s)),
+        Err(fabric::Error::Denied(s)) => Err(cap::FabricError::Denied(s)),
         Err(fabric::Error::Cancelled) => Err(cap::FabricError::Cancelled),
         Err(fabric::Error::Unavailable(s)) => Err(cap::FabricError::Unavailable(s)),
         Err(fabric::Error::Timeout) => Err(cap::FabricError::Timeout),

@@ -157,7 +157,13 @@ mod tests {
             "price_context": p.price_context, "touches": p.touches,
         });
         let bytes = p.to_bytes();
-        assert_eq!(String::from_utf8(bytes.clone()).unwrap(), serde_json::to_string(&as_object).unwrap());
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), as_object);
+        let keys: alloc::vec::Vec<&String> = as_object.as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        let at = |k: &str| text.find(&alloc::format!("\"{k}\":")).unwrap();
+        assert!(sorted.windows(2).all(|w| at(w[0]) < at(w[1])), "members in sorted order: {text}");
         assert_eq!(Proposal::from_bytes(&bytes), Some(p));
     }
 }

@@ -96,7 +96,9 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         price_context,
         touches,
     };
-    let stored = host.store_put(proposal.to_bytes(), proposal.expires_at_ms, CAPACITY);
+    let stored = host
+        .store_put(proposal.to_bytes(), &proposal.request_sha256, proposal.expires_at_ms, CAPACITY)
+        .map_err(|why| ToolError::new("proposal_not_stored", format!("the host stored no proposal: {why}")))?;
     let Proposal { canonical_spec, request_sha256, expires_at_ms, price_context, touches, .. } = proposal;
     // The body once, as the exact text that is sent and hashed; of the dry run's answer only
     // what it adds to the request.

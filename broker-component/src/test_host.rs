@@ -19,6 +19,10 @@ pub struct FakeHost {
     pub delivery: Delivery,
     /// What each `ask` put before the person.
     pub prompts: Vec<(CreateRequest, Prompt)>,
+    /// The token each `ask` named.
+    pub asked_tokens: Vec<String>,
+    /// The validated hash each `put` bound its record to, by token.
+    pub bound: BTreeMap<String, String>,
     /// The requests of the approvals minted so far, by approval id (`None` once executed).
     pub approvals: Vec<Option<CreateRequest>>,
     /// What `execute` sent.
@@ -38,6 +42,8 @@ impl FakeHost {
             unconfirmed_allowed: false,
             delivery: Delivery::Blocking,
             prompts: Vec::new(),
+            asked_tokens: Vec::new(),
+            bound: BTreeMap::new(),
             approvals: Vec::new(),
             created: Vec::new(),
             store: BTreeMap::new(),
@@ -73,7 +79,8 @@ impl Host for FakeHost {
     }
     /// Mirrors the host's rule: an approval only for accepted, or for an unsupported client
     /// under the operator's opt-in; the first round only records the form.
-    fn ask(&mut self, request: CreateRequest, context: Prompt) -> Result<Answer, String> {
+    fn ask(&mut self, token: &str, request: CreateRequest, context: Prompt) -> Result<Answer, String> {
+        self.asked_tokens.push(token.into());
         self.prompts.push((request.clone(), context));
         if self.delivery == Delivery::FirstRound {
             return Ok(Answer { status: ConfirmStatus::InputRequired, approval: None });
@@ -104,11 +111,18 @@ impl Host for FakeHost {
         self.created.push(request);
         self.answers.pop_front().unwrap_or(Err(FabricError::Unavailable("no scripted answer".into())))
     }
-    fn store_put(&mut self, record: Vec<u8>, _expires_at_ms: u64, _capacity: u32) -> Stored {
+    fn store_put(
+        &mut self,
+        record: Vec<u8>,
+        validated_sha256: &str,
+        _expires_at_ms: u64,
+        _capacity: u32,
+    ) -> Result<Stored, String> {
         self.minted += 1;
         let token = format!("chg-{:032x}", self.minted);
         self.store.insert(token.clone(), Taken::Found(record));
-        Stored { token, evicted: Vec::new() }
+        self.bound.insert(token.clone(), validated_sha256.into());
+        Ok(Stored { token, evicted: Vec::new() })
     }
     fn store_peek(&mut self, token: &str) -> Taken {
         self.store.get(token).cloned().unwrap_or(Taken::Unknown)

@@ -1,5 +1,6 @@
 //! Tool errors: what the agent reads when a call fails, as JSON that names what was wrong.
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use serde_json::{Map, Value, json};
@@ -13,15 +14,17 @@ use crate::capability::{FabricError, FabricResponse};
 pub struct ToolError {
     pub kind: &'static str,
     pub message: String,
-    pub details: Map<String, Value>,
+    /// Boxed, as is `beside`: an error travels in every `Result` of the tool code, and a map
+    /// is large where serde_json keeps insertion order (the host's workspace build).
+    pub details: Box<Map<String, Value>>,
     /// Members beside `error` at the top level of the result (e.g. `confirm_checks`, which every
     /// confirm result carries in the same place whether it failed or not).
-    pub beside: Map<String, Value>,
+    pub beside: Box<Map<String, Value>>,
 }
 
 impl ToolError {
     pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
-        ToolError { kind, message: message.into(), details: Map::new(), beside: Map::new() }
+        ToolError { kind, message: message.into(), details: Box::default(), beside: Box::default() }
     }
 
     /// An argument that does not fit the tool's schema; `path` is a JSON pointer into the arguments.
@@ -51,6 +54,10 @@ impl ToolError {
             FabricError::Refused(why) => {
                 ToolError::new("refused", format!("the host refused the Fabric request: {why}"))
             }
+            FabricError::Denied(why) => ToolError::new(
+                "policy_denied",
+                format!("the operator's policy does not allow this request, so nothing was sent to Fabric: {why}"),
+            ),
             FabricError::Cancelled => ToolError::new(
                 "cancelled",
                 "the call was cancelled before the Fabric request was sent; nothing was sent",
@@ -95,10 +102,10 @@ impl ToolError {
         let mut inner = Map::new();
         inner.insert("kind".into(), Value::String(self.kind.into()));
         inner.insert("message".into(), Value::String(self.message.clone()));
-        for (k, v) in &self.details {
+        for (k, v) in self.details.iter() {
             inner.insert(k.clone(), v.clone());
         }
-        let mut outer = self.beside.clone();
+        let mut outer = (*self.beside).clone();
         outer.insert("error".into(), Value::Object(inner));
         crate::json::json_text(&Value::Object(outer))
     }

@@ -153,14 +153,14 @@ impl Host for Echo {
     fn delivery(&mut self) -> Delivery {
         Delivery::Blocking
     }
-    fn ask(&mut self, _r: CreateRequest, _p: Prompt) -> Result<Answer, String> {
+    fn ask(&mut self, _t: &str, _r: CreateRequest, _p: Prompt) -> Result<Answer, String> {
         Ok(Answer { status: ConfirmStatus::Declined, approval: None })
     }
     fn execute(&mut self, _a: Approval) -> Result<FabricResponse, FabricError> {
         unreachable!("no approval is ever minted here")
     }
-    fn store_put(&mut self, _r: Vec<u8>, _e: u64, _c: u32) -> Stored {
-        Stored { token: "chg-00000000000000000000000000000001".into(), evicted: vec![] }
+    fn store_put(&mut self, _r: Vec<u8>, _v: &str, _e: u64, _c: u32) -> Result<Stored, String> {
+        Ok(Stored { token: "chg-00000000000000000000000000000001".into(), evicted: vec![] })
     }
     fn store_peek(&mut self, _t: &str) -> Taken {
         Taken::Unknown

@@ -56,6 +56,8 @@ pub struct Approval {
     pub path: String,
     pub body: String,
     pub request_sha256: String,
+    /// The proposal it was minted for.
+    pub token: String,
     /// `accepted`, or `unsupported_by_client` under the operator's opt-in.
     pub status: confirmation::Status,
 }

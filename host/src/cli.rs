@@ -41,6 +41,21 @@ pub enum Command {
     /// Build a broker component from a source tree with the embedded one's exact flags, and
     /// print its SHA-256 (needs the Rust toolchain and the wasm32-wasip2 target).
     BuildComponent(BuildComponentArgs),
+    /// The operator policy (Cedar): print its schema, or check a policy set against it.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum PolicyCommand {
+    /// Print the Cedar schema policies are validated against (namespace `EquinixMcp`).
+    Schema,
+    /// Validate a policy set against the schema; exit 1 naming each policy and its problem.
+    Check {
+        /// The Cedar policy set.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -313,6 +328,13 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_MEMORY_MIB", default_value_t = 64, value_name = "MIB", value_parser = memory_mib())]
     pub memory_mib: usize,
 
+    /// A Cedar policy set on what may be proposed (`equinix-mcp policy schema`): every create is
+    /// judged on its exact bytes before its dry run and before a person is asked, and denied
+    /// unless a policy permits it and none forbids it. SIGHUP rereads it. Without it everything
+    /// is permitted.
+    #[arg(long, env = "EQUINIX_MCP_POLICY", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+
     /// Append-only JSON-lines audit log of every propose and confirm (default:
     /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl`).
     #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
@@ -331,6 +353,11 @@ pub struct InspectArgs {
     /// Print JSON instead of text.
     #[arg(long, env = "EQUINIX_MCP_INSPECT_JSON")]
     pub json: bool,
+
+    /// The Cedar policy set `serve` would load (file, SHA-256 and number of policies are shown;
+    /// one that does not validate refuses).
+    #[arg(long, env = "EQUINIX_MCP_POLICY", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -25,6 +25,7 @@ pub mod component;
 pub mod fabric_client;
 pub mod mcp;
 pub mod metrics;
+pub mod policy;
 pub mod principal;
 pub mod proposals;
 pub mod secret;

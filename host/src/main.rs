@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{build_component, inspect, serve, tools};
+use equinix_mcp::commands::{build_component, inspect, policy, serve, tools};
 use equinix_mcp::component;
 
 fn main() -> ExitCode {
@@ -39,10 +39,11 @@ fn main() -> ExitCode {
         match cli.command {
             None => serve::run(cli.serve).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Serve(args)) => serve::run(*args).await.map(|_| ExitCode::SUCCESS),
-            Some(Command::Inspect(args)) => inspect::run(&args),
+            Some(Command::Inspect(args)) => inspect::run(&args).await,
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools::run(&args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::BuildComponent(args)) => build_component::run(&args),
+            Some(Command::Policy(command)) => Ok(policy::run(&command)),
         }
     });
     match result {

@@ -31,6 +31,7 @@ pub struct Metrics {
     confirmations: Family<Labels, Counter>,
     fabric_answers: Family<Labels, Counter>,
     creates: Family<Labels, Counter>,
+    policy_decisions: Family<Labels, Counter>,
     store_errors: Counter,
     traps: Counter,
     pending: Gauge,
@@ -62,6 +63,7 @@ impl Metrics {
             confirmations: Family::default(),
             fabric_answers: Family::default(),
             creates: Family::default(),
+            policy_decisions: Family::default(),
             store_errors: Counter::default(),
             traps: Counter::default(),
             pending: Gauge::default(),
@@ -89,6 +91,11 @@ impl Metrics {
             "creates",
             "Approved creates by outcome (executed, rejected, not_sent, unknown)",
             m.creates.clone(),
+        );
+        registry.register(
+            "policy_decisions",
+            "The operator policy's decisions by phase (dry_run, approval) and decision (allow, deny)",
+            m.policy_decisions.clone(),
         );
         registry.register("proposal_store_errors", "Proposal store operations that failed", m.store_errors.clone());
         registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
@@ -124,6 +131,12 @@ impl Metrics {
 
     pub fn create(&self, outcome: &'static str) {
         self.creates.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    pub fn policy_decision(&self, phase: &'static str, allowed: bool) {
+        let decision = if allowed { "allow" } else { "deny" };
+        let labels = vec![("phase".to_string(), phase.to_string()), ("decision".to_string(), decision.to_string())];
+        self.policy_decisions.get_or_create(&labels).inc();
     }
 
     pub fn store_error(&self) {

@@ -71,6 +71,47 @@ pub fn request_sha256(change_type: &str, body: &str) -> String {
     hex::encode(h.finalize())
 }
 
+/// `value` as compact JSON text with every object's keys in byte order: the canonical form the
+/// broker hashes and sends, and the host binds a stateless retry to. Written out here, not left
+/// to serde_json's map: a dependency that turns on its `preserve_order` (cedar-policy does, in
+/// the host's build) would otherwise keep whatever order a client chose.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_sorted(value, &mut out);
+    out
+}
+
+fn write_sorted(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Object(m) => {
+            let mut entries: alloc::vec::Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).expect("a string serializes"));
+                out.push(':');
+                write_sorted(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_sorted(v, out);
+            }
+            out.push(']');
+        }
+        leaf => out.push_str(&serde_json::to_string(leaf).expect("a JSON value serializes")),
+    }
+}
+
 /// The next step of a call whose arguments failed their schema: fix every problem, and for each
 /// `(path, tool)` the read tool that lists valid values there (one mention per tool). The host
 /// says it for the calls its schema check refuses, the component for those its grammar refuses,

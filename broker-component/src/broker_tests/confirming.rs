@@ -26,6 +26,21 @@ pub(super) fn accepted_confirm_sends_the_same_body_without_dry_run() {
     let field = |k: &str| context.fields.iter().find(|(l, _)| l == k).map(|(_, v)| v.clone()).unwrap();
     assert!(field("price").contains("USD"));
     assert!(field("target").contains("agent-test-1"), "{}", field("target"));
+    // the proposal is bound to the dry run of these bytes, and the question names its token
+    let token = p["confirm_token"].as_str().unwrap();
+    assert_eq!(host.bound[token], p["request_sha256"].as_str().unwrap());
+    assert_eq!(host.asked_tokens, [token]);
+}
+
+#[test]
+pub(super) fn a_denied_dry_run_mints_no_token_and_says_policy_denied() {
+    let mut host = FakeHost::new();
+    host.answers.push_back(Err(FabricError::Denied("forbidden by \"at-most-1-gbps\"".into())));
+    let args = serde_json::json!({"change_type": "connection_create", "spec": connection_spec()}).to_string();
+    let err: Value = serde_json::from_str(&call_tool(&mut host, "fabric_propose_change", &args).unwrap_err()).unwrap();
+    assert_eq!(err["error"]["kind"], "policy_denied", "{err}");
+    assert!(err["error"]["message"].as_str().unwrap().contains("at-most-1-gbps"), "{err}");
+    assert!(host.store.is_empty(), "no proposal stored");
 }
 
 #[test]
@@ -239,6 +254,7 @@ pub(super) fn a_host_refusal_to_ask_is_reported_and_consumes_the_token() {
         }
         fn ask(
             &mut self,
+            _: &str,
             _: crate::capability::CreateRequest,
             _: crate::capability::Prompt,
         ) -> Result<crate::capability::Answer, alloc::string::String> {
@@ -250,8 +266,14 @@ pub(super) fn a_host_refusal_to_ask_is_reported_and_consumes_the_token() {
         ) -> Result<crate::capability::FabricResponse, FabricError> {
             self.0.execute(a)
         }
-        fn store_put(&mut self, r: alloc::vec::Vec<u8>, e: u64, c: u32) -> crate::capability::Stored {
-            self.0.store_put(r, e, c)
+        fn store_put(
+            &mut self,
+            r: alloc::vec::Vec<u8>,
+            v: &str,
+            e: u64,
+            c: u32,
+        ) -> Result<crate::capability::Stored, alloc::string::String> {
+            self.0.store_put(r, v, e, c)
         }
         fn store_peek(&mut self, t: &str) -> Taken {
             self.0.store_peek(t)

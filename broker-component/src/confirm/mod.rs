@@ -76,7 +76,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let attempt = checked_before_asking(host, Attempt::new(&token, consumes, &r), delivery)?;
     let compiled = r.compiled.as_ref().expect("the binding matched, so it compiled");
     let request = CreateRequest { path: compiled.change_type.path().into(), body: compiled.body.clone() };
-    let Answer { status, approval } = match host.ask(request, context(&token, &r, now)) {
+    let Answer { status, approval } = match host.ask(&token, request, context(&token, &r, now)) {
         Ok(answer) => answer,
         Err(why) => {
             let message = format!("the server refused to ask the person, so nothing was sent: {why}. {PROPOSE_AGAIN}");

@@ -176,10 +176,10 @@ pub struct Compiled {
     pub request_sha256: String,
 }
 
-/// Canonical JSON text: sorted keys (serde_json's map is ordered by key without the
-/// `preserve_order` feature), no whitespace.
+/// Canonical JSON text: sorted keys, no whitespace (the contract's `canonical_json`, which sorts
+/// whatever order serde_json's map keeps).
 pub fn canonical(v: &Value) -> String {
-    crate::json::json_text(v)
+    equinix_broker_contract::canonical_json(v)
 }
 
 /// The hash the token is bound to, as the contract defines it for an approval.

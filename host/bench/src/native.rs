@@ -58,10 +58,10 @@ impl cap::Host for NativeHost<'_> {
         }
     }
 
-    fn ask(&mut self, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
+    fn ask(&mut self, token: &str, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
         let request = confirmation::CreateRequest { path: request.path, body: request.body };
         let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
-        let answer = wait(&self.rt, confirmation::Host::ask(self.state, request, context))?;
+        let answer = wait(&self.rt, confirmation::Host::ask(self.state, token.to_string(), request, context))?;
         // the broker's status is the contract's, which the host's bindings convert to
         let status = cap::ConfirmStatus::from(answer.status);
         let approval = answer.approval.map(|handle| {
@@ -79,9 +79,16 @@ impl cap::Host for NativeHost<'_> {
         response(wait(&self.rt, confirmation::HostApproval::execute(self.state, handle)))
     }
 
-    fn store_put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> cap::Stored {
-        let s = wait(&self.rt, proposal_store::Host::put(self.state, record, expires_at_ms, capacity));
-        cap::Stored { token: s.token, evicted: s.evicted }
+    fn store_put(
+        &mut self,
+        record: Vec<u8>,
+        validated_sha256: &str,
+        expires_at_ms: u64,
+        capacity: u32,
+    ) -> Result<cap::Stored, String> {
+        let put = proposal_store::Host::put(self.state, record, validated_sha256.to_string(), expires_at_ms, capacity);
+        let s = wait(&self.rt, put)?;
+        Ok(cap::Stored { token: s.token, evicted: s.evicted })
     }
 
     fn store_peek(&mut self, token: &str) -> cap::Taken {
@@ -101,6 +108,7 @@ fn response(r: Result<fabric::Response, fabric::Error>) -> Result<cap::FabricRes
     match r {
         Ok(r) => Ok(cap::FabricResponse { status: r.status, body: r.body, correlation_id: r.correlation_id }),
         Err(fabric::Error::Refused(s)) => Err(cap::FabricError::Refused(s)),
+        Err(fabric::Error::Denied(s)) => Err(cap::FabricError::Denied(s)),
         Err(fabric::Error::Cancelled) => Err(cap::FabricError::Cancelled),
         Err(fabric::Error::Unavailable(s)) => Err(cap::FabricError::Unavailable(s)),
         Err(fabric::Error::Timeout) => Err(cap::FabricError::Timeout),

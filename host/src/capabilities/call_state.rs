@@ -10,10 +10,12 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 
+use super::binding::{Redeemed, Validation};
 use super::confirmer::{Confirmer, NobodyToAsk};
 use crate::audit::AuditLog;
 use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
+use crate::policy::PolicyGate;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
 
@@ -40,8 +42,16 @@ pub struct CallState {
     pub table: ResourceTable,
     /// Whether the component already asked the person in this call (once per call).
     pub asked: bool,
+    /// The create dry runs of this call Fabric answered 2xx, not yet bound to a record.
+    pub validations: Vec<Validation>,
+    /// The proposals this call found in the store (peeked or taken), with their bindings.
+    pub redeemed: Vec<Redeemed>,
     /// Fabric's correlation ids of this call's answers, for the access log.
     pub correlation_ids: CorrelationIds,
+    /// The operator's policy on what may be proposed.
+    pub policy: Arc<PolicyGate>,
+    /// `stdio` or `http`, for the policy's context.
+    pub transport: &'static str,
 }
 
 /// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
@@ -91,13 +101,26 @@ pub struct Grants {
     pub unconfirmed_allowed: bool,
     /// Guest CPU time each call may use.
     pub guest_time: Duration,
+    /// The operator's policy on what may be proposed (open: everything).
+    pub policy: Arc<PolicyGate>,
+    /// `stdio` or `http`, for the policy's context.
+    pub transport: &'static str,
 }
 
 impl Grants {
     /// Grants with no audit log and no opt-in: nothing can be approved (reading the catalog,
     /// `equinix-mcp tools`, benchmarks).
     pub fn without_approvals(fabric: Arc<FabricClient>, proposals: Arc<ProposalStore>, guest_time: Duration) -> Self {
-        Grants { fabric, clock: Clock::default(), proposals, audit: None, unconfirmed_allowed: false, guest_time }
+        Grants {
+            fabric,
+            clock: Clock::default(),
+            proposals,
+            audit: None,
+            unconfirmed_allowed: false,
+            guest_time,
+            policy: Arc::new(PolicyGate::open()),
+            transport: "stdio",
+        }
     }
 }
 
@@ -139,7 +162,11 @@ impl CallState {
             audit: grants.audit.clone(),
             table: ResourceTable::new(),
             asked: false,
+            validations: Vec::new(),
+            redeemed: Vec::new(),
             correlation_ids,
+            policy: grants.policy.clone(),
+            transport: grants.transport,
         }
     }
 

@@ -4,9 +4,11 @@
 //! before the person through the call's [`Confirmer`] and mints the [`Approval`], and
 //! `HostApproval::execute` sends its create once.
 
+use equinix_broker_contract::request_sha256;
 use serde_json::{Value, json};
 use wasmtime::component::Resource;
 
+use super::binding::{Binding, TTL_MS};
 use super::call_state::CallState;
 use super::fabric::to_wit;
 use super::form::{self, Form};
@@ -22,8 +24,13 @@ pub fn status_name(status: Status) -> &'static str {
 }
 
 impl CallState {
-    /// Checks a question before anyone sees it; returns its change type and form.
-    fn prepare(&self, request: &CreateRequest, context: &Context) -> Result<(&'static str, Form), String> {
+    /// Checks a question before anyone sees it; returns its change type, form and binding.
+    fn prepare(
+        &self,
+        token: &str,
+        request: &CreateRequest,
+        context: &Context,
+    ) -> Result<(&'static str, Form, Binding), String> {
         if self.asked {
             return Err("a tool call may put only one create before the person, and this call already did".into());
         }
@@ -39,11 +46,66 @@ impl CallState {
         if request.body.len() > max {
             return Err(format!("the create body has {} bytes; at most {max} are sent", request.body.len()));
         }
-        let form = form::render(change_type, &request.path, &request.body, context)?;
+        let binding = self.bound(token, change_type, &request.body)?;
+        let form = form::render(&self.tool.name, change_type, &request.path, &request.body, context)?;
         if self.audit.is_none() {
             return Err("this server has no audit log, so no create can be approved".into());
         }
-        Ok((change_type, form))
+        Ok((change_type, form, binding))
+    }
+
+    /// The binding of `token`, if this call may ask about `body` under it: the call found the
+    /// token (took it, unless this is a first round, which never approves), it is bound to a dry
+    /// run of exactly these bytes by this principal, and Fabric validated it within the TTL.
+    fn bound(&self, token: &str, change_type: &str, body: &str) -> Result<Binding, String> {
+        let Some(found) = self.redeemed.iter().find(|r| r.token == token) else {
+            return Err(format!(
+                "this call did not take proposal {token:?} from the proposal store; only a proposal taken in the \
+                 same call can be put before the person"
+            ));
+        };
+        if !found.taken && self.confirmer.delivery() != Delivery::FirstRound {
+            return Err(format!(
+                "this call only peeked at proposal {token:?}; a proposal is put before the person only once it is taken, \
+                 so that it is approved at most once"
+            ));
+        }
+        let Some(binding) = found.binding.clone() else {
+            return Err(format!("proposal {token:?} is not bound to a dry run this host validated"));
+        };
+        let sha = request_sha256(change_type, body);
+        if binding.request_sha256 != sha {
+            return Err(format!(
+                "the request to approve (request_sha256 {sha}) is not the one Fabric validated for proposal {token:?} \
+                 ({}); only the validated bytes can be approved",
+                binding.request_sha256
+            ));
+        }
+        if binding.principal != self.principal.as_str() {
+            return Err(format!("proposal {token:?} was validated for another principal"));
+        }
+        // a stateless retry carries an answer already given: it is judged when it is minted
+        let age = self.clock.now_ms().saturating_sub(binding.validated_at_ms);
+        if self.confirmer.delivery() != Delivery::Answered && !binding.fresh_at(self.clock.now_ms()) {
+            return Err(format!(
+                "Fabric validated this request {} s ago; a person may approve it only within {} minutes of its dry run",
+                age / 1000,
+                TTL_MS / 60_000
+            ));
+        }
+        Ok(binding)
+    }
+
+    /// The operator's policy on the bytes about to be put before the person (the metros the
+    /// dry run learned come with the binding): `Err` says why they may not be.
+    async fn approvable(&mut self, change_type: &str, body: &str, binding: &Binding) -> Result<(), String> {
+        if !self.policed() {
+            return Ok(());
+        }
+        let facts = self.facts(change_type, body, &binding.learned_metros).await?;
+        self.judge("approval", change_type, &facts)
+            .await
+            .map_err(|why| format!("the operator's policy does not allow this create: {why}"))
     }
 
     /// Appends `entry` to the audit log and waits until it is on disk.
@@ -64,6 +126,7 @@ impl CallState {
             "change_type": approval.change_type,
             "request": format!("POST {}", approval.path),
             "request_sha256": approval.request_sha256,
+            "token": approval.token,
             "human_status": status_name(approval.status),
         })
     }
@@ -74,10 +137,22 @@ impl confirmation::Host for CallState {
         Ok(self.confirmer.delivery())
     }
 
-    async fn ask(&mut self, request: CreateRequest, context: Context) -> wasmtime::Result<Result<Answer, String>> {
-        let prepared = self.prepare(&request, &context);
+    async fn ask(
+        &mut self,
+        token: String,
+        request: CreateRequest,
+        context: Context,
+    ) -> wasmtime::Result<Result<Answer, String>> {
+        let prepared = self.prepare(&token, &request, &context);
         self.asked = true;
-        let (change_type, form) = match prepared {
+        let prepared = match prepared {
+            Ok((change_type, form, binding)) => match self.approvable(change_type, &request.body, &binding).await {
+                Ok(()) => Ok((change_type, form, binding)),
+                Err(why) => Err(why),
+            },
+            Err(why) => Err(why),
+        };
+        let (change_type, form, binding) = match prepared {
             Ok(p) => p,
             Err(why) => {
                 tracing::warn!(tool = %self.tool.name, "refused to ask the person: {why}");
@@ -104,11 +179,16 @@ impl confirmation::Host for CallState {
         if !approves {
             return Ok(Ok(Answer { status, approval: None }));
         }
+        if !binding.fresh_at(self.clock.now_ms()) {
+            tracing::warn!(tool = %self.tool.name, %token, "the answer came after the proposal's TTL: no approval");
+            return Ok(Ok(Answer { status, approval: None }));
+        }
         let approval = Approval {
             change_type,
             path: request.path,
             body: request.body,
             request_sha256: form.request_sha256,
+            token,
             status,
         };
         if let Err(e) = self.record(self.approval_entry("approval_minted", &approval)).await {

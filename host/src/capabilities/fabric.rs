@@ -3,9 +3,12 @@
 
 use std::future::Future;
 
+use super::binding::Validation;
 use super::call_state::CallState;
+use super::exact_json;
+use super::policy_check::metros_in;
 use crate::bindings::fabric;
-use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError};
+use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError, allow_list};
 
 impl fabric::Host for CallState {
     async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
@@ -22,10 +25,15 @@ impl fabric::Host for CallState {
         let cancel = self.cancel.clone();
         let outcome = match client.route_class(&request) {
             // A dry run is the slow, consequential step worth a progress notification.
+            Ok(RouteClass::DryRun)
+                if let Err(why) = exact_json::leaves(request.body.as_deref().unwrap_or_default()) =>
+            {
+                Err(SendError::Refused(format!("{why}; a create the form could not show is not dry-run either")))
+            }
+            Ok(RouteClass::DryRun) => self.dry_run(&request).await,
             Ok(class) => {
-                let step = (class == RouteClass::DryRun).then_some("Fabric dry run");
                 let send = client.send_classified(&request, class, &cancel);
-                self.reporting(step, &request.path, send).await
+                self.reporting(None, &request.path, send).await
             }
             Err(refused) => Err(refused),
         };
@@ -37,6 +45,43 @@ impl fabric::Host for CallState {
 }
 
 impl CallState {
+    /// A create dry run: judged by the operator's policy before it is sent (and again with the
+    /// metros Fabric's answer names), and recorded as this call's validation of its request
+    /// when Fabric answers 2xx.
+    async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
+        let body = request.body.clone().unwrap_or_default();
+        let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
+        let facts = match self.policed() {
+            true => Some(self.facts(change_type, &body, &[]).await.map_err(SendError::Refused)?),
+            false => None,
+        };
+        if let Some(facts) = &facts {
+            self.judge("dry_run", change_type, facts).await.map_err(SendError::Denied)?;
+        }
+        let client = self.fabric.clone();
+        let cancel = self.cancel.clone();
+        let send = client.send_classified(request, RouteClass::DryRun, &cancel);
+        let answer = self.reporting(Some("Fabric dry run"), &request.path, send).await?;
+        if !(200..300).contains(&answer.status) {
+            return Ok(answer);
+        }
+        let mut learned = Vec::new();
+        if let Some(mut facts) = facts {
+            let named = metros_in(&answer.body);
+            if !named.iter().all(|m| facts.metros.contains(m)) {
+                facts.metros.extend(named);
+                self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
+            }
+            learned = facts.metros.into_iter().collect();
+        }
+        self.validations.push(Validation {
+            request_sha256: equinix_broker_contract::request_sha256(change_type, &body),
+            validated_at_ms: self.clock.now_ms(),
+            learned_metros: learned,
+        });
+        Ok(answer)
+    }
+
     /// Awaits `send` as host time, telling the client about `step` (when the call has a progress
     /// token) before and after.
     pub(super) async fn reporting(
@@ -60,6 +105,7 @@ impl CallState {
                     Err(SendError::Timeout) => "timeout",
                     Err(SendError::Transport(_)) => "transport",
                     Err(SendError::Refused(_)) => "refused",
+                    Err(SendError::Denied(_)) => "denied",
                     Err(SendError::Cancelled) => "cancelled",
                     Err(SendError::Unavailable(_)) => "unavailable",
                 });

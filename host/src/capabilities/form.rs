@@ -1,17 +1,22 @@
 //! The form the person reads, rendered by the host. The request part comes from the exact bytes
-//! an approval would send; the component's context is shown below it, marked as the component's
-//! words. Every value is one line (line breaks, control and bidi characters escaped), so no value
-//! can pose as a line of the host's part.
+//! an approval would send, read by [`exact_json`] (what it cannot show exactly is refused); the
+//! component's context is shown below it, marked as the component's words. Every value is one
+//! line with its invisible characters escaped, so no value can pose as a line of the host's part
+//! or hide a difference, and the whole form is bounded so that a person can read it.
 
 use std::fmt::Write;
 
 use equinix_broker_contract::request_sha256;
-use serde_json::Value;
 
+use super::exact_json::{self, visible};
 use crate::bindings::confirmation::Context;
 
 /// At most this many body fields are put before a person; a longer body is refused unasked.
 pub const MAX_FIELDS: usize = 200;
+/// At most this many context fields; more are refused unasked.
+pub const MAX_CONTEXT_FIELDS: usize = 40;
+/// The whole form at most this many bytes; a larger one is refused unasked.
+pub const MAX_FORM_BYTES: usize = 16 * 1024;
 /// A component's context value is cut beyond this many characters.
 const MAX_CONTEXT_CHARS: usize = 500;
 /// Prefix of every line the component wrote.
@@ -26,15 +31,16 @@ pub struct Form {
     pub request_sha256: String,
 }
 
-/// Renders the form for a create of `change_type` (POST `path` with `body`). `Err` says why the
-/// body cannot be put before a person.
-pub fn render(change_type: &str, path: &str, body: &str, context: &Context) -> Result<Form, String> {
-    let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
-    if !parsed.is_object() {
-        return Err("the create body is not a JSON object".into());
+/// Renders the form `tool` asks for a create of `change_type` (POST `path` with `body`). `Err`
+/// says why it cannot be put before a person.
+pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &Context) -> Result<Form, String> {
+    let fields = exact_json::leaves(body)?;
+    if context.fields.len() > MAX_CONTEXT_FIELDS {
+        return Err(format!(
+            "the component's context has {} fields; at most {MAX_CONTEXT_FIELDS} are put before a person",
+            context.fields.len()
+        ));
     }
-    let mut fields = Vec::new();
-    flatten("body", &parsed, &mut fields);
     if fields.len() > MAX_FIELDS {
         return Err(format!(
             "the create body has {} fields; at most {MAX_FIELDS} can be put before a person",
@@ -48,8 +54,9 @@ pub fn render(change_type: &str, path: &str, body: &str, context: &Context) -> R
          and only if you accept with confirm = true; decline or cancel and nothing is created.\n",
     );
     text.push_str("\nThe request, rendered by equinix-mcp from the exact bytes it will send:\n");
+    let _ = writeln!(text, "asked by tool: {}", visible(tool));
     let _ = writeln!(text, "change_type: {change_type}");
-    let _ = writeln!(text, "request: POST {} (no dryRun: this creates a billable resource)", one_line(path));
+    let _ = writeln!(text, "request: POST {} (no dryRun: this creates a billable resource)", visible(path));
     let _ = writeln!(text, "request_sha256: {request_sha256}");
     for (label, value) in &fields {
         let _ = writeln!(text, "{label}: {value}");
@@ -60,48 +67,18 @@ pub fn render(change_type: &str, path: &str, body: &str, context: &Context) -> R
     for (label, value) in &context.fields {
         let _ = writeln!(text, "{COMPONENT_MARK}{}: {}", capped(label), capped(value));
     }
+    if text.len() > MAX_FORM_BYTES {
+        return Err(format!(
+            "the form would be {} bytes; at most {MAX_FORM_BYTES} are put before a person (shorten the component's \
+             context)",
+            text.len()
+        ));
+    }
     Ok(Form { text, request_sha256 })
 }
 
-/// Every leaf of the body as (path, JSON literal): strings keep their quotes and escapes, so a
-/// value reads exactly as it is sent.
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            m.iter().for_each(|(k, v)| flatten(&format!("{prefix}.{}", one_line(k)), v, out))
-        }
-        Value::Array(a) if !a.is_empty() => {
-            a.iter().enumerate().for_each(|(i, v)| flatten(&format!("{prefix}[{i}]"), v, out))
-        }
-        leaf => out.push((prefix.to_string(), one_line(&leaf.to_string()))),
-    }
-}
-
 fn capped(s: &str) -> String {
-    one_line(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS))
-}
-
-/// `s` on one line: line breaks, other control characters, Unicode line and paragraph
-/// separators and bidirectional controls become visible `\u{…}` escapes (`\n`, `\r`, `\t` as such).
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() || is_layout_control(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Characters that break or reorder a line without being `char::is_control`.
-fn is_layout_control(c: char) -> bool {
-    matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    visible(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS))
 }
 
 #[cfg(test)]
@@ -119,8 +96,14 @@ mod tests {
     #[test]
     fn the_form_shows_every_body_field_and_the_hash_of_the_bytes() {
         let body = r#"{"bandwidth":500,"name":"to-aws","aSide":{"accessPoint":{"port":{"uuid":"p-1"}}},"notifications":[{"emails":["a@b.c"],"type":"ALL"}]}"#;
-        let form = render("connection_create", "/fabric/v4/connections", body, &context(&[("price", "USD 250/month")]))
-            .unwrap();
+        let form = render(
+            "fabric_confirm_change",
+            "connection_create",
+            "/fabric/v4/connections",
+            body,
+            &context(&[("price", "USD 250/month")]),
+        )
+        .unwrap();
         assert_eq!(form.request_sha256, request_sha256("connection_create", body));
         for line in [
             "change_type: connection_create",
@@ -141,7 +124,14 @@ mod tests {
     fn no_value_can_forge_a_line() {
         let forged = "x\nprice: USD 0.00/month\nrequest_sha256: (verified OK)\u{2028}y\r\u{202e}z";
         let body = serde_json::json!({"name": forged, forged: 1}).to_string();
-        let form = render("connection_create", "/fabric/v4/connections", &body, &context(&[(forged, forged)])).unwrap();
+        let form = render(
+            "fabric_confirm_change",
+            "connection_create",
+            "/fabric/v4/connections",
+            &body,
+            &context(&[(forged, forged)]),
+        )
+        .unwrap();
         for line in form.text.lines() {
             assert!(!line.starts_with("price:"), "forged line: {line}");
             assert!(!line.starts_with("request_sha256: (verified"), "forged line: {line}");
@@ -149,21 +139,48 @@ mod tests {
         assert_eq!(form.text.lines().filter(|l| l.starts_with("request_sha256:")).count(), 1);
         assert!(!form.text.contains('\u{2028}') && !form.text.contains('\r') && !form.text.contains('\u{202e}'));
         let title = Context { title: forged.into(), ..context(&[]) };
-        let form = render("connection_create", "/fabric/v4/connections", "{}", &title).unwrap();
+        let form =
+            render("fabric_confirm_change", "connection_create", "/fabric/v4/connections", "{}", &title).unwrap();
         assert!(form.text.lines().all(|l| !l.starts_with("price:")), "{}", form.text);
     }
 
     #[test]
     fn bodies_that_cannot_be_shown_are_refused() {
         let ctx = context(&[]);
-        assert!(render("connection_create", "/p", "not json", &ctx).unwrap_err().contains("not JSON"));
-        assert!(render("connection_create", "/p", "[1]", &ctx).unwrap_err().contains("not a JSON object"));
-        let huge: serde_json::Map<String, Value> =
-            (0..=MAX_FIELDS).map(|i| (format!("k{i}"), Value::from(i))).collect();
-        let err = render("connection_create", "/p", &Value::Object(huge).to_string(), &ctx).unwrap_err();
+        assert!(
+            render("fabric_confirm_change", "connection_create", "/p", "not json", &ctx)
+                .unwrap_err()
+                .contains("not a JSON")
+        );
+        assert!(
+            render("fabric_confirm_change", "connection_create", "/p", "[1]", &ctx)
+                .unwrap_err()
+                .contains("not a JSON object")
+        );
+        let huge: serde_json::Map<String, serde_json::Value> =
+            (0..=MAX_FIELDS).map(|i| (format!("k{i}"), serde_json::Value::from(i))).collect();
+        let huge = serde_json::Value::Object(huge).to_string();
+        let err = render("fabric_confirm_change", "connection_create", "/p", &huge, &ctx).unwrap_err();
         assert!(err.contains("fields"), "{err}");
         let long = "y".repeat(10_000);
-        let form = render("connection_create", "/p", "{}", &context(&[("target", &long)])).unwrap();
+        let form =
+            render("fabric_confirm_change", "connection_create", "/p", "{}", &context(&[("target", &long)])).unwrap();
         assert!(form.text.contains("(9500 more characters)"));
+        let dup = r#"{"bandwidth":50,"bandwidth":10000}"#;
+        assert!(render("t", "connection_create", "/p", dup, &ctx).unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn the_form_names_the_tool_and_is_bounded() {
+        let form = render("fabric_list_metros", "connection_create", "/p", "{}", &context(&[])).unwrap();
+        assert!(form.text.lines().any(|l| l == "asked by tool: fabric_list_metros"), "{}", form.text);
+        let many: Vec<(String, String)> = (0..=MAX_CONTEXT_FIELDS).map(|i| (format!("f{i}"), "v".into())).collect();
+        let flood = Context { fields: many, ..context(&[]) };
+        let err = render("t", "connection_create", "/p", "{}", &flood).unwrap_err();
+        assert!(err.contains("41 fields; at most 40"), "{err}");
+        let long = "z".repeat(MAX_CONTEXT_CHARS);
+        let fields: Vec<(String, String)> = (0..MAX_CONTEXT_FIELDS).map(|i| (format!("f{i}"), long.clone())).collect();
+        let err = render("t", "connection_create", "/p", "{}", &Context { fields, ..context(&[]) }).unwrap_err();
+        assert!(err.contains("at most 16384"), "{err}");
     }
 }

@@ -1,13 +1,17 @@
 //! What the host grants behind each import of the `broker` world, one module per interface
 //! (`clock`, `fabric`, `confirmation`, `proposal_store`), over the per-call [`CallState`] they
-//! all reach. [`Confirmer`] is how a call reaches its person, [`Form`] what that person reads.
+//! all reach. [`Confirmer`] is how a call reaches its person, [`Form`] what that person reads,
+//! [`binding`] what ties an approval to the dry run and proposal it is for.
 
+pub mod binding;
 mod call_state;
 mod clock;
 pub mod confirmation;
 mod confirmer;
+mod exact_json;
 mod fabric;
 pub mod form;
+mod policy_check;
 mod proposal_store;
 
 pub use crate::clock::Clock;

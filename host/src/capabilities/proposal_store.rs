@@ -1,6 +1,9 @@
 //! The `proposal-store` capability: the WIT interface's calls on the configured store, as the
-//! calling principal and on the host's clock.
+//! calling principal and on the host's clock. `put` binds each record to one of this call's
+//! validations; `peek` and `take` hand the component its own bytes and keep the binding for
+//! this call's `ask` (see [`super::binding`]).
 
+use super::binding::{Binding, Redeemed};
 use super::call_state::CallState;
 use crate::bindings::proposal_store as wit_store;
 
@@ -10,20 +13,38 @@ use crate::bindings::proposal_store as wit_store;
 /// call's result there would hide what happened, so a failed settle is logged and the result
 /// stands (a later replay then cannot say what this attempt did).
 impl wit_store::Host for CallState {
-    async fn put(&mut self, record: Vec<u8>, expires_at_ms: u64, capacity: u32) -> wasmtime::Result<wit_store::Stored> {
+    async fn put(
+        &mut self,
+        record: Vec<u8>,
+        validated_sha256: String,
+        expires_at_ms: u64,
+        capacity: u32,
+    ) -> wasmtime::Result<Result<wit_store::Stored, String>> {
+        let Some(at) = self.validations.iter().position(|v| v.request_sha256 == validated_sha256) else {
+            let why = format!(
+                "no create dry run of request {validated_sha256:?} was answered 2xx by Fabric in this call (or its \
+                 validation is already bound to a stored proposal), so there is nothing to store a proposal for"
+            );
+            tracing::warn!(tool = %self.tool.name, "refused to store a proposal: {why}");
+            return Ok(Err(why));
+        };
+        let binding = Binding::new(self.validations.remove(at), self.principal.as_str());
         let (store, who, now) = (self.proposals.clone(), self.principal.clone(), self.clock.now_ms());
-        let (token, evicted) = self.meter.outside_guest(store.put(&who, record, expires_at_ms, capacity, now)).await?;
-        Ok(wit_store::Stored { token, evicted })
+        let stored = binding.wrap(&record);
+        let (token, evicted) = self.meter.outside_guest(store.put(&who, stored, expires_at_ms, capacity, now)).await?;
+        Ok(Ok(wit_store::Stored { token, evicted }))
     }
 
     async fn peek(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
         let (store, who) = (self.proposals.clone(), self.principal.clone());
-        Ok(self.meter.outside_guest(store.peek(&who, &token)).await?)
+        let taken = self.meter.outside_guest(store.peek(&who, &token)).await?;
+        Ok(self.redeem(token, taken, false))
     }
 
     async fn take(&mut self, token: String) -> wasmtime::Result<wit_store::Taken> {
         let (store, who) = (self.proposals.clone(), self.principal.clone());
-        Ok(self.meter.outside_guest(store.take(&who, &token)).await?)
+        let taken = self.meter.outside_guest(store.take(&who, &token)).await?;
+        Ok(self.redeem(token, taken, true))
     }
 
     async fn settle(&mut self, token: String, outcome: Vec<u8>) -> wasmtime::Result<()> {
@@ -32,5 +53,23 @@ impl wit_store::Host for CallState {
             tracing::error!(token = %token, "{e}; this attempt's outcome is not recorded for replays");
         }
         Ok(())
+    }
+}
+
+impl CallState {
+    /// What the component sees of a found record (its own bytes), remembering the binding.
+    fn redeem(&mut self, token: String, taken: wit_store::Taken, consumed: bool) -> wit_store::Taken {
+        let wit_store::Taken::Found(stored) = taken else {
+            return taken;
+        };
+        let (binding, record) = match Binding::unwrap(&stored) {
+            Some((b, record)) => (Some(b), record.to_vec()),
+            None => (None, stored),
+        };
+        match self.redeemed.iter_mut().find(|r| r.token == token) {
+            Some(r) => r.taken |= consumed,
+            None => self.redeemed.push(Redeemed { token, binding, taken: consumed }),
+        }
+        wit_store::Taken::Found(record)
     }
 }

@@ -2,5 +2,6 @@
 
 pub mod build_component;
 pub mod inspect;
+pub mod policy;
 pub mod serve;
 pub mod tools;

@@ -16,6 +16,7 @@ use crate::component::{self, ComponentRuntime, Limits};
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::mcp::fairness::{Fairness, FairnessLimits};
 use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
+use crate::policy::PolicyGate;
 use crate::secret::Secret;
 use crate::transports::http::tls::TlsFiles;
 use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
@@ -80,6 +81,7 @@ pub struct Banner {
     pub audit_log: String,
     pub state_key: String,
     pub unconfirmed_allowed: bool,
+    pub policy: String,
 }
 
 impl Banner {
@@ -93,6 +95,7 @@ impl Banner {
             proposal_store = %self.proposal_store,
             audit_log = %self.audit_log,
             confirmation_state_key = %self.state_key,
+            policy = %self.policy,
             "equinix-mcp ready"
         );
         if self.unconfirmed_allowed {
@@ -126,6 +129,14 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         audit: None,
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
         guest_time: runtime.limits().guest_time,
+        policy: Arc::new(match &args.policy {
+            Some(path) => PolicyGate::load(path).context("--policy")?,
+            None => PolicyGate::open(),
+        }),
+        transport: match args.transport {
+            Transport::Http => "http",
+            Transport::Stdio => "stdio",
+        },
     };
     let registry = load_registry(&runtime, &selection, &grants).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
@@ -141,6 +152,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         audit_log: grants.audit.as_ref().map_or_else(|| "off (read-only)".into(), |a| a.path().display().to_string()),
         state_key: key_source.to_string(),
         unconfirmed_allowed: args.allow_unconfirmed_mutations,
+        policy: grants.policy.current().map_or_else(
+            || "none (every create a person approves is permitted)".into(),
+            |p| format!("{} ({} policies, sha256 {})", p.path.display(), p.policies, p.sha256),
+        ),
     };
     let fairness = Fairness::new(FairnessLimits {
         calls_per_principal: args.max_calls_per_principal,
@@ -321,6 +336,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Transport::Stdio => None,
     };
     let ready = prepare(&args).await?;
+    // listening before the banner, so a SIGHUP sent once the server said it is ready never
+    // meets the default action (termination)
+    let _rereads = match args.policy.is_some() {
+        true => Some(reread_on_sighup(ready.broker.shared().grants.policy.clone())?),
+        false => None,
+    };
     ready.banner.log();
     let metrics_stop = tokio_util::sync::CancellationToken::new();
     let _stop_metrics = metrics_stop.clone().drop_guard();
@@ -334,4 +355,26 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     drop(ready.sim);
     Ok(())
+}
+
+/// SIGHUP rereads the policy file; a set that no longer validates is logged and the previous
+/// one stays. The task ends with the returned guard.
+fn reread_on_sighup(gate: Arc<PolicyGate>) -> anyhow::Result<tokio_util::sync::DropGuard> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let guard = stop.clone().drop_guard();
+    let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .context("cannot listen for SIGHUP, which rereads --policy")?;
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = hangups.recv() => match gate.reload() {
+                    Some(Ok(now)) => tracing::info!("SIGHUP: policy reread: {now}"),
+                    Some(Err(why)) => tracing::error!("SIGHUP: the policy was not changed, the previous set stays: {why}"),
+                    None => {}
+                },
+            }
+        }
+    });
+    Ok(guard)
 }

@@ -9,20 +9,20 @@ use wasmtime::component::types::{ComponentItem, ResourceType, Type};
 use wasmtime::component::{Component, types};
 
 /// The WIT package version this host implements, and the versions it accepts for it.
-pub const WORLD_VERSION: &str = "0.2.0";
-const WORLD_COMPAT: &str = "0.2";
+pub const WORLD_VERSION: &str = "0.3.0";
+const WORLD_COMPAT: &str = "0.3";
 
 /// The only imports the host implements. Versions match semver-compatibly, as wasmtime's linker
 /// does (`0.2.x` for 0.x packages).
 pub const ALLOWED_IMPORTS: &[&str] = &[
-    "equinix:broker/fabric@0.2",
-    "equinix:broker/clock@0.2",
-    "equinix:broker/confirmation@0.2",
-    "equinix:broker/proposal-store@0.2",
+    "equinix:broker/fabric@0.3",
+    "equinix:broker/clock@0.3",
+    "equinix:broker/confirmation@0.3",
+    "equinix:broker/proposal-store@0.3",
 ];
 
 /// The export the host calls.
-pub const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.2";
+pub const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.3";
 
 /// The resource whose handle a create needs.
 const APPROVAL: &str = "approval";
@@ -44,8 +44,13 @@ pub struct CreatePath {
     pub spends_approval: Vec<String>,
     pub mints_approval: Vec<String>,
     /// Nothing but `confirmation.[static]approval.execute` spends one and nothing but
-    /// `confirmation.ask` mints one (a component that imports neither cannot create at all).
+    /// `confirmation.ask` mints one (a component that imports neither cannot create at all),
+    /// and every approval is bound to a proposal (`bound_to_proposal`).
     pub holds: bool,
+    /// `confirmation.ask` names the token of a proposal the call took, and `proposal-store.put`
+    /// binds each record to a dry run the host validated: an approval is for a validated
+    /// proposal, at most once.
+    pub bound_to_proposal: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -79,7 +84,8 @@ pub fn describe(engine: &Engine, component: &Component, sha256: &str, size_bytes
         let found = old.name.split_once('@').map(|(_, v)| v).unwrap_or("no version");
         problems.push(format!(
             "is built against equinix:broker@{found} (it names `{}`), but this host requires equinix:broker@{WORLD_VERSION}: \
-             rebuild it against this host's wit/broker.wit, where a create needs an approval that only the host mints",
+             rebuild it against this host's wit/broker.wit, where a create needs an approval that only the host mints, \
+             for a proposal bound to a dry run the host sent",
             old.name
         ));
     }
@@ -138,7 +144,22 @@ fn create_path(imports: &[Item]) -> CreatePath {
     let only = |list: &[String], suffix: &str| {
         list.iter().all(|f| f.starts_with("equinix:broker/confirmation@") && f.ends_with(suffix))
     };
-    path.holds = only(&path.spends_approval, "#[static]approval.execute") && only(&path.mints_approval, "#ask");
+    let signature = |iface: &str, func: &str| {
+        imports
+            .iter()
+            .filter(|i| i.name.starts_with(iface))
+            .flat_map(|i| &i.functions)
+            .find(|f| f.name == func)
+            .map(|f| f.signature.clone())
+    };
+    let asks_by_token =
+        signature("equinix:broker/confirmation@", "ask").is_none_or(|s| s.starts_with("func(token: string, request: "));
+    let puts_validated = signature("equinix:broker/proposal-store@", "put")
+        .is_none_or(|s| s.starts_with("func(proposal: list<u8>, validated-sha256: string, "));
+    path.bound_to_proposal = asks_by_token && puts_validated;
+    path.holds = only(&path.spends_approval, "#[static]approval.execute")
+        && only(&path.mints_approval, "#ask")
+        && path.bound_to_proposal;
     path
 }
 

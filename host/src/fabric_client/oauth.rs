@@ -122,7 +122,9 @@ impl TokenSource {
             Fetch::Failed(match e {
                 SendError::Timeout => "the token endpoint did not answer in time".to_string(),
                 SendError::Unavailable(why) => format!("no token from the token endpoint: {why}"),
-                SendError::Transport(why) | SendError::Refused(why) => format!("the token response was lost: {why}"),
+                SendError::Transport(why) | SendError::Refused(why) | SendError::Denied(why) => {
+                    format!("the token response was lost: {why}")
+                }
                 SendError::Cancelled => "the token request was cancelled".to_string(),
             })
         })?;

@@ -198,7 +198,7 @@ impl McpServer {
                     request.input_responses.as_ref(),
                 ) {
                     Ok(answered) => Arc::new(answered),
-                    Err(refused) => return Ok(refused.into()),
+                    Err(refused) => return Ok((*refused).into()),
                 }
             }
         };

@@ -51,12 +51,12 @@ impl Call<'_> {
     ///
     /// The arguments are bound as a JSON value, not as the bytes a client sent: a retry that
     /// reorders keys or escapes a character differently is the same call, and any other value is
-    /// not (`1` and `1.0` differ, as they do to the component). serde_json's text of the parsed
-    /// value is that form because its maps keep keys sorted; the test
-    /// `the_binding_is_the_arguments_value_whatever_their_key_order` fails the day a dependency
-    /// turns on serde_json's `preserve_order`, which would make the binding order-sensitive.
+    /// not (`1` and `1.0` differ, as they do to the component). The form is the value's text
+    /// with every object's keys sorted (`canonical_json`), not serde_json's map order:
+    /// `cedar-policy` turns on its `preserve_order`, under which a map keeps the client's order
+    /// (the test `the_binding_is_the_arguments_value_whatever_their_key_order` holds it).
     fn associated_data(&self) -> Vec<u8> {
-        let text = serde_json::to_string(self.arguments).expect("a JSON value always serializes");
+        let text = equinix_broker_contract::canonical_json(self.arguments);
         let arguments = Sha256::digest(text.as_bytes());
         let parts = ["equinix-mcp input round v2", self.principal.as_str(), self.tool, &hex::encode(arguments)];
         serde_json::to_vec(&parts).expect("strings always serialize")
@@ -137,12 +137,12 @@ pub fn answer(
     call: &Call,
     state: &str,
     responses: Option<&InputResponses>,
-) -> Result<Answered, CallToolResult> {
+) -> Result<Answered, Box<CallToolResult>> {
     let sealed: Sealed = codec.open_json_with(state, &call.associated_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
         let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
                        done. Call the tool again without requestState";
-        super::results::structured(ToolError::new("invalid_request_state", message).into_value(), true)
+        Box::new(super::results::structured(ToolError::new("invalid_request_state", message).into_value(), true))
     })?;
     let status = responses
         .and_then(|r| r.get(INPUT_KEY))
@@ -244,9 +244,10 @@ mod tests {
         ] {
             assert_ne!(base, bound(other), "{other}");
         }
-        // why key order does not matter: serde_json's maps are sorted (no `preserve_order`)
-        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
-        assert_eq!(serde_json::to_string(&parsed).unwrap(), r#"{"a":2,"b":1}"#);
+        // why key order does not matter: the bound text sorts every object's keys itself
+        let parsed: Value = serde_json::from_str(r#"{"b":1,"a":{"z":[{"y":1,"x":2}],"w":"\u0041"}}"#).unwrap();
+        let text = equinix_broker_contract::canonical_json(&parsed);
+        assert_eq!(text, r#"{"a":{"w":"A","z":[{"x":2,"y":1}]},"b":1}"#);
     }
 
     #[test]

@@ -26,6 +26,7 @@ fn serve_help_names_every_environment_variable() {
         "EQUINIX_MCP_SHUTDOWN_GRACE_MS",
         "EQUINIX_MCP_STATE_KEY",
         "EQUINIX_MCP_PROPOSAL_STORE",
+        "EQUINIX_MCP_POLICY",
         "EQUINIX_API_CLIENTSECRET",
     ] {
         assert!(text.contains(var), "{var} missing from serve --help");
@@ -47,7 +48,7 @@ fn help_lists_only_what_a_user_runs() {
         .filter_map(|l| l.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["serve", "inspect", "fabric-sim", "tools", "build-component", "help"], "{text}");
+    assert_eq!(commands, ["serve", "inspect", "fabric-sim", "tools", "build-component", "policy", "help"], "{text}");
     for hidden in ["bench", "bench-echo"] {
         let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg(hidden).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "`{hidden}` is not a subcommand of the product");

@@ -40,7 +40,7 @@ async fn an_export_with_the_wrong_types_is_refused() {
         (core instance $i (instantiate $m))
         (func $catalog (result u32) (canon lift (core func $i "f")))
         (instance $tools (export "catalog" (func $catalog)))
-        (export "equinix:broker/tools@0.2.0" (instance $tools))
+        (export "equinix:broker/tools@0.3.0" (instance $tools))
     )"#;
     let path = write_wat(dir.path(), "wrong-types.wasm", wat);
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", &path], &[]).await;

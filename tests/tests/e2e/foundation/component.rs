@@ -26,18 +26,18 @@ fn embedded_component_imports_exactly_the_world() {
     assert!(imports.iter().all(|i| !i.starts_with("wasi:")));
     assert!(surface.verdict.accepted, "{:?}", surface.verdict.problems);
     let exports: Vec<&str> = surface.exports.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(exports, vec!["equinix:broker/tools@0.2.0"]);
+    assert_eq!(exports, vec!["equinix:broker/tools@0.3.0"]);
     // the create path, read from the types: one import spends an approval, one mints it
     assert!(surface.create_path.holds);
-    assert_eq!(surface.create_path.spends_approval, ["equinix:broker/confirmation@0.2.0#[static]approval.execute"]);
-    assert_eq!(surface.create_path.mints_approval, ["equinix:broker/confirmation@0.2.0#ask"]);
+    assert_eq!(surface.create_path.spends_approval, ["equinix:broker/confirmation@0.3.0#[static]approval.execute"]);
+    assert_eq!(surface.create_path.mints_approval, ["equinix:broker/confirmation@0.3.0#ask"]);
 }
 
 /// A component (in WAT) that also imports a socket interface.
 fn forbidden_component(path: &std::path::Path) {
     let wat = r#"(component
         (import "wasi:sockets/tcp@0.2.0" (instance (export "connect" (func (param "port" u16)))))
-        (import "equinix:broker/clock@0.2.0" (instance (export "now-ms" (func (result u64)))))
+        (import "equinix:broker/clock@0.3.0" (instance (export "now-ms" (func (result u64)))))
     )"#;
     std::fs::write(path, wat::parse_str(wat).unwrap()).unwrap();
 }
@@ -77,16 +77,22 @@ async fn inspect_accepts_the_embedded_component_and_shows_both_sides() {
     // the invariant, stated from the types
     let section = &stdout[stdout.find("create path (read from the import types)").expect("a create path section")..];
     for needle in [
-        "only equinix:broker/confirmation@0.2.0#[static]approval.execute sends a create",
+        "only equinix:broker/confirmation@0.3.0#[static]approval.execute sends a create",
         "own<approval>",
-        "only equinix:broker/confirmation@0.2.0#ask returns an approval",
+        "only equinix:broker/confirmation@0.3.0#ask returns an approval",
         "cannot create without a human's yes",
+        "a validated proposal yields at most one approval",
     ] {
         assert!(section.contains(needle), "{needle} missing from:\n{section}");
     }
+    // the catalog is checked as serve checks it, and no policy is in force
+    assert!(stdout.contains("tools, checked as serve checks them"), "{stdout}");
+    assert!(stdout.contains("policy      none given"), "{stdout}");
     let (_, json_out, _) = run_to_exit(&["inspect", "--json"], &[]).await;
     let v: Value = serde_json::from_str(&json_out).unwrap();
     assert_eq!(v["create_path"]["holds"], true);
+    assert_eq!(v["create_path"]["bound_to_proposal"], true);
+    assert!(v["catalog"]["tools"].as_u64().unwrap() >= 38, "{}", v["catalog"]);
     let ask = v["imports"]
         .as_array()
         .unwrap()
@@ -97,12 +103,12 @@ async fn inspect_accepts_the_embedded_component_and_shows_both_sides() {
 }
 
 #[tokio::test]
-async fn a_component_built_for_broker_0_1_0_is_refused_naming_both_versions() {
+async fn a_component_built_for_broker_0_2_0_is_refused_naming_both_versions() {
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.wasm");
     let wat = r#"(component
-        (import "equinix:broker/clock@0.1.0" (instance (export "now-ms" (func (result u64)))))
-        (import "equinix:broker/fabric@0.1.0" (instance (export "send" (func (param "path" string)))))
+        (import "equinix:broker/clock@0.2.0" (instance (export "now-ms" (func (result u64)))))
+        (import "equinix:broker/fabric@0.2.0" (instance (export "send" (func (param "path" string)))))
     )"#;
     std::fs::write(&old, wat::parse_str(wat).unwrap()).unwrap();
     let old = old.to_str().unwrap();
@@ -110,13 +116,13 @@ async fn a_component_built_for_broker_0_1_0_is_refused_naming_both_versions() {
     assert!(!ok, "inspect must exit non-zero");
     assert!(
         stdout.contains("REFUSED")
-            && stdout.contains("equinix:broker@0.1.0")
-            && stdout.contains("equinix:broker@0.2.0"),
+            && stdout.contains("equinix:broker@0.2.0")
+            && stdout.contains("equinix:broker@0.3.0"),
         "{stdout}"
     );
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", old], &[]).await;
     assert!(!ok, "serve must refuse to start");
-    assert!(stderr.contains("equinix:broker@0.1.0") && stderr.contains("requires equinix:broker@0.2.0"), "{stderr}");
+    assert!(stderr.contains("equinix:broker@0.2.0") && stderr.contains("requires equinix:broker@0.3.0"), "{stderr}");
 }
 
 #[tokio::test]

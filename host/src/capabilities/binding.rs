@@ -1,0 +1,104 @@
+//! What ties an approval to its proposal, kept by the host whatever the component does: a
+//! [`Validation`] is a create dry run this call sent and Fabric answered 2xx; `put` binds one to
+//! the record it stores (a [`Binding`], kept in the store beside the component's bytes), and
+//! `ask` asks only about the request bound to a token taken in the same call.
+//!
+//! The binding travels inside the stored record as an envelope the component never sees: the
+//! store backends keep bytes and single use, so a Redis store shared by replicas carries the
+//! binding, and its atomic `take`, with no change of its own.
+
+use serde::{Deserialize, Serialize};
+
+/// How long after Fabric validated a request a person may still approve it (the seed's TTL).
+pub const TTL_MS: u64 = 10 * 60 * 1000;
+
+/// Marks a record the host bound; the line after it is the binding, the rest the component's.
+const ENVELOPE: &[u8] = b"equinix-mcp binding 1\n";
+
+/// A create dry run of this call that Fabric answered 2xx.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Validation {
+    pub request_sha256: String,
+    pub validated_at_ms: u64,
+    /// Metros the host learned for the request's access points (from Fabric's answer), for the
+    /// policy's second look at `ask`.
+    pub learned_metros: Vec<String>,
+}
+
+/// A validation bound to one stored record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Binding {
+    pub request_sha256: String,
+    pub principal: String,
+    pub validated_at_ms: u64,
+    #[serde(default)]
+    pub learned_metros: Vec<String>,
+}
+
+impl Binding {
+    pub fn new(v: Validation, principal: &str) -> Self {
+        Binding {
+            request_sha256: v.request_sha256,
+            principal: principal.to_string(),
+            validated_at_ms: v.validated_at_ms,
+            learned_metros: v.learned_metros,
+        }
+    }
+
+    /// Whether a person may still approve at `now_ms`.
+    pub fn fresh_at(&self, now_ms: u64) -> bool {
+        now_ms.saturating_sub(self.validated_at_ms) <= TTL_MS
+    }
+
+    /// The stored bytes: the envelope, this binding, the component's record.
+    pub fn wrap(&self, record: &[u8]) -> Vec<u8> {
+        let line = serde_json::to_vec(self).expect("a binding serializes");
+        let mut out = Vec::with_capacity(ENVELOPE.len() + line.len() + 1 + record.len());
+        out.extend_from_slice(ENVELOPE);
+        out.extend_from_slice(&line);
+        out.push(b'\n');
+        out.extend_from_slice(record);
+        out
+    }
+
+    /// The binding and the component's record of stored bytes; `None` for bytes no host of
+    /// this version bound (they are never asked about).
+    pub fn unwrap(stored: &[u8]) -> Option<(Binding, &[u8])> {
+        let rest = stored.strip_prefix(ENVELOPE)?;
+        let end = rest.iter().position(|&b| b == b'\n')?;
+        let binding = serde_json::from_slice(&rest[..end]).ok()?;
+        Some((binding, &rest[end + 1..]))
+    }
+}
+
+/// A proposal this call found in the store, with its binding.
+#[derive(Clone, Debug)]
+pub struct Redeemed {
+    pub token: String,
+    pub binding: Option<Binding>,
+    /// Taken (consumed) rather than peeked.
+    pub taken: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binding_round_trips_and_foreign_bytes_carry_none() {
+        let b = Binding {
+            request_sha256: "ab".repeat(32),
+            principal: "alice".into(),
+            validated_at_ms: 7,
+            learned_metros: vec!["DC".into()],
+        };
+        let record = b"{\"component\":\"bytes\n with a newline\"}";
+        let stored = b.wrap(record);
+        let (back, rest) = Binding::unwrap(&stored).unwrap();
+        assert_eq!((back, rest), (b.clone(), &record[..]));
+        assert!(Binding::unwrap(record).is_none());
+        assert!(Binding::unwrap(b"equinix-mcp binding 1\n{\"request_sha256\":1}\nx").is_none());
+        assert!(b.fresh_at(7 + TTL_MS) && !b.fresh_at(8 + TTL_MS));
+    }
+}

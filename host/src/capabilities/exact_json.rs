@@ -1,0 +1,345 @@
+//! Reads a create body the way the form must show it: from its bytes, not from a parsed value.
+//!
+//! A parsed `serde_json::Value` keeps one of two duplicate keys, turns `5e2` into `500.0` and
+//! `\u0041` into `A`: the person would approve something other than the bytes Fabric receives.
+//! So the host refuses what it cannot show exactly and shows the rest as sent:
+//! - a key twice in one object, compared after decoding escapes (which duplicate a JSON parser
+//!   keeps differs between parsers, and Fabric's is not ours);
+//! - a number other than a plain integer within +/-(2^53 - 1): every number Fabric's create
+//!   bodies carry (bandwidths, VLAN tags, ASNs) is one, and refusing the rest is simpler to trust
+//!   than showing `1e2` and asking the person to know what Jackson makes of it;
+//! - an escape that is no character (a lone surrogate).
+//!
+//! Keys and strings are shown as their literal text, escapes and all; characters a person cannot
+//! see (controls, Unicode format characters, separators, fillers) become visible `\u{…}`.
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+/// The largest integer the form shows: beyond it, JSON parsers disagree on the value.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+/// Deeper bodies are refused (Fabric's create bodies nest about six levels).
+const MAX_DEPTH: usize = 32;
+
+/// Every leaf of `body` as (path, literal as sent), in the order of the bytes.
+pub fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
+    let mut reader = Reader { bytes: body.as_bytes(), text: body, at: 0, out: Vec::new() };
+    reader.space();
+    if reader.peek() != Some(b'{') {
+        return Err("the create body is not a JSON object".into());
+    }
+    reader.value("body", 0)?;
+    reader.space();
+    if reader.at != reader.bytes.len() {
+        return Err(format!("the create body has text after its JSON object (at byte {})", reader.at));
+    }
+    Ok(reader.out)
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    at: usize,
+    out: Vec<(String, String)>,
+}
+
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn fail(&self, what: &str) -> String {
+        format!("the create body is not JSON the form can show: {what} at byte {}", self.at)
+    }
+
+    fn expect(&mut self, b: u8) -> Result<(), String> {
+        if self.peek() != Some(b) {
+            return Err(self.fail(&format!("expected `{}`", b as char)));
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    fn value(&mut self, path: &str, depth: usize) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("the create body nests deeper than {MAX_DEPTH} levels"));
+        }
+        self.space();
+        match self.peek() {
+            Some(b'{') => self.object(path, depth),
+            Some(b'[') => self.array(path, depth),
+            Some(b'"') => {
+                let (raw, _) = self.string()?;
+                self.out.push((path.to_string(), visible(raw)));
+                Ok(())
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let literal = self.number(path)?;
+                self.out.push((path.to_string(), literal.to_string()));
+                Ok(())
+            }
+            _ => {
+                for word in ["true", "false", "null"] {
+                    if self.bytes[self.at..].starts_with(word.as_bytes()) {
+                        self.at += word.len();
+                        self.out.push((path.to_string(), word.to_string()));
+                        return Ok(());
+                    }
+                }
+                Err(self.fail("expected a value"))
+            }
+        }
+    }
+
+    fn object(&mut self, path: &str, depth: usize) -> Result<(), String> {
+        self.expect(b'{')?;
+        self.space();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            self.out.push((path.to_string(), "{}".into()));
+            return Ok(());
+        }
+        let mut keys = HashSet::new();
+        loop {
+            self.space();
+            let (raw, key) = self.string()?;
+            let label = format!("{path}.{}", visible(&raw[1..raw.len() - 1]));
+            if !keys.insert(key) {
+                return Err(format!(
+                    "the create body has the key {} twice in `{path}` (compared after decoding escapes); which one \
+                     Fabric would keep cannot be shown, so it is not put before a person",
+                    visible(raw)
+                ));
+            }
+            self.space();
+            self.expect(b':')?;
+            self.value(&label, depth + 1)?;
+            self.space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.fail("expected `,` or `}`")),
+            }
+        }
+    }
+
+    fn array(&mut self, path: &str, depth: usize) -> Result<(), String> {
+        self.expect(b'[')?;
+        self.space();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            self.out.push((path.to_string(), "[]".into()));
+            return Ok(());
+        }
+        for i in 0.. {
+            self.value(&format!("{path}[{i}]"), depth + 1)?;
+            self.space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    break;
+                }
+                _ => return Err(self.fail("expected `,` or `]`")),
+            }
+        }
+        Ok(())
+    }
+
+    /// A string literal: its raw text (with the quotes) and its decoded value.
+    fn string(&mut self) -> Result<(&'a str, String), String> {
+        let start = self.at;
+        self.expect(b'"')?;
+        let mut decoded = String::new();
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.fail("unterminated string"));
+            };
+            match b {
+                b'"' => {
+                    self.at += 1;
+                    let text = self.text;
+                    return Ok((&text[start..self.at], decoded));
+                }
+                b'\\' => {
+                    self.at += 1;
+                    let c = self.escape()?;
+                    decoded.push(c);
+                }
+                0..=0x1f => return Err(self.fail("a raw control character in a string")),
+                _ => {
+                    let c = self.text[self.at..].chars().next().expect("inside the text");
+                    decoded.push(c);
+                    self.at += c.len_utf8();
+                }
+            }
+        }
+    }
+
+    fn escape(&mut self) -> Result<char, String> {
+        let Some(b) = self.peek() else {
+            return Err(self.fail("unterminated escape"));
+        };
+        self.at += 1;
+        Ok(match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4()?;
+                if (0xDC00..0xE000).contains(&high) {
+                    return Err(self.fail("a \\u escape that is a lone low surrogate, no character"));
+                }
+                if (0xD800..0xDC00).contains(&high) {
+                    if !self.bytes[self.at..].starts_with(b"\\u") {
+                        return Err(self.fail("a \\u escape that is a lone high surrogate, no character"));
+                    }
+                    self.at += 2;
+                    let low = self.hex4()?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return Err(self.fail("a high surrogate escape not followed by a low one"));
+                    }
+                    char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).expect("a surrogate pair")
+                } else {
+                    char::from_u32(high).expect("not a surrogate")
+                }
+            }
+            _ => return Err(self.fail("an unknown escape")),
+        })
+    }
+
+    fn hex4(&mut self) -> Result<u32, String> {
+        let digits = self.bytes.get(self.at..self.at + 4).ok_or_else(|| self.fail("a short \\u escape"))?;
+        let text = std::str::from_utf8(digits).map_err(|_| self.fail("a bad \\u escape"))?;
+        let n = u32::from_str_radix(text, 16).map_err(|_| self.fail("a bad \\u escape"))?;
+        self.at += 4;
+        Ok(n)
+    }
+
+    /// A number's literal, if it is a plain integer the form can show as the value it is.
+    fn number(&mut self, path: &str) -> Result<&'a str, String> {
+        let start = self.at;
+        while matches!(self.peek(), Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
+            self.at += 1;
+        }
+        let text: &'a str = self.text;
+        let literal = &text[start..self.at];
+        let digits = literal.strip_prefix('-').unwrap_or(literal);
+        let plain = !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0'))
+            && literal != "-0";
+        let in_range = plain && literal.parse::<i64>().is_ok_and(|n| n.abs() <= MAX_SAFE_INTEGER);
+        if !in_range {
+            return Err(format!(
+                "the create body has the number {literal} at `{path}`: the form shows only plain integers within \
+                 +/-{MAX_SAFE_INTEGER} (no fraction, exponent, leading zero or -0), so that what the person reads is \
+                 the value Fabric receives"
+            ));
+        }
+        Ok(literal)
+    }
+}
+
+/// `s` with every character a person cannot see written as a visible `\u{…}` escape (`\n`,
+/// `\r`, `\t` as such), so that no value can hide a difference or pose as another line.
+pub fn visible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if invisible(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Controls, Unicode format characters (category Cf), separators other than the ASCII space,
+/// fillers, variation selectors, private-use characters and noncharacters.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32,
+            0x00A0 | 0x00AD | 0x034F | 0x061C | 0x0600..=0x0605 | 0x06DD | 0x070F | 0x0890 | 0x0891 | 0x08E2
+            | 0x115F | 0x1160 | 0x1680 | 0x17B4 | 0x17B5 | 0x180B..=0x180F | 0x2000..=0x200F | 0x2028..=0x202F
+            | 0x205F..=0x206F | 0x2800 | 0x3000 | 0x3164 | 0xFDD0..=0xFDEF | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0
+            | 0xFFF0..=0xFFFB | 0xFFFE | 0xFFFF | 0x110BD | 0x110CD | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A | 0xE000..=0xF8FF | 0xE0000..=0xE0FFF | 0xF0000..=0x10FFFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(body: &str) -> String {
+        leaves(body).unwrap_err()
+    }
+
+    #[test]
+    fn leaves_are_shown_as_sent_in_byte_order() {
+        let body = r#"{"name":"\u0041b","bandwidth":50,"tags":[],"x":{},"ok":true,"n":null,"neg":-7}"#;
+        let got = leaves(body).unwrap();
+        let want = [
+            ("body.name", r#""\u0041b""#),
+            ("body.bandwidth", "50"),
+            ("body.tags", "[]"),
+            ("body.x", "{}"),
+            ("body.ok", "true"),
+            ("body.n", "null"),
+            ("body.neg", "-7"),
+        ];
+        assert_eq!(got, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_after_decoding_escapes() {
+        assert!(refused(r#"{"bandwidth":50,"bandwidth":10000}"#).contains("twice"));
+        assert!(refused(r#"{"bandwidth":50,"band\u0077idth":10000}"#).contains("twice"));
+        assert!(refused(r#"{"a":{"k":1,"k":2}}"#).contains("twice in `body.a`"));
+        assert!(leaves(r#"{"a":{"k":1},"b":{"k":2}}"#).is_ok(), "the same key in two objects is fine");
+    }
+
+    #[test]
+    fn only_plain_safe_integers_pass() {
+        for n in ["5e2", "-0", "100000000000000000001", "50.00000000000000001", "1.0", "01", "9007199254740992"] {
+            assert!(refused(&format!(r#"{{"bandwidth":{n}}}"#)).contains("plain integers"), "{n}");
+        }
+        assert!(refused(r#"{"bandwidth":+1}"#).contains("expected a value"));
+        for n in ["0", "9007199254740991", "-9007199254740991", "1000"] {
+            assert!(leaves(&format!(r#"{{"bandwidth":{n}}}"#)).is_ok(), "{n}");
+        }
+    }
+
+    #[test]
+    fn invisible_characters_are_shown_and_bad_escapes_refused() {
+        let body = "{\"name\":\"a\u{200b}b\u{2060}c\u{feff}d\u{ad}e\u{202e}f\u{a0}g\"}";
+        let (_, shown) = &leaves(body).unwrap()[0];
+        assert_eq!(shown, r#""a\u{200b}b\u{2060}c\u{feff}d\u{ad}e\u{202e}f\u{a0}g""#);
+        assert_eq!(leaves(r#"{"n":"caf\u00e9 Zürich"}"#).unwrap()[0].1, r#""caf\u00e9 Zürich""#);
+        assert!(refused(r#"{"n":"\ud800"}"#).contains("surrogate"));
+        assert!(refused(r#"{"n":"\udc00x"}"#).contains("surrogate"));
+        assert!(leaves(r#"{"n":"\ud83d\ude00"}"#).is_ok());
+        assert!(refused("{\"n\":\"a\nb\"}").contains("control"));
+        assert!(refused(r#"{"n":1} x"#).contains("after"));
+        assert!(refused("[1]").contains("not a JSON object"));
+        assert!(refused(&format!("{}{}", "{\"a\":".repeat(40), "1")).contains("deeper"));
+    }
+}

@@ -1,0 +1,132 @@
+//! Where the operator's policy meets a call: the facts of a create body (with the metros the
+//! host itself learns for the ports and Cloud Routers it names), the decision at each phase,
+//! and its audit record. The component takes no part in any of it.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::call_state::CallState;
+use crate::audit::AuditLog;
+use crate::fabric_client::{ApiRequest, Method};
+use crate::policy::{Asking, Facts};
+
+impl CallState {
+    /// Whether a policy is in force for this call.
+    pub(super) fn policed(&self) -> bool {
+        self.policy.current().is_some()
+    }
+
+    /// The policy's facts of `body`, with `known` metros and those of every port and Cloud Router
+    /// it names (asked of Fabric once per process). `Err`: a metro the policy needs could not
+    /// be learned.
+    pub(super) async fn facts(&mut self, change_type: &str, body: &str, known: &[String]) -> Result<Facts, String> {
+        let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
+        let sha = equinix_broker_contract::request_sha256(change_type, body);
+        let mut facts = Facts::of(change_type, &parsed, &sha);
+        facts.metros.extend(known.iter().cloned());
+        let named: BTreeSet<(&str, String)> = facts
+            .port_uuids
+            .iter()
+            .map(|u| ("ports", u.clone()))
+            .chain(facts.router_uuids.iter().map(|u| ("routers", u.clone())))
+            .collect();
+        for (collection, uuid) in named {
+            if let Some(metro) = self.metro_of(collection, &uuid).await? {
+                facts.metros.insert(metro);
+            }
+        }
+        Ok(facts)
+    }
+
+    /// The metro of a port or Cloud Router, from memory or from Fabric (`None`: Fabric knows no
+    /// such object, and its dry run will say so).
+    async fn metro_of(&mut self, collection: &str, uuid: &str) -> Result<Option<String>, String> {
+        if let Some(m) = self.policy.remembered_metro(uuid) {
+            return Ok(Some(m));
+        }
+        let request = ApiRequest {
+            method: Method::Get,
+            path: format!("/fabric/v4/{collection}/{uuid}"),
+            query: vec![],
+            body: None,
+        };
+        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        let answer = self.meter.outside_guest(client.send(&request, &cancel)).await;
+        let noun = if collection == "ports" { "port" } else { "Cloud Router" };
+        let unknown = |why: String| format!("the operator's policy needs the metro of {noun} {uuid:?}, and {why}");
+        let answer = answer.map_err(|e| unknown(format!("it could not be read: {e:?}")))?;
+        match answer.status {
+            404 => Ok(None),
+            200..=299 => {
+                let body: Value = serde_json::from_str(&answer.body).unwrap_or_default();
+                let metro =
+                    body["location"]["metroCode"].as_str().ok_or_else(|| unknown("Fabric did not say it".into()))?;
+                self.policy.remember_metro(uuid, metro);
+                Ok(Some(metro.to_string()))
+            }
+            status => Err(unknown(format!("reading it answered HTTP {status}"))),
+        }
+    }
+
+    /// The policy's decision on `facts` at `phase`, audited; `Err` says why it is denied.
+    pub(super) async fn judge(&mut self, phase: &'static str, change_type: &str, facts: &Facts) -> Result<(), String> {
+        let Some(policy) = self.policy.current() else {
+            return Ok(());
+        };
+        let asking = Asking {
+            action: change_type,
+            principal: self.principal.as_str(),
+            phase,
+            transport: self.transport,
+            tool: &self.tool.name,
+        };
+        let decision = policy.decide(&asking, facts);
+        crate::metrics::metrics().policy_decision(phase, decision.allowed);
+        let entry = json!({
+            "ts": crate::audit::rfc3339(self.clock.now_ms()),
+            "event": "policy_decision",
+            "phase": phase,
+            "tool": self.tool.name,
+            "principal": self.principal.as_str(),
+            "change_type": change_type,
+            "request_sha256": facts.request_sha256,
+            "decision": if decision.allowed { "allow" } else { "deny" },
+            "policies": decision.policies,
+            "errors": decision.errors,
+            "policy_sha256": policy.sha256,
+        });
+        let Some(log) = self.audit.clone() else {
+            return Err("this server has no audit log, so no policy decision can be recorded".into());
+        };
+        if let Err(e) = self.meter.outside_guest(AuditLog::record(log, entry)).await {
+            return Err(format!("the audit log could not record the policy's decision ({e})"));
+        }
+        if decision.allowed {
+            return Ok(());
+        }
+        tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
+        Err(decision.explain())
+    }
+}
+
+/// Every `metroCode` in Fabric's answer (what the dry run says the request touches).
+pub(super) fn metros_in(answer: &str) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| match (k.as_str(), v) {
+                ("metroCode", Value::String(code)) => out.push(code.clone()),
+                _ => walk(v, out),
+            }),
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = serde_json::from_str::<Value>(answer) {
+        walk(&v, &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,140 @@
+//! The `Request` attributes of the policy schema, derived from a create body. The body has
+//! passed the exact-bytes check first (no duplicate key, only plain integers), so the parsed
+//! value says what the bytes say.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+/// What the policy sees of one create request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    pub bandwidth_mbps: Option<i64>,
+    pub metros: BTreeSet<String>,
+    pub access_point_types: BTreeSet<String>,
+    pub connection_type: Option<String>,
+    pub name: String,
+    pub project_id: Option<String>,
+    pub port_uuids: BTreeSet<String>,
+    pub profile_uuids: BTreeSet<String>,
+    pub router_uuids: BTreeSet<String>,
+    pub network_uuids: BTreeSet<String>,
+    pub virtual_device_uuids: BTreeSet<String>,
+    pub notification_emails: BTreeSet<String>,
+    pub network_scope: Option<String>,
+    pub token_type: Option<String>,
+    pub redundant: bool,
+    pub request_sha256: String,
+}
+
+impl Facts {
+    /// The facts of a create of `change_type` with `body`.
+    pub fn of(change_type: &str, body: &Value, request_sha256: &str) -> Facts {
+        let mut f = Facts { request_sha256: request_sha256.to_string(), ..Facts::default() };
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        f.name = text(&body["name"]).unwrap_or_default();
+        f.project_id = text(&body["project"]["projectId"]);
+        match change_type {
+            "service_token_create" => {
+                f.token_type = text(&body["type"]);
+                let connections = body["serviceTokenConnections"].as_array().map(Vec::as_slice).unwrap_or_default();
+                f.bandwidth_mbps = connections.iter().filter_map(|c| c["bandwidthLimit"].as_i64()).max();
+                f.connection_type = connections.iter().find_map(|c| text(&c["type"]));
+            }
+            "network_create" => {
+                f.connection_type = text(&body["type"]);
+                f.network_scope = text(&body["scope"]);
+            }
+            _ => {
+                f.connection_type = text(&body["type"]);
+                f.bandwidth_mbps = body["bandwidth"].as_i64();
+                f.redundant = !body["redundancy"]["priority"].is_null();
+            }
+        }
+        for n in body["notifications"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            f.notification_emails.extend(n["emails"].as_array().into_iter().flatten().filter_map(text));
+        }
+        f.walk(body, None);
+        f
+    }
+
+    /// Collects metros, access point types and the uuids of what the body names, wherever they
+    /// sit (a connection's sides, a token's selectors).
+    fn walk(&mut self, v: &Value, key: Option<&str>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(t)) = m.get("type")
+                    && matches!(key, Some("accessPoint" | "accessPointSelectors"))
+                {
+                    self.access_point_types.insert(t.clone());
+                }
+                let uuid = m.get("uuid").and_then(Value::as_str).map(str::to_string);
+                let set = match key {
+                    Some("port") => Some(&mut self.port_uuids),
+                    Some("profile") => Some(&mut self.profile_uuids),
+                    Some("router") => Some(&mut self.router_uuids),
+                    Some("network") => Some(&mut self.network_uuids),
+                    Some("virtualDevice") => Some(&mut self.virtual_device_uuids),
+                    _ => None,
+                };
+                if let (Some(set), Some(uuid)) = (set, uuid) {
+                    set.insert(uuid);
+                }
+                for (k, v) in m {
+                    if k == "metroCode"
+                        && let Some(code) = v.as_str()
+                    {
+                        self.metros.insert(code.to_string());
+                    }
+                    self.walk(v, Some(k));
+                }
+            }
+            // an array's items stand where the array does (`accessPointSelectors: [{type}]`)
+            Value::Array(items) => items.iter().for_each(|v| self.walk(v, key)),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_connection_body_gives_every_attribute() {
+        let body = json!({
+            "type": "EVPL_VC", "name": "dc-to-aws", "bandwidth": 500,
+            "project": {"projectId": "p-1"}, "redundancy": {"priority": "PRIMARY"},
+            "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "port-1"}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 10}}},
+            "zSide": {"accessPoint": {"type": "SP", "profile": {"uuid": "prof-1"}, "location": {"metroCode": "SV"}}},
+            "notifications": [{"type": "ALL", "emails": ["a@x.test", "b@x.test"]}]
+        });
+        let f = Facts::of("connection_create", &body, "ab");
+        assert_eq!(f.bandwidth_mbps, Some(500));
+        assert_eq!(f.metros, BTreeSet::from(["SV".to_string()]));
+        assert_eq!(f.access_point_types, BTreeSet::from(["COLO".to_string(), "SP".to_string()]));
+        assert_eq!(f.port_uuids, BTreeSet::from(["port-1".to_string()]));
+        assert_eq!(f.profile_uuids, BTreeSet::from(["prof-1".to_string()]));
+        assert_eq!(f.notification_emails.len(), 2);
+        assert_eq!(
+            (f.connection_type.as_deref(), f.project_id.as_deref(), f.redundant),
+            (Some("EVPL_VC"), Some("p-1"), true)
+        );
+    }
+
+    #[test]
+    fn a_token_counts_its_largest_limit_and_its_selectors() {
+        let body = json!({"type": "VC_TOKEN", "serviceTokenConnections": [
+            {"type": "EVPL_VC", "bandwidthLimit": 100, "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": "port-2"}}]}},
+            {"type": "EVPL_VC", "bandwidthLimit": 2000, "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": "port-3"}}]}}]});
+        let f = Facts::of("service_token_create", &body, "ab");
+        assert_eq!(f.bandwidth_mbps, Some(2000));
+        assert_eq!(f.token_type.as_deref(), Some("VC_TOKEN"));
+        assert_eq!(f.access_point_types, BTreeSet::from(["COLO".to_string()]));
+        assert_eq!(f.port_uuids.len(), 2);
+        let network = json!({"type": "EVPLAN", "scope": "REGIONAL", "name": "n", "location": {"region": "AMER"}});
+        let f = Facts::of("network_create", &network, "ab");
+        assert_eq!((f.bandwidth_mbps, f.network_scope.as_deref()), (None, Some("REGIONAL")));
+    }
+}

@@ -1,0 +1,305 @@
+//! The operator's own limits on what may be proposed at all: a Cedar policy set (`--policy`),
+//! evaluated by the host, never by the component, on the exact bytes of every create, before
+//! its dry run is sent and again before a person is asked.
+//!
+//! Without a policy everything is permitted, as before; with one, Cedar's default deny applies:
+//! a request is allowed only if some `permit` matches and no `forbid` does. A set is checked
+//! against [`SCHEMA`] when it is loaded, so a policy naming an attribute the host does not
+//! provide fails `policy check` and start-up instead of silently never matching. SIGHUP rereads
+//! the file; a set that no longer validates is logged and the previous one stays.
+
+mod facts;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use cedar_policy::{
+    Authorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName, EntityUid, PolicyId,
+    PolicySet, Request, RestrictedExpression, Schema, ValidationMode, Validator,
+};
+use sha2::{Digest, Sha256};
+
+pub use facts::Facts;
+
+/// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`).
+pub const SCHEMA: &str = include_str!("schema.cedarschema");
+const NAMESPACE: &str = "EquinixMcp";
+
+fn schema() -> &'static Schema {
+    static SCHEMA_PARSED: OnceLock<Schema> = OnceLock::new();
+    SCHEMA_PARSED.get_or_init(|| Schema::from_cedarschema_str(SCHEMA).expect("the built-in schema parses").0)
+}
+
+/// A policy set that validated against the schema.
+pub struct LoadedPolicy {
+    pub path: PathBuf,
+    pub sha256: String,
+    pub policies: usize,
+    set: PolicySet,
+}
+
+/// Reads and validates the set in `path`. `Err` names each policy and its problem.
+pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read policy file {}: {e}", path.display()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| format!("policy file {} is not UTF-8", path.display()))?;
+    let set = parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(LoadedPolicy {
+        path: path.to_path_buf(),
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        policies: set.policies().count(),
+        set,
+    })
+}
+
+/// Parses a set, naming each policy by its `@id("...")` annotation where it has one, and
+/// validates it against the schema.
+fn parse(text: &str) -> Result<PolicySet, String> {
+    let parsed = PolicySet::from_str(text).map_err(|e| format!("not a Cedar policy set: {}", cedar_error(&e)))?;
+    if parsed.templates().next().is_some() {
+        return Err("policy templates are not supported: write each policy out".into());
+    }
+    let mut set = PolicySet::new();
+    for p in parsed.policies() {
+        let id = p.annotation("id").map(str::to_string).unwrap_or_else(|| p.id().to_string());
+        set.add(p.new_id(PolicyId::new(&id))).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+    }
+    let result = Validator::new(schema().clone()).validate(&set, ValidationMode::Strict);
+    if !result.validation_passed() {
+        let problems: Vec<String> = result.validation_errors().map(|e| cedar_error(e)).collect();
+        return Err(format!(
+            "the policy set does not validate against `equinix-mcp policy schema`: {}",
+            problems.join("; ")
+        ));
+    }
+    Ok(set)
+}
+
+/// An error with its causes and help on one line.
+fn cedar_error(e: &dyn miette::Diagnostic) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    if let Some(help) = e.help() {
+        out.push_str(&format!(" (help: {help})"));
+    }
+    out
+}
+
+/// What the policy decided about one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// The policies that decided (the permits that matched, or the forbids that did).
+    pub policies: Vec<String>,
+    /// Policies that could not be evaluated (they do not count towards a permit).
+    pub errors: Vec<String>,
+}
+
+impl Decision {
+    /// Why a denied request is denied, for the caller.
+    pub fn explain(&self) -> String {
+        let mut why = if self.policies.is_empty() {
+            "no policy of the operator's set permits it".to_string()
+        } else {
+            format!("forbidden by {}", self.policies.iter().map(|p| format!("{p:?}")).collect::<Vec<_>>().join(", "))
+        };
+        if !self.errors.is_empty() {
+            why.push_str(&format!(" (not evaluated: {})", self.errors.join("; ")));
+        }
+        why
+    }
+}
+
+/// The evaluation's inputs besides the request: who, which phase, which transport, which tool.
+pub struct Asking<'a> {
+    pub action: &'a str,
+    pub principal: &'a str,
+    pub phase: &'static str,
+    pub transport: &'static str,
+    pub tool: &'a str,
+}
+
+impl LoadedPolicy {
+    pub fn decide(&self, asking: &Asking, facts: &Facts) -> Decision {
+        match self.evaluate(asking, facts) {
+            Ok(d) => d,
+            Err(e) => Decision { allowed: false, policies: Vec::new(), errors: vec![e] },
+        }
+    }
+
+    fn evaluate(&self, asking: &Asking, facts: &Facts) -> Result<Decision, String> {
+        let uid = |ty: &str, id: &str| -> Result<EntityUid, String> {
+            let ty = EntityTypeName::from_str(&format!("{NAMESPACE}::{ty}")).map_err(|e| e.to_string())?;
+            Ok(EntityUid::from_type_name_and_id(ty, EntityId::new(id)))
+        };
+        let principal = uid("Principal", asking.principal)?;
+        let action = uid("Action", asking.action)?;
+        let resource = uid("Request", &facts.request_sha256)?;
+        let string = |s: &str| RestrictedExpression::new_string(s.to_string());
+        let set =
+            |items: &std::collections::BTreeSet<String>| RestrictedExpression::new_set(items.iter().map(|s| string(s)));
+        let mut attrs: HashMap<String, RestrictedExpression> = HashMap::from([
+            ("metros".into(), set(&facts.metros)),
+            ("access_point_types".into(), set(&facts.access_point_types)),
+            ("name".into(), string(&facts.name)),
+            ("port_uuids".into(), set(&facts.port_uuids)),
+            ("profile_uuids".into(), set(&facts.profile_uuids)),
+            ("router_uuids".into(), set(&facts.router_uuids)),
+            ("network_uuids".into(), set(&facts.network_uuids)),
+            ("virtual_device_uuids".into(), set(&facts.virtual_device_uuids)),
+            ("notification_emails".into(), set(&facts.notification_emails)),
+            ("redundant".into(), RestrictedExpression::new_bool(facts.redundant)),
+            ("request_sha256".into(), string(&facts.request_sha256)),
+        ]);
+        let optional = [
+            ("connection_type", facts.connection_type.as_deref()),
+            ("project_id", facts.project_id.as_deref()),
+            ("network_scope", facts.network_scope.as_deref()),
+            ("token_type", facts.token_type.as_deref()),
+        ];
+        for (key, value) in optional {
+            if let Some(v) = value {
+                attrs.insert(key.into(), string(v));
+            }
+        }
+        if let Some(b) = facts.bandwidth_mbps {
+            attrs.insert("bandwidth_mbps".into(), RestrictedExpression::new_long(b));
+        }
+        let schema = schema();
+        let request_entity = Entity::new(resource.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
+        let principal_entity = Entity::new_no_attrs(principal.clone(), HashSet::new());
+        let entities = Entities::from_entities([request_entity, principal_entity], Some(schema))
+            .map_err(|e| format!("the request's attributes do not fit the schema: {e}"))?;
+        let context = Context::from_pairs([
+            ("phase".to_string(), string(asking.phase)),
+            ("transport".to_string(), string(asking.transport)),
+            ("tool".to_string(), string(asking.tool)),
+        ])
+        .map_err(|e| e.to_string())?;
+        let request = Request::new(principal, action, resource, context, Some(schema)).map_err(|e| e.to_string())?;
+        let response = Authorizer::new().is_authorized(&request, &self.set, &entities);
+        let diagnostics = response.diagnostics();
+        Ok(Decision {
+            allowed: response.decision() == CedarDecision::Allow,
+            policies: diagnostics.reason().map(|p| p.to_string()).collect(),
+            errors: diagnostics.errors().map(|e| e.to_string()).collect(),
+        })
+    }
+}
+
+/// The policy in force, replaceable while the server runs, and what the host learned of the
+/// metros of ports and Cloud Routers (they never move, so a lookup is made once per process).
+#[derive(Default)]
+pub struct PolicyGate {
+    current: RwLock<Option<Arc<LoadedPolicy>>>,
+    metros: Mutex<HashMap<String, String>>,
+}
+
+/// Metro lookups remembered at most (a full cache is cleared, not grown).
+const MAX_REMEMBERED_METROS: usize = 4096;
+
+impl PolicyGate {
+    /// Everything permitted: no policy.
+    pub fn open() -> Self {
+        PolicyGate::default()
+    }
+
+    /// The gate with the set in `path`.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let loaded = load(path).map_err(anyhow::Error::msg)?;
+        Ok(PolicyGate { current: RwLock::new(Some(Arc::new(loaded))), metros: Mutex::default() })
+    }
+
+    pub fn current(&self) -> Option<Arc<LoadedPolicy>> {
+        self.current.read().unwrap().clone()
+    }
+
+    /// Rereads the file of the set in force; on any problem the previous set stays. Returns
+    /// the new set's description, or why it was not taken.
+    pub fn reload(&self) -> Option<Result<String, String>> {
+        let path = self.current()?.path.clone();
+        Some(load(&path).map(|loaded| {
+            let said = format!("{} ({} policies, sha256 {})", path.display(), loaded.policies, loaded.sha256);
+            *self.current.write().unwrap() = Some(Arc::new(loaded));
+            said
+        }))
+    }
+
+    /// The metro remembered for `uuid`.
+    pub fn remembered_metro(&self, uuid: &str) -> Option<String> {
+        self.metros.lock().unwrap().get(uuid).cloned()
+    }
+
+    pub fn remember_metro(&self, uuid: &str, metro: &str) {
+        let mut metros = self.metros.lock().unwrap();
+        if metros.len() >= MAX_REMEMBERED_METROS {
+            metros.clear();
+        }
+        metros.insert(uuid.to_string(), metro.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TEAM: &str = r#"
+        @id("our-metros-only")
+        permit (principal, action, resource) when { ["DC", "SV"].containsAll(resource.metros) };
+        @id("at-most-1-gbps")
+        forbid (principal, action, resource) when { resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
+        @id("no-service-tokens")
+        forbid (principal, action == EquinixMcp::Action::"service_token_create", resource);
+        @id("networks-for-netops")
+        forbid (principal, action == EquinixMcp::Action::"network_create", resource)
+        unless { principal == EquinixMcp::Principal::"netops" };
+    "#;
+
+    fn policy(text: &str) -> LoadedPolicy {
+        let set = parse(text).unwrap();
+        LoadedPolicy { path: "p.cedar".into(), sha256: String::new(), policies: set.policies().count(), set }
+    }
+
+    fn decide(p: &LoadedPolicy, action: &str, who: &str, body: serde_json::Value, metros: &[&str]) -> Decision {
+        let mut facts = Facts::of(action, &body, "ab");
+        facts.metros.extend(metros.iter().map(|m| m.to_string()));
+        let asking = Asking { action, principal: who, phase: "dry_run", transport: "stdio", tool: "t" };
+        p.decide(&asking, &facts)
+    }
+
+    #[test]
+    fn the_platform_teams_set_decides_as_written() {
+        let p = policy(TEAM);
+        let conn = |bw: i64| json!({"type": "EVPL_VC", "name": "c", "bandwidth": bw});
+        let ok = decide(&p, "connection_create", "alice", conn(1000), &["DC"]);
+        assert_eq!((ok.allowed, ok.policies.clone()), (true, vec!["our-metros-only".to_string()]));
+        let big = decide(&p, "connection_create", "alice", conn(1001), &["DC"]);
+        assert_eq!((big.allowed, big.policies), (false, vec!["at-most-1-gbps".to_string()]));
+        let far = decide(&p, "connection_create", "alice", conn(50), &["DC", "LD"]);
+        assert!(!far.allowed && far.explain().contains("no policy"), "{far:?}");
+        let token = decide(&p, "service_token_create", "alice", json!({"type": "VC_TOKEN"}), &["DC"]);
+        assert_eq!(token.policies, vec!["no-service-tokens".to_string()]);
+        assert!(!token.allowed && token.explain().contains("forbidden by \"no-service-tokens\""));
+        let net = json!({"type": "EVPLAN", "name": "n", "scope": "REGIONAL"});
+        assert!(!decide(&p, "network_create", "alice", net.clone(), &[]).allowed);
+        assert!(decide(&p, "network_create", "netops", net, &[]).allowed);
+    }
+
+    #[test]
+    fn a_set_that_does_not_fit_the_schema_is_refused_by_name() {
+        let err = parse(r#"@id("typo") permit (principal, action, resource) when { resource.bandwith_mbps < 10 };"#)
+            .err()
+            .unwrap();
+        assert!(err.contains("policy `typo`") && err.contains("bandwith_mbps"), "{err}");
+        assert!(parse("permit (principal, action, resource) when {").unwrap_err().contains("not a Cedar policy set"));
+        let dup = r#"@id("a") permit (principal, action, resource); @id("a") forbid (principal, action, resource);"#;
+        assert!(parse(dup).unwrap_err().contains("\"a\""));
+        assert!(parse("").unwrap().policies().next().is_none(), "an empty set validates (and denies everything)");
+    }
+}
