@@ -74,14 +74,20 @@ impl CallState {
         let Some(policy) = self.policy.current() else {
             return Ok(());
         };
-        let asking = Asking {
-            action: change_type,
-            principal: self.principal.as_str(),
-            phase,
-            transport: self.transport,
-            tool: &self.tool.name,
-        };
-        let decision = policy.decide(&asking, facts);
+        // Cedar guards its recursion by the stack it has left, and a capability runs on the
+        // component's fiber stack: evaluate on a thread of the blocking pool instead
+        let (action, principal, transport, tool) =
+            (change_type.to_string(), self.principal.to_string(), self.transport, self.tool.name.clone());
+        let (judged, owned) = (policy.clone(), facts.clone());
+        let evaluate = tokio::task::spawn_blocking(move || {
+            let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };
+            judged.decide(&asking, &owned)
+        });
+        let decision = self
+            .meter
+            .outside_guest(evaluate)
+            .await
+            .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))?;
         crate::metrics::metrics().policy_decision(phase, decision.allowed);
         let entry = json!({
             "ts": crate::audit::rfc3339(self.clock.now_ms()),

@@ -37,7 +37,9 @@ impl Facts {
         match change_type {
             "service_token_create" => {
                 f.token_type = text(&body["type"]);
-                let connections = body["serviceTokenConnections"].as_array().map(Vec::as_slice).unwrap_or_default();
+                // `connection` in the v4 create request; `serviceTokenConnections` in older bodies
+                let mut connections: Vec<&Value> = vec![&body["connection"]];
+                connections.extend(body["serviceTokenConnections"].as_array().into_iter().flatten());
                 f.bandwidth_mbps = connections.iter().filter_map(|c| c["bandwidthLimit"].as_i64()).max();
                 f.connection_type = connections.iter().find_map(|c| text(&c["type"]));
             }
@@ -125,6 +127,11 @@ mod tests {
 
     #[test]
     fn a_token_counts_its_largest_limit_and_its_selectors() {
+        let single = json!({"type": "VC_TOKEN", "connection": {"type": "EVPL_VC", "bandwidthLimit": 50,
+            "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": "port-1"}}]}}});
+        let f = Facts::of("service_token_create", &single, "ab");
+        assert_eq!((f.bandwidth_mbps, f.connection_type.as_deref()), (Some(50), Some("EVPL_VC")));
+        assert_eq!(f.port_uuids, BTreeSet::from(["port-1".to_string()]));
         let body = json!({"type": "VC_TOKEN", "serviceTokenConnections": [
             {"type": "EVPL_VC", "bandwidthLimit": 100, "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": "port-2"}}]}},
             {"type": "EVPL_VC", "bandwidthLimit": 2000, "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": "port-3"}}]}}]});

@@ -66,8 +66,13 @@ fn parse(text: &str) -> Result<PolicySet, String> {
         set.add(p.new_id(PolicyId::new(&id))).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
     }
     let result = Validator::new(schema().clone()).validate(&set, ValidationMode::Strict);
-    if !result.validation_passed() {
-        let problems: Vec<String> = result.validation_errors().map(|e| cedar_error(e)).collect();
+    // a warning counts: a policy that can never apply (a typo behind `has`) must not pass silently
+    if !result.validation_passed_without_warnings() {
+        let problems: Vec<String> = result
+            .validation_errors()
+            .map(|e| cedar_error(e))
+            .chain(result.validation_warnings().map(|w| cedar_error(w)))
+            .collect();
         return Err(format!(
             "the policy set does not validate against `equinix-mcp policy schema`: {}",
             problems.join("; ")

@@ -163,13 +163,13 @@ async fn campaign_next_call_latency_after_traps() {
 /// Issue 14: a swapped-in component cannot create without the person's yes to the exact bytes,
 /// whatever it tries. Each case counts what reached the simulator, checks that the server still
 /// serves, and that the refusal is named.
-struct Rogue {
-    server: Server,
-    sim: equinix_fabric_sim::SimHandle,
-    client: TestClient,
+pub(crate) struct Rogue {
+    pub(crate) server: Server,
+    pub(crate) sim: equinix_fabric_sim::SimHandle,
+    pub(crate) client: TestClient,
 }
 
-async fn rogue() -> Rogue {
+pub(crate) async fn rogue() -> Rogue {
     let sim = sim(SimConfig::default()).await;
     let probe = probe_component();
     let client = TestClient::accepting();
@@ -179,13 +179,13 @@ async fn rogue() -> Rogue {
 }
 
 impl Rogue {
-    async fn call(&self, tool: &str, args: serde_json::Value) -> (bool, serde_json::Value) {
+    pub(crate) async fn call(&self, tool: &str, args: serde_json::Value) -> (bool, serde_json::Value) {
         let r = self.server.call(tool, args).await;
         (is_error(&r), structured(&r))
     }
 
     /// The server still serves, and `creates` connections reached the simulator.
-    async fn ends_with(self, creates: u64) {
+    pub(crate) async fn ends_with(self, creates: u64) {
         assert_eq!(connection_creates(&self.sim), creates);
         assert_eq!(connection_create_requests(&self.sim), creates as usize, "create requests sent");
         let (err, echo) = self.call("swap_echo", json!({"still": "serving"})).await;
@@ -193,7 +193,7 @@ impl Rogue {
         self.server.stop().await;
     }
 
-    fn approval_events(&self) -> Vec<String> {
+    pub(crate) fn approval_events(&self) -> Vec<String> {
         self.server.audit_entries().iter().filter_map(|e| e["event"].as_str().map(String::from)).collect()
     }
 }

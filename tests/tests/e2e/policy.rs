@@ -1,0 +1,182 @@
+//! Issue 28: the operator's Cedar policy, judged by the host on the exact bytes of every create:
+//! the README's platform-team set as written, a denied propose that sends nothing, a metro rule
+//! no body can slip past, SIGHUP, HTTP principals and the approval phase.
+
+use std::path::PathBuf;
+
+use crate::harness::*;
+use equinix_fabric_sim::PORTS;
+use serde_json::{Value, json};
+
+const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
+const NETOPS: &str = "netops-0123456789abcdef0123456789abcd";
+
+/// The policy set of the README's policy section, as a platform team would write it.
+pub fn readme_policy() -> String {
+    let readme = include_str!("../../../README.md");
+    let section = &readme[readme.find("## Operator policy").expect("a policy section")..];
+    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
+    section[start..start + section[start..].find("```").unwrap()].to_string()
+}
+
+pub fn policy_file(text: &str) -> PathBuf {
+    let path = fresh_audit_path().with_extension("cedar");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn connection(name: &str, bandwidth: u64, z_port: usize) -> Value {
+    let mut spec = connection_spec(name, 1001);
+    spec["bandwidth"] = json!(bandwidth);
+    spec["zSide"]["accessPoint"]["port"]["uuid"] = json!(PORTS[z_port].0);
+    json!({"change_type": "connection_create", "spec": spec})
+}
+
+fn token() -> Value {
+    json!({"change_type": "service_token_create", "spec": {"type": "VC_TOKEN", "name": "t-1",
+        "expirationDateTime": "2031-01-01T00:00:00Z",
+        "connection": {"type": "EVPL_VC", "bandwidthLimit": 100, "aSide": {"accessPointSelectors": [{"type": "COLO",
+            "port": {"uuid": PORTS[0].0}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 700}}]}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
+fn network() -> Value {
+    json!({"change_type": "network_create", "spec": {"type": "EVPLAN", "name": "n-1", "scope": "REGIONAL",
+        "location": {"region": "AMER"}, "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
+async fn dry_runs(sim: &str) -> u64 {
+    let stats = sim_stats(sim).await;
+    ["connections", "networks", "serviceTokens"].iter().map(|c| stats["dry_runs"][c].as_u64().unwrap_or(0)).sum()
+}
+
+fn denied_by(error: &Value, policy: &str) {
+    assert_eq!(error["kind"], "policy_denied", "{error}");
+    assert!(error["message"].as_str().unwrap().contains(policy), "{error}");
+}
+
+#[tokio::test]
+async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
+    let path = policy_file(&readme_policy());
+    let (ok, stdout, stderr) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
+    assert!(ok && stdout.contains("4 policies, valid against the EquinixMcp schema"), "{stdout}{stderr}");
+    let args = ["--toolsets", "all,mutate", "--policy", path.to_str().unwrap()];
+    let server = Launch::serve().args(&args).client(TestClient::accepting()).stdio().await;
+    let sim = embedded_sim_url(&server).await;
+    assert!(server.stderr_text().contains("policy=") && server.stderr_text().contains("4 policies"));
+
+    // DC to SV at 1 Gbps: permitted, and confirmed through the approval phase's second look
+    let p = server.ok("fabric_propose_change", connection("dc-to-sv", 1000, 3)).await;
+    let done = server.ok("fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    assert_eq!(done["executed"], true, "{done}");
+
+    // above 1 Gbps, a service token, a network for `local`: denied before anything is sent
+    let before = dry_runs(&sim).await;
+    denied_by(&server.refused("fabric_propose_change", connection("too-fast", 10_000, 3)).await, "at-most-1-gbps");
+    denied_by(&server.refused("fabric_propose_change", token()).await, "no-service-tokens");
+    denied_by(&server.refused("fabric_propose_change", network()).await, "networks-only-for-netops");
+    assert_eq!(dry_runs(&sim).await, before, "a denied propose sends nothing to Fabric");
+    assert_eq!(creates(&sim, "connections").await, 1);
+
+    // every decision is audited with the policies that decided, the principal and the hash
+    let decisions: Vec<Value> =
+        server.audit_entries().into_iter().filter(|e| e["event"] == "policy_decision").collect();
+    let phases: Vec<(&str, &str)> =
+        decisions.iter().map(|d| (d["phase"].as_str().unwrap(), d["decision"].as_str().unwrap())).collect();
+    assert_eq!(
+        phases,
+        [("dry_run", "allow"), ("approval", "allow"), ("dry_run", "deny"), ("dry_run", "deny"), ("dry_run", "deny")]
+    );
+    assert_eq!(decisions[0]["policies"], json!(["our-metros-only"]));
+    assert_eq!(decisions[0]["request_sha256"], p["request_sha256"]);
+    assert_eq!(decisions[2]["policies"], json!(["at-most-1-gbps"]));
+    assert!(decisions.iter().all(|d| d["principal"] == "local" && d["policy_sha256"].as_str().unwrap().len() == 64));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_without_a_metro_code_cannot_slip_past_a_metro_rule() {
+    let path = policy_file(
+        r#"@id("dc-only") permit (principal, action, resource) when { ["DC"].containsAll(resource.metros) };"#,
+    );
+    let args = ["--toolsets", "all,mutate", "--policy", path.to_str().unwrap()];
+    let server = Launch::serve().args(&args).client(TestClient::accepting()).stdio().await;
+    let sim = embedded_sim_url(&server).await;
+    // ports only: the host learns their metros from Fabric (DC-PRI-01 and DC-SEC-01 are in DC)
+    server.ok("fabric_propose_change", connection("dc-to-dc", 1000, 1)).await;
+    let before = dry_runs(&sim).await;
+    let err = server.refused("fabric_propose_change", connection("dc-to-sv", 1000, 3)).await;
+    denied_by(&err, "no policy of the operator's set permits it");
+    assert_eq!(dry_runs(&sim).await, before);
+    let denied = server.audit_entries().into_iter().rfind(|e| e["event"] == "policy_decision").unwrap();
+    assert_eq!(denied["decision"], "deny");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn http_principals_sighup_and_the_approval_phase() {
+    let path = policy_file(&readme_policy());
+    let tokens = token_file(&[("alice", ALICE), ("netops", NETOPS)]);
+    let args =
+        ["--toolsets", "all,mutate", "--auth-token-file", tokens.to_str().unwrap(), "--policy", path.to_str().unwrap()];
+    let server = Launch::serve().args(&args).http("127.0.0.1:0").await;
+    let alice = server.connect(Some(ALICE), TestClient::accepting(), false).await;
+    let netops = server.connect(Some(NETOPS), TestClient::accepting(), false).await;
+    let call = async |client: &Client, args: Value| structured(&call_on(client, "fabric_propose_change", args).await);
+
+    // the principal is the token's label
+    denied_by(&call(&alice, network()).await["error"], "networks-only-for-netops");
+    assert!(call(&netops, network()).await["confirm_token"].is_string());
+
+    // SIGHUP: a permissive set takes over; a broken one leaves it in force
+    denied_by(&call(&alice, connection("fast", 5000, 3)).await["error"], "at-most-1-gbps");
+    std::fs::write(&path, r#"@id("anything") permit (principal, action, resource);"#).unwrap();
+    server.hangup();
+    wait_until("the reread", async || server.stderr_text().contains("policy reread")).await;
+    let fast = call(&alice, connection("fast", 5000, 3)).await;
+    assert!(fast["confirm_token"].is_string(), "{fast}");
+    std::fs::write(&path, r#"permit (principal, action, resource) when { resource.nonsense };"#).unwrap();
+    server.hangup();
+    wait_until("the refusal", async || server.stderr_text().contains("the previous set stays")).await;
+    assert!(server.stderr_text().contains("nonsense"), "the log names the problem");
+    let again = call(&alice, connection("fast-again", 5000, 3)).await;
+    assert!(again["confirm_token"].is_string(), "the last good set stays: {again}");
+
+    // the approval phase judges the same bytes again: the team's set, back, refuses the confirm
+    std::fs::write(&path, readme_policy()).unwrap();
+    server.hangup();
+    wait_until("the second reread", async || server.stderr_text().matches("policy reread").count() >= 2).await;
+    let r = call_on(&alice, "fabric_confirm_change", json!({"confirm_token": fast["confirm_token"]})).await;
+    let refused = structured(&r);
+    assert_eq!(refused["error"]["kind"], "confirmation_refused", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("at-most-1-gbps"), "{refused}");
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+    let last = server.audit_entries().into_iter().rfind(|e| e["event"] == "policy_decision").unwrap();
+    assert_eq!((last["phase"].as_str(), last["principal"].as_str()), (Some("approval"), Some("alice")));
+    server.terminate();
+}
+
+#[tokio::test]
+async fn policy_check_names_the_policy_and_the_problem() {
+    let typo =
+        policy_file(r#"@id("fast-links") forbid (principal, action, resource) when { resource.bandwith_mbps > 1 };"#);
+    let (ok, _, stderr) = run_to_exit(&["policy", "check", typo.to_str().unwrap()], &[]).await;
+    assert!(!ok, "a set naming an unknown attribute fails");
+    assert!(
+        stderr.contains("fast-links") && stderr.contains("bandwith_mbps") && stderr.contains("bandwidth_mbps"),
+        "{stderr}"
+    );
+    // behind `has`, the same typo would make a policy that never applies: refused as well
+    let hidden = policy_file(
+        r#"@id("hidden") forbid (principal, action, resource) when { resource has bandwith_mbps && resource.bandwith_mbps > 1 };"#,
+    );
+    let (ok, _, stderr) = run_to_exit(&["policy", "check", hidden.to_str().unwrap()], &[]).await;
+    assert!(!ok && stderr.contains("hidden") && stderr.contains("impossible"), "{stderr}");
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--policy", typo.to_str().unwrap()], &[]).await;
+    assert!(!ok && stderr.contains("fast-links"), "serve refuses it too: {stderr}");
+    let (ok, schema, _) = run_to_exit(&["policy", "schema"], &[]).await;
+    assert!(ok && schema.contains("namespace EquinixMcp") && schema.contains("action connection_create"), "{schema}");
+    let (ok, inspected, _) =
+        run_to_exit(&["inspect", "--policy", policy_file(&readme_policy()).to_str().unwrap()], &[]).await;
+    assert!(ok && inspected.contains("4 policies, sha256 "), "{inspected}");
+}
