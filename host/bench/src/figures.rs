@@ -72,6 +72,7 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     http_throughput(&bench, &mut t).await?;
     sandbox_cost(&bench, &mut t).await?;
     team_load(&bench, &mut t).await?;
+    policy_cost(&bench, &mut t).await?;
     shared_store(&bench, &mut t).await;
     t.print();
     let _ = std::fs::remove_dir_all(&bench.cache);
@@ -326,7 +327,7 @@ async fn sandbox_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 
 /// A team proposing at once: the audit log's group commit.
 async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
-    let team = load::team_proposes(&b.server, &b.audit_dir, 16, b.window()).await?;
+    let team = load::team_proposes(&b.server, &b.audit_dir, 16, b.window(), &[]).await?;
     t.row(
         "proposes/s, 16 HTTP clients at once, audit synced per record",
         format!(
@@ -344,6 +345,42 @@ async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// What the operator's policy adds to a propose's server CPU: the same load with and without
+/// the README's platform-team set, in alternating windows so a noisy neighbour weighs on both.
+async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
+    let policy = b.audit_dir.join("team.cedar");
+    std::fs::write(&policy, TEAM_POLICY)?;
+    let policy = policy.to_str().context("temp dir is not UTF-8")?;
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    let rounds = if b.quick { 1 } else { 2 };
+    for _ in 0..rounds {
+        without.push(load::team_proposes(&b.server, &b.audit_dir, 16, b.window(), &[]).await?.server_cpu_us);
+        with.push(
+            load::team_proposes(&b.server, &b.audit_dir, 16, b.window(), &["--policy", policy]).await?.server_cpu_us,
+        );
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (without, with) = (mean(&without), mean(&with));
+    let ratio = with / without;
+    t.row(
+        "server CPU per propose with the README's Cedar policy vs without (16 HTTP clients)",
+        format!("{ratio:.3}x ({with:.0} vs {without:.0} µs)"),
+        "<= 1.05x",
+        ratio <= 1.05,
+    );
+    Ok(())
+}
+
+/// The README's "Operator policy" set (ports DC-SEC-01 and SV-SEC-01 of the bench's spec are in
+/// DC and SV, at 1 Gbps: every propose is permitted, after the host learns both ports' metros).
+const TEAM_POLICY: &str = r#"
+@id("our-metros-only") permit (principal, action, resource) when { ["DC", "SV"].containsAll(resource.metros) };
+@id("at-most-1-gbps") forbid (principal, action, resource) when { resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
+@id("no-service-tokens") forbid (principal, action == EquinixMcp::Action::"service_token_create", resource);
+@id("networks-only-for-netops") forbid (principal, action == EquinixMcp::Action::"network_create", resource)
+unless { principal == EquinixMcp::Principal::"netops" };
+"#;
 
 /// The shared store: propose on one replica, confirm on another, through Redis (context rows;
 /// without redis-server the row says why it was not measured).

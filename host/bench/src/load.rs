@@ -83,13 +83,13 @@ pub async fn team_proposes(
     audit_dir: &Path,
     clients: usize,
     duration: Duration,
+    extra: &[&str],
 ) -> anyhow::Result<TeamProposes> {
     let audit = audit_dir.join("team.jsonl").display().to_string();
-    let server = spawn_http(
-        exe,
-        &["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"],
-    )
-    .await?;
+    let mut args =
+        vec!["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"];
+    args.extend_from_slice(extra);
+    let server = spawn_http(exe, &args).await?;
     let metrics = server.metrics.clone().context("no metrics address")?;
     let mut all = Vec::with_capacity(clients);
     for _ in 0..clients {

@@ -52,6 +52,23 @@ pub struct CallState {
     pub policy: Arc<PolicyGate>,
     /// `stdio` or `http`, for the policy's context.
     pub transport: &'static str,
+    /// The policy's decisions in this call, for the call's audit record.
+    pub decisions: PolicyDecisions,
+}
+
+/// The policy decisions one call made, shared with the MCP layer, which writes them into the
+/// call's own audit record (synced before its result goes out).
+#[derive(Clone, Default)]
+pub struct PolicyDecisions(Arc<std::sync::Mutex<Vec<serde_json::Value>>>);
+
+impl PolicyDecisions {
+    pub fn push(&self, decision: serde_json::Value) {
+        self.0.lock().unwrap().push(decision);
+    }
+
+    pub fn all(&self) -> Vec<serde_json::Value> {
+        self.0.lock().unwrap().clone()
+    }
 }
 
 /// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
@@ -167,6 +184,7 @@ impl CallState {
             correlation_ids,
             policy: grants.policy.clone(),
             transport: grants.transport,
+            decisions: PolicyDecisions::default(),
         }
     }
 

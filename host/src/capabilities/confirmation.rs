@@ -97,14 +97,15 @@ impl CallState {
     }
 
     /// The operator's policy on the bytes about to be put before the person (the metros the
-    /// dry run learned come with the binding): `Err` says why they may not be.
-    async fn approvable(&mut self, change_type: &str, body: &str, binding: &Binding) -> Result<(), String> {
+    /// dry run learned come with the binding): what the form says of it, or why they may not be.
+    async fn approvable(&mut self, change_type: &str, body: &str, binding: &Binding) -> Result<Option<String>, String> {
         if !self.policed() {
-            return Ok(());
+            return Ok(None);
         }
         let facts = self.facts(change_type, body, &binding.learned_metros).await?;
         self.judge("approval", change_type, &facts)
             .await
+            .map(Some)
             .map_err(|why| format!("the operator's policy does not allow this create: {why}"))
     }
 
@@ -128,6 +129,7 @@ impl CallState {
             "request_sha256": approval.request_sha256,
             "token": approval.token,
             "human_status": status_name(approval.status),
+            "policy_decisions": self.decisions.all(),
         })
     }
 }
@@ -146,8 +148,11 @@ impl confirmation::Host for CallState {
         let prepared = self.prepare(&token, &request, &context);
         self.asked = true;
         let prepared = match prepared {
-            Ok((change_type, form, binding)) => match self.approvable(change_type, &request.body, &binding).await {
-                Ok(()) => Ok((change_type, form, binding)),
+            Ok((change_type, mut form, binding)) => match self.approvable(change_type, &request.body, &binding).await {
+                Ok(verdict) => {
+                    verdict.inspect(|v| form.note_policy(v));
+                    Ok((change_type, form, binding))
+                }
                 Err(why) => Err(why),
             },
             Err(why) => Err(why),

@@ -17,6 +17,8 @@ pub const MAX_FIELDS: usize = 200;
 pub const MAX_CONTEXT_FIELDS: usize = 40;
 /// The whole form at most this many bytes; a larger one is refused unasked.
 pub const MAX_FORM_BYTES: usize = 16 * 1024;
+/// The policy's line is cut beyond this many characters; the form keeps room for it.
+const POLICY_LINE_CHARS: usize = 400;
 /// A component's context value is cut beyond this many characters.
 const MAX_CONTEXT_CHARS: usize = 500;
 /// Prefix of every line the component wrote.
@@ -67,11 +69,13 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
     for (label, value) in &context.fields {
         let _ = writeln!(text, "{COMPONENT_MARK}{}: {}", capped(label), capped(value));
     }
-    if text.len() > MAX_FORM_BYTES {
+    // room for the policy's line (at most 4 bytes a character), added once the policy has judged
+    let reserved = 4 * POLICY_LINE_CHARS + 40;
+    if text.len() + reserved > MAX_FORM_BYTES {
         return Err(format!(
-            "the form would be {} bytes; at most {MAX_FORM_BYTES} are put before a person (shorten the component's \
-             context)",
-            text.len()
+            "the form would be {} bytes, with {reserved} kept for the operator policy's line; at most \
+             {MAX_FORM_BYTES} are put before a person (shorten the component's context)",
+            text.len() + reserved
         ));
     }
     Ok(Form { text, request_sha256 })
@@ -79,6 +83,16 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
 
 fn capped(s: &str) -> String {
     visible(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS))
+}
+
+impl Form {
+    /// Adds what the operator's policy said of the request to the host's part, below its hash.
+    pub fn note_policy(&mut self, verdict: &str) {
+        let shown = equinix_broker_contract::clip(&visible(verdict), POLICY_LINE_CHARS);
+        let line = format!("operator policy: {shown}\n");
+        let at = self.text.find("\nFrom the component").unwrap_or(self.text.len());
+        self.text.insert_str(at, &line);
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ mod proposal_store;
 
 pub use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
-pub use call_state::{CallContext, CallState, CorrelationIds, Grants, GuestMeter, StepReporter, ToolGrant};
+pub use call_state::{
+    CallContext, CallState, CorrelationIds, Grants, GuestMeter, PolicyDecisions, StepReporter, ToolGrant,
+};
 pub use confirmer::{Confirmer, NobodyToAsk};
 pub use form::Form;

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::call_state::CallState;
-use crate::audit::AuditLog;
 use crate::fabric_client::{ApiRequest, Method};
 use crate::policy::{Asking, Facts};
 
@@ -69,10 +68,16 @@ impl CallState {
         }
     }
 
-    /// The policy's decision on `facts` at `phase`, audited; `Err` says why it is denied.
-    pub(super) async fn judge(&mut self, phase: &'static str, change_type: &str, facts: &Facts) -> Result<(), String> {
+    /// The policy's decision on `facts` at `phase`, audited: what permitted it, in words (empty
+    /// without a policy), or why it is denied.
+    pub(super) async fn judge(
+        &mut self,
+        phase: &'static str,
+        change_type: &str,
+        facts: &Facts,
+    ) -> Result<String, String> {
         let Some(policy) = self.policy.current() else {
-            return Ok(());
+            return Ok(String::new());
         };
         // Cedar guards its recursion by the stack it has left, and a capability runs on the
         // component's fiber stack: evaluate on a thread of the blocking pool instead
@@ -89,11 +94,13 @@ impl CallState {
             .await
             .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))?;
         crate::metrics::metrics().policy_decision(phase, decision.allowed);
-        let entry = json!({
-            "ts": crate::audit::rfc3339(self.clock.now_ms()),
-            "event": "policy_decision",
+        // recorded in the call's own audit line (and an approval's), which is synced before the
+        // call's result goes out: a decision is never acted on unrecorded, at no extra fsync
+        if self.audit.is_none() {
+            return Err("this server has no audit log, so no policy decision can be recorded".into());
+        }
+        self.decisions.push(json!({
             "phase": phase,
-            "tool": self.tool.name,
             "principal": self.principal.as_str(),
             "change_type": change_type,
             "request_sha256": facts.request_sha256,
@@ -101,15 +108,10 @@ impl CallState {
             "policies": decision.policies,
             "errors": decision.errors,
             "policy_sha256": policy.sha256,
-        });
-        let Some(log) = self.audit.clone() else {
-            return Err("this server has no audit log, so no policy decision can be recorded".into());
-        };
-        if let Err(e) = self.meter.outside_guest(AuditLog::record(log, entry)).await {
-            return Err(format!("the audit log could not record the policy's decision ({e})"));
-        }
+        }));
         if decision.allowed {
-            return Ok(());
+            let ids: Vec<String> = decision.policies.iter().map(|p| format!("{p:?}")).collect();
+            return Ok(format!("permitted by {} (policy set sha256 {})", ids.join(", "), policy.sha256));
         }
         tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
         Err(decision.explain())

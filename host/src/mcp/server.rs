@@ -130,14 +130,21 @@ impl McpServer {
         let grant =
             ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET };
         let state = CallState::new(&self.shared.grants, call, grant, ids);
+        let decisions = state.decisions.clone();
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.grants.clock.now_ms();
         let outcome = self.shared.runtime.call(state, name, &args_text).await;
         if let Some(form) = confirmer.input_request() {
             // The component's own result is moot: the person has not answered yet.
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-            return Ok(stateless_confirm::input_required(&self.shared.request_state, &call, &form)
-                .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool)));
+            let result = stateless_confirm::input_required(&self.shared.request_state, &call, &form)
+                .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
+            let decisions = decisions.all();
+            if !decisions.is_empty() {
+                // a first round judged by the policy: its decisions are recorded before the form goes out
+                self.audit(true, name, started, json!({"input_required": true}), false, decisions).await;
+            }
+            return Ok(result);
         }
         let (value, is_error) = match outcome {
             Ok(Ok(text)) => match results::component_result(tool, &text) {
@@ -154,17 +161,30 @@ impl McpServer {
                 (ToolError::new(trapped.kind, message).into_value(), true)
             }
         };
-        let value = self.audit(tool.decl.read_only, name, started, value, is_error).await;
+        let decisions = decisions.all();
+        let audited = !tool.decl.read_only || !decisions.is_empty();
+        let value = self.audit(audited, name, started, value, is_error, decisions).await;
         Ok(results::for_tool(tool, value, is_error).into())
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
     /// and fsync run on the blocking pool so they never stall other calls.
-    async fn audit(&self, read_only: bool, name: &str, started: u64, mut value: Value, is_error: bool) -> Value {
-        let Some(log) = self.shared.grants.audit.clone().filter(|_| !read_only) else {
+    async fn audit(
+        &self,
+        audited: bool,
+        name: &str,
+        started: u64,
+        mut value: Value,
+        is_error: bool,
+        decisions: Vec<Value>,
+    ) -> Value {
+        let Some(log) = self.shared.grants.audit.clone().filter(|_| audited) else {
             return value;
         };
-        let entry = audit::entry(name, started, self.shared.grants.clock.now_ms(), &value, is_error);
+        let mut entry = audit::entry(name, started, self.shared.grants.clock.now_ms(), &value, is_error);
+        if !decisions.is_empty() {
+            entry["policy_decisions"] = Value::Array(decisions);
+        }
         if let Err(e) = AuditLog::record(log, entry).await {
             tracing::error!("could not write the audit log {e}");
             value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));

@@ -58,6 +58,10 @@ async fn an_invalid_catalog_is_refused_with_the_tool_named() {
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--component", bad.to_str().unwrap()], &[]).await;
     assert!(!ok);
     assert!(stderr.contains("drop table; --") && stderr.contains("tool name"), "{stderr}");
+    // inspect reads the catalog and judges it by the same rules: no ACCEPTED for what serve refuses
+    let (ok, stdout, _) = run_to_exit(&["inspect", "--component", bad.to_str().unwrap()], &[]).await;
+    assert!(!ok && stdout.contains("REFUSED"), "{stdout}");
+    assert!(stdout.contains("has a catalog serve refuses") && stdout.contains("drop table; --"), "{stdout}");
 }
 
 /// The probe component with a 300 ms CPU budget and a 16 MiB memory cap.

@@ -61,7 +61,8 @@ async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
     let (ok, stdout, stderr) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
     assert!(ok && stdout.contains("4 policies, valid against the EquinixMcp schema"), "{stdout}{stderr}");
     let args = ["--toolsets", "all,mutate", "--policy", path.to_str().unwrap()];
-    let server = Launch::serve().args(&args).client(TestClient::accepting()).stdio().await;
+    let person = TestClient::accepting();
+    let server = Launch::serve().args(&args).client(person.clone()).stdio().await;
     let sim = embedded_sim_url(&server).await;
     assert!(server.stderr_text().contains("policy=") && server.stderr_text().contains("4 policies"));
 
@@ -69,6 +70,9 @@ async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
     let p = server.ok("fabric_propose_change", connection("dc-to-sv", 1000, 3)).await;
     let done = server.ok("fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
     assert_eq!(done["executed"], true, "{done}");
+    let form = &person.prompt_texts()[0];
+    let (host_part, _) = form.split_once("From the component").unwrap();
+    assert!(host_part.contains("operator policy: permitted by \"our-metros-only\" (policy set sha256 "), "{form}");
 
     // above 1 Gbps, a service token, a network for `local`: denied before anything is sent
     let before = dry_runs(&sim).await;
@@ -79,8 +83,12 @@ async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
     assert_eq!(creates(&sim, "connections").await, 1);
 
     // every decision is audited with the policies that decided, the principal and the hash
-    let decisions: Vec<Value> =
-        server.audit_entries().into_iter().filter(|e| e["event"] == "policy_decision").collect();
+    let decisions: Vec<Value> = server
+        .audit_entries()
+        .into_iter()
+        .filter(|e| e["event"].is_null())
+        .flat_map(|e| e["policy_decisions"].as_array().cloned().unwrap_or_default())
+        .collect();
     let phases: Vec<(&str, &str)> =
         decisions.iter().map(|d| (d["phase"].as_str().unwrap(), d["decision"].as_str().unwrap())).collect();
     assert_eq!(
@@ -108,8 +116,9 @@ async fn a_body_without_a_metro_code_cannot_slip_past_a_metro_rule() {
     let err = server.refused("fabric_propose_change", connection("dc-to-sv", 1000, 3)).await;
     denied_by(&err, "no policy of the operator's set permits it");
     assert_eq!(dry_runs(&sim).await, before);
-    let denied = server.audit_entries().into_iter().rfind(|e| e["event"] == "policy_decision").unwrap();
-    assert_eq!(denied["decision"], "deny");
+    let denied = server.audit_entries().into_iter().rfind(|e| e["tool"] == "fabric_propose_change").unwrap();
+    assert_eq!(denied["error_kind"], "policy_denied");
+    assert_eq!(denied["policy_decisions"][0]["decision"], "deny", "{denied}");
     server.stop().await;
 }
 
@@ -151,8 +160,9 @@ async fn http_principals_sighup_and_the_approval_phase() {
     assert_eq!(refused["error"]["kind"], "confirmation_refused", "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("at-most-1-gbps"), "{refused}");
     assert_eq!(creates(&server.sim, "connections").await, 0);
-    let last = server.audit_entries().into_iter().rfind(|e| e["event"] == "policy_decision").unwrap();
-    assert_eq!((last["phase"].as_str(), last["principal"].as_str()), (Some("approval"), Some("alice")));
+    let confirm = server.audit_entries().into_iter().rfind(|e| e["tool"] == "fabric_confirm_change").unwrap();
+    let last = &confirm["policy_decisions"][0];
+    assert_eq!((last["phase"].as_str(), last["principal"].as_str()), (Some("approval"), Some("alice")), "{confirm}");
     server.terminate();
 }
 

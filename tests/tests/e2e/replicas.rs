@@ -218,3 +218,28 @@ async fn capacity_and_visibility_are_per_principal_across_replicas() {
 
 const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
 const BOB: &str = "bob-0123456789abcdef0123456789abcdef00";
+
+/// Issue 28: the binding travels with the proposal through Redis, so the replica that confirms
+/// judges the same bytes with the metros the proposing replica learned; each judges by its own
+/// copy of the operator's policy.
+#[tokio::test]
+async fn a_policy_is_judged_on_both_replicas_of_a_shared_store() {
+    let policy = crate::policy::policy_file(&crate::policy::readme_policy());
+    let p = pair(&["--policy", policy.to_str().unwrap()]).await;
+    let (on_a, on_b) = p.accepting_clients().await;
+    let proposal = propose_on(&on_a, "policed-replica", 2301).await;
+    let done =
+        structured(&call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await);
+    assert_eq!(done["executed"], true, "{done}");
+    let minted = p.b.audit_entries().into_iter().find(|e| e["event"] == "approval_minted").unwrap();
+    let approval = &minted["policy_decisions"][0];
+    assert_eq!((approval["phase"].as_str(), approval["decision"].as_str()), (Some("approval"), Some("allow")));
+    assert_eq!(approval["request_sha256"], proposal["request_sha256"]);
+    let mut fast = connection_spec("too-fast", 2302);
+    fast["bandwidth"] = json!(10_000);
+    let denied = structured(
+        &call_on(&on_b, "fabric_propose_change", json!({"change_type": "connection_create", "spec": fast})).await,
+    );
+    assert_eq!(denied["error"]["kind"], "policy_denied", "{denied}");
+    assert_eq!(connection_creates(&p.sim), 1);
+}
