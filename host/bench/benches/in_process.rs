@@ -118,3 +118,45 @@ fn compile_one_schema(bencher: divan::Bencher, draft: &str) {
     let d = if draft == "draft7" { jsonschema::Draft::Draft7 } else { jsonschema::Draft::Draft202012 };
     bencher.bench_local(|| jsonschema::options().with_draft(d).build(&schema).unwrap());
 }
+
+/// The operator policy's decision on one connection create (the README's set of four policies):
+/// the facts from the body's bytes, then Cedar's evaluation.
+#[divan::bench]
+fn policy_decision(bencher: divan::Bencher) {
+    use equinix_mcp::policy::{self, Asking, Facts};
+    let dir = std::env::temp_dir().join(format!("equinix-mcp-bench-policy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("team.cedar");
+    std::fs::write(&file, TEAM_POLICY).unwrap();
+    let loaded = policy::load(&file).unwrap();
+    let body = serde_json::json!({"type": "EVPL_VC", "name": "bench-1", "bandwidth": 1000,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
+    .to_string();
+    let asking =
+        Asking { action: "connection_create", principal: "local", phase: "dry_run", transport: "http", tool: "t" };
+    bencher.bench_local(|| {
+        let parsed: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let mut facts = Facts::of("connection_create", &parsed, "ab");
+        facts.metros.extend(["DC".to_string(), "SV".to_string()]);
+        assert!(loaded.decide(&asking, &facts).allowed);
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The hop to the blocking pool that a decision takes (Cedar measures the stack it has left, and
+/// a capability runs on the component's fiber).
+#[divan::bench]
+fn blocking_pool_hop(bencher: divan::Bencher) {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    bencher.bench_local(|| rt.block_on(async { tokio::task::spawn_blocking(|| 1).await.unwrap() }));
+}
+
+const TEAM_POLICY: &str = r#"
+@id("our-metros-only") permit (principal, action, resource) when { ["DC", "SV"].containsAll(resource.metros) };
+@id("at-most-1-gbps") forbid (principal, action, resource) when { resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
+@id("no-service-tokens") forbid (principal, action == EquinixMcp::Action::"service_token_create", resource);
+@id("networks-only-for-netops") forbid (principal, action == EquinixMcp::Action::"network_create", resource)
+unless { principal == EquinixMcp::Principal::"netops" };
+"#;

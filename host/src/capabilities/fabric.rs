@@ -67,7 +67,8 @@ impl CallState {
         }
         let mut learned = Vec::new();
         if let Some(mut facts) = facts {
-            let named = metros_in(&answer.body);
+            // ports and Cloud Routers were looked up; what else implies a metro is in the answer
+            let named = if facts.virtual_device_uuids.is_empty() { Vec::new() } else { metros_in(&answer.body) };
             if !named.iter().all(|m| facts.metros.contains(m)) {
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;

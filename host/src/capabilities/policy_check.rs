@@ -79,12 +79,14 @@ impl CallState {
         let Some(policy) = self.policy.current() else {
             return Ok(String::new());
         };
-        // Cedar guards its recursion by the stack it has left, and a capability runs on the
-        // component's fiber stack: evaluate on a thread of the blocking pool instead
+        // Cedar guards its recursion by the stack it has left, as `stacker` reads it from the
+        // thread; a capability runs on the component's fiber, where that reading is wrong. A task
+        // of its own runs on a worker's stack, and usually on this worker, next (tokio's LIFO
+        // slot): cheaper than the blocking pool's hop or a fresh stack per decision.
         let (action, principal, transport, tool) =
             (change_type.to_string(), self.principal.to_string(), self.transport, self.tool.name.clone());
         let (judged, owned) = (policy.clone(), facts.clone());
-        let evaluate = tokio::task::spawn_blocking(move || {
+        let evaluate = tokio::spawn(async move {
             let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };
             judged.decide(&asking, &owned)
         });

@@ -32,6 +32,21 @@ fn schema() -> &'static Schema {
     SCHEMA_PARSED.get_or_init(|| Schema::from_cedarschema_str(SCHEMA).expect("the built-in schema parses").0)
 }
 
+/// The schema's entity type names, parsed once (Cedar parses a name with its full grammar).
+struct TypeNames {
+    principal: EntityTypeName,
+    action: EntityTypeName,
+    request: EntityTypeName,
+}
+
+fn type_names() -> &'static TypeNames {
+    static NAMES: OnceLock<TypeNames> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let name = |ty: &str| EntityTypeName::from_str(&format!("{NAMESPACE}::{ty}")).expect("a schema type name");
+        TypeNames { principal: name("Principal"), action: name("Action"), request: name("Request") }
+    })
+}
+
 /// A policy set that validated against the schema.
 pub struct LoadedPolicy {
     pub path: PathBuf,
@@ -140,13 +155,11 @@ impl LoadedPolicy {
     }
 
     fn evaluate(&self, asking: &Asking, facts: &Facts, schema: Option<&Schema>) -> Result<Decision, String> {
-        let uid = |ty: &str, id: &str| -> Result<EntityUid, String> {
-            let ty = EntityTypeName::from_str(&format!("{NAMESPACE}::{ty}")).map_err(|e| e.to_string())?;
-            Ok(EntityUid::from_type_name_and_id(ty, EntityId::new(id)))
-        };
-        let principal = uid("Principal", asking.principal)?;
-        let action = uid("Action", asking.action)?;
-        let resource = uid("Request", &facts.request_sha256)?;
+        let names = type_names();
+        let uid = |ty: &EntityTypeName, id: &str| EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id));
+        let principal = uid(&names.principal, asking.principal);
+        let action = uid(&names.action, asking.action);
+        let resource = uid(&names.request, &facts.request_sha256);
         let string = |s: &str| RestrictedExpression::new_string(s.to_string());
         let set =
             |items: &std::collections::BTreeSet<String>| RestrictedExpression::new_set(items.iter().map(|s| string(s)));
@@ -188,7 +201,8 @@ impl LoadedPolicy {
         ])
         .map_err(|e| e.to_string())?;
         let request = Request::new(principal, action, resource, context, schema).map_err(|e| e.to_string())?;
-        let response = Authorizer::new().is_authorized(&request, &self.set, &entities);
+        static AUTHORIZER: OnceLock<Authorizer> = OnceLock::new();
+        let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, &self.set, &entities);
         let diagnostics = response.diagnostics();
         Ok(Decision {
             allowed: response.decision() == CedarDecision::Allow,
