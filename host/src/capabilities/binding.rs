@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// How long after Fabric validated a request a person may still approve it (the seed's TTL).
 pub const TTL_MS: u64 = 10 * 60 * 1000;
+/// How far ahead of this host's clock a binding's validation may lie (another replica's clock).
+const SKEW_MS: u64 = 60 * 1000;
 
 /// Marks a record the host bound; the line after it is the binding, the rest the component's.
 const ENVELOPE: &[u8] = b"equinix-mcp binding 1\n";
@@ -46,9 +48,10 @@ impl Binding {
         }
     }
 
-    /// Whether a person may still approve at `now_ms`.
+    /// Whether a person may still approve at `now_ms`: validated no more than the TTL ago, and
+    /// not in the future beyond a replica's clock skew (such a binding would be fresh forever).
     pub fn fresh_at(&self, now_ms: u64) -> bool {
-        now_ms.saturating_sub(self.validated_at_ms) <= TTL_MS
+        self.validated_at_ms <= now_ms.saturating_add(SKEW_MS) && now_ms.saturating_sub(self.validated_at_ms) <= TTL_MS
     }
 
     /// The stored bytes: the envelope, this binding, the component's record.
@@ -100,5 +103,7 @@ mod tests {
         assert!(Binding::unwrap(record).is_none());
         assert!(Binding::unwrap(b"equinix-mcp binding 1\n{\"request_sha256\":1}\nx").is_none());
         assert!(b.fresh_at(7 + TTL_MS) && !b.fresh_at(8 + TTL_MS));
+        let ahead = Binding { validated_at_ms: 1_000_000 + SKEW_MS + 1, ..b };
+        assert!(!ahead.fresh_at(1_000_000), "a validation in the future is never fresh");
     }
 }

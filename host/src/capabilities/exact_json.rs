@@ -109,7 +109,7 @@ impl<'a> Reader<'a> {
         loop {
             self.space();
             let (raw, key) = self.string()?;
-            let label = format!("{path}.{}", visible(&raw[1..raw.len() - 1]));
+            let label = label(path, raw);
             if !keys.insert(key) {
                 return Err(format!(
                     "the create body has the key {} twice in `{path}` (compared after decoding escapes); which one \
@@ -224,8 +224,12 @@ impl<'a> Reader<'a> {
 
     fn hex4(&mut self) -> Result<u32, String> {
         let digits = self.bytes.get(self.at..self.at + 4).ok_or_else(|| self.fail("a short \\u escape"))?;
-        let text = std::str::from_utf8(digits).map_err(|_| self.fail("a bad \\u escape"))?;
-        let n = u32::from_str_radix(text, 16).map_err(|_| self.fail("a bad \\u escape"))?;
+        // four hex digits exactly: `from_str_radix` alone would take `+041`, which JSON does not
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return Err(self.fail("a \\u escape without four hex digits"));
+        }
+        let text = std::str::from_utf8(digits).expect("ASCII hex digits");
+        let n = u32::from_str_radix(text, 16).expect("four hex digits");
         self.at += 4;
         Ok(n)
     }
@@ -243,7 +247,7 @@ impl<'a> Reader<'a> {
             && digits.bytes().all(|b| b.is_ascii_digit())
             && (digits == "0" || !digits.starts_with('0'))
             && literal != "-0";
-        let in_range = plain && literal.parse::<i64>().is_ok_and(|n| n.abs() <= MAX_SAFE_INTEGER);
+        let in_range = plain && literal.parse::<i64>().is_ok_and(|n| n.unsigned_abs() <= MAX_SAFE_INTEGER as u64);
         if !in_range {
             return Err(format!(
                 "the create body has the number {literal} at `{path}`: the form shows only plain integers within \
@@ -253,6 +257,15 @@ impl<'a> Reader<'a> {
         }
         Ok(literal)
     }
+}
+
+/// The label of `path`'s member `raw` (a key literal): `path.key` for a plain key, `path["…"]`
+/// with the literal for any other, so that no key can read as a path into nested objects
+/// (`"aSide.accessPoint.port.uuid"`) or as a line's label and value (`"uuid: x"`).
+fn label(path: &str, raw: &str) -> String {
+    let inner = &raw[1..raw.len() - 1];
+    let plain = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if plain { format!("{path}.{inner}") } else { format!("{path}[{}]", visible(raw)) }
 }
 
 /// `s` with every character a person cannot see written as a visible `\u{…}` escape (`\n`,
@@ -310,6 +323,13 @@ mod tests {
     }
 
     #[test]
+    fn a_key_cannot_pose_as_a_nested_path_or_a_label() {
+        let got = leaves(r#"{"aSide.accessPoint.port.uuid":"decoy","uuid: x":1,"a-b_c":2}"#).unwrap();
+        let labels: Vec<&str> = got.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, [r#"body["aSide.accessPoint.port.uuid"]"#, r#"body["uuid: x"]"#, "body.a-b_c"]);
+    }
+
+    #[test]
     fn duplicate_keys_are_refused_after_decoding_escapes() {
         assert!(refused(r#"{"bandwidth":50,"bandwidth":10000}"#).contains("twice"));
         assert!(refused(r#"{"bandwidth":50,"band\u0077idth":10000}"#).contains("twice"));
@@ -319,7 +339,16 @@ mod tests {
 
     #[test]
     fn only_plain_safe_integers_pass() {
-        for n in ["5e2", "-0", "100000000000000000001", "50.00000000000000001", "1.0", "01", "9007199254740992"] {
+        for n in [
+            "5e2",
+            "-0",
+            "100000000000000000001",
+            "50.00000000000000001",
+            "1.0",
+            "01",
+            "9007199254740992",
+            "-9223372036854775808",
+        ] {
             assert!(refused(&format!(r#"{{"bandwidth":{n}}}"#)).contains("plain integers"), "{n}");
         }
         assert!(refused(r#"{"bandwidth":+1}"#).contains("expected a value"));
@@ -335,6 +364,7 @@ mod tests {
         assert_eq!(shown, r#""a\u{200b}b\u{2060}c\u{feff}d\u{ad}e\u{202e}f\u{a0}g""#);
         assert_eq!(leaves(r#"{"n":"caf\u00e9 Zürich"}"#).unwrap()[0].1, r#""caf\u00e9 Zürich""#);
         assert!(refused(r#"{"n":"\ud800"}"#).contains("surrogate"));
+        assert!(refused(r#"{"n":"\u+041"}"#).contains("four hex digits"));
         assert!(refused(r#"{"n":"\udc00x"}"#).contains("surrogate"));
         assert!(leaves(r#"{"n":"\ud83d\ude00"}"#).is_ok());
         assert!(refused("{\"n\":\"a\nb\"}").contains("control"));

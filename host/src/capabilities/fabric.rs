@@ -51,6 +51,11 @@ impl CallState {
     async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
         let body = request.body.clone().unwrap_or_default();
         let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
+        if self.policed() && self.audit.is_none() {
+            return Err(SendError::Refused(
+                "this server has no audit log, so no policy decision can be recorded".into(),
+            ));
+        }
         let facts = match self.policed() {
             true => Some(self.facts(change_type, &body, &[]).await.map_err(SendError::Refused)?),
             false => None,
@@ -67,8 +72,8 @@ impl CallState {
         }
         let mut learned = Vec::new();
         if let Some(mut facts) = facts {
-            // ports and Cloud Routers were looked up; what else implies a metro is in the answer
-            let named = if facts.virtual_device_uuids.is_empty() { Vec::new() } else { metros_in(&answer.body) };
+            // every metro Fabric's answer names counts too
+            let named = metros_in(&answer.body);
             if !named.iter().all(|m| facts.metros.contains(m)) {
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::call_state::CallState;
 use crate::fabric_client::{ApiRequest, Method};
-use crate::policy::{Asking, Facts};
+use crate::policy::{Asking, Facts, UNKNOWN_METRO};
 
 impl CallState {
     /// Whether a policy is in force for this call.
@@ -17,13 +17,22 @@ impl CallState {
     }
 
     /// The policy's facts of `body`, with `known` metros and those of every port and Cloud Router
-    /// it names (asked of Fabric once per process). `Err`: a metro the policy needs could not
-    /// be learned.
+    /// it names (asked of Fabric once per process); an access point the host cannot place counts
+    /// as metro `UNKNOWN`. `Err`: something the policy needs could not be learned or read.
     pub(super) async fn facts(&mut self, change_type: &str, body: &str, known: &[String]) -> Result<Facts, String> {
         let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
         let sha = equinix_broker_contract::request_sha256(change_type, body);
         let mut facts = Facts::of(change_type, &parsed, &sha);
+        if let Some(value) = &facts.unreadable_bandwidth {
+            return Err(format!(
+                "the create body carries the bandwidth {value}, which is not an integer, so the operator's policy cannot \
+                 judge it"
+            ));
+        }
         facts.metros.extend(known.iter().cloned());
+        if facts.metro_unknown {
+            facts.metros.insert(UNKNOWN_METRO.to_string());
+        }
         let named: BTreeSet<(&str, String)> = facts
             .port_uuids
             .iter()
@@ -31,18 +40,17 @@ impl CallState {
             .chain(facts.router_uuids.iter().map(|u| ("routers", u.clone())))
             .collect();
         for (collection, uuid) in named {
-            if let Some(metro) = self.metro_of(collection, &uuid).await? {
-                facts.metros.insert(metro);
-            }
+            facts.metros.insert(self.metro_of(collection, &uuid).await?);
         }
         Ok(facts)
     }
 
-    /// The metro of a port or Cloud Router, from memory or from Fabric (`None`: Fabric knows no
-    /// such object, and its dry run will say so).
-    async fn metro_of(&mut self, collection: &str, uuid: &str) -> Result<Option<String>, String> {
+    /// The metro of a port or Cloud Router, from memory or from Fabric. One Fabric does not show
+    /// (404) is refused here rather than left to the dry run: a rule on metros is never judged
+    /// without it.
+    async fn metro_of(&mut self, collection: &str, uuid: &str) -> Result<String, String> {
         if let Some(m) = self.policy.remembered_metro(uuid) {
-            return Ok(Some(m));
+            return Ok(m);
         }
         let request = ApiRequest {
             method: Method::Get,
@@ -56,14 +64,14 @@ impl CallState {
         let unknown = |why: String| format!("the operator's policy needs the metro of {noun} {uuid:?}, and {why}");
         let answer = answer.map_err(|e| unknown(format!("it could not be read: {e:?}")))?;
         match answer.status {
-            404 => Ok(None),
             200..=299 => {
                 let body: Value = serde_json::from_str(&answer.body).unwrap_or_default();
                 let metro =
                     body["location"]["metroCode"].as_str().ok_or_else(|| unknown("Fabric did not say it".into()))?;
                 self.policy.remember_metro(uuid, metro);
-                Ok(Some(metro.to_string()))
+                Ok(metro.to_string())
             }
+            404 => Err(unknown("Fabric knows no such object (HTTP 404)".into())),
             status => Err(unknown(format!("reading it answered HTTP {status}"))),
         }
     }
@@ -96,11 +104,9 @@ impl CallState {
             .await
             .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))?;
         crate::metrics::metrics().policy_decision(phase, decision.allowed);
-        // recorded in the call's own audit line (and an approval's), which is synced before the
-        // call's result goes out: a decision is never acted on unrecorded, at no extra fsync
-        if self.audit.is_none() {
-            return Err("this server has no audit log, so no policy decision can be recorded".into());
-        }
+        // recorded in the call's own audit line, synced before the call's result goes out, and in
+        // an approval's `approval_minted` line, synced before the component holds the approval: at
+        // no fsync of its own
         self.decisions.push(json!({
             "phase": phase,
             "principal": self.principal.as_str(),

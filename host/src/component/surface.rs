@@ -13,7 +13,7 @@ pub const WORLD_VERSION: &str = "0.3.0";
 const WORLD_COMPAT: &str = "0.3";
 
 /// The only imports the host implements. Versions match semver-compatibly, as wasmtime's linker
-/// does (`0.2.x` for 0.x packages).
+/// does (`0.3.x` for 0.x packages).
 pub const ALLOWED_IMPORTS: &[&str] = &[
     "equinix:broker/fabric@0.3",
     "equinix:broker/clock@0.3",

@@ -7,8 +7,9 @@
 //! Nothing here knows a tool by name: the component learns the round from
 //! `confirmation.current-delivery`, and the state is bound to the principal, the tool and its exact
 //! arguments (for the confirm tool, the token), and to the request hash the form showed. The
-//! state has no lifetime of its own: whether an answer came too late is the component's TTL rule,
-//! judged at the retry (a replayed state finds its token already consumed).
+//! state has no lifetime of its own: whether an answer came too late is judged at the retry, by
+//! the component's TTL rule and by the host's own (no approval after the binding's 10 minutes); a
+//! replayed state finds its token already consumed.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

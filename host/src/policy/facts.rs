@@ -25,7 +25,17 @@ pub struct Facts {
     pub token_type: Option<String>,
     pub redundant: bool,
     pub request_sha256: String,
+    /// An access point whose metro neither the body nor a lookup can tell (a virtual device, a
+    /// service token's side, a profile without a location): it counts as metro [`UNKNOWN_METRO`].
+    pub metro_unknown: bool,
+    /// What the body holds where a bandwidth belongs but is not an integer: the policy could not
+    /// judge it, so the host refuses the request.
+    pub unreadable_bandwidth: Option<String>,
 }
+
+/// The metro of an access point the host cannot place: `["DC"].containsAll(resource.metros)`
+/// fails for it, as it should.
+pub const UNKNOWN_METRO: &str = "UNKNOWN";
 
 impl Facts {
     /// The facts of a create of `change_type` with `body`.
@@ -40,7 +50,13 @@ impl Facts {
                 // `connection` in the v4 create request; `serviceTokenConnections` in older bodies
                 let mut connections: Vec<&Value> = vec![&body["connection"]];
                 connections.extend(body["serviceTokenConnections"].as_array().into_iter().flatten());
-                f.bandwidth_mbps = connections.iter().filter_map(|c| c["bandwidthLimit"].as_i64()).max();
+                // the limit, and every bandwidth the holder may pick, count
+                let mut limits: Vec<&Value> = Vec::new();
+                for c in &connections {
+                    limits.push(&c["bandwidthLimit"]);
+                    limits.extend(c["supportedBandwidths"].as_array().into_iter().flatten());
+                }
+                f.bandwidth_mbps = f.bandwidths(limits);
                 f.connection_type = connections.iter().find_map(|c| text(&c["type"]));
             }
             "network_create" => {
@@ -49,7 +65,7 @@ impl Facts {
             }
             _ => {
                 f.connection_type = text(&body["type"]);
-                f.bandwidth_mbps = body["bandwidth"].as_i64();
+                f.bandwidth_mbps = f.bandwidths([&body["bandwidth"]]);
                 f.redundant = !body["redundancy"]["priority"].is_null();
             }
         }
@@ -60,11 +76,41 @@ impl Facts {
         f
     }
 
+    /// The largest of `values` that are present (absent: none), noting one that is not an integer.
+    fn bandwidths<'a>(&mut self, values: impl IntoIterator<Item = &'a Value>) -> Option<i64> {
+        let mut largest = None;
+        for v in values.into_iter().filter(|v| !v.is_null()) {
+            match v.as_i64() {
+                Some(n) => largest = largest.max(Some(n)),
+                None => self.unreadable_bandwidth = Some(v.to_string()),
+            }
+        }
+        largest
+    }
+
+    /// Whether an access point (or a token's selector) says, or lets the host learn, its metro.
+    fn placed(ap: &serde_json::Map<String, Value>) -> bool {
+        let has = |k: &str| ap.get(k).is_some_and(|v| v["uuid"].is_string());
+        ap.get("location").is_some_and(|l| l["metroCode"].is_string())
+            || has("port")
+            || has("router")
+            // a network spans metros: it has none to place
+            || has("network")
+            || ap.get("type").and_then(Value::as_str) == Some("NETWORK")
+    }
+
     /// Collects metros, access point types and the uuids of what the body names, wherever they
     /// sit (a connection's sides, a token's selectors).
     fn walk(&mut self, v: &Value, key: Option<&str>) {
         match v {
             Value::Object(m) => {
+                if matches!(key, Some("accessPoint" | "accessPointSelectors")) && !Self::placed(m) {
+                    self.metro_unknown = true;
+                }
+                // a side reached through a service token: the token's port is not in the body
+                if matches!(key, Some("aSide" | "zSide")) && m.contains_key("serviceToken") {
+                    self.metro_unknown = true;
+                }
                 if let Some(Value::String(t)) = m.get("type")
                     && matches!(key, Some("accessPoint" | "accessPointSelectors"))
                 {
@@ -123,6 +169,23 @@ mod tests {
             (f.connection_type.as_deref(), f.project_id.as_deref(), f.redundant),
             (Some("EVPL_VC"), Some("p-1"), true)
         );
+        assert!(!f.metro_unknown && f.unreadable_bandwidth.is_none());
+    }
+
+    #[test]
+    fn what_the_policy_cannot_judge_is_marked() {
+        let vd = json!({"type": "EVPL_VC", "bandwidth": 50,
+            "aSide": {"accessPoint": {"type": "VD", "virtualDevice": {"uuid": "vd-1"}}},
+            "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "port-1"}}}});
+        assert!(Facts::of("connection_create", &vd, "ab").metro_unknown);
+        let token_side = json!({"type": "EVPL_VC", "bandwidth": 50, "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "p"}}},
+            "zSide": {"serviceToken": {"uuid": "tok-1"}}});
+        assert!(Facts::of("connection_create", &token_side, "ab").metro_unknown);
+        let text = json!({"type": "EVPL_VC", "bandwidth": "10000"});
+        let f = Facts::of("connection_create", &text, "ab");
+        assert_eq!((f.bandwidth_mbps, f.unreadable_bandwidth.as_deref()), (None, Some("\"10000\"")));
+        let custom = json!({"type": "VC_TOKEN", "connection": {"type": "EVPL_VC", "bandwidthLimit": 50, "supportedBandwidths": [50, 10000]}});
+        assert_eq!(Facts::of("service_token_create", &custom, "ab").bandwidth_mbps, Some(10000));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
-pub use facts::Facts;
+pub use facts::{Facts, UNKNOWN_METRO};
 
 /// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`).
 pub const SCHEMA: &str = include_str!("schema.cedarschema");
@@ -204,10 +204,13 @@ impl LoadedPolicy {
         static AUTHORIZER: OnceLock<Authorizer> = OnceLock::new();
         let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, &self.set, &entities);
         let diagnostics = response.diagnostics();
+        let errors: Vec<String> = diagnostics.errors().map(|e| e.to_string()).collect();
         Ok(Decision {
-            allowed: response.decision() == CedarDecision::Allow,
+            // Cedar skips a policy whose evaluation errs, so a forbid that errs (an overflow, say)
+            // would let a permit through: any error denies
+            allowed: response.decision() == CedarDecision::Allow && errors.is_empty(),
             policies: diagnostics.reason().map(|p| p.to_string()).collect(),
-            errors: diagnostics.errors().map(|e| e.to_string()).collect(),
+            errors,
         })
     }
 }
@@ -312,6 +315,17 @@ mod tests {
         let net = json!({"type": "EVPLAN", "name": "n", "scope": "REGIONAL"});
         assert!(!decide(&p, "network_create", "alice", net.clone(), &[]).allowed);
         assert!(decide(&p, "network_create", "netops", net, &[]).allowed);
+    }
+
+    #[test]
+    fn a_forbid_that_errs_denies() {
+        let p = policy(
+            r#"@id("all") permit (principal, action, resource);
+               @id("overflowing") forbid (principal, action, resource)
+               when { resource has bandwidth_mbps && resource.bandwidth_mbps * 9007199254740991 > 0 };"#,
+        );
+        let d = decide(&p, "connection_create", "alice", json!({"type": "EVPL_VC", "bandwidth": 5000}), &["DC"]);
+        assert!(!d.allowed && !d.errors.is_empty() && d.explain().contains("not evaluated"), "{d:?}");
     }
 
     #[test]

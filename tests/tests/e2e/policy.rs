@@ -190,3 +190,28 @@ async fn policy_check_names_the_policy_and_the_problem() {
         run_to_exit(&["inspect", "--policy", policy_file(&readme_policy()).to_str().unwrap()], &[]).await;
     assert!(ok && inspected.contains("4 policies, sha256 "), "{inspected}");
 }
+
+/// A swapped component meets the same policy on the bytes it sends: a bandwidth written as text
+/// is refused (Fabric's parser would read it as a number), one above the limit is denied, and
+/// neither reaches Fabric.
+#[tokio::test]
+async fn a_hostile_component_meets_the_policy_on_its_bytes() {
+    let path = policy_file(&readme_policy());
+    let probe = probe_component();
+    let args =
+        ["--component", probe.to_str().unwrap(), "--toolsets", "probe,echo,mutate", "--policy", path.to_str().unwrap()];
+    let server = Launch::serve().args(&args).client(TestClient::accepting()).stdio().await;
+    let sim = embedded_sim_url(&server).await;
+    let spec = connection_spec("hostile", 1001).to_string();
+    for (raw, why) in [
+        (spec.replace(r#""bandwidth":1000"#, r#""bandwidth":"10000""#), "not an integer"),
+        (spec.replace(r#""bandwidth":1000"#, r#""bandwidth":10000"#), "at-most-1-gbps"),
+    ] {
+        let err = server.refused("rogue_propose", json!({"raw": raw})).await;
+        assert!(err["message"].as_str().unwrap().contains(why), "{why}: {err}");
+    }
+    assert_eq!(dry_runs(&sim).await, 0, "nothing reached Fabric");
+    let ok = server.ok("rogue_propose", json!({"raw": spec})).await;
+    assert!(ok["token"].is_string(), "{ok}");
+    server.stop().await;
+}
