@@ -9,6 +9,10 @@ use equinix_mcp::component::{ComponentRuntime, Limits};
 use equinix_mcp::fabric_client::{FabricClient, FabricConfig};
 use equinix_mcp::mcp::{Selection, ToolRegistry};
 
+#[path = "../src/team_policy.rs"]
+mod team_policy;
+use team_policy::TEAM_POLICY;
+
 fn main() {
     divan::main();
 }
@@ -152,11 +156,3 @@ fn blocking_pool_hop(bencher: divan::Bencher) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     bencher.bench_local(|| rt.block_on(async { tokio::task::spawn_blocking(|| 1).await.unwrap() }));
 }
-
-const TEAM_POLICY: &str = r#"
-@id("our-metros-only") permit (principal, action, resource) when { ["DC", "SV"].containsAll(resource.metros) };
-@id("at-most-1-gbps") forbid (principal, action, resource) when { resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
-@id("no-service-tokens") forbid (principal, action == EquinixMcp::Action::"service_token_create", resource);
-@id("networks-only-for-netops") forbid (principal, action == EquinixMcp::Action::"network_create", resource)
-unless { principal == EquinixMcp::Principal::"netops" };
-"#;

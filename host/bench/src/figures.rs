@@ -350,7 +350,7 @@ async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 /// the README's platform-team set, in alternating windows so a noisy neighbour weighs on both.
 async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let policy = b.audit_dir.join("team.cedar");
-    std::fs::write(&policy, TEAM_POLICY)?;
+    std::fs::write(&policy, crate::team_policy::TEAM_POLICY)?;
     let policy = policy.to_str().context("temp dir is not UTF-8")?;
     let (mut without, mut with) = (Vec::new(), Vec::new());
     // short windows, many turns: the machine's noise moves from one window to the next
@@ -377,16 +377,6 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     );
     Ok(())
 }
-
-/// The README's "Operator policy" set (ports DC-SEC-01 and SV-SEC-01 of the bench's spec are in
-/// DC and SV, at 1 Gbps: every propose is permitted, after the host learns both ports' metros).
-const TEAM_POLICY: &str = r#"
-@id("our-metros-only") permit (principal, action, resource) when { ["DC", "SV"].containsAll(resource.metros) };
-@id("at-most-1-gbps") forbid (principal, action, resource) when { resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
-@id("no-service-tokens") forbid (principal, action == EquinixMcp::Action::"service_token_create", resource);
-@id("networks-only-for-netops") forbid (principal, action == EquinixMcp::Action::"network_create", resource)
-unless { principal == EquinixMcp::Principal::"netops" };
-"#;
 
 /// The shared store: propose on one replica, confirm on another, through Redis (context rows;
 /// without redis-server the row says why it was not measured).

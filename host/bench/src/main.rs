@@ -15,6 +15,7 @@ mod native;
 mod server;
 mod soak;
 mod table;
+mod team_policy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
