@@ -72,8 +72,9 @@ impl CallState {
         }
         let mut learned = Vec::new();
         if let Some(mut facts) = facts {
-            // every metro Fabric's answer names counts too
-            let named = metros_in(&answer.body);
+            // Fabric's answer can only add to what the host placed itself (the body's metro codes,
+            // the ports' and Cloud Routers'); it is read when an access point was left unplaced
+            let named = if facts.metro_unknown { metros_in(&answer.body) } else { Vec::new() };
             if !named.iter().all(|m| facts.metros.contains(m)) {
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
