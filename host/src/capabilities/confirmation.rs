@@ -102,7 +102,8 @@ impl CallState {
         if !self.policed() {
             return Ok(None);
         }
-        let facts = self.facts(change_type, body, &binding.learned_metros).await?;
+        // `bound` checked that the binding's hash is this body's
+        let facts = self.facts(change_type, body, &binding.request_sha256, &binding.learned_metros).await?;
         self.judge("approval", change_type, &facts)
             .await
             .map(Some)

@@ -6,9 +6,9 @@ use std::future::Future;
 use super::binding::Validation;
 use super::call_state::CallState;
 use super::exact_json;
-use super::policy_check::metros_in;
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError, allow_list};
+use crate::policy::Facts;
 
 impl fabric::Host for CallState {
     async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
@@ -51,13 +51,13 @@ impl CallState {
     async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
         let body = request.body.clone().unwrap_or_default();
         let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
-        if self.policed() && self.audit.is_none() {
-            return Err(SendError::Refused(
-                "this server has no audit log, so no policy decision can be recorded".into(),
-            ));
-        }
+        let request_sha256 = equinix_broker_contract::request_sha256(change_type, &body);
         let facts = match self.policed() {
-            true => Some(self.facts(change_type, &body, &[]).await.map_err(SendError::Refused)?),
+            true if self.audit.is_none() => {
+                let why = "this server has no audit log, so no policy decision can be recorded";
+                return Err(SendError::Refused(why.into()));
+            }
+            true => Some(self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?),
             false => None,
         };
         if let Some(facts) = &facts {
@@ -74,7 +74,10 @@ impl CallState {
         if let Some(mut facts) = facts {
             // Fabric's answer can only add to what the host placed itself (the body's metro codes,
             // the ports' and Cloud Routers'); it is read when an access point was left unplaced
-            let named = if facts.metro_unknown { metros_in(&answer.body) } else { Vec::new() };
+            let named = match facts.metro_unknown {
+                true => serde_json::from_str(&answer.body).map(|v| Facts::metros_named(&v)).unwrap_or_default(),
+                false => Default::default(),
+            };
             if !named.iter().all(|m| facts.metros.contains(m)) {
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
@@ -82,7 +85,7 @@ impl CallState {
             learned = facts.metros.into_iter().collect();
         }
         self.validations.push(Validation {
-            request_sha256: equinix_broker_contract::request_sha256(change_type, &body),
+            request_sha256,
             validated_at_ms: self.clock.now_ms(),
             learned_metros: learned,
         });

@@ -16,13 +16,18 @@ impl CallState {
         self.policy.current().is_some()
     }
 
-    /// The policy's facts of `body`, with `known` metros and those of every port and Cloud Router
+    /// The policy's facts of `body` (whose request hash is `request_sha256`), with `known` metros and those of every port and Cloud Router
     /// it names (asked of Fabric once per process); an access point the host cannot place counts
     /// as metro `UNKNOWN`. `Err`: something the policy needs could not be learned or read.
-    pub(super) async fn facts(&mut self, change_type: &str, body: &str, known: &[String]) -> Result<Facts, String> {
+    pub(super) async fn facts(
+        &mut self,
+        change_type: &str,
+        body: &str,
+        request_sha256: &str,
+        known: &[String],
+    ) -> Result<Facts, String> {
         let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
-        let sha = equinix_broker_contract::request_sha256(change_type, body);
-        let mut facts = Facts::of(change_type, &parsed, &sha);
+        let mut facts = Facts::of(change_type, &parsed, request_sha256);
         if let Some(value) = &facts.unreadable_bandwidth {
             return Err(format!(
                 "the create body carries the bandwidth {value}, which is not an integer, so the operator's policy cannot \
@@ -124,25 +129,4 @@ impl CallState {
         tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
         Err(decision.explain())
     }
-}
-
-/// Every `metroCode` in Fabric's answer (what the dry run says the request touches).
-pub(super) fn metros_in(answer: &str) -> Vec<String> {
-    fn walk(v: &Value, out: &mut Vec<String>) {
-        match v {
-            Value::Object(m) => m.iter().for_each(|(k, v)| match (k.as_str(), v) {
-                ("metroCode", Value::String(code)) => out.push(code.clone()),
-                _ => walk(v, out),
-            }),
-            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(v) = serde_json::from_str::<Value>(answer) {
-        walk(&v, &mut out);
-    }
-    out.sort();
-    out.dedup();
-    out
 }

@@ -76,6 +76,14 @@ impl Facts {
         f
     }
 
+    /// Every `metroCode` anywhere in `v` (what Fabric's answer says a request touches), read by
+    /// the same walk as a body's.
+    pub fn metros_named(v: &Value) -> BTreeSet<String> {
+        let mut f = Facts::default();
+        f.walk(v, None);
+        f.metros
+    }
+
     /// The largest of `values` that are present (absent: none), noting one that is not an integer.
     fn bandwidths<'a>(&mut self, values: impl IntoIterator<Item = &'a Value>) -> Option<i64> {
         let mut largest = None;
