@@ -70,6 +70,7 @@ where
 /// What `clients` concurrent sessions sustain proposing for `duration`.
 pub struct TeamProposes {
     pub per_second: f64,
+    pub proposes: f64,
     pub syncs_per_propose: f64,
     pub p50_ms: f64,
     /// The server's CPU per propose, and the cores it kept busy (of the machine's, which the
@@ -85,40 +86,63 @@ pub async fn team_proposes(
     duration: Duration,
     extra: &[&str],
 ) -> anyhow::Result<TeamProposes> {
-    let audit = audit_dir.join("team.jsonl").display().to_string();
-    let mut args =
-        vec!["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"];
-    args.extend_from_slice(extra);
-    let server = spawn_http(exe, &args).await?;
-    let metrics = server.metrics.clone().context("no metrics address")?;
-    let mut all = Vec::with_capacity(clients);
-    for _ in 0..clients {
-        all.push(LeanSession::open(&server.url).await?);
+    Team::start(exe, &audit_dir.join("team.jsonl"), clients, extra).await?.measure(duration, 0).await
+}
+
+/// A server with `clients` sessions open and warmed up, ready for windows of proposes.
+pub struct Team {
+    server: HttpChild,
+    metrics: String,
+    sessions: Vec<LeanSession>,
+}
+
+impl Team {
+    pub async fn start(exe: &Path, audit: &Path, clients: usize, extra: &[&str]) -> anyhow::Result<Team> {
+        let audit = audit.display().to_string();
+        let mut args =
+            vec!["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"];
+        args.extend_from_slice(extra);
+        let server = spawn_http(exe, &args).await?;
+        let metrics = server.metrics.clone().context("no metrics address")?;
+        let mut sessions = Vec::with_capacity(clients);
+        for _ in 0..clients {
+            sessions.push(LeanSession::open(&server.url).await?);
+        }
+        for (i, s) in sessions.iter().enumerate() {
+            s.call("fabric_propose_change", spec(i)).await?; // warm-up
+        }
+        Ok(Team { server, metrics, sessions })
     }
-    for (i, s) in all.iter().enumerate() {
-        s.call("fabric_propose_change", spec(i)).await?; // warm-up
+
+    /// Every session proposing for `duration`; `window` keeps each window's names apart.
+    pub async fn measure(&self, duration: Duration, window: usize) -> anyhow::Result<TeamProposes> {
+        let before = scrape(&self.metrics).await?;
+        let pid = self.server.child.id().context("no pid")?;
+        let cpu_before = cpu_of(pid).context("no CPU time of the server")?;
+        let started = Instant::now();
+        let all = &self.sessions;
+        let latencies = for_a_while(all.len(), duration, |c, i| {
+            let s = &all[c];
+            async move {
+                s.call("fabric_propose_change", spec(1000 + window * 10_000_000 + c * 100_000 + i)).await.map(drop)
+            }
+        })
+        .await?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let server_cpu = cpu_of(pid).context("no CPU time of the server")? - cpu_before;
+        let after = scrape(&self.metrics).await?;
+        let proposes = latencies.len() as f64;
+        let syncs =
+            counter(&after, "equinix_mcp_audit_syncs_total") - counter(&before, "equinix_mcp_audit_syncs_total");
+        Ok(TeamProposes {
+            per_second: proposes / elapsed,
+            proposes,
+            syncs_per_propose: syncs / proposes,
+            p50_ms: median(latencies),
+            server_cpu_us: server_cpu.as_secs_f64() * 1e6 / proposes,
+            server_share: server_cpu.as_secs_f64() / elapsed,
+        })
     }
-    let before = scrape(&metrics).await?;
-    let pid = server.child.id().context("no pid")?;
-    let cpu_before = cpu_of(pid).context("no CPU time of the server")?;
-    let started = Instant::now();
-    let latencies = for_a_while(all.len(), duration, |c, i| {
-        let s = &all[c];
-        async move { s.call("fabric_propose_change", spec(1000 + c * 100_000 + i)).await.map(drop) }
-    })
-    .await?;
-    let elapsed = started.elapsed().as_secs_f64();
-    let server_cpu = cpu_of(pid).context("no CPU time of the server")? - cpu_before;
-    let after = scrape(&metrics).await?;
-    let proposes = latencies.len() as f64;
-    let syncs = counter(&after, "equinix_mcp_audit_syncs_total") - counter(&before, "equinix_mcp_audit_syncs_total");
-    Ok(TeamProposes {
-        per_second: proposes / elapsed,
-        syncs_per_propose: syncs / proposes,
-        p50_ms: median(latencies),
-        server_cpu_us: server_cpu.as_secs_f64() * 1e6 / proposes,
-        server_share: server_cpu.as_secs_f64() / elapsed,
-    })
 }
 
 /// Propose-then-confirm pairs per second and their p50, from `clients` concurrent sessions.
