@@ -236,6 +236,42 @@ pub struct ServeArgs {
     )]
     pub max_connections: usize,
 
+    /// HTTP connections one principal may hold (a request of its passed the bearer check on
+    /// each); a request beyond it gets 429 and its connection is closed. Default: an eighth of
+    /// --max-connections, at least 16 (or all of them). Without --auth-token-file every client
+    /// is the one local principal, whose share is every slot.
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CONNECTIONS_PER_PRINCIPAL",
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
+    pub max_connections_per_principal: Option<usize>,
+
+    /// HTTP connections from one IP address that have not yet sent a request with a valid
+    /// token (without tokens: any `/mcp` request); one more closes that address's oldest such
+    /// connection. With every slot taken, a new connection closes the oldest such one anywhere.
+    /// A connection less than a second old is never closed for another: the new one is refused.
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_UNAUTHENTICATED_PER_PEER",
+        default_value_t = 64,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
+    pub max_unauthenticated_per_peer: usize,
+
+    /// Open `GET /mcp` streams (rmcp's standalone streams and their shadows) one principal may
+    /// hold; one more gets 429.
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_STREAMS_PER_PRINCIPAL",
+        default_value_t = 32,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
+    pub max_streams_per_principal: usize,
+
     /// Time allowed for an HTTP request's headers, and for the next request on an idle
     /// keep-alive connection, in milliseconds; then the connection is closed.
     #[arg(

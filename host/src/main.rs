@@ -71,7 +71,7 @@ fn init_logging(format: LogFormat) {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match format {
-        LogFormat::Pretty => builder.init(),
+        LogFormat::Pretty => builder.fmt_fields(equinix_mcp::log_lines::fields()).init(),
         LogFormat::Json => builder.json().with_ansi(false).init(),
     }
 }

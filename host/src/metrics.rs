@@ -218,23 +218,53 @@ pub fn classic_text(openmetrics: &str) -> String {
     out
 }
 
-/// Serves `GET /metrics` on `addr` until `stop` fires.
-pub async fn serve(addr: SocketAddr, pending: PendingCount, stop: CancellationToken) -> anyhow::Result<SocketAddr> {
+/// Connections the metrics listener serves at once: a scraper or two, with room to spare.
+pub const MAX_CONNECTIONS: usize = 16;
+
+/// Serves `GET /metrics` on `addr` until `stop` fires, with the hygiene of `/mcp`'s listener
+/// and limits of its own: at most [`MAX_CONNECTIONS`] connections (a new one closes the oldest
+/// that has not sent a valid request), the header deadline, a `Host` check (`hosts`: the
+/// loopback names and `--allowed-host`; IP literals pass) and no request bodies.
+pub async fn serve(
+    addr: SocketAddr,
+    pending: PendingCount,
+    hosts: Vec<String>,
+    header_read_timeout: Duration,
+    stop: CancellationToken,
+) -> anyhow::Result<SocketAddr> {
+    use crate::transports::http::{connections::SlotLimits, host_check, listener};
     let listener =
         tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding --metrics-listen {addr}"))?;
     let bound = listener.local_addr()?;
     let app = axum::Router::new()
         .route("/metrics", axum::routing::get(scrape))
         .fallback(|| async { (StatusCode::NOT_FOUND, "metrics are at /metrics\n") })
-        .with_state(pending);
-    tokio::spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await;
-        if let Err(e) = served {
-            tracing::error!("the metrics listener stopped: {e}");
-        }
-    });
+        .with_state(pending)
+        .layer(axum::middleware::from_fn(no_body))
+        .layer(axum::middleware::from_fn_with_state(Arc::new(hosts), host_check::require));
+    let slots = SlotLimits {
+        max_connections: MAX_CONNECTIONS,
+        per_principal: MAX_CONNECTIONS,
+        unproven_per_peer: MAX_CONNECTIONS,
+    };
+    let limits = listener::ConnectionLimits { slots, header_read_timeout };
+    tokio::spawn(listener::serve(listener, app, limits, None, stop));
     tracing::info!("Prometheus metrics at http://{bound}/metrics");
     Ok(bound)
+}
+
+/// A scrape carries no body: a request announcing one is answered 413 without reading it.
+async fn no_body(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let headers = request.headers();
+    let announced = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0");
+    if announced {
+        let mut refused =
+            (StatusCode::PAYLOAD_TOO_LARGE, "the metrics endpoint takes no request body\n").into_response();
+        refused.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        return refused;
+    }
+    next.run(request).await
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use crate::mcp::fairness::{Fairness, FairnessLimits};
 use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
 use crate::policy::PolicyGate;
 use crate::secret::Secret;
+use crate::transports::http::connections::SlotLimits;
 use crate::transports::http::tls::TlsFiles;
 use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
 use equinix_fabric_sim as fabric_sim;
@@ -299,6 +300,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let http = match args.transport {
         Transport::Http => {
             let auth = args.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
+            let auth_present = auth.is_some();
             let tls = match (&args.tls_cert, &args.tls_key) {
                 (Some(cert), Some(key)) => Some(Arc::new(TlsFiles::load(cert, key)?)),
                 (None, None) => None,
@@ -313,12 +315,21 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 sessions: SessionLimits {
                     per_principal: args.max_sessions_per_principal,
                     total: args.max_sessions,
+                    streams_per_principal: args.max_streams_per_principal,
                     max_body_bytes: args.max_request_bytes,
                     body_read_timeout: Duration::from_millis(args.body_read_timeout_ms),
                 },
                 session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms),
                 connections: ConnectionLimits {
-                    max_connections: args.max_connections,
+                    slots: SlotLimits {
+                        max_connections: args.max_connections,
+                        per_principal: match (args.max_connections_per_principal, auth_present) {
+                            (Some(n), _) => n,
+                            (None, true) => (args.max_connections / 8).max(args.max_connections.min(16)),
+                            (None, false) => args.max_connections,
+                        },
+                        unproven_per_peer: args.max_unauthenticated_per_peer,
+                    },
                     header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
                 },
                 shutdown_grace,
@@ -335,6 +346,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         Transport::Stdio => None,
     };
+    let open_files = crate::open_files::raise_to_hard_limit();
+    if let Some((limit, _)) = open_files {
+        let mut caps = Vec::new();
+        if let Some(options) = &http {
+            caps.push(("--max-connections", options.connections.slots.max_connections));
+        }
+        if args.metrics_listen.is_some() {
+            caps.push(("the metrics listener's", crate::metrics::MAX_CONNECTIONS));
+        }
+        crate::open_files::check_budget(limit, &caps)?;
+    }
     let ready = prepare(&args).await?;
     // listening before the banner, so a SIGHUP sent once the server said it is ready never
     // meets the default action (termination)
@@ -343,11 +365,19 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         false => None,
     };
     ready.banner.log();
+    if let Some((limit, before)) = open_files {
+        match limit > before {
+            true => tracing::info!("open-file limit raised from {before} to {limit} (the hard limit)"),
+            false => tracing::info!("open-file limit {limit}"),
+        }
+    }
     let metrics_stop = tokio_util::sync::CancellationToken::new();
     let _stop_metrics = metrics_stop.clone().drop_guard();
     if let Some(addr) = args.metrics_listen {
         let proposals = ready.broker.shared().grants.proposals.clone();
-        crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), metrics_stop).await?;
+        let hosts = crate::transports::http::accepted_hosts(&args.allowed_hosts);
+        let deadline = Duration::from_millis(args.header_read_timeout_ms);
+        crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), hosts, deadline, metrics_stop).await?;
     }
     match http {
         None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await?,

@@ -72,7 +72,7 @@ impl McpServer {
         let (outcome, kind) = results::outcome_of(&result);
         tracing::info!(
             target: "equinix_mcp::access",
-            tool = %equinix_broker_contract::clip(name, 64),
+            tool = %self.logged_name(name),
             principal = %principal,
             duration_ms = elapsed.as_millis() as u64,
             outcome,
@@ -85,6 +85,12 @@ impl McpServer {
             crate::metrics::metrics().tool_call(name, outcome, elapsed);
         }
         result
+    }
+
+    /// A tool name as logged: one the catalog serves, or a fixed placeholder (a client's made-up
+    /// name never reaches a log line).
+    fn logged_name<'a>(&'a self, name: &str) -> &'a str {
+        self.shared.registry.get(name).map_or("(not served)", |t| t.tool.name.as_ref())
     }
 
     async fn run_tool_inner(
@@ -256,7 +262,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        tracing::debug!(tool = %name, "tools/call");
+        tracing::debug!(tool = %self.logged_name(&name), "tools/call");
         let Some(flight) = self.shared.lifecycle.begin(&context.ct) else {
             let message = "the server is shutting down and accepts no new calls; nothing was done. Retry once it (or \
                            another replica) is back";

@@ -14,6 +14,7 @@ mod foundation;
 mod hostile;
 mod hostile_binding;
 mod http;
+mod lockout;
 mod observability;
 mod operations;
 mod policy;

@@ -65,24 +65,33 @@ pub struct AuthTokens {
 }
 
 impl AuthTokens {
-    /// Reads and checks the token file (not readable by group or others, well-formed lines).
+    /// Reads and checks the token file: owned by the user running the server (or root), not
+    /// readable by group or others, well-formed lines. Owner and mode are those of the file that
+    /// is read (a symlink is followed, and its target is what must pass), taken from the open
+    /// file itself, so the file cannot be swapped between the check and the read.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
         let shown = path.display();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let meta =
-                std::fs::metadata(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                anyhow::bail!(
-                    "--auth-token-file {shown} has mode {mode:03o}: bearer tokens must not be readable by group or \
-                     others (chmod 600 {shown})"
-                );
-            }
+        let mut file =
+            std::fs::File::open(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
+        let meta = file.metadata().map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me && meta.uid() != 0 {
+            anyhow::bail!(
+                "--auth-token-file {shown} is owned by uid {}, not by the user running the server (uid {me}) or root:                  another user could change who may connect (chown it, as OpenSSH requires of its key files)",
+                meta.uid()
+            );
         }
-        let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
+        let mode = meta.mode() & 0o777;
+        if mode & 0o077 != 0 {
+            anyhow::bail!(
+                "--auth-token-file {shown} has mode {mode:03o}: bearer tokens must not be readable by group or \
+                 others (chmod 600 {shown})"
+            );
+        }
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
         Self::parse(&text).map_err(|e| anyhow::anyhow!("--auth-token-file {shown}: {e}"))
     }
 
@@ -153,6 +162,13 @@ fn valid_label(l: &str) -> bool {
 /// call as `http::request::Parts`).
 pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Request, next: Next) -> Response {
     let tokens = file.current();
+    if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+        // which one would count is a guess a proxy and this server could make differently
+        tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused a request with several Authorization headers");
+        let body = serde_json::json!({"error": "invalid_request", "message":
+            "the request carries several Authorization headers; send exactly one `Authorization: Bearer <token>`"});
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    }
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)

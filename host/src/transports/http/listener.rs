@@ -1,6 +1,8 @@
 //! The HTTP accept loop, with the connection hygiene axum's `serve` does not offer: a cap on
-//! concurrent connections (one over the cap is closed at once), a deadline for a request's
-//! headers that also bounds an idle keep-alive connection, and a graceful close on shutdown.
+//! concurrent connections shared out so that nobody can lock the team out (see
+//! [`super::connections`]), a deadline for a request's headers that also bounds an idle
+//! keep-alive connection, and a graceful close on shutdown. The `/mcp` and the metrics
+//! listeners both run it, each with its own table.
 //! HTTP/1.1 only: every MCP client speaks it, and it keeps the header deadline in force from the
 //! first byte of a connection (HTTP/2 would need its own idle rules).
 
@@ -11,18 +13,17 @@ use std::time::Duration;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+use super::connections::{Admitted, Connections, Refused, SlotLimits};
 use super::tls::TlsFiles;
 
 /// Limits of the connection layer.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionLimits {
-    /// Connections served at once; more are closed on accept.
-    pub max_connections: usize,
+    pub slots: SlotLimits,
     /// Time allowed for a request's headers, and for the next request on an idle connection.
     pub header_read_timeout: Duration,
 }
@@ -39,7 +40,7 @@ pub async fn serve(
     tls: Option<Arc<TlsFiles>>,
     shutdown: CancellationToken,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let table = Connections::new(limits.slots);
     let connections = TaskTracker::new();
     let mut refused_logged = false;
     loop {
@@ -55,16 +56,25 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            if !refused_logged {
-                tracing::warn!(
-                    max = limits.max_connections,
-                    "connection limit reached; closing new connections until some end"
-                );
-                refused_logged = true;
+        let admitted = match table.admit(peer.ip()) {
+            Ok(a) => a,
+            Err(Refused::PeerBusy) => {
+                tracing::debug!(%peer, "refused a connection: the address has its most unauthenticated ones");
+                drop(stream);
+                continue;
             }
-            drop(stream);
-            continue;
+            Err(Refused::Full) => {
+                if !refused_logged {
+                    tracing::warn!(
+                        max = limits.slots.max_connections,
+                        "connection limit reached, every slot held by a principal or just opened; closing new \
+                         connections until some end"
+                    );
+                    refused_logged = true;
+                }
+                drop(stream);
+                continue;
+            }
         };
         refused_logged = false;
         let _ = stream.set_nodelay(true);
@@ -72,17 +82,26 @@ pub async fn serve(
         let shutdown = shutdown.clone();
         let acceptor = tls.as_ref().map(|t| t.acceptor());
         connections.spawn(async move {
-            match acceptor {
-                None => serve_connection(stream, peer, service, limits, shutdown).await,
-                // the handshake gets the header deadline too: a silent client holds nothing long
-                Some(acceptor) => match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream)).await
-                {
-                    Ok(Ok(tls_stream)) => serve_connection(tls_stream, peer, service, limits, shutdown).await,
-                    Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
-                    Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-                },
+            let evicted = admitted.evicted.clone();
+            let served = async {
+                match acceptor {
+                    None => serve_connection(stream, peer, service, limits, &admitted, shutdown).await,
+                    // the handshake gets the header deadline too: a silent client holds nothing long
+                    Some(acceptor) => {
+                        match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => serve_connection(tls, peer, service, limits, &admitted, shutdown).await,
+                            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                _ = served => {}
+                // closed to make room: it never sent a valid request
+                _ = evicted.cancelled() => tracing::debug!(%peer, "closed an unproven connection to make room"),
             }
-            drop(slot);
+            drop(admitted);
         });
     }
     connections.close();
@@ -96,13 +115,18 @@ async fn serve_connection<S>(
     peer: SocketAddr,
     router: axum::Router,
     limits: ConnectionLimits,
+    admitted: &Admitted,
     shutdown: CancellationToken,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = TowerToHyperService::new(
-        router.map_request(|req: axum::http::Request<hyper::body::Incoming>| req.map(axum::body::Body::new)),
-    );
+    let handle = admitted.handle.clone();
+    let service =
+        TowerToHyperService::new(router.map_request(move |req: axum::http::Request<hyper::body::Incoming>| {
+            let mut req = req.map(axum::body::Body::new);
+            req.extensions_mut().insert(handle.clone());
+            req
+        }));
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);
     let conn = builder.serve_connection(TokioIo::new(stream), service);

@@ -7,7 +7,9 @@
 //! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
 
 pub mod auth;
+pub mod connections;
 pub mod health;
+pub mod host_check;
 pub mod listener;
 pub mod sessions;
 pub mod tls;
@@ -49,6 +51,11 @@ pub struct HttpOptions {
     pub shutdown_grace: Duration,
 }
 
+/// The `Host` names accepted: the loopback names and `allowed` (`--allowed-host`).
+pub fn accepted_hosts(allowed: &[String]) -> Vec<String> {
+    LOOPBACK_HOSTS.iter().map(|h| h.to_string()).chain(allowed.iter().cloned()).collect()
+}
+
 /// Whether an address may be served without authentication.
 pub fn is_default_loopback(ip: IpAddr) -> bool {
     ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST)
@@ -78,7 +85,7 @@ impl HttpOptions {
     }
 
     fn hosts(&self) -> Vec<String> {
-        LOOPBACK_HOSTS.iter().map(|h| h.to_string()).chain(self.allowed_hosts.iter().cloned()).collect()
+        accepted_hosts(&self.allowed_hosts)
     }
 }
 
@@ -102,15 +109,20 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
     tokio::spawn(guard.clone().sweep_until(sessions_closed.clone()));
     let factory_broker = broker.clone();
     let service = StreamableHttpService::new(move || Ok(factory_broker.clone()), manager, config);
-    // Layers run outermost last-added first: the bearer check, then the session guard.
+    // Layers run outermost last-added first: the bearer check, the principal's hold on its
+    // connection, then the session guard.
     let mut router = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn_with_state(guard, sessions::guard));
+        .layer(axum::middleware::from_fn_with_state(guard, sessions::guard))
+        .layer(axum::middleware::from_fn(connections::hold));
     if let Some(tokens) = &options.auth {
         router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
     }
-    // health and readiness sit outside the bearer check and the session guard
-    let router = health::routes(broker.clone()).merge(router);
+    // health and readiness sit outside the bearer check and the session guard, behind a Host
+    // check of their own (rmcp's guards `/mcp` only)
+    let health = health::routes(broker.clone())
+        .layer(axum::middleware::from_fn_with_state(Arc::new(options.hosts()), host_check::require));
+    let router = health.merge(router);
     let auth_text = match &options.auth {
         Some(t) => format!("bearer tokens for {} principal(s)", t.current().principals()),
         None => "none (loopback; every client is the local principal)".into(),
@@ -186,11 +198,15 @@ mod tests {
             sessions: SessionLimits {
                 per_principal: 1,
                 total: 1,
+                streams_per_principal: 1,
                 max_body_bytes: 1 << 20,
                 body_read_timeout: Duration::from_secs(1),
             },
             session_idle_timeout: Duration::from_secs(1),
-            connections: ConnectionLimits { max_connections: 1, header_read_timeout: Duration::from_secs(1) },
+            connections: ConnectionLimits {
+                slots: connections::SlotLimits { max_connections: 1, per_principal: 1, unproven_per_peer: 1 },
+                header_read_timeout: Duration::from_secs(1),
+            },
             shutdown_grace: Duration::from_secs(1),
         }
     }

@@ -35,6 +35,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(15);
 pub struct SessionLimits {
     pub per_principal: usize,
     pub total: usize,
+    /// Open `GET /mcp` streams one principal may hold (rmcp keeps a session's first and up to 32
+    /// more, each on a connection of its own).
+    pub streams_per_principal: usize,
     pub max_body_bytes: usize,
     pub body_read_timeout: Duration,
 }
@@ -42,22 +45,66 @@ pub struct SessionLimits {
 /// Who owns each live session.
 pub struct SessionGuard {
     manager: Arc<LocalSessionManager>,
-    owners: Mutex<HashMap<Arc<str>, Principal>>,
+    state: Mutex<Owners>,
     limits: SessionLimits,
+}
+
+/// The live sessions' owners, and the `initialize` requests under way (each will add one).
+#[derive(Default)]
+struct Owners {
+    owners: HashMap<Arc<str>, Principal>,
+    opening: HashMap<Principal, usize>,
+    streams: HashMap<Principal, usize>,
+}
+
+/// One open `GET /mcp` stream, counted against its principal while it lives.
+struct StreamSlot {
+    guard: Arc<SessionGuard>,
+    principal: Principal,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut state = self.guard.state();
+        if let Some(n) = state.streams.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                state.streams.remove(&self.principal);
+            }
+        }
+    }
+}
+
+/// One session being opened, counted against the caps while it lives.
+struct Opening {
+    guard: Arc<SessionGuard>,
+    principal: Principal,
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut state = self.guard.state();
+        if let Some(n) = state.opening.get_mut(&self.principal) {
+            *n -= 1;
+            if *n == 0 {
+                state.opening.remove(&self.principal);
+            }
+        }
+    }
 }
 
 impl SessionGuard {
     pub fn new(manager: Arc<LocalSessionManager>, limits: SessionLimits) -> Arc<Self> {
-        Arc::new(SessionGuard { manager, owners: Mutex::new(HashMap::new()), limits })
+        Arc::new(SessionGuard { manager, state: Mutex::new(Owners::default()), limits })
     }
 
-    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Principal>> {
-        self.owners.lock().unwrap_or_else(|p| p.into_inner())
+    fn state(&self) -> std::sync::MutexGuard<'_, Owners> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Sessions recorded now (live or not yet swept).
     pub fn len(&self) -> usize {
-        self.owners().len()
+        self.state().owners.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -76,10 +123,10 @@ impl SessionGuard {
     }
 
     async fn sweep(&self) {
-        let ids: Vec<Arc<str>> = self.owners().keys().cloned().collect();
+        let ids: Vec<Arc<str>> = self.state().owners.keys().cloned().collect();
         for id in ids {
             if !self.manager.has_session(&id).await.unwrap_or(false) {
-                self.owners().remove(&id);
+                self.state().owners.remove(&id);
             }
         }
     }
@@ -125,15 +172,29 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
         Bytes::new()
     };
     let (rpc_method, rpc_id) = if method == Method::POST { method_and_id(&bytes) } else { (None, None) };
-    if session.is_none()
-        && rpc_method.as_deref() == Some("initialize")
-        && let Some(refused) = guard.refuse_beyond_caps(&principal).await
-    {
-        return refused;
-    }
+    let opening = match session.is_none() && rpc_method.as_deref() == Some("initialize") {
+        true => match guard.reserve(&principal).await {
+            Ok(place) => Some(place),
+            Err(refused) => return refused,
+        },
+        false => None,
+    };
     let request = Request::from_parts(parts, if method == Method::POST { Body::from(bytes) } else { body_of_get() });
+    let stream = match method == Method::GET && session.is_some() {
+        true => match guard.open_stream(&principal) {
+            Ok(slot) => Some(slot),
+            Err(refused) => return *refused,
+        },
+        false => None,
+    };
     let response = next.run(request).await;
-    guard.after(Answered { principal, session, method, rpc_id, rpc_method }, response)
+    let response = guard.after(Answered { principal, session, method, rpc_id, rpc_method, opening }, response);
+    match stream {
+        Some(slot) if response.status().is_success() => {
+            response.map(|body| Body::new(Watched { inner: body, watch: None, _stream: Some(slot) }))
+        }
+        _ => response,
+    }
 }
 
 /// What the guard knows of a request once it has been answered.
@@ -143,13 +204,15 @@ struct Answered {
     method: Method,
     rpc_id: Option<Value>,
     rpc_method: Option<String>,
+    /// The place an `initialize` held; the session it opened takes it over.
+    opening: Option<Opening>,
 }
 
 impl SessionGuard {
     /// The same 404 as for an unknown session for a request on another principal's session, and
     /// for a `DELETE` of one that is closed, expired or never opened.
     fn refuse_foreign(&self, principal: &Principal, session: Option<&str>, method: &Method) -> Option<Response> {
-        let owner = session.and_then(|id| self.owners().get(id).cloned());
+        let owner = session.and_then(|id| self.state().owners.get(id).cloned());
         if owner.as_ref().is_some_and(|o| o != principal) {
             tracing::warn!(%principal, %method, "refused a request on another principal's session");
             return Some(refusal(StatusCode::NOT_FOUND, "session_not_found", "Session not found".into()));
@@ -181,36 +244,66 @@ impl SessionGuard {
         }
     }
 
-    /// An `initialize` beyond the principal's sessions (429) or the server's (503).
-    async fn refuse_beyond_caps(&self, principal: &Principal) -> Option<Response> {
-        let count = || {
-            let owners = self.owners();
-            (owners.values().filter(|p| *p == principal).count(), owners.len())
-        };
-        let (mut mine, mut total) = count();
-        if mine >= self.limits.per_principal || total >= self.limits.total {
-            // sessions that expired since the last sweep must not count
-            self.sweep().await;
-            (mine, total) = count();
-        }
-        if mine >= self.limits.per_principal {
-            return Some(refusal(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_sessions",
-                format!(
-                    "principal {principal} already holds {mine} sessions, the most this server allows one principal \
-                     (--max-sessions-per-principal); close one (DELETE /mcp) or wait until an idle one expires"
-                ),
-            ));
-        }
-        if total >= self.limits.total {
-            return Some(refusal(
+    /// A place for one more session of `principal`, or why not: beyond the principal's sessions
+    /// (429) or the server's (503). The place is counted from here until the `initialize` is
+    /// answered (then the session itself counts), so a burst of them cannot all pass one count.
+    async fn reserve(self: &Arc<Self>, principal: &Principal) -> Result<Opening, Response> {
+        let mut swept = false;
+        loop {
+            let mine = {
+                let mut state = self.state();
+                let opening = state.opening.get(principal).copied().unwrap_or(0);
+                let mine = state.owners.values().filter(|p| *p == principal).count() + opening;
+                let total = state.owners.len() + state.opening.values().sum::<usize>();
+                if mine < self.limits.per_principal && total < self.limits.total {
+                    *state.opening.entry(principal.clone()).or_default() += 1;
+                    return Ok(Opening { guard: self.clone(), principal: principal.clone() });
+                }
+                mine
+            };
+            if !swept {
+                // sessions that expired since the last sweep must not count
+                self.sweep().await;
+                swept = true;
+                continue;
+            }
+            if mine >= self.limits.per_principal {
+                return Err(refusal(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too_many_sessions",
+                    format!(
+                        "principal {principal} already holds {mine} sessions, the most this server allows one \
+                         principal (--max-sessions-per-principal); close one (DELETE /mcp) or wait until an idle one \
+                         expires"
+                    ),
+                ));
+            }
+            return Err(refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too_many_sessions",
                 "the server holds the most sessions it allows (--max-sessions); retry later".into(),
             ));
         }
-        None
+    }
+
+    /// A place for one more `GET /mcp` stream of `principal`, or 429 beyond its share.
+    fn open_stream(self: &Arc<Self>, principal: &Principal) -> Result<StreamSlot, Box<Response>> {
+        let mut state = self.state();
+        let open = state.streams.get(principal).copied().unwrap_or(0);
+        if open >= self.limits.streams_per_principal {
+            drop(state);
+            tracing::warn!(%principal, open, "refused a stream beyond the principal's share (--max-streams-per-principal)");
+            return Err(Box::new(refusal(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                format!(
+                    "principal {principal} already holds {open} open GET /mcp streams, the most this server allows \
+                     one principal (--max-streams-per-principal); close one first"
+                ),
+            )));
+        }
+        *state.streams.entry(principal.clone()).or_default() += 1;
+        Ok(StreamSlot { guard: self.clone(), principal: principal.clone() })
     }
 
     /// Records who opened a new session and forgets a deleted one; a call's response stream is
@@ -219,13 +312,14 @@ impl SessionGuard {
         if a.session.is_none()
             && let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
         {
-            self.owners().insert(Arc::from(id), a.principal.clone());
+            self.state().owners.insert(Arc::from(id), a.principal.clone());
         }
+        drop(a.opening);
         if a.method == Method::DELETE
             && response.status().is_success()
             && let Some(id) = &a.session
         {
-            self.owners().remove(id);
+            self.state().owners.remove(id);
             // The session is gone when this answers: 200, which MCP clients read as done (rmcp says
             // 202, and the official Python SDK warns "Session termination failed: 202" on it).
             let (mut parts, body) = response.into_parts();
@@ -235,7 +329,7 @@ impl SessionGuard {
         match (a.session, a.rpc_id, a.rpc_method) {
             (Some(id), Some(rpc_id), Some(_)) if is_event_stream(&response) => {
                 let watch = StreamWatch { guard: self, session: id, request_id: rpc_id, ended: false };
-                response.map(|body| Body::new(Watched { inner: body, watch: Some(watch) }))
+                response.map(|body| Body::new(Watched { inner: body, watch: Some(watch), _stream: None }))
             }
             _ => response,
         }
@@ -294,10 +388,12 @@ impl Drop for StreamWatch {
     }
 }
 
-/// A response body that tells its [`StreamWatch`] whether it was read to the end.
+/// A response body that tells its [`StreamWatch`] whether it was read to the end, and holds a
+/// principal's stream place until it is dropped.
 struct Watched {
     inner: Body,
     watch: Option<StreamWatch>,
+    _stream: Option<StreamSlot>,
 }
 
 impl http_body::Body for Watched {

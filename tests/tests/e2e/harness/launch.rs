@@ -30,7 +30,8 @@ pub struct Launch {
     env: Vec<(String, String)>,
     client: TestClient,
     stateless: bool,
-    file_size_blocks: Option<u64>,
+    /// `ulimit` options the server starts under (`-f 100`, `-H -n 400`).
+    limits: Vec<String>,
     sim_url: Option<String>,
 }
 
@@ -53,7 +54,7 @@ impl Launch {
             env: Vec::new(),
             client: TestClient::plain(),
             stateless: false,
-            file_size_blocks: None,
+            limits: Vec::new(),
             sim_url: None,
         }
     }
@@ -91,7 +92,14 @@ impl Launch {
     /// Writes to files limited to `blocks` of 512 bytes (`ulimit -f`): a full disk, as far as
     /// the process can tell.
     pub fn file_size_limit(mut self, blocks: u64) -> Launch {
-        self.file_size_blocks = Some(blocks);
+        self.limits.push(format!("-f {blocks}"));
+        self
+    }
+
+    /// Starts the server with `soft` open files allowed and at most `hard` (the soft limit
+    /// first: a hard limit below the soft one is refused).
+    pub fn open_files(mut self, soft: u64, hard: u64) -> Launch {
+        self.limits.extend([format!("-S -n {soft}"), format!("-H -n {hard}")]);
         self
     }
 
@@ -99,7 +107,10 @@ impl Launch {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let inner = command(&args, &env);
-        let Some(blocks) = self.file_size_blocks else { return inner };
+        if self.limits.is_empty() {
+            return inner;
+        }
+        let limits: Vec<String> = self.limits.iter().map(|l| format!("ulimit {l} && ")).collect();
         let mut cmd = tokio::process::Command::new("sh");
         cmd.env_clear();
         for (k, v) in inner.as_std().get_envs() {
@@ -107,9 +118,18 @@ impl Launch {
                 cmd.env(k, v);
             }
         }
-        cmd.arg("-c").arg(format!("ulimit -f {blocks} && exec \"$0\" \"$@\"")).arg(binary()).args(&args);
+        cmd.arg("-c").arg(format!("{}exec \"$0\" \"$@\"", limits.concat())).arg(binary()).args(&args);
         cmd.kill_on_drop(true);
         cmd
+    }
+
+    /// Runs the command to completion (its limits applied): (success, stdout, stderr).
+    pub async fn run_to_exit(self) -> (bool, String, String) {
+        let mut cmd = self.command_line();
+        cmd.stdin(Stdio::null());
+        let out = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("timed out").unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
     }
 
     /// Spawns the server and connects the client over stdio.

@@ -1,0 +1,303 @@
+//! Who holds the listener's connection slots. A connection is *unproven* from its accept until a
+//! request on it passes the bearer check (without tokens: until its first `/mcp` request's
+//! headers arrive); then it is *held* by that request's principal. The rules, so that nobody can
+//! lock the team out:
+//! - no principal holds more than its share of the slots (`per_principal`): a request that would
+//!   take a connection beyond it is refused (429) and its connection closed;
+//! - an address has at most `unproven_per_peer` unproven connections: one more closes that
+//!   address's oldest unproven connection;
+//! - with every slot taken, a new connection closes the oldest unproven one anywhere, so sockets
+//!   that never send a valid request cannot keep a token holder out; only when every slot is
+//!   held (several principals at their share) is a new connection refused.
+//!
+//! A connection younger than [`GRACE`] is never closed to make room (it may be a client's that
+//! has not been read yet): while the oldest candidate is that young, the new connection is
+//! refused instead, as nginx's `limit_conn` refuses one over its limit.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio_util::sync::CancellationToken;
+
+use crate::principal::Principal;
+
+/// How long a new connection keeps its place whatever comes after it.
+pub const GRACE: Duration = Duration::from_secs(1);
+
+/// The caps of one listener's connection table.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotLimits {
+    pub max_connections: usize,
+    pub per_principal: usize,
+    pub unproven_per_peer: usize,
+}
+
+pub struct Connections {
+    limits: SlotLimits,
+    table: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    next: u64,
+    live: HashMap<u64, Slot>,
+    /// Unproven connections, oldest first (ids only grow).
+    unproven: BTreeSet<u64>,
+    unproven_by_peer: HashMap<IpAddr, BTreeSet<u64>>,
+    held_by: HashMap<Principal, usize>,
+}
+
+struct Slot {
+    peer: IpAddr,
+    accepted: Instant,
+    holder: Option<Principal>,
+    /// Cancelled when the connection is to be closed to make room.
+    evict: CancellationToken,
+}
+
+/// Why a connection was not admitted.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Every slot is held by a principal's requests, or by connections younger than [`GRACE`].
+    Full,
+    /// This address has its most unproven connections, all younger than [`GRACE`].
+    PeerBusy,
+}
+
+/// A connection's place in the table, given up when it is dropped.
+pub struct Admitted {
+    pub handle: ConnectionHandle,
+    /// Fires when the table closes this connection to make room for a newer one.
+    pub evicted: CancellationToken,
+}
+
+/// What a request on a connection can do to its slot (carried in the request's extensions).
+#[derive(Clone)]
+pub struct ConnectionHandle {
+    id: u64,
+    table: Arc<Connections>,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.handle.table.lock().remove(self.handle.id);
+    }
+}
+
+impl Connections {
+    pub fn new(limits: SlotLimits) -> Arc<Connections> {
+        Arc::new(Connections { limits, table: Mutex::new(Table::default()) })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Admits a connection from `peer`, closing an unproven one to make room if need be.
+    pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Refused> {
+        self.admit_at(peer, Instant::now())
+    }
+
+    fn admit_at(self: &Arc<Self>, peer: IpAddr, now: Instant) -> Result<Admitted, Refused> {
+        let mut table = self.lock();
+        let peers = table.unproven_by_peer.get(&peer).filter(|s| s.len() >= self.limits.unproven_per_peer);
+        if let Some(&oldest) = peers.and_then(|s| s.first()) {
+            match table.older_than_grace(oldest, now) {
+                true => table.evict(oldest),
+                false => return Err(Refused::PeerBusy),
+            }
+        }
+        if table.live.len() >= self.limits.max_connections {
+            match table.unproven.first().copied() {
+                Some(oldest) if table.older_than_grace(oldest, now) => table.evict(oldest),
+                _ => return Err(Refused::Full),
+            }
+        }
+        let id = table.next;
+        table.next += 1;
+        let evict = CancellationToken::new();
+        table.live.insert(id, Slot { peer, accepted: now, holder: None, evict: evict.clone() });
+        table.unproven.insert(id);
+        table.unproven_by_peer.entry(peer).or_default().insert(id);
+        Ok(Admitted { handle: ConnectionHandle { id, table: self.clone() }, evicted: evict })
+    }
+
+    /// Connections in the table now.
+    pub fn len(&self) -> usize {
+        self.lock().live.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn limits(&self) -> SlotLimits {
+        self.limits
+    }
+}
+
+impl ConnectionHandle {
+    /// Lets `principal` hold this connection; `Err(held)`: the principal already holds `held`
+    /// connections, its share.
+    pub fn hold(&self, principal: &Principal) -> Result<(), usize> {
+        let per_principal = self.table.limits.per_principal;
+        let mut table = self.table.lock();
+        let Some(slot) = table.live.get(&self.id) else {
+            return Ok(()); // closed to make room: it goes away whatever this request does
+        };
+        if slot.holder.as_ref() == Some(principal) {
+            return Ok(());
+        }
+        let held = table.held_by.get(principal).copied().unwrap_or(0);
+        if held >= per_principal {
+            return Err(held);
+        }
+        let (peer, before) = (slot.peer, slot.holder.clone());
+        match before {
+            // a proxy's connection carrying another principal's request now
+            Some(other) => table.release(&other),
+            None => table.unprove(self.id, peer),
+        }
+        *table.held_by.entry(principal.clone()).or_default() += 1;
+        if let Some(slot) = table.live.get_mut(&self.id) {
+            slot.holder = Some(principal.clone());
+        }
+        Ok(())
+    }
+}
+
+/// Middleware on `/mcp`, after the bearer check: the request's principal holds its connection,
+/// or, beyond its share, gets 429 and the connection is closed once the answer is written.
+pub async fn hold(request: Request, next: Next) -> Response {
+    let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
+    let Some(handle) = request.extensions().get::<ConnectionHandle>() else {
+        return next.run(request).await;
+    };
+    let Err(held) = handle.hold(&principal) else {
+        return next.run(request).await;
+    };
+    let share = handle.table.limits.per_principal;
+    tracing::warn!(%principal, held, "refused a connection beyond the principal's share (--max-connections-per-principal)");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!(
+        "principal {principal} already holds {held} connections, its share of this server's (at most {share}, \
+         --max-connections-per-principal); reuse one, or close some"), "data": {"kind": "too_many_connections"}}});
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+impl Table {
+    fn older_than_grace(&self, id: u64, now: Instant) -> bool {
+        self.live.get(&id).is_some_and(|s| now.saturating_duration_since(s.accepted) >= GRACE)
+    }
+
+    fn unprove(&mut self, id: u64, peer: IpAddr) {
+        self.unproven.remove(&id);
+        if let Some(ids) = self.unproven_by_peer.get_mut(&peer) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.unproven_by_peer.remove(&peer);
+            }
+        }
+    }
+
+    fn release(&mut self, principal: &Principal) {
+        if let Some(n) = self.held_by.get_mut(principal) {
+            *n -= 1;
+            if *n == 0 {
+                self.held_by.remove(principal);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: u64) {
+        let Some(slot) = self.live.remove(&id) else { return };
+        match slot.holder {
+            Some(p) => self.release(&p),
+            None => self.unprove(id, slot.peer),
+        }
+    }
+
+    /// Takes `id` out of the table and tells its connection to close.
+    fn evict(&mut self, id: u64) {
+        if let Some(slot) = self.live.get(&id) {
+            slot.evict.cancel();
+        }
+        self.remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(max: usize, per_principal: usize, per_peer: usize) -> Arc<Connections> {
+        Connections::new(SlotLimits { max_connections: max, per_principal, unproven_per_peer: per_peer })
+    }
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([10, 0, 0, last])
+    }
+
+    #[test]
+    fn unproven_sockets_make_room_for_new_ones_and_never_for_held_ones() {
+        let t = table(4, 4, 8);
+        let start = Instant::now();
+        let idle: Vec<Admitted> = (0..4).map(|i| t.admit_at(ip(i), start).unwrap()).collect();
+        assert_eq!(t.admit_at(ip(9), start).err(), Some(Refused::Full), "nobody is closed within the grace");
+        let later = start + GRACE;
+        let bob = t.admit_at(ip(9), later).unwrap();
+        assert!(idle[0].evicted.is_cancelled(), "the oldest unproven one is closed");
+        assert!(!idle[1].evicted.is_cancelled());
+        bob.handle.hold(&Principal::named("bob")).unwrap();
+        assert_eq!(t.len(), 4);
+        // three more push out the three other idle ones, never Bob's
+        let newer: Vec<Admitted> = (0..3).map(|i| t.admit_at(ip(20 + i), later).unwrap()).collect();
+        assert!(idle[1..].iter().all(|a| a.evicted.is_cancelled()));
+        assert!(!bob.evicted.is_cancelled());
+        for a in &newer {
+            a.handle.hold(&Principal::named("carol")).unwrap();
+        }
+        assert_eq!(t.admit_at(ip(30), later + GRACE).err(), Some(Refused::Full), "every slot held: refused");
+        drop(bob);
+        assert!(t.admit_at(ip(30), later + GRACE).is_ok(), "a slot given back is free again");
+    }
+
+    #[test]
+    fn one_address_keeps_only_its_newest_unproven_connections() {
+        let t = table(100, 10, 3);
+        let start = Instant::now();
+        let mut mine: Vec<Admitted> = (0..3).map(|_| t.admit_at(ip(1), start).unwrap()).collect();
+        assert_eq!(t.admit_at(ip(1), start).err(), Some(Refused::PeerBusy), "a burst beyond it is refused");
+        mine.extend((0..2).map(|_| t.admit_at(ip(1), start + GRACE).unwrap()));
+        let cancelled: Vec<bool> = mine.iter().map(|a| a.evicted.is_cancelled()).collect();
+        assert_eq!(cancelled, [true, true, false, false, false]);
+        let other = t.admit_at(ip(2), start).unwrap();
+        assert!(!other.evicted.is_cancelled(), "another address is not touched");
+        assert_eq!(t.len(), 4);
+    }
+
+    #[test]
+    fn a_principal_holds_at_most_its_share_and_a_connection_moves_between_principals() {
+        let t = table(10, 2, 10);
+        let alice = Principal::named("alice");
+        let conns: Vec<Admitted> = (0..3).map(|i| t.admit(ip(i)).unwrap()).collect();
+        conns[0].handle.hold(&alice).unwrap();
+        conns[1].handle.hold(&alice).unwrap();
+        conns[1].handle.hold(&alice).unwrap(); // the same connection again: no second count
+        assert_eq!(conns[2].handle.hold(&alice), Err(2));
+        // a proxy's connection handing Alice's place to Bob frees one of hers
+        conns[1].handle.hold(&Principal::named("bob")).unwrap();
+        conns[2].handle.hold(&alice).unwrap();
+        drop(conns);
+        assert!(t.is_empty());
+        assert!(t.lock().held_by.is_empty() && t.lock().unproven_by_peer.is_empty());
+    }
+}
