@@ -32,6 +32,7 @@ pub struct Metrics {
     fabric_answers: Family<Labels, Counter>,
     creates: Family<Labels, Counter>,
     policy_decisions: Family<Labels, Counter>,
+    http_limits: Family<Labels, Counter>,
     store_errors: Counter,
     traps: Counter,
     pending: Gauge,
@@ -64,6 +65,7 @@ impl Metrics {
             fabric_answers: Family::default(),
             creates: Family::default(),
             policy_decisions: Family::default(),
+            http_limits: Family::default(),
             store_errors: Counter::default(),
             traps: Counter::default(),
             pending: Gauge::default(),
@@ -96,6 +98,12 @@ impl Metrics {
             "policy_decisions",
             "The operator policy's decisions by phase (dry_run, approval) and decision (allow, deny)",
             m.policy_decisions.clone(),
+        );
+        registry.register(
+            "http_limits",
+            "HTTP connections closed and requests refused by the sharing rules, by listener (mcp, metrics) and \
+             reason (unproven_closed, peer_busy, full, principal_connections, principal_streams)",
+            m.http_limits.clone(),
         );
         registry.register("proposal_store_errors", "Proposal store operations that failed", m.store_errors.clone());
         registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
@@ -137,6 +145,12 @@ impl Metrics {
         let decision = if allowed { "allow" } else { "deny" };
         let labels = vec![("phase".to_string(), phase.to_string()), ("decision".to_string(), decision.to_string())];
         self.policy_decisions.get_or_create(&labels).inc();
+    }
+
+    /// A connection closed or a request refused by a sharing rule of `listener`.
+    pub fn http_limit(&self, listener: &'static str, reason: &'static str) {
+        let labels = vec![("listener".to_string(), listener.to_string()), ("reason".to_string(), reason.to_string())];
+        self.http_limits.get_or_create(&labels).inc();
     }
 
     pub fn store_error(&self) {
@@ -247,7 +261,7 @@ pub async fn serve(
         per_principal: MAX_CONNECTIONS,
         unproven_per_peer: MAX_CONNECTIONS,
     };
-    let limits = listener::ConnectionLimits { slots, header_read_timeout };
+    let limits = listener::ConnectionLimits { name: "metrics", slots, header_read_timeout };
     tokio::spawn(listener::serve(listener, app, limits, None, stop));
     tracing::info!("Prometheus metrics at http://{bound}/metrics");
     Ok(bound)

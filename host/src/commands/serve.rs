@@ -321,6 +321,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 },
                 session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms),
                 connections: ConnectionLimits {
+                    name: "mcp",
                     slots: SlotLimits {
                         max_connections: args.max_connections,
                         per_principal: match (args.max_connections_per_principal, auth_present) {

@@ -244,7 +244,10 @@ async fn the_metrics_listener_has_a_deadline_a_cap_and_a_host_check_and_so_do_he
     // the Host check, and no bodies
     let url = format!("http://{metrics}/metrics");
     let get = |host: &'static str| http().get(&url).header("host", host).send();
-    assert_eq!(get("127.0.0.1").await.unwrap().status(), 200);
+    let scraped = get("127.0.0.1").await.unwrap();
+    assert_eq!(scraped.status(), 200);
+    let text = scraped.text().await.unwrap();
+    assert!(text.contains(r#"equinix_mcp_http_limits_total{listener="metrics",reason="peer_busy"}"#), "{text}");
     assert_eq!(get("localhost:9464").await.unwrap().status(), 200);
     assert_eq!(get("lb.example.internal").await.unwrap().status(), 200);
     let rebinding = get("rebind.evil.example").await.unwrap();

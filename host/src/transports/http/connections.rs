@@ -75,6 +75,8 @@ pub struct Admitted {
     pub handle: ConnectionHandle,
     /// Fires when the table closes this connection to make room for a newer one.
     pub evicted: CancellationToken,
+    /// Whether an unproven connection was closed to make room for this one.
+    pub made_room: bool,
 }
 
 /// What a request on a connection can do to its slot (carried in the request's extensions).
@@ -106,18 +108,21 @@ impl Connections {
 
     fn admit_at(self: &Arc<Self>, peer: IpAddr, now: Instant) -> Result<Admitted, Refused> {
         let mut table = self.lock();
+        let mut made_room = false;
         let peers = table.unproven_by_peer.get(&peer).filter(|s| s.len() >= self.limits.unproven_per_peer);
         if let Some(&oldest) = peers.and_then(|s| s.first()) {
             match table.older_than_grace(oldest, now) {
                 true => table.evict(oldest),
                 false => return Err(Refused::PeerBusy),
             }
+            made_room = true;
         }
         if table.live.len() >= self.limits.max_connections {
             match table.unproven.first().copied() {
                 Some(oldest) if table.older_than_grace(oldest, now) => table.evict(oldest),
                 _ => return Err(Refused::Full),
             }
+            made_room = true;
         }
         let id = table.next;
         table.next += 1;
@@ -125,7 +130,7 @@ impl Connections {
         table.live.insert(id, Slot { peer, accepted: now, holder: None, evict: evict.clone() });
         table.unproven.insert(id);
         table.unproven_by_peer.entry(peer).or_default().insert(id);
-        Ok(Admitted { handle: ConnectionHandle { id, table: self.clone() }, evicted: evict })
+        Ok(Admitted { handle: ConnectionHandle { id, table: self.clone() }, evicted: evict, made_room })
     }
 
     /// Connections in the table now.
@@ -183,6 +188,7 @@ pub async fn hold(request: Request, next: Next) -> Response {
         return next.run(request).await;
     };
     let share = handle.table.limits.per_principal;
+    crate::metrics::metrics().http_limit("mcp", "principal_connections");
     tracing::warn!(%principal, held, "refused a connection beyond the principal's share (--max-connections-per-principal)");
     let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!(
         "principal {principal} already holds {held} connections, its share of this server's (at most {share}, \

@@ -23,6 +23,8 @@ use super::tls::TlsFiles;
 /// Limits of the connection layer.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionLimits {
+    /// The listener's name in metrics (`mcp`, `metrics`).
+    pub name: &'static str,
     pub slots: SlotLimits,
     /// Time allowed for a request's headers, and for the next request on an idle connection.
     pub header_read_timeout: Duration,
@@ -56,14 +58,22 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
+        let metrics = crate::metrics::metrics();
         let admitted = match table.admit(peer.ip()) {
-            Ok(a) => a,
+            Ok(a) => {
+                if a.made_room {
+                    metrics.http_limit(limits.name, "unproven_closed");
+                }
+                a
+            }
             Err(Refused::PeerBusy) => {
+                metrics.http_limit(limits.name, "peer_busy");
                 tracing::debug!(%peer, "refused a connection: the address has its most unauthenticated ones");
                 drop(stream);
                 continue;
             }
             Err(Refused::Full) => {
+                metrics.http_limit(limits.name, "full");
                 if !refused_logged {
                     tracing::warn!(
                         max = limits.slots.max_connections,

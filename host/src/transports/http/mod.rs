@@ -204,6 +204,7 @@ mod tests {
             },
             session_idle_timeout: Duration::from_secs(1),
             connections: ConnectionLimits {
+                name: "mcp",
                 slots: connections::SlotLimits { max_connections: 1, per_principal: 1, unproven_per_peer: 1 },
                 header_read_timeout: Duration::from_secs(1),
             },

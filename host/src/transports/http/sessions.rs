@@ -292,6 +292,7 @@ impl SessionGuard {
         let open = state.streams.get(principal).copied().unwrap_or(0);
         if open >= self.limits.streams_per_principal {
             drop(state);
+            crate::metrics::metrics().http_limit("mcp", "principal_streams");
             tracing::warn!(%principal, open, "refused a stream beyond the principal's share (--max-streams-per-principal)");
             return Err(Box::new(refusal(
                 StatusCode::TOO_MANY_REQUESTS,
