@@ -255,16 +255,40 @@ pub async fn serve(
         .fallback(|| async { (StatusCode::NOT_FOUND, "metrics are at /metrics\n") })
         .with_state(pending)
         .layer(axum::middleware::from_fn(no_body))
+        .layer(axum::middleware::from_fn(scraper_holds))
         .layer(axum::middleware::from_fn_with_state(Arc::new(hosts), host_check::require));
+    // a scraper's address holds at most half the slots once its request passed the Host check,
+    // so a scraper elsewhere always finds room
     let slots = SlotLimits {
         max_connections: MAX_CONNECTIONS,
-        per_principal: MAX_CONNECTIONS,
+        per_principal: MAX_CONNECTIONS / 2,
         unproven_per_peer: MAX_CONNECTIONS,
     };
     let limits = listener::ConnectionLimits { name: "metrics", slots, header_read_timeout };
     tokio::spawn(listener::serve(listener, app, limits, None, stop));
     tracing::info!("Prometheus metrics at http://{bound}/metrics");
     Ok(bound)
+}
+
+/// A request that passed the Host check holds its connection for its address (a scrape in
+/// progress is never closed to make room); beyond the address's half of the slots, 429.
+async fn scraper_holds(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use crate::transports::http::connections::ConnectionHandle;
+    let Some(handle) = request.extensions().get::<ConnectionHandle>().cloned() else {
+        return next.run(request).await;
+    };
+    let scraper = crate::principal::Principal::named(&format!(
+        "scraper {}",
+        handle.peer().map(|p| p.to_string()).unwrap_or_default()
+    ));
+    if handle.hold(&scraper).is_err() {
+        metrics().http_limit("metrics", "principal_connections");
+        let mut refused = (StatusCode::TOO_MANY_REQUESTS, "this address holds its share of the metrics connections\n")
+            .into_response();
+        refused.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        return refused;
+    }
+    next.run(request).await
 }
 
 /// A scrape carries no body: a request announcing one is answered 413 without reading it.

@@ -8,6 +8,9 @@
 /// proposal store, Fabric's connection pool, the component cache, signals, the runtime.
 pub const RESERVED: u64 = 128;
 
+/// The soft limit asked for under an unlimited hard limit.
+const UNLIMITED_TARGET: u64 = 1 << 16;
+
 /// The soft limit after raising it to the hard limit: `(now, before)`. `None` where the limit is
 /// unlimited or cannot be read.
 pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
@@ -15,8 +18,13 @@ pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
     let limit = getrlimit(Resource::Nofile);
     let before = limit.current?;
     let Some(hard) = limit.maximum else {
-        // an unlimited hard limit: the kernel still caps descriptors at fs.nr_open
-        return Some((before, before));
+        // an unlimited hard limit: ask for a generous finite figure (the kernel caps it at
+        // fs.nr_open, macOS at OPEN_MAX), keeping what there was if that is refused
+        let wanted = Rlimit { current: Some(UNLIMITED_TARGET.max(before)), maximum: None };
+        return match setrlimit(Resource::Nofile, wanted) {
+            Ok(()) => Some((UNLIMITED_TARGET.max(before), before)),
+            Err(_) => Some((before, before)),
+        };
     };
     if hard > before && setrlimit(Resource::Nofile, Rlimit { current: Some(hard), maximum: Some(hard) }).is_ok() {
         return Some((hard, before));

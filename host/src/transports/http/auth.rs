@@ -79,7 +79,8 @@ impl AuthTokens {
         let me = rustix::process::geteuid().as_raw();
         if meta.uid() != me && meta.uid() != 0 {
             anyhow::bail!(
-                "--auth-token-file {shown} is owned by uid {}, not by the user running the server (uid {me}) or root:                  another user could change who may connect (chown it, as OpenSSH requires of its key files)",
+                "--auth-token-file {shown} is owned by uid {}, not by the user running the server (uid {me}) or root: \
+                 another user could change who may connect (chown it, as OpenSSH requires of its key files)",
                 meta.uid()
             );
         }
@@ -162,7 +163,14 @@ fn valid_label(l: &str) -> bool {
 /// call as `http::request::Parts`).
 pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Request, next: Next) -> Response {
     let tokens = file.current();
+    let unhold = |request: &Request| {
+        // a refused request proves nothing: its connection is as evictable as a silent one
+        if let Some(handle) = request.extensions().get::<super::connections::ConnectionHandle>() {
+            handle.unhold();
+        }
+    };
     if request.headers().get_all(header::AUTHORIZATION).iter().nth(1).is_some() {
+        unhold(&request);
         // which one would count is a guess a proxy and this server could make differently
         tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused a request with several Authorization headers");
         let body = serde_json::json!({"error": "invalid_request", "message":
@@ -185,6 +193,7 @@ pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Req
             None => "the bearer token is not one of this server's tokens",
         },
     };
+    unhold(&request);
     tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused an HTTP request: {refusal}");
     let body = serde_json::json!({"error": "unauthorized", "message": format!(
         "{refusal}; send a token from the server's --auth-token-file as `Authorization: Bearer <token>`")});

@@ -107,6 +107,7 @@ impl Connections {
     }
 
     fn admit_at(self: &Arc<Self>, peer: IpAddr, now: Instant) -> Result<Admitted, Refused> {
+        let peer = peer_key(peer);
         let mut table = self.lock();
         let mut made_room = false;
         let peers = table.unproven_by_peer.get(&peer).filter(|s| s.len() >= self.limits.unproven_per_peer);
@@ -120,7 +121,12 @@ impl Connections {
         if table.live.len() >= self.limits.max_connections {
             match table.unproven.first().copied() {
                 Some(oldest) if table.older_than_grace(oldest, now) => table.evict(oldest),
-                _ => return Err(Refused::Full),
+                // a flood younger than the grace, from other addresses: the address holding
+                // the most unproven connections gives one up, if it holds more than this one's
+                _ => match table.heaviest_peer_beyond(peer) {
+                    Some(oldest) => table.evict(oldest),
+                    None => return Err(Refused::Full),
+                },
             }
             made_room = true;
         }
@@ -147,7 +153,36 @@ impl Connections {
     }
 }
 
+/// The address a peer counts under: an IPv6 peer by its /64 (one host can use a whole /64),
+/// an IPv4-mapped one as the IPv4 address.
+fn peer_key(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+        v4 => v4,
+    }
+}
+
 impl ConnectionHandle {
+    /// The address this connection counts under (see [`peer_key`]).
+    pub fn peer(&self) -> Option<IpAddr> {
+        self.table.lock().live.get(&self.id).map(|s| s.peer)
+    }
+
+    /// Makes the connection unproven again (a request on it was refused by the bearer check):
+    /// evictable like a silent one, and no longer its last principal's.
+    pub fn unhold(&self) {
+        let mut table = self.table.lock();
+        let Some(slot) = table.live.get_mut(&self.id) else { return };
+        let Some(holder) = slot.holder.take() else { return };
+        let peer = slot.peer;
+        table.release(&holder);
+        table.unproven.insert(self.id);
+        table.unproven_by_peer.entry(peer).or_default().insert(self.id);
+    }
+
     /// Lets `principal` hold this connection; `Err(held)`: the principal already holds `held`
     /// connections, its share.
     pub fn hold(&self, principal: &Principal) -> Result<(), usize> {
@@ -204,6 +239,18 @@ impl Table {
         self.live.get(&id).is_some_and(|s| now.saturating_duration_since(s.accepted) >= GRACE)
     }
 
+    /// The oldest unproven connection of the address holding the most of them, if that is more
+    /// than `newcomer` holds (plus the one it brings).
+    fn heaviest_peer_beyond(&self, newcomer: IpAddr) -> Option<u64> {
+        let mine = self.unproven_by_peer.get(&newcomer).map_or(0, BTreeSet::len) + 1;
+        let (_, ids) =
+            self.unproven_by_peer.iter().filter(|(p, _)| **p != newcomer).max_by_key(|(_, ids)| ids.len())?;
+        match ids.len() > mine {
+            true => ids.first().copied(),
+            false => None,
+        }
+    }
+
     fn unprove(&mut self, id: u64, peer: IpAddr) {
         self.unproven.remove(&id);
         if let Some(ids) = self.unproven_by_peer.get_mut(&peer) {
@@ -257,7 +304,7 @@ mod tests {
         let t = table(4, 4, 8);
         let start = Instant::now();
         let idle: Vec<Admitted> = (0..4).map(|i| t.admit_at(ip(i), start).unwrap()).collect();
-        assert_eq!(t.admit_at(ip(9), start).err(), Some(Refused::Full), "nobody is closed within the grace");
+        assert_eq!(t.admit_at(ip(9), start).err(), Some(Refused::Full), "one each: nobody is closed within the grace");
         let later = start + GRACE;
         let bob = t.admit_at(ip(9), later).unwrap();
         assert!(idle[0].evicted.is_cancelled(), "the oldest unproven one is closed");
@@ -274,6 +321,34 @@ mod tests {
         assert_eq!(t.admit_at(ip(30), later + GRACE).err(), Some(Refused::Full), "every slot held: refused");
         drop(bob);
         assert!(t.admit_at(ip(30), later + GRACE).is_ok(), "a slot given back is free again");
+    }
+
+    #[test]
+    fn a_young_flood_from_other_addresses_still_lets_a_newcomer_in() {
+        let t = table(6, 6, 4);
+        let start = Instant::now();
+        let flood: Vec<Admitted> = (0..6).map(|i| t.admit_at(ip(1 + i % 2), start).unwrap()).collect();
+        let bob = t.admit_at(ip(9), start).expect("the heaviest address gives one up");
+        assert_eq!(flood.iter().filter(|a| a.evicted.is_cancelled()).count(), 1);
+        assert!(!bob.evicted.is_cancelled());
+        // IPv6 peers count by their /64
+        let v6 = |last: u16| IpAddr::from([0x2001, 0xdb8, 0, 1, 0, 0, 0, last]);
+        assert_eq!(peer_key(v6(1)), peer_key(v6(0xffff)));
+        assert_ne!(peer_key(v6(1)), peer_key(IpAddr::from([0x2001, 0xdb8, 0, 2, 0, 0, 0, 1])));
+        assert_eq!(peer_key("::ffff:10.0.0.1".parse().unwrap()), ip(1));
+    }
+
+    #[test]
+    fn a_refused_request_leaves_its_connection_unproven() {
+        let t = table(2, 2, 2);
+        let start = Instant::now();
+        let a = t.admit_at(ip(1), start).unwrap();
+        a.handle.hold(&Principal::named("alice")).unwrap();
+        a.handle.unhold();
+        let _b = t.admit_at(ip(2), start).unwrap();
+        let _c = t.admit_at(ip(3), start + GRACE).unwrap();
+        assert!(a.evicted.is_cancelled(), "evictable again");
+        assert!(t.lock().held_by.is_empty());
     }
 
     #[test]

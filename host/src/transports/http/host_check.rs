@@ -27,7 +27,7 @@ pub fn allowed(host: &str, names: &[String]) -> bool {
             _ => return false,
         },
         None => match host.rsplit_once(':') {
-            Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name.to_string(),
+            Some((name, port)) if digits(port) => name.to_string(),
             Some(_) => return false,
             None => host.clone(),
         },
@@ -38,8 +38,13 @@ pub fn allowed(host: &str, names: &[String]) -> bool {
     names.iter().map(|n| n.to_ascii_lowercase()).any(|n| n == host || n == bare)
 }
 
-/// Middleware: 421 for a request whose one `Host` header does not name this server, 400 for a
-/// request with none or several.
+fn digits(port: &str) -> bool {
+    !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Middleware: 421 for a request whose one `Host` header does not name this server, 400 for
+/// several. A request without `Host` passes: a browser always sends one, so it is no rebinding
+/// page (an HTTP/1.0 health probe, HAProxy's default, sends none).
 pub async fn require(State(names): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
     let mut hosts = request.headers().get_all(header::HOST).iter();
     let refusal = match (hosts.next().map(|h| h.to_str()), hosts.next()) {
@@ -48,7 +53,7 @@ pub async fn require(State(names): State<Arc<Vec<String>>>, request: Request, ne
             StatusCode::MISDIRECTED_REQUEST,
             "this Host is not one of the server's names (loopback names, an IP address, or --allowed-host)\n",
         ),
-        (None, _) => (StatusCode::BAD_REQUEST, "a request must carry a Host header\n"),
+        (None, _) => return next.run(request).await,
         _ => (StatusCode::BAD_REQUEST, "a request must carry exactly one readable Host header\n"),
     };
     tracing::warn!(path = %request.uri().path(), "refused a request: {}", refusal.1.trim_end());

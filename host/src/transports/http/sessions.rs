@@ -79,15 +79,32 @@ impl Drop for StreamSlot {
 struct Opening {
     guard: Arc<SessionGuard>,
     principal: Principal,
+    released: bool,
 }
 
-impl Drop for Opening {
-    fn drop(&mut self) {
-        let mut state = self.guard.state();
+impl Opening {
+    /// Gives the place back, under a lock the caller holds.
+    fn release(mut self, state: &mut Owners) {
+        self.released = true;
         if let Some(n) = state.opening.get_mut(&self.principal) {
             *n -= 1;
             if *n == 0 {
                 state.opening.remove(&self.principal);
+            }
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        if !self.released {
+            let guard = self.guard.clone();
+            let mut state = guard.state();
+            if let Some(n) = state.opening.get_mut(&self.principal) {
+                *n -= 1;
+                if *n == 0 {
+                    state.opening.remove(&self.principal);
+                }
             }
         }
     }
@@ -187,8 +204,26 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
         },
         false => None,
     };
-    let response = next.run(request).await;
-    let response = guard.after(Answered { principal, session, method, rpc_id, rpc_method, opening }, response);
+    let answered = Answered { principal, session, method, rpc_id, rpc_method, opening };
+    let response = match answered.opening.is_some() {
+        // rmcp creates the session before it answers: the answer is recorded even if the client
+        // drops the connection meanwhile, so no session escapes the caps
+        true => {
+            let guard = guard.clone();
+            let recorded = tokio::spawn(async move {
+                let response = next.run(request).await;
+                guard.after(answered, response)
+            });
+            match recorded.await {
+                Ok(response) => response,
+                Err(_) => refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the initialize failed".into()),
+            }
+        }
+        false => {
+            let response = next.run(request).await;
+            guard.after(answered, response)
+        }
+    };
     match stream {
         Some(slot) if response.status().is_success() => {
             response.map(|body| Body::new(Watched { inner: body, watch: None, _stream: Some(slot) }))
@@ -257,7 +292,7 @@ impl SessionGuard {
                 let total = state.owners.len() + state.opening.values().sum::<usize>();
                 if mine < self.limits.per_principal && total < self.limits.total {
                     *state.opening.entry(principal.clone()).or_default() += 1;
-                    return Ok(Opening { guard: self.clone(), principal: principal.clone() });
+                    return Ok(Opening { guard: self.clone(), principal: principal.clone(), released: false });
                 }
                 mine
             };
@@ -310,12 +345,14 @@ impl SessionGuard {
     /// Records who opened a new session and forgets a deleted one; a call's response stream is
     /// watched so the call is cancelled in its session if the stream is dropped before its end.
     fn after(self: Arc<Self>, a: Answered, response: Response) -> Response {
-        if a.session.is_none()
-            && let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
-        {
-            self.state().owners.insert(Arc::from(id), a.principal.clone());
+        if let Some(opening) = a.opening {
+            // the session takes the place over under the same lock: never counted twice
+            let mut state = self.state();
+            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                state.owners.insert(Arc::from(id), a.principal.clone());
+            }
+            opening.release(&mut state);
         }
-        drop(a.opening);
         if a.method == Method::DELETE
             && response.status().is_success()
             && let Some(id) = &a.session
