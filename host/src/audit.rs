@@ -4,6 +4,10 @@
 //! returns or the create leaves, so a crash cannot lose what happened. It records tokens, hashes,
 //! answers and Fabric ids; never a credential.
 //!
+//! Every record is a link of a hash chain ([`crate::audit_chain`]): its sequence number and the
+//! SHA-256 of the previous record's bytes come first, and each process opening the log first
+//! appends a start record naming itself. `equinix-mcp audit verify` checks the chain.
+//!
 //! Group commit: records that arrive while a sync is running wait for the next one together, so
 //! a team's concurrent proposes share `fsync`s; each caller still returns only once its own line
 //! is on disk. When other mutating calls are under way (and not waiting for a person), the
@@ -21,12 +25,16 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::{Map, Value, json};
 
+use crate::audit_chain::{Chain, resume};
+
 /// The longest a sync waits for the records of mutating calls still under way.
 pub const GATHER: Duration = Duration::from_millis(2);
 
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Mutex<Writing>,
+    /// This process, as its records' start record names it.
+    instance: String,
     queue: Mutex<Queue>,
     /// Signalled when a record joins the queue.
     arrived: Condvar,
@@ -34,6 +42,13 @@ pub struct AuditLog {
     writers: AtomicUsize,
     syncs: AtomicU64,
     gather: Duration,
+    /// The last record known to be on disk: its sequence number and hash (what a checkpoint
+    /// may vouch for).
+    synced: Mutex<(Option<u64>, String)>,
+    /// Records synced since the last checkpoint was asked for, and how many ask for one (0: never).
+    since_checkpoint: AtomicU64,
+    checkpoint_every: AtomicU64,
+    checkpoint_due: tokio::sync::Notify,
 }
 
 /// A mutating call under way, counted while it lives (see [`AuditLog::writer`]).
@@ -52,6 +67,12 @@ impl Drop for Away {
     fn drop(&mut self) {
         self.0.writers.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The open file and where its chain stands.
+struct Writing {
+    file: File,
+    chain: Chain,
 }
 
 /// Lines waiting for the writer, each with whoever waits for it to be durable.
@@ -79,6 +100,7 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     }
     let file = OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .mode(0o600)
         // a link planted between the check above and this open is refused too
@@ -96,10 +118,33 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let file = open_file(path)?;
+        let mut file = open_file(path)?;
+        let shown = path.display();
+        let resumed = resume(&mut file).with_context(|| format!("reading the end of the audit log {shown}"))?;
+        let instance = format!("{}-{}", std::process::id(), hex::encode(rand::random::<[u8; 6]>()));
+        let mut chain = resumed.chain.clone().unwrap_or_else(Chain::fresh);
+        let mut start = json!({"ts": rfc3339(now_ms()), "event": "audit_log_opened", "instance": instance,
+            "chain": chain.id, "server": concat!("equinix-mcp ", env!("CARGO_PKG_VERSION"))});
+        if let Some((bytes, sha256)) = &resumed.torn_tail {
+            // a record torn by a crash was never acknowledged; what was cut is said here
+            tracing::warn!("the audit log {shown} ended inside a record ({bytes} bytes, torn by a crash); cut it off");
+            start["torn_tail_cut"] = json!({"bytes": bytes, "sha256": sha256});
+        }
+        if resumed.unchained {
+            start["follows_unchained_lines"] = json!(true);
+        }
+        let line = chain.link(&line_of(&start));
+        file.write_all(line.as_bytes()).and_then(|()| file.sync_data()).with_context(|| format!("writing {shown}"))?;
+        chain.advance(&line);
+        let synced = Mutex::new((chain.next_seq.checked_sub(1), chain.prev.clone()));
         Ok(AuditLog {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            synced,
+            since_checkpoint: AtomicU64::new(0),
+            checkpoint_every: AtomicU64::new(0),
+            checkpoint_due: tokio::sync::Notify::new(),
+            file: Mutex::new(Writing { file, chain }),
+            instance,
             queue: Mutex::default(),
             arrived: Condvar::new(),
             writers: AtomicUsize::new(0),
@@ -110,6 +155,29 @@ impl AuditLog {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// This process's name in the log's start record.
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// The chain's id, and the sequence number and hash of its last synced record (what a
+    /// checkpoint signs).
+    pub fn synced_head(&self) -> (String, Option<u64>, String) {
+        let id = self.file.lock().unwrap_or_else(|p| p.into_inner()).chain.id.clone();
+        let (seq, head) = self.synced.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        (id, seq, head)
+    }
+
+    /// Asks for a checkpoint after every `n` synced records.
+    pub fn checkpoint_after(&self, n: u64) {
+        self.checkpoint_every.store(n, Ordering::Relaxed);
+    }
+
+    /// Resolves when `n` records were synced since it last resolved.
+    pub async fn checkpoint_due(&self) {
+        self.checkpoint_due.notified().await
     }
 
     /// Syncs of this log so far.
@@ -190,11 +258,19 @@ impl AuditLog {
     /// path is no longer the one open (deleted, or rotated away), the path is opened afresh first
     /// and that is said both in the log of the process and as the new file's first line.
     fn append_lines(&self, lines: &[String]) -> Vec<std::io::Result<()>> {
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        let mut outcomes: Vec<std::io::Result<()>> = match self.reopen_if_replaced(&mut file) {
-            Ok(()) => lines.iter().map(|line| write_whole(&mut file, line)).collect(),
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let w = &mut *guard;
+        let mut outcomes: Vec<std::io::Result<()>> = match self.reopen_if_replaced(w) {
+            Ok(()) => lines
+                .iter()
+                .map(|record| {
+                    let line = w.chain.link(record);
+                    write_whole(&mut w.file, &line).map(|()| w.chain.advance(&line))
+                })
+                .collect(),
             Err(e) => return lines.iter().map(|_| Err(std::io::Error::new(e.kind(), e.to_string()))).collect(),
         };
+        let file = &mut w.file;
         if outcomes.iter().any(Result::is_ok) {
             let synced = file.sync_data();
             // counted once the sync is over, and its records only if it succeeded
@@ -204,17 +280,32 @@ impl AuditLog {
                     *outcome = Err(std::io::Error::new(e.kind(), e.to_string()));
                 }
             }
-            crate::metrics::metrics().audit_sync(outcomes.iter().filter(|o| o.is_ok()).count());
+            let durable = outcomes.iter().filter(|o| o.is_ok()).count();
+            crate::metrics::metrics().audit_sync(durable);
+            if durable > 0 {
+                *self.synced.lock().unwrap_or_else(|p| p.into_inner()) =
+                    (w.chain.next_seq.checked_sub(1), w.chain.prev.clone());
+                let every = self.checkpoint_every.load(Ordering::Relaxed);
+                let since = self.since_checkpoint.fetch_add(durable as u64, Ordering::Relaxed) + durable as u64;
+                if every > 0 && since >= every {
+                    self.since_checkpoint.store(0, Ordering::Relaxed);
+                    self.checkpoint_due.notify_one();
+                }
+            }
         }
         outcomes
     }
 
-    fn reopen_if_replaced(&self, file: &mut File) -> std::io::Result<()> {
-        if let Some(why) = self.replaced(file) {
+    fn reopen_if_replaced(&self, w: &mut Writing) -> std::io::Result<()> {
+        if let Some(why) = self.replaced(&w.file) {
             tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
-            *file = open_file(&self.path).map_err(std::io::Error::other)?;
-            let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why});
-            file.write_all(line_of(&note).as_bytes())?;
+            w.file = open_file(&self.path).map_err(std::io::Error::other)?;
+            // the new file starts with the chain's next link, naming the last file's head
+            let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why,
+                "instance": self.instance, "chain": w.chain.id, "previous_file_head": w.chain.prev});
+            let line = w.chain.link(&line_of(&note));
+            w.file.write_all(line.as_bytes())?;
+            w.chain.advance(&line);
         }
         Ok(())
     }
@@ -232,11 +323,9 @@ impl AuditLog {
     }
 }
 
-/// One record as a line of JSON.
+/// One record as JSON on one line (the chain adds its links and the newline).
 fn line_of(entry: &Value) -> String {
-    let mut line = serde_json::to_string(entry).expect("a JSON value always serializes");
-    line.push('\n');
-    line
+    serde_json::to_string(entry).expect("a JSON value always serializes")
 }
 
 /// Writes `line` whole or not at all: a full disk (or a file-size limit) may let part of a line
@@ -298,6 +387,7 @@ pub fn rfc3339(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit_chain::{Verdict, verify};
 
     #[test]
     fn entries_pick_the_confirm_fields_from_results_and_errors() {
@@ -342,15 +432,19 @@ mod tests {
         log.append(&json!({"n": 2})).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"event\":\"audit_log_reopened\"") && text.contains("no longer at its path"), "{text}");
-        assert!(text.ends_with("{\"n\":2}\n"), "{text}");
+        assert_eq!(payloads(&path).last(), Some(&json!({"n": 2})), "{text}");
+        // the new file continues the chain, naming the old file's head
+        let Verdict::Intact { first_seq, .. } = verify(text.as_bytes()) else { panic!("{text}") };
+        assert_eq!(first_seq, 2);
         // a rotation that puts a fresh file in place
         std::fs::rename(&path, dir.path().join("audit.jsonl.1")).unwrap();
         std::fs::write(&path, "").unwrap();
         log.append(&json!({"n": 3})).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("replaced by another file") && text.ends_with("{\"n\":3}\n"), "{text}");
-        let rotated = std::fs::read_to_string(dir.path().join("audit.jsonl.1")).unwrap();
-        assert!(rotated.ends_with("{\"n\":2}\n"), "nothing written to the rotated file: {rotated}");
+        assert!(text.contains("replaced by another file"), "{text}");
+        assert_eq!(payloads(&path).last(), Some(&json!({"n": 3})), "{text}");
+        let rotated = payloads(&dir.path().join("audit.jsonl.1"));
+        assert_eq!(rotated.last(), Some(&json!({"n": 2})), "nothing written to the rotated file: {rotated:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,9 +455,7 @@ mod tests {
         for outcome in futures_util::future::join_all(writers).await {
             outcome.unwrap();
         }
-        let text = std::fs::read_to_string(log.path()).unwrap();
-        let mut seen: Vec<u64> =
-            text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["n"].as_u64().unwrap()).collect();
+        let mut seen: Vec<u64> = payloads(log.path()).iter().map(|r| r["n"].as_u64().unwrap()).collect();
         seen.sort();
         assert_eq!(seen, (0..64).collect::<Vec<_>>(), "every record once, none torn");
         assert!(log.syncs() < 64, "64 concurrent records took {} syncs", log.syncs());
@@ -383,7 +475,7 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(2), "a lone record does not wait");
         // returned only once its line was written and synced
         assert_eq!(log.syncs(), 1, "the record returned before its sync");
-        assert_eq!(std::fs::read_to_string(log.path()).unwrap(), "{\"n\":0}\n");
+        assert_eq!(payloads(log.path()), [json!({"n": 0})]);
         drop(lone);
         // two calls under way: the first record waits for the second to share its sync
         let (a, b) = (AuditLog::writer(&log), AuditLog::writer(&log));
@@ -411,7 +503,45 @@ mod tests {
         let log = AuditLog::open(&dir.path().join("a/audit.jsonl")).unwrap();
         log.append(&json!({"n": 1})).unwrap();
         log.append(&json!({"n": 2})).unwrap();
-        let text = std::fs::read_to_string(log.path()).unwrap();
-        assert_eq!(text, "{\"n\":1}\n{\"n\":2}\n");
+        assert_eq!(payloads(log.path()), [json!({"n": 1}), json!({"n": 2})]);
+    }
+
+    #[test]
+    fn every_record_is_a_link_and_a_reopened_log_continues_its_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path).unwrap();
+        log.append(&json!({"n": 1})).unwrap();
+        let (chain, seq, head) = log.synced_head();
+        assert_eq!(seq, Some(1));
+        drop(log);
+        let again = AuditLog::open(&path).unwrap();
+        again.append(&json!({"n": 2})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Verdict::Intact { records, last_seq, chain: id, hashes, .. } = verify(text.as_bytes()) else {
+            panic!("{text}")
+        };
+        assert_eq!((records, last_seq, id), (4, 3, chain), "two start records, two records, one chain");
+        assert_eq!(hashes[1], head);
+        let starts: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["event"] == "audit_log_opened")
+            .collect();
+        assert_ne!(starts[0]["instance"], starts[1]["instance"], "each process names itself");
+    }
+
+    /// The records of the file at `path` without their links, start records left out.
+    fn payloads(path: &Path) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["event"] != "audit_log_opened" && r["event"] != "audit_log_reopened")
+            .map(|mut r| {
+                let m = r.as_object_mut().unwrap();
+                assert!(m.remove("seq").is_some() && m.remove("prev").is_some(), "every record is a link");
+                r
+            })
+            .collect()
     }
 }

@@ -44,6 +44,26 @@ pub enum Command {
     /// The operator policy (Cedar): print its schema, or check a policy set against it.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// The audit log: verify its hash chain (and its signed checkpoints).
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum AuditCommand {
+    /// Check an audit log's hash chain: exit 0 printing its records and head hash, 1 naming the
+    /// first record that breaks it (or a checkpoint it contradicts), 2 for a torn last record.
+    Verify {
+        /// The audit log (JSON lines).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Signed checkpoints to check the log against (with --public-key).
+        #[arg(long, value_name = "CFILE", requires = "public_key")]
+        checkpoints: Option<PathBuf>,
+        /// The Ed25519 public key of the checkpoints, PEM (`openssl pkey -pubout`).
+        #[arg(long, value_name = "PUB.pem", requires = "checkpoints")]
+        public_key: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -375,6 +395,26 @@ pub struct ServeArgs {
     /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl`).
     #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
+
+    /// Sign checkpoints of the audit log's hash chain with this Ed25519 private key (PKCS#8
+    /// PEM, as `openssl genpkey -algorithm ed25519` writes it; mode 600). Needs
+    /// --audit-checkpoints.
+    #[arg(long, env = "EQUINIX_MCP_AUDIT_SIGNING_KEY", value_name = "FILE", requires = "audit_checkpoints")]
+    pub audit_signing_key: Option<PathBuf>,
+
+    /// Where signed checkpoints go: another file than the log, ideally on another volume or host.
+    #[arg(long, env = "EQUINIX_MCP_AUDIT_CHECKPOINTS", value_name = "FILE", requires = "audit_signing_key")]
+    pub audit_checkpoints: Option<PathBuf>,
+
+    /// A checkpoint after this many synced records (and at least every 60 s, and at shutdown).
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_AUDIT_CHECKPOINT_EVERY",
+        default_value_t = 1000,
+        value_name = "N",
+        value_parser = at_least_one(),
+    )]
+    pub audit_checkpoint_every: usize,
 
     /// Log format on stderr (filters come from RUST_LOG, default `info`).
     #[arg(long, env = "EQUINIX_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]

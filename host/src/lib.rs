@@ -16,6 +16,8 @@
 //! the simulator stands beside them and the client never names it.
 
 pub mod audit;
+pub mod audit_chain;
+pub mod audit_checkpoints;
 pub mod bindings;
 pub mod capabilities;
 pub mod cli;

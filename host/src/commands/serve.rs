@@ -264,7 +264,30 @@ fn open_audit(args: &ServeArgs, registry: &ToolRegistry) -> anyhow::Result<Optio
     let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
         "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
     )?;
-    Ok(Some(Arc::new(AuditLog::open(&path)?)))
+    let log = Arc::new(AuditLog::open(&path)?);
+    log.checkpoint_after(args.audit_checkpoint_every as u64);
+    Ok(Some(log))
+}
+
+/// The checkpoint writer of `--audit-signing-key`, started once the log is open; it writes a
+/// last checkpoint when the returned guard is dropped (at shutdown) and `stopped` is awaited.
+fn start_checkpoints(
+    args: &ServeArgs,
+    log: Option<&Arc<AuditLog>>,
+) -> anyhow::Result<Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>)>> {
+    let (Some(key), Some(path)) = (&args.audit_signing_key, &args.audit_checkpoints) else {
+        return Ok(None);
+    };
+    let Some(log) = log else {
+        tracing::warn!("--audit-signing-key without the mutate toolset: there is no audit log to checkpoint");
+        return Ok(None);
+    };
+    let key = crate::audit_checkpoints::load_signing_key(key)?;
+    let writer = Arc::new(crate::audit_checkpoints::Checkpointer::open(key, path)?);
+    tracing::info!(key_id = writer.key_id(), "signed audit checkpoints to {}", path.display());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let task = tokio::spawn(writer.run(log.clone(), stop.clone()));
+    Ok(Some((stop, task)))
 }
 
 /// The in-process simulator's `POST /_sim/clock` moves this server's own clock.
@@ -359,6 +382,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         crate::open_files::check_budget(limit, &caps)?;
     }
     let ready = prepare(&args).await?;
+    let checkpoints = start_checkpoints(&args, ready.broker.shared().grants.audit.as_ref())?;
     // listening before the banner, so a SIGHUP sent once the server said it is ready never
     // meets the default action (termination)
     let _rereads = match args.policy.is_some() {
@@ -380,10 +404,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let deadline = Duration::from_millis(args.header_read_timeout_ms);
         crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), hosts, deadline, metrics_stop).await?;
     }
-    match http {
-        None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await?,
-        Some(options) => crate::transports::http::serve(ready.broker.clone(), options).await?,
+    let served = match http {
+        None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await,
+        Some(options) => crate::transports::http::serve(ready.broker.clone(), options).await,
+    };
+    if let Some((stop, task)) = checkpoints {
+        // the last checkpoint, after the last record of the calls that were let finish
+        stop.cancel();
+        let _ = task.await;
     }
+    served?;
     drop(ready.sim);
     Ok(())
 }

@@ -148,7 +148,9 @@ impl McpServer {
             let decisions = decisions.all();
             if !decisions.is_empty() {
                 // a first round judged by the policy: its decisions are recorded before the form goes out
-                self.audit(true, name, started, json!({"input_required": true}), false, decisions).await;
+                let first_round = json!({"input_required": true});
+                self.audit(true, Audited { tool: name, principal: &principal, started }, first_round, false, decisions)
+                    .await;
             }
             return Ok(result);
         }
@@ -169,7 +171,8 @@ impl McpServer {
         };
         let decisions = decisions.all();
         let audited = !tool.decl.read_only || !decisions.is_empty();
-        let value = self.audit(audited, name, started, value, is_error, decisions).await;
+        let call = Audited { tool: name, principal: &principal, started };
+        let value = self.audit(audited, call, value, is_error, decisions).await;
         Ok(results::for_tool(tool, value, is_error).into())
     }
 
@@ -178,8 +181,7 @@ impl McpServer {
     async fn audit(
         &self,
         audited: bool,
-        name: &str,
-        started: u64,
+        call: Audited<'_>,
         mut value: Value,
         is_error: bool,
         decisions: Vec<Value>,
@@ -187,7 +189,8 @@ impl McpServer {
         let Some(log) = self.shared.grants.audit.clone().filter(|_| audited) else {
             return value;
         };
-        let mut entry = audit::entry(name, started, self.shared.grants.clock.now_ms(), &value, is_error);
+        let mut entry = audit::entry(call.tool, call.started, self.shared.grants.clock.now_ms(), &value, is_error);
+        entry["principal"] = json!(call.principal.as_str());
         if !decisions.is_empty() {
             entry["policy_decisions"] = Value::Array(decisions);
         }
@@ -290,6 +293,13 @@ impl ServerHandler for McpServer {
 
 /// The principal the HTTP layer authenticated for this request; the local principal on stdio
 /// and on unauthenticated loopback HTTP.
+/// Who made the call an audit record is about, and when it started.
+struct Audited<'a> {
+    tool: &'a str,
+    principal: &'a Principal,
+    started: u64,
+}
+
 fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
     context
         .extensions

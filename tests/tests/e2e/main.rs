@@ -9,6 +9,7 @@ mod broker;
 mod catalog;
 mod component_build;
 mod contract;
+mod evidence;
 mod faults;
 mod foundation;
 mod hostile;

@@ -58,15 +58,16 @@ async fn failed_confirms_are_audited_too() {
 
 #[tokio::test]
 async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
-    // the audit log sits just under the process's file-size limit (ulimit -f), so every record
-    // fails with EFBIG, as on a full disk (the sparse filler takes no space)
+    // once the server has started (its start record written), the audit log is grown to just
+    // under the process's file-size limit (ulimit -f), so every record fails with EFBIG, as on a
+    // full disk (the sparse filler takes no space)
     const LIMIT_BLOCKS: u64 = 32 << 10;
     let audit = fresh_audit_path();
-    std::fs::File::create(&audit).unwrap().set_len(LIMIT_BLOCKS * 512 - 16).unwrap();
     let args = ["serve", "--fabric-sim", "--toolsets", "metros,mutate", "--no-cache"];
     let env = [("EQUINIX_MCP_AUDIT_LOG", audit.to_str().unwrap())];
     let server =
         Launch::command(&args).env(&env).client(TestClient::accepting()).file_size_limit(LIMIT_BLOCKS).stdio().await;
+    std::fs::OpenOptions::new().write(true).open(&audit).unwrap().set_len(LIMIT_BLOCKS * 512 - 16).unwrap();
     let sim = embedded_sim_url(&server).await;
     let b = Broker { server, sim };
     let p = b.propose("full-disk", 1001).await;

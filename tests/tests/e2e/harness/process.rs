@@ -77,8 +77,14 @@ pub fn audit_log_of(cmd: &tokio::process::Command) -> PathBuf {
         .expect("command() always sets EQUINIX_MCP_AUDIT_LOG")
 }
 
-/// Every entry of an audit log written so far.
+/// Every entry of an audit log written so far, but the chain's start records (one per process
+/// that opened the log: `audit_chain.rs` tests them), each still with its `seq` and `prev`.
 pub fn read_audit(path: &std::path::Path) -> Vec<Value> {
+    read_audit_chain(path).into_iter().filter(|e| e["event"] != "audit_log_opened").collect()
+}
+
+/// Every line of an audit log, start records included.
+pub fn read_audit_chain(path: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

@@ -1,0 +1,227 @@
+//! Issue 30: evidence a reviewer can check on their own machine: the audit log's hash chain
+//! (`audit verify`), signed checkpoints that reveal a cut tail, keys made with `openssl`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::*;
+
+/// `openssl genpkey -algorithm ed25519` and its public half, in `dir`: (private, public).
+fn ed25519_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let (private, public) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.pub.pem")));
+    let made = std::process::Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&private)
+        .status()
+        .expect("openssl is installed");
+    assert!(made.success());
+    let out = std::process::Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&private)
+        .arg("-out")
+        .arg(&public)
+        .status()
+        .unwrap();
+    assert!(out.success());
+    std::fs::set_permissions(&private, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    (private, public)
+}
+
+/// `equinix-mcp audit verify ARGS`: (exit code, stdout).
+async fn verify(args: &[&Path]) -> (i32, String) {
+    let mut argv: Vec<String> = vec!["audit".into(), "verify".into(), args[0].display().to_string()];
+    if args.len() == 3 {
+        argv.extend([
+            "--checkpoints".into(),
+            args[1].display().to_string(),
+            "--public-key".into(),
+            args[2].display().to_string(),
+        ]);
+    }
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let mut cmd = command(&argv, &[]);
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output()).await.unwrap().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Waits until the process `pid` has exited (its last checkpoint written); a zombie not yet
+/// reaped by the harness has.
+async fn exited(pid: u32) {
+    let gone = async || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) == Some("Z"),
+        Err(_) => true,
+    };
+    wait_until("the server to exit", gone).await;
+}
+
+/// A server that signs checkpoints every two records, three proposes and a confirm, stopped;
+/// its log, its checkpoints, the keys' directory.
+async fn signed_log() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, public) = ed25519_keys(dir.path(), "audit");
+    let (log, checkpoints) = (dir.path().join("audit.jsonl"), dir.path().join("checkpoints.jsonl"));
+    let server = Launch::command(&["serve", "--fabric-sim", "--toolsets", "metros,mutate"])
+        .args(&["--audit-signing-key", key.to_str().unwrap(), "--audit-checkpoints", checkpoints.to_str().unwrap()])
+        .args(&["--audit-checkpoint-every", "2"])
+        .env(&[("EQUINIX_MCP_AUDIT_LOG", log.to_str().unwrap())])
+        .client(TestClient::accepting())
+        .stdio()
+        .await;
+    let mut last = Value::Null;
+    for i in 0..3 {
+        last = propose_on(&server.client, &format!("chained-{i}"), 1400 + i).await;
+    }
+    let done = server.ok("fabric_confirm_change", json!({"confirm_token": last["confirm_token"]})).await;
+    assert_eq!(done["executed"], true, "{done}");
+    let pid = server.pid.unwrap();
+    server.stop().await;
+    exited(pid).await;
+    (dir, log, checkpoints, public)
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| format!("{l}\n")).collect()
+}
+
+#[tokio::test]
+async fn a_served_log_verifies_and_every_kind_of_tampering_is_named() {
+    let (dir, log, checkpoints, public) = signed_log().await;
+    let records = read_audit_chain(&log);
+    assert_eq!(records[0]["event"], "audit_log_opened");
+    for r in records.iter().filter(|r| r["tool"].is_string()) {
+        assert!(r["principal"].is_string(), "every call record names its principal: {r}");
+    }
+    let (code, out) = verify(&[&log]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("intact: {} records", records.len())) && out.contains("head sha256"), "{out}");
+    let (code, out) = verify(&[&log, &checkpoints, &public]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(lines(&checkpoints).len() >= 2, "every two records and at shutdown");
+
+    let original = lines(&log);
+    let tampered = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    // one byte edited
+    let mut edited = original.clone();
+    edited[2] = edited[2].replacen("fabric_", "fabriC_", 1);
+    assert_ne!(edited[2], original[2]);
+    let edited = edited.concat();
+    let (code, out) = verify(&[&tampered("edited", edited), &checkpoints, &public]).await;
+    assert!(code == 1 && out.contains("BROKEN at line"), "{out}");
+    // a middle line deleted
+    let mut deleted = original.clone();
+    deleted.remove(3);
+    let (code, out) = verify(&[&tampered("deleted", deleted.concat())]).await;
+    assert!(code == 1 && out.contains("removed"), "{out}");
+    // two lines swapped
+    let mut swapped = original.clone();
+    swapped.swap(2, 3);
+    let (code, out) = verify(&[&tampered("swapped", swapped.concat())]).await;
+    assert!(code == 1 && out.contains("BROKEN at line 3"), "{out}");
+    // the tail cut: the chain alone cannot tell, the last checkpoint can
+    let cut = tampered("cut", original[..original.len() - 2].concat());
+    let (code, out) = verify(&[&cut]).await;
+    assert_eq!(code, 0, "a chain alone cannot reveal a cut tail: {out}");
+    let (code, out) = verify(&[&cut, &checkpoints, &public]).await;
+    assert!(code == 1 && out.contains("its end was cut off"), "{out}");
+    // a torn last line (a crash mid-write) is not tampering
+    let torn = tampered("torn", format!("{}{}", original.concat(), &original[1][..30]));
+    let (code, out) = verify(&[&torn]).await;
+    assert!(code == 2 && out.contains("TORN TAIL") && out.contains("last good one is seq"), "{out}");
+
+    // a checkpoint edited (its seq moved back), and checkpoints checked with another key
+    let mut forged: Vec<Value> = lines(&checkpoints).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    forged[0]["seq"] = json!(forged[0]["seq"].as_u64().unwrap() - 1);
+    let forged_text: String = forged.iter().map(|c| format!("{c}\n")).collect();
+    let (code, out) = verify(&[&log, &tampered("forged.jsonl", forged_text), &public]).await;
+    assert!(code == 1 && out.contains("the signature does not verify"), "{out}");
+    let (_, other) = ed25519_keys(dir.path(), "other");
+    let (code, out) = verify(&[&log, &checkpoints, &other]).await;
+    assert!(code == 1 && out.contains("not by the given public key"), "{out}");
+}
+
+#[tokio::test]
+async fn a_kill_9_while_writing_leaves_a_log_that_verifies_or_ends_in_a_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let env = [("EQUINIX_MCP_AUDIT_LOG", log.to_str().unwrap())];
+    let server = Launch::serve().args(&["--toolsets", "metros,mutate"]).env(&env).http("127.0.0.1:0").await;
+    let clients: Vec<_> =
+        futures_util::future::join_all((0..4).map(|_| server.connect(None, TestClient::plain(), false))).await;
+    let proposing = clients.iter().enumerate().map(|(c, client)| async move {
+        for i in 0..200u64 {
+            let _ = call_on(
+                client,
+                "fabric_propose_change",
+                json!({"change_type": "connection_create",
+                "spec": connection_spec(&format!("kill-{c}-{i}"), 1500 + i)}),
+            )
+            .await;
+        }
+    });
+    let pid = server.child.id().unwrap();
+    let killer = async {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    };
+    tokio::select! {
+        _ = futures_util::future::join_all(proposing) => panic!("the kill came too late"),
+        _ = killer => {}
+    }
+    exited(pid).await;
+    let (code, out) = verify(&[&log]).await;
+    assert!(code == 0 || code == 2, "a crash is never tampering: {out}");
+    // the next process cuts a torn record off, says so, and continues the chain
+    let again = Launch::serve().args(&["--toolsets", "metros,mutate"]).env(&env).http("127.0.0.1:0").await;
+    wait_until("the second start record", async || {
+        read_audit_chain(&log).iter().filter(|r| r["event"] == "audit_log_opened").count() == 2
+    })
+    .await;
+    let start = read_audit_chain(&log).into_iter().rfind(|r| r["event"] == "audit_log_opened").unwrap();
+    assert_eq!(start["torn_tail_cut"].is_object(), code == 2, "{start}");
+    let (code, out) = verify(&[&log]).await;
+    assert_eq!(code, 0, "{out}");
+    drop(again);
+}
+
+#[tokio::test]
+async fn signing_keys_are_checked_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = ed25519_keys(dir.path(), "audit");
+    let checkpoints = dir.path().join("c.jsonl");
+    let base = ["serve", "--fabric-sim", "--toolsets", "mutate", "--audit-checkpoints", checkpoints.to_str().unwrap()];
+    let run = async |key: &Path| {
+        let mut args = base.to_vec();
+        args.extend(["--audit-signing-key", key.to_str().unwrap()]);
+        run_to_exit(&args, &[]).await
+    };
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let (ok, _, stderr) = run(&key).await;
+    assert!(!ok && stderr.contains("chmod 600"), "{stderr}");
+    // an RSA key, and a file that is no key at all
+    let rsa = dir.path().join("rsa.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["genpkey", "-algorithm", "rsa", "-pkeyopt", "rsa_keygen_bits:1024", "-out"])
+        .arg(&rsa)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "not a key\n").unwrap();
+    for (path, says) in [(&rsa, "not an Ed25519 PKCS#8 key"), (&junk, "not a PEM private key")] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        let (ok, _, stderr) = run(path).await;
+        assert!(!ok && stderr.contains(says), "{stderr}");
+    }
+    let (ok, _, stderr) =
+        run_to_exit(&["serve", "--fabric-sim", "--audit-signing-key", key.to_str().unwrap()], &[]).await;
+    assert!(!ok && stderr.contains("--audit-checkpoints"), "{stderr}");
+}
