@@ -110,6 +110,17 @@ pub struct ComponentArgs {
     #[arg(long, env = "EQUINIX_MCP_COMPONENT_SHA256", value_name = "HEX")]
     pub component_sha256: Option<String>,
 
+    /// Require a minisign signature of the component's bytes (COMPONENT.wasm.minisig, as
+    /// `minisign -Sm` writes it) by one of these public keys (minisign `.pub` files; repeatable,
+    /// or comma-separated in the env var). The embedded component needs none.
+    #[arg(
+        long = "component-public-key",
+        env = "EQUINIX_MCP_COMPONENT_PUBLIC_KEYS",
+        value_delimiter = ',',
+        value_name = "FILE"
+    )]
+    pub component_public_keys: Vec<PathBuf>,
+
     /// Directory of the precompiled-component cache (default: the user's cache dir).
     #[arg(long, env = "EQUINIX_MCP_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,

@@ -46,6 +46,8 @@ pub async fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         let out = json!({
             "component": source.origin,
+            "signature": source.signer.as_ref().map(|s| json!({"key_id": s.key_id, "trusted_comment": s.trusted_comment,
+                "public_key": s.key_file.display().to_string()})),
             "sha256": surface.sha256,
             "size_bytes": surface.size_bytes,
             "verdict": surface.verdict,

@@ -27,6 +27,8 @@ use equinix_fabric_sim as fabric_sim;
 pub struct ComponentSource {
     pub wasm: Vec<u8>,
     pub origin: String,
+    /// Who signed it, when `--component-public-key` asked.
+    pub signer: Option<component::signature::Signer>,
 }
 
 impl ComponentArgs {
@@ -34,9 +36,23 @@ impl ComponentArgs {
     pub fn source(&self) -> anyhow::Result<ComponentSource> {
         let source = match &self.component {
             Some(path) => {
-                ComponentSource { wasm: component::read_component(path)?, origin: path.display().to_string() }
+                let wasm = component::read_component(path)?;
+                let signer = match self.component_public_keys.is_empty() {
+                    true => None,
+                    false => Some(component::signature::verify(&wasm, path, &self.component_public_keys)?),
+                };
+                let origin = match &signer {
+                    Some(s) => {
+                        format!("{} (signed by minisign key {}: {})", path.display(), s.key_id, s.trusted_comment)
+                    }
+                    None => path.display().to_string(),
+                };
+                ComponentSource { wasm, origin, signer }
             }
-            None => ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into() },
+            // part of the host: trusted as the host binary is
+            None => {
+                ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into(), signer: None }
+            }
         };
         if let Some(pin) = &self.component_sha256 {
             let actual = component::sha256_hex(&source.wasm);

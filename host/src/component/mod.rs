@@ -5,6 +5,7 @@
 //! imports anything else cannot be instantiated, and [`surface`] says so in words first.
 
 pub mod cache;
+pub mod signature;
 pub mod surface;
 
 use std::path::Path;

@@ -225,3 +225,99 @@ async fn signing_keys_are_checked_before_anything_starts() {
         run_to_exit(&["serve", "--fabric-sim", "--audit-signing-key", key.to_str().unwrap()], &[]).await;
     assert!(!ok && stderr.contains("--audit-checkpoints"), "{stderr}");
 }
+
+/// `minisign -G` without a password, in `dir`: (secret key, public key).
+fn minisign_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let (secret, public) = (dir.join(format!("{name}.key")), dir.join(format!("{name}.pub")));
+    let made = std::process::Command::new("minisign")
+        .args(["-G", "-W", "-p"])
+        .arg(&public)
+        .arg("-s")
+        .arg(&secret)
+        .output()
+        .expect("minisign is installed (.ci/install-minisign)");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    (secret, public)
+}
+
+/// `minisign -Sm FILE` (with `extra` flags): the signature next to it.
+fn minisign_sign(secret: &Path, file: &Path, extra: &[&str]) {
+    let signed = std::process::Command::new("minisign")
+        .args(["-S", "-s"])
+        .arg(secret)
+        .arg("-m")
+        .arg(file)
+        .args(["-t", "platform release 2026.12"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
+}
+
+/// The key id `minisign` prints for a public key file.
+fn minisign_key_id(public: &Path) -> String {
+    let text = std::fs::read_to_string(public).unwrap();
+    text.lines().next().unwrap().rsplit(' ').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_component_runs_only_when_a_trusted_key_signed_its_exact_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = dir.path().join("probe.wasm");
+    std::fs::copy(probe_component(), &wasm).unwrap();
+    let (ours, ours_pub) = minisign_keys(dir.path(), "release");
+    let (theirs, theirs_pub) = minisign_keys(dir.path(), "other");
+    let inspect = async |keys: &[&Path]| {
+        let mut args = vec!["inspect".to_string(), "--component".into(), wasm.display().to_string(), "--json".into()];
+        for k in keys {
+            args.extend(["--component-public-key".into(), k.display().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_to_exit(&args, &[]).await
+    };
+    // no signature yet
+    let (ok, _, stderr) = inspect(&[&ours_pub]).await;
+    assert!(!ok && stderr.contains("has no signature") && stderr.contains(&minisign_key_id(&ours_pub)), "{stderr}");
+    // signed by the release key (prehashed, minisign's default): inspect names the signer
+    minisign_sign(&ours, &wasm, &[]);
+    let (ok, stdout, stderr) = inspect(&[&theirs_pub, &ours_pub]).await;
+    assert!(ok, "{stderr}");
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(out["signature"]["key_id"], minisign_key_id(&ours_pub), "{out}");
+    assert_eq!(out["signature"]["trusted_comment"], "platform release 2026.12", "{out}");
+    // serve starts with it, and says who signed
+    let server = Launch::serve()
+        .args(&["--component", wasm.to_str().unwrap(), "--toolsets", "probe"])
+        .args(&["--component-public-key", ours_pub.to_str().unwrap()])
+        .stdio()
+        .await;
+    assert!(server.stderr_text().contains(&format!("signed by minisign key {}", minisign_key_id(&ours_pub))));
+    server.stop().await;
+    // a key that is not trusted
+    let (ok, _, stderr) = inspect(&[&theirs_pub]).await;
+    assert!(!ok && stderr.contains("which is not a trusted key"), "{stderr}");
+    // one byte of the component changed
+    let mut bytes = std::fs::read(&wasm).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(dir.path().join("tampered.wasm"), &bytes).unwrap();
+    std::fs::copy(dir.path().join("probe.wasm.minisig"), dir.path().join("tampered.wasm.minisig")).unwrap();
+    let tampered = dir.path().join("tampered.wasm");
+    let args =
+        ["inspect", "--component", tampered.to_str().unwrap(), "--component-public-key", ours_pub.to_str().unwrap()];
+    let (ok, _, stderr) = run_to_exit(&args, &[]).await;
+    assert!(!ok && stderr.contains("does not match the bytes"), "{stderr}");
+    // a legacy signature, a malformed one, and a key file that is no minisign key
+    minisign_sign(&theirs, &wasm, &["-l"]);
+    let (ok, _, stderr) = inspect(&[&theirs_pub]).await;
+    assert!(!ok && stderr.contains("legacy"), "{stderr}");
+    std::fs::write(dir.path().join("probe.wasm.minisig"), "untrusted comment: x\nnot base64\n").unwrap();
+    let (ok, _, stderr) = inspect(&[&ours_pub]).await;
+    assert!(!ok && stderr.contains("is malformed"), "{stderr}");
+    let (_, pem) = ed25519_keys(dir.path(), "pem");
+    let (ok, _, stderr) = inspect(&[&pem]).await;
+    assert!(!ok && stderr.contains("not a minisign public key"), "{stderr}");
+    // the embedded component needs no signature
+    let (ok, _, stderr) = run_to_exit(&["inspect", "--component-public-key", ours_pub.to_str().unwrap()], &[]).await;
+    assert!(ok, "{stderr}");
+}
