@@ -71,8 +71,9 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     instantiation(&bench, &mut t).await?;
     http_throughput(&bench, &mut t).await?;
     sandbox_cost(&bench, &mut t).await?;
-    team_load(&bench, &mut t).await?;
+    let team_cpu_us = team_load(&bench, &mut t).await?;
     policy_cost(&bench, &mut t).await?;
+    evidence_cost(&bench, &mut t, team_cpu_us).await;
     shared_store(&bench, &mut t).await;
     t.print();
     let _ = std::fs::remove_dir_all(&bench.cache);
@@ -326,7 +327,7 @@ async fn sandbox_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 }
 
 /// A team proposing at once: the audit log's group commit.
-async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
+async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<f64> {
     let team = load::team_proposes(&b.server, &b.audit_dir, 16, b.window(), &[]).await?;
     t.row(
         "proposes/s, 16 HTTP clients at once, audit synced per record",
@@ -343,7 +344,79 @@ async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
         "<= 0.25",
         team.syncs_per_propose <= 0.25,
     );
-    Ok(())
+    Ok(team.server_cpu_us)
+}
+
+/// What the audit log's evidence costs: the hash chain's link of one propose record (its
+/// SHA-256 and the splice) against the propose's server CPU measured above, and signed
+/// checkpoints' fsyncs against none (the same load with and without them, in turns).
+async fn evidence_cost(b: &Bench, t: &mut Table, propose_cpu_us: f64) {
+    use equinix_mcp::audit_chain::Chain;
+    let record =
+        serde_json::to_string(&json!({"ts": "2026-12-01T15:00:00.000Z", "started": "2026-12-01T15:00:00.000Z",
+        "tool": "fabric_propose_change", "outcome": "ok", "confirm_token": "chg_0123456789abcdef0123456789abcdef",
+        "change_type": "connection_create", "request_sha256": "9f".repeat(32), "expires_at": "2026-12-01T15:10:00Z",
+        "principal": "alice"}))
+        .expect("JSON");
+    let mut chain = Chain::fresh();
+    let n = if b.quick { 10_000 } else { 200_000 };
+    let started = Instant::now();
+    for _ in 0..n {
+        let line = chain.link(&record);
+        chain.advance(&line);
+    }
+    let link_us = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let ratio = (propose_cpu_us + link_us) / propose_cpu_us;
+    t.row(
+        "audit hash chain: one record's link vs a propose's server CPU",
+        format!("{ratio:.4}x ({link_us:.2} µs of {propose_cpu_us:.0} µs)"),
+        "<= 1.05x",
+        ratio <= 1.05,
+    );
+    match checkpoint_syncs(b).await {
+        Ok((with, without, checkpoints)) => t.row(
+            "audit fsyncs per propose with signed checkpoints (every 1,000 records) vs without",
+            format!("{with:.3} vs {without:.3} ({checkpoints} checkpoints, each one fsync of its own file)"),
+            "no fsync per record",
+            with <= without * 1.10 + 0.002,
+        ),
+        Err(e) => t.context("audit fsyncs per propose with signed checkpoints", format!("not measured: {e:#}")),
+    }
+}
+
+/// fsyncs of the audit log per propose with checkpoints and without (two turns each), and the
+/// checkpoints written.
+async fn checkpoint_syncs(b: &Bench) -> anyhow::Result<(f64, f64, usize)> {
+    let key = b.audit_dir.join("checkpoint-key.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out"])
+        .arg(&key)
+        .status()
+        .context("openssl genpkey (the key of the checkpoints)")?;
+    anyhow::ensure!(made.success(), "openssl genpkey failed");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    let checkpoints = b.audit_dir.join("checkpoints.jsonl");
+    let signed = [
+        "--audit-signing-key",
+        key.to_str().context("UTF-8")?,
+        "--audit-checkpoints",
+        checkpoints.to_str().context("UTF-8")?,
+    ];
+    let window = if b.quick { b.window() } else { Duration::from_secs(2) };
+    let plain = load::Team::start(&b.server, &b.audit_dir.join("unsigned.jsonl"), 16, &[]).await?;
+    let with = load::Team::start(&b.server, &b.audit_dir.join("signed.jsonl"), 16, &signed).await?;
+    let (mut a, mut c) = (Vec::new(), Vec::new());
+    for turn in 0..2 {
+        a.push(plain.measure(window, 2 * turn).await?);
+        c.push(with.measure(window, 2 * turn + 1).await?);
+    }
+    let per = |v: &[load::TeamProposes]| {
+        v.iter().map(|t| t.syncs_per_propose * t.proposes).sum::<f64>() / v.iter().map(|t| t.proposes).sum::<f64>()
+    };
+    drop(with);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let written = std::fs::read_to_string(&checkpoints).map(|t| t.lines().count()).unwrap_or(0);
+    Ok((per(&c), per(&a), written))
 }
 
 /// What the operator's policy adds to a propose's server CPU: a server with the README's

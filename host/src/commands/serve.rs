@@ -69,10 +69,12 @@ impl ComponentArgs {
     }
 
     /// Where precompiled code may be loaded from: nowhere when the operator pinned the
-    /// component's SHA-256, so the pin describes the code that runs (it is compiled from the
+    /// component's SHA-256 or asked for its signature, so the pin describes the code that runs (it is compiled from the
     /// pinned bytes at every start, at the cost of the compile time).
     pub fn cache_dir(&self) -> Option<PathBuf> {
-        if self.no_cache || self.component_sha256.is_some() {
+        // a signature, like a pin, describes the code that runs only if it is compiled from
+        // the verified bytes
+        if self.no_cache || self.component_sha256.is_some() || !self.component_public_keys.is_empty() {
             None
         } else {
             self.cache_dir.clone().or_else(component::cache::default_dir)
