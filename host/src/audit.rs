@@ -110,6 +110,10 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
     if !file.metadata()?.file_type().is_file() {
         anyhow::bail!("the audit log {shown} is not a regular file");
     }
+    // two writers would fork the chain
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|e| {
+        anyhow::anyhow!("the audit log {shown} is in use by another process ({e}): give each server its own log")
+    })?;
     Ok(file)
 }
 
@@ -131,7 +135,10 @@ impl AuditLog {
             start["torn_tail_cut"] = json!({"bytes": bytes, "sha256": sha256});
         }
         if resumed.unchained {
-            start["follows_unchained_lines"] = json!(true);
+            anyhow::bail!(
+                "the audit log {shown} was written before its records were chained (an older equinix-mcp): move it \
+                 aside (it stays readable) and start again, so the new log verifies from its first line"
+            );
         }
         let line = chain.link(&line_of(&start));
         file.write_all(line.as_bytes()).and_then(|()| file.sync_data()).with_context(|| format!("writing {shown}"))?;
@@ -304,7 +311,7 @@ impl AuditLog {
             let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why,
                 "instance": self.instance, "chain": w.chain.id, "previous_file_head": w.chain.prev});
             let line = w.chain.link(&line_of(&note));
-            w.file.write_all(line.as_bytes())?;
+            write_whole(&mut w.file, &line)?;
             w.chain.advance(&line);
         }
         Ok(())

@@ -90,7 +90,13 @@ pub fn resume(file: &mut File) -> std::io::Result<Resumed> {
         file.sync_data()?;
     }
     let lines = &tail[..complete];
-    let last = lines.strip_suffix(b"\n").and_then(|l| l.rsplit(|b| *b == b'\n').next()).unwrap_or_default();
+    let body = lines.strip_suffix(b"\n").unwrap_or_default();
+    if tail_start > 0 && !body.contains(&b'\n') {
+        return Err(std::io::Error::other(
+            "the audit log's last record is longer than 256 KiB: not a log this server wrote",
+        ));
+    }
+    let last = body.rsplit(|b| *b == b'\n').next().unwrap_or_default();
     let last = String::from_utf8_lossy(last);
     let record: Value = serde_json::from_str(&last).unwrap_or_default();
     let Some(seq) = record["seq"].as_u64() else {
@@ -102,7 +108,9 @@ pub fn resume(file: &mut File) -> std::io::Result<Resumed> {
     std::io::BufRead::read_until(&mut std::io::BufReader::new(file.take(64 << 10)), b'\n', &mut first)?;
     let start: Value = serde_json::from_slice(first.strip_suffix(b"\n").unwrap_or(&first)).unwrap_or_default();
     let id = start["chain"].as_str().map(str::to_string).unwrap_or_else(|| Chain::fresh().id);
-    resumed.chain = Some(Chain { id, next_seq: seq + 1, prev: digest(&last) });
+    let next_seq =
+        seq.checked_add(1).ok_or_else(|| std::io::Error::other("the audit log's last seq is the largest there is"))?;
+    resumed.chain = Some(Chain { id, next_seq, prev: digest(&last) });
     Ok(resumed)
 }
 
@@ -145,19 +153,24 @@ pub fn verify(bytes: &[u8]) -> Verdict {
         };
         match &previous {
             None => {
-                if !matches!(record["event"].as_str(), Some("audit_log_opened" | "audit_log_reopened")) {
-                    return broken(format!(
-                        "the file starts with record {seq}, which is not a start record: its beginning was cut or edited"
-                    ));
-                }
-                if seq == 0 && prev != GENESIS {
-                    return broken("record 0 names a previous record".into());
+                // a log starts at record 0; a rotated file with the reopening record that names
+                // the last file's head (checked against that file by verifying the files in turn)
+                match record["event"].as_str() {
+                    Some("audit_log_opened") if seq == 0 && prev == GENESIS => {}
+                    Some("audit_log_reopened") if seq > 0 && record["previous_file_head"] == prev => {}
+                    _ => {
+                        return broken(format!(
+                            "the file starts with record {seq}, which is neither a log's first record (an \
+                             audit_log_opened at seq 0) nor a rotated file's (audit_log_reopened): its beginning was \
+                             cut or edited"
+                        ));
+                    }
                 }
                 first_seq = Some(seq);
                 chain = record["chain"].as_str().unwrap_or_default().to_string();
             }
             Some((last_seq, last_hash)) => {
-                if seq != last_seq + 1 {
+                if Some(seq) != last_seq.checked_add(1) {
                     return broken(format!(
                         "record {seq} follows record {last_seq}: a record was removed, inserted or moved"
                     ));
@@ -230,7 +243,13 @@ mod tests {
         assert!(matches!(verify(swapped.concat().as_bytes()), Verdict::Broken { line: 3, .. }));
         let headless: String = lines[1..].concat();
         let Verdict::Broken { line: 1, why } = verify(headless.as_bytes()) else { panic!() };
-        assert!(why.contains("not a start record"), "{why}");
+        assert!(why.contains("neither a log's first record"), "{why}");
+        // cut back to a later process's start record: a log's first record is at seq 0
+        let mut chain = Chain { id: "x".into(), next_seq: 3, prev: digest(lines[2].trim_end()) };
+        let later_start = chain.link(r#"{"event":"audit_log_opened","chain":"x"}"#);
+        chain.advance(&later_start);
+        let after = chain.link(r#"{"tool":"t"}"#);
+        assert!(matches!(verify(format!("{later_start}{after}").as_bytes()), Verdict::Broken { line: 1, .. }));
         // an inserted record, properly linked to its predecessor, still breaks its successor
         let mut chain = Chain { id: "x".into(), next_seq: 3, prev: digest(lines[2].trim_end()) };
         let forged = chain.link(r#"{"tool":"forged"}"#);

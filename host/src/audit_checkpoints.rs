@@ -91,13 +91,23 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     pub fn open(key: Ed25519KeyPair, path: &Path) -> anyhow::Result<Checkpointer> {
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .with_context(|| format!("opening --audit-checkpoints {}", path.display()))?;
+        // a checkpoint torn by a crash is cut off, so the next one starts on a line of its own
+        let resumed = crate::audit_chain::resume(&mut file)
+            .with_context(|| format!("reading the end of --audit-checkpoints {}", path.display()))?;
+        if let Some((bytes, _)) = resumed.torn_tail {
+            tracing::warn!(
+                "--audit-checkpoints {} ended inside a checkpoint ({bytes} bytes); cut it off",
+                path.display()
+            );
+        }
         let key_id = key_id(key.public_key().as_ref());
         Ok(Checkpointer { key, key_id, file: Mutex::new(file), last: Mutex::new(None) })
     }
@@ -131,6 +141,8 @@ impl Checkpointer {
     /// Checkpoints every `every` records (when the log says so) or [`EVERY`], until `stop`; then
     /// one last time.
     pub async fn run(self: Arc<Self>, log: Arc<AuditLog>, stop: tokio_util::sync::CancellationToken) {
+        // one at once, for the start record: a log is vouched for from its first minute
+        self.write_logged(&log).await;
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(EVERY) => {}
@@ -163,7 +175,7 @@ pub fn check(
 ) -> Result<usize, String> {
     let (key, id) = (UnparsedPublicKey::new(&ED25519, public), key_id(public));
     let last_seq = first_seq + hashes.len() as u64 - 1;
-    let mut agreeing = 0;
+    let (mut agreeing, mut earlier) = (0, 0);
     for (i, line) in checkpoints.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = format!("checkpoint line {}", i + 1);
         let c: Value = serde_json::from_str(line).map_err(|_| format!("{at} is not JSON (edited or torn)"))?;
@@ -193,12 +205,24 @@ pub fn check(
                 "{at} vouches for record {seq} (head {head}, {ts}), but the log ends at record {last_seq}: its end was cut off"
             ));
         }
-        if seq >= first_seq && hashes[(seq - first_seq) as usize] != head {
+        if seq < first_seq {
+            earlier += 1; // an earlier (rotated) file's
+            continue;
+        }
+        if hashes[(seq - first_seq) as usize] != head {
             return Err(format!(
                 "{at} vouches for record {seq} with head {head}, but the log's record {seq} hashes differently: it was replaced"
             ));
         }
         agreeing += 1;
+    }
+    // a chain rewritten under another id, or a file replaced from past the last checkpoint on,
+    // meets none of its checkpoints
+    if agreeing == 0 {
+        return Err(format!(
+            "no checkpoint vouches for any record of this file (chain {chain}, records {first_seq}-{last_seq}; {earlier} \
+             name earlier records): the chain was rewritten, or these checkpoints are another log's"
+        ));
     }
     Ok(agreeing)
 }

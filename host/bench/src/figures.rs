@@ -32,11 +32,12 @@ struct Bench {
 }
 
 impl Bench {
-    /// `serve` on the embedded simulator with every toolset, `extra` flags after it.
-    fn serve_args<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
+    /// `serve` on the embedded simulator with every toolset and the audit log `audit` (one per
+    /// process: a log has one writer), `extra` flags after it.
+    fn serve_args<'a>(&'a self, audit: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec!["serve", "--fabric-sim"];
         args.extend_from_slice(extra);
-        args.extend(["--toolsets", "all,mutate", "--audit-log", &self.audit]);
+        args.extend(["--toolsets", "all,mutate", "--audit-log", audit]);
         args
     }
 
@@ -100,8 +101,10 @@ async fn warm_cache(b: &Bench) -> anyhow::Result<()> {
 async fn stdio_rows(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let me = std::env::current_exe()?;
     let (echo, _) = spawn(&me, &["echo"], None, b.hold()).await?;
-    let (mut srv, _) = spawn(&b.server, &b.serve_args(&[]), Some(&b.cache), b.hold()).await?;
-    let (over_http, _) = spawn(&b.server, &b.serve_args(&["--fabric-sim-http"]), Some(&b.cache), b.hold()).await?;
+    let http_audit = b.audit_dir.join("over-http.jsonl").display().to_string();
+    let (mut srv, _) = spawn(&b.server, &b.serve_args(&b.audit, &[]), Some(&b.cache), b.hold()).await?;
+    let over_http_args = b.serve_args(&http_audit, &["--fabric-sim-http"]);
+    let (over_http, _) = spawn(&b.server, &over_http_args, Some(&b.cache), b.hold()).await?;
     let sim = sim_url(&mut srv.stderr).await?;
     let idle_rss = round_trips(b, t, &echo, &srv, &over_http).await?;
     drop(over_http);

@@ -55,9 +55,13 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 18, "{text}");
+    assert_eq!(rows.len(), 20, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
-    assert_eq!(judged, 13, "every figure with a target has a verdict:\n{text}");
+    assert_eq!(judged, 15, "every figure with a target has a verdict:\n{text}");
+    assert!(
+        rows.iter().any(|r| r.starts_with("| audit fsyncs per propose with signed checkpoints") && r.contains(" vs ")),
+        "{text}"
+    );
     let sandbox = rows.iter().filter(|r| r.starts_with("| CPU per call, component vs the same logic native")).count();
     assert_eq!(sandbox, 2, "the sandbox's cost for a read and a propose:\n{text}");
     assert!(rows.iter().any(|r| r.contains("two replicas on one Redis") && r.contains("/s")), "{text}");

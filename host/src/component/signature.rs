@@ -19,11 +19,12 @@ pub struct Signer {
 }
 
 /// A minisign key id as `minisign` prints it: the 8 id bytes of a key or signature line (after
-/// the 2 algorithm bytes), little-endian, in upper-case hex without leading zeros.
+/// the 2 algorithm bytes), little-endian, in 16 upper-case hex digits (minisign 0.12 pads them;
+/// 0.11 prints no leading zeros).
 fn key_id_of(line: &str) -> Option<String> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(line.trim()).ok()?;
     let id: [u8; 8] = bytes.get(2..10)?.try_into().ok()?;
-    Some(format!("{:X}", u64::from_le_bytes(id)))
+    Some(format!("{:016X}", u64::from_le_bytes(id)))
 }
 
 /// The signature file of `component`: its name with `.minisig` added.

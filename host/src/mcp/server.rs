@@ -291,8 +291,6 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// The principal the HTTP layer authenticated for this request; the local principal on stdio
-/// and on unauthenticated loopback HTTP.
 /// Who made the call an audit record is about, and when it started.
 struct Audited<'a> {
     tool: &'a str,
@@ -300,6 +298,8 @@ struct Audited<'a> {
     started: u64,
 }
 
+/// The principal the HTTP layer authenticated for this request; the local principal on stdio
+/// and on unauthenticated loopback HTTP.
 fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
     context
         .extensions

@@ -48,7 +48,11 @@ fn help_lists_only_what_a_user_runs() {
         .filter_map(|l| l.strip_prefix("  ").filter(|rest| !rest.starts_with(' ')))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["serve", "inspect", "fabric-sim", "tools", "build-component", "policy", "help"], "{text}");
+    assert_eq!(
+        commands,
+        ["serve", "inspect", "fabric-sim", "tools", "build-component", "policy", "audit", "help"],
+        "{text}"
+    );
     for hidden in ["bench", "bench-echo"] {
         let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg(hidden).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "`{hidden}` is not a subcommand of the product");

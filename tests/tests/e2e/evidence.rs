@@ -137,9 +137,54 @@ async fn a_served_log_verifies_and_every_kind_of_tampering_is_named() {
     let (code, out) = verify(&[&torn]).await;
     assert!(code == 2 && out.contains("TORN TAIL") && out.contains("last good one is seq"), "{out}");
 
+    // the whole chain rewritten (every record re-linked, under a new chain id), and a file
+    // replaced by a made-up "rotated" one that starts past the last checkpoint: both link, and
+    // no checkpoint vouches for them
+    use equinix_mcp::audit_chain::Chain;
+    let relink = |records: &[Value], mut chain: Chain| -> String {
+        let mut out = String::new();
+        for r in records {
+            let mut r = r.clone();
+            let m = r.as_object_mut().unwrap();
+            m.remove("seq");
+            m.remove("prev");
+            if m.contains_key("chain") {
+                m.insert("chain".into(), json!(chain.id));
+            }
+            if m.contains_key("previous_file_head") {
+                m.insert("previous_file_head".into(), json!(chain.prev));
+            }
+            let line = chain.link(&serde_json::to_string(&r).unwrap());
+            chain.advance(&line);
+            out.push_str(&line);
+        }
+        out
+    };
+    let mut rewritten_records = records.clone();
+    rewritten_records[2]["request_sha256"] = json!("00".repeat(32));
+    let rewritten = tampered("rewritten", relink(&rewritten_records, Chain::fresh()));
+    let (code, out) = verify(&[&rewritten]).await;
+    assert_eq!(code, 0, "a rewritten chain links: {out}");
+    let (code, out) = verify(&[&rewritten, &checkpoints, &public]).await;
+    assert!(code == 1 && out.contains("no checkpoint vouches"), "{out}");
+    let last_checkpoint = lines(&checkpoints)
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["seq"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let chain_id = records[0]["chain"].as_str().unwrap().to_string();
+    let mut fake =
+        vec![json!({"event": "audit_log_reopened", "chain": chain_id, "previous_file_head": "ab".repeat(32)})];
+    fake.extend(records[1..].iter().cloned());
+    let start = Chain { id: chain_id, next_seq: last_checkpoint + 1, prev: "ab".repeat(32) };
+    let replaced = tampered("replaced", relink(&fake, start));
+    let (code, out) = verify(&[&replaced, &checkpoints, &public]).await;
+    assert!(code == 1 && out.contains("no checkpoint vouches"), "{out}");
+
     // a checkpoint edited (its seq moved back), and checkpoints checked with another key
     let mut forged: Vec<Value> = lines(&checkpoints).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
-    forged[0]["seq"] = json!(forged[0]["seq"].as_u64().unwrap() - 1);
+    let newest = forged.len() - 1;
+    forged[newest]["seq"] = json!(forged[newest]["seq"].as_u64().unwrap() - 1);
     let forged_text: String = forged.iter().map(|c| format!("{c}\n")).collect();
     let (code, out) = verify(&[&log, &tampered("forged.jsonl", forged_text), &public]).await;
     assert!(code == 1 && out.contains("the signature does not verify"), "{out}");
@@ -254,10 +299,12 @@ fn minisign_sign(secret: &Path, file: &Path, extra: &[&str]) {
     assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
 }
 
-/// The key id `minisign` prints for a public key file.
+/// The key id `minisign` prints for a public key file, as the server names it (16 digits:
+/// minisign 0.11 drops leading zeros, 0.12 pads them).
 fn minisign_key_id(public: &Path) -> String {
     let text = std::fs::read_to_string(public).unwrap();
-    text.lines().next().unwrap().rsplit(' ').next().unwrap().to_string()
+    let printed = text.lines().next().unwrap().rsplit(' ').next().unwrap();
+    format!("{:016X}", u64::from_str_radix(printed, 16).unwrap())
 }
 
 #[tokio::test]
