@@ -88,14 +88,15 @@ pub fn default_path() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("audit.jsonl"))
 }
 
-/// Opens (or creates) the log file at `path`: a regular file, never through a symbolic link.
-fn open_file(path: &Path) -> anyhow::Result<File> {
+/// Opens (or creates) `what` ("the audit log", "the checkpoint file") at `path` for appending:
+/// a regular file, never through a symbolic link, and written by this process alone.
+pub(crate) fn open_append(path: &Path, what: &str) -> anyhow::Result<File> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
-            anyhow::bail!("the audit log {shown} is a symbolic link; refusing to follow it (give the real path)")
+            anyhow::bail!("{what} {shown} is a symbolic link; refusing to follow it (give the real path)")
         }
-        Ok(m) if !m.file_type().is_file() => anyhow::bail!("the audit log {shown} is not a regular file"),
+        Ok(m) if !m.file_type().is_file() => anyhow::bail!("{what} {shown} is not a regular file"),
         _ => {}
     }
     let file = OpenOptions::new()
@@ -106,13 +107,13 @@ fn open_file(path: &Path) -> anyhow::Result<File> {
         // a link planted between the check above and this open is refused too
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-        .with_context(|| format!("opening the audit log {shown}"))?;
+        .with_context(|| format!("opening {what} {shown}"))?;
     if !file.metadata()?.file_type().is_file() {
-        anyhow::bail!("the audit log {shown} is not a regular file");
+        anyhow::bail!("{what} {shown} is not a regular file");
     }
     // two writers would fork the chain
     rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|e| {
-        anyhow::anyhow!("the audit log {shown} is in use by another process ({e}): give each server its own log")
+        anyhow::anyhow!("{what} {shown} is in use by another process ({e}): give each server its own file")
     })?;
     Ok(file)
 }
@@ -122,7 +123,7 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let mut file = open_file(path)?;
+        let mut file = open_append(path, "the audit log")?;
         let shown = path.display();
         let resumed = resume(&mut file).with_context(|| format!("reading the end of the audit log {shown}"))?;
         let instance = format!("{}-{}", std::process::id(), hex::encode(rand::random::<[u8; 6]>()));
@@ -306,7 +307,7 @@ impl AuditLog {
     fn reopen_if_replaced(&self, w: &mut Writing) -> std::io::Result<()> {
         if let Some(why) = self.replaced(&w.file) {
             tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
-            w.file = open_file(&self.path).map_err(std::io::Error::other)?;
+            w.file = open_append(&self.path, "the audit log").map_err(std::io::Error::other)?;
             // the new file starts with the chain's next link, naming the last file's head
             let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why,
                 "instance": self.instance, "chain": w.chain.id, "previous_file_head": w.chain.prev});

@@ -12,9 +12,9 @@
 //! `audit verify --checkpoints --public-key` then finds a log that ends before a checkpoint, a
 //! record that differs from what a checkpoint vouched for, and a checkpoint forged or edited.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -91,14 +91,7 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     pub fn open(key: Ed25519KeyPair, path: &Path) -> anyhow::Result<Checkpointer> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .with_context(|| format!("opening --audit-checkpoints {}", path.display()))?;
+        let mut file = crate::audit::open_append(path, "the checkpoint file (--audit-checkpoints)")?;
         // a checkpoint torn by a crash is cut off, so the next one starts on a line of its own
         let resumed = crate::audit_chain::resume(&mut file)
             .with_context(|| format!("reading the end of --audit-checkpoints {}", path.display()))?;

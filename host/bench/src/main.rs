@@ -34,7 +34,7 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Fewer iterations, 1 s load windows and a 2 s confirmation hold (a smoke run; its figures
+    /// Fewer iterations, 0.5 s load windows and a 1 s confirmation hold (a smoke run; its figures
     /// are not the ones BENCHMARKS.md records).
     #[arg(long)]
     quick: bool,
