@@ -65,12 +65,16 @@ struct StreamSlot {
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        let mut state = self.guard.state();
-        if let Some(n) = state.streams.get_mut(&self.principal) {
-            *n -= 1;
-            if *n == 0 {
-                state.streams.remove(&self.principal);
-            }
+        uncount(&mut self.guard.state().streams, &self.principal);
+    }
+}
+
+/// One less of `principal`'s in `counts` (none left: no entry).
+fn uncount(counts: &mut HashMap<Principal, usize>, principal: &Principal) {
+    if let Some(n) = counts.get_mut(principal) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(principal);
         }
     }
 }
@@ -86,26 +90,14 @@ impl Opening {
     /// Gives the place back, under a lock the caller holds.
     fn release(mut self, state: &mut Owners) {
         self.released = true;
-        if let Some(n) = state.opening.get_mut(&self.principal) {
-            *n -= 1;
-            if *n == 0 {
-                state.opening.remove(&self.principal);
-            }
-        }
+        uncount(&mut state.opening, &self.principal);
     }
 }
 
 impl Drop for Opening {
     fn drop(&mut self) {
         if !self.released {
-            let guard = self.guard.clone();
-            let mut state = guard.state();
-            if let Some(n) = state.opening.get_mut(&self.principal) {
-                *n -= 1;
-                if *n == 0 {
-                    state.opening.remove(&self.principal);
-                }
-            }
+            uncount(&mut self.guard.state().opening, &self.principal);
         }
     }
 }
