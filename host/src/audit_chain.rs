@@ -118,7 +118,16 @@ pub fn resume(file: &mut File) -> std::io::Result<Resumed> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Every record links to the one before; `head` is the last record's hash.
-    Intact { records: u64, first_seq: u64, last_seq: u64, head: String, chain: String, hashes: Vec<String> },
+    Intact {
+        records: u64,
+        first_seq: u64,
+        last_seq: u64,
+        head: String,
+        chain: String,
+        /// The hash the first record names: GENESIS, or (a rotated file) the previous file's head.
+        first_prev: String,
+        hashes: Vec<String>,
+    },
     /// The record at `line` (1-based) breaks the chain, for `why`.
     Broken { line: usize, why: String },
     /// The records verify up to `last_good_seq`, then the file ends inside a record (a crash
@@ -135,11 +144,12 @@ pub fn verify(bytes: &[u8]) -> Verdict {
     let mut previous: Option<(u64, String)> = None;
     let (mut first_seq, mut chain, mut records) = (None, String::new(), 0u64);
     let mut hashes = Vec::new();
-    for (i, raw) in body.split(|b| *b == b'\n').enumerate() {
+    // the piece after the final newline is empty, and no line
+    let mut lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+    lines.pop();
+    let mut first_prev = String::new();
+    for (i, raw) in lines.into_iter().enumerate() {
         let line_no = i + 1;
-        if i > 0 && raw.is_empty() && line_no == body.split(|b| *b == b'\n').count() {
-            break; // after the final newline
-        }
         let broken = |why: String| Verdict::Broken { line: line_no, why };
         let Ok(text) = std::str::from_utf8(raw) else {
             return broken("the line is not UTF-8".into());
@@ -167,6 +177,7 @@ pub fn verify(bytes: &[u8]) -> Verdict {
                     }
                 }
                 first_seq = Some(seq);
+                first_prev = prev.to_string();
                 chain = record["chain"].as_str().unwrap_or_default().to_string();
             }
             Some((last_seq, last_hash)) => {
@@ -196,9 +207,9 @@ pub fn verify(bytes: &[u8]) -> Verdict {
     }
     let intact = match (&previous, first_seq) {
         (Some((last_seq, head)), Some(first_seq)) => {
-            Verdict::Intact { records, first_seq, last_seq: *last_seq, head: head.clone(), chain, hashes }
+            Verdict::Intact { records, first_seq, last_seq: *last_seq, head: head.clone(), chain, first_prev, hashes }
         }
-        _ => Verdict::Intact { records: 0, first_seq: 0, last_seq: 0, head: GENESIS.into(), chain, hashes },
+        _ => Verdict::Intact { records: 0, first_seq: 0, last_seq: 0, head: GENESIS.into(), chain, first_prev, hashes },
     };
     if torn.is_empty() {
         return intact;

@@ -54,9 +54,10 @@ pub enum AuditCommand {
     /// Check an audit log's hash chain: exit 0 printing its records and head hash, 1 naming the
     /// first record that breaks it (or a checkpoint it contradicts), 2 for a torn last record.
     Verify {
-        /// The audit log (JSON lines).
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
+        /// The audit log (JSON lines); after a rotation, its files oldest first, each checked
+        /// to continue the one before.
+        #[arg(value_name = "FILE", required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
         /// Signed checkpoints to check the log against (with --public-key).
         #[arg(long, value_name = "CFILE", requires = "public_key")]
         checkpoints: Option<PathBuf>,

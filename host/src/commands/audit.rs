@@ -1,32 +1,33 @@
-//! `equinix-mcp audit verify`: what a reviewer runs on their own machine to check a log.
+//! `equinix-mcp audit verify`: what a reviewer runs on their own machine to check a log (and,
+//! after rotations, its files oldest first: each must continue the one before).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::audit_chain::{Verdict, verify};
 use crate::audit_checkpoints::{check, load_public_key};
 use crate::cli::AuditCommand;
 
+/// The chain read so far across the files.
+struct Read {
+    records: u64,
+    first_seq: u64,
+    last_seq: u64,
+    head: String,
+    chain: String,
+    hashes: Vec<String>,
+}
+
 pub fn run(command: &AuditCommand) -> ExitCode {
-    let AuditCommand::Verify { file, checkpoints, public_key } = command;
-    let shown = file.display();
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("{shown}: {e}");
+    let AuditCommand::Verify { files, checkpoints, public_key } = command;
+    let (read, torn) = match read_files(files) {
+        Ok(r) => r,
+        Err(why) => {
+            println!("{why}");
             return ExitCode::from(1);
         }
     };
-    let (intact, torn) = match verify(&bytes) {
-        Verdict::Broken { line, why } => {
-            println!("{shown}: BROKEN at line {line}: {why}");
-            return ExitCode::from(1);
-        }
-        Verdict::TornTail { last_good_seq, bytes, intact } => (*intact, Some((last_good_seq, bytes))),
-        intact => (intact, None),
-    };
-    let Verdict::Intact { records, first_seq, last_seq, head, chain, hashes } = intact else {
-        unreachable!("verify returns an intact prefix")
-    };
+    let shown = files.last().map(|f| f.display().to_string()).unwrap_or_default();
     if let (Some(cfile), Some(key)) = (checkpoints, public_key) {
         let key = match load_public_key(key) {
             Ok(k) => k,
@@ -42,11 +43,11 @@ pub fn run(command: &AuditCommand) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        if hashes.is_empty() {
+        if read.hashes.is_empty() {
             println!("{shown}: BROKEN: the log holds no record for the checkpoints to vouch for");
             return ExitCode::from(1);
         }
-        match check(&text, &key, &chain, first_seq, &hashes) {
+        match check(&text, &key, &read.chain, read.first_seq, &read.hashes) {
             Ok(n) => println!("{}: {n} checkpoints of this chain agree with the log", cfile.display()),
             Err(why) => {
                 println!("{shown}: BROKEN: {why}");
@@ -54,20 +55,70 @@ pub fn run(command: &AuditCommand) -> ExitCode {
             }
         }
     }
+    let Read { records, first_seq, last_seq, head, chain, .. } = read;
+    let files_note = if files.len() > 1 { format!(" in {} files", files.len()) } else { String::new() };
     match torn {
         Some((last_good, bytes)) => {
             let good = last_good.map_or("none".to_string(), |s| s.to_string());
             println!(
                 "{shown}: TORN TAIL: the last {bytes} bytes are an incomplete record (a crash during a write, or a \
-                 cut); the {records} records before it verify, the last good one is seq {good}"
+                 cut); the {records} records before it verify{files_note}, the last good one is seq {good}"
             );
             ExitCode::from(2)
         }
         None => {
             println!(
-                "{shown}: intact: {records} records (seq {first_seq}-{last_seq}), chain {chain}, head sha256 {head}"
+                "{shown}: intact: {records} records{files_note} (seq {first_seq}-{last_seq}), chain {chain}, head \
+                 sha256 {head}"
             );
             ExitCode::SUCCESS
         }
     }
+}
+
+/// A torn last record: the last good sequence number, and the torn bytes.
+type Torn = Option<(Option<u64>, usize)>;
+
+/// Verifies each file and that it continues the one before: the chain read, and a torn tail of
+/// the last file (an earlier file must end whole). `Err`: why not, naming the file.
+fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), String> {
+    let mut read: Option<Read> = None;
+    let mut torn = None;
+    for (i, file) in files.iter().enumerate() {
+        let shown = file.display();
+        let bytes = std::fs::read(file).map_err(|e| format!("{shown}: {e}"))?;
+        let intact = match verify(&bytes) {
+            Verdict::Broken { line, why } => return Err(format!("{shown}: BROKEN at line {line}: {why}")),
+            Verdict::TornTail { last_good_seq, bytes, intact } if i + 1 == files.len() => {
+                torn = Some((last_good_seq, bytes));
+                *intact
+            }
+            Verdict::TornTail { .. } => {
+                return Err(format!("{shown}: BROKEN: it ends inside a record, but a later file follows it"));
+            }
+            intact => intact,
+        };
+        let Verdict::Intact { records, first_seq, last_seq, head, chain, first_prev, hashes } = intact else {
+            unreachable!("verify returns an intact prefix")
+        };
+        read = Some(match read.take() {
+            None => Read { records, first_seq, last_seq, head, chain, hashes },
+            Some(mut before) => {
+                if chain != before.chain || first_seq != before.last_seq + 1 || first_prev != before.head {
+                    return Err(format!(
+                        "{shown}: BROKEN at line 1: it does not continue the file before it (that one ends at record \
+                         {} with head {} of chain {}; this one starts at record {first_seq} naming {first_prev} of \
+                         chain {chain}): a file is missing, out of order, or edited",
+                        before.last_seq, before.head, before.chain
+                    ));
+                }
+                before.records += records;
+                before.last_seq = last_seq;
+                before.head = head;
+                before.hashes.extend(hashes);
+                before
+            }
+        });
+    }
+    read.map(|r| (r, torn)).ok_or_else(|| "no file given".to_string())
 }

@@ -29,6 +29,18 @@ fn ed25519_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     (private, public)
 }
 
+/// `equinix-mcp audit verify FILES...`: (exit code, stdout).
+async fn verify_files(files: &[&Path]) -> (i32, String) {
+    let mut argv = vec!["audit".to_string(), "verify".into()];
+    argv.extend(files.iter().map(|f| f.display().to_string()));
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = tokio::time::timeout(Duration::from_secs(30), command(&argv, &[]).output()).await.unwrap().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
 /// `equinix-mcp audit verify ARGS`: (exit code, stdout).
 async fn verify(args: &[&Path]) -> (i32, String) {
     let mut argv: Vec<String> = vec!["audit".into(), "verify".into(), args[0].display().to_string()];
@@ -367,4 +379,32 @@ async fn a_component_runs_only_when_a_trusted_key_signed_its_exact_bytes() {
     // the embedded component needs no signature
     let (ok, _, stderr) = run_to_exit(&["inspect", "--component-public-key", ours_pub.to_str().unwrap()], &[]).await;
     assert!(ok, "{stderr}");
+}
+
+#[tokio::test]
+async fn a_rotated_log_verifies_file_by_file_and_only_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let server = Launch::command(&["serve", "--fabric-sim", "--toolsets", "metros,mutate"])
+        .env(&[("EQUINIX_MCP_AUDIT_LOG", log.to_str().unwrap())])
+        .stdio()
+        .await;
+    propose_on(&server.client, "before-rotation", 1601).await;
+    let old = dir.path().join("audit.jsonl.1");
+    std::fs::rename(&log, &old).unwrap(); // as logrotate does
+    propose_on(&server.client, "after-rotation", 1602).await;
+    server.stop().await;
+    let (code, out) = verify_files(&[&old, &log]).await;
+    assert!(code == 0 && out.contains("in 2 files"), "{out}");
+    let (code, out) = verify_files(&[&log]).await;
+    assert_eq!(code, 0, "a rotated file alone verifies by itself: {out}");
+    let (code, out) = verify_files(&[&log, &old]).await;
+    assert!(code == 1 && out.contains("does not continue the file before it"), "{out}");
+    // a record dropped at the seam: the second file no longer continues the first
+    let mut first = lines(&old);
+    first.pop();
+    let cut = dir.path().join("cut.1");
+    std::fs::write(&cut, first.concat()).unwrap();
+    let (code, out) = verify_files(&[&cut, &log]).await;
+    assert!(code == 1 && out.contains("does not continue"), "{out}");
 }
