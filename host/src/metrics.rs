@@ -6,20 +6,17 @@
 //! record them (the Fabric client, the confirmation capability, the proposal store) are shared
 //! by every transport. A leaf: it names no other module of the host.
 
-use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use anyhow::Context;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
 
 type Labels = Vec<(String, String)>;
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
@@ -197,7 +194,8 @@ const TEXT_004: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Counts the pending proposals at scrape time, where the process can (its memory store).
 pub type PendingCount = Arc<dyn Fn() -> Option<usize> + Send + Sync>;
 
-async fn scrape(State(pending): State<PendingCount>, headers: axum::http::HeaderMap) -> Response {
+/// `GET /metrics` (served by [`crate::transports::metrics_listener`]).
+pub(crate) async fn scrape(State(pending): State<PendingCount>, headers: axum::http::HeaderMap) -> Response {
     let pending = pending();
     let text = metrics().render(pending);
     let wants_openmetrics = headers
@@ -230,79 +228,6 @@ pub fn classic_text(openmetrics: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Connections the metrics listener serves at once: a scraper or two, with room to spare.
-pub const MAX_CONNECTIONS: usize = 16;
-
-/// Serves `GET /metrics` on `addr` until `stop` fires, with the hygiene of `/mcp`'s listener
-/// and limits of its own: at most [`MAX_CONNECTIONS`] connections (a new one closes the oldest
-/// that has not sent a valid request), the header deadline, a `Host` check (`hosts`: the
-/// loopback names and `--allowed-host`; IP literals pass) and no request bodies.
-pub async fn serve(
-    addr: SocketAddr,
-    pending: PendingCount,
-    hosts: Vec<String>,
-    header_read_timeout: Duration,
-    stop: CancellationToken,
-) -> anyhow::Result<SocketAddr> {
-    use crate::transports::http::{connections::SlotLimits, host_check, listener};
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding --metrics-listen {addr}"))?;
-    let bound = listener.local_addr()?;
-    let app = axum::Router::new()
-        .route("/metrics", axum::routing::get(scrape))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "metrics are at /metrics\n") })
-        .with_state(pending)
-        .layer(axum::middleware::from_fn(no_body))
-        .layer(axum::middleware::from_fn(scraper_holds))
-        .layer(axum::middleware::from_fn_with_state(Arc::new(hosts), host_check::require));
-    // a scraper's address holds at most half the slots once its request passed the Host check,
-    // so a scraper elsewhere always finds room
-    let slots = SlotLimits {
-        max_connections: MAX_CONNECTIONS,
-        per_principal: MAX_CONNECTIONS / 2,
-        unproven_per_peer: MAX_CONNECTIONS,
-    };
-    let limits = listener::ConnectionLimits { name: "metrics", slots, header_read_timeout };
-    tokio::spawn(listener::serve(listener, app, limits, None, stop));
-    tracing::info!("Prometheus metrics at http://{bound}/metrics");
-    Ok(bound)
-}
-
-/// A request that passed the Host check holds its connection for its address (a scrape in
-/// progress is never closed to make room); beyond the address's half of the slots, 429.
-async fn scraper_holds(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    use crate::transports::http::connections::ConnectionHandle;
-    let Some(handle) = request.extensions().get::<ConnectionHandle>().cloned() else {
-        return next.run(request).await;
-    };
-    let scraper = crate::principal::Principal::named(&format!(
-        "scraper {}",
-        handle.peer().map(|p| p.to_string()).unwrap_or_default()
-    ));
-    if handle.hold(&scraper).is_err() {
-        metrics().http_limit("metrics", "principal_connections");
-        let mut refused = (StatusCode::TOO_MANY_REQUESTS, "this address holds its share of the metrics connections\n")
-            .into_response();
-        refused.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
-        return refused;
-    }
-    next.run(request).await
-}
-
-/// A scrape carries no body: a request announcing one is answered 413 without reading it.
-async fn no_body(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let headers = request.headers();
-    let announced = headers.contains_key(header::TRANSFER_ENCODING)
-        || headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0");
-    if announced {
-        let mut refused =
-            (StatusCode::PAYLOAD_TOO_LARGE, "the metrics endpoint takes no request body\n").into_response();
-        refused.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
-        return refused;
-    }
-    next.run(request).await
 }
 
 #[cfg(test)]

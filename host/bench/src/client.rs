@@ -42,8 +42,7 @@ impl ClientHandler for BenchClient {
 pub type Client = RunningService<RoleClient, BenchClient>;
 
 /// The servers' log filter: quiet, except the lines the bench reads (banner, listening address).
-pub const SERVER_LOG: &str =
-    "warn,equinix_mcp::commands::serve=info,equinix_mcp::transports::http=info,equinix_mcp::metrics=info";
+pub const SERVER_LOG: &str = "warn,equinix_mcp::commands::serve=info,equinix_mcp::transports::http=info,equinix_mcp::transports::metrics_listener=info";
 
 pub struct Proc {
     pub client: Client,

@@ -395,7 +395,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             caps.push(("--max-connections", options.connections.slots.max_connections));
         }
         if args.metrics_listen.is_some() {
-            caps.push(("the metrics listener's", crate::metrics::MAX_CONNECTIONS));
+            caps.push(("the metrics listener's", crate::transports::metrics_listener::MAX_CONNECTIONS));
         }
         crate::open_files::check_budget(limit, &caps)?;
     }
@@ -420,7 +420,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let proposals = ready.broker.shared().grants.proposals.clone();
         let hosts = crate::transports::http::accepted_hosts(&args.allowed_hosts);
         let deadline = Duration::from_millis(args.header_read_timeout_ms);
-        crate::metrics::serve(addr, Arc::new(move || proposals.pending_len()), hosts, deadline, metrics_stop).await?;
+        crate::transports::metrics_listener::serve(
+            addr,
+            Arc::new(move || proposals.pending_len()),
+            hosts,
+            deadline,
+            metrics_stop,
+        )
+        .await?;
     }
     let served = match http {
         None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await,
