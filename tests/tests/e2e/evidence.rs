@@ -29,36 +29,28 @@ fn ed25519_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     (private, public)
 }
 
-/// `equinix-mcp audit verify FILES...`: (exit code, stdout).
+/// `equinix-mcp audit verify FILES...`: (exit code, stdout and stderr).
 async fn verify_files(files: &[&Path]) -> (i32, String) {
     let mut argv = vec!["audit".to_string(), "verify".into()];
     argv.extend(files.iter().map(|f| f.display().to_string()));
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let out = tokio::time::timeout(Duration::from_secs(30), command(&argv, &[]).output()).await.unwrap().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    run_verify(argv).await
 }
 
-/// `equinix-mcp audit verify ARGS`: (exit code, stdout).
+/// `equinix-mcp audit verify LOG [CHECKPOINTS PUBLIC_KEY]`: (exit code, stdout and stderr).
 async fn verify(args: &[&Path]) -> (i32, String) {
     let mut argv: Vec<String> = vec!["audit".into(), "verify".into(), args[0].display().to_string()];
-    if args.len() == 3 {
-        argv.extend([
-            "--checkpoints".into(),
-            args[1].display().to_string(),
-            "--public-key".into(),
-            args[2].display().to_string(),
-        ]);
+    if let [_, checkpoints, key] = args {
+        argv.extend(["--checkpoints".into(), checkpoints.display().to_string()]);
+        argv.extend(["--public-key".into(), key.display().to_string()]);
     }
+    run_verify(argv).await
+}
+
+async fn run_verify(argv: Vec<String>) -> (i32, String) {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let mut cmd = command(&argv, &[]);
-    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output()).await.unwrap().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-    )
+    let out = tokio::time::timeout(Duration::from_secs(30), command(&argv, &[]).output()).await.unwrap().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout) + &text(&out.stderr))
 }
 
 /// Waits until the process `pid` has exited (its last checkpoint written); a zombie not yet
