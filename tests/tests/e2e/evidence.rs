@@ -399,4 +399,14 @@ async fn a_rotated_log_verifies_file_by_file_and_only_in_order() {
     std::fs::write(&cut, first.concat()).unwrap();
     let (code, out) = verify_files(&[&cut, &log]).await;
     assert!(code == 1 && out.contains("does not continue"), "{out}");
+    // the old file's last record edited: that file alone still links, the next one names its
+    // real head
+    let mut edited = lines(&old);
+    let last = edited.len() - 1;
+    edited[last] = edited[last].replacen("fabric_", "fabriC_", 1);
+    let edited_path = dir.path().join("edited.1");
+    std::fs::write(&edited_path, edited.concat()).unwrap();
+    assert_eq!(verify_files(&[&edited_path]).await.0, 0, "a file's own last record is vouched for by nothing in it");
+    let (code, out) = verify_files(&[&edited_path, &log]).await;
+    assert!(code == 1 && out.contains("does not continue"), "{out}");
 }
