@@ -74,6 +74,7 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     sandbox_cost(&bench, &mut t).await?;
     let team_cpu_us = team_load(&bench, &mut t).await?;
     policy_cost(&bench, &mut t).await?;
+    crate::token_validation::rows(&mut t, quick)?;
     evidence_cost(&bench, &mut t, team_cpu_us).await;
     shared_store(&bench, &mut t).await;
     t.print();

@@ -15,6 +15,7 @@ use super::confirmer::{Confirmer, NobodyToAsk};
 use crate::audit::AuditLog;
 use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
+use crate::oauth::Scopes;
 use crate::policy::PolicyGate;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
@@ -33,6 +34,9 @@ pub struct CallState {
     pub progress: Option<Arc<dyn StepReporter>>,
     /// Whose proposals this call may see and create.
     pub principal: Principal,
+    /// What the principal may do: storing a proposal needs the propose grant, asking the person
+    /// to approve a create the confirm grant, whatever the component's tools are called.
+    pub scopes: Scopes,
     /// The tool this call runs, as the host knows it.
     pub tool: ToolGrant,
     /// Where approvals and creates are recorded before they take effect (none: nothing can be
@@ -144,6 +148,8 @@ impl Grants {
 /// What one call brings: who it acts for, who to ask, its cancellation, where to report progress.
 pub struct CallContext {
     pub principal: Principal,
+    /// What the principal's token grants (everything but for an OAuth principal).
+    pub scopes: Scopes,
     pub confirmer: Arc<dyn Confirmer>,
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn StepReporter>>,
@@ -152,7 +158,7 @@ pub struct CallContext {
 impl CallContext {
     /// A call by the local principal.
     pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
-        CallContext { principal: Principal::local(), confirmer, cancel, progress: None }
+        CallContext { principal: Principal::local(), scopes: Scopes::ALL, confirmer, cancel, progress: None }
     }
 
     /// A call with nobody to ask and nothing to cancel it.
@@ -175,6 +181,7 @@ impl CallState {
             meter: GuestMeter::new(grants.guest_time),
             progress: call.progress,
             principal: call.principal,
+            scopes: call.scopes,
             tool,
             audit: grants.audit.clone(),
             table: ResourceTable::new(),

@@ -17,6 +17,7 @@ pub use crate::bindings::Approval;
 use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError, allow_list};
+use crate::oauth::Scope;
 
 /// The contract's name of a status, for results, the audit log and metrics.
 pub fn status_name(status: Status) -> &'static str {
@@ -33,6 +34,9 @@ impl CallState {
     ) -> Result<(&'static str, Form, Binding), String> {
         if self.asked {
             return Err("a tool call may put only one create before the person, and this call already did".into());
+        }
+        if !self.scopes.allows(Scope::Confirm) {
+            return Err("the principal's access token does not grant confirming changes, so nobody is asked".into());
         }
         if !self.tool.may_ask {
             return Err(format!(

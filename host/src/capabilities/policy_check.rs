@@ -97,7 +97,7 @@ impl CallState {
         // of its own runs on a worker's stack, and usually on this worker, next (tokio's LIFO
         // slot): cheaper than the blocking pool's hop or a fresh stack per decision.
         let (action, principal, transport, tool) =
-            (change_type.to_string(), self.principal.to_string(), self.transport, self.tool.name.clone());
+            (change_type.to_string(), self.principal.as_str().to_string(), self.transport, self.tool.name.clone());
         let (judged, owned) = (policy.clone(), facts.clone());
         let evaluate = tokio::spawn(async move {
             let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };

@@ -6,6 +6,7 @@
 use super::binding::{Binding, Redeemed};
 use super::call_state::CallState;
 use crate::bindings::proposal_store as wit_store;
+use crate::oauth::Scope;
 
 /// An unreachable store stops the call (a trap the host reports as `proposal_store_unavailable`):
 /// the WIT has no error case for it on purpose, so a component cannot carry on without its
@@ -20,6 +21,11 @@ impl wit_store::Host for CallState {
         expires_at_ms: u64,
         capacity: u32,
     ) -> wasmtime::Result<Result<wit_store::Stored, String>> {
+        if !self.scopes.allows(Scope::Propose) {
+            let why = "the principal's access token does not grant proposing changes, so no proposal is stored";
+            tracing::warn!(tool = %self.tool.name, "refused to store a proposal: {why}");
+            return Ok(Err(why.into()));
+        }
         let Some(at) = self.validations.iter().position(|v| v.request_sha256 == validated_sha256) else {
             let why = format!(
                 "no create dry run of request {validated_sha256:?} was answered 2xx by Fabric in this call (or its \

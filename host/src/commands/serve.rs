@@ -333,6 +333,23 @@ pub async fn load_registry(
         .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))
 }
 
+/// The OAuth settings, when `--oauth-issuer` is given (clap has checked that --public-url is).
+fn oauth_settings(args: &ServeArgs) -> Option<crate::oauth::OAuthSettings> {
+    Some(crate::oauth::OAuthSettings {
+        issuer: args.oauth_issuer.clone()?,
+        public_url: args.public_url.clone()?,
+        audience: args.oauth_audience.clone(),
+        principal_claim: args.oauth_principal_claim.clone(),
+        scopes: crate::oauth::ScopeNames {
+            read: args.oauth_scope_read.clone(),
+            propose: args.oauth_scope_propose.clone(),
+            confirm: args.oauth_scope_confirm.clone(),
+            request_prefix: args.oauth_scope_prefix.clone(),
+        },
+        leeway_secs: args.oauth_clock_leeway_secs,
+    })
+}
+
 /// `equinix-mcp serve`.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::shutdown::survive_file_size_limit();
@@ -341,7 +358,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let http = match args.transport {
         Transport::Http => {
             let auth = args.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
-            let auth_present = auth.is_some();
+            let oauth = match oauth_settings(&args) {
+                Some(settings) => Some(crate::oauth::ResourceServer::start(&settings).await?),
+                None => None,
+            };
+            let auth_present = auth.is_some() || oauth.is_some();
             let tls = match (&args.tls_cert, &args.tls_key) {
                 (Some(cert), Some(key)) => Some(Arc::new(TlsFiles::load(cert, key)?)),
                 (None, None) => None,
@@ -350,6 +371,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             let options = HttpOptions {
                 listen: args.listen,
                 auth,
+                oauth,
                 tls,
                 allowed_hosts: args.allowed_hosts.clone(),
                 allowed_origins: args.allowed_origins.clone(),
@@ -385,6 +407,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 );
             }
             Some(options)
+        }
+        Transport::Stdio if args.oauth_issuer.is_some() => {
+            bail!("--oauth-issuer applies to --transport http (stdio has one local user and no tokens)")
         }
         Transport::Stdio => None,
     };

@@ -21,6 +21,7 @@ use crate::audit::{self, AuditLog};
 use crate::capabilities::{CallContext, CallState, Confirmer, CorrelationIds, Grants, StepReporter, ToolGrant};
 use crate::component::ComponentRuntime;
 use crate::mcp::progress::Progress;
+use crate::oauth::{Scope, Scopes};
 use crate::principal::Principal;
 use crate::shutdown::Lifecycle;
 
@@ -250,9 +251,12 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.shared.registry.tools().map(|t| t.tool.clone()).collect()))
+        // what the token's scopes allow, so an agent is not offered tools it would be refused
+        let scopes = scopes_of(&context);
+        let allowed = self.shared.registry.tools().filter(|t| scopes.allows(Scope::needed_by(&t.tool.name)));
+        Ok(ListToolsResult::with_all_items(allowed.map(|t| t.tool.clone()).collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -272,6 +276,12 @@ impl ServerHandler for McpServer {
             return Ok(ToolError::new("shutting_down", message).result());
         };
         let principal = principal_of(&context);
+        let scopes = scopes_of(&context);
+        if !scopes.allows(Scope::needed_by(&name)) {
+            // the HTTP layer answers 403 first; this holds if a call reaches here another way
+            let message = "the access token's scopes do not allow this tool; nothing was done";
+            return Ok(ToolError::new("insufficient_scope", message).result());
+        }
         let confirmer: Arc<dyn Confirmer> = Arc::new(ElicitConfirmer {
             peer: context.peer.clone(),
             timeout: self.shared.elicit_timeout,
@@ -282,7 +292,7 @@ impl ServerHandler for McpServer {
             .meta
             .get_progress_token()
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
-        let call = CallContext { principal, confirmer, cancel: flight.cancel.clone(), progress };
+        let call = CallContext { principal, scopes, confirmer, cancel: flight.cancel.clone(), progress };
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
             return self.call_stateless(request, call).await;
         }
@@ -296,6 +306,16 @@ struct Audited<'a> {
     tool: &'a str,
     principal: &'a Principal,
     started: u64,
+}
+
+/// What the HTTP layer found the request's token grants; everything on stdio, for the local
+/// principal and for a token-file token.
+fn scopes_of(context: &RequestContext<RoleServer>) -> Scopes {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<crate::transports::http::Access>())
+        .map_or(Scopes::ALL, |access| access.scopes)
 }
 
 /// The principal the HTTP layer authenticated for this request; the local principal on stdio

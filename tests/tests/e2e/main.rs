@@ -16,6 +16,7 @@ mod hostile;
 mod hostile_binding;
 mod http;
 mod lockout;
+mod oauth;
 mod observability;
 mod operations;
 mod policy;

@@ -11,6 +11,9 @@
 //! Tokens with the same label are one principal (that is how to rotate a token without
 //! losing pending proposals). Only SHA-256 digests of the tokens are kept in memory, and a
 //! presented token is compared with every digest in constant time.
+//!
+//! With `--oauth-issuer` a token that is not in the file is validated as the issuer's JWT access
+//! token (see [`crate::oauth`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -22,6 +25,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::oauth::{Invalid, ResourceServer, Scopes};
 use crate::principal::Principal;
 
 /// The token file and the tokens last read from it. SIGHUP rereads it: added and removed tokens
@@ -158,11 +162,26 @@ fn valid_label(l: &str) -> bool {
     (1..=64).contains(&l.len()) && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
 }
 
+/// Who may use the HTTP server: the token file's tokens, the OAuth issuer's access tokens, or
+/// both (a token-file token is tried first; a label and a subject are different principals).
+pub struct Authenticator {
+    pub tokens: Option<Arc<TokenFile>>,
+    pub oauth: Option<Arc<ResourceServer>>,
+}
+
+/// What a request may do, in its extensions beside its [`Principal`]: the grants, and for an
+/// OAuth principal the resource server that phrases a refusal. Absent: everything (stdio, the
+/// local principal, a token-file token).
+#[derive(Clone)]
+pub struct Access {
+    pub scopes: Scopes,
+    pub oauth: Option<Arc<ResourceServer>>,
+}
+
 /// Axum middleware: a request without a valid bearer token gets 401 and never reaches MCP; a
-/// valid one carries its [`Principal`] in the request extensions (rmcp hands them to the tool
-/// call as `http::request::Parts`).
-pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Request, next: Next) -> Response {
-    let tokens = file.current();
+/// valid one carries its [`Principal`] and [`Access`] in the request extensions (rmcp hands them
+/// to the tool call as `http::request::Parts`).
+pub async fn require_bearer(State(auth): State<Arc<Authenticator>>, mut request: Request, next: Next) -> Response {
     let unhold = |request: &Request| {
         // a refused request proves nothing: its connection is as evictable as a silent one
         if let Some(handle) = request.extensions().get::<super::connections::ConnectionHandle>() {
@@ -181,24 +200,59 @@ pub async fn require_bearer(State(file): State<Arc<TokenFile>>, mut request: Req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim);
-    let refusal = match presented {
-        None => "no `Authorization: Bearer <token>` header",
-        Some(token) => match tokens.principal_of(token) {
-            Some(principal) => {
-                request.extensions_mut().insert(principal);
-                return next.run(request).await;
+        .and_then(|v| v.split_once(' '))
+        // the scheme is case-insensitive (RFC 9110 11.1)
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim().to_owned());
+    let refusal: Option<Invalid> = match presented {
+        None => None,
+        Some(token) => {
+            let labelled = auth.tokens.as_ref().and_then(|file| file.current().principal_of(&token));
+            match (labelled, &auth.oauth) {
+                (Some(principal), _) => {
+                    request.extensions_mut().insert(principal);
+                    return next.run(request).await;
+                }
+                (None, Some(oauth)) if crate::oauth::jwt::looks_like_jwt(&token) => {
+                    match oauth.authenticate(&token).await {
+                        Ok(verified) => {
+                            let access = Access { scopes: verified.scopes, oauth: Some(oauth.clone()) };
+                            request.extensions_mut().insert(verified.principal);
+                            request.extensions_mut().insert(access);
+                            return next.run(request).await;
+                        }
+                        Err(invalid) => Some(invalid),
+                    }
+                }
+                (None, Some(_)) => {
+                    Some(Invalid("the bearer token is not one of this server's tokens, nor a JWT".into()))
+                }
+                (None, None) => Some(Invalid("the bearer token is not one of this server's tokens".into())),
             }
-            None => "the bearer token is not one of this server's tokens",
-        },
+        }
     };
     unhold(&request);
-    tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused an HTTP request: {refusal}");
-    let body = serde_json::json!({"error": "unauthorized", "message": format!(
-        "{refusal}; send a token from the server's --auth-token-file as `Authorization: Bearer <token>`")});
+    let reason = refusal.as_ref().map_or("no `Authorization: Bearer <token>` header", |r| r.0.as_str());
+    tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused an HTTP request: {reason}");
+    let how = match (&auth.tokens, &auth.oauth) {
+        (_, Some(oauth)) => format!(
+            "sign in with the authorization server named at {} and send its access token for this server as \
+             `Authorization: Bearer <token>`",
+            oauth.metadata_url()
+        ),
+        _ => "send a token from the server's --auth-token-file as `Authorization: Bearer <token>`".into(),
+    };
+    let (error, challenge) = match &auth.oauth {
+        Some(oauth) => {
+            (if refusal.is_some() { "invalid_token" } else { "unauthorized" }, oauth.challenge(refusal.as_ref()))
+        }
+        None => ("unauthorized", "Bearer realm=\"equinix-mcp\"".to_string()),
+    };
+    let body = serde_json::json!({"error": error, "message": format!("{reason}; {how}")});
     let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"equinix-mcp\""));
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
     response
 }
 

@@ -11,6 +11,8 @@ pub mod connections;
 pub mod health;
 pub mod host_check;
 pub mod listener;
+pub mod resource_metadata;
+pub mod scope_check;
 pub mod sessions;
 pub mod tls;
 
@@ -24,7 +26,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpServer;
-pub use auth::{AuthTokens, TokenFile};
+use crate::oauth::ResourceServer;
+pub use auth::{Access, AuthTokens, Authenticator, TokenFile};
 pub use listener::ConnectionLimits;
 pub use sessions::SessionLimits;
 
@@ -38,6 +41,8 @@ const FLUSH: Duration = Duration::from_millis(300);
 pub struct HttpOptions {
     pub listen: SocketAddr,
     pub auth: Option<Arc<TokenFile>>,
+    /// Validate the issuer's JWT access tokens (`--oauth-issuer`).
+    pub oauth: Option<Arc<ResourceServer>>,
     /// Serve HTTPS with this certificate and key.
     pub tls: Option<Arc<tls::TlsFiles>>,
     /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
@@ -67,25 +72,28 @@ impl HttpOptions {
         if is_default_loopback(self.listen.ip()) {
             return Ok(());
         }
-        if self.auth.is_none() {
+        if self.auth.is_none() && self.oauth.is_none() {
             bail!(
                 "--listen {}: only 127.0.0.1 and ::1 may be served without authentication; give \
-                 --auth-token-file (bearer tokens) to listen anywhere else",
+                 --auth-token-file (bearer tokens) or --oauth-issuer to listen anywhere else",
                 self.listen
             );
         }
-        if self.allowed_hosts.is_empty() {
+        if self.allowed_hosts.is_empty() && self.oauth.as_ref().and_then(|o| o.public_host()).is_none() {
             bail!(
                 "--listen {}: name the Host values clients will use with --allowed-host (for example \
-                 --allowed-host mcp.example.internal); the DNS-rebinding guard refuses every other Host",
+                 --allowed-host mcp.example.internal) or --public-url; the DNS-rebinding guard refuses every other Host",
                 self.listen
             );
         }
         Ok(())
     }
 
+    /// The accepted `Host` values: `--public-url`'s is one of them.
     fn hosts(&self) -> Vec<String> {
-        accepted_hosts(&self.allowed_hosts)
+        let mut hosts = accepted_hosts(&self.allowed_hosts);
+        hosts.extend(self.oauth.as_ref().and_then(|o| o.public_host()));
+        hosts
     }
 }
 
@@ -115,18 +123,27 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(guard, sessions::guard))
         .layer(axum::middleware::from_fn(connections::hold));
-    if let Some(tokens) = &options.auth {
-        router = router.layer(axum::middleware::from_fn_with_state(tokens.clone(), auth::require_bearer));
+    if options.auth.is_some() || options.oauth.is_some() {
+        let authenticator = Arc::new(Authenticator { tokens: options.auth.clone(), oauth: options.oauth.clone() });
+        router = router.layer(axum::middleware::from_fn_with_state(authenticator, auth::require_bearer));
     }
-    // health and readiness sit outside the bearer check and the session guard, behind a Host
-    // check of their own (rmcp's guards `/mcp` only)
-    let health = health::routes(broker.clone())
-        .layer(axum::middleware::from_fn_with_state(Arc::new(options.hosts()), host_check::require));
-    let router = health.merge(router);
-    let auth_text = match &options.auth {
+    // health, readiness and the resource metadata sit outside the bearer check and the session
+    // guard, behind a Host check of their own (rmcp's guards `/mcp` only)
+    let mut public = health::routes(broker.clone());
+    if let Some(oauth) = &options.oauth {
+        public = public.merge(resource_metadata::routes(oauth.clone()));
+        tokio::spawn(oauth.clone().refresh_until(sessions_closed.clone()));
+    }
+    let public = public.layer(axum::middleware::from_fn_with_state(Arc::new(options.hosts()), host_check::require));
+    let router = public.merge(router);
+    let mut auth_text = match &options.auth {
         Some(t) => format!("bearer tokens for {} principal(s)", t.current().principals()),
         None => "none (loopback; every client is the local principal)".into(),
     };
+    if let Some(oauth) = &options.oauth {
+        let tokens = if options.auth.is_some() { format!("{auth_text} and ") } else { String::new() };
+        auth_text = format!("{tokens}OAuth access tokens, metadata at {}", oauth.metadata_url());
+    }
     let scheme = if options.tls.is_some() { "https" } else { "http" };
     tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text})");
     tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
@@ -192,6 +209,7 @@ mod tests {
             auth: auth.then(|| {
                 Arc::new(TokenFile::fixed(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap()))
             }),
+            oauth: None,
             tls: None,
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),

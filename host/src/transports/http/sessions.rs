@@ -180,6 +180,11 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
     } else {
         Bytes::new()
     };
+    if let Some(access) = parts.extensions.get::<super::auth::Access>()
+        && let Some(refused) = super::scope_check::refuse(access, &bytes)
+    {
+        return refused;
+    }
     let (rpc_method, rpc_id) = if method == Method::POST { method_and_id(&bytes) } else { (None, None) };
     let opening = match session.is_none() && rpc_method.as_deref() == Some("initialize") {
         true => match guard.reserve(&principal).await {

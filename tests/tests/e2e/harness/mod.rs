@@ -5,6 +5,7 @@
 pub mod client;
 pub mod fixtures;
 pub mod launch;
+pub mod oidc;
 pub mod process;
 pub mod redis;
 pub mod rounds;
@@ -13,5 +14,6 @@ pub mod sim;
 pub use client::*;
 pub use fixtures::*;
 pub use launch::*;
+pub use oidc::*;
 pub use process::*;
 pub use sim::*;

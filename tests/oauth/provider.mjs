@@ -1,0 +1,230 @@
+// A real OAuth 2.1 authorization server (oidc-provider, pinned by package-lock.json) on loopback,
+// for the Rust end-to-end tests of equinix-mcp's OAuth resource-server mode. It issues JWT access
+// tokens for the client-credentials grant with RFC 8707 resource indicators, and adds test-only
+// routes to forge tokens, publish a key later and count requests.
+//
+//   node tests/oauth/provider.mjs [--port N]      (N = 0, the default, picks a free port)
+//
+// Once listening it prints exactly one line to stdout,
+//   {"issuer":"http://127.0.0.1:PORT","token_endpoint":"...","jwks_uri":"..."}
+// and nothing else (oidc-provider's notices go to stderr). It exits on SIGTERM, SIGINT, and when
+// stdin closes, so a test that dies never leaves it behind: start it with a piped stdin (with
+// stdin at /dev/null it exits at once).
+//
+// Signing keys are made at start: rsa-1 (RS256), ec-1 (ES256), ed-1 (EdDSA, Ed25519), all three
+// published at /jwks and used by the provider; ed-2 (EdDSA) is an "outsider" that only
+// /__test/sign uses until /__test/publish adds it to /jwks.
+//
+// Clients (client_secret_basic or client_secret_post, secret "secret-" + id, grant
+// client_credentials only): full-rs256, full-es256, full-eddsa (all scopes, TTL 600 s, tokens
+// signed RS256/ES256/EdDSA), reader (fabric:read only, ES256), short (all scopes, ES256, TTL 2 s),
+// mcp-sdk (all scopes, ES256, TTL 600 s).
+//
+// A token request with resource=<absolute http(s) URL> gets a JWT (typ at+jwt) whose aud is that
+// URL and whose scope is the requested scopes (a scope the client is not allowed is refused with
+// invalid_scope). Without resource it gets an opaque token (no JWT; useless to equinix-mcp).
+//
+// Test-only routes:
+//   POST /__test/sign     {"kid","header"?,"payload"} -> {"jwt"}: header {alg: key's, kid, typ:
+//                         "at+jwt"} overlaid with `header` (a null value removes the field);
+//                         alg "none" signs with an empty signature, "HS256" with HMAC-SHA256 keyed
+//                         by the JSON text of the key's public JWK as /jwks serves it, any other
+//                         alg with the key's own algorithm. A string payload is used verbatim.
+//   POST /__test/publish  {"kid":"ed-2"} -> {}: adds the key to /jwks.
+//   POST /__test/withdraw {"kid":"ed-2"} -> {}: takes it out again.
+//   GET  /__test/stats    -> {"jwks_requests": N, "tokens_issued": M}
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+
+import Provider, { errors } from 'oidc-provider';
+
+// oidc-provider prints notices with console.info; stdout carries only the one JSON line.
+console.log = console.info = console.debug = (...args) => console.error(...args);
+
+const port = (() => {
+  const i = process.argv.indexOf('--port');
+  const value = i === -1 ? '0' : process.argv[i + 1];
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    console.error(`provider.mjs: bad --port ${value}`);
+    process.exit(2);
+  }
+  return n;
+})();
+
+const SCOPES = ['fabric:read', 'fabric:propose', 'fabric:confirm'];
+const ALL = SCOPES.join(' ');
+
+// kid -> { alg, privateKey (KeyObject), privateJwk, publicJwk }
+const keys = new Map();
+function makeKey(kid, alg, type, options) {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync(type, options);
+  const meta = { kid, alg, use: 'sig' };
+  keys.set(kid, {
+    alg,
+    privateKey,
+    privateJwk: { ...privateKey.export({ format: 'jwk' }), ...meta },
+    publicJwk: { ...publicKey.export({ format: 'jwk' }), ...meta },
+  });
+}
+makeKey('rsa-1', 'RS256', 'rsa', { modulusLength: 2048 });
+makeKey('ec-1', 'ES256', 'ec', { namedCurve: 'P-256' });
+makeKey('ed-1', 'EdDSA', 'ed25519');
+makeKey('ed-2', 'EdDSA', 'ed25519');
+
+const published = new Set(['rsa-1', 'ec-1', 'ed-1']);
+const providerKids = ['rsa-1', 'ec-1', 'ed-1'];
+
+// client_id -> allowed scope, access token signing alg, access token TTL
+const clients = {
+  'full-rs256': { scope: ALL, alg: 'RS256', ttl: 600 },
+  'full-es256': { scope: ALL, alg: 'ES256', ttl: 600 },
+  'full-eddsa': { scope: ALL, alg: 'EdDSA', ttl: 600 },
+  reader: { scope: 'fabric:read', alg: 'ES256', ttl: 600 },
+  short: { scope: ALL, alg: 'ES256', ttl: 2 },
+  'mcp-sdk': { scope: ALL, alg: 'ES256', ttl: 600 },
+};
+
+const stats = { jwks_requests: 0, tokens_issued: 0 };
+
+const b64url = (data) => Buffer.from(data).toString('base64url');
+
+function signJws(kid, headerOverlay, payload) {
+  const key = keys.get(kid);
+  if (!key) throw new Error(`unknown kid ${JSON.stringify(kid)}`);
+  const header = { alg: key.alg, kid, typ: 'at+jwt', ...headerOverlay };
+  for (const [name, value] of Object.entries(header)) {
+    if (value === null) delete header[name];
+  }
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload ?? {});
+  const input = `${b64url(JSON.stringify(header))}.${b64url(body)}`;
+  let signature;
+  if (header.alg === 'none') {
+    signature = Buffer.alloc(0);
+  } else if (header.alg === 'HS256' && key.alg !== 'HS256') {
+    signature = crypto.createHmac('sha256', JSON.stringify(key.publicJwk)).update(input).digest();
+  } else if (key.alg === 'RS256') {
+    signature = crypto.sign('sha256', Buffer.from(input), key.privateKey);
+  } else if (key.alg === 'ES256') {
+    signature = crypto.sign('sha256', Buffer.from(input), { key: key.privateKey, dsaEncoding: 'ieee-p1363' });
+  } else {
+    signature = crypto.sign(null, Buffer.from(input), key.privateKey);
+  }
+  return `${input}.${b64url(signature)}`;
+}
+
+async function readJson(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : {};
+}
+
+const server = http.createServer();
+server.listen(port, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+
+  const provider = new Provider(issuer, {
+    jwks: { keys: providerKids.map((kid) => keys.get(kid).privateJwk) },
+    scopes: SCOPES,
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
+    clients: Object.entries(clients).map(([clientId, { scope }]) => ({
+      client_id: clientId,
+      client_secret: `secret-${clientId}`,
+      token_endpoint_auth_method: 'client_secret_basic',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      scope,
+    })),
+    routes: { jwks: '/jwks' },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo(ctx, resourceIndicator, client) {
+          const url = URL.parse(resourceIndicator);
+          if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+            throw new errors.InvalidTarget('resource must be an http(s) URL');
+          }
+          const { alg, ttl } = clients[client.clientId];
+          return {
+            scope: ALL,
+            audience: resourceIndicator,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: ttl,
+            jwt: { sign: { alg } },
+          };
+        },
+      },
+    },
+    ttl: {
+      ClientCredentials: (ctx, token) => token.resourceServer?.accessTokenTTL ?? 600,
+    },
+  });
+
+  provider.on('grant.success', () => {
+    stats.tokens_issued += 1;
+  });
+  provider.on('server_error', (ctx, err) => console.error('provider server_error:', err));
+
+  provider.use(async (ctx, next) => {
+    const { method, path } = ctx;
+    if (path === '/jwks' && method === 'GET') {
+      stats.jwks_requests += 1;
+      ctx.type = 'application/jwk-set+json';
+      ctx.body = { keys: [...published].map((kid) => keys.get(kid).publicJwk) };
+      return;
+    }
+    if (path.startsWith('/__test/')) {
+      try {
+        if (path === '/__test/sign' && method === 'POST') {
+          const { kid, header, payload } = await readJson(ctx.req);
+          ctx.body = { jwt: signJws(kid, header, payload) };
+        } else if (path === '/__test/publish' && method === 'POST') {
+          const { kid } = await readJson(ctx.req);
+          if (!keys.has(kid)) throw new Error(`unknown kid ${JSON.stringify(kid)}`);
+          published.add(kid);
+          ctx.body = {};
+        } else if (path === '/__test/withdraw' && method === 'POST') {
+          const { kid } = await readJson(ctx.req);
+          published.delete(kid);
+          ctx.body = {};
+        } else if (path === '/__test/stats' && method === 'GET') {
+          ctx.body = { ...stats };
+        } else {
+          ctx.status = 404;
+          ctx.body = { error: 'no such test route' };
+        }
+      } catch (err) {
+        ctx.status = 400;
+        ctx.body = { error: String(err?.message ?? err) };
+      }
+      return;
+    }
+    await next();
+  });
+
+  server.on('request', provider.callback());
+
+  process.stdout.write(`${JSON.stringify({
+    issuer,
+    token_endpoint: provider.urlFor('token'),
+    jwks_uri: provider.urlFor('jwks'),
+  })}\n`);
+});
+
+server.on('error', (err) => {
+  console.error('provider.mjs:', err.message);
+  process.exit(1);
+});
+
+const quit = () => process.exit(0);
+process.on('SIGTERM', quit);
+process.on('SIGINT', quit);
+process.stdin.on('end', quit);
+process.stdin.on('close', quit);
+process.stdin.resume();

@@ -1,0 +1,137 @@
+//! A real OpenID provider on loopback: `tests/oauth/provider.mjs` runs the npm package
+//! `oidc-provider` (installed by `.ci/install-oidc-provider`), which issues JWT access tokens
+//! through the client-credentials grant with resource indicators, and adds test-only routes to
+//! sign made-up tokens with its own keys, publish a key later and count requests.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+/// The fixture's directory (`tests/oauth`).
+pub fn oauth_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("oauth")
+}
+
+pub struct OidcProvider {
+    child: tokio::process::Child,
+    /// `http://127.0.0.1:PORT`, exactly as the provider writes it.
+    pub issuer: String,
+    pub token_endpoint: String,
+    http: reqwest::Client,
+}
+
+/// A free loopback port, for a server that must know its own URL before it listens.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl OidcProvider {
+    pub async fn start() -> OidcProvider {
+        let dir = oauth_dir();
+        assert!(
+            dir.join("node_modules/oidc-provider").exists(),
+            "oidc-provider is not installed: run .ci/install-oidc-provider (or .ci/install-test-tools)"
+        );
+        let mut child = tokio::process::Command::new("node")
+            .arg(dir.join("provider.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the provider said where it listens within 20 s")
+            .unwrap()
+            .expect("the provider exited before listening");
+        let said: Value = serde_json::from_str(&line).unwrap();
+        equinix_mcp::install_crypto_provider();
+        OidcProvider {
+            child,
+            issuer: said["issuer"].as_str().unwrap().to_string(),
+            token_endpoint: said["token_endpoint"].as_str().unwrap().to_string(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// The token endpoint's answer to a client-credentials request.
+    pub async fn token_answer(&self, client: &str, scope: &str, resource: &str) -> (u16, Value) {
+        let form: String =
+            form_pairs(&[("grant_type", "client_credentials"), ("scope", scope), ("resource", resource)]);
+        let answer = self
+            .http
+            .post(&self.token_endpoint)
+            .basic_auth(client, Some(format!("secret-{client}")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status().as_u16();
+        (status, answer.json().await.unwrap())
+    }
+
+    /// An access token for `resource` from `client` (see provider.mjs for the clients).
+    pub async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
+        let (status, answer) = self.token_answer(client, scope, resource).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["access_token"].as_str().unwrap().to_string()
+    }
+
+    /// A JWT signed with the provider's key `kid` (or the unpublished `ed-2`), with `header`
+    /// overlaid on `{alg, kid, typ: at+jwt}`.
+    pub async fn sign(&self, kid: &str, header: Value, payload: Value) -> String {
+        let answer: Value = self
+            .http
+            .post(format!("{}/__test/sign", self.issuer))
+            .json(&json!({"kid": kid, "header": header, "payload": payload}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["jwt"].as_str().unwrap().to_string()
+    }
+
+    /// Adds the outsider key `ed-2` to the published JWK Set.
+    pub async fn publish_outsider(&self) {
+        let r = self.http.post(format!("{}/__test/publish", self.issuer)).json(&json!({"kid": "ed-2"})).send().await;
+        assert!(r.unwrap().status().is_success());
+    }
+
+    /// Takes `ed-2` out of the published JWK Set again.
+    pub async fn withdraw_outsider(&self) {
+        let r = self.http.post(format!("{}/__test/withdraw", self.issuer)).json(&json!({"kid": "ed-2"})).send().await;
+        assert!(r.unwrap().status().is_success());
+    }
+
+    /// How often the JWK Set was fetched.
+    pub async fn jwks_requests(&self) -> u64 {
+        let stats: Value =
+            self.http.get(format!("{}/__test/stats", self.issuer)).send().await.unwrap().json().await.unwrap();
+        stats["jwks_requests"].as_u64().unwrap()
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+fn form_pairs(pairs: &[(&str, &str)]) -> String {
+    let encode = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+                b' ' => "+".to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    pairs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
+}
