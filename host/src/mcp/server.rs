@@ -314,7 +314,7 @@ fn scopes_of(context: &RequestContext<RoleServer>) -> Scopes {
     context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<crate::transports::http::Access>())
+        .and_then(|parts| parts.extensions.get::<crate::oauth::Access>())
         .map_or(Scopes::ALL, |access| access.scopes)
 }
 

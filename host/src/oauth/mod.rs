@@ -30,6 +30,15 @@ pub const KEYS_REFRESH: Duration = Duration::from_secs(15 * 60);
 /// The most clock skew `--oauth-clock-leeway-secs` may tolerate.
 pub const MAX_LEEWAY_SECS: u64 = 300;
 
+/// What a request may do, in its extensions beside its principal: the grants, and for an OAuth
+/// principal the resource server that phrases a refusal. Absent: everything (stdio, the local
+/// principal, a token-file token).
+#[derive(Clone)]
+pub struct Access {
+    pub scopes: Scopes,
+    pub oauth: Option<Arc<ResourceServer>>,
+}
+
 /// The operator's settings (`--oauth-*`, `--public-url`).
 #[derive(Clone, Debug)]
 pub struct OAuthSettings {

@@ -202,7 +202,7 @@ async fn a_kill_9_while_writing_leaves_a_log_that_verifies_or_ends_in_a_torn_tai
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("audit.jsonl");
     let env = [("EQUINIX_MCP_AUDIT_LOG", log.to_str().unwrap())];
-    let server = Launch::serve().args(&["--toolsets", "metros,mutate"]).env(&env).http("127.0.0.1:0").await;
+    let mut server = Launch::serve().args(&["--toolsets", "metros,mutate"]).env(&env).http("127.0.0.1:0").await;
     let clients: Vec<_> =
         futures_util::future::join_all((0..4).map(|_| server.connect(None, TestClient::plain(), false))).await;
     let proposing = clients.iter().enumerate().map(|(c, client)| async move {
@@ -225,7 +225,10 @@ async fn a_kill_9_while_writing_leaves_a_log_that_verifies_or_ends_in_a_torn_tai
         _ = futures_util::future::join_all(proposing) => panic!("the kill came too late"),
         _ = killer => {}
     }
-    exited(pid).await;
+    drop(clients);
+    // reaped, not only a zombie: the leader shows `Z` while a thread killed in an fsync still
+    // holds the log's lock
+    tokio::time::timeout(Duration::from_secs(10), server.child.wait()).await.expect("the server exits").unwrap();
     let (code, out) = verify(&[&log]).await;
     assert!(code == 0 || code == 2, "a crash is never tampering: {out}");
     // the next process cuts a torn record off, says so, and continues the chain

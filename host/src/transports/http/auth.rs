@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::oauth::{Invalid, ResourceServer, Scopes};
+use crate::oauth::{Access, Invalid, ResourceServer};
 use crate::principal::Principal;
 
 /// The token file and the tokens last read from it. SIGHUP rereads it: added and removed tokens
@@ -166,15 +166,6 @@ fn valid_label(l: &str) -> bool {
 /// both (a token-file token is tried first; a label and a subject are different principals).
 pub struct Authenticator {
     pub tokens: Option<Arc<TokenFile>>,
-    pub oauth: Option<Arc<ResourceServer>>,
-}
-
-/// What a request may do, in its extensions beside its [`Principal`]: the grants, and for an
-/// OAuth principal the resource server that phrases a refusal. Absent: everything (stdio, the
-/// local principal, a token-file token).
-#[derive(Clone)]
-pub struct Access {
-    pub scopes: Scopes,
     pub oauth: Option<Arc<ResourceServer>>,
 }
 

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpServer;
 use crate::oauth::ResourceServer;
-pub use auth::{Access, AuthTokens, Authenticator, TokenFile};
+pub use auth::{AuthTokens, Authenticator, TokenFile};
 pub use listener::ConnectionLimits;
 pub use sessions::SessionLimits;
 

@@ -7,8 +7,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::auth::Access;
-use crate::oauth::Scope;
+use crate::oauth::{Access, Scope};
 
 /// The refusal for a POSTed message (or any message of a batch) calling a tool `access` does
 /// not allow; `None` when every call in it is allowed, or it calls none.

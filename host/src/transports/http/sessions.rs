@@ -180,7 +180,7 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
     } else {
         Bytes::new()
     };
-    if let Some(access) = parts.extensions.get::<super::auth::Access>()
+    if let Some(access) = parts.extensions.get::<crate::oauth::Access>()
         && let Some(refused) = super::scope_check::refuse(access, &bytes)
     {
         return refused;
