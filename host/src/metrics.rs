@@ -30,6 +30,7 @@ pub struct Metrics {
     creates: Family<Labels, Counter>,
     policy_decisions: Family<Labels, Counter>,
     http_limits: Family<Labels, Counter>,
+    auth_refusals: Family<Labels, Counter>,
     store_errors: Counter,
     traps: Counter,
     pending: Gauge,
@@ -63,6 +64,7 @@ impl Metrics {
             creates: Family::default(),
             policy_decisions: Family::default(),
             http_limits: Family::default(),
+            auth_refusals: Family::default(),
             store_errors: Counter::default(),
             traps: Counter::default(),
             pending: Gauge::default(),
@@ -101,6 +103,12 @@ impl Metrics {
             "HTTP connections closed and requests refused by the sharing rules, by listener (mcp, metrics) and \
              reason (unproven_closed, peer_busy, full, principal_connections, principal_streams)",
             m.http_limits.clone(),
+        );
+        registry.register(
+            "auth_refusals",
+            "HTTP requests refused by authentication or scope, by reason (no_token, invalid_token, \
+             insufficient_scope, several_authorization_headers)",
+            m.auth_refusals.clone(),
         );
         registry.register("proposal_store_errors", "Proposal store operations that failed", m.store_errors.clone());
         registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
@@ -148,6 +156,11 @@ impl Metrics {
     pub fn http_limit(&self, listener: &'static str, reason: &'static str) {
         let labels = vec![("listener".to_string(), listener.to_string()), ("reason".to_string(), reason.to_string())];
         self.http_limits.get_or_create(&labels).inc();
+    }
+
+    /// A request refused before MCP for its credentials: `reason` is one of a fixed few.
+    pub fn auth_refusal(&self, reason: &'static str) {
+        self.auth_refusals.get_or_create(&label("reason", reason)).inc();
     }
 
     pub fn store_error(&self) {

@@ -147,7 +147,8 @@ async fn tokens_signed_with_each_algorithm_sign_in_and_their_scopes_decide_the_t
 #[tokio::test]
 async fn forged_misaddressed_altered_and_expired_tokens_are_refused_as_invalid_tokens() {
     let provider = OidcProvider::start().await;
-    let (server, public) = serve(&provider, &["--oauth-clock-leeway-secs", "0"]).await;
+    let (server, public) =
+        serve(&provider, &["--oauth-clock-leeway-secs", "0", "--metrics-listen", "127.0.0.1:0"]).await;
     let claims = |edit: &dyn Fn(&mut Value)| {
         let mut c = json!({"iss": provider.issuer, "aud": public, "sub": "mallory", "iat": now(),
                            "exp": now() + 300, "scope": ALL});
@@ -213,6 +214,11 @@ async fn forged_misaddressed_altered_and_expired_tokens_are_refused_as_invalid_t
     assert!(body["message"].as_str().unwrap().contains("expired"), "{body}");
 
     let log = server.stderr_text();
+    let at = log.find("Prometheus metrics at http://").expect("a metrics line") + "Prometheus metrics at ".len();
+    let metrics_url = log[at..].split_whitespace().next().unwrap();
+    let text = http().get(metrics_url).send().await.unwrap().text().await.unwrap();
+    let refused = format!("equinix_mcp_auth_refusals_total{{reason=\"invalid_token\"}} {}", cases.len() + 1);
+    assert!(text.contains(&refused), "{refused} in:\n{text}");
     for (case, token, _) in &cases {
         assert!(!log.contains(token.as_str()), "{case}: the token reached the log");
     }

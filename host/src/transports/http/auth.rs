@@ -183,6 +183,7 @@ pub async fn require_bearer(State(auth): State<Arc<Authenticator>>, mut request:
         unhold(&request);
         // which one would count is a guess a proxy and this server could make differently
         tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused a request with several Authorization headers");
+        crate::metrics::metrics().auth_refusal("several_authorization_headers");
         let body = serde_json::json!({"error": "invalid_request", "message":
             "the request carries several Authorization headers; send exactly one `Authorization: Bearer <token>`"});
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
@@ -223,6 +224,7 @@ pub async fn require_bearer(State(auth): State<Arc<Authenticator>>, mut request:
         }
     };
     unhold(&request);
+    crate::metrics::metrics().auth_refusal(if refusal.is_some() { "invalid_token" } else { "no_token" });
     let reason = refusal.as_ref().map_or("no `Authorization: Bearer <token>` header", |r| r.0.as_str());
     tracing::warn!(method = %request.method(), path = %request.uri().path(), "refused an HTTP request: {reason}");
     let how = match (&auth.tokens, &auth.oauth) {

@@ -33,6 +33,7 @@ pub fn refuse(access: &Access, body: &[u8]) -> Option<Response> {
         let name = oauth.scope_names().requested(needed);
         // the tool name is the client's text: only the scope it lacked is logged
         tracing::warn!(scope = %name, "refused a tool call beyond the token's scopes");
+        crate::metrics::metrics().auth_refusal("insufficient_scope");
         let body = json!({"jsonrpc": "2.0", "id": message.get("id").cloned().unwrap_or(Value::Null), "error": {
             "code": -32600,
             "message": format!("the access token does not grant the scope {name}, which this tool needs; sign in again asking for it"),
