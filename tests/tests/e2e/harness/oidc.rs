@@ -35,20 +35,22 @@ impl OidcProvider {
             dir.join("node_modules/oidc-provider").exists(),
             "oidc-provider is not installed: run .ci/install-oidc-provider (or .ci/install-test-tools)"
         );
+        // its notices go to a file, read back only when it fails to start
+        let log = tempfile::NamedTempFile::new().unwrap();
         let mut child = tokio::process::Command::new("node")
             .arg(dir.join("provider.mjs"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log.reopen().unwrap())
             .kill_on_drop(true)
             .spawn()
             .expect("node runs");
         let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the provider said where it listens within 20 s")
-            .unwrap()
-            .expect("the provider exited before listening");
+        let said = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await;
+        let Ok(Ok(Some(line))) = said else {
+            let notices = std::fs::read_to_string(log.path()).unwrap_or_default();
+            panic!("the provider did not say where it listens within 30 s ({said:?}); its stderr:\n{notices}");
+        };
         let said: Value = serde_json::from_str(&line).unwrap();
         equinix_mcp::install_crypto_provider();
         OidcProvider {
