@@ -137,7 +137,7 @@ pub enum Transport {
     #[default]
     Stdio,
     /// MCP streamable HTTP at `http://LISTEN/mcp` (127.0.0.1/::1 only, unless bearer tokens are
-    /// configured with --auth-token-file).
+    /// configured with --auth-token-file or --oauth-issuer).
     Http,
 }
 
@@ -162,8 +162,8 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
 
-    /// Address for `--transport http`. Anything but 127.0.0.1 or ::1 needs --auth-token-file and
-    /// --allowed-host.
+    /// Address for `--transport http`. Anything but 127.0.0.1 or ::1 needs --auth-token-file or
+    /// --oauth-issuer, and --allowed-host (or --public-url).
     #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
     pub listen: SocketAddr,
 
@@ -311,8 +311,8 @@ pub struct ServeArgs {
 
     /// HTTP connections one principal may hold (a request of its passed the bearer check on
     /// each); a request beyond it gets 429 and its connection is closed. Default: an eighth of
-    /// --max-connections, at least 16 (or all of them). Without --auth-token-file every client
-    /// is the one local principal, whose share is every slot.
+    /// --max-connections, at least 16 (or all of them). Without --auth-token-file or
+    /// --oauth-issuer every client is the one local principal, whose share is every slot.
     #[arg(
         long,
         env = "EQUINIX_MCP_MAX_CONNECTIONS_PER_PRINCIPAL",
