@@ -75,6 +75,18 @@ async fn the_metadata_is_public_and_a_request_without_a_token_is_told_where_to_s
     let rebound = http().get(&metadata_url).header("host", "rebind.example").send().await.unwrap();
     assert_eq!(rebound.status(), 421, "the metadata has the health endpoints' Host check");
 
+    let twice = http()
+        .post(&public)
+        .header("authorization", "Bearer a.b.c")
+        .header("authorization", "Bearer d.e.f")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(twice.status(), 400);
+    let header = twice.headers()["www-authenticate"].to_str().unwrap().to_string();
+    assert_eq!(header, format!("Bearer error=\"invalid_request\", resource_metadata=\"{metadata_url}\""));
+
     let (status, challenge, body) = post(&public, None, &initialize()).await;
     assert_eq!(status, 401, "{body}");
     assert_eq!(challenge, format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"fabric:read\""));

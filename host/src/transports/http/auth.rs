@@ -186,7 +186,17 @@ pub async fn require_bearer(State(auth): State<Arc<Authenticator>>, mut request:
         crate::metrics::metrics().auth_refusal("several_authorization_headers");
         let body = serde_json::json!({"error": "invalid_request", "message":
             "the request carries several Authorization headers; send exactly one `Authorization: Bearer <token>`"});
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+        let mut response = (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+        // RFC 6750 section 3.1: a malformed request is `invalid_request`, with where to sign in
+        if let Some(oauth) = &auth.oauth
+            && let Ok(value) = HeaderValue::from_str(&format!(
+                "Bearer error=\"invalid_request\", resource_metadata=\"{}\"",
+                oauth.metadata_url()
+            ))
+        {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        return response;
     }
     let presented = request
         .headers()
