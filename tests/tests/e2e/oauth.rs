@@ -206,6 +206,13 @@ async fn forged_misaddressed_altered_and_expired_tokens_are_refused_as_invalid_t
         ),
         ("an unpublished key", provider.sign("ed-2", json!({}), claims(&|_| {})).await, "names no signing key"),
         ("a real token altered", altered, "does not verify"),
+        (
+            "an ID token for this audience",
+            provider
+                .sign("ec-1", json!({"typ": "JWT"}), claims(&|c| c["at_hash"] = json!("77QmUPtjPfzWtF2AnpK9RQ")))
+                .await,
+            "ID token",
+        ),
         ("not a JWT", "not-a-jwt-but-long-enough-to-look-like-a-token".into(), "nor a JWT"),
     ];
     for (case, token, says) in &cases {
