@@ -8,6 +8,7 @@ use super::call_state::CallState;
 use super::exact_json;
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError, allow_list};
+use crate::oauth::Scope;
 use crate::policy::Facts;
 
 impl fabric::Host for CallState {
@@ -49,6 +50,11 @@ impl CallState {
     /// metros Fabric's answer names), and recorded as this call's validation of its request
     /// when Fabric answers 2xx.
     async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
+        if !self.scopes.allows(Scope::Propose) {
+            // a read-only token sends Fabric no create of any kind, whatever the tool is called
+            let why = "the principal's access token does not grant proposing changes, so no create dry run is sent";
+            return Err(SendError::Refused(why.into()));
+        }
         let body = request.body.clone().unwrap_or_default();
         let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, &body);

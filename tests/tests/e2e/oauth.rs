@@ -408,6 +408,12 @@ async fn a_component_cannot_lend_a_read_only_token_its_own_propose_or_confirm() 
     let r = call_on(&mcp, "rogue_propose", json!({"body": body})).await;
     let text = serde_json::to_string(&r).unwrap();
     assert!(text.contains("does not grant proposing"), "{text}");
+    // nor does the mutate tool named like a read one get a dry run sent
+    let r = call_on(&mcp, "fabric_list_metros", json!({"body": body})).await;
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.contains("does not grant proposing"), "{text}");
+    let dry_runs = |stats: &Value| stats["dry_runs"]["connections"].as_u64().unwrap_or(0);
+    assert_eq!(dry_runs(&sim_stats(&server.sim).await), 0, "a read-only token had Fabric validate a create");
     let _ = mcp.cancel().await;
 
     let proposer = provider.token("full-es256", "fabric:read fabric:propose", &public).await;
