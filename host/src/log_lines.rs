@@ -17,19 +17,25 @@ pub fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }
+    std::borrow::Cow::Owned(escape_where(text, hidden))
+}
+
+/// `text` with `\n`, `\r` and `\t` written as such and every other character `escape` picks as
+/// `\u{…}`: the one way the log lines and the confirmation form make characters visible.
+pub fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if hidden(c) => {
+            c if escape(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),
         }
     }
-    std::borrow::Cow::Owned(out)
+    out
 }
 
 fn hidden(c: char) -> bool {

@@ -14,7 +14,6 @@
 //! see (controls, Unicode format characters, separators, fillers) become visible `\u{…}`.
 
 use std::collections::HashSet;
-use std::fmt::Write;
 
 /// The largest integer the form shows: beyond it, JSON parsers disagree on the value.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
@@ -271,19 +270,7 @@ fn label(path: &str, raw: &str) -> String {
 /// `s` with every character a person cannot see written as a visible `\u{…}` escape (`\n`,
 /// `\r`, `\t` as such), so that no value can hide a difference or pose as another line.
 pub fn visible(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if invisible(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    crate::log_lines::escape_where(s, invisible)
 }
 
 /// Controls, Unicode format characters (category Cf), separators other than the ASCII space,
