@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use tokio_util::sync::CancellationToken;
+pub(crate) use wire::root_cause;
 use wire::Wire;
 
 pub use allow_list::{Method, RouteClass};

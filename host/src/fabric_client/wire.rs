@@ -178,7 +178,9 @@ fn classify(e: reqwest::Error) -> SendError {
     }
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+/// The innermost error of a chain: what actually went wrong (a refused connection, a DNS
+/// failure), without the layers that wrap it.
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;

@@ -9,6 +9,7 @@ use reqwest::Url;
 use serde_json::Value;
 
 use super::jwks::KeySet;
+use crate::fabric_client::root_cause;
 
 /// Largest metadata or JWK Set document read.
 pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
@@ -73,7 +74,7 @@ impl Fetcher {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| describe(&e.without_url()))?;
+            .map_err(|e| root_cause(&e.without_url()))?;
         if response.status() != reqwest::StatusCode::OK {
             return Err(format!("HTTP {}", response.status()));
         }
@@ -81,7 +82,7 @@ impl Fetcher {
             return Err(format!("the document is larger than {MAX_DOCUMENT_BYTES} bytes"));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e.without_url()))? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| root_cause(&e.without_url()))? {
             if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
                 return Err(format!("the document is larger than {MAX_DOCUMENT_BYTES} bytes"));
             }
@@ -143,13 +144,6 @@ impl Fetcher {
     }
 }
 
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
 
 #[cfg(test)]
 mod tests {
