@@ -9,6 +9,7 @@
 //!   ([`Principal::subject`]).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -78,6 +79,17 @@ impl Ord for Principal {
 impl fmt::Display for Principal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.shown.as_deref().unwrap_or(&self.id))
+    }
+}
+
+/// One less of `principal`'s in `counts` (none left: no entry), for the tables that count what
+/// each principal holds.
+pub fn uncount(counts: &mut HashMap<Principal, usize>, principal: &Principal) {
+    if let Some(n) = counts.get_mut(principal) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(principal);
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tokio_util::sync::CancellationToken;
 
-use crate::principal::Principal;
+use crate::principal::{Principal, uncount};
 
 /// How long a new connection keeps its place whatever comes after it.
 pub const GRACE: Duration = Duration::from_secs(1);
@@ -178,7 +178,7 @@ impl ConnectionHandle {
         let Some(slot) = table.live.get_mut(&self.id) else { return };
         let Some(holder) = slot.holder.take() else { return };
         let peer = slot.peer;
-        table.release(&holder);
+        uncount(&mut table.held_by, &holder);
         table.unproven.insert(self.id);
         table.unproven_by_peer.entry(peer).or_default().insert(self.id);
     }
@@ -201,7 +201,7 @@ impl ConnectionHandle {
         let (peer, before) = (slot.peer, slot.holder.clone());
         match before {
             // a proxy's connection carrying another principal's request now
-            Some(other) => table.release(&other),
+            Some(other) => uncount(&mut table.held_by, &other),
             None => table.unprove(self.id, peer),
         }
         *table.held_by.entry(principal.clone()).or_default() += 1;
@@ -261,19 +261,10 @@ impl Table {
         }
     }
 
-    fn release(&mut self, principal: &Principal) {
-        if let Some(n) = self.held_by.get_mut(principal) {
-            *n -= 1;
-            if *n == 0 {
-                self.held_by.remove(principal);
-            }
-        }
-    }
-
     fn remove(&mut self, id: u64) {
         let Some(slot) = self.live.remove(&id) else { return };
         match slot.holder {
-            Some(p) => self.release(&p),
+            Some(p) => uncount(&mut self.held_by, &p),
             None => self.unprove(id, slot.peer),
         }
     }

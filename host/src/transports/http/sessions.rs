@@ -24,7 +24,7 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 
-use crate::principal::Principal;
+use crate::principal::{Principal, uncount};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 /// How often closed sessions (idle timeout, client gone) are forgotten here.
@@ -66,16 +66,6 @@ struct StreamSlot {
 impl Drop for StreamSlot {
     fn drop(&mut self) {
         uncount(&mut self.guard.state().streams, &self.principal);
-    }
-}
-
-/// One less of `principal`'s in `counts` (none left: no entry).
-fn uncount(counts: &mut HashMap<Principal, usize>, principal: &Principal) {
-    if let Some(n) = counts.get_mut(principal) {
-        *n -= 1;
-        if *n == 0 {
-            counts.remove(principal);
-        }
     }
 }
 
