@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use tokio_util::sync::CancellationToken;
-pub(crate) use wire::root_cause;
 use wire::Wire;
+pub(crate) use wire::root_cause;
 
 pub use allow_list::{Method, RouteClass};
 pub use oauth::Credentials;

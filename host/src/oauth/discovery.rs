@@ -144,7 +144,6 @@ impl Fetcher {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

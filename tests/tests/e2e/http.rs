@@ -57,8 +57,7 @@ async fn beyond_127_0_0_1_the_server_needs_tokens_and_host_names_and_refuses_req
         .http("127.0.0.2:0")
         .await;
     assert!(server.url.starts_with("http://127.0.0.2:"), "{}", server.url);
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "0"}}});
+    let init = initialize_message("curl", "0");
     for auth in [None, Some("Bearer not-a-token"), Some(&*format!("Bearer {}", &ALICE[..ALICE.len() - 1]))] {
         let mut req = http().post(&server.url).header("accept", "application/json, text/event-stream").json(&init);
         if let Some(a) = auth {

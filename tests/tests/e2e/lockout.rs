@@ -328,8 +328,7 @@ async fn a_client_cannot_forge_or_hide_a_log_line() {
         .await;
     let forged = "x\n2026-01-01T00:00:00.000000Z  INFO FORGED principal=bob\n";
     let hidden = "raw\r\u{1b}[2K\u{1b}[1A\u{202e}";
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": hidden, "version": forged}}});
+    let init = initialize_message(hidden, forged);
     let r = http()
         .post(&server.url)
         .header("accept", "application/json, text/event-stream")
@@ -373,8 +372,7 @@ async fn a_burst_of_initializes_gets_exactly_the_session_caps() {
         "300",
     ])
     .await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "burst", "version": "0"}}});
+    let init = initialize_message("burst", "0");
     let burst = |token: &'static str| {
         let init = init.clone();
         let url = server.url.clone();
@@ -420,8 +418,7 @@ async fn a_token_file_of_another_owner_and_several_authorization_headers_are_ref
     }
 
     let server = team_server(&[]).await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let init = initialize_message("raw", "0");
     for second in [BOB, "not-a-token-at-all-0123456789abcdef"] {
         let r = http()
             .post(&server.url)

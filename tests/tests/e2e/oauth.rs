@@ -22,14 +22,8 @@ async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) 
     (server, public)
 }
 
-fn http() -> reqwest::Client {
-    equinix_mcp::install_crypto_provider();
-    reqwest::Client::new()
-}
-
 fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    initialize_message("raw", "1")
 }
 
 /// POSTs one JSON-RPC message with `token`: the status, `WWW-Authenticate` and the body.

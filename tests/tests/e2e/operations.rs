@@ -77,8 +77,7 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
 #[tokio::test]
 async fn a_session_delete_answers_200_and_the_session_is_gone() {
     let server = Launch::serve().http("127.0.0.1:0").await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let init = initialize_message("raw", "0");
     let r = http()
         .post(&server.url)
         .header("Accept", "application/json, text/event-stream")

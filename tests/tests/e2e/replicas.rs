@@ -171,7 +171,7 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
 
 #[tokio::test]
 async fn an_unreachable_store_stops_start_up_with_its_address() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let url = format!("redis://:hunter2@127.0.0.1:{port}/0");
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--proposal-store", &url], &[]).await;
     assert!(!ok && stderr.contains("cannot reach the proposal store redis://:***@127.0.0.1:"), "{stderr}");

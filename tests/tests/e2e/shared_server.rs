@@ -292,10 +292,7 @@ async fn sessions_are_capped_per_principal_and_expire_when_idle() {
         alices.push(a);
     }
     let mut fourth = Raw::new(&server.url, ALICE);
-    let r = fourth
-        .post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
-        .await;
+    let r = fourth.post(initialize_message("raw", "0")).await;
     assert_eq!(r.status(), 429);
     let body: Value = r.json().await.unwrap();
     assert!(body["error"]["message"].as_str().unwrap().contains("--max-sessions-per-principal"), "{body}");
@@ -319,8 +316,7 @@ async fn foreign_origins_huge_bad_arguments_and_url_credentials_are_handled() {
         .args(&["--toolsets", "metros", "--allowed-origin", "https://console.example.internal"])
         .http("127.0.0.1:0")
         .await;
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let init = initialize_message("raw", "0");
     let post = |origin: Option<&str>| {
         let mut r = http().post(&server.url).header("accept", "application/json, text/event-stream").json(&init);
         if let Some(o) = origin {

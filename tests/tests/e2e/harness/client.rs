@@ -182,6 +182,13 @@ pub fn is_error(r: &CallToolResult) -> bool {
     r.is_error == Some(true)
 }
 
+/// A 2025-06-18 `initialize` request (id 1, no capabilities) from client `name` `version`, for
+/// tests that speak raw HTTP.
+pub fn initialize_message(name: &str, version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": name, "version": version}}})
+}
+
 /// Connects `client` to an HTTP server at `url`, with a bearer token when given, on the
 /// initialize lifecycle or (`stateless`) the 2026-07-28 discover lifecycle.
 pub async fn connect(url: &str, token: Option<&str>, client: TestClient, stateless: bool) -> anyhow::Result<Client> {

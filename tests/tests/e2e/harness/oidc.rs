@@ -126,14 +126,7 @@ impl OidcProvider {
 }
 
 fn form_pairs(pairs: &[(&str, &str)]) -> String {
-    let encode = |s: &str| -> String {
-        s.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-                b' ' => "+".to_string(),
-                _ => format!("%{b:02X}"),
-            })
-            .collect()
-    };
-    pairs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.extend_pairs(pairs.iter().filter(|(_, v)| !v.is_empty()));
+    form.finish()
 }

@@ -15,7 +15,7 @@ pub struct RedisServer {
 
 impl RedisServer {
     pub fn start() -> RedisServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = super::free_port();
         let dir = super::fresh_audit_path().with_extension("redis");
         std::fs::create_dir_all(&dir).unwrap();
         let mut server = RedisServer { child: None, port, dir };
