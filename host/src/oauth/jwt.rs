@@ -177,11 +177,11 @@ impl ClaimRules {
         }
         let now = now as f64;
         let leeway = self.leeway_secs as f64;
-        match numeric_date(&all, "exp")? {
+        let exp = match numeric_date(&all, "exp")? {
             None => return Err(Invalid::new("the token has no `exp` claim")),
             Some(exp) if now >= exp + leeway => return Err(Invalid::new("the token has expired (`exp`)")),
-            Some(_) => {}
-        }
+            Some(exp) => exp,
+        };
         if numeric_date(&all, "nbf")?.is_some_and(|nbf| now + leeway < nbf) {
             return Err(Invalid::new("the token is not valid yet (`nbf`)"));
         }
@@ -208,7 +208,7 @@ impl ClaimRules {
                 self.principal_claim
             )));
         }
-        let expires_at = numeric_date(&all, "exp")?.unwrap_or(0.0).max(0.0) as u64;
+        let expires_at = exp.max(0.0) as u64;
         Ok(Verified {
             principal: Principal::subject(&self.issuer, subject),
             scopes: self.scopes.granted(&all),
