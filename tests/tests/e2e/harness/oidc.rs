@@ -107,9 +107,9 @@ impl OidcProvider {
         assert!(r.unwrap().status().is_success());
     }
 
-    /// Takes `ed-2` out of the published JWK Set again.
-    pub async fn withdraw_outsider(&self) {
-        let r = self.http.post(format!("{}/__test/withdraw", self.issuer)).json(&json!({"kid": "ed-2"})).send().await;
+    /// Takes the key `kid` out of the published JWK Set.
+    pub async fn withdraw(&self, kid: &str) {
+        let r = self.http.post(format!("{}/__test/withdraw", self.issuer)).json(&json!({"kid": kid})).send().await;
         assert!(r.unwrap().status().is_success());
     }
 
