@@ -345,7 +345,9 @@ async fn a_component_runs_only_when_a_trusted_key_signed_its_exact_bytes() {
         .args(&["--component-public-key", ours_pub.to_str().unwrap()])
         .stdio()
         .await;
-    assert!(server.stderr_text().contains(&format!("signed by minisign key {}", minisign_key_id(&ours_pub))));
+    // the stdio launch returns once MCP answers; the banner's stderr is read in the background
+    let signer = format!("signed by minisign key {}", minisign_key_id(&ours_pub));
+    wait_until("the banner naming the signer", async || server.stderr_text().contains(&signer)).await;
     server.stop().await;
     // a key that is not trusted
     let (ok, _, stderr) = inspect(&[&theirs_pub]).await;
