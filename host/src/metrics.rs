@@ -29,6 +29,8 @@ pub struct Metrics {
     fabric_answers: Family<Labels, Counter>,
     creates: Family<Labels, Counter>,
     policy_decisions: Family<Labels, Counter>,
+    /// The series of `policy_decisions`, each looked up once (a decision is on every propose)
+    policy_series: [OnceLock<Counter>; 4],
     http_limits: Family<Labels, Counter>,
     auth_refusals: Family<Labels, Counter>,
     store_errors: Counter,
@@ -63,6 +65,7 @@ impl Metrics {
             fabric_answers: Family::default(),
             creates: Family::default(),
             policy_decisions: Family::default(),
+            policy_series: Default::default(),
             http_limits: Family::default(),
             auth_refusals: Family::default(),
             store_errors: Counter::default(),
@@ -148,8 +151,14 @@ impl Metrics {
 
     pub fn policy_decision(&self, phase: &'static str, allowed: bool) {
         let decision = if allowed { "allow" } else { "deny" };
-        let labels = vec![("phase".to_string(), phase.to_string()), ("decision".to_string(), decision.to_string())];
-        self.policy_decisions.get_or_create(&labels).inc();
+        let series = usize::from(phase == "approval") * 2 + usize::from(allowed);
+        self.policy_series[series]
+            .get_or_init(|| {
+                let labels =
+                    vec![("phase".to_string(), phase.to_string()), ("decision".to_string(), decision.to_string())];
+                self.policy_decisions.get_or_create(&labels).clone()
+            })
+            .inc();
     }
 
     /// A connection closed or a request refused by a sharing rule of `listener`.

@@ -149,6 +149,34 @@ fn policy_decision(bencher: divan::Bencher) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same decision answered from the policy's memo (the set reads the metros and the
+/// bandwidth, which every bench propose shares): the facts, the memo's key and one lookup.
+#[divan::bench]
+fn policy_decision_remembered(bencher: divan::Bencher) {
+    use equinix_mcp::policy::{self, Asking, Facts};
+    let dir = std::env::temp_dir().join(format!("equinix-mcp-bench-policy-memo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("team.cedar");
+    std::fs::write(&file, TEAM_POLICY).unwrap();
+    let loaded = policy::load(&file).unwrap();
+    let body = serde_json::json!({"type": "EVPL_VC", "name": "bench-1", "bandwidth": 1000,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}}},
+        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
+    .to_string();
+    let asking =
+        Asking { action: "connection_create", principal: "local", phase: "dry_run", transport: "http", tool: "t" };
+    let facts = |body: &str| {
+        let parsed: serde_json::Value = serde_json::from_str(body).unwrap();
+        let mut facts = Facts::of("connection_create", &parsed, "ab");
+        facts.metros.extend(["DC".to_string(), "SV".to_string()]);
+        facts
+    };
+    assert!(loaded.decide(&asking, &facts(&body)).allowed);
+    bencher.bench_local(|| assert!(loaded.recall(&asking, &facts(&body)).expect("remembered").allowed));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The hop to the blocking pool that a decision takes (Cedar measures the stack it has left, and
 /// a capability runs on the component's fiber).
 #[divan::bench]

@@ -424,27 +424,39 @@ async fn checkpoint_syncs(b: &Bench) -> anyhow::Result<(f64, f64, usize)> {
 }
 
 /// What the operator's policy adds to a propose's server CPU: a server with the README's
-/// platform-team set and one without, both started and warmed up once, loaded in turn (ABBA) so
-/// a noisy neighbour weighs on both; the ratio of their CPU per propose over all windows.
+/// platform-team set, one without, and (context) one whose set also reads each request's name,
+/// so that no decision can be remembered; all started and warmed up once, loaded in turn (the
+/// order rotating from pair to pair) so a noisy neighbour weighs on each; the ratio of their CPU
+/// per propose over all windows.
 async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
-    let policy = b.audit_dir.join("team.cedar");
-    std::fs::write(&policy, crate::team_policy::TEAM_POLICY)?;
-    let policy = policy.to_str().context("temp dir is not UTF-8")?;
-    let without = load::Team::start(&b.server, &b.audit_dir.join("plain.jsonl"), 16, &[]).await?;
-    let with = load::Team::start(&b.server, &b.audit_dir.join("policed.jsonl"), 16, &["--policy", policy]).await?;
+    let team = b.audit_dir.join("team.cedar");
+    std::fs::write(&team, crate::team_policy::TEAM_POLICY)?;
+    let named = b.audit_dir.join("team-reading-names.cedar");
+    std::fs::write(
+        &named,
+        format!("{}{}", crate::team_policy::TEAM_POLICY, crate::team_policy::TEAM_POLICY_READING_NAMES),
+    )?;
+    let (team, named) = (team.to_str().context("temp dir is not UTF-8")?, named.to_str().context("UTF-8")?);
+    let servers = [
+        load::Team::start(&b.server, &b.audit_dir.join("plain.jsonl"), 16, &[]).await?,
+        load::Team::start(&b.server, &b.audit_dir.join("policed.jsonl"), 16, &["--policy", team]).await?,
+        load::Team::start(&b.server, &b.audit_dir.join("policed-names.jsonl"), 16, &["--policy", named]).await?,
+    ];
     // short windows, many turns: the machine's noise moves from one window to the next
-    let (pairs, window) = if b.quick { (1, b.window()) } else { (8, Duration::from_secs(2)) };
-    let (mut plain, mut policed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..pairs {
-        let (a, p) = if pair % 2 == 0 {
-            (without.measure(window, 2 * pair).await?, with.measure(window, 2 * pair + 1).await?)
-        } else {
-            let p = with.measure(window, 2 * pair + 1).await?;
-            (without.measure(window, 2 * pair).await?, p)
-        };
+    let (rounds, window) = if b.quick { (1, b.window()) } else { (8, Duration::from_secs(2)) };
+    let mut measured: [Vec<load::TeamProposes>; 3] = Default::default();
+    let mut ratios = Vec::new();
+    for round in 0..rounds {
+        let mut this = [None, None, None];
+        for k in 0..3 {
+            let which = (round + k) % 3;
+            this[which] = Some(servers[which].measure(window, 3 * round + which).await?);
+        }
+        let [a, p, n] = this.map(|m| m.expect("each server measured"));
         ratios.push(p.server_cpu_us / a.server_cpu_us);
-        plain.push(a);
-        policed.push(p);
+        measured[0].push(a);
+        measured[1].push(p);
+        measured[2].push(n);
     }
     // CPU per propose over all windows of a kind: each window weighs by what it did
     let per_propose = |v: &[load::TeamProposes]| {
@@ -453,21 +465,31 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let syncs = |v: &[load::TeamProposes]| {
         v.iter().map(|t| t.syncs_per_propose * t.proposes).sum::<f64>() / v.iter().map(|t| t.proposes).sum::<f64>()
     };
-    let ratio = per_propose(&policed) / per_propose(&plain);
+    let [plain, policed, reading_names] = &measured;
+    let ratio = per_propose(policed) / per_propose(plain);
     ratios.sort_by(f64::total_cmp);
     t.row(
         "server CPU per propose with the README's Cedar policy vs without (16 HTTP clients)",
         format!(
             "{ratio:.3}x ({:.0} vs {:.0} µs; windows' ratios {:.2}-{:.2}; fsyncs per propose {:.3} vs {:.3})",
-            per_propose(&policed),
-            per_propose(&plain),
+            per_propose(policed),
+            per_propose(plain),
             ratios[0],
             ratios[ratios.len() - 1],
-            syncs(&policed),
-            syncs(&plain)
+            syncs(policed),
+            syncs(plain)
         ),
         "<= 1.05x",
         ratio <= 1.05,
+    );
+    t.context(
+        "the same with a set that also reads each request's name (every decision evaluated by Cedar)",
+        format!(
+            "{:.3}x ({:.0} vs {:.0} µs)",
+            per_propose(reading_names) / per_propose(plain),
+            per_propose(reading_names),
+            per_propose(plain)
+        ),
     );
     Ok(())
 }

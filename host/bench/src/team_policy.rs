@@ -10,3 +10,11 @@ pub const TEAM_POLICY: &str = r#"
 @id("networks-only-for-netops") forbid (principal, action == EquinixMcp::Action::"network_create", resource)
 unless { principal == EquinixMcp::Principal::"netops" };
 "#;
+
+/// The same set and one more policy that reads each request's name, which no two proposes share:
+/// every decision is Cedar's evaluation, none is remembered (the row's context, not its target).
+// the in-process bench includes this file too and has no use for it
+#[allow(dead_code)]
+pub const TEAM_POLICY_READING_NAMES: &str = r#"
+@id("no-scratch-names") forbid (principal, action, resource) when { resource.name like "scratch-*" };
+"#;

@@ -61,17 +61,18 @@ pub struct CallState {
 }
 
 /// The policy decisions one call made, shared with the MCP layer, which writes them into the
-/// call's own audit record (synced before its result goes out).
+/// call's own audit record (synced before its result goes out). Kept as they were made (shared
+/// with the policy's memo) until the record is written, when they become JSON.
 #[derive(Clone, Default)]
-pub struct PolicyDecisions(Arc<std::sync::Mutex<Vec<serde_json::Value>>>);
+pub struct PolicyDecisions(Arc<std::sync::Mutex<Vec<super::policy_check::DecisionRecord>>>);
 
 impl PolicyDecisions {
-    pub fn push(&self, decision: serde_json::Value) {
+    pub(super) fn push(&self, decision: super::policy_check::DecisionRecord) {
         self.0.lock().unwrap().push(decision);
     }
 
     pub fn all(&self) -> Vec<serde_json::Value> {
-        self.0.lock().unwrap().clone()
+        self.0.lock().unwrap().iter().map(super::policy_check::DecisionRecord::json).collect()
     }
 }
 

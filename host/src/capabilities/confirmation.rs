@@ -102,7 +102,12 @@ impl CallState {
 
     /// The operator's policy on the bytes about to be put before the person (the metros the
     /// dry run learned come with the binding): what the form says of it, or why they may not be.
-    async fn approvable(&mut self, change_type: &str, body: &str, binding: &Binding) -> Result<Option<String>, String> {
+    async fn approvable(
+        &mut self,
+        change_type: &'static str,
+        body: &str,
+        binding: &Binding,
+    ) -> Result<Option<String>, String> {
         if !self.policed() {
             return Ok(None);
         }
@@ -110,7 +115,7 @@ impl CallState {
         let facts = self.facts(change_type, body, &binding.request_sha256, &binding.learned_metros).await?;
         self.judge("approval", change_type, &facts)
             .await
-            .map(Some)
+            .map(|permit| permit.map(|p| p.said()))
             .map_err(|why| format!("the operator's policy does not allow this create: {why}"))
     }
 

@@ -58,17 +58,19 @@ impl CallState {
         let body = request.body.clone().unwrap_or_default();
         let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, &body);
-        let facts = match self.policed() {
+        // what the policy placed the request in, kept (rather than all its facts) across the dry run
+        let placed = match self.policed() {
             true if self.audit.is_none() => {
                 let why = "this server has no audit log, so no policy decision can be recorded";
                 return Err(SendError::Refused(why.into()));
             }
-            true => Some(self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?),
+            true => {
+                let facts = self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
+                self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
+                Some((facts.metros, facts.metro_unknown))
+            }
             false => None,
         };
-        if let Some(facts) = &facts {
-            self.judge("dry_run", change_type, facts).await.map_err(SendError::Denied)?;
-        }
         let client = self.fabric.clone();
         let cancel = self.cancel.clone();
         let send = client.send_classified(request, RouteClass::DryRun, &cancel);
@@ -77,18 +79,21 @@ impl CallState {
             return Ok(answer);
         }
         let mut learned = Vec::new();
-        if let Some(mut facts) = facts {
+        if let Some((mut metros, unplaced)) = placed {
             // Fabric's answer can only add to what the host placed itself (the body's metro codes,
             // the ports' and Cloud Routers'); it is read when an access point was left unplaced
-            let named = match facts.metro_unknown {
+            let named = match unplaced {
                 true => serde_json::from_str(&answer.body).map(|v| Facts::metros_named(&v)).unwrap_or_default(),
                 false => Default::default(),
             };
-            if !named.iter().all(|m| facts.metros.contains(m)) {
+            if !named.iter().all(|m| metros.contains(m)) {
+                let mut facts =
+                    self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
+                metros = facts.metros;
             }
-            learned = facts.metros.into_iter().collect();
+            learned = metros.into_iter().collect();
         }
         self.validations.push(Validation {
             request_sha256,

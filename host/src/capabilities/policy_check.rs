@@ -3,12 +3,52 @@
 //! and its audit record. The component takes no part in any of it.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::call_state::CallState;
 use crate::fabric_client::{ApiRequest, Method};
-use crate::policy::{Asking, Facts, UNKNOWN_METRO};
+use crate::policy::{Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
+use crate::principal::Principal;
+
+/// One decision as the audit records it.
+pub(crate) struct DecisionRecord {
+    phase: &'static str,
+    principal: Principal,
+    change_type: &'static str,
+    request_sha256: String,
+    decision: Arc<Decision>,
+    policy: Arc<LoadedPolicy>,
+}
+
+impl DecisionRecord {
+    pub(crate) fn json(&self) -> Value {
+        json!({
+            "phase": self.phase,
+            "principal": self.principal.as_str(),
+            "change_type": self.change_type,
+            "request_sha256": self.request_sha256,
+            "decision": if self.decision.allowed { "allow" } else { "deny" },
+            "policies": self.decision.policies,
+            "errors": self.decision.errors,
+            "policy_sha256": self.policy.sha256,
+        })
+    }
+}
+
+/// What permitted a request, for the form.
+pub(super) struct Permit {
+    decision: Arc<Decision>,
+    policy: Arc<LoadedPolicy>,
+}
+
+impl Permit {
+    pub(super) fn said(&self) -> String {
+        let ids: Vec<String> = self.decision.policies.iter().map(|p| format!("{p:?}")).collect();
+        format!("permitted by {} (policy set sha256 {})", ids.join(", "), self.policy.sha256)
+    }
+}
 
 impl CallState {
     /// Whether a policy is in force for this call.
@@ -26,8 +66,10 @@ impl CallState {
         request_sha256: &str,
         known: &[String],
     ) -> Result<Facts, String> {
-        let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
-        let mut facts = Facts::of(change_type, &parsed, request_sha256);
+        let mut facts = {
+            let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
+            Facts::of(change_type, &parsed, request_sha256)
+        };
         if let Some(value) = &facts.unreadable_bandwidth {
             return Err(format!(
                 "the create body carries the bandwidth {value}, which is not an integer, so the operator's policy cannot \
@@ -81,50 +123,63 @@ impl CallState {
         }
     }
 
-    /// The policy's decision on `facts` at `phase`, audited: what permitted it, in words (empty
-    /// without a policy), or why it is denied.
+    /// The policy's decision on `facts` at `phase`, audited: what permitted it (`None` without a
+    /// policy), or why it is denied.
     pub(super) async fn judge(
         &mut self,
         phase: &'static str,
-        change_type: &str,
+        change_type: &'static str,
         facts: &Facts,
-    ) -> Result<String, String> {
+    ) -> Result<Option<Permit>, String> {
         let Some(policy) = self.policy.current() else {
-            return Ok(String::new());
+            return Ok(None);
         };
-        // Cedar guards its recursion by the stack it has left, as `stacker` reads it from the
-        // thread; a capability runs on the component's fiber, where that reading is wrong. A task
-        // of its own runs on a worker's stack, and usually on this worker, next (tokio's LIFO
-        // slot): cheaper than the blocking pool's hop or a fresh stack per decision.
-        let (action, principal, transport, tool) =
-            (change_type.to_string(), self.principal.as_str().to_string(), self.transport, self.tool.name.clone());
-        let (judged, owned) = (policy.clone(), facts.clone());
-        let evaluate = tokio::spawn(async move {
-            let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };
-            judged.decide(&asking, &owned)
-        });
-        let decision = self
-            .meter
-            .outside_guest(evaluate)
-            .await
-            .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))?;
+        // A decision already made on everything it depends on needs no evaluation (nor a task).
+        let asking = Asking {
+            action: change_type,
+            principal: self.principal.as_str(),
+            phase,
+            transport: self.transport,
+            tool: &self.tool.name,
+        };
+        let decision = match policy.recall(&asking, facts) {
+            Some(decision) => decision,
+            None => {
+                // Cedar guards its recursion by the stack it has left, as `stacker` reads it from the
+                // thread; a capability runs on the component's fiber, where that reading is wrong. A task
+                // of its own runs on a worker's stack, and usually on this worker, next (tokio's LIFO
+                // slot): cheaper than the blocking pool's hop or a fresh stack per decision.
+                let (action, principal, transport, tool) = (
+                    change_type.to_string(),
+                    self.principal.as_str().to_string(),
+                    self.transport,
+                    self.tool.name.clone(),
+                );
+                let (judged, owned) = (policy.clone(), facts.clone());
+                let evaluate = tokio::spawn(async move {
+                    let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };
+                    judged.decide(&asking, &owned)
+                });
+                self.meter
+                    .outside_guest(evaluate)
+                    .await
+                    .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))?
+            }
+        };
         crate::metrics::metrics().policy_decision(phase, decision.allowed);
         // recorded in the call's own audit line, synced before the call's result goes out, and in
         // an approval's `approval_minted` line, synced before the component holds the approval: at
         // no fsync of its own
-        self.decisions.push(json!({
-            "phase": phase,
-            "principal": self.principal.as_str(),
-            "change_type": change_type,
-            "request_sha256": facts.request_sha256,
-            "decision": if decision.allowed { "allow" } else { "deny" },
-            "policies": decision.policies,
-            "errors": decision.errors,
-            "policy_sha256": policy.sha256,
-        }));
+        self.decisions.push(DecisionRecord {
+            phase,
+            principal: self.principal.clone(),
+            change_type,
+            request_sha256: facts.request_sha256.clone(),
+            decision: decision.clone(),
+            policy: policy.clone(),
+        });
         if decision.allowed {
-            let ids: Vec<String> = decision.policies.iter().map(|p| format!("{p:?}")).collect();
-            return Ok(format!("permitted by {} (policy set sha256 {})", ids.join(", "), policy.sha256));
+            return Ok(Some(Permit { decision, policy }));
         }
         tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
         Err(decision.explain())

@@ -9,8 +9,9 @@
 //! the file; a set that no longer validates is logged and the previous one stays.
 
 mod facts;
+mod reads;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -53,6 +54,93 @@ pub struct LoadedPolicy {
     pub sha256: String,
     pub policies: usize,
     set: PolicySet,
+    memo: Memo,
+}
+
+/// Cedar's decisions on this set, by what they depend on: the principal, the action, the
+/// context and the attributes the set reads (see [`reads`]). A team's proposes mostly differ in
+/// names and VLANs, which a set rarely reads, so most are answered here without evaluating the
+/// set again. A set the walk cannot fully account for is evaluated every time.
+struct Memo {
+    reads: Option<BTreeSet<String>>,
+    decided: Mutex<HashMap<String, Arc<Decision>>>,
+}
+
+/// Decisions remembered at most (a full memo is cleared, not grown).
+const MAX_REMEMBERED_DECISIONS: usize = 1024;
+
+impl Memo {
+    fn of(set: &PolicySet) -> Memo {
+        Memo { reads: reads::attributes_read(set), decided: Mutex::default() }
+    }
+
+    /// Everything the decision on `facts` depends on, as one string (JSON, so unambiguous), or
+    /// `None` when the set may read more than attributes.
+    fn key(&self, asking: &Asking, facts: &Facts) -> Option<String> {
+        let reads = self.reads.as_ref()?;
+        let attributes = attributes(facts);
+        let read: Vec<(&String, Option<&Attr>)> =
+            reads.iter().map(|name| (name, attributes.iter().find(|(n, _)| n == name).map(|(_, a)| a))).collect();
+        let key = (asking.principal, asking.action, asking.phase, asking.transport, asking.tool, read);
+        Some(serde_json::to_string(&key).expect("a key serializes"))
+    }
+}
+
+/// One `Request` attribute's value, as the host gives it to Cedar (and to the memo's key).
+enum Attr<'a> {
+    Text(&'a str),
+    Texts(&'a BTreeSet<String>),
+    Long(i64),
+    Bool(bool),
+}
+
+impl Attr<'_> {
+    fn cedar(&self) -> RestrictedExpression {
+        let string = |s: &str| RestrictedExpression::new_string(s.to_string());
+        match self {
+            Attr::Text(s) => string(s),
+            Attr::Texts(items) => RestrictedExpression::new_set(items.iter().map(|s| string(s))),
+            Attr::Long(n) => RestrictedExpression::new_long(*n),
+            Attr::Bool(b) => RestrictedExpression::new_bool(*b),
+        }
+    }
+}
+
+impl serde::Serialize for Attr<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Attr::Text(t) => s.serialize_str(t),
+            Attr::Texts(items) => s.collect_seq(items.iter()),
+            Attr::Long(n) => s.serialize_i64(*n),
+            Attr::Bool(b) => s.serialize_bool(*b),
+        }
+    }
+}
+
+/// The `Request` entity's attributes of `facts` (an absent optional one is left out).
+fn attributes(facts: &Facts) -> Vec<(&'static str, Attr<'_>)> {
+    let mut attrs = vec![
+        ("metros", Attr::Texts(&facts.metros)),
+        ("access_point_types", Attr::Texts(&facts.access_point_types)),
+        ("name", Attr::Text(&facts.name)),
+        ("port_uuids", Attr::Texts(&facts.port_uuids)),
+        ("profile_uuids", Attr::Texts(&facts.profile_uuids)),
+        ("router_uuids", Attr::Texts(&facts.router_uuids)),
+        ("network_uuids", Attr::Texts(&facts.network_uuids)),
+        ("virtual_device_uuids", Attr::Texts(&facts.virtual_device_uuids)),
+        ("notification_emails", Attr::Texts(&facts.notification_emails)),
+        ("redundant", Attr::Bool(facts.redundant)),
+        ("request_sha256", Attr::Text(&facts.request_sha256)),
+    ];
+    let optional = [
+        ("connection_type", facts.connection_type.as_deref()),
+        ("project_id", facts.project_id.as_deref()),
+        ("network_scope", facts.network_scope.as_deref()),
+        ("token_type", facts.token_type.as_deref()),
+    ];
+    attrs.extend(optional.into_iter().filter_map(|(name, v)| Some((name, Attr::Text(v?)))));
+    attrs.extend(facts.bandwidth_mbps.map(|b| ("bandwidth_mbps", Attr::Long(b))));
+    attrs
 }
 
 /// Reads and validates the set in `path`. `Err` names each policy and its problem.
@@ -64,6 +152,7 @@ pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
         path: path.to_path_buf(),
         sha256: hex::encode(Sha256::digest(&bytes)),
         policies: set.policies().count(),
+        memo: Memo::of(&set),
         set,
     })
 }
@@ -145,13 +234,35 @@ pub struct Asking<'a> {
 }
 
 impl LoadedPolicy {
-    pub fn decide(&self, asking: &Asking, facts: &Facts) -> Decision {
+    /// The decision on a request this set has decided before in every respect it reads.
+    pub fn recall(&self, asking: &Asking, facts: &Facts) -> Option<Arc<Decision>> {
+        let key = self.memo.key(asking, facts)?;
+        self.memo.decided.lock().unwrap().get(&key).cloned()
+    }
+
+    /// Cedar's decision on the request (remembered for [`LoadedPolicy::recall`]).
+    pub fn decide(&self, asking: &Asking, facts: &Facts) -> Arc<Decision> {
         // The set was validated against the schema, and the request is built to it (the tests
         // build it with the schema checking each entity): no per-request schema check.
-        match self.evaluate(asking, facts, None) {
+        let decision = Arc::new(match self.evaluate(asking, facts, None) {
             Ok(d) => d,
             Err(e) => Decision { allowed: false, policies: Vec::new(), errors: vec![e] },
+        });
+        // an error's text may name this request's own entity: such a decision (a denial) is not
+        // lent to another request
+        if let Some(key) = self.memo.key(asking, facts).filter(|_| decision.errors.is_empty()) {
+            let mut decided = self.memo.decided.lock().unwrap();
+            if decided.len() >= MAX_REMEMBERED_DECISIONS {
+                decided.clear();
+            }
+            decided.insert(key, decision.clone());
         }
+        decision
+    }
+
+    /// Whether this set's decisions can be remembered (the walk accounted for all it reads).
+    pub fn memoizable(&self) -> bool {
+        self.memo.reads.is_some()
     }
 
     fn evaluate(&self, asking: &Asking, facts: &Facts, schema: Option<&Schema>) -> Result<Decision, String> {
@@ -161,35 +272,8 @@ impl LoadedPolicy {
         let action = uid(&names.action, asking.action);
         let resource = uid(&names.request, &facts.request_sha256);
         let string = |s: &str| RestrictedExpression::new_string(s.to_string());
-        let set =
-            |items: &std::collections::BTreeSet<String>| RestrictedExpression::new_set(items.iter().map(|s| string(s)));
-        let mut attrs: HashMap<String, RestrictedExpression> = HashMap::from([
-            ("metros".into(), set(&facts.metros)),
-            ("access_point_types".into(), set(&facts.access_point_types)),
-            ("name".into(), string(&facts.name)),
-            ("port_uuids".into(), set(&facts.port_uuids)),
-            ("profile_uuids".into(), set(&facts.profile_uuids)),
-            ("router_uuids".into(), set(&facts.router_uuids)),
-            ("network_uuids".into(), set(&facts.network_uuids)),
-            ("virtual_device_uuids".into(), set(&facts.virtual_device_uuids)),
-            ("notification_emails".into(), set(&facts.notification_emails)),
-            ("redundant".into(), RestrictedExpression::new_bool(facts.redundant)),
-            ("request_sha256".into(), string(&facts.request_sha256)),
-        ]);
-        let optional = [
-            ("connection_type", facts.connection_type.as_deref()),
-            ("project_id", facts.project_id.as_deref()),
-            ("network_scope", facts.network_scope.as_deref()),
-            ("token_type", facts.token_type.as_deref()),
-        ];
-        for (key, value) in optional {
-            if let Some(v) = value {
-                attrs.insert(key.into(), string(v));
-            }
-        }
-        if let Some(b) = facts.bandwidth_mbps {
-            attrs.insert("bandwidth_mbps".into(), RestrictedExpression::new_long(b));
-        }
+        let attrs: HashMap<String, RestrictedExpression> =
+            attributes(facts).into_iter().map(|(name, a)| (name.to_string(), a.cedar())).collect();
         let request_entity = Entity::new(resource.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
         let principal_entity = Entity::new_no_attrs(principal.clone(), HashSet::new());
         let entities = Entities::from_entities([request_entity, principal_entity], schema)
@@ -204,12 +288,17 @@ impl LoadedPolicy {
         static AUTHORIZER: OnceLock<Authorizer> = OnceLock::new();
         let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, &self.set, &entities);
         let diagnostics = response.diagnostics();
-        let errors: Vec<String> = diagnostics.errors().map(|e| e.to_string()).collect();
+        // Cedar gives the reasons and errors in no fixed order: sorted, one request is audited
+        // the same way every time
+        let mut errors: Vec<String> = diagnostics.errors().map(|e| e.to_string()).collect();
+        let mut policies: Vec<String> = diagnostics.reason().map(|p| p.to_string()).collect();
+        errors.sort();
+        policies.sort();
         Ok(Decision {
             // Cedar skips a policy whose evaluation errs, so a forbid that errs (an overflow, say)
             // would let a permit through: any error denies
             allowed: response.decision() == CedarDecision::Allow && errors.is_empty(),
-            policies: diagnostics.reason().map(|p| p.to_string()).collect(),
+            policies,
             errors,
         })
     }
@@ -286,7 +375,13 @@ mod tests {
 
     fn policy(text: &str) -> LoadedPolicy {
         let set = parse(text).unwrap();
-        LoadedPolicy { path: "p.cedar".into(), sha256: String::new(), policies: set.policies().count(), set }
+        LoadedPolicy {
+            path: "p.cedar".into(),
+            sha256: String::new(),
+            policies: set.policies().count(),
+            memo: Memo::of(&set),
+            set,
+        }
     }
 
     fn decide(p: &LoadedPolicy, action: &str, who: &str, body: serde_json::Value, metros: &[&str]) -> Decision {
@@ -295,7 +390,7 @@ mod tests {
         let asking = Asking { action, principal: who, phase: "dry_run", transport: "stdio", tool: "t" };
         // what the server builds fits the schema, so skipping the check there changes nothing
         let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
-        assert_eq!(checked, p.decide(&asking, &facts));
+        assert_eq!(checked, *p.decide(&asking, &facts));
         checked
     }
 
@@ -315,6 +410,78 @@ mod tests {
         let net = json!({"type": "EVPLAN", "name": "n", "scope": "REGIONAL"});
         assert!(!decide(&p, "network_create", "alice", net.clone(), &[]).allowed);
         assert!(decide(&p, "network_create", "netops", net, &[]).allowed);
+    }
+
+    /// Every request of a grid that varies what policies read and what they do not, decided
+    /// with the memo filling up, agrees with a fresh evaluation; and the memo answers a request
+    /// that differs only in what the set does not read.
+    #[test]
+    fn a_remembered_decision_is_the_decision_cedar_makes() {
+        let sets = [
+            TEAM,
+            r#"@id("named") permit (principal, action, resource) when { resource.name like "prod-*" };"#,
+            r#"@id("phase") permit (principal, action, resource) when { context.phase == "dry_run" || resource has project_id };"#,
+            r#"@id("self") permit (principal, action, resource) when { resource == EquinixMcp::Request::"h-1" };"#,
+        ];
+        for text in sets {
+            let p = policy(text);
+            let mut asked = 0;
+            for who in ["alice", "netops"] {
+                for action in ["connection_create", "network_create", "service_token_create"] {
+                    for phase in ["dry_run", "approval"] {
+                        for (i, (bw, metros, name, project)) in [
+                            (Some(500), vec!["DC"], "prod-a", None),
+                            (Some(500), vec!["DC"], "test-b", Some("p-1")),
+                            (Some(5000), vec!["DC"], "prod-c", None),
+                            (None, vec!["DC", "LD"], "prod-d", None),
+                            (Some(500), vec!["SV"], "prod-a", Some("p-2")),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            let mut facts =
+                                Facts { name: name.into(), request_sha256: format!("h-{i}"), ..Facts::default() };
+                            facts.bandwidth_mbps = bw;
+                            facts.project_id = project.map(str::to_string);
+                            facts.metros.extend(metros.iter().map(|m| m.to_string()));
+                            let asking = Asking { action, principal: who, phase, transport: "http", tool: "t" };
+                            let fresh = p.evaluate(&asking, &facts, Some(schema())).unwrap();
+                            let remembered = p.recall(&asking, &facts);
+                            let decided = p.decide(&asking, &facts);
+                            assert_eq!(*decided, fresh, "{text}: {asking:?} {facts:?}", asking = (who, action, phase));
+                            if let Some(r) = remembered {
+                                assert_eq!(*r, fresh, "{text}: a remembered decision differs");
+                            }
+                            asked += 1;
+                        }
+                    }
+                }
+            }
+            assert_eq!(asked, 60);
+        }
+        // the team's set reads the metros and the bandwidth, not the name or the hash
+        let p = policy(TEAM);
+        assert!(p.memoizable());
+        let asking =
+            Asking { action: "connection_create", principal: "alice", phase: "dry_run", transport: "http", tool: "t" };
+        let facts = |name: &str, bw: i64, metro: &str| {
+            let mut f =
+                Facts { name: name.into(), request_sha256: name.into(), bandwidth_mbps: Some(bw), ..Facts::default() };
+            f.metros.insert(metro.into());
+            f
+        };
+        p.decide(&asking, &facts("a", 1000, "DC"));
+        assert!(p.recall(&asking, &facts("b", 1000, "DC")).is_some_and(|d| d.allowed));
+        assert_eq!(p.recall(&asking, &facts("b", 1001, "DC")), None, "the bandwidth is read");
+        assert_eq!(p.recall(&asking, &facts("b", 1000, "SV")), None, "the metros are read");
+        let bob = Asking { principal: "bob", ..asking };
+        assert_eq!(p.recall(&bob, &facts("b", 1000, "DC")), None, "the principal is part of every decision");
+        // a set that reads the resource itself is evaluated every time
+        let p = policy(r#"permit (principal, action, resource) when { resource == EquinixMcp::Request::"a" };"#);
+        assert!(!p.memoizable());
+        assert!(p.decide(&asking, &facts("a", 1, "DC")).allowed);
+        assert_eq!(p.recall(&asking, &facts("a", 1, "DC")), None);
+        assert!(!p.decide(&asking, &facts("b", 1, "DC")).allowed);
     }
 
     #[test]
