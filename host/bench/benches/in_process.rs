@@ -123,58 +123,67 @@ fn compile_one_schema(bencher: divan::Bencher, draft: &str) {
     bencher.bench_local(|| jsonschema::options().with_draft(d).build(&schema).unwrap());
 }
 
+/// The README's set of four policies, loaded as `serve` loads it, and a connection create's
+/// body between ports in DC and SV (every propose of the whole-process row is permitted).
+struct PolicyFixture {
+    dir: std::path::PathBuf,
+    loaded: equinix_mcp::policy::LoadedPolicy,
+    body: String,
+}
+
+impl PolicyFixture {
+    fn new(tag: &str) -> PolicyFixture {
+        let dir = std::env::temp_dir().join(format!("equinix-mcp-bench-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("team.cedar");
+        std::fs::write(&file, TEAM_POLICY).unwrap();
+        let loaded = equinix_mcp::policy::load(&file).unwrap();
+        let body = serde_json::json!({"type": "EVPL_VC", "name": "bench-1", "bandwidth": 1000,
+            "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}}},
+            "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}}},
+            "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
+        .to_string();
+        PolicyFixture { dir, loaded, body }
+    }
+
+    /// The body's facts, with the ports' metros the server learns once per process.
+    fn facts(&self) -> equinix_mcp::policy::Facts {
+        let parsed: serde_json::Value = serde_json::from_str(&self.body).unwrap();
+        let mut facts = equinix_mcp::policy::Facts::of("connection_create", &parsed, "ab");
+        facts.metros.extend(["DC".to_string(), "SV".to_string()]);
+        facts
+    }
+}
+
+impl Drop for PolicyFixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const ASKING: equinix_mcp::policy::Asking<'static> = equinix_mcp::policy::Asking {
+    action: "connection_create",
+    principal: "local",
+    phase: "dry_run",
+    transport: "http",
+    tool: "t",
+};
+
 /// The operator policy's decision on one connection create (the README's set of four policies):
 /// the facts from the body's bytes, then Cedar's evaluation.
 #[divan::bench]
 fn policy_decision(bencher: divan::Bencher) {
-    use equinix_mcp::policy::{self, Asking, Facts};
-    let dir = std::env::temp_dir().join(format!("equinix-mcp-bench-policy-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("team.cedar");
-    std::fs::write(&file, TEAM_POLICY).unwrap();
-    let loaded = policy::load(&file).unwrap();
-    let body = serde_json::json!({"type": "EVPL_VC", "name": "bench-1", "bandwidth": 1000,
-        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}}},
-        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}}},
-        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
-    .to_string();
-    let asking =
-        Asking { action: "connection_create", principal: "local", phase: "dry_run", transport: "http", tool: "t" };
-    bencher.bench_local(|| {
-        let parsed: serde_json::Value = serde_json::from_str(&body).unwrap();
-        let mut facts = Facts::of("connection_create", &parsed, "ab");
-        facts.metros.extend(["DC".to_string(), "SV".to_string()]);
-        assert!(loaded.decide(&asking, &facts).allowed);
-    });
-    let _ = std::fs::remove_dir_all(&dir);
+    let fixture = PolicyFixture::new("policy");
+    bencher.bench_local(|| assert!(fixture.loaded.decide(&ASKING, &fixture.facts()).allowed));
 }
 
 /// The same decision answered from the policy's memo (the set reads the metros and the
 /// bandwidth, which every bench propose shares): the facts, the memo's key and one lookup.
 #[divan::bench]
 fn policy_decision_remembered(bencher: divan::Bencher) {
-    use equinix_mcp::policy::{self, Asking, Facts};
-    let dir = std::env::temp_dir().join(format!("equinix-mcp-bench-policy-memo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("team.cedar");
-    std::fs::write(&file, TEAM_POLICY).unwrap();
-    let loaded = policy::load(&file).unwrap();
-    let body = serde_json::json!({"type": "EVPL_VC", "name": "bench-1", "bandwidth": 1000,
-        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a601"}}},
-        "zSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a611"}}},
-        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
-    .to_string();
-    let asking =
-        Asking { action: "connection_create", principal: "local", phase: "dry_run", transport: "http", tool: "t" };
-    let facts = |body: &str| {
-        let parsed: serde_json::Value = serde_json::from_str(body).unwrap();
-        let mut facts = Facts::of("connection_create", &parsed, "ab");
-        facts.metros.extend(["DC".to_string(), "SV".to_string()]);
-        facts
-    };
-    assert!(loaded.decide(&asking, &facts(&body)).allowed);
-    bencher.bench_local(|| assert!(loaded.recall(&asking, &facts(&body)).expect("remembered").allowed));
-    let _ = std::fs::remove_dir_all(&dir);
+    let fixture = PolicyFixture::new("policy-memo");
+    assert!(fixture.loaded.decide(&ASKING, &fixture.facts()).allowed);
+    bencher.bench_local(|| assert!(fixture.loaded.recall(&ASKING, &fixture.facts()).expect("remembered").allowed));
 }
 
 /// The hop to the blocking pool that a decision takes (Cedar measures the stack it has left, and
