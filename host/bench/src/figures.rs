@@ -436,7 +436,10 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
         &named,
         format!("{}{}", crate::team_policy::TEAM_POLICY, crate::team_policy::TEAM_POLICY_READING_NAMES),
     )?;
-    let (team, named) = (team.to_str().context("temp dir is not UTF-8")?, named.to_str().context("UTF-8")?);
+    fn utf8(p: &Path) -> anyhow::Result<&str> {
+        p.to_str().context("temp dir is not UTF-8")
+    }
+    let (team, named) = (utf8(&team)?, utf8(&named)?);
     let servers = [
         load::Team::start(&b.server, &b.audit_dir.join("plain.jsonl"), 16, &[]).await?,
         load::Team::start(&b.server, &b.audit_dir.join("policed.jsonl"), 16, &["--policy", team]).await?,
@@ -447,16 +450,11 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let mut measured: [Vec<load::TeamProposes>; 3] = Default::default();
     let mut ratios = Vec::new();
     for round in 0..rounds {
-        let mut this = [None, None, None];
         for k in 0..3 {
             let which = (round + k) % 3;
-            this[which] = Some(servers[which].measure(window, 3 * round + which).await?);
+            measured[which].push(servers[which].measure(window, 3 * round + which).await?);
         }
-        let [a, p, n] = this.map(|m| m.expect("each server measured"));
-        ratios.push(p.server_cpu_us / a.server_cpu_us);
-        measured[0].push(a);
-        measured[1].push(p);
-        measured[2].push(n);
+        ratios.push(measured[1][round].server_cpu_us / measured[0][round].server_cpu_us);
     }
     // CPU per propose over all windows of a kind: each window weighs by what it did
     let per_propose = |v: &[load::TeamProposes]| {

@@ -260,11 +260,6 @@ impl LoadedPolicy {
         decision
     }
 
-    /// Whether this set's decisions can be remembered (the walk accounted for all it reads).
-    pub fn memoizable(&self) -> bool {
-        self.memo.reads.is_some()
-    }
-
     fn evaluate(&self, asking: &Asking, facts: &Facts, schema: Option<&Schema>) -> Result<Decision, String> {
         let names = type_names();
         let uid = |ty: &EntityTypeName, id: &str| EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id));
@@ -461,7 +456,7 @@ mod tests {
         }
         // the team's set reads the metros and the bandwidth, not the name or the hash
         let p = policy(TEAM);
-        assert!(p.memoizable());
+        assert!(p.memo.reads.is_some(), "the walk accounts for the team's set");
         let asking =
             Asking { action: "connection_create", principal: "alice", phase: "dry_run", transport: "http", tool: "t" };
         let facts = |name: &str, bw: i64, metro: &str| {
@@ -478,7 +473,7 @@ mod tests {
         assert_eq!(p.recall(&bob, &facts("b", 1000, "DC")), None, "the principal is part of every decision");
         // a set that reads the resource itself is evaluated every time
         let p = policy(r#"permit (principal, action, resource) when { resource == EquinixMcp::Request::"a" };"#);
-        assert!(!p.memoizable());
+        assert!(p.memo.reads.is_none(), "a set reading the resource itself is never remembered");
         assert!(p.decide(&asking, &facts("a", 1, "DC")).allowed);
         assert_eq!(p.recall(&asking, &facts("a", 1, "DC")), None);
         assert!(!p.decide(&asking, &facts("b", 1, "DC")).allowed);
