@@ -209,14 +209,20 @@ impl AuditLog {
     /// sync run on the blocking pool (they never stall other calls), shared with the records
     /// that arrive meanwhile.
     pub async fn record(log: Arc<AuditLog>, entry: Value) -> Result<(), String> {
+        // the line is what waits for the sync: the entry goes now, not after the fsync
+        let line = line_of(&entry);
+        drop(entry);
+        AuditLog::record_line(log, line).await
+    }
+
+    /// [`AuditLog::record`] of a record already made into its line (see [`line_with`]).
+    pub async fn record_line(log: Arc<AuditLog>, line: String) -> Result<(), String> {
         let (done, durable) = tokio::sync::oneshot::channel();
         let start_writer = {
             let mut queue = log.queue.lock().unwrap_or_else(|p| p.into_inner());
-            queue.waiting.push((line_of(&entry), done));
+            queue.waiting.push((line, done));
             !std::mem::replace(&mut queue.writing, true)
         };
-        // the line is what waits for the sync: the entry goes now, not after the fsync
-        drop(entry);
         log.arrived.notify_one();
         if start_writer {
             let writer = log.clone();
@@ -338,6 +344,29 @@ fn line_of(entry: &Value) -> String {
     serde_json::to_string(entry).expect("a JSON value always serializes")
 }
 
+/// The line of `entry` (an object without `key`) with one more member, `key`, an array of
+/// `items` each already JSON text: the line that inserting them into `entry` would give, without
+/// making a `Value` of each (the policy's decisions on every propose).
+pub fn line_with(entry: &Value, key: &str, items: &[String]) -> String {
+    assert!(
+        matches!(entry, Value::Object(m) if !m.contains_key(key)),
+        "an audit entry gets `{key}` once, and only an object gets members"
+    );
+    let mut line = line_of(entry);
+    if items.is_empty() {
+        return line;
+    }
+    line.pop(); // the object's closing brace
+    if line.len() > 1 {
+        line.push(',');
+    }
+    line.push_str(&serde_json::to_string(key).expect("a string serializes"));
+    line.push_str(":[");
+    line.push_str(&items.join(","));
+    line.push_str("]}");
+    line
+}
+
 /// Writes `line` whole or not at all: a full disk (or a file-size limit) may let part of a line
 /// through, which is cut off again, so the log never holds a torn record.
 fn write_whole(file: &mut File, line: &str) -> std::io::Result<()> {
@@ -398,6 +427,18 @@ pub fn rfc3339(ms: u64) -> String {
 mod tests {
     use super::*;
     use crate::audit_chain::{Verdict, verify};
+
+    #[test]
+    fn a_line_with_members_made_as_text_is_the_line_of_the_whole_entry() {
+        let items = [json!({"phase": "dry_run", "policies": ["a", "b"]}), json!({"phase": "approval", "errors": []})];
+        let texts: Vec<String> = items.iter().map(|v| v.to_string()).collect();
+        for entry in [json!({"ts": "t", "tool": "x"}), json!({})] {
+            let mut whole = entry.clone();
+            whole["policy_decisions"] = Value::Array(items.to_vec());
+            assert_eq!(line_with(&entry, "policy_decisions", &texts), line_of(&whole));
+            assert_eq!(line_with(&entry, "policy_decisions", &[]), line_of(&entry));
+        }
+    }
 
     #[test]
     fn entries_pick_the_confirm_fields_from_results_and_errors() {

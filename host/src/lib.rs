@@ -24,6 +24,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod component;
+pub mod exact_json;
 pub mod fabric_client;
 pub mod log_lines;
 pub mod mcp;

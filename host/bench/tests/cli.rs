@@ -55,7 +55,7 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 27, "{text}");
+    assert_eq!(rows.len(), 28, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
     assert_eq!(judged, 21, "every figure with a target has a verdict:\n{text}");
     let oauth = rows.iter().filter(|r| r.starts_with("| OAuth access token") && r.contains(" µs |")).count();

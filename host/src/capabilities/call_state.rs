@@ -74,6 +74,11 @@ impl PolicyDecisions {
     pub fn all(&self) -> Vec<serde_json::Value> {
         self.0.lock().unwrap().iter().map(super::policy_check::DecisionRecord::json).collect()
     }
+
+    /// Each as JSON text, for [`crate::audit::line_with`].
+    pub fn texts(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().map(super::policy_check::DecisionRecord::text).collect()
+    }
 }
 
 /// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).

@@ -5,8 +5,8 @@ use std::future::Future;
 
 use super::binding::Validation;
 use super::call_state::CallState;
-use super::exact_json;
 use crate::bindings::fabric;
+use crate::exact_json;
 use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError, allow_list};
 use crate::oauth::Scope;
 use crate::policy::Facts;
@@ -26,11 +26,6 @@ impl fabric::Host for CallState {
         let cancel = self.cancel.clone();
         let outcome = match client.route_class(&request) {
             // A dry run is the slow, consequential step worth a progress notification.
-            Ok(RouteClass::DryRun)
-                if let Err(why) = exact_json::leaves(request.body.as_deref().unwrap_or_default()) =>
-            {
-                Err(SendError::Refused(format!("{why}; a create the form could not show is not dry-run either")))
-            }
             Ok(RouteClass::DryRun) => self.dry_run(&request).await,
             Ok(class) => {
                 let send = client.send_classified(&request, class, &cancel);
@@ -50,26 +45,32 @@ impl CallState {
     /// metros Fabric's answer names), and recorded as this call's validation of its request
     /// when Fabric answers 2xx.
     async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
+        let body = request.body.as_deref().unwrap_or_default();
+        let tree = exact_json::parse(body).map_err(|why| {
+            SendError::Refused(format!("{why}; a create the form could not show is not dry-run either"))
+        })?;
         if !self.scopes.allows(Scope::Propose) {
             // a read-only token sends Fabric no create of any kind, whatever the tool is called
             let why = "the principal's access token does not grant proposing changes, so no create dry run is sent";
             return Err(SendError::Refused(why.into()));
         }
-        let body = request.body.clone().unwrap_or_default();
         let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
-        let request_sha256 = equinix_broker_contract::request_sha256(change_type, &body);
+        let request_sha256 = equinix_broker_contract::request_sha256(change_type, body);
+        // the policy judges the same reading of the bytes that the form will show
+        let facts = self.policed().then(|| Facts::of(change_type, &tree, &request_sha256));
+        drop(tree);
         // what the policy placed the request in, kept (rather than all its facts) across the dry run
-        let placed = match self.policed() {
-            true if self.audit.is_none() => {
+        let placed = match facts {
+            Some(_) if self.audit.is_none() => {
                 let why = "this server has no audit log, so no policy decision can be recorded";
                 return Err(SendError::Refused(why.into()));
             }
-            true => {
-                let facts = self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
+            Some(facts) => {
+                let facts = self.place(facts, &[]).await.map_err(SendError::Refused)?;
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
                 Some((facts.metros, facts.metro_unknown))
             }
-            false => None,
+            None => None,
         };
         let client = self.fabric.clone();
         let cancel = self.cancel.clone();
@@ -88,7 +89,7 @@ impl CallState {
             };
             if !named.iter().all(|m| metros.contains(m)) {
                 let mut facts =
-                    self.facts(change_type, &body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
+                    self.facts(change_type, body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
                 facts.metros.extend(named);
                 self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
                 metros = facts.metros;

@@ -8,8 +8,8 @@ use std::fmt::Write;
 
 use equinix_broker_contract::request_sha256;
 
-use super::exact_json::{self, visible};
 use crate::bindings::confirmation::Context;
+use crate::exact_json::{self, visible};
 
 /// At most this many body fields are put before a person; a longer body is refused unasked.
 pub const MAX_FIELDS: usize = 200;

@@ -8,7 +8,6 @@ mod call_state;
 mod clock;
 pub mod confirmation;
 mod confirmer;
-mod exact_json;
 mod fabric;
 pub mod form;
 mod policy_check;

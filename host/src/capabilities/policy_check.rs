@@ -2,12 +2,12 @@
 //! host itself learns for the ports and Cloud Routers it names), the decision at each phase,
 //! and its audit record. The component takes no part in any of it.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::call_state::CallState;
+use crate::exact_json;
 use crate::fabric_client::{ApiRequest, Method};
 use crate::policy::{Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
 use crate::principal::Principal;
@@ -22,18 +22,40 @@ pub(crate) struct DecisionRecord {
     policy: Arc<LoadedPolicy>,
 }
 
+/// A decision's audit record, borrowed: serialized straight into the call's line.
+#[derive(serde::Serialize)]
+struct Recorded<'a> {
+    phase: &'a str,
+    principal: &'a str,
+    change_type: &'a str,
+    request_sha256: &'a str,
+    decision: &'a str,
+    policies: &'a [String],
+    errors: &'a [String],
+    policy_sha256: &'a str,
+}
+
 impl DecisionRecord {
+    fn recorded(&self) -> Recorded<'_> {
+        Recorded {
+            phase: self.phase,
+            principal: self.principal.as_str(),
+            change_type: self.change_type,
+            request_sha256: &self.request_sha256,
+            decision: if self.decision.allowed { "allow" } else { "deny" },
+            policies: &self.decision.policies,
+            errors: &self.decision.errors,
+            policy_sha256: &self.policy.sha256,
+        }
+    }
+
     pub(crate) fn json(&self) -> Value {
-        json!({
-            "phase": self.phase,
-            "principal": self.principal.as_str(),
-            "change_type": self.change_type,
-            "request_sha256": self.request_sha256,
-            "decision": if self.decision.allowed { "allow" } else { "deny" },
-            "policies": self.decision.policies,
-            "errors": self.decision.errors,
-            "policy_sha256": self.policy.sha256,
-        })
+        serde_json::to_value(self.recorded()).expect("a record serializes")
+    }
+
+    /// [`DecisionRecord::json`] as text.
+    pub(crate) fn text(&self) -> String {
+        serde_json::to_string(&self.recorded()).expect("a record serializes")
     }
 }
 
@@ -56,9 +78,8 @@ impl CallState {
         self.policy.current().is_some()
     }
 
-    /// The policy's facts of `body` (whose request hash is `request_sha256`), with `known` metros and those of every port and Cloud Router
-    /// it names (asked of Fabric once per process); an access point the host cannot place counts
-    /// as metro `UNKNOWN`. `Err`: something the policy needs could not be learned or read.
+    /// The policy's facts of `body` (whose request hash is `request_sha256`), with `known`
+    /// metros: see [`CallState::place`].
     pub(super) async fn facts(
         &mut self,
         change_type: &str,
@@ -66,10 +87,14 @@ impl CallState {
         request_sha256: &str,
         known: &[String],
     ) -> Result<Facts, String> {
-        let mut facts = {
-            let parsed: Value = serde_json::from_str(body).map_err(|e| format!("the create body is not JSON: {e}"))?;
-            Facts::of(change_type, &parsed, request_sha256)
-        };
+        let facts = Facts::of(change_type, &exact_json::parse(body)?, request_sha256);
+        self.place(facts, known).await
+    }
+
+    /// `facts` with `known` metros and those of every port and Cloud Router the body names
+    /// (asked of Fabric once per process); an access point the host cannot place counts as
+    /// metro `UNKNOWN`. `Err`: something the policy needs could not be learned or read.
+    pub(super) async fn place(&mut self, mut facts: Facts, known: &[String]) -> Result<Facts, String> {
         if let Some(value) = &facts.unreadable_bandwidth {
             return Err(format!(
                 "the create body carries the bandwidth {value}, which is not an integer, so the operator's policy cannot \
@@ -80,15 +105,13 @@ impl CallState {
         if facts.metro_unknown {
             facts.metros.insert(UNKNOWN_METRO.to_string());
         }
-        let named: BTreeSet<(&str, String)> = facts
-            .port_uuids
-            .iter()
-            .map(|u| ("ports", u.clone()))
-            .chain(facts.router_uuids.iter().map(|u| ("routers", u.clone())))
-            .collect();
+        let mut learned = Vec::with_capacity(facts.port_uuids.len() + facts.router_uuids.len());
+        let named =
+            facts.port_uuids.iter().map(|u| ("ports", u)).chain(facts.router_uuids.iter().map(|u| ("routers", u)));
         for (collection, uuid) in named {
-            facts.metros.insert(self.metro_of(collection, &uuid).await?);
+            learned.push(self.metro_of(collection, uuid).await?);
         }
+        facts.metros.extend(learned);
         Ok(facts)
     }
 

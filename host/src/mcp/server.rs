@@ -146,7 +146,7 @@ impl McpServer {
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
             let result = stateless_confirm::input_required(&self.shared.request_state, &call, &form)
                 .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
-            let decisions = decisions.all();
+            let decisions = decisions.texts();
             if !decisions.is_empty() {
                 // a first round judged by the policy: its decisions are recorded before the form goes out
                 let first_round = json!({"input_required": true});
@@ -170,7 +170,7 @@ impl McpServer {
                 (ToolError::new(trapped.kind, message).into_value(), true)
             }
         };
-        let decisions = decisions.all();
+        let decisions = decisions.texts();
         let audited = !tool.decl.read_only || !decisions.is_empty();
         let call = Audited { tool: name, principal: &principal, started };
         let value = self.audit(audited, call, value, is_error, decisions).await;
@@ -185,17 +185,16 @@ impl McpServer {
         call: Audited<'_>,
         mut value: Value,
         is_error: bool,
-        decisions: Vec<Value>,
+        decisions: Vec<String>,
     ) -> Value {
         let Some(log) = self.shared.grants.audit.clone().filter(|_| audited) else {
             return value;
         };
         let mut entry = audit::entry(call.tool, call.started, self.shared.grants.clock.now_ms(), &value, is_error);
         entry["principal"] = json!(call.principal.as_str());
-        if !decisions.is_empty() {
-            entry["policy_decisions"] = Value::Array(decisions);
-        }
-        if let Err(e) = AuditLog::record(log, entry).await {
+        let line = audit::line_with(&entry, "policy_decisions", &decisions);
+        drop(entry);
+        if let Err(e) = AuditLog::record_line(log, line).await {
             tracing::error!("could not write the audit log {e}");
             value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
         }

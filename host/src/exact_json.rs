@@ -13,33 +13,145 @@
 //! Keys and strings are shown as their literal text, escapes and all; characters a person cannot
 //! see (controls, Unicode format characters, separators, fillers) become visible `\u{…}`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// The largest integer the form shows: beyond it, JSON parsers disagree on the value.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// Deeper bodies are refused (Fabric's create bodies nest about six levels).
 const MAX_DEPTH: usize = 32;
+/// Members of one object compared for duplicates one by one; a larger object gets a set (a
+/// hostile body of many keys must not cost their square).
+const SCANNED_MEMBERS: usize = 8;
 
-/// Every leaf of `body` as (path, literal as sent), in the order of the bytes.
-pub fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
-    let mut reader = Reader { bytes: body.as_bytes(), text: body, at: 0, out: Vec::new() };
+/// A body that passed [`parse`], borrowed from its bytes: only what the form can show exactly
+/// (no duplicate key, only plain safe integers), members in the order of the bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Node<'a> {
+    Object(Vec<Member<'a>>),
+    Array(Vec<Node<'a>>),
+    /// Its literal (quotes and escapes as sent) and its value.
+    String {
+        literal: &'a str,
+        value: Cow<'a, str>,
+    },
+    /// Its literal as sent and its value.
+    Integer {
+        literal: &'a str,
+        value: i64,
+    },
+    Bool(bool),
+    Null,
+}
+
+/// One member of an object: its key's literal (for the form) and decoded (for lookups).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Member<'a> {
+    pub literal: &'a str,
+    pub key: Cow<'a, str>,
+    pub value: Node<'a>,
+}
+
+/// What a lookup finds where there is nothing.
+static ABSENT: Node<'static> = Node::Null;
+
+impl<'a> Node<'a> {
+    /// The member `key` of an object (null when absent or when this is no object).
+    pub fn get(&self, key: &str) -> &Node<'a> {
+        self.member(key).unwrap_or(&ABSENT)
+    }
+
+    /// Whether this is an object with a member `key` (even one that is null).
+    pub fn has(&self, key: &str) -> bool {
+        self.member(key).is_some()
+    }
+
+    fn member(&self, key: &str) -> Option<&Node<'a>> {
+        match self {
+            Node::Object(members) => members.iter().find(|m| m.key == key).map(|m| &m.value),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::String { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Node::Integer { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// An array's items (none for anything else).
+    pub fn items(&self) -> &[Node<'a>] {
+        match self {
+            Node::Array(items) => items,
+            _ => &[],
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Node::Null)
+    }
+
+    /// A leaf as the form shows it; an object or array with any content as `{…}` / `[…]`.
+    pub fn shown(&self) -> String {
+        match self {
+            Node::Object(m) if m.is_empty() => "{}".into(),
+            Node::Object(_) => "{…}".into(),
+            Node::Array(items) if items.is_empty() => "[]".into(),
+            Node::Array(_) => "[…]".into(),
+            Node::String { literal, .. } => visible(literal),
+            Node::Integer { literal, .. } => literal.to_string(),
+            Node::Bool(b) => b.to_string(),
+            Node::Null => "null".into(),
+        }
+    }
+}
+
+/// `body` read from its bytes; `Err` says what the form could not show exactly.
+pub fn parse(body: &str) -> Result<Node<'_>, String> {
+    let mut reader = Reader { bytes: body.as_bytes(), text: body, at: 0 };
     reader.space();
     if reader.peek() != Some(b'{') {
         return Err("the create body is not a JSON object".into());
     }
-    reader.value("body", 0)?;
+    let node = reader.value("body", 0)?;
     reader.space();
     if reader.at != reader.bytes.len() {
         return Err(format!("the create body has text after its JSON object (at byte {})", reader.at));
     }
-    Ok(reader.out)
+    Ok(node)
+}
+
+/// Every leaf of `body` as (path, literal as sent), in the order of the bytes.
+pub fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    flatten(&parse(body)?, "body", &mut out);
+    Ok(out)
+}
+
+fn flatten(node: &Node, path: &str, out: &mut Vec<(String, String)>) {
+    match node {
+        Node::Object(members) if !members.is_empty() => {
+            members.iter().for_each(|m| flatten(&m.value, &label(path, m.literal), out))
+        }
+        Node::Array(items) if !items.is_empty() => {
+            items.iter().enumerate().for_each(|(i, item)| flatten(item, &format!("{path}[{i}]"), out))
+        }
+        leaf => out.push((path.to_string(), leaf.shown())),
+    }
 }
 
 struct Reader<'a> {
     bytes: &'a [u8],
     text: &'a str,
     at: usize,
-    out: Vec<(String, String)>,
 }
 
 impl<'a> Reader<'a> {
@@ -65,7 +177,8 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn value(&mut self, path: &str, depth: usize) -> Result<(), String> {
+    /// The value at the reader, at `path` (what an error names).
+    fn value(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
         if depth > MAX_DEPTH {
             return Err(format!("the create body nests deeper than {MAX_DEPTH} levels"));
         }
@@ -74,21 +187,15 @@ impl<'a> Reader<'a> {
             Some(b'{') => self.object(path, depth),
             Some(b'[') => self.array(path, depth),
             Some(b'"') => {
-                let (raw, _) = self.string()?;
-                self.out.push((path.to_string(), visible(raw)));
-                Ok(())
+                let (literal, value) = self.string()?;
+                Ok(Node::String { literal, value })
             }
-            Some(b'-' | b'0'..=b'9') => {
-                let literal = self.number(path)?;
-                self.out.push((path.to_string(), literal.to_string()));
-                Ok(())
-            }
+            Some(b'-' | b'0'..=b'9') => self.number(path),
             _ => {
-                for word in ["true", "false", "null"] {
+                for (word, node) in [("true", Node::Bool(true)), ("false", Node::Bool(false)), ("null", Node::Null)] {
                     if self.bytes[self.at..].starts_with(word.as_bytes()) {
                         self.at += word.len();
-                        self.out.push((path.to_string(), word.to_string()));
-                        return Ok(());
+                        return Ok(node);
                     }
                 }
                 Err(self.fail("expected a value"))
@@ -96,69 +203,76 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn object(&mut self, path: &str, depth: usize) -> Result<(), String> {
+    fn object(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
         self.expect(b'{')?;
         self.space();
+        let mut members: Vec<Member<'a>> = Vec::new();
         if self.peek() == Some(b'}') {
             self.at += 1;
-            self.out.push((path.to_string(), "{}".into()));
-            return Ok(());
+            return Ok(Node::Object(members));
         }
-        let mut keys = HashSet::new();
+        let mut many: Option<HashSet<Cow<'a, str>>> = None;
         loop {
             self.space();
-            let (raw, key) = self.string()?;
-            let label = label(path, raw);
-            if !keys.insert(key) {
+            let (literal, key) = self.string()?;
+            let twice = match &mut many {
+                Some(keys) => !keys.insert(key.clone()),
+                None => members.iter().any(|m| m.key == key),
+            };
+            if twice {
                 return Err(format!(
                     "the create body has the key {} twice in `{path}` (compared after decoding escapes); which one \
                      Fabric would keep cannot be shown, so it is not put before a person",
-                    visible(raw)
+                    visible(literal)
                 ));
             }
             self.space();
             self.expect(b':')?;
-            self.value(&label, depth + 1)?;
-            self.space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    return Ok(());
-                }
-                _ => return Err(self.fail("expected `,` or `}`")),
+            let value = self.value(&label(path, literal), depth + 1)?;
+            members.push(Member { literal, key, value });
+            if many.is_none() && members.len() >= SCANNED_MEMBERS {
+                many = Some(members.iter().map(|m| m.key.clone()).collect());
+            }
+            if !self.more(b'}')? {
+                return Ok(Node::Object(members));
             }
         }
     }
 
-    fn array(&mut self, path: &str, depth: usize) -> Result<(), String> {
+    /// After a member or item: `true` past a `,`, `false` past the `close` that ends it.
+    fn more(&mut self, close: u8) -> Result<bool, String> {
+        self.space();
+        let comma = match self.peek() {
+            Some(b',') => true,
+            Some(b) if b == close => false,
+            _ => return Err(self.fail(&format!("expected `,` or `{}`", close as char))),
+        };
+        self.at += 1;
+        Ok(comma)
+    }
+
+    fn array(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
         self.expect(b'[')?;
         self.space();
+        let mut items = Vec::new();
         if self.peek() == Some(b']') {
             self.at += 1;
-            self.out.push((path.to_string(), "[]".into()));
-            return Ok(());
+            return Ok(Node::Array(items));
         }
-        for i in 0.. {
-            self.value(&format!("{path}[{i}]"), depth + 1)?;
-            self.space();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {
-                    self.at += 1;
-                    break;
-                }
-                _ => return Err(self.fail("expected `,` or `]`")),
+        loop {
+            items.push(self.value(&format!("{path}[{}]", items.len()), depth + 1)?);
+            if !self.more(b']')? {
+                return Ok(Node::Array(items));
             }
         }
-        Ok(())
     }
 
-    /// A string literal: its raw text (with the quotes) and its decoded value.
-    fn string(&mut self) -> Result<(&'a str, String), String> {
+    /// A string literal: its raw text (with the quotes) and its decoded value (borrowed when it
+    /// has no escape).
+    fn string(&mut self) -> Result<(&'a str, Cow<'a, str>), String> {
         let start = self.at;
         self.expect(b'"')?;
-        let mut decoded = String::new();
+        let mut decoded: Option<String> = None;
         loop {
             let Some(b) = self.peek() else {
                 return Err(self.fail("unterminated string"));
@@ -167,17 +281,25 @@ impl<'a> Reader<'a> {
                 b'"' => {
                     self.at += 1;
                     let text = self.text;
-                    return Ok((&text[start..self.at], decoded));
+                    let value = match decoded {
+                        Some(owned) => Cow::Owned(owned),
+                        None => Cow::Borrowed(&text[start + 1..self.at - 1]),
+                    };
+                    return Ok((&text[start..self.at], value));
                 }
                 b'\\' => {
+                    let text = self.text;
+                    let so_far = &text[start + 1..self.at];
                     self.at += 1;
                     let c = self.escape()?;
-                    decoded.push(c);
+                    decoded.get_or_insert_with(|| so_far.to_string()).push(c);
                 }
                 0..=0x1f => return Err(self.fail("a raw control character in a string")),
                 _ => {
                     let c = self.text[self.at..].chars().next().expect("inside the text");
-                    decoded.push(c);
+                    if let Some(d) = &mut decoded {
+                        d.push(c);
+                    }
                     self.at += c.len_utf8();
                 }
             }
@@ -233,8 +355,8 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
-    /// A number's literal, if it is a plain integer the form can show as the value it is.
-    fn number(&mut self, path: &str) -> Result<&'a str, String> {
+    /// A number, if it is a plain integer the form can show as the value it is.
+    fn number(&mut self, path: &str) -> Result<Node<'a>, String> {
         let start = self.at;
         while matches!(self.peek(), Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
             self.at += 1;
@@ -246,15 +368,16 @@ impl<'a> Reader<'a> {
             && digits.bytes().all(|b| b.is_ascii_digit())
             && (digits == "0" || !digits.starts_with('0'))
             && literal != "-0";
-        let in_range = plain && literal.parse::<i64>().is_ok_and(|n| n.unsigned_abs() <= MAX_SAFE_INTEGER as u64);
-        if !in_range {
-            return Err(format!(
+        match literal.parse::<i64>() {
+            Ok(value) if plain && value.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => {
+                Ok(Node::Integer { literal, value })
+            }
+            _ => Err(format!(
                 "the create body has the number {literal} at `{path}`: the form shows only plain integers within \
                  +/-{MAX_SAFE_INTEGER} (no fraction, exponent, leading zero or -0), so that what the person reads is \
                  the value Fabric receives"
-            ));
+            )),
         }
-        Ok(literal)
     }
 }
 
@@ -314,6 +437,36 @@ mod tests {
         let got = leaves(r#"{"aSide.accessPoint.port.uuid":"decoy","uuid: x":1,"a-b_c":2}"#).unwrap();
         let labels: Vec<&str> = got.iter().map(|(l, _)| l.as_str()).collect();
         assert_eq!(labels, [r#"body["aSide.accessPoint.port.uuid"]"#, r#"body["uuid: x"]"#, "body.a-b_c"]);
+    }
+
+    #[test]
+    fn the_tree_holds_decoded_keys_and_values_beside_their_literals() {
+        let body = r#"{"n\u0061me":"a\u0042c","plain":"x","bw":1000,"none":null,"list":[1,true],"o":{"k":"v"}}"#;
+        let tree = parse(body).unwrap();
+        assert_eq!(tree.get("name").as_str(), Some("aBc"), "a key is found as decoded");
+        assert!(matches!(tree.get("name"), Node::String { literal: r#""a\u0042c""#, .. }));
+        assert!(matches!(tree.get("plain"), Node::String { value: Cow::Borrowed("x"), .. }), "no escape, no copy");
+        assert_eq!(tree.get("bw").as_i64(), Some(1000));
+        assert!(tree.has("none") && tree.get("none").is_null() && !tree.has("absent") && tree.get("absent").is_null());
+        assert_eq!(tree.get("list").items(), [Node::Integer { literal: "1", value: 1 }, Node::Bool(true)]);
+        assert_eq!(tree.get("o").get("k").as_str(), Some("v"));
+        assert!(tree.get("plain").get("k").is_null() && tree.get("o").items().is_empty());
+        let (label, shown) = &leaves(body).unwrap()[0];
+        assert_eq!(
+            (label.as_str(), shown.as_str()),
+            (r#"body["n\u0061me"]"#, r#""a\u0042c""#),
+            "the form shows literals"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_in_a_large_object_is_found_wherever_it_is() {
+        let keys: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        assert!(leaves(&format!("{{{}}}", keys.join(","))).is_ok());
+        for (first, again) in [(0, "k0"), (7, "k7"), (8, "k8"), (39, "k39"), (3, "k\\u0033")] {
+            let body = format!("{{{},\"{again}\":1}}", keys.join(","));
+            assert!(refused(&body).contains("twice"), "the key k{first} given again as {again}");
+        }
     }
 
     #[test]
