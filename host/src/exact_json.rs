@@ -121,7 +121,7 @@ pub fn parse(body: &str) -> Result<Node<'_>, String> {
     if reader.peek() != Some(b'{') {
         return Err("the create body is not a JSON object".into());
     }
-    let node = reader.value("body", 0)?;
+    let node = reader.value(&Where::Body, 0)?;
     reader.space();
     if reader.at != reader.bytes.len() {
         return Err(format!("the create body has text after its JSON object (at byte {})", reader.at));
@@ -145,6 +145,24 @@ fn flatten(node: &Node, path: &str, out: &mut Vec<(String, String)>) {
             items.iter().enumerate().for_each(|(i, item)| flatten(item, &format!("{path}[{i}]"), out))
         }
         leaf => out.push((path.to_string(), leaf.shown())),
+    }
+}
+
+/// Where the reader is, as the form labels it; made into text only for an error (a label for
+/// every member and item of every body would cost about what reading it does).
+enum Where<'p> {
+    Body,
+    Member(&'p Where<'p>, &'p str),
+    Item(&'p Where<'p>, usize),
+}
+
+impl Where<'_> {
+    fn shown(&self) -> String {
+        match self {
+            Where::Body => "body".into(),
+            Where::Member(up, literal) => label(&up.shown(), literal),
+            Where::Item(up, i) => format!("{}[{i}]", up.shown()),
+        }
     }
 }
 
@@ -177,20 +195,20 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// The value at the reader, at `path` (what an error names).
-    fn value(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
+    /// The value at the reader, at `at` (what an error names).
+    fn value(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
         if depth > MAX_DEPTH {
             return Err(format!("the create body nests deeper than {MAX_DEPTH} levels"));
         }
         self.space();
         match self.peek() {
-            Some(b'{') => self.object(path, depth),
-            Some(b'[') => self.array(path, depth),
+            Some(b'{') => self.object(at, depth),
+            Some(b'[') => self.array(at, depth),
             Some(b'"') => {
                 let (literal, value) = self.string()?;
                 Ok(Node::String { literal, value })
             }
-            Some(b'-' | b'0'..=b'9') => self.number(path),
+            Some(b'-' | b'0'..=b'9') => self.number(at),
             _ => {
                 for (word, node) in [("true", Node::Bool(true)), ("false", Node::Bool(false)), ("null", Node::Null)] {
                     if self.bytes[self.at..].starts_with(word.as_bytes()) {
@@ -203,7 +221,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn object(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
+    fn object(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
         self.expect(b'{')?;
         self.space();
         let mut members: Vec<Member<'a>> = Vec::new();
@@ -221,14 +239,15 @@ impl<'a> Reader<'a> {
             };
             if twice {
                 return Err(format!(
-                    "the create body has the key {} twice in `{path}` (compared after decoding escapes); which one \
+                    "the create body has the key {} twice in `{}` (compared after decoding escapes); which one \
                      Fabric would keep cannot be shown, so it is not put before a person",
-                    visible(literal)
+                    visible(literal),
+                    at.shown()
                 ));
             }
             self.space();
             self.expect(b':')?;
-            let value = self.value(&label(path, literal), depth + 1)?;
+            let value = self.value(&Where::Member(at, literal), depth + 1)?;
             members.push(Member { literal, key, value });
             if many.is_none() && members.len() >= SCANNED_MEMBERS {
                 many = Some(members.iter().map(|m| m.key.clone()).collect());
@@ -251,7 +270,7 @@ impl<'a> Reader<'a> {
         Ok(comma)
     }
 
-    fn array(&mut self, path: &str, depth: usize) -> Result<Node<'a>, String> {
+    fn array(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
         self.expect(b'[')?;
         self.space();
         let mut items = Vec::new();
@@ -260,7 +279,7 @@ impl<'a> Reader<'a> {
             return Ok(Node::Array(items));
         }
         loop {
-            items.push(self.value(&format!("{path}[{}]", items.len()), depth + 1)?);
+            items.push(self.value(&Where::Item(at, items.len()), depth + 1)?);
             if !self.more(b']')? {
                 return Ok(Node::Array(items));
             }
@@ -356,7 +375,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A number, if it is a plain integer the form can show as the value it is.
-    fn number(&mut self, path: &str) -> Result<Node<'a>, String> {
+    fn number(&mut self, at: &Where) -> Result<Node<'a>, String> {
         let start = self.at;
         while matches!(self.peek(), Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
             self.at += 1;
@@ -373,9 +392,10 @@ impl<'a> Reader<'a> {
                 Ok(Node::Integer { literal, value })
             }
             _ => Err(format!(
-                "the create body has the number {literal} at `{path}`: the form shows only plain integers within \
+                "the create body has the number {literal} at `{}`: the form shows only plain integers within \
                  +/-{MAX_SAFE_INTEGER} (no fraction, exponent, leading zero or -0), so that what the person reads is \
-                 the value Fabric receives"
+                 the value Fabric receives",
+                at.shown()
             )),
         }
     }
@@ -492,6 +512,8 @@ mod tests {
             assert!(refused(&format!(r#"{{"bandwidth":{n}}}"#)).contains("plain integers"), "{n}");
         }
         assert!(refused(r#"{"bandwidth":+1}"#).contains("expected a value"));
+        let nested = refused(r#"{"a":[1,{"b c":{"d":5e2}}]}"#);
+        assert!(nested.contains(r#"at `body.a[1]["b c"].d`"#), "the error names where the number is: {nested}");
         for n in ["0", "9007199254740991", "-9007199254740991", "1000"] {
             assert!(leaves(&format!(r#"{{"bandwidth":{n}}}"#)).is_ok(), "{n}");
         }
