@@ -3,7 +3,8 @@
 // tokens for the client-credentials grant with RFC 8707 resource indicators, and adds test-only
 // routes to forge tokens, publish a key later and count requests.
 //
-//   node tests/oauth/provider.mjs [--port N]      (N = 0, the default, picks a free port)
+//   node tests/oauth/provider.mjs [--port N] [--keys FILE]   (N = 0, the default, picks a free port)
+//   node tests/oauth/provider.mjs --make-keys FILE            (writes FILE and exits)
 //
 // Once listening it prints exactly one line to stdout,
 //   {"issuer":"http://127.0.0.1:PORT","token_endpoint":"...","jwks_uri":"..."}
@@ -11,9 +12,12 @@
 // stdin closes, so a test that dies never leaves it behind: start it with a piped stdin (with
 // stdin at /dev/null it exits at once).
 //
-// Signing keys are made at start: rsa-1 (RS256), ec-1 (ES256), ed-1 (EdDSA, Ed25519), all three
-// published at /jwks and used by the provider; ed-2 (EdDSA) is an "outsider" that only
-// /__test/sign uses until /__test/publish adds it to /jwks.
+// Signing keys: rsa-1 (RS256), ec-1 (ES256), ed-1 (EdDSA, Ed25519), all three published at /jwks
+// and used by the provider; ed-2 (EdDSA) is an "outsider" that only /__test/sign uses until
+// /__test/publish adds it to /jwks. They are read from --keys FILE (private JWKs, as --make-keys
+// writes them), or made at start without it. Making the RSA key is a search for two random
+// primes: 0.06 s typically on Node 24, 0.3 s on Node 20, with a long tail, and many times that on
+// a machine as busy as the test suite makes it; the tests make the keys once per run.
 //
 // Clients (client_secret_basic or client_secret_post, secret "secret-" + id, grant
 // client_credentials only): full-rs256, full-es256, full-eddsa (all scopes, TTL 600 s, tokens
@@ -34,6 +38,7 @@
 //   POST /__test/withdraw {"kid":"ed-2"} -> {}: takes it out again.
 //   GET  /__test/stats    -> {"jwks_requests": N, "tokens_issued": M}
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 
 import Provider, { errors } from 'oidc-provider';
@@ -41,9 +46,13 @@ import Provider, { errors } from 'oidc-provider';
 // oidc-provider prints notices with console.info; stdout carries only the one JSON line.
 console.log = console.info = console.debug = (...args) => console.error(...args);
 
+const flag = (name) => {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+
 const port = (() => {
-  const i = process.argv.indexOf('--port');
-  const value = i === -1 ? '0' : process.argv[i + 1];
+  const value = flag('--port') ?? '0';
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
     console.error(`provider.mjs: bad --port ${value}`);
@@ -55,22 +64,39 @@ const port = (() => {
 const SCOPES = ['fabric:read', 'fabric:propose', 'fabric:confirm'];
 const ALL = SCOPES.join(' ');
 
+// The private JWKs of every kid, with kid, alg and use.
+function makeJwks() {
+  const made = [
+    ['rsa-1', 'RS256', 'rsa', { modulusLength: 2048 }],
+    ['ec-1', 'ES256', 'ec', { namedCurve: 'P-256' }],
+    ['ed-1', 'EdDSA', 'ed25519'],
+    ['ed-2', 'EdDSA', 'ed25519'],
+  ];
+  return made.map(([kid, alg, type, options]) => ({
+    ...crypto.generateKeyPairSync(type, options).privateKey.export({ format: 'jwk' }),
+    kid,
+    alg,
+    use: 'sig',
+  }));
+}
+
+const makeKeys = flag('--make-keys');
+if (makeKeys !== undefined) {
+  // written whole or not at all: a reader never sees half a file
+  fs.writeFileSync(`${makeKeys}.tmp`, JSON.stringify(makeJwks()), { mode: 0o600 });
+  fs.renameSync(`${makeKeys}.tmp`, makeKeys);
+  process.exit(0);
+}
+const keysFile = flag('--keys');
+
 // kid -> { alg, privateKey (KeyObject), privateJwk, publicJwk }
 const keys = new Map();
-function makeKey(kid, alg, type, options) {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync(type, options);
-  const meta = { kid, alg, use: 'sig' };
-  keys.set(kid, {
-    alg,
-    privateKey,
-    privateJwk: { ...privateKey.export({ format: 'jwk' }), ...meta },
-    publicJwk: { ...publicKey.export({ format: 'jwk' }), ...meta },
-  });
+for (const privateJwk of keysFile === undefined ? makeJwks() : JSON.parse(fs.readFileSync(keysFile, 'utf8'))) {
+  const { kid, alg, use } = privateJwk;
+  const privateKey = crypto.createPrivateKey({ key: privateJwk, format: 'jwk' });
+  const publicJwk = { ...crypto.createPublicKey(privateKey).export({ format: 'jwk' }), kid, alg, use };
+  keys.set(kid, { alg, privateKey, privateJwk, publicJwk });
 }
-makeKey('rsa-1', 'RS256', 'rsa', { modulusLength: 2048 });
-makeKey('ec-1', 'ES256', 'ec', { namedCurve: 'P-256' });
-makeKey('ed-1', 'EdDSA', 'ed25519');
-makeKey('ed-2', 'EdDSA', 'ed25519');
 
 const published = new Set(['rsa-1', 'ec-1', 'ed-1']);
 const providerKids = ['rsa-1', 'ec-1', 'ed-1'];

@@ -43,20 +43,18 @@ pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> a
         return Ok((Component::new(engine, wasm)?, Origin::Compiled));
     }
     let path = dir.join(format!("{sha256}-{}.cwasm", engine_key(engine)));
-    if path.is_file() {
-        match check_private_file(&path).and_then(|()| read_entry(&path, sha256)) {
-            // SAFETY: the entry is in a directory owned by this user and writable by nobody else,
-            // named after the SHA-256 of the very `.wasm` being loaded and this engine's
-            // compatibility hash; its header names that same `.wasm` and the SHA-256 of the code
-            // that follows, which `read_entry` just recomputed, so these are the exact bytes
-            // `store` wrote from `Engine::precompile_component` output. wasmtime additionally
-            // rejects code built by another version or configuration.
-            Ok(code) => match unsafe { Component::deserialize(engine, &code) } {
-                Ok(c) => return Ok((c, Origin::LoadedFromCache)),
-                Err(e) => tracing::warn!("ignoring unusable cache entry {}: {e:#}", path.display()),
-            },
-            Err(e) => tracing::warn!("ignoring cache entry {}: {e:#}; recompiling", path.display()),
-        }
+    let seen = entry_inode(&path);
+    if let Some(component) = load_entry(engine, &path, sha256) {
+        return Ok((component, Origin::LoadedFromCache));
+    }
+    // Servers started together (replicas, a test suite) would each compile the same component:
+    // the first to take the entry's lock compiles it, the others wait and load what it stored
+    // (`store` renames a new file into place, so a new entry is a new inode).
+    let _lock = lock_entry(&path);
+    if entry_inode(&path) != seen
+        && let Some(component) = load_entry(engine, &path, sha256)
+    {
+        return Ok((component, Origin::LoadedFromCache));
     }
     let bytes = engine.precompile_component(wasm).map_err(anyhow::Error::from).context("compiling the component")?;
     if let Err(e) = store(&path, sha256, &bytes) {
@@ -65,6 +63,54 @@ pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> a
     // SAFETY: `bytes` was produced by `precompile_component` on this very engine a moment ago.
     let component = unsafe { Component::deserialize(engine, &bytes)? };
     Ok((component, Origin::CompiledAndCached))
+}
+
+/// The entry at `path`, if there is one this host wrote for `sha256` on this engine.
+fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
+    if !path.is_file() {
+        return None;
+    }
+    match check_private_file(path).and_then(|()| read_entry(path, sha256)) {
+        // SAFETY: the entry is in a directory owned by this user and writable by nobody else,
+        // named after the SHA-256 of the very `.wasm` being loaded and this engine's
+        // compatibility hash; its header names that same `.wasm` and the SHA-256 of the code
+        // that follows, which `read_entry` just recomputed, so these are the exact bytes
+        // `store` wrote from `Engine::precompile_component` output. wasmtime additionally
+        // rejects code built by another version or configuration.
+        Ok(code) => match unsafe { Component::deserialize(engine, &code) } {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!("ignoring unusable cache entry {}: {e:#}", path.display());
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!("ignoring cache entry {}: {e:#}; recompiling", path.display());
+            None
+        }
+    }
+}
+
+fn entry_inode(path: &Path) -> Option<u64> {
+    std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+}
+
+/// An exclusive lock on the entry at `path`, held until the returned file is dropped (the
+/// kernel also drops it with the process, so no lock outlives a crash). `None` when the lock
+/// file cannot be had: then this process compiles without waiting, as before there were locks.
+fn lock_entry(path: &Path) -> Option<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path.with_extension("lock"))
+        .map_err(|e| tracing::warn!("cannot lock the precompile cache entry {}: {e}", path.display()))
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| tracing::warn!("cannot lock the precompile cache entry {}: {e}", path.display()))
+        .ok()?;
+    Some(file)
 }
 
 /// A stable text key for the engine's compatibility hash (wasmtime version + settings).

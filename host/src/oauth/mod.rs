@@ -247,6 +247,11 @@ impl ResourceServer {
         })
     }
 
+    /// The origin of `--public-url` (a page served behind it sends this `Origin`).
+    pub fn public_origin(&self) -> String {
+        self.public_url.origin().ascii_serialization()
+    }
+
     /// `WWW-Authenticate` for a request with no token, or a refused one (RFC 6750 section 3,
     /// RFC 9728 section 5.1): where the metadata is, and the scope reads need.
     pub fn challenge(&self, invalid: Option<&Invalid>) -> String {

@@ -8,6 +8,7 @@ mod agent;
 mod broker;
 mod catalog;
 mod component_build;
+mod conformance;
 mod contract;
 mod evidence;
 mod faults;

@@ -353,7 +353,7 @@ async fn the_official_mcp_sdk_follows_the_401_to_the_provider_and_calls_a_tool()
     let (server, public) = serve(&provider, &[]).await;
     let out = tokio::time::timeout(
         Duration::from_secs(30),
-        tokio::process::Command::new("node")
+        tokio::process::Command::new(node())
             .arg(oauth_dir().join("mcp-client.mjs"))
             .args([&public, "mcp-sdk", "secret-mcp-sdk", "fabric_list_metros"])
             .args(["--scope", "fabric:read", "--expected-issuer", &provider.issuer])

@@ -317,17 +317,33 @@ async fn foreign_origins_huge_bad_arguments_and_url_credentials_are_handled() {
         .http("127.0.0.1:0")
         .await;
     let init = initialize_message("raw", "0");
-    let post = |origin: Option<&str>| {
+    let post_to = |host: Option<String>, origin: Option<String>| {
         let mut r = http().post(&server.url).header("accept", "application/json, text/event-stream").json(&init);
+        if let Some(h) = host {
+            r = r.header("host", h);
+        }
         if let Some(o) = origin {
             r = r.header("origin", o);
         }
         r.send()
     };
+    let post = |origin: Option<&str>| post_to(None, origin.map(str::to_string));
     assert_eq!(post(Some("https://evil.example")).await.unwrap().status(), 403);
     assert_eq!(post(Some("http://localhost:8931")).await.unwrap().status(), 403, "not listed, even on loopback");
     assert!(post(Some("https://console.example.internal")).await.unwrap().status().is_success());
     assert!(post(None).await.unwrap().status().is_success(), "non-browser clients send no Origin");
+    // a page this server serves sends its own origin, under any name it answers to
+    let port = server.url.trim_start_matches("http://127.0.0.1:").split('/').next().unwrap().to_string();
+    for name in ["127.0.0.1", "localhost"] {
+        let (host, origin) = (format!("{name}:{port}"), format!("http://{name}:{port}"));
+        let r = post_to(Some(host), Some(origin.clone())).await.unwrap();
+        assert!(r.status().is_success(), "{origin}: {}", r.status());
+    }
+    assert_eq!(post(Some(&format!("https://127.0.0.1:{port}"))).await.unwrap().status(), 403, "another scheme");
+    // a rebinding name is refused whatever its Origin, its own included
+    let evil = format!("evil.example.com:{port}");
+    assert_eq!(post_to(Some(evil.clone()), Some(format!("http://{evil}"))).await.unwrap().status(), 403);
+    assert_eq!(post_to(Some(evil), None).await.unwrap().status(), 403);
 
     // a bad argument of 400 KB (as a value and as a key, just under the body cap) is named, not echoed
     let client = server.connect(None, TestClient::plain(), false).await;

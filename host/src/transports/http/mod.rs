@@ -95,6 +95,40 @@ impl HttpOptions {
         hosts.extend(self.oauth.as_ref().and_then(|o| o.public_host()));
         hosts
     }
+
+    /// The accepted `Origin` values once the server listens on `port`: `--allowed-origin` and
+    /// the server's own origins.
+    fn origins(&self, port: u16) -> Vec<String> {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let mut origins = self.allowed_origins.clone();
+        origins.extend(own_origins(scheme, &accepted_hosts(&self.allowed_hosts), port));
+        origins.extend(self.oauth.as_ref().map(|o| o.public_origin()));
+        origins
+    }
+}
+
+/// The origins of the server itself: every name the DNS-rebinding guard accepts, with the port
+/// the name carries or else the one the server listens on. A page this server serves sends one
+/// of them, and a request from it is no more cross-origin than one without `Origin`; a page of
+/// another local server (another port) is still foreign, and a rebinding name is refused by the
+/// `Host` check whatever its `Origin`.
+pub fn own_origins(scheme: &str, hosts: &[String], port: u16) -> Vec<String> {
+    hosts
+        .iter()
+        .map(|host| {
+            let authority = if host.parse::<Ipv6Addr>().is_ok() {
+                format!("[{host}]:{port}")
+            } else if match host.strip_prefix('[') {
+                Some(bracketed) => bracketed.contains("]:"),
+                None => host.contains(':'),
+            } {
+                host.clone()
+            } else {
+                format!("{host}:{port}")
+            };
+            format!("{scheme}://{authority}")
+        })
+        .collect()
 }
 
 /// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]). The caller has passed
@@ -106,7 +140,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
     let sessions_closed = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.hosts())
-        .with_allowed_origins(options.allowed_origins.clone())
+        .with_allowed_origins(options.origins(addr.port()))
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.sessions.max_body_bytes)
         .with_cancellation_token(sessions_closed.clone());
@@ -228,6 +262,31 @@ mod tests {
             },
             shutdown_grace: Duration::from_secs(1),
         }
+    }
+
+    #[test]
+    fn the_servers_own_origins_are_its_accepted_names_on_its_port() {
+        let hosts = accepted_hosts(&["mcp.example.internal".into(), "10.1.2.3:8080".into(), "fd00::1".into()]);
+        assert_eq!(
+            own_origins("http", &hosts, 4100),
+            [
+                "http://localhost:4100",
+                "http://127.0.0.1:4100",
+                "http://[::1]:4100",
+                "http://mcp.example.internal:4100",
+                "http://10.1.2.3:8080",
+                "http://[fd00::1]:4100",
+            ]
+        );
+        assert_eq!(
+            own_origins("https", &["[fd00::2]:443".into(), "[fd00::3]".into()], 9),
+            ["https://[fd00::2]:443", "https://[fd00::3]:9"]
+        );
+        let mut listed = options("127.0.0.1:0", false, &[]);
+        listed.allowed_origins = vec!["https://console.example.internal".into()];
+        let origins = listed.origins(4100);
+        assert_eq!(origins[0], "https://console.example.internal", "the operator's list comes first");
+        assert!(origins.contains(&"http://127.0.0.1:4100".to_string()), "{origins:?}");
     }
 
     #[test]

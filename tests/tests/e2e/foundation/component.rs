@@ -163,13 +163,26 @@ async fn tools_run(cache: &std::path::Path, extra: &[&str]) -> (Vec<String>, Str
     (names, stderr)
 }
 
-/// The one entry of `dir` whose name starts with `sha`.
+/// The one entry of `dir` whose name starts with `sha` (not its lock file).
 fn entry_of(dir: &std::path::Path, sha: &str) -> std::path::PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(sha))
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(sha) && p.extension().unwrap() == "cwasm")
         .unwrap()
+}
+
+#[tokio::test]
+async fn servers_started_together_compile_the_component_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    // stdio servers with no client: each loads the component, says so and exits
+    let args = ["serve", "--fabric-sim", "--cache-dir", cache];
+    let starts = (0..4).map(|_| run_to_exit(&args, &[]));
+    let banners: Vec<String> = futures_util::future::join_all(starts).await.into_iter().map(|(_, _, e)| e).collect();
+    let said = |origin: &str| banners.iter().filter(|b| b.contains(&format!("(embedded, {origin})"))).count();
+    assert_eq!((said("CompiledAndCached"), said("LoadedFromCache")), (1, 3), "{banners:#?}");
 }
 
 #[tokio::test]

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use equinix_fabric_sim::SimHandle;
@@ -15,6 +14,7 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 use super::client::{Client, TestClient, call_on, connect, is_error, structured};
+use super::printed::Printed;
 use super::process::{audit_log_of, binary, command, read_audit};
 use super::sim::sim_env;
 
@@ -138,17 +138,9 @@ impl Launch {
         let audit_log = audit_log_of(&cmd);
         let (transport, stderr) = TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn()?;
         let pid = transport.id();
-        let captured = Arc::new(Mutex::new(String::new()));
+        let captured = Printed::new(format!("equinix-mcp {}", self.args.join(" ")));
         if let Some(stderr) = stderr {
-            let sink = captured.clone();
-            tokio::spawn(async move {
-                let mut lines = tokio::io::BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    let mut s = sink.lock().unwrap();
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            });
+            captured.collect(stderr);
         }
         let client = if self.stateless {
             let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
@@ -172,15 +164,15 @@ impl Launch {
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr = Printed::new(format!("equinix-mcp {}", self.args.join(" ")));
         let (mut url, mut sim) = (None, self.sim_url.clone());
         while url.is_none() || sim.is_none() {
             let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
                 .await
                 .expect("no listening line within 30 s")
                 .unwrap()
-                .unwrap_or_else(|| panic!("server exited:\n{}", stderr.lock().unwrap()));
-            stderr.lock().unwrap().push_str(&format!("{line}\n"));
+                .unwrap_or_else(|| panic!("the server exited before it listened"));
+            stderr.push_line(&line);
             if let Some(at) = line.find("listening on ") {
                 url = line[at + 13..].split_whitespace().next().map(str::to_string);
             }
@@ -188,12 +180,7 @@ impl Launch {
                 sim = line[at + 13..].split_whitespace().next().map(str::to_string);
             }
         }
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                sink.lock().unwrap().push_str(&format!("{line}\n"));
-            }
-        });
+        stderr.collect(lines.into_inner());
         HttpServer { child, url: url.unwrap(), sim: sim.unwrap(), stderr, audit_log }
     }
 }
@@ -201,7 +188,7 @@ impl Launch {
 /// A running stdio server with its client and captured stderr.
 pub struct Server {
     pub client: Client,
-    pub stderr: Arc<Mutex<String>>,
+    stderr: Printed,
     /// The audit log this server writes (`EQUINIX_MCP_AUDIT_LOG`).
     pub audit_log: PathBuf,
     pub pid: Option<u32>,
@@ -232,7 +219,7 @@ impl Server {
     }
 
     pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.stderr.text()
     }
 
     pub async fn stop(self) {
@@ -247,7 +234,7 @@ pub struct HttpServer {
     pub url: String,
     /// The simulator's base URL.
     pub sim: String,
-    pub stderr: Arc<Mutex<String>>,
+    stderr: Printed,
     pub audit_log: PathBuf,
 }
 
@@ -259,7 +246,7 @@ impl HttpServer {
     }
 
     pub fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.stderr.text()
     }
 
     pub fn audit_entries(&self) -> Vec<Value> {

@@ -1,11 +1,14 @@
 //! The one end-to-end harness: spawn the real `equinix-mcp` binary ([`launch`], [`process`]),
 //! drive it with a real MCP client ([`client`]), run or reach the Fabric simulator ([`sim`]),
-//! propose from the simulator's seeded estate ([`fixtures`]), and start Redis ([`redis`]).
+//! propose from the simulator's seeded estate ([`fixtures`]), start Redis ([`redis`]) and the
+//! identity provider ([`oidc`]), and show what any of those processes printed when a test fails
+//! ([`printed`]).
 
 pub mod client;
 pub mod fixtures;
 pub mod launch;
 pub mod oidc;
+pub mod printed;
 pub mod process;
 pub mod redis;
 pub mod rounds;

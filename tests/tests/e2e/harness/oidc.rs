@@ -1,7 +1,8 @@
 //! A real OpenID provider on loopback: `tests/oauth/provider.mjs` runs the npm package
-//! `oidc-provider` (installed by `.ci/install-oidc-provider`), which issues JWT access tokens
-//! through the client-credentials grant with resource indicators, and adds test-only routes to
-//! sign made-up tokens with its own keys, publish a key later and count requests.
+//! `oidc-provider` (installed by `.ci/install-node`, on the project's own Node), which issues JWT
+//! access tokens through the client-credentials grant with resource indicators, and adds
+//! test-only routes to sign made-up tokens with its own keys, publish a key later and count
+//! requests.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -10,9 +11,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
+use super::printed::Printed;
+use super::process::{fresh_audit_path, node, node_fixture};
+
 /// The fixture's directory (`tests/oauth`).
 pub fn oauth_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("oauth")
+    node_fixture("oauth", "oidc-provider")
 }
 
 pub struct OidcProvider {
@@ -21,6 +25,8 @@ pub struct OidcProvider {
     pub issuer: String,
     pub token_endpoint: String,
     http: reqwest::Client,
+    /// Its notices (oidc-provider writes them to stderr), shown if the test fails.
+    _printed: Printed,
 }
 
 /// A free loopback port, for a server that must know its own URL before it listens.
@@ -28,28 +34,45 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// The providers' signing keys, made once per test run (`provider.mjs --make-keys`): making an
+/// RSA key is a search for random primes whose time has a long tail, and under the suite's load
+/// one such search at every provider start once took a start past 30 s.
+async fn signing_keys() -> &'static PathBuf {
+    static KEYS: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
+    KEYS.get_or_init(|| async {
+        let path = fresh_audit_path().with_extension("oidc-keys.json");
+        let out = tokio::process::Command::new(node())
+            .arg(oauth_dir().join("provider.mjs"))
+            .arg("--make-keys")
+            .arg(&path)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("node runs");
+        assert!(out.status.success(), "provider.mjs --make-keys: {}", String::from_utf8_lossy(&out.stderr));
+        path
+    })
+    .await
+}
+
 impl OidcProvider {
     pub async fn start() -> OidcProvider {
-        let dir = oauth_dir();
-        assert!(
-            dir.join("node_modules/oidc-provider").exists(),
-            "oidc-provider is not installed: run .ci/install-oidc-provider (or .ci/install-test-tools)"
-        );
-        // its notices go to a file, read back only when it fails to start
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let mut child = tokio::process::Command::new("node")
-            .arg(dir.join("provider.mjs"))
+        let mut child = tokio::process::Command::new(node())
+            .arg(oauth_dir().join("provider.mjs"))
+            .arg("--keys")
+            .arg(signing_keys().await)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(log.reopen().unwrap())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("node runs");
+        let printed = Printed::new("the identity provider (tests/oauth/provider.mjs)");
+        printed.collect(child.stderr.take().unwrap());
         let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
         let said = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await;
         let Ok(Ok(Some(line))) = said else {
-            let notices = std::fs::read_to_string(log.path()).unwrap_or_default();
-            panic!("the provider did not say where it listens within 30 s ({said:?}); its stderr:\n{notices}");
+            panic!("the provider did not say where it listens within 30 s ({said:?})");
         };
         let said: Value = serde_json::from_str(&line).unwrap();
         equinix_mcp::install_crypto_provider();
@@ -58,6 +81,7 @@ impl OidcProvider {
             issuer: said["issuer"].as_str().unwrap().to_string(),
             token_endpoint: said["token_endpoint"].as_str().unwrap().to_string(),
             http: reqwest::Client::new(),
+            _printed: printed,
         }
     }
 

@@ -35,6 +35,26 @@ pub fn cache_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().join("test-precompile-cache")
 }
 
+/// The project's own Node.js (`tests/node`, pinned by its lock file and installed by
+/// `.ci/install-node`), for the JavaScript fixtures: their packages support no older Node than 22,
+/// and the machine's may be older.
+pub fn node() -> PathBuf {
+    let node = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node/node_modules/.bin/node");
+    assert!(node.exists(), "{} is missing: run .ci/install-node (or .ci/install-test-tools)", node.display());
+    node
+}
+
+/// `tests/DIR`, a JavaScript fixture whose `package` `.ci/install-node` installed there.
+pub fn node_fixture(dir: &str, package: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
+    assert!(
+        dir.join("node_modules").join(package).exists(),
+        "{package} is not installed in {}: run .ci/install-node (or .ci/install-test-tools)",
+        dir.display()
+    );
+    dir
+}
+
 /// A hermetic command line: no inherited EQUINIX_* variables, logs at `info`.
 pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(binary());
