@@ -282,7 +282,8 @@ async fn instantiation(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 async fn http_throughput(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     use rmcp::transport::StreamableHttpClientTransport;
     let clients = 16;
-    let HttpChild { mut child, url, .. } = spawn_http(&b.server, &["--no-cache"]).await?;
+    let cache = b.cache.to_str().context("temp dir is not UTF-8")?;
+    let HttpChild { mut child, url, .. } = spawn_http(&b.server, &["--cache-dir", cache]).await?;
     let mut sessions = Vec::new();
     for _ in 0..clients {
         sessions.push(().serve(StreamableHttpClientTransport::from_uri(url.clone())).await?);
@@ -332,7 +333,7 @@ async fn sandbox_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 
 /// A team proposing at once: the audit log's group commit.
 async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<f64> {
-    let team = load::team_proposes(&b.server, &b.audit_dir, 16, b.window(), &[]).await?;
+    let team = load::team_proposes(&b.server, &b.cache, &b.audit_dir, 16, b.window(), &[]).await?;
     t.row(
         "proposes/s, 16 HTTP clients at once, audit synced per record",
         format!(
@@ -407,8 +408,8 @@ async fn checkpoint_syncs(b: &Bench) -> anyhow::Result<(f64, f64, usize)> {
         checkpoints.to_str().context("UTF-8")?,
     ];
     let window = if b.quick { b.window() } else { Duration::from_secs(2) };
-    let plain = load::Team::start(&b.server, &b.audit_dir.join("unsigned.jsonl"), 16, &[]).await?;
-    let with = load::Team::start(&b.server, &b.audit_dir.join("signed.jsonl"), 16, &signed).await?;
+    let plain = load::Team::start(&b.server, &b.cache, &b.audit_dir.join("unsigned.jsonl"), 16, &[]).await?;
+    let with = load::Team::start(&b.server, &b.cache, &b.audit_dir.join("signed.jsonl"), 16, &signed).await?;
     let (mut a, mut c) = (Vec::new(), Vec::new());
     for turn in 0..if b.quick { 1 } else { 2 } {
         a.push(plain.measure(window, 2 * turn).await?);
@@ -443,10 +444,11 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     }
     let (team, named) = (utf8(&team)?, utf8(&named)?);
     let servers = [
-        load::Team::start(&b.server, &b.audit_dir.join("plain.jsonl"), 16, &[]).await?,
-        load::Team::start(&b.server, &b.audit_dir.join("plain-again.jsonl"), 16, &[]).await?,
-        load::Team::start(&b.server, &b.audit_dir.join("policed.jsonl"), 16, &["--policy", team]).await?,
-        load::Team::start(&b.server, &b.audit_dir.join("policed-names.jsonl"), 16, &["--policy", named]).await?,
+        load::Team::start(&b.server, &b.cache, &b.audit_dir.join("plain.jsonl"), 16, &[]).await?,
+        load::Team::start(&b.server, &b.cache, &b.audit_dir.join("plain-again.jsonl"), 16, &[]).await?,
+        load::Team::start(&b.server, &b.cache, &b.audit_dir.join("policed.jsonl"), 16, &["--policy", team]).await?,
+        load::Team::start(&b.server, &b.cache, &b.audit_dir.join("policed-names.jsonl"), 16, &["--policy", named])
+            .await?,
     ];
     let (rounds, window) = if b.quick { (1, b.window()) } else { (24, Duration::from_secs(2)) };
     let mut measured: [Vec<load::TeamProposes>; 4] = Default::default();
@@ -496,7 +498,7 @@ async fn policy_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 /// The shared store: propose on one replica, confirm on another, through Redis (context rows;
 /// without redis-server the row says why it was not measured).
 async fn shared_store(b: &Bench, t: &mut Table) {
-    match load::shared_store(&b.server, &b.audit_dir, 8, b.window()).await {
+    match load::shared_store(&b.server, &b.cache, &b.audit_dir, 8, b.window()).await {
         Ok((memory, redis)) => {
             t.context(
                 "propose+confirm pairs/s, 8 clients, one replica, memory store",

@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
 use crate::client::{HttpChild, cpu_of, median, spawn_http, spawn_http_with, spec};
-use crate::lean::LeanSession;
+use equinix_mcp_bench::lean::LeanSession;
 
 type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
 
@@ -81,12 +81,13 @@ pub struct TeamProposes {
 
 pub async fn team_proposes(
     exe: &Path,
+    cache: &Path,
     audit_dir: &Path,
     clients: usize,
     duration: Duration,
     extra: &[&str],
 ) -> anyhow::Result<TeamProposes> {
-    Team::start(exe, &audit_dir.join("team.jsonl"), clients, extra).await?.measure(duration, 0).await
+    Team::start(exe, cache, &audit_dir.join("team.jsonl"), clients, extra).await?.measure(duration, 0).await
 }
 
 /// A server with `clients` sessions open and warmed up, ready for windows of proposes.
@@ -97,10 +98,20 @@ pub struct Team {
 }
 
 impl Team {
-    pub async fn start(exe: &Path, audit: &Path, clients: usize, extra: &[&str]) -> anyhow::Result<Team> {
-        let audit = audit.display().to_string();
-        let mut args =
-            vec!["--toolsets", "metros,mutate", "--audit-log", &audit, "--metrics-listen", "127.0.0.1:0", "--no-cache"];
+    /// The server loads the component from `cache`, warm as after a first start: what is
+    /// measured begins after start-up either way, and compiling again would only cost the run.
+    pub async fn start(exe: &Path, cache: &Path, audit: &Path, clients: usize, extra: &[&str]) -> anyhow::Result<Team> {
+        let (audit, cache) = (audit.display().to_string(), cache.display().to_string());
+        let mut args = vec![
+            "--toolsets",
+            "metros,mutate",
+            "--audit-log",
+            &audit,
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--cache-dir",
+            &cache,
+        ];
         args.extend_from_slice(extra);
         let server = spawn_http(exe, &args).await?;
         let metrics = server.metrics.clone().context("no metrics address")?;
@@ -215,6 +226,7 @@ fn start_redis() -> anyhow::Result<Redis> {
 /// Pairs on one replica with the memory store, and across two replicas sharing one Redis.
 pub async fn shared_store(
     exe: &Path,
+    cache: &Path,
     audit_dir: &Path,
     clients: usize,
     duration: Duration,
@@ -222,14 +234,18 @@ pub async fn shared_store(
     let audit = |name: &str| audit_dir.join(name).display().to_string();
     let key = "c2hhcmVkLWJlbmNoLWtleS0wMTIzNDU2Nzg5YWJjZGVm"; // 32 bytes, base64: the replicas' state key
     let memory_audit = audit("memory.jsonl");
-    let memory = replica(exe, &["--toolsets", "metros,mutate", "--audit-log", &memory_audit], None).await?;
+    let cache = cache.display().to_string();
+    let memory_args = ["--toolsets", "metros,mutate", "--audit-log", &memory_audit, "--cache-dir", &cache];
+    let memory = replica(exe, &memory_args, None).await?;
     let one = pairs(&memory.url, &memory.url, clients, duration).await?;
     drop(memory);
 
     let redis = start_redis()?;
     let store = format!("redis://127.0.0.1:{}/0", redis.port);
     let (a_audit, b_audit) = (audit("replica-a.jsonl"), audit("replica-b.jsonl"));
-    let args = |audit| ["--toolsets", "metros,mutate", "--proposal-store", &store, "--audit-log", audit];
+    let args = |audit| {
+        ["--toolsets", "metros,mutate", "--proposal-store", &store, "--audit-log", audit, "--cache-dir", &cache]
+    };
     let a = replica(exe, &args(&a_audit), Some(key)).await?;
     let b = replica(exe, &args(&b_audit), Some(key)).await?;
     let two = pairs(&a.url, &b.url, clients, duration).await?;

@@ -9,7 +9,6 @@
 mod client;
 mod echo;
 mod figures;
-mod lean;
 mod load;
 mod native;
 mod server;
