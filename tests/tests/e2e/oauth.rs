@@ -351,20 +351,29 @@ async fn a_label_and_a_subject_are_different_principals_on_one_server() {
 async fn the_official_mcp_sdk_follows_the_401_to_the_provider_and_calls_a_tool() {
     let provider = OidcProvider::start().await;
     let (server, public) = serve(&provider, &[]).await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::process::Command::new(node())
-            .arg(oauth_dir().join("mcp-client.mjs"))
-            .args([&public, "mcp-sdk", "secret-mcp-sdk", "fabric_list_metros"])
-            .args(["--scope", "fabric:read", "--expected-issuer", &provider.issuer])
-            .output(),
-    )
+    let mut client = tokio::process::Command::new(node())
+        .arg(oauth_dir().join("mcp-client.mjs"))
+        .args([&public, "mcp-sdk", "secret-mcp-sdk", "fabric_list_metros"])
+        .args(["--scope", "fabric:read", "--expected-issuer", &provider.issuer])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // shown if anything below fails, a timeout included
+    let stderr = crate::harness::printed::Printed::new("the SDK client (tests/oauth/mcp-client.mjs), on stderr");
+    stderr.collect(client.stderr.take().unwrap());
+    let mut stdout = Vec::new();
+    let status = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::io::AsyncReadExt::read_to_end(&mut client.stdout.take().unwrap(), &mut stdout).await.unwrap();
+        client.wait().await.unwrap()
+    })
     .await
-    .expect("the SDK client finished within 30 s")
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+    .expect("the SDK client finished within 30 s");
+    assert!(status.success(), "the SDK client exited with {status}");
+    let said: Value = serde_json::from_slice(&stdout)
+        .unwrap_or_else(|e| panic!("the SDK client printed no JSON ({e}): {}", String::from_utf8_lossy(&stdout)));
     let requests = said["requests"].as_array().unwrap();
     let first = &requests[0];
     assert_eq!((first["method"].as_str(), first["status"].as_u64()), (Some("POST"), Some(401)), "{said}");

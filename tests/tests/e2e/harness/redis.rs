@@ -1,10 +1,11 @@
 //! A real `redis-server` per test, on a free loopback port, without persistence; it can be
-//! stopped and started again on the same port to test an outage.
+//! stopped and started again on the same port to test an outage. What it printed (every run of
+//! it on that port) is shown when the test that started it fails.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
@@ -38,12 +39,13 @@ impl RedisServer {
 
     /// Starts it (again) on the same port and waits until it answers PING.
     pub fn resume(&mut self) {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log()).unwrap();
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .spawn()
             .unwrap_or_else(|e| {
                 panic!("cannot start redis-server ({e}): install it (`.ci/install-redis` does, from Debian's package)")
@@ -51,9 +53,16 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.answers_ping() {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
+                panic!("redis-server on port {} exited with {status} before answering PING", self.port);
+            }
             assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING", self.port);
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("redis-server.log")
     }
 
     fn answers_ping(&self) -> bool {
@@ -67,6 +76,11 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
+        // libtest shows a failing test's captured output, this included
+        if std::thread::panicking() {
+            let printed = std::fs::read_to_string(self.log()).unwrap_or_default();
+            eprintln!("--- what redis-server on port {} printed ---\n{printed}--- end of redis-server ---", self.port);
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
