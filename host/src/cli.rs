@@ -323,8 +323,9 @@ pub struct ServeArgs {
 
     /// HTTP connections from one IP address that have not yet sent a request with a valid
     /// token (without tokens: any `/mcp` request); one more closes that address's oldest such
-    /// connection. With every slot taken, a new connection closes the oldest such one anywhere.
-    /// A connection less than a second old is never closed for another: the new one is refused.
+    /// connection, however young (the newcomer is always read, so a token holder sharing the
+    /// address is served). With every slot taken, a new connection closes the oldest such one
+    /// anywhere; one less than a second old is closed only for a connection from its own address.
     #[arg(
         long,
         env = "EQUINIX_MCP_MAX_UNAUTHENTICATED_PER_PEER",

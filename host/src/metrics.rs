@@ -104,7 +104,7 @@ impl Metrics {
         registry.register(
             "http_limits",
             "HTTP connections closed and requests refused by the sharing rules, by listener (mcp, metrics) and \
-             reason (unproven_closed, peer_busy, full, principal_connections, principal_streams)",
+             reason (unproven_closed, full, principal_connections, principal_streams)",
             m.http_limits.clone(),
         );
         registry.register(

@@ -525,7 +525,9 @@ pub mod equinix {
                 /// Stateless (MCP 2026-07-28) first round: `ask` answers `input-required` at once.
                 FirstRound,
                 /// Stateless retry: `ask` answers with what the person chose in the form of the first
-                /// round, which counts only if the request is byte-identical to the one shown then.
+                /// round, which counts only if the question is the one shown then (the same proposal's
+                /// token, the validation it is bound to, byte-identical request) and only once, on every
+                /// replica: a replayed retry's `ask` is refused (`err` says why).
                 Answered,
             }
             impl ::core::fmt::Debug for Delivery {
@@ -919,8 +921,9 @@ pub mod equinix {
             /// that comes after those 10 minutes carries no approval. `err` says why the host refused to
             /// ask at all (no such token taken in this call, a request other than the validated one, the
             /// validation too old, a body the form cannot show exactly, the operator's policy, a second
-            /// question in one call, a tool outside the `mutate` toolset, the audit log not writable);
-            /// nobody was asked.
+            /// question in one call, a tool outside the `mutate` toolset, the audit log not writable, on
+            /// an `answered` delivery an answer given about another question or already used); nobody
+            /// was asked.
             #[allow(async_fn_in_trait)]
             pub fn ask(
                 token: &str,
@@ -1160,9 +1163,12 @@ pub mod equinix {
             #[allow(unused_unsafe, clippy::all)]
             /// Stores a record bound to the validation of `validated-sha256` (the `request-sha256` of a
             /// create dry run this call sent and Fabric answered 2xx). Each validation binds one record;
-            /// `err` says why nothing was stored (no such validation in this call, or it is already
-            /// bound). Records whose `expires-at-ms` has passed no longer count towards `capacity`; if
-            /// the pending ones still reach `capacity`, the oldest are evicted.
+            /// `err` says why nothing was stored (a record of more than 64 KiB, no such validation in
+            /// this call, or it is already bound). Records whose `expires-at-ms` has passed no longer
+            /// count towards `capacity`; if the pending ones still reach `capacity`, the oldest are
+            /// evicted. The host holds its own bounds whatever the component asks: at most 20 pending
+            /// per principal (a larger `capacity` counts as 20), and none pending past its validation's
+            /// 10 minutes (a later `expires-at-ms` counts as that).
             #[allow(async_fn_in_trait)]
             pub fn put(
                 proposal: &[u8],
@@ -1473,7 +1479,8 @@ pub mod equinix {
                 }
             }
             #[allow(unused_unsafe, clippy::all)]
-            /// Records the outcome of the attempt that took `token`, so a replay can report it.
+            /// Records the outcome of the attempt that took `token`, so a replay can report it. An
+            /// outcome of more than 16 KiB is not kept (a replay then finds the token used, without it).
             #[allow(async_fn_in_trait)]
             pub fn settle(token: &str, outcome: &[u8]) -> () {
                 unsafe {

@@ -20,6 +20,9 @@ const ENVELOPE: &[u8] = b"equinix-mcp binding 1\n";
 /// A create dry run of this call that Fabric answered 2xx.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Validation {
+    /// Names this validation alone (128 random bits, hex): two dry runs of the same bytes are two
+    /// validations, and an answer given about one does not count for the other.
+    pub id: String,
     pub request_sha256: String,
     pub validated_at_ms: u64,
     /// Metros the host learned for the request's access points (from Fabric's answer), for the
@@ -31,6 +34,9 @@ pub struct Validation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Binding {
+    /// The validation's id (empty in records an earlier version bound).
+    #[serde(default)]
+    pub id: String,
     pub request_sha256: String,
     pub principal: String,
     pub validated_at_ms: u64,
@@ -38,9 +44,17 @@ pub struct Binding {
     pub learned_metros: Vec<String>,
 }
 
+impl Validation {
+    /// A validation of `request_sha256` at `validated_at_ms`, with a fresh id.
+    pub fn new(request_sha256: String, validated_at_ms: u64, learned_metros: Vec<String>) -> Self {
+        Validation { id: hex::encode(rand::random::<[u8; 16]>()), request_sha256, validated_at_ms, learned_metros }
+    }
+}
+
 impl Binding {
     pub fn new(v: Validation, principal: &str) -> Self {
         Binding {
+            id: v.id,
             request_sha256: v.request_sha256,
             principal: principal.to_string(),
             validated_at_ms: v.validated_at_ms,
@@ -91,6 +105,7 @@ mod tests {
     #[test]
     fn a_binding_round_trips_and_foreign_bytes_carry_none() {
         let b = Binding {
+            id: "cd".repeat(16),
             request_sha256: "ab".repeat(32),
             principal: "alice".into(),
             validated_at_ms: 7,

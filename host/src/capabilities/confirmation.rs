@@ -51,7 +51,8 @@ impl CallState {
             return Err(format!("the create body has {} bytes; at most {max} are sent", request.body.len()));
         }
         let binding = self.bound(token, change_type, &request.body)?;
-        let form = form::render(&self.tool.name, change_type, &request.path, &request.body, context)?;
+        let form = form::render(&self.tool.name, change_type, &request.path, &request.body, context)?
+            .about(token, &binding.id);
         if self.audit.is_none() {
             return Err("this server has no audit log, so no create can be approved".into());
         }

@@ -96,11 +96,7 @@ impl CallState {
             }
             learned = metros.into_iter().collect();
         }
-        self.validations.push(Validation {
-            request_sha256,
-            validated_at_ms: self.clock.now_ms(),
-            learned_metros: learned,
-        });
+        self.validations.push(Validation::new(request_sha256, self.clock.now_ms(), learned));
         Ok(answer)
     }
 

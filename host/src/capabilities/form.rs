@@ -24,13 +24,18 @@ const MAX_CONTEXT_CHARS: usize = 500;
 /// Prefix of every line the component wrote.
 const COMPONENT_MARK: &str = "| ";
 
-/// What the person is asked: the rendered text and the hash it shows.
+/// What the person is asked: the rendered text and the hash it shows, and the proposal it is
+/// about (an answer counts for that proposal only).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Form {
     /// The whole text of the form (the elicitation message).
     pub text: String,
     /// SHA-256 of the change type, a newline and the body, lowercase hex.
     pub request_sha256: String,
+    /// The token of the proposal asked about (set by `ask` once it checked the binding).
+    pub token: String,
+    /// The id of the validation that proposal is bound to.
+    pub validation: String,
 }
 
 /// Renders the form `tool` asks for a create of `change_type` (POST `path` with `body`). `Err`
@@ -78,14 +83,22 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
             text.len() + reserved
         ));
     }
-    Ok(Form { text, request_sha256 })
+    Ok(Form { text, request_sha256, token: String::new(), validation: String::new() })
 }
 
+/// A context text as the form shows it: cut, each backslash doubled (so the component cannot type
+/// what looks like the host's `\u{...}` escape of an invisible character; JSON writes the body's
+/// backslashes the same way), then its invisible characters escaped.
 fn capped(s: &str) -> String {
-    visible(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS))
+    visible(&equinix_broker_contract::clip(s, MAX_CONTEXT_CHARS).replace('\\', "\\\\"))
 }
 
 impl Form {
+    /// This form, about the proposal `token` bound to validation `validation`.
+    pub fn about(self, token: &str, validation: &str) -> Form {
+        Form { token: token.to_string(), validation: validation.to_string(), ..self }
+    }
+
     /// Adds what the operator's policy said of the request to the host's part, below its hash.
     pub fn note_policy(&mut self, verdict: &str) {
         let shown = equinix_broker_contract::clip(&visible(verdict), POLICY_LINE_CHARS);
@@ -156,6 +169,24 @@ mod tests {
         let form =
             render("fabric_confirm_change", "connection_create", "/fabric/v4/connections", "{}", &title).unwrap();
         assert!(form.text.lines().all(|l| !l.starts_with("price:")), "{}", form.text);
+    }
+
+    #[test]
+    fn the_hosts_escapes_cannot_be_typed() {
+        // the component types the text of the host's escape; a real invisible character beside it
+        let typed = r"a\u{200b}b";
+        let real = "a\u{200b}b";
+        let body = serde_json::json!({"name": typed, "other": real}).to_string();
+        let ctx = context(&[("typed", typed), ("real", real), (r"\u{200b}label", "x")]);
+        let form = render("t", "connection_create", "/fabric/v4/connections", &body, &ctx).unwrap();
+        let line = |start: &str| form.text.lines().find(|l| l.starts_with(start)).unwrap().to_string();
+        assert_eq!(line("| typed: "), r"| typed: a\\u{200b}b");
+        assert_eq!(line("| real: "), r"| real: a\u{200b}b");
+        assert_ne!(line("| typed: ")["| typed: ".len()..], line("| real: ")["| real: ".len()..]);
+        assert!(form.text.contains(r"| \\u{200b}label: x"), "{}", form.text);
+        // in the body a backslash always starts a JSON escape, and `\u{` is none
+        assert_eq!(line("body.name: "), r#"body.name: "a\\u{200b}b""#);
+        assert_eq!(line("body.other: "), r#"body.other: "a\u{200b}b""#);
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The `proposal-store` capability: the WIT interface's calls on the configured store, as the
 //! calling principal and on the host's clock. `put` binds each record to one of this call's
 //! validations; `peek` and `take` hand the component its own bytes and keep the binding for
-//! this call's `ask` (see [`super::binding`]).
+//! this call's `ask` (see [`super::binding`]). The host bounds what any component can keep:
+//! [`MAX_RECORD_BYTES`] a record, [`MAX_OUTCOME_BYTES`] an outcome, [`PENDING_PER_PRINCIPAL`]
+//! pending per principal, none pending past its validation's TTL.
 
-use super::binding::{Binding, Redeemed};
+use super::binding::{Binding, Redeemed, TTL_MS};
 use super::call_state::CallState;
 use crate::bindings::proposal_store as wit_store;
 use crate::oauth::Scope;
+use crate::proposals::{MAX_OUTCOME_BYTES, MAX_RECORD_BYTES, PENDING_PER_PRINCIPAL};
 
 /// An unreachable store stops the call (a trap the host reports as `proposal_store_unavailable`):
 /// the WIT has no error case for it on purpose, so a component cannot carry on without its
@@ -26,6 +29,15 @@ impl wit_store::Host for CallState {
             tracing::warn!(tool = %self.tool.name, "refused to store a proposal: {why}");
             return Ok(Err(why.into()));
         }
+        if record.len() > MAX_RECORD_BYTES {
+            let why = format!(
+                "the proposal record has {} bytes; the host keeps at most {MAX_RECORD_BYTES} bytes per proposal, so \
+                 nothing was stored",
+                record.len()
+            );
+            tracing::warn!(tool = %self.tool.name, "refused to store a proposal: {why}");
+            return Ok(Err(why));
+        }
         let Some(at) = self.validations.iter().position(|v| v.request_sha256 == validated_sha256) else {
             let why = format!(
                 "no create dry run of request {validated_sha256:?} was answered 2xx by Fabric in this call (or its \
@@ -36,6 +48,10 @@ impl wit_store::Host for CallState {
         };
         let binding = Binding::new(self.validations.remove(at), self.principal.as_str());
         let (store, who, now) = (self.proposals.clone(), self.principal.clone(), self.clock.now_ms());
+        // nothing can be approved once the validation is older than the TTL, so nothing is kept
+        // pending longer, and no component holds more than the seed's 20 pending per principal
+        let expires_at_ms = expires_at_ms.min(binding.validated_at_ms.saturating_add(TTL_MS));
+        let capacity = capacity.clamp(1, PENDING_PER_PRINCIPAL);
         let stored = binding.wrap(&record);
         let (token, evicted) = self.meter.outside_guest(store.put(&who, stored, expires_at_ms, capacity, now)).await?;
         Ok(Ok(wit_store::Stored { token, evicted }))
@@ -54,6 +70,15 @@ impl wit_store::Host for CallState {
     }
 
     async fn settle(&mut self, token: String, outcome: Vec<u8>) -> wasmtime::Result<()> {
+        if outcome.len() > MAX_OUTCOME_BYTES {
+            // the WIT gives settle no error: a replay of this token says it was used, without
+            // what happened
+            tracing::warn!(
+                tool = %self.tool.name, %token, bytes = outcome.len(),
+                "did not record an attempt's outcome of more than {MAX_OUTCOME_BYTES} bytes"
+            );
+            return Ok(());
+        }
         let (store, who) = (self.proposals.clone(), self.principal.clone());
         if let Err(e) = self.meter.outside_guest(store.settle(&who, &token, outcome)).await {
             tracing::error!(token = %token, "{e}; this attempt's outcome is not recorded for replays");

@@ -225,6 +225,8 @@ impl McpServer {
                     &sealed,
                     state,
                     request.input_responses.as_ref(),
+                    self.shared.grants.proposals.clone(),
+                    self.shared.grants.clock.clone(),
                 ) {
                     Ok(answered) => Arc::new(answered),
                     Err(refused) => return Ok((*refused).into()),

@@ -6,13 +6,16 @@
 //!
 //! Nothing here knows a tool by name: the component learns the round from
 //! `confirmation.current-delivery`, and the state is bound to the principal, the tool and its exact
-//! arguments (for the confirm tool, the token), and to the request hash the form showed. The
-//! state has no lifetime of its own: whether an answer came too late is judged at the retry, by
-//! the component's TTL rule and by the host's own (no approval after the binding's 10 minutes); a
-//! replayed state finds its token already consumed.
+//! arguments (for the confirm tool, the token), and seals what the form was about: the request
+//! hash it showed, the proposal's token and the validation that proposal is bound to. A retry's
+//! answer counts only for a question about that same proposal, and only once: each first round's
+//! answer has an id, claimed in the proposal store (shared by every replica when it is Redis) when
+//! a retry asks, so a replayed or copied state approves nothing and says why. The state has no
+//! lifetime of its own: whether an answer came too late is judged at the retry, by the
+//! component's TTL rule and by the host's own (no approval after the binding's 10 minutes).
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use rmcp::model::{
@@ -28,15 +31,23 @@ use super::elicitation::{schema, status_of};
 use super::results::ToolError;
 use crate::bindings::confirmation::{Delivery, Status};
 use crate::capabilities::{Confirmer, Form};
+use crate::clock::Clock;
 use crate::principal::Principal;
+use crate::proposals::ProposalStore;
 
 /// The input-request key of the confirmation form.
 pub const INPUT_KEY: &str = "confirm";
 
 /// What the sealed `requestState` carries (integrity-protected, readable: no secrets).
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Sealed {
+    /// The hash the form showed.
     pub request_sha256: String,
+    /// The proposal the form was about, and the validation it is bound to.
+    pub token: String,
+    pub validation: String,
+    /// This first round's answer, claimed once by the retry that uses it.
+    pub answer: String,
 }
 
 /// The call a sealed state belongs to: who made it, which tool, with which arguments.
@@ -59,7 +70,7 @@ impl Call<'_> {
     fn associated_data(&self) -> Vec<u8> {
         let text = equinix_broker_contract::canonical_json(self.arguments);
         let arguments = Sha256::digest(text.as_bytes());
-        let parts = ["equinix-mcp input round v2", self.principal.as_str(), self.tool, &hex::encode(arguments)];
+        let parts = ["equinix-mcp input round v3", self.principal.as_str(), self.tool, &hex::encode(arguments)];
         serde_json::to_vec(&parts).expect("strings always serialize")
     }
 }
@@ -118,7 +129,12 @@ impl Confirmer for FirstRound {
 pub fn input_required(codec: &RequestStateCodec, call: &Call, form: &Form) -> Result<CallToolResponse, String> {
     let sealed = codec
         .seal_json_with(
-            &Sealed { request_sha256: form.request_sha256.clone() },
+            &Sealed {
+                request_sha256: form.request_sha256.clone(),
+                token: form.token.clone(),
+                validation: form.validation.clone(),
+                answer: hex::encode(rand::random::<[u8; 16]>()),
+            },
             &SealOptions::new().associated_data(&call.associated_data()),
         )
         .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
@@ -132,12 +148,15 @@ pub fn input_required(codec: &RequestStateCodec, call: &Call, form: &Form) -> Re
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
 }
 
-/// The retry: opens the state (bound to this call) and reads the person's answer.
+/// The retry: opens the state (bound to this call) and reads the person's answer, to be claimed
+/// in `store` when it is used.
 pub fn answer(
     codec: &RequestStateCodec,
     call: &Call,
     state: &str,
     responses: Option<&InputResponses>,
+    store: Arc<ProposalStore>,
+    clock: Clock,
 ) -> Result<Answered, Box<CallToolResult>> {
     let sealed: Sealed = codec.open_json_with(state, &call.associated_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
@@ -150,14 +169,38 @@ pub fn answer(
         .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
         .map(|r| status_of(&r.action, r.content.as_ref()))
         .unwrap_or(Status::Failed);
-    Ok(Answered { status, request_sha256: sealed.request_sha256 })
+    Ok(Answered { status, sealed, store, clock })
 }
 
 /// The retry's confirmer: the answer collected by the first round's form, which counts only for
-/// the request whose hash was sealed.
+/// the question it answered (the same request hash, proposal and validation) and only once.
 pub struct Answered {
     pub status: Status,
-    pub request_sha256: String,
+    pub sealed: Sealed,
+    store: Arc<ProposalStore>,
+    clock: Clock,
+}
+
+impl Answered {
+    /// Why this answer does not answer `form`, if it does not.
+    fn mismatch(&self, form: &Form) -> Option<String> {
+        let sealed = &self.sealed;
+        if form.token != sealed.token {
+            return Some(format!(
+                "the person's answer in requestState was given about proposal {}, and this retry asks about proposal {}; \
+                 an answer counts only for the proposal it was asked about, so nothing was approved",
+                sealed.token, form.token
+            ));
+        }
+        if form.validation != sealed.validation || form.request_sha256 != sealed.request_sha256 {
+            return Some(format!(
+                "the person's answer in requestState was given about request {} as validated then, and this retry asks \
+                 about request {} under another validation; nothing was approved",
+                sealed.request_sha256, form.request_sha256
+            ));
+        }
+        None
+    }
 }
 
 impl Confirmer for Answered {
@@ -166,13 +209,25 @@ impl Confirmer for Answered {
     }
 
     fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
-        let status = if form.request_sha256 == self.request_sha256 {
-            self.status
-        } else {
-            tracing::warn!("the answered form was for another request; treating the answer as failed");
-            Status::Failed
-        };
-        Box::pin(async move { Ok(status) })
+        Box::pin(async move {
+            if let Some(why) = self.mismatch(form) {
+                tracing::warn!(token = %form.token, "refused a stateless answer: {why}");
+                return Err(why);
+            }
+            match self.store.claim_answer(&self.sealed.answer, self.clock.now_ms()).await {
+                Ok(true) => Ok(self.status),
+                Ok(false) => {
+                    let why = format!(
+                        "the person's answer in requestState (answer {}) was already used by an earlier retry; one answer \
+                         approves at most once, so nothing was approved. Propose again and ask the person again",
+                        self.sealed.answer
+                    );
+                    tracing::warn!(token = %form.token, "refused a replayed stateless answer");
+                    Err(why)
+                }
+                Err(e) => Err(format!("{e}; the person's answer could not be counted, so nothing was approved")),
+            }
+        })
     }
 }
 
@@ -186,7 +241,27 @@ mod tests {
     }
 
     fn form(sha: &str) -> Form {
-        Form { text: format!("request_sha256: {sha}"), request_sha256: sha.into() }
+        Form {
+            text: format!("request_sha256: {sha}"),
+            request_sha256: sha.into(),
+            token: "chg-a".into(),
+            validation: "v-1".into(),
+        }
+    }
+
+    fn store() -> Arc<ProposalStore> {
+        Arc::new(ProposalStore::new())
+    }
+
+    /// The retry's confirmer for `form`'s first round, answered `status`, on `store`.
+    fn answered(status: Status, asked: &Form, store: &Arc<ProposalStore>) -> Answered {
+        let sealed = Sealed {
+            request_sha256: asked.request_sha256.clone(),
+            token: asked.token.clone(),
+            validation: asked.validation.clone(),
+            answer: "answer-1".into(),
+        };
+        Answered { status, sealed, store: store.clone(), clock: Clock::default() }
     }
 
     fn accept() -> InputResponses {
@@ -206,22 +281,27 @@ mod tests {
         };
         assert!(serde_json::to_string(&r.input_requests).unwrap().contains("request_sha256: abc"));
         let state = r.request_state.unwrap();
-        let answered = answer(&c, &call, &state, Some(&accept())).ok().unwrap();
-        assert_eq!((answered.request_sha256.as_str(), answered.status), ("abc", Status::Accepted));
+        let open = |c: &RequestStateCodec, call: &Call, responses: Option<&InputResponses>| {
+            answer(c, call, &state, responses, store(), Clock::default())
+        };
+        let answered = open(&c, &call, Some(&accept())).ok().unwrap();
+        assert_eq!((answered.sealed.request_sha256.as_str(), answered.status), ("abc", Status::Accepted));
+        assert_eq!((answered.sealed.token.as_str(), answered.sealed.validation.as_str()), ("chg-a", "v-1"));
+        assert_eq!(answered.sealed.answer.len(), 32, "a fresh answer id: {:?}", answered.sealed.answer);
 
         let reordered = json!({"confirm_token": "chg-a"});
-        assert!(answer(&c, &Call { arguments: &reordered, ..call }, &state, Some(&accept())).is_ok());
+        assert!(open(&c, &Call { arguments: &reordered, ..call }, Some(&accept())).is_ok());
         let other_args = json!({"confirm_token": "chg-b"});
         for (other, why) in [
             (Call { arguments: &other_args, ..call }, "another token"),
             (Call { principal: &bob, ..call }, "another principal"),
             (Call { tool: "other_tool", ..call }, "another tool"),
         ] {
-            assert!(answer(&c, &other, &state, Some(&accept())).is_err(), "{why} cannot reuse the state");
+            assert!(open(&c, &other, Some(&accept())).is_err(), "{why} cannot reuse the state");
         }
         let other_codec = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
-        assert!(answer(&other_codec, &call, &state, Some(&accept())).is_err(), "forged states are refused");
-        assert_eq!(answer(&c, &call, &state, None).ok().unwrap().status, Status::Failed);
+        assert!(open(&other_codec, &call, Some(&accept())).is_err(), "forged states are refused");
+        assert_eq!(open(&c, &call, None).ok().unwrap().status, Status::Failed);
     }
 
     #[test]
@@ -267,14 +347,29 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_answer_counts_only_for_the_request_it_was_shown() {
-        let c = Answered { status: Status::Accepted, request_sha256: "abc".into() };
+    async fn an_answer_counts_once_and_only_for_the_question_it_answered() {
         let ct = CancellationToken::new();
-        assert_eq!(c.confirm(&form("abc"), &ct).await, Ok(Status::Accepted));
-        assert_eq!(c.confirm(&form("def"), &ct).await, Ok(Status::Failed));
+        let asked = form("abc");
+        for (other, why) in [
+            (form("def"), "another request"),
+            (Form { token: "chg-b".into(), ..form("abc") }, "another proposal of the same bytes"),
+            (Form { validation: "v-2".into(), ..form("abc") }, "another validation"),
+        ] {
+            let c = answered(Status::Accepted, &asked, &store());
+            let refused = c.confirm(&other, &ct).await.unwrap_err();
+            assert!(refused.contains("nothing was approved"), "{why}: {refused}");
+        }
+        let shared = store();
+        let c = answered(Status::Accepted, &asked, &shared);
+        assert_eq!(c.confirm(&asked, &ct).await, Ok(Status::Accepted));
+        let again = c.confirm(&asked, &ct).await.unwrap_err();
+        assert!(again.contains("already used"), "{again}");
+        // the same answer presented through another confirmer (another retry, another replica)
+        let copied = answered(Status::Accepted, &asked, &shared);
+        assert!(copied.confirm(&asked, &ct).await.unwrap_err().contains("already used"));
         let first = FirstRound::default();
-        assert_eq!(first.confirm(&form("abc"), &ct).await, Ok(Status::InputRequired));
-        assert_eq!(first.input_request(), Some(form("abc")));
+        assert_eq!(first.confirm(&asked, &ct).await, Ok(Status::InputRequired));
+        assert_eq!(first.input_request(), Some(asked));
         assert_eq!(first.input_request(), None, "taken once");
     }
 }

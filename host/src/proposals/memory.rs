@@ -12,12 +12,26 @@ use crate::principal::Principal;
 /// precise answer; beyond it the oldest are forgotten (they then read as unknown), which bounds
 /// the store's memory to this plus the live proposals (at most the capacity per principal).
 const REMEMBERED: usize = 4096;
+/// And how many bytes they may keep (expired records, outcomes) in all; beyond it too the
+/// oldest are forgotten.
+pub const REMEMBERED_BYTES: usize = 16 << 20;
 
 #[derive(Debug)]
 enum State {
     Pending { record: Vec<u8>, expires_at_ms: u64 },
     Used { outcome: Option<Vec<u8>> },
     Evicted,
+}
+
+impl State {
+    /// The bytes this state keeps.
+    fn bytes(&self) -> usize {
+        match self {
+            State::Pending { record, .. } => record.len(),
+            State::Used { outcome } => outcome.as_ref().map_or(0, Vec::len),
+            State::Evicted => 0,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -33,6 +47,11 @@ struct Inner {
     pending: HashMap<Principal, VecDeque<String>>,
     /// Every token in mint order, to forget the oldest settled ones.
     minted: VecDeque<String>,
+    /// The answers used, with when each may be forgotten, and in that order.
+    answers: HashMap<String, u64>,
+    answers_by_age: VecDeque<(u64, String)>,
+    /// The bytes every slot keeps, live or not.
+    bytes: usize,
 }
 
 impl Inner {
@@ -43,6 +62,13 @@ impl Inner {
 
     fn pending_total(&self) -> usize {
         self.pending.values().map(VecDeque::len).sum()
+    }
+
+    /// Sets the state of `token`'s slot, keeping the byte count.
+    fn set_state(&mut self, token: &str, state: State) -> Option<State> {
+        let slot = self.slots.get_mut(token)?;
+        self.bytes = self.bytes + state.bytes() - slot.state.bytes();
+        Some(std::mem::replace(&mut slot.state, state))
     }
 }
 
@@ -79,12 +105,11 @@ impl MemoryStore {
             let Some(oldest) = queue.pop_front() else {
                 break;
             };
-            if let Some(slot) = inner.slots.get_mut(&oldest) {
-                slot.state = State::Evicted;
-            }
+            inner.set_state(&oldest, State::Evicted);
             evicted.push(oldest);
         }
         let token = mint_token();
+        inner.bytes += record.len();
         inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: State::Pending { record, expires_at_ms } });
         queue.push_back(token.clone());
         inner.pending.insert(who.clone(), queue);
@@ -109,30 +134,46 @@ impl MemoryStore {
         let Some(slot) = inner.owned(who, token) else {
             return Taken::Unknown;
         };
-        match std::mem::replace(&mut slot.state, State::Used { outcome: None }) {
-            State::Pending { record, .. } => {
+        match &slot.state {
+            State::Pending { .. } => {
+                let Some(State::Pending { record, .. }) = inner.set_state(token, State::Used { outcome: None }) else {
+                    unreachable!("the slot was pending a moment ago, under the same lock")
+                };
                 if let Some(queue) = inner.pending.get_mut(who) {
                     queue.retain(|t| t != token);
                 }
                 Taken::Found(record)
             }
-            State::Used { outcome } => {
-                slot.state = State::Used { outcome: outcome.clone() };
-                Taken::Used(outcome)
-            }
-            State::Evicted => {
-                slot.state = State::Evicted;
-                Taken::Evicted
-            }
+            State::Used { outcome } => Taken::Used(outcome.clone()),
+            State::Evicted => Taken::Evicted,
         }
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
     pub fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
         let mut inner = self.inner.lock().unwrap();
-        if let Some(Slot { state: State::Used { outcome: slot }, .. }) = inner.owned(who, token) {
-            *slot = Some(outcome);
+        if let Some(Slot { state: State::Used { .. }, .. }) = inner.owned(who, token) {
+            inner.set_state(token, State::Used { outcome: Some(outcome) });
         }
+    }
+
+    /// `true` the first time `answer` is claimed, `false` while it is remembered.
+    pub fn claim_answer(&self, answer: &str, now_ms: u64) -> bool {
+        let mut inner = self.inner.lock().unwrap();
+        let inner = &mut *inner;
+        while let Some((until, _)) = inner.answers_by_age.front()
+            && *until <= now_ms
+        {
+            let (_, old) = inner.answers_by_age.pop_front().expect("just seen");
+            inner.answers.remove(&old);
+        }
+        if inner.answers.contains_key(answer) {
+            return false;
+        }
+        let until = now_ms + super::ANSWER_MEMORY_MS;
+        inner.answers.insert(answer.to_string(), until);
+        inner.answers_by_age.push_back((until, answer.to_string()));
+        true
     }
 
     /// Number of proposals that count towards capacity, all principals together (for tests
@@ -143,22 +184,30 @@ impl MemoryStore {
 }
 
 /// Forgets the oldest tokens that no longer count towards capacity (settled, evicted, or
-/// pending past their expiry) while more than [`REMEMBERED`] of them are kept.
+/// pending past their expiry) while more than [`REMEMBERED`] of them are kept, or they keep more
+/// than [`REMEMBERED_BYTES`].
 fn forget_oldest_settled(inner: &mut Inner, now_ms: u64) {
     let live = |s: &Slot| matches!(s.state, State::Pending { expires_at_ms, .. } if expires_at_ms > now_ms);
     // the queues hold every live proposal (and at most a capacity's worth of expired ones per
-    // principal), so this bound costs nothing to compute and stays close
+    // principal), so these bounds cost little to compute and stay close
     let keep = REMEMBERED + inner.pending_total();
+    let live_bytes = match inner.bytes > REMEMBERED_BYTES {
+        false => 0,
+        true => {
+            let queued = inner.pending.values().flatten().filter_map(|t| inner.slots.get(t));
+            queued.filter(|s| live(s)).map(|s| s.state.bytes()).sum()
+        }
+    };
     let mut scanned = 0;
-    while inner.slots.len() > keep && scanned < inner.minted.len() {
+    while (inner.slots.len() > keep || inner.bytes - live_bytes > REMEMBERED_BYTES) && scanned < inner.minted.len() {
         let Some(token) = inner.minted.pop_front() else {
             break;
         };
         if inner.slots.get(&token).is_some_and(live) {
             inner.minted.push_back(token);
             scanned += 1;
-        } else {
-            inner.slots.remove(&token);
+        } else if let Some(slot) = inner.slots.remove(&token) {
+            inner.bytes -= slot.state.bytes();
         }
     }
 }
@@ -217,6 +266,35 @@ mod tests {
         let inner = store.inner.lock().unwrap();
         assert!(inner.slots.len() <= REMEMBERED + 20, "{} slots kept", inner.slots.len());
         assert!(inner.minted.len() <= REMEMBERED + 20, "{} tokens listed", inner.minted.len());
+    }
+
+    #[test]
+    fn what_finished_proposals_keep_is_bounded_in_bytes() {
+        let store = MemoryStore::new();
+        let big = super::super::MAX_RECORD_BYTES;
+        // each expired by the time the next arrives, and each outcome as large as it may be
+        for i in 0..2_000u64 {
+            let (t, _) = store.put(&me(), vec![1; big], i * 10 + 5, 20, i * 10);
+            if i % 2 == 0 {
+                store.take(&me(), &t);
+                store.settle(&me(), &t, vec![2; super::super::MAX_OUTCOME_BYTES]);
+            }
+        }
+        let inner = store.inner.lock().unwrap();
+        let counted: usize = inner.slots.values().map(|s| s.state.bytes()).sum();
+        assert_eq!(inner.bytes, counted, "the running count is the slots' bytes");
+        assert!(inner.bytes <= REMEMBERED_BYTES + 21 * big, "{} bytes kept", inner.bytes);
+    }
+
+    #[test]
+    fn an_answer_is_claimed_once_until_it_is_forgotten() {
+        let store = MemoryStore::new();
+        assert!(store.claim_answer("a", 1_000));
+        assert!(!store.claim_answer("a", 2_000), "a second claim");
+        assert!(store.claim_answer("b", 2_000), "another answer");
+        let later = 1_000 + super::super::ANSWER_MEMORY_MS;
+        assert!(store.claim_answer("a", later), "forgotten after ANSWER_MEMORY_MS");
+        assert_eq!(store.inner.lock().unwrap().answers.len(), 2, "the old claims are gone: {later}");
     }
 
     #[test]

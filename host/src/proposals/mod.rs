@@ -23,6 +23,21 @@ use crate::principal::Principal;
 pub use memory::MemoryStore;
 pub use redis::{RedisStore, StoreUnavailable};
 
+/// The most a component may store per proposal: far more than any proposal a person can be
+/// shown (the form is at most 16 KiB), far less than a component could use to fill the host.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+/// The most a component may record as an attempt's outcome (`settle`); a larger one is not kept.
+pub const MAX_OUTCOME_BYTES: usize = 16 * 1024;
+/// Pending proposals per principal, whatever capacity a component asks for (the seed's 20): the
+/// oldest is evicted beyond it.
+pub const PENDING_PER_PRINCIPAL: u32 = 20;
+
+/// How long a used answer is remembered. An answer approves nothing once its proposal's
+/// validation is older than the TTL (or lies ahead of this host's clock by more than the skew a
+/// replica may have), so after the TTL and that skew a replay could mint nothing anyway; this
+/// keeps a margin beyond both.
+pub const ANSWER_MEMORY_MS: u64 = 15 * 60 * 1000;
+
 pub enum ProposalStore {
     Memory(MemoryStore),
     Redis(RedisStore),
@@ -104,6 +119,16 @@ impl ProposalStore {
         match self {
             ProposalStore::Memory(m) => Ok(m.take(who, token)),
             ProposalStore::Redis(r) => counted(r.take(who, token).await),
+        }
+    }
+
+    /// Counts the person's answer `answer` (a stateless first round's, by its id) as used:
+    /// `true` the first time, `false` ever after (within [`ANSWER_MEMORY_MS`]), on every replica
+    /// sharing the store.
+    pub async fn claim_answer(&self, answer: &str, now_ms: u64) -> Result<bool, StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => Ok(m.claim_answer(answer, now_ms)),
+            ProposalStore::Redis(r) => counted(r.claim_answer(answer).await),
         }
     }
 

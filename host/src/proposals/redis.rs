@@ -10,7 +10,11 @@
 //!   used or evicted token is answered precisely for a day and then forgotten;
 //! - `equinix-mcp:pending:<principal>`: sorted set of the principal's pending tokens by mint
 //!   order (capacity counts per principal);
-//! - `equinix-mcp:seq`: the mint counter that orders them.
+//! - `equinix-mcp:finished:<principal>`: sorted set of its tokens that stopped being pending,
+//!   the newest [`FINISHED_PER_PRINCIPAL`] of them (older ones are deleted);
+//! - `equinix-mcp:seq`: the mint counter that orders them;
+//! - `equinix-mcp:answer:<id>`: a stateless first round's answer that a retry has used (see
+//!   [`super::ANSWER_MEMORY_MS`]).
 
 use std::time::Duration;
 
@@ -36,15 +40,38 @@ const PREFIX: &str = "equinix-mcp:";
 type Bytes = Vec<u8>;
 /// How long used/evicted tokens are remembered after they stop being pending.
 pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
+/// How many tokens that stopped being pending (used, evicted, expired) are remembered per
+/// principal; beyond it the oldest are forgotten (they then read as unknown). With the host's
+/// limits this bounds what one principal keeps in Redis: 20 pending records and 64 finished ones,
+/// each at most [`super::MAX_RECORD_BYTES`].
+pub const FINISHED_PER_PRINCIPAL: u32 = 64;
 /// A store that does not answer within this is treated as down (propose and confirm fail closed).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Records that token `t` stopped being pending (KEYS[fin] the principal's finished tokens,
+/// KEYS[seq] the counter) and forgets the oldest finished ones beyond ARGV `keep`, so what a
+/// principal's finished tokens keep is bounded whatever the rate of its proposals.
+const FINISHED: &str = r#"
+local function finished(fin, seq, prefix, keep, tomb, t)
+  redis.call('ZADD', fin, redis.call('INCR', seq), t)
+  local extra = redis.call('ZCARD', fin) - keep
+  if extra > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', fin, 0, extra - 1)) do redis.call('DEL', prefix .. old) end
+    redis.call('ZREMRANGEBYRANK', fin, 0, extra - 1)
+  end
+  redis.call('PEXPIRE', fin, tomb)
+end
+"#;
+
 const PUT: &str = r#"
-local now, cap, tomb = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local now, cap, tomb, keep = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[9])
 for _, t in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local f = redis.call('HMGET', ARGV[8] .. t, 'state', 'expires_at_ms')
-  if f[1] ~= 'pending' or not f[2] or tonumber(f[2]) <= now then redis.call('ZREM', KEYS[1], t) end
+  if f[1] ~= 'pending' or not f[2] or tonumber(f[2]) <= now then
+    redis.call('ZREM', KEYS[1], t)
+    finished(KEYS[4], KEYS[2], ARGV[8], keep, tomb, t)
+  end
 end
 local evicted = {}
 while redis.call('ZCARD', KEYS[1]) >= cap do
@@ -55,6 +82,7 @@ while redis.call('ZCARD', KEYS[1]) >= cap do
   redis.call('HDEL', k, 'record')
   redis.call('PEXPIRE', k, tomb)
   table.insert(evicted, oldest)
+  finished(KEYS[4], KEYS[2], ARGV[8], keep, tomb, oldest)
 end
 local life = math.max(tonumber(ARGV[4]) - now, 0) + tomb
 redis.call('HSET', KEYS[3], 'owner', ARGV[2], 'state', 'pending', 'record', ARGV[3], 'expires_at_ms', ARGV[4])
@@ -72,6 +100,7 @@ if f[2] == 'pending' then
   redis.call('HDEL', KEYS[1], 'record')
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
   redis.call('ZREM', KEYS[2], ARGV[2])
+  finished(KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[3]), ARGV[2])
   return {'found', f[3]}
 elseif f[2] == 'used' then
   if f[4] then return {'used', f[4]} end
@@ -114,8 +143,8 @@ impl RedisStore {
         let store = RedisStore {
             connection,
             shown: shown.clone(),
-            put: Script::new(PUT),
-            take: Script::new(TAKE),
+            put: Script::new(&format!("{FINISHED}{PUT}")),
+            take: Script::new(&format!("{FINISHED}{TAKE}")),
             settle: Script::new(SETTLE),
         };
         let mut c = store.connection.clone();
@@ -159,6 +188,7 @@ impl RedisStore {
             .key(pending_key(who))
             .key(format!("{PREFIX}seq"))
             .key(token_key(&token))
+            .key(finished_key(who))
             .arg(&token)
             .arg(who.as_str())
             .arg(record)
@@ -167,6 +197,7 @@ impl RedisStore {
             .arg(capacity.max(1))
             .arg(TOMBSTONE.as_millis() as u64)
             .arg(format!("{PREFIX}token:"))
+            .arg(FINISHED_PER_PRINCIPAL)
             .invoke_async(&mut c)
             .await
             .map_err(|e| self.unavailable(e))?;
@@ -199,9 +230,13 @@ impl RedisStore {
             .take
             .key(token_key(token))
             .key(pending_key(who))
+            .key(finished_key(who))
+            .key(format!("{PREFIX}seq"))
             .arg(who.as_str())
             .arg(token)
             .arg(TOMBSTONE.as_millis() as u64)
+            .arg(format!("{PREFIX}token:"))
+            .arg(FINISHED_PER_PRINCIPAL)
             .invoke_async(&mut c)
             .await
             .map_err(|e| self.unavailable(e))?;
@@ -213,6 +248,20 @@ impl RedisStore {
             (Some(b"unknown"), _) => Taken::Unknown,
             _ => return Err(self.unavailable("the take script answered something unexpected")),
         })
+    }
+
+    pub async fn claim_answer(&self, answer: &str) -> Result<bool, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        let set: Option<String> = ::redis::cmd("SET")
+            .arg(format!("{PREFIX}answer:{answer}"))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(super::ANSWER_MEMORY_MS)
+            .query_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(set.is_some())
     }
 
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
@@ -235,6 +284,10 @@ fn token_key(token: &str) -> String {
 
 fn pending_key(who: &Principal) -> String {
     format!("{PREFIX}pending:{who}")
+}
+
+fn finished_key(who: &Principal) -> String {
+    format!("{PREFIX}finished:{who}")
 }
 
 /// The URL without its password (`redis://user:secret@host` shows as `redis://user:***@host`).

@@ -138,3 +138,19 @@ async fn the_form_names_the_tool_that_asked_whatever_it_is_called() {
     assert!(prompt.lines().any(|l| l == "asked by tool: fabric_list_metros"), "{prompt}");
     r.ends_with(0).await;
 }
+
+#[tokio::test]
+async fn the_hosts_escapes_cannot_be_imitated_in_the_form() {
+    let r = rogue().await;
+    let body = connection_spec("escapes", 1001);
+    let (_, proposed) = r.call("rogue_propose", json!({"body": body})).await;
+    // the component types the text of the host's escape, and beside it a real invisible character
+    let fields = json!([["typed", "a\\u{200b}b"], ["real", "a\u{200b}b"]]);
+    let (err, out) = r.call("rogue_confirm", json!({"token": proposed["token"], "body": body, "fields": fields})).await;
+    assert!(!err && out["status"] == "Status::Accepted", "{out}");
+    let prompt = r.client.prompt_texts().pop().expect("the person was asked");
+    let line = |label: &str| prompt.lines().find(|l| l.starts_with(label)).map(String::from);
+    assert_eq!(line("| typed: ").as_deref(), Some(r"| typed: a\\u{200b}b"), "{prompt}");
+    assert_eq!(line("| real: ").as_deref(), Some(r"| real: a\u{200b}b"), "{prompt}");
+    r.ends_with(1).await;
+}

@@ -9,6 +9,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
+use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 use crate::shared_server::{ALICE, BOB, Raw, team_server};
@@ -250,7 +251,7 @@ async fn the_metrics_listener_has_a_deadline_a_cap_and_a_host_check_and_so_do_he
     let scraped = get("127.0.0.1").await.unwrap();
     assert_eq!(scraped.status(), 200);
     let text = scraped.text().await.unwrap();
-    assert!(text.contains(r#"equinix_mcp_http_limits_total{listener="metrics",reason="peer_busy"}"#), "{text}");
+    assert!(text.contains(r#"equinix_mcp_http_limits_total{listener="metrics",reason="unproven_closed"}"#), "{text}");
     assert_eq!(get("localhost:9464").await.unwrap().status(), 200);
     assert_eq!(get("lb.example.internal").await.unwrap().status(), 200);
     let rebinding = get("rebind.evil.example").await.unwrap();
@@ -432,5 +433,100 @@ async fn a_token_file_of_another_owner_and_several_authorization_headers_are_ref
         assert_eq!(r.status(), 400);
         let body: Value = r.json().await.unwrap();
         assert!(body["message"].as_str().unwrap().contains("several Authorization headers"), "{body}");
+    }
+}
+
+/// Keeps up to `keep` sockets from `from` open to `to`, each reopened `pause` after the server
+/// closed it, until `stop` (at most `limit`); how many it opened. With the server keeping 64 of
+/// 520 and a pause of a second, about 450 a second are reopened (the issue measured 564).
+async fn reopened_as_closed(
+    from: IpAddr,
+    to: SocketAddr,
+    keep: usize,
+    pause: Duration,
+    stop: CancellationToken,
+    limit: Duration,
+) -> usize {
+    let opened = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let workers = (0..keep).map(|_| {
+        let (stop, opened) = (stop.clone(), opened.clone());
+        tokio::spawn(async move {
+            while !stop.is_cancelled() {
+                let Ok(mut s) = connect_from(from, to).await else {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                };
+                opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tokio::select! {
+                    _ = closed_within(&mut s, limit) => tokio::time::sleep(pause).await,
+                    _ = stop.cancelled() => {}
+                }
+            }
+        })
+    });
+    let workers: Vec<_> = workers.collect();
+    let _ = tokio::time::timeout(limit, stop.cancelled()).await;
+    stop.cancel();
+    join_all(workers).await;
+    opened.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Bob's `tools/list` on a new connection from 127.0.0.1: its status and how long the answer took.
+async fn bob_on_a_new_connection(to: SocketAddr, session: &str) -> (u16, Duration) {
+    let started = Instant::now();
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let (_, status, _) = raw_post(to, BOB, session, &list).await;
+    (status, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_token_holder_behind_the_attackers_own_address_is_served() {
+    // Issue 41: the attacker and the victim share one address (a NAT, a proxy)
+    // the default limits: 512 connections, 64 unproven per address
+    let server = team_server(&[]).await;
+    let to = addr_of(&server.url);
+    let mut bob = Raw::new(&server.url, BOB);
+    assert!(bob.initialize().await.is_success());
+    let session = bob.session.clone().unwrap();
+
+    // 520 idle sockets from Bob's own address, each reopened as soon as it is closed
+    let stop = CancellationToken::new();
+    let pause = Duration::from_secs(1);
+    let attack = tokio::spawn(reopened_as_closed(loopback(1), to, 520, pause, stop.clone(), Duration::from_secs(15)));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for round in 0..5 {
+        let (status, took) = bob_on_a_new_connection(to, &session).await;
+        assert_eq!(status, 200, "round {round}: Bob's request beside the idle flood");
+        assert!(took < Duration::from_secs(1), "round {round}: Bob took {took:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.cancel();
+    let opened = attack.await.unwrap();
+    assert!(opened > 520 + 64, "the server closed idle sockets and the attack reopened them ({opened} opened)");
+}
+
+#[tokio::test]
+async fn a_token_holder_is_served_right_after_a_burst_of_half_sent_requests_from_its_address() {
+    let server = team_server(&[]).await;
+    let to = addr_of(&server.url);
+    // 200 half-sent requests from Alice's address at once, and Alice right after them
+    let mut alice = Raw::new(&server.url, ALICE);
+    assert!(alice.initialize().await.is_success());
+    let alice_session = alice.session.clone().unwrap();
+    for round in 0..3 {
+        let half_sent = join_all((0..200).map(|_| async move {
+            let mut s = connect_from(loopback(1), to).await.ok()?;
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl").await.ok()?;
+            Some(s)
+        }))
+        .await;
+        assert!(half_sent.iter().flatten().count() >= 190, "round {round}: the half-sent requests were opened");
+        let started = Instant::now();
+        let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+        let (_, status, text) = raw_post(to, ALICE, &alice_session, &list).await;
+        let took = started.elapsed();
+        assert_eq!(status, 200, "round {round}: Alice right after 200 half-sent requests: {text}");
+        assert!(took < Duration::from_secs(1), "round {round}: Alice took {took:?}");
+        drop(half_sent);
     }
 }

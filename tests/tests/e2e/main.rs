@@ -19,6 +19,7 @@ mod http;
 mod lockout;
 mod oauth;
 mod observability;
+mod one_yes;
 mod operations;
 mod policy;
 mod races;

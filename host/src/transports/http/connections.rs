@@ -5,14 +5,23 @@
 //! - no principal holds more than its share of the slots (`per_principal`): a request that would
 //!   take a connection beyond it is refused (429) and its connection closed;
 //! - an address has at most `unproven_per_peer` unproven connections: one more closes that
-//!   address's oldest unproven connection;
+//!   address's oldest unproven connection, however young, so the newest connection from an
+//!   address is always the one read (see below);
 //! - with every slot taken, a new connection closes the oldest unproven one anywhere, so sockets
 //!   that never send a valid request cannot keep a token holder out; only when every slot is
 //!   held (several principals at their share) is a new connection refused.
 //!
-//! A connection younger than [`GRACE`] is never closed to make room (it may be a client's that
-//! has not been read yet): while the oldest candidate is that young, the new connection is
-//! refused instead, as nginx's `limit_conn` refuses one over its limit.
+//! Across addresses, a connection younger than [`GRACE`] is never closed to make room for
+//! another address's (it may be a client's that has not been read yet): while the oldest
+//! candidate is that young, the address holding the most unproven connections gives one up, or
+//! else the new connection is refused, as nginx's `limit_conn` refuses one over its limit.
+//! Within one address the newcomer always wins: the sockets an address already holds unproven
+//! have had their chance to send a valid request, the newcomer has not, and refusing it would
+//! let anyone sharing an address (a NAT, a proxy) shut out everyone else there by opening
+//! sockets faster than they age. The one closed is the oldest not sending a request at that
+//! moment (a request's head is being checked), and the listener lets each connection it made
+//! room for be read before it accepts another, so a newcomer that sends a valid token at once
+//! is held by its principal before the next newcomer from its address could close it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
@@ -57,6 +66,9 @@ struct Slot {
     peer: IpAddr,
     accepted: Instant,
     holder: Option<Principal>,
+    /// Requests on it being answered (from their head to their response's head): an unproven
+    /// connection whose request is being checked is not closed for its own address's newcomers.
+    busy: u32,
     /// Cancelled when the connection is to be closed to make room.
     evict: CancellationToken,
 }
@@ -66,8 +78,6 @@ struct Slot {
 pub enum Refused {
     /// Every slot is held by a principal's requests, or by connections younger than [`GRACE`].
     Full,
-    /// This address has its most unproven connections, all younger than [`GRACE`].
-    PeerBusy,
 }
 
 /// A connection's place in the table, given up when it is dropped.
@@ -111,11 +121,10 @@ impl Connections {
         let mut table = self.lock();
         let mut made_room = false;
         let peers = table.unproven_by_peer.get(&peer).filter(|s| s.len() >= self.limits.unproven_per_peer);
-        if let Some(&oldest) = peers.and_then(|s| s.first()) {
-            match table.older_than_grace(oldest, now) {
-                true => table.evict(oldest),
-                false => return Err(Refused::PeerBusy),
-            }
+        // the oldest that is not sending a request now, else the oldest
+        let idle = |id: &&u64| table.live.get(id).is_some_and(|s| s.busy == 0);
+        if let Some(&oldest) = peers.and_then(|s| s.iter().find(idle).or_else(|| s.first())) {
+            table.evict(oldest);
             made_room = true;
         }
         if table.live.len() >= self.limits.max_connections {
@@ -133,7 +142,7 @@ impl Connections {
         let id = table.next;
         table.next += 1;
         let evict = CancellationToken::new();
-        table.live.insert(id, Slot { peer, accepted: now, holder: None, evict: evict.clone() });
+        table.live.insert(id, Slot { peer, accepted: now, holder: None, busy: 0, evict: evict.clone() });
         table.unproven.insert(id);
         table.unproven_by_peer.entry(peer).or_default().insert(id);
         Ok(Admitted { handle: ConnectionHandle { id, table: self.clone() }, evicted: evict, made_room })
@@ -165,7 +174,26 @@ fn peer_key(peer: IpAddr) -> IpAddr {
     }
 }
 
+/// A request on a connection, from its head to its response's head (see [`ConnectionHandle::busy`]).
+pub struct Busy(ConnectionHandle);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.table.lock().live.get_mut(&self.0.id) {
+            slot.busy = slot.busy.saturating_sub(1);
+        }
+    }
+}
+
 impl ConnectionHandle {
+    /// Marks a request under way on this connection until the returned guard is dropped.
+    pub fn busy(&self) -> Busy {
+        if let Some(slot) = self.table.lock().live.get_mut(&self.id) {
+            slot.busy += 1;
+        }
+        Busy(self.clone())
+    }
+
     /// The address this connection counts under (see [`peer_key`]).
     pub fn peer(&self) -> Option<IpAddr> {
         self.table.lock().live.get(&self.id).map(|s| s.peer)
@@ -347,13 +375,28 @@ mod tests {
         let t = table(100, 10, 3);
         let start = Instant::now();
         let mut mine: Vec<Admitted> = (0..3).map(|_| t.admit_at(ip(1), start).unwrap()).collect();
-        assert_eq!(t.admit_at(ip(1), start).err(), Some(Refused::PeerBusy), "a burst beyond it is refused");
-        mine.extend((0..2).map(|_| t.admit_at(ip(1), start + GRACE).unwrap()));
+        // a burst beyond it, all within the grace: each newcomer is admitted, the oldest closed
+        mine.extend((0..2).map(|_| t.admit_at(ip(1), start).unwrap()));
         let cancelled: Vec<bool> = mine.iter().map(|a| a.evicted.is_cancelled()).collect();
         assert_eq!(cancelled, [true, true, false, false, false]);
         let other = t.admit_at(ip(2), start).unwrap();
         assert!(!other.evicted.is_cancelled(), "another address is not touched");
         assert_eq!(t.len(), 4);
+    }
+
+    #[test]
+    fn a_token_holder_is_let_in_beside_a_flood_from_its_own_address() {
+        let t = table(8, 4, 4);
+        let start = Instant::now();
+        // half-sent or idle sockets from the address Bob shares, more than its share, all young
+        let flood: Vec<Admitted> = (0..6).map(|_| t.admit_at(ip(1), start).unwrap()).collect();
+        let bob = t.admit_at(ip(1), start).expect("the newcomer is read, whatever its address holds");
+        bob.handle.hold(&Principal::named("bob")).unwrap();
+        assert_eq!(flood.iter().filter(|a| !a.evicted.is_cancelled()).count(), 3, "four unproven at most, Bob out");
+        // the flood goes on: it closes its own sockets, never Bob's once he is held
+        let more: Vec<Admitted> = (0..20).map(|_| t.admit_at(ip(1), start).unwrap()).collect();
+        assert!(!bob.evicted.is_cancelled());
+        assert_eq!(more.iter().filter(|a| !a.evicted.is_cancelled()).count(), 4);
     }
 
     #[test]

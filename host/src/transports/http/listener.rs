@@ -59,18 +59,14 @@ pub async fn serve(
             _ = shutdown.cancelled() => break,
         };
         let metrics = crate::metrics::metrics();
+        let mut made_room = false;
         let admitted = match table.admit(peer.ip()) {
             Ok(a) => {
                 if a.made_room {
                     metrics.http_limit(limits.name, "unproven_closed");
+                    made_room = true;
                 }
                 a
-            }
-            Err(Refused::PeerBusy) => {
-                metrics.http_limit(limits.name, "peer_busy");
-                tracing::debug!(%peer, "refused a connection: the address has its most unauthenticated ones");
-                drop(stream);
-                continue;
             }
             Err(Refused::Full) => {
                 metrics.http_limit(limits.name, "full");
@@ -113,6 +109,12 @@ pub async fn serve(
             }
             drop(admitted);
         });
+        if made_room {
+            // Under a flood, let the connection just admitted be read before admitting more: the
+            // next one from its address would close the oldest of that address that is not
+            // sending a request, and a token holder's request should be under way by then.
+            tokio::task::yield_now().await;
+        }
     }
     connections.close();
     if tokio::time::timeout(CLOSE_GRACE, connections.wait()).await.is_err() {
@@ -132,10 +134,15 @@ async fn serve_connection<S>(
 {
     let handle = admitted.handle.clone();
     let service =
-        TowerToHyperService::new(router.map_request(move |req: axum::http::Request<hyper::body::Incoming>| {
-            let mut req = req.map(axum::body::Body::new);
-            req.extensions_mut().insert(handle.clone());
-            req
+        TowerToHyperService::new(tower::service_fn(move |req: axum::http::Request<hyper::body::Incoming>| {
+            let (router, handle) = (router.clone(), handle.clone());
+            async move {
+                // from the request's head to its response's head the connection is sending a request
+                let _busy = handle.busy();
+                let mut req = req.map(axum::body::Body::new);
+                req.extensions_mut().insert(handle);
+                router.oneshot(req).await
+            }
         }));
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(limits.header_read_timeout).keep_alive(true);

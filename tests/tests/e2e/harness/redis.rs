@@ -61,6 +61,21 @@ impl RedisServer {
         }
     }
 
+    /// The number of keys in database 0 (`DBSIZE`).
+    pub fn dbsize(&self) -> u64 {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        s.write_all(b"DBSIZE\r\n").unwrap();
+        let mut answer = Vec::new();
+        let mut b = [0u8; 1];
+        while !answer.ends_with(b"\r\n") {
+            s.read_exact(&mut b).unwrap();
+            answer.push(b[0]);
+        }
+        let text = String::from_utf8_lossy(&answer);
+        text.trim().strip_prefix(':').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("DBSIZE said {text:?}"))
+    }
+
     fn log(&self) -> PathBuf {
         self.dir.join("redis-server.log")
     }
