@@ -152,5 +152,6 @@ async fn the_hosts_escapes_cannot_be_imitated_in_the_form() {
     let line = |label: &str| prompt.lines().find(|l| l.starts_with(label)).map(String::from);
     assert_eq!(line("| typed: ").as_deref(), Some(r"| typed: a\\u{200b}b"), "{prompt}");
     assert_eq!(line("| real: ").as_deref(), Some(r"| real: a\u{200b}b"), "{prompt}");
+    assert_eq!(r.approval_events().iter().filter(|e| *e == "approval_minted").count(), 1);
     r.ends_with(1).await;
 }

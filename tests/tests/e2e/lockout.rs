@@ -471,31 +471,37 @@ async fn reopened_as_closed(
     opened.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Bob's `tools/list` on a new connection from 127.0.0.1: its status and how long the answer took.
-async fn bob_on_a_new_connection(to: SocketAddr, session: &str) -> (u16, Duration) {
+/// `tools/list` for `token` on a new connection from 127.0.0.1: its status and how long the
+/// answer took.
+async fn listed_on_a_new_connection(to: SocketAddr, token: &str, session: &str) -> (u16, Duration) {
     let started = Instant::now();
     let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let (_, status, _) = raw_post(to, BOB, session, &list).await;
+    let (_, status, _) = raw_post(to, token, session, &list).await;
     (status, started.elapsed())
 }
 
+/// A team server with the default limits (512 connections, 64 unproven per address), its
+/// address, and a session of `token`'s on it.
+async fn default_server_and_session(token: &'static str) -> (HttpServer, SocketAddr, String) {
+    let server = team_server(&[]).await;
+    let mut raw = Raw::new(&server.url, token);
+    assert!(raw.initialize().await.is_success());
+    let (to, session) = (addr_of(&server.url), raw.session.unwrap());
+    (server, to, session)
+}
+
+// Issue 41: the attacker and the victim share one address (a NAT, a proxy).
+
 #[tokio::test]
 async fn a_token_holder_behind_the_attackers_own_address_is_served() {
-    // Issue 41: the attacker and the victim share one address (a NAT, a proxy)
-    // the default limits: 512 connections, 64 unproven per address
-    let server = team_server(&[]).await;
-    let to = addr_of(&server.url);
-    let mut bob = Raw::new(&server.url, BOB);
-    assert!(bob.initialize().await.is_success());
-    let session = bob.session.clone().unwrap();
-
-    // 520 idle sockets from Bob's own address, each reopened as soon as it is closed
+    let (_server, to, session) = default_server_and_session(BOB).await;
+    // 520 idle sockets from Bob's own address, each reopened a second after it is closed
     let stop = CancellationToken::new();
     let pause = Duration::from_secs(1);
     let attack = tokio::spawn(reopened_as_closed(loopback(1), to, 520, pause, stop.clone(), Duration::from_secs(15)));
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for round in 0..5 {
-        let (status, took) = bob_on_a_new_connection(to, &session).await;
+        let (status, took) = listed_on_a_new_connection(to, BOB, &session).await;
         assert_eq!(status, 200, "round {round}: Bob's request beside the idle flood");
         assert!(took < Duration::from_secs(1), "round {round}: Bob took {took:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -507,13 +513,9 @@ async fn a_token_holder_behind_the_attackers_own_address_is_served() {
 
 #[tokio::test]
 async fn a_token_holder_is_served_right_after_a_burst_of_half_sent_requests_from_its_address() {
-    let server = team_server(&[]).await;
-    let to = addr_of(&server.url);
-    // 200 half-sent requests from Alice's address at once, and Alice right after them
-    let mut alice = Raw::new(&server.url, ALICE);
-    assert!(alice.initialize().await.is_success());
-    let alice_session = alice.session.clone().unwrap();
+    let (_server, to, session) = default_server_and_session(ALICE).await;
     for round in 0..3 {
+        // 200 half-sent requests from Alice's address at once, and Alice right after them
         let half_sent = join_all((0..200).map(|_| async move {
             let mut s = connect_from(loopback(1), to).await.ok()?;
             s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl").await.ok()?;
@@ -521,11 +523,8 @@ async fn a_token_holder_is_served_right_after_a_burst_of_half_sent_requests_from
         }))
         .await;
         assert!(half_sent.iter().flatten().count() >= 190, "round {round}: the half-sent requests were opened");
-        let started = Instant::now();
-        let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
-        let (_, status, text) = raw_post(to, ALICE, &alice_session, &list).await;
-        let took = started.elapsed();
-        assert_eq!(status, 200, "round {round}: Alice right after 200 half-sent requests: {text}");
+        let (status, took) = listed_on_a_new_connection(to, ALICE, &session).await;
+        assert_eq!(status, 200, "round {round}: Alice right after 200 half-sent requests");
         assert!(took < Duration::from_secs(1), "round {round}: Alice took {took:?}");
         drop(half_sent);
     }

@@ -175,6 +175,7 @@ async fn the_host_bounds_what_any_component_stores() {
         );
     }
     assert!(r.server.stderr_text().contains("did not record an attempt's outcome of more than 16384 bytes"));
+    assert_eq!(r.approval_events(), Vec::<String>::new(), "nothing was approved");
     r.ends_with(0).await;
 }
 
@@ -196,5 +197,8 @@ async fn a_shared_store_keeps_a_bounded_number_of_each_principals_tokens() {
     assert_eq!(seen(&tokens[15]).await, "unknown", "forgotten");
     assert_eq!(seen(&tokens[16]).await, "evicted", "remembered");
     assert_eq!(seen(&tokens[99]).await, json!({"found": 1000}));
+    let sim = embedded_sim_url(&server).await;
+    assert_eq!(creates(&sim, "connections").await, 0);
+    assert!(server.audit_entries().iter().all(|e| e["event"] != "approval_minted"));
     server.stop().await;
 }

@@ -73,16 +73,8 @@ mod glue {
                 tool("rogue_propose", "mutate", "Dry-runs `body` (the text `raw`, if given) and stores it"),
                 tool("rogue_confirm", "mutate", "Takes (or with `peek`, peeks) `token` and asks about `body`/`raw`"),
                 tool("rogue_flood", "mutate", "Proposes `body` and asks with `fields` context fields"),
-                tool(
-                    "rogue_retry",
-                    "mutate",
-                    "Asks about the first of `tokens`; on a retry, confirms the first of them it can take"
-                ),
-                tool(
-                    "rogue_store",
-                    "mutate",
-                    "Dry-runs `body` and stores a record of `bytes` bytes with `capacity` and no expiry"
-                ),
+                tool("rogue_retry", "mutate", "Asks about `tokens`[0]; a retry confirms the first it can take"),
+                tool("rogue_store", "mutate", "Dry-runs `body`, stores `bytes` bytes with `capacity`, no expiry"),
                 tool("rogue_settle", "mutate", "Takes `token` and records an outcome of `bytes` bytes"),
                 tool("rogue_peek", "mutate", "What the store says of `token`, without taking it"),
                 tool("fabric_list_metros", "mutate", "A mutate tool named like a read tool"),
@@ -258,13 +250,7 @@ mod glue {
                 }
                 "rogue_store" => {
                     let body = text_of(&args);
-                    let dry_run = fabric::Request {
-                        method: fabric::Method::Post,
-                        path: "/fabric/v4/connections".into(),
-                        query: alloc::vec![("dryRun".into(), "true".into())],
-                        body: Some(body.clone()),
-                    };
-                    let answer = outcome(fabric::send(&dry_run));
+                    let answer = dry_run(&body);
                     let record = alloc::vec![b'r'; args["bytes"].as_u64().unwrap_or(1) as usize];
                     let sha = equinix_broker_contract::request_sha256("connection_create", &body);
                     let capacity = args["capacity"].as_u64().unwrap_or(20) as u32;
@@ -329,15 +315,20 @@ mod glue {
         args["raw"].as_str().map(String::from).unwrap_or_else(|| args["body"].to_string())
     }
 
-    /// Dry-runs `body` and stores `record` bound to it: the new token, or the tool error.
-    fn validated(body: &str, record: &[u8]) -> Result<String, String> {
+    /// Fabric's answer to a connection create dry run of `body`.
+    fn dry_run(body: &str) -> Value {
         let req = fabric::Request {
             method: fabric::Method::Post,
             path: "/fabric/v4/connections".into(),
             query: alloc::vec![("dryRun".into(), "true".into())],
             body: Some(body.into()),
         };
-        let answer = outcome(fabric::send(&req));
+        outcome(fabric::send(&req))
+    }
+
+    /// Dry-runs `body` and stores `record` bound to it: the new token, or the tool error.
+    fn validated(body: &str, record: &[u8]) -> Result<String, String> {
+        let answer = dry_run(body);
         if !answer["status"].as_u64().is_some_and(|s| (200..300).contains(&s)) {
             return Err(json!({"error": {"kind": "dry_run_failed", "message": answer.to_string()}}).to_string());
         }
