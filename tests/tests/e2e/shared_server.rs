@@ -113,6 +113,9 @@ impl Events {
 }
 
 pub(crate) async fn team_server(extra: &[&str]) -> HttpServer {
+    // the attacks on these servers open hundreds of sockets from this process, beside the other
+    // tests running at the same time: a shell's 1,024 would not do
+    equinix_mcp::open_files::raise_to_hard_limit();
     let tokens = token_file(&[("alice", ALICE), ("bob", BOB)]);
     let mut args = vec!["--toolsets", "metros,mutate", "--auth-token-file", tokens.to_str().unwrap()];
     args.extend_from_slice(extra);
