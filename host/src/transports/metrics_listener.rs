@@ -27,8 +27,7 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
     use super::http::{connections::SlotLimits, host_check, listener};
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding --metrics-listen {addr}"))?;
+    let listener = listener::bind(addr).with_context(|| format!("binding --metrics-listen {addr}"))?;
     let bound = listener.local_addr()?;
     let app = axum::Router::new()
         .route("/metrics", axum::routing::get(scrape))

@@ -30,6 +30,25 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
 }
 
+/// The kernel's queue of connections not yet accepted (capped by `net.core.somaxconn`). A
+/// connection that finds it full has its SYN dropped and waits a second for the retransmission,
+/// before any of the sharing rules can see it, so it is as deep as the kernel allows: a burst of
+/// sockets from one address then costs a token holder nothing (tokio's default is 1,024; std's,
+/// which `TcpListener::bind` uses, 128).
+const ACCEPT_QUEUE: u32 = 4096;
+
+/// Binds a listening socket on `addr` with the deep accept queue above.
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // as std and tokio do on Unix: a restarted server can bind while old connections linger
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(ACCEPT_QUEUE)
+}
+
 /// How long open connections get to finish after the shutdown signal.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 

@@ -134,8 +134,7 @@ pub fn own_origins(scheme: &str, hosts: &[String], port: u16) -> Vec<String> {
 /// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]). The caller has passed
 /// `options` through [`HttpOptions::check`] before starting anything else.
 pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()> {
-    let listener =
-        tokio::net::TcpListener::bind(options.listen).await.with_context(|| format!("binding {}", options.listen))?;
+    let listener = listener::bind(options.listen).with_context(|| format!("binding {}", options.listen))?;
     let addr = listener.local_addr()?;
     let sessions_closed = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
