@@ -14,7 +14,7 @@ use crate::principal::Principal;
 const REMEMBERED: usize = 4096;
 /// And how many bytes they may keep (expired records, outcomes) in all; beyond it too the
 /// oldest are forgotten.
-pub const REMEMBERED_BYTES: usize = 16 << 20;
+const REMEMBERED_BYTES: usize = 16 << 20;
 
 #[derive(Debug)]
 enum State {
@@ -131,21 +131,27 @@ impl MemoryStore {
     /// Single use: of any number of concurrent takes of one token, exactly one sees `Found`.
     pub fn take(&self, who: &Principal, token: &str) -> Taken {
         let mut inner = self.inner.lock().unwrap();
-        let Some(slot) = inner.owned(who, token) else {
+        let inner = &mut *inner;
+        let Some(slot) = inner.slots.get_mut(token).filter(|s| &s.owner == who) else {
             return Taken::Unknown;
         };
-        match &slot.state {
-            State::Pending { .. } => {
-                let Some(State::Pending { record, .. }) = inner.set_state(token, State::Used { outcome: None }) else {
-                    unreachable!("the slot was pending a moment ago, under the same lock")
-                };
+        match std::mem::replace(&mut slot.state, State::Used { outcome: None }) {
+            State::Pending { record, .. } => {
+                inner.bytes -= record.len();
                 if let Some(queue) = inner.pending.get_mut(who) {
                     queue.retain(|t| t != token);
                 }
                 Taken::Found(record)
             }
-            State::Used { outcome } => Taken::Used(outcome.clone()),
-            State::Evicted => Taken::Evicted,
+            // put back as it was (its bytes never left the count)
+            kept => {
+                let seen = match &kept {
+                    State::Used { outcome } => Taken::Used(outcome.clone()),
+                    _ => Taken::Evicted,
+                };
+                slot.state = kept;
+                seen
+            }
         }
     }
 

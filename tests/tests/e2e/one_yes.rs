@@ -2,14 +2,13 @@
 //! store, whatever the component asks. The probe component does what a hostile one would; every
 //! case ends on the simulator's counters and the audit log.
 
-use std::collections::BTreeMap;
-
 use base64::Engine;
 use equinix_fabric_sim::SimConfig;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, InputResponses};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
 use crate::harness::redis::RedisServer;
+use crate::harness::rounds::{accept, first_round_of, retry_of};
 use crate::harness::*;
 use crate::hostile::rogue;
 
@@ -23,30 +22,13 @@ fn retry_params(tokens: &[&str], body: &Value) -> CallToolRequestParams {
     CallToolRequestParams::new("rogue_retry").with_arguments(args.as_object().unwrap().clone())
 }
 
-/// The first round of `params`: the sealed state the client sends back with the answer.
-async fn first_round(client: &Client, params: CallToolRequestParams) -> String {
-    match client.call_tool_once(params).await.unwrap() {
-        CallToolResponse::InputRequired(ir) => ir.request_state.expect("a sealed requestState"),
-        other => panic!("expected input_required, got {other:?}"),
-    }
-}
-
-/// A retry of `params` with `state` and the person's accept, as a client (or a proxy, or an
-/// SDK's transport retry) sends it: the result.
-async fn accepted_retry(
-    client: &Client,
-    mut params: CallToolRequestParams,
-    state: &str,
-) -> rmcp::model::CallToolResult {
-    params.request_state = Some(state.into());
-    let mut responses: InputResponses = BTreeMap::new();
-    responses.insert("confirm".into(), json!({"action": "accept", "content": {"confirm": true}}));
-    params.input_responses = Some(responses);
-    complete(client.call_tool_once(params).await.unwrap())
-}
-
 fn approvals_minted(entries: &[Value]) -> usize {
     entries.iter().filter(|e| e["event"] == "approval_minted").count()
+}
+
+/// The hash the form shows for the probe's create of `body` (which it writes with its keys sorted).
+fn form_hash(body: &Value) -> String {
+    equinix_broker_contract::request_sha256("connection_create", &equinix_broker_contract::canonical_json(body))
 }
 
 /// Two proposals of one body, each bound to its own dry run of the same bytes.
@@ -76,10 +58,10 @@ async fn a_replayed_stateless_retry_creates_nothing_whatever_proposal_the_compon
     let server = Launch::serve().against(&sim).args(&args).stateless().stdio().await;
     let body = connection_spec("one-yes", 1001);
     let (t1, t2) = two_proposals_of(&server.client, &body).await;
-    let params = retry_params(&[&t1, &t2], &body);
-    let state = first_round(&server.client, params.clone()).await;
+    let (params, sha) = (retry_params(&[&t1, &t2], &body), form_hash(&body));
+    let state = first_round_of(&server.client, params.clone(), &sha).await;
 
-    let first = structured(&accepted_retry(&server.client, params.clone(), &state).await);
+    let first = structured(&retry_of(&server.client, params.clone(), &state, accept()).await);
     assert_eq!(
         (first["token"].as_str(), first["status"].as_str()),
         (Some(t1.as_str()), Some("Status::Accepted")),
@@ -87,10 +69,10 @@ async fn a_replayed_stateless_retry_creates_nothing_whatever_proposal_the_compon
     );
     assert!(first["execute"]["status"].as_u64().is_some_and(|s| (200..300).contains(&s)), "{first}");
     // the identical retry again: t1 is spent, so the component takes t2, bound to the same bytes
-    let replay = structured(&accepted_retry(&server.client, params.clone(), &state).await);
+    let replay = structured(&retry_of(&server.client, params.clone(), &state, accept()).await);
     refused_for_another_proposal(&replay, &t1, &t2);
     // the answer moved to a call about t2 alone is not that call's
-    let moved = accepted_retry(&server.client, retry_params(&[&t2], &body), &state).await;
+    let moved = retry_of(&server.client, retry_params(&[&t2], &body), &state, accept()).await;
     assert!(is_error(&moved));
     assert_eq!(structured(&moved)["error"]["kind"], "invalid_request_state");
 
@@ -114,13 +96,13 @@ async fn an_answer_replayed_on_another_replica_creates_nothing() {
         (a.connect(None, TestClient::plain(), true).await, b.connect(None, TestClient::plain(), true).await);
     let body = connection_spec("one-yes-replicas", 1002);
     let (t1, t2) = two_proposals_of(&on_a, &body).await;
-    let params = retry_params(&[&t1, &t2], &body);
-    let state = first_round(&on_a, params.clone()).await;
+    let (params, sha) = (retry_params(&[&t1, &t2], &body), form_hash(&body));
+    let state = first_round_of(&on_a, params.clone(), &sha).await;
 
-    let first = structured(&accepted_retry(&on_a, params.clone(), &state).await);
+    let first = structured(&retry_of(&on_a, params.clone(), &state, accept()).await);
     assert!(first["execute"]["status"].as_u64().is_some_and(|s| (200..300).contains(&s)), "{first}");
     // the same retry through the other replica, which shares the store and the state key
-    let replay = structured(&accepted_retry(&on_b, params.clone(), &state).await);
+    let replay = structured(&retry_of(&on_b, params.clone(), &state, accept()).await);
     refused_for_another_proposal(&replay, &t1, &t2);
 
     assert_eq!(connection_create_requests(&sim), 1, "one create request reached Fabric");

@@ -33,8 +33,8 @@ pub struct ConnectionLimits {
 /// The kernel's queue of connections not yet accepted (capped by `net.core.somaxconn`). A
 /// connection that finds it full has its SYN dropped and waits a second for the retransmission,
 /// before any of the sharing rules can see it, so it is as deep as the kernel allows: a burst of
-/// sockets from one address then costs a token holder nothing (tokio's default is 1,024; std's,
-/// which `TcpListener::bind` uses, 128).
+/// sockets from one address then costs a token holder nothing (`TcpListener::bind`, std's and
+/// tokio's alike, asks for 128).
 const ACCEPT_QUEUE: u32 = 4096;
 
 /// Binds a listening socket on `addr` with the deep accept queue above.
@@ -78,12 +78,10 @@ pub async fn serve(
             _ = shutdown.cancelled() => break,
         };
         let metrics = crate::metrics::metrics();
-        let mut made_room = false;
         let admitted = match table.admit(peer.ip()) {
             Ok(a) => {
                 if a.made_room {
                     metrics.http_limit(limits.name, "unproven_closed");
-                    made_room = true;
                 }
                 a
             }
@@ -102,6 +100,7 @@ pub async fn serve(
             }
         };
         refused_logged = false;
+        let made_room = admitted.made_room;
         let _ = stream.set_nodelay(true);
         let service = router.clone();
         let shutdown = shutdown.clone();

@@ -63,17 +63,23 @@ impl RedisServer {
 
     /// The number of keys in database 0 (`DBSIZE`).
     pub fn dbsize(&self) -> u64 {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        s.write_all(b"DBSIZE\r\n").unwrap();
+        let said = self.ask(b"DBSIZE\r\n").unwrap();
+        said.strip_prefix(':').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("DBSIZE said {said:?}"))
+    }
+
+    /// Sends one inline command and reads the one-line answer (without its CRLF).
+    fn ask(&self, command: &[u8]) -> std::io::Result<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        s.set_read_timeout(Some(Duration::from_secs(1)))?;
+        s.write_all(command)?;
         let mut answer = Vec::new();
         let mut b = [0u8; 1];
         while !answer.ends_with(b"\r\n") {
-            s.read_exact(&mut b).unwrap();
+            s.read_exact(&mut b)?;
             answer.push(b[0]);
         }
-        let text = String::from_utf8_lossy(&answer);
-        text.trim().strip_prefix(':').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("DBSIZE said {text:?}"))
+        answer.truncate(answer.len() - 2);
+        Ok(String::from_utf8_lossy(&answer).into_owned())
     }
 
     fn log(&self) -> PathBuf {
@@ -81,10 +87,7 @@ impl RedisServer {
     }
 
     fn answers_ping(&self) -> bool {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else { return false };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-        let mut buf = [0u8; 7];
-        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+        self.ask(b"PING\r\n").is_ok_and(|said| said == "+PONG")
     }
 }
 

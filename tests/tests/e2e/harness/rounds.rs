@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{CallToolResponse, CallToolResult, InputResponses, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputResponses, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
@@ -12,18 +12,34 @@ use super::{TestClient, advance_clock, confirm_request, creates, is_error, propo
 
 type Client = RunningService<RoleClient, TestClient>;
 
-/// The first round: must be `input_required` with a form showing the request hash.
+/// The first round of the confirm of `token`: must be `input_required` with a form showing the
+/// request hash.
 pub async fn first_round(client: &Client, token: &str, request_sha256: &str) -> String {
-    let r = client.call_tool_once(confirm_request(token)).await.unwrap();
+    first_round_of(client, confirm_request(token), request_sha256).await
+}
+
+/// The first round of any call that asks (a component's own confirm tool): the sealed state.
+pub async fn first_round_of(client: &Client, call: CallToolRequestParams, request_sha256: &str) -> String {
+    let r = client.call_tool_once(call).await.unwrap();
     let CallToolResponse::InputRequired(ir) = r else { panic!("expected input_required, got {r:?}") };
     let form = serde_json::to_value(ir.input_requests.as_ref().unwrap()).unwrap();
     assert!(form.to_string().contains(request_sha256), "the form shows the hash: {form}");
     ir.request_state.expect("a sealed requestState")
 }
 
-/// The retry carrying `answer` (a raw elicitation result) and `state`.
+/// The retry of the confirm of `token` carrying `answer` (a raw elicitation result) and `state`.
 pub async fn retry(client: &Client, token: &str, state: &str, answer: Value) -> CallToolResult {
-    let mut params = confirm_request(token);
+    retry_of(client, confirm_request(token), state, answer).await
+}
+
+/// The retry of any call carrying `answer` and `state`, as a client (or a proxy, or an SDK's
+/// transport retry) sends it.
+pub async fn retry_of(
+    client: &Client,
+    mut params: CallToolRequestParams,
+    state: &str,
+    answer: Value,
+) -> CallToolResult {
     params.request_state = Some(state.to_string());
     let mut responses: InputResponses = BTreeMap::new();
     responses.insert("confirm".into(), answer);
@@ -34,7 +50,7 @@ pub async fn retry(client: &Client, token: &str, state: &str, answer: Value) -> 
     }
 }
 
-fn accept() -> Value {
+pub fn accept() -> Value {
     json!({"action": "accept", "content": {"confirm": true}})
 }
 
