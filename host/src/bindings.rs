@@ -60,4 +60,8 @@ pub struct Approval {
     pub token: String,
     /// `accepted`, or `unsupported_by_client` under the operator's opt-in.
     pub status: confirmation::Status,
+    /// How the answer came: `form`, `page` or `opt_in`.
+    pub method: &'static str,
+    /// The person who approved on the approval page (`ISSUER#SUBJECT`); none for the other methods.
+    pub approver: Option<String>,
 }

@@ -227,6 +227,36 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_OAUTH_CLOCK_LEEWAY_SECS", default_value_t = 30, value_name = "SECS")]
     pub oauth_clock_leeway_secs: u64,
 
+    /// Serve the approval page (HTTP transport) with this OpenID Connect client id at the
+    /// identity provider: a person signs in there, reads the exact request and approves or
+    /// declines it. The client secret comes from EQUINIX_MCP_APPROVAL_CLIENT_SECRET or
+    /// --approval-client-secret-file, never a flag; without either the page is a public client
+    /// (PKCE only).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_ID", value_name = "ID")]
+    pub approval_client_id: Option<String>,
+
+    /// The page's identity provider (default: --oauth-issuer).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_ISSUER", value_name = "URL", requires = "approval_client_id")]
+    pub approval_issuer: Option<String>,
+
+    /// A file (mode 600) holding the page's client secret.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_SECRET_FILE", value_name = "PATH", requires = "approval_client_id")]
+    pub approval_client_secret_file: Option<PathBuf>,
+
+    /// How recent the person's authentication must be to approve (OpenID `max_age`), in seconds.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_MAX_AGE_SECS", default_value_t = 300, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub approval_max_age_secs: u64,
+
+    /// The ID-token claim listing the person's groups.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
+    pub approval_groups_claim: String,
+
+    /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
+    /// --public-url's origin, or the address the server listens on.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_URL", value_name = "URL", requires = "approval_client_id")]
+    pub approval_url: Option<String>,
+
     /// A `Host` header value HTTP clients use (repeatable, or comma-separated in the env var);
     /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.
     #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]

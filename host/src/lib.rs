@@ -6,15 +6,17 @@
 //! types for it), [`component`] (how the sandbox is built and limited), [`capabilities`] (what
 //! the host grants behind each import, one module per interface) over its backends
 //! [`fabric_client`] (credentials and the Fabric allow-list) and [`proposals`] (memory or Redis),
-//! [`mcp`] (the MCP front), [`transports`] (stdio and HTTP), [`commands`] (the subcommands). The
+//! [`approval_page`] (where a signed-in person approves), [`mcp`] (the MCP front), [`transports`]
+//! (stdio and HTTP), [`commands`] (the subcommands). The
 //! loopback Fabric simulator behind `--fabric-sim` is a crate of its own, `equinix-fabric-sim`,
 //! and so are the benchmarks, `equinix-mcp-bench`; this crate never links the broker natively.
 //!
 //! Layers point down only, and no module imports one that imports it: `commands` →
-//! `transports` → `mcp` → `component` → `capabilities` → `fabric_client`, `proposals`,
+//! `transports` → `mcp` → `approval_page`, `component` → `capabilities` → `fabric_client`, `proposals`,
 //! `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`, `secret`, `shutdown`);
 //! the simulator stands beside them and the client never names it.
 
+pub mod approval_page;
 pub mod audit;
 pub mod audit_chain;
 pub mod audit_checkpoints;

@@ -28,6 +28,7 @@ pub struct Metrics {
     confirmations: Family<Labels, Counter>,
     fabric_answers: Family<Labels, Counter>,
     creates: Family<Labels, Counter>,
+    page_decisions: Family<Labels, Counter>,
     policy_decisions: Family<Labels, Counter>,
     /// The series of `policy_decisions`, each looked up once (a decision is on every propose)
     policy_series: [OnceLock<Counter>; 4],
@@ -64,6 +65,7 @@ impl Metrics {
             confirmations: Family::default(),
             fabric_answers: Family::default(),
             creates: Family::default(),
+            page_decisions: Family::default(),
             policy_decisions: Family::default(),
             policy_series: Default::default(),
             http_limits: Family::default(),
@@ -95,6 +97,11 @@ impl Metrics {
             "creates",
             "Approved creates by outcome (executed, rejected, not_sent, unknown)",
             m.creates.clone(),
+        );
+        registry.register(
+            "approval_page_decisions",
+            "Decisions made on the approval page by outcome (approved, declined, refused)",
+            m.page_decisions.clone(),
         );
         registry.register(
             "policy_decisions",
@@ -147,6 +154,10 @@ impl Metrics {
 
     pub fn create(&self, outcome: &'static str) {
         self.creates.get_or_create(&label("outcome", outcome)).inc();
+    }
+
+    pub fn page_decision(&self, outcome: &'static str) {
+        self.page_decisions.get_or_create(&label("outcome", outcome)).inc();
     }
 
     pub fn policy_decision(&self, phase: &'static str, allowed: bool) {

@@ -28,6 +28,35 @@ impl fmt::Display for Secret {
     }
 }
 
+/// Reads a file that holds secrets (`flag` names it in errors): it must be owned by the user
+/// running the server (or root) and readable by nobody else, as OpenSSH requires of its keys.
+/// Owner and mode are those of the file read (a symlink is followed), taken from the open file,
+/// so it cannot be swapped between the check and the read. Errors never hold the contents.
+pub fn read_private_file(path: &std::path::Path, flag: &str) -> anyhow::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display();
+    let mut file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
+    let meta = file.metadata().map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        anyhow::bail!(
+            "{flag} {shown} is owned by uid {}, not by the user running the server (uid {me}) or root: another user \
+             could change it (chown it, as OpenSSH requires of its key files)",
+            meta.uid()
+        );
+    }
+    let mode = meta.mode() & 0o777;
+    if mode & 0o077 != 0 {
+        anyhow::bail!(
+            "{flag} {shown} has mode {mode:03o}: secrets must not be readable by group or others (chmod 600 {shown})"
+        );
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
+    Ok(text)
+}
+
 /// `url` with any credentials it carries (`user:password@`) replaced by `***`, for anything a
 /// person or a log can read.
 pub fn redact_url(url: &str) -> String {

@@ -24,6 +24,12 @@
 // signed RS256/ES256/EdDSA), reader (fabric:read only, ES256), short (all scopes, ES256, TTL 2 s),
 // mcp-sdk (all scopes, ES256, TTL 600 s).
 //
+// The approval page signs people in as the client approval-page (a native, public client: PKCE,
+// no secret; any loopback port of http://127.0.0.1/approve/callback, RFC 8252 7.3). The login
+// page at /interaction/UID takes any login name as the account id (its `sub`) with the password
+// "pw-" + the login; the ID token carries `groups` from GROUPS below (none for other logins). Consent
+// is given at once.
+//
 // A token request with resource=<absolute http(s) URL> gets a JWT (typ at+jwt) whose aud is that
 // URL and whose scope is the requested scopes (a scope the client is not allowed is refused with
 // invalid_scope). Without resource it gets an opaque token (no JWT; useless to equinix-mcp).
@@ -36,7 +42,7 @@
 //                         alg with the key's own algorithm. A string payload is used verbatim.
 //   POST /__test/publish  {"kid":"ed-2"} -> {}: adds the key to /jwks.
 //   POST /__test/withdraw {"kid":"ed-2"} -> {}: takes it out again.
-//   GET  /__test/stats    -> {"jwks_requests": N, "tokens_issued": M}
+//   GET  /__test/stats    -> {"jwks_requests": N, "tokens_issued": M, "sign_ins": K}
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -111,7 +117,33 @@ const clients = {
   'mcp-sdk': { scope: ALL, alg: 'ES256', ttl: 600 },
 };
 
-const stats = { jwks_requests: 0, tokens_issued: 0 };
+const stats = { jwks_requests: 0, tokens_issued: 0, sign_ins: 0 };
+
+// login -> groups in the ID token
+const GROUPS = {
+  alice: ['netops'],
+  bob: ['netops'],
+  'full-es256': ['netops'],
+  '<img src=x onerror="window.__hostile=1">': ['<b onmouseover="window.__hostile=2">netops</b>'],
+};
+
+const escapeHtml = (text) =>
+  String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+
+function loginPage(uid, error) {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Sign in</title></head><body>
+<h1>Sign in to the test identity provider</h1>${error ? `<p id="error">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="/interaction/${uid}/login">
+<label>Login <input id="login" name="login" autocomplete="off"></label>
+<label>Password <input id="password" name="password" type="password"></label>
+<button id="submit" type="submit">Sign in</button></form></body></html>`;
+}
+
+async function readForm(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
 
 const b64url = (data) => Buffer.from(data).toString('base64url');
 
@@ -153,16 +185,33 @@ server.listen(port, '127.0.0.1', () => {
   const provider = new Provider(issuer, {
     jwks: { keys: providerKids.map((kid) => keys.get(kid).privateJwk) },
     scopes: SCOPES,
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
-    clients: Object.entries(clients).map(([clientId, { scope }]) => ({
-      client_id: clientId,
-      client_secret: `secret-${clientId}`,
-      token_endpoint_auth_method: 'client_secret_basic',
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      scope,
-    })),
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clients: [
+      ...Object.entries(clients).map(([clientId, { scope }]) => ({
+        client_id: clientId,
+        client_secret: `secret-${clientId}`,
+        token_endpoint_auth_method: 'client_secret_basic',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        scope,
+      })),
+      {
+        client_id: 'approval-page',
+        application_type: 'native',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/approve/callback'],
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    claims: { openid: ['sub', 'groups'] },
+    conformIdTokenClaims: false,
+    async findAccount(ctx, id) {
+      return { accountId: id, claims: async () => ({ sub: id, groups: GROUPS[id] ?? [] }) };
+    },
+    interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
     routes: { jwks: '/jwks' },
     features: {
       devInteractions: { enabled: false },
@@ -203,6 +252,43 @@ server.listen(port, '127.0.0.1', () => {
       stats.jwks_requests += 1;
       ctx.type = 'application/jwk-set+json';
       ctx.body = { keys: [...published].map((kid) => keys.get(kid).publicJwk) };
+      return;
+    }
+    if (path.startsWith('/interaction/')) {
+      const details = await provider.interactionDetails(ctx.req, ctx.res);
+      const { uid, prompt, params } = details;
+      if (method === 'POST' && path === `/interaction/${uid}/login`) {
+        const form = await readForm(ctx.req);
+        const login = form.get('login') ?? '';
+        if (!login || form.get('password') !== `pw-${login}`) {
+          ctx.type = 'html';
+          ctx.body = loginPage(uid, 'wrong login or password');
+          return;
+        }
+        stats.sign_ins += 1;
+        const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
+        ctx.redirect(to);
+        return;
+      }
+      if (method === 'GET' && prompt.name === 'login') {
+        ctx.type = 'html';
+        ctx.body = loginPage(uid);
+        return;
+      }
+      if (method === 'GET' && prompt.name === 'consent') {
+        const grant = details.grantId
+          ? await provider.Grant.find(details.grantId)
+          : new provider.Grant({ accountId: details.session.accountId, clientId: params.client_id });
+        const missing = prompt.details;
+        if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+        if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+        const grantId = await grant.save();
+        const to = await provider.interactionResult(ctx.req, ctx.res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+        ctx.redirect(to);
+        return;
+      }
+      ctx.status = 400;
+      ctx.body = { error: `no interaction for ${method} ${path} (${prompt.name})` };
       return;
     }
     if (path.startsWith('/__test/')) {

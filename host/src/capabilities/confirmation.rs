@@ -51,8 +51,11 @@ impl CallState {
             return Err(format!("the create body has {} bytes; at most {max} are sent", request.body.len()));
         }
         let binding = self.bound(token, change_type, &request.body)?;
-        let form = form::render(&self.tool.name, change_type, &request.path, &request.body, context)?
-            .about(token, &binding.id);
+        let form = form::render(&self.tool.name, change_type, &request.path, &request.body, context)?.about(
+            token,
+            &binding.id,
+            binding.validated_at_ms,
+        );
         if self.audit.is_none() {
             return Err("this server has no audit log, so no create can be approved".into());
         }
@@ -140,6 +143,8 @@ impl CallState {
             "request_sha256": approval.request_sha256,
             "token": approval.token,
             "human_status": status_name(approval.status),
+            "method": approval.method,
+            "approver": approval.approver,
             "policy_decisions": self.decisions.all(),
         })
     }
@@ -199,6 +204,7 @@ impl confirmation::Host for CallState {
             tracing::warn!(tool = %self.tool.name, %token, "the answer came after the proposal's TTL: no approval");
             return Ok(Ok(Answer { status, approval: None }));
         }
+        let method = if status == Status::UnsupportedByClient { "opt_in" } else { confirmer.method() };
         let approval = Approval {
             change_type,
             path: request.path,
@@ -206,6 +212,8 @@ impl confirmation::Host for CallState {
             request_sha256: form.request_sha256,
             token,
             status,
+            method,
+            approver: confirmer.approver(),
         };
         if let Err(e) = self.record(self.approval_entry("approval_minted", &approval)).await {
             tracing::error!("no approval minted: the audit log failed: {e}");

@@ -23,6 +23,31 @@ pub trait Confirmer: Send + Sync {
     fn input_request(&self) -> Option<Form> {
         None
     }
+
+    /// The approval page this call opened and nobody has decided yet (a client with no
+    /// elicitation); taken once, after the component returned.
+    fn page_pending(&self) -> Option<PagePending> {
+        None
+    }
+
+    /// How the answer this confirmer gave reached the host (`form`, or `page`).
+    fn method(&self) -> &'static str {
+        "form"
+    }
+
+    /// Who approved, when the approval page says so (`ISSUER#SUBJECT`).
+    fn approver(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A question waiting on the approval page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PagePending {
+    pub url: String,
+    pub token: String,
+    pub request_sha256: String,
+    pub expires_at_ms: u64,
 }
 
 /// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).

@@ -36,6 +36,8 @@ pub struct Form {
     pub token: String,
     /// The id of the validation that proposal is bound to.
     pub validation: String,
+    /// When Fabric validated it (the host's clock): the TTL runs from here.
+    pub validated_at_ms: u64,
 }
 
 /// Renders the form `tool` asks for a create of `change_type` (POST `path` with `body`). `Err`
@@ -83,7 +85,7 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
             text.len() + reserved
         ));
     }
-    Ok(Form { text, request_sha256, token: String::new(), validation: String::new() })
+    Ok(Form { text, request_sha256, token: String::new(), validation: String::new(), validated_at_ms: 0 })
 }
 
 /// A context text as the form shows it: cut, each backslash doubled (so the component cannot type
@@ -94,9 +96,10 @@ fn capped(s: &str) -> String {
 }
 
 impl Form {
-    /// This form, about the proposal `token` bound to validation `validation`.
-    pub fn about(self, token: &str, validation: &str) -> Form {
-        Form { token: token.to_string(), validation: validation.to_string(), ..self }
+    /// This form, about the proposal `token` bound to validation `validation` made at
+    /// `validated_at_ms`.
+    pub fn about(self, token: &str, validation: &str, validated_at_ms: u64) -> Form {
+        Form { token: token.to_string(), validation: validation.to_string(), validated_at_ms, ..self }
     }
 
     /// Adds what the operator's policy said of the request to the host's part, below its hash.

@@ -15,8 +15,9 @@ mod proposal_store;
 
 pub use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
+pub use binding::TTL_MS;
 pub use call_state::{
     CallContext, CallState, CorrelationIds, Grants, GuestMeter, PolicyDecisions, StepReporter, ToolGrant,
 };
-pub use confirmer::{Confirmer, NobodyToAsk};
+pub use confirmer::{Confirmer, NobodyToAsk, PagePending};
 pub use form::Form;

@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 
 use rmcp::model::RequestStateCodec;
 
+use crate::approval_page::{ApprovalPage, PageSettings};
 use crate::audit::AuditLog;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
@@ -176,6 +177,16 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
             |p| format!("{} ({} policies, sha256 {})", p.path.display(), p.policies, p.sha256),
         ),
     };
+    let approval_page = match approval_settings(args)? {
+        Some(settings) => {
+            let page =
+                ApprovalPage::start(settings, grants.proposals.clone(), grants.clock.clone(), grants.audit.clone())
+                    .await
+                    .context("the approval page")?;
+            Some(page)
+        }
+        None => None,
+    };
     let fairness = Fairness::new(FairnessLimits {
         calls_per_principal: args.max_calls_per_principal,
         confirmations_per_principal: args.max_confirmations_per_principal,
@@ -190,6 +201,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         request_state,
         lifecycle: Default::default(),
         fairness,
+        approval_page,
     });
     Ok(Ready { broker, sim, banner })
 }
@@ -348,6 +360,42 @@ fn oauth_settings(args: &ServeArgs) -> Option<crate::oauth::OAuthSettings> {
         },
         leeway_secs: args.oauth_clock_leeway_secs,
     })
+}
+
+/// The approval page's settings, when `--approval-client-id` is given.
+fn approval_settings(args: &ServeArgs) -> anyhow::Result<Option<PageSettings>> {
+    let Some(client_id) = args.approval_client_id.clone() else { return Ok(None) };
+    if args.transport != Transport::Http {
+        bail!("--approval-client-id: the approval page is served over --transport http (not built yet for stdio)");
+    }
+    let issuer = args.approval_issuer.clone().or_else(|| args.oauth_issuer.clone()).context(
+        "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the same",
+    )?;
+    let from_env = std::env::var("EQUINIX_MCP_APPROVAL_CLIENT_SECRET").ok().filter(|s| !s.is_empty());
+    let client_secret = match (&args.approval_client_secret_file, from_env) {
+        (Some(_), Some(_)) => bail!(
+            "the approval page's client secret is given twice: EQUINIX_MCP_APPROVAL_CLIENT_SECRET and \
+             --approval-client-secret-file; keep one"
+        ),
+        (Some(path), None) => {
+            Some(Secret::new(crate::secret::read_private_file(path, "--approval-client-secret-file")?.trim()))
+        }
+        (None, Some(secret)) => Some(Secret::new(secret)),
+        (None, None) => None,
+    };
+    let base_url = args.approval_url.clone().or_else(|| {
+        let public = reqwest::Url::parse(args.public_url.as_deref()?).ok()?;
+        Some(public.origin().ascii_serialization())
+    });
+    Ok(Some(PageSettings {
+        issuer,
+        client_id,
+        client_secret,
+        max_age_secs: args.approval_max_age_secs,
+        groups_claim: args.approval_groups_claim.clone(),
+        leeway_secs: args.oauth_clock_leeway_secs,
+        base_url,
+    }))
 }
 
 /// `equinix-mcp serve`.

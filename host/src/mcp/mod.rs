@@ -3,6 +3,7 @@
 pub mod elicitation;
 pub mod fairness;
 pub mod hints;
+pub mod page_confirm;
 pub mod progress;
 pub mod registry;
 pub mod results;

@@ -12,11 +12,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::elicitation::ElicitConfirmer;
+use super::elicitation::{ElicitConfirmer, client_can_elicit};
 use super::fairness::Fairness;
+use super::page_confirm::{PageRound, UrlElicit};
 use super::registry::ToolRegistry;
 use super::results::{self, ToolError};
 use super::stateless_confirm::{self, FirstRound};
+use crate::approval_page::ApprovalPage;
 use crate::audit::{self, AuditLog};
 use crate::capabilities::{CallContext, CallState, Confirmer, CorrelationIds, Grants, StepReporter, ToolGrant};
 use crate::component::ComponentRuntime;
@@ -39,6 +41,8 @@ pub struct Shared {
     pub lifecycle: Lifecycle,
     /// Per-principal limits on calls and open confirmation forms.
     pub fairness: Arc<Fairness>,
+    /// The approval page, when the operator configured one.
+    pub approval_page: Option<Arc<ApprovalPage>>,
 }
 
 /// The MCP server; cheap to clone.
@@ -141,6 +145,18 @@ impl McpServer {
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.grants.clock.now_ms();
         let outcome = self.shared.runtime.call(state, name, &args_text).await;
+        if let Some(pending) = confirmer.page_pending() {
+            // nobody has decided on the page yet: the agent shows the person the link
+            let value = approval_pending(name, &pending);
+            let decisions = decisions.texts();
+            let call = Audited { tool: name, principal: &principal, started };
+            let value = self.audit(true, call, value, false, decisions).await;
+            let mut result = results::structured(value, false);
+            if tool.check_output(result.structured_content.as_ref().expect("just set")).is_err() {
+                result.structured_content = None;
+            }
+            return Ok(result.into());
+        }
         if let Some(form) = confirmer.input_request() {
             // The component's own result is moot: the person has not answered yet.
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
@@ -237,6 +253,68 @@ impl McpServer {
     }
 }
 
+impl McpServer {
+    /// The approval page's confirmer for this call, when a page is configured, the tool may ask
+    /// the person, and the client declared URL elicitation (the link goes through it) or no
+    /// elicitation at all (the link goes in the result). A client with form elicitation keeps the
+    /// form, and a stateless (2026-07-28) client its own round trip.
+    async fn page_confirmer(
+        &self,
+        name: &str,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        principal: &Principal,
+    ) -> Result<Option<Arc<dyn Confirmer>>, String> {
+        let Some(page) = &self.shared.approval_page else { return Ok(None) };
+        let asks =
+            self.shared.registry.get(name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET);
+        if !asks || context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+            return Ok(None);
+        }
+        if context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Url) {
+            return Ok(Some(Arc::new(UrlElicit {
+                page: page.clone(),
+                fairness: self.shared.fairness.clone(),
+                peer: context.peer.clone(),
+                timeout: self.shared.elicit_timeout,
+                principal: principal.clone(),
+                tool: name.to_string(),
+                approver: Default::default(),
+            })));
+        }
+        if client_can_elicit(&context.peer) {
+            return Ok(None);
+        }
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let round = PageRound::for_call(page.clone(), principal, name, &arguments).await?;
+        Ok(Some(Arc::new(round)))
+    }
+}
+
+/// The result of a call whose question waits on the approval page.
+fn approval_pending(tool: &str, pending: &crate::capabilities::PagePending) -> Value {
+    json!({
+        "confirm_token": pending.token,
+        "executed": null,
+        "request_sha256": pending.request_sha256,
+        "human_confirmation": {
+            "status": "approval_pending",
+            "method": "page",
+            "approval_url": pending.url,
+            "expires_at": audit::rfc3339(pending.expires_at_ms),
+        },
+        "message": format!(
+            "A person must approve this create on the approval page: show them approval_url. Nothing was sent and \
+             nothing was used up. The link is valid until {}.",
+            audit::rfc3339(pending.expires_at_ms)
+        ),
+        "next_step": format!(
+            "show the person approval_url; once they approved or declined there, call {tool} again with the same \
+             arguments to collect the decision"
+        ),
+    })
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -283,12 +361,19 @@ impl ServerHandler for McpServer {
             let message = "the access token's scopes do not allow this tool; nothing was done";
             return Ok(ToolError::new("insufficient_scope", message).result());
         }
-        let confirmer: Arc<dyn Confirmer> = Arc::new(ElicitConfirmer {
-            peer: context.peer.clone(),
-            timeout: self.shared.elicit_timeout,
-            fairness: self.shared.fairness.clone(),
-            principal: principal.clone(),
-        });
+        let confirmer = match self.page_confirmer(&name, &request, &context, &principal).await {
+            Ok(Some(page)) => page,
+            Ok(None) => Arc::new(ElicitConfirmer {
+                peer: context.peer.clone(),
+                timeout: self.shared.elicit_timeout,
+                fairness: self.shared.fairness.clone(),
+                principal: principal.clone(),
+            }),
+            Err(why) => {
+                let message = format!("{why}; nothing was done");
+                return Ok(ToolError::new("proposal_store_unavailable", message).result());
+            }
+        };
         let progress = context
             .meta
             .get_progress_token()

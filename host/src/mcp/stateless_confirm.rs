@@ -246,6 +246,7 @@ mod tests {
             request_sha256: sha.into(),
             token: "chg-a".into(),
             validation: "v-1".into(),
+            validated_at_ms: 0,
         }
     }
 

@@ -46,6 +46,9 @@ pub struct IssuerMetadata {
     /// Where it was read.
     pub source: String,
     pub jwks_uri: Url,
+    /// Where a browser signs in and where a code is redeemed (the approval page's sign-in).
+    pub authorization_endpoint: Option<Url>,
+    pub token_endpoint: Option<Url>,
 }
 
 /// The HTTP client for the issuer.
@@ -133,9 +136,22 @@ impl Fetcher {
                 .and_then(Value::as_str)
                 .ok_or_else(|| anyhow::anyhow!("the issuer metadata at {candidate} has no `jwks_uri`"))?;
             let jwks_uri = check_url(jwks, "the issuer's jwks_uri")?;
-            return Ok(IssuerMetadata { source: candidate, jwks_uri });
+            let endpoint = |name: &str| -> anyhow::Result<Option<Url>> {
+                match metadata.get(name).and_then(Value::as_str) {
+                    Some(url) => Ok(Some(check_url(url, &format!("the issuer's {name}"))?)),
+                    None => Ok(None),
+                }
+            };
+            let authorization_endpoint = endpoint("authorization_endpoint")?;
+            let token_endpoint = endpoint("token_endpoint")?;
+            return Ok(IssuerMetadata { source: candidate, jwks_uri, authorization_endpoint, token_endpoint });
         }
         anyhow::bail!("no issuer metadata for {issuer_text}: {}", failures.join("; "))
+    }
+
+    /// The HTTP client itself (the approval page redeems its codes with it).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
     pub async fn keys(&self, jwks_uri: &Url) -> Result<KeySet, String> {

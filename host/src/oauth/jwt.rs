@@ -22,7 +22,7 @@ pub const MAX_SUBJECT_BYTES: usize = 255;
 pub struct Invalid(pub String);
 
 impl Invalid {
-    fn new(why: impl Into<String>) -> Self {
+    pub(crate) fn new(why: impl Into<String>) -> Self {
         Invalid(why.into())
     }
 }
@@ -121,7 +121,7 @@ pub struct Verified {
 
 /// A JSON object whose keys are each given once: a claim given twice is refused, so this server
 /// and any other reader of the token can never see two different values.
-struct UniqueKeys(serde_json::Map<String, Value>);
+pub(crate) struct UniqueKeys(pub(crate) serde_json::Map<String, Value>);
 
 impl<'de> Deserialize<'de> for UniqueKeys {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

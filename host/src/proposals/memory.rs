@@ -75,6 +75,8 @@ impl Inner {
 #[derive(Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
+    /// The host's notes (the approval page's records and decisions).
+    pub(super) notes: super::notes::Notes,
 }
 
 impl MemoryStore {

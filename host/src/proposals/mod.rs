@@ -14,6 +14,7 @@
 //! every replica behind a load balancer; each operation is one atomic Lua script).
 
 pub mod memory;
+mod notes;
 pub mod redis;
 mod token;
 
@@ -21,6 +22,7 @@ mod token;
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
+pub use notes::{MAX_NOTE_BYTES, MAX_NOTES};
 pub use redis::{RedisStore, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be
@@ -129,6 +131,34 @@ impl ProposalStore {
         match self {
             ProposalStore::Memory(m) => Ok(m.claim_answer(answer, now_ms)),
             ProposalStore::Redis(r) => counted(r.claim_answer(answer).await),
+        }
+    }
+
+    /// Writes the host's own note `key` (the approval page's records and decisions), kept for
+    /// `ttl_ms`; with `only_if_absent`, only when no live note has that key. Returns whether it was
+    /// written: of any number of concurrent first writes of one key (on any replica), exactly one
+    /// is.
+    pub async fn note_put(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        now_ms: u64,
+    ) -> Result<bool, StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => {
+                m.notes.put(key, value, ttl_ms, only_if_absent, now_ms).map_err(StoreUnavailable::full)
+            }
+            ProposalStore::Redis(r) => counted(r.note_put(key, value, ttl_ms, only_if_absent).await),
+        }
+    }
+
+    /// The live note `key`, if any.
+    pub async fn note_get(&self, key: &str, now_ms: u64) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        match self {
+            ProposalStore::Memory(m) => Ok(m.notes.get(key, now_ms)),
+            ProposalStore::Redis(r) => counted(r.note_get(key).await),
         }
     }
 

@@ -35,6 +35,13 @@ pub struct StoreUnavailable {
     pub reason: String,
 }
 
+impl StoreUnavailable {
+    /// The memory store refusing a note it has no room for.
+    pub fn full(reason: String) -> Self {
+        StoreUnavailable { backend: "memory".into(), reason }
+    }
+}
+
 const PREFIX: &str = "equinix-mcp:";
 
 type Bytes = Vec<u8>;
@@ -262,6 +269,39 @@ impl RedisStore {
             .await
             .map_err(|e| self.unavailable(e))?;
         Ok(set.is_some())
+    }
+
+    pub async fn note_put(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+    ) -> Result<bool, StoreUnavailable> {
+        if value.len() > super::MAX_NOTE_BYTES {
+            return Err(self.unavailable(format!(
+                "a note of {} bytes is more than the {} kept",
+                value.len(),
+                super::MAX_NOTE_BYTES
+            )));
+        }
+        let mut c = self.connection.clone();
+        let mut set = ::redis::cmd("SET");
+        set.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));
+        if only_if_absent {
+            set.arg("NX");
+        }
+        let done: Option<String> = set.query_async(&mut c).await.map_err(|e| self.unavailable(e))?;
+        Ok(done.is_some())
+    }
+
+    pub async fn note_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        ::redis::cmd("GET")
+            .arg(format!("{PREFIX}note:{key}"))
+            .query_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))
     }
 
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {

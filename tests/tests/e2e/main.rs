@@ -5,6 +5,7 @@
 mod harness;
 
 mod agent;
+mod approval_page;
 mod broker;
 mod catalog;
 mod component_build;

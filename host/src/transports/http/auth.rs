@@ -74,30 +74,8 @@ impl AuthTokens {
     /// is read (a symlink is followed, and its target is what must pass), taken from the open
     /// file itself, so the file cannot be swapped between the check and the read.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        use std::io::Read;
-        use std::os::unix::fs::MetadataExt;
-        let shown = path.display();
-        let mut file =
-            std::fs::File::open(path).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
-        let meta = file.metadata().map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
-        let me = rustix::process::geteuid().as_raw();
-        if meta.uid() != me && meta.uid() != 0 {
-            anyhow::bail!(
-                "--auth-token-file {shown} is owned by uid {}, not by the user running the server (uid {me}) or root: \
-                 another user could change who may connect (chown it, as OpenSSH requires of its key files)",
-                meta.uid()
-            );
-        }
-        let mode = meta.mode() & 0o777;
-        if mode & 0o077 != 0 {
-            anyhow::bail!(
-                "--auth-token-file {shown} has mode {mode:03o}: bearer tokens must not be readable by group or \
-                 others (chmod 600 {shown})"
-            );
-        }
-        let mut text = String::new();
-        file.read_to_string(&mut text).map_err(|e| anyhow::anyhow!("reading --auth-token-file {shown}: {e}"))?;
-        Self::parse(&text).map_err(|e| anyhow::anyhow!("--auth-token-file {shown}: {e}"))
+        let text = crate::secret::read_private_file(path, "--auth-token-file")?;
+        Self::parse(&text).map_err(|e| anyhow::anyhow!("--auth-token-file {}: {e}", path.display()))
     }
 
     /// Parses the file's text. Errors name the line, never the token.

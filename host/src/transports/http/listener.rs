@@ -159,6 +159,8 @@ async fn serve_connection<S>(
                 let _busy = handle.busy();
                 let mut req = req.map(axum::body::Body::new);
                 req.extensions_mut().insert(handle);
+                // the approval page records the address a decision came from
+                req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 router.oneshot(req).await
             }
         }));

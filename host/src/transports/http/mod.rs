@@ -167,6 +167,14 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         public = public.merge(resource_metadata::routes(oauth.clone()));
         tokio::spawn(oauth.clone().refresh_until(sessions_closed.clone()));
     }
+    let scheme = if options.tls.is_some() { "https" } else { "http" };
+    let mut page_text = String::new();
+    if let Some(page) = &broker.shared().approval_page {
+        // without --approval-url or --public-url, browsers reach the page where the server listens
+        page.set_base(&format!("{scheme}://{addr}"))?;
+        public = public.merge(crate::approval_page::routes::routes(page.clone()));
+        page_text = format!("; approval page at {}", page.link("…"));
+    }
     let public = public.layer(axum::middleware::from_fn_with_state(Arc::new(options.hosts()), host_check::require));
     let router = public.merge(router);
     let mut auth_text = match &options.auth {
@@ -177,8 +185,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         let tokens = if options.auth.is_some() { format!("{auth_text} and ") } else { String::new() };
         auth_text = format!("{tokens}OAuth access tokens, metadata at {}", oauth.metadata_url());
     }
-    let scheme = if options.tls.is_some() { "https" } else { "http" };
-    tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text})");
+    tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text}){page_text}");
     tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
     let server = tokio::spawn(listener::serve(
         listener,

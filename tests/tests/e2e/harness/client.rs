@@ -44,6 +44,12 @@ pub struct TestClient {
     pub advance_before_answer: Arc<Mutex<Option<(String, u64)>>>,
     /// Messages of the progress notifications received.
     pub progress: Arc<Mutex<Vec<String>>>,
+    /// Declares URL elicitation only (MCP 2025-11-25) and accepts every link, recording it.
+    pub url_mode: bool,
+    /// The `elicitationId`s of the `notifications/elicitation/complete` received.
+    pub completed: Arc<Mutex<Vec<String>>>,
+    /// Each link of a URL elicitation, as it arrives (the test plays the person).
+    pub links: Option<tokio::sync::mpsc::UnboundedSender<(String, String)>>,
 }
 
 impl TestClient {
@@ -53,7 +59,18 @@ impl TestClient {
             prompts: Default::default(),
             advance_before_answer: Default::default(),
             progress: Default::default(),
+            url_mode: false,
+            completed: Default::default(),
+            links: None,
         }
+    }
+
+    /// A client that declares URL elicitation only: each link and its elicitation id go to the
+    /// returned receiver, and the client answers accept (the person opens the link).
+    pub fn following_links() -> (Self, tokio::sync::mpsc::UnboundedReceiver<(String, String)>) {
+        let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+        let client = TestClient { url_mode: true, links: Some(send), ..TestClient::accepting() };
+        (client, receive)
     }
 
     pub fn answering(answer: Answer) -> Self {
@@ -81,12 +98,28 @@ impl TestClient {
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        let caps = if self.answer.is_some() {
+        let caps = if self.url_mode {
+            let mut caps = ClientCapabilities::default();
+            caps.elicitation =
+                Some(rmcp::model::ElicitationCapability::new().with_url(rmcp::model::UrlElicitationCapability::new()));
+            caps
+        } else if self.answer.is_some() {
             ClientCapabilities::builder().enable_elicitation().build()
         } else {
             ClientCapabilities::default()
         };
         ClientConfig::new(caps, Implementation::new("equinix-mcp-tests", "0"))
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: rmcp::model::CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/elicitation/complete" {
+            let id = notification.params.as_ref().and_then(|p| p["elicitationId"].as_str()).unwrap_or_default();
+            self.completed.lock().unwrap().push(id.to_string());
+        }
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -98,6 +131,13 @@ impl ClientHandler for TestClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        if let ElicitRequestParams::UrlElicitationParams { url, elicitation_id, .. } = &request
+            && let Some(links) = &self.links
+        {
+            let _ = links.send((url.clone(), elicitation_id.clone()));
+            self.prompts.lock().unwrap().push(request);
+            return Ok(ElicitResult::new(ElicitationAction::Accept));
+        }
         self.prompts.lock().unwrap().push(request);
         let advance = self.advance_before_answer.lock().unwrap().clone();
         if let Some((url, ms)) = advance {

@@ -4,6 +4,7 @@
 //! identity provider ([`oidc`]), and show what any of those processes printed when a test fails
 //! ([`printed`]).
 
+pub mod browser;
 pub mod client;
 pub mod fixtures;
 pub mod launch;
@@ -14,6 +15,7 @@ pub mod redis;
 pub mod rounds;
 pub mod sim;
 
+pub use browser::*;
 pub use client::*;
 pub use fixtures::*;
 pub use launch::*;

@@ -1,0 +1,373 @@
+//! The approval page: where a person signs in with the team's OpenID provider, reads the exact
+//! request the host rendered for the form, and approves or declines it. It is one more way for
+//! the host to learn the person's answer, and the only one that says who the person is; every
+//! rule the host holds for the form holds here too (the answer counts only for the proposal and
+//! validation it was given about, once, within the proposal's TTL on the host's clock), and each
+//! decision is a record in the audit log before the host keeps it.
+//!
+//! The link carries a random page id and nothing else. Signed out, the page shows nothing of the
+//! request. Sign-ins and sessions live in the proposal store, so replicas sharing a Redis store
+//! share them too; the browser holds only random ids in `HttpOnly`, `SameSite=Lax`, host-only
+//! cookies (`Secure` off loopback).
+
+pub mod html;
+pub mod id_token;
+pub mod record;
+pub mod routes;
+pub mod sign_in;
+
+use std::sync::{Arc, OnceLock};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::Url;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::audit::AuditLog;
+use crate::clock::Clock;
+use crate::principal::Principal;
+use crate::proposals::{ProposalStore, StoreUnavailable};
+use crate::secret::Secret;
+pub use id_token::{IdTokenRules, SignedIn};
+pub use record::{Decision, PageRecord};
+
+/// How long a signed-in session on the page lasts: a little longer than one proposal's TTL, so a
+/// person who signed in to read a request can still decide it, and no longer.
+pub const SESSION_MS: u64 = 15 * 60 * 1000;
+/// How long a sign-in may take at the provider.
+const SIGN_IN_MS: u64 = 10 * 60 * 1000;
+
+/// The operator's settings (`--approval-*`).
+#[derive(Clone, Debug)]
+pub struct PageSettings {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: Option<Secret>,
+    pub max_age_secs: u64,
+    pub groups_claim: String,
+    pub leeway_secs: u64,
+    /// Where browsers reach this server (scheme, host, port); default: `--public-url`'s origin,
+    /// or the address the server listens on.
+    pub base_url: Option<String>,
+}
+
+/// A signed-in person's session, kept in the store under the SHA-256 of the cookie's value.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// `ISSUER#SUBJECT`.
+    pub approver: String,
+    pub subject: String,
+    pub groups: Vec<String>,
+    pub auth_time: u64,
+    /// The anti-CSRF token every decision must carry.
+    pub csrf: String,
+    pub expires_at_ms: u64,
+}
+
+/// A sign-in under way, kept under its `state`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignInNote {
+    page: String,
+    nonce: String,
+    verifier: String,
+    /// SHA-256 of the browser's sign-in cookie: the callback must come to the browser that began.
+    browser: String,
+}
+
+pub struct ApprovalPage {
+    rp: sign_in::RelyingParty,
+    settings: PageSettings,
+    base: OnceLock<Url>,
+    pub(crate) store: Arc<ProposalStore>,
+    pub(crate) clock: Clock,
+    audit: Option<Arc<AuditLog>>,
+    /// Wakes the calls on this replica waiting for a decision (others poll the store).
+    pub decided: tokio::sync::Notify,
+}
+
+/// What a person may do with a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Permission {
+    Permitted(String),
+    Refused(String),
+}
+
+/// Whether `session`'s person may decide `record`. Without an operator rule for the page, only
+/// the person whose own sign-in proposed it.
+pub fn permission(session: &Session, record: &PageRecord) -> Permission {
+    if !record.proposer.contains('#') {
+        return Permission::Refused(format!(
+            "this request was proposed by {:?}, which is no signed-in person, and only the proposer may approve on this \
+             page (rules naming other approvers are not built yet)",
+            record.proposer
+        ));
+    }
+    if session.approver == record.proposer {
+        Permission::Permitted("you proposed this request with your own sign-in".into())
+    } else {
+        Permission::Refused(format!(
+            "only the person who proposed this request may approve it ({}); you are signed in as {}",
+            record.proposer, session.approver
+        ))
+    }
+}
+
+fn hashed(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+impl ApprovalPage {
+    /// Checks the settings and reads the issuer; `base` is known once the server listens.
+    pub async fn start(
+        settings: PageSettings,
+        store: Arc<ProposalStore>,
+        clock: Clock,
+        audit: Option<Arc<AuditLog>>,
+    ) -> anyhow::Result<Arc<Self>> {
+        if settings.client_id.is_empty() {
+            anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
+        }
+        if settings.max_age_secs == 0 || settings.max_age_secs > 3600 {
+            anyhow::bail!("--approval-max-age-secs {} must be 1 to 3600", settings.max_age_secs);
+        }
+        let rules = IdTokenRules {
+            issuer: settings.issuer.clone(),
+            client_id: settings.client_id.clone(),
+            max_age_secs: settings.max_age_secs,
+            groups_claim: settings.groups_claim.clone(),
+            leeway_secs: settings.leeway_secs,
+        };
+        let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;
+        let page = Arc::new(ApprovalPage {
+            rp,
+            settings,
+            base: OnceLock::new(),
+            store,
+            clock,
+            audit,
+            decided: tokio::sync::Notify::new(),
+        });
+        if let Some(base) = page.settings.base_url.clone() {
+            page.set_base(&base)?;
+        }
+        Ok(page)
+    }
+
+    /// Where browsers reach this server (`http(s)://HOST:PORT`, no path); set once.
+    pub fn set_base(&self, base: &str) -> anyhow::Result<()> {
+        if self.base.get().is_some() {
+            return Ok(());
+        }
+        let url = crate::oauth::discovery::check_url(base, "--approval-url")?;
+        if url.path() != "/" {
+            anyhow::bail!("--approval-url {base:?} must be an origin (scheme, host and port), with no path");
+        }
+        let _ = self.base.set(url);
+        Ok(())
+    }
+
+    fn base(&self) -> &Url {
+        self.base.get().expect("the page's base URL is set before the server serves")
+    }
+
+    /// The link to page `id`.
+    pub fn link(&self, id: &str) -> String {
+        self.base().join(&format!("/approve/{id}")).expect("a page path joins").to_string()
+    }
+
+    fn redirect_uri(&self) -> String {
+        self.base().join("/approve/callback").expect("a path joins").to_string()
+    }
+
+    /// Whether cookies must be `Secure` (everywhere but plain-HTTP loopback).
+    pub fn secure_cookies(&self) -> bool {
+        self.base().scheme() == "https"
+    }
+
+    /// The page's own origin (a decision's `Origin` must be this one).
+    pub fn origin(&self) -> String {
+        self.base().origin().ascii_serialization()
+    }
+
+    pub fn issuer(&self) -> &str {
+        self.rp.issuer()
+    }
+
+    pub fn notes(&self) -> record::Notes<'_> {
+        record::Notes { store: &self.store, now_ms: self.clock.now_ms() }
+    }
+
+    /// Begins a sign-in for page `page`: the browser's cookie value and the provider's URL.
+    pub async fn begin_sign_in(&self, page: &str) -> Result<(String, Url), StoreUnavailable> {
+        let started = self.rp.begin(&self.redirect_uri());
+        let browser = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
+        let note = SignInNote {
+            page: page.to_string(),
+            nonce: started.nonce,
+            verifier: started.verifier,
+            browser: hashed(&browser),
+        };
+        let bytes = serde_json::to_vec(&note).expect("a note serializes");
+        let now = self.clock.now_ms();
+        self.store.note_put(&format!("page-signin:{}", hashed(&started.state)), &bytes, SIGN_IN_MS, false, now).await?;
+        Ok((browser, started.url))
+    }
+
+    /// Finishes the sign-in `state` in the browser holding `browser`: the new session's cookie
+    /// value and the page to return to (always one of this server's own pages).
+    pub async fn finish_sign_in(&self, state: &str, code: &str, browser: &str) -> Result<(String, String), String> {
+        let now = self.clock.now_ms();
+        let key = format!("page-signin:{}", hashed(state));
+        let note = self.store.note_get(&key, now).await.map_err(|e| e.to_string())?;
+        let Some(note) = note.and_then(|b| serde_json::from_slice::<SignInNote>(&b).ok()) else {
+            return Err("this sign-in is unknown or expired; open the approval link again".into());
+        };
+        use subtle::ConstantTimeEq;
+        if !bool::from(note.browser.as_bytes().ct_eq(hashed(browser).as_bytes())) {
+            return Err("this sign-in was begun in another browser; open the approval link again here".into());
+        }
+        // a callback is used once, on every replica
+        if !self.store.claim_answer(&key, now).await.map_err(|e| e.to_string())? {
+            return Err("this sign-in was already used; open the approval link again".into());
+        }
+        let signed = self.rp.finish(code, &self.redirect_uri(), &note.verifier, &note.nonce).await?;
+        let session = Session {
+            approver: Principal::subject(self.issuer(), &signed.subject).as_str().to_string(),
+            subject: signed.subject,
+            groups: signed.groups,
+            auth_time: signed.auth_time,
+            csrf: URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>()),
+            expires_at_ms: now + SESSION_MS,
+        };
+        let cookie = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
+        let bytes = serde_json::to_vec(&session).expect("a session serializes");
+        self.store
+            .note_put(&format!("page-session:{}", hashed(&cookie)), &bytes, SESSION_MS, false, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(approver = %session.approver, "approval page: a person signed in");
+        Ok((cookie, note.page))
+    }
+
+    /// The session of the cookie value `cookie`, if it is live.
+    pub async fn session(&self, cookie: &str) -> Option<Session> {
+        let now = self.clock.now_ms();
+        let bytes = self.store.note_get(&format!("page-session:{}", hashed(cookie)), now).await.ok()??;
+        serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now)
+    }
+
+    /// Whether `session`'s person may decide `record` (see [`permission`]).
+    pub fn permission(&self, session: &Session, record: &PageRecord) -> Permission {
+        permission(session, record)
+    }
+
+    /// Records `approve` by `session`'s person on `record`, from `peer`: the audit record first,
+    /// then the decision. `Ok(false)`: someone decided first.
+    pub async fn decide(
+        &self,
+        session: &Session,
+        record: &PageRecord,
+        approve: bool,
+        peer: &str,
+        rule: &str,
+    ) -> Result<bool, String> {
+        let now = self.clock.now_ms();
+        if now >= record.expires_at_ms {
+            return Err("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again".into());
+        }
+        let decision = Decision {
+            id: hex::encode(rand::random::<[u8; 16]>()),
+            approve,
+            approver: session.approver.clone(),
+            groups: session.groups.clone(),
+            at_ms: now,
+        };
+        let Some(log) = self.audit.clone() else {
+            return Err("this server has no audit log, so no decision can be recorded".into());
+        };
+        let entry = json!({
+            "ts": crate::audit::rfc3339(now),
+            "event": "page_decision",
+            "decision": if approve { "approve" } else { "decline" },
+            "method": record::METHOD_PAGE,
+            "approver": session.approver,
+            "approver_groups": session.groups,
+            "proposer": record.proposer,
+            "tool": record.tool,
+            "token": record.token,
+            "validation": record.validation,
+            "request_sha256": record.request_sha256,
+            "page": record.id,
+            "decision_id": decision.id,
+            "rule": rule,
+            "peer": peer,
+        });
+        if let Err(e) = AuditLog::record(log, entry).await {
+            crate::metrics::metrics().page_decision("refused");
+            return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
+        }
+        let written = self.notes().decide(record, &decision).await.map_err(|e| e.to_string())?;
+        crate::metrics::metrics().page_decision(match (written, approve) {
+            (false, _) => "refused",
+            (true, true) => "approved",
+            (true, false) => "declined",
+        });
+        Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(approver: &str) -> Session {
+        Session {
+            approver: approver.into(),
+            subject: "s".into(),
+            groups: vec!["netops".into()],
+            auth_time: 0,
+            csrf: "c".into(),
+            expires_at_ms: 1,
+        }
+    }
+
+    fn record(proposer: &str) -> PageRecord {
+        PageRecord {
+            id: "apv-00000000000000000000000000000000".into(),
+            form_text: String::new(),
+            request_sha256: "a".into(),
+            token: "chg-a".into(),
+            validation: "v".into(),
+            proposer: proposer.into(),
+            tool: "t".into(),
+            validated_at_ms: 0,
+            created_at_ms: 0,
+            expires_at_ms: 1,
+        }
+    }
+
+    #[test]
+    fn only_the_proposer_by_their_own_sign_in_may_decide() {
+        let alice = "https://idp.example#alice";
+        assert!(matches!(permission(&session(alice), &record(alice)), Permission::Permitted(_)));
+        let Permission::Refused(why) = permission(&session("https://idp.example#bob"), &record(alice)) else {
+            panic!("bob decided alice's request")
+        };
+        assert!(why.contains("only the person who proposed"), "{why}");
+        // the same subject at another issuer is another person
+        assert!(matches!(permission(&session("https://other.example#alice"), &record(alice)), Permission::Refused(_)));
+        // a token-file label or the local user is no signed-in person, whoever signs in
+        for label in ["ops", "local"] {
+            let Permission::Refused(why) =
+                permission(&session(&format!("https://idp.example#{label}")), &record(label))
+            else {
+                panic!("{label}")
+            };
+            assert!(why.contains("no signed-in person"), "{why}");
+        }
+    }
+}

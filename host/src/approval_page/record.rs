@@ -1,0 +1,209 @@
+//! What the approval page keeps in the proposal store (so every replica sharing it sees the same):
+//! a record per question put on the page, the one decision a person made about it, and the
+//! index from a tool call to its page. All are host notes with a time limit; none is a
+//! credential: a page id grants nothing without a signed-in person the rules allow.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::capabilities::Form;
+use crate::principal::Principal;
+use crate::proposals::{ProposalStore, StoreUnavailable};
+
+/// How long a record and its decision stay readable after the proposal's TTL, so the page can
+/// still say what happened.
+pub const AFTERWARDS_MS: u64 = 15 * 60 * 1000;
+
+/// One question put on the page: the host-rendered form and what it is bound to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageRecord {
+    /// `apv-` and 128 random bits in hex: the link's only part.
+    pub id: String,
+    /// The form's whole text, exactly as the form elicitation shows it.
+    pub form_text: String,
+    pub request_sha256: String,
+    /// The proposal and the validation it is bound to: a decision counts for these only.
+    pub token: String,
+    pub validation: String,
+    /// The principal that proposed (and whose call asks).
+    pub proposer: String,
+    pub tool: String,
+    pub validated_at_ms: u64,
+    pub created_at_ms: u64,
+    /// When a decision stops counting: the proposal's TTL on the host's clock.
+    pub expires_at_ms: u64,
+}
+
+/// How a decision reached the host.
+pub const METHOD_PAGE: &str = "page";
+
+/// The one decision made about a page (the first written wins, on every replica).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// Claimed once by the call that uses it (like a stateless round's answer).
+    pub id: String,
+    pub approve: bool,
+    /// `ISSUER#SUBJECT` of the person who signed in.
+    pub approver: String,
+    pub groups: Vec<String>,
+    pub at_ms: u64,
+}
+
+impl PageRecord {
+    /// A record of `form`, asked by `proposer`'s call of `tool`.
+    pub fn new(form: &Form, proposer: &Principal, tool: &str, now_ms: u64) -> Self {
+        PageRecord {
+            id: format!("apv-{}", hex::encode(rand::random::<[u8; 16]>())),
+            form_text: form.text.clone(),
+            request_sha256: form.request_sha256.clone(),
+            token: form.token.clone(),
+            validation: form.validation.clone(),
+            proposer: proposer.as_str().to_string(),
+            tool: tool.to_string(),
+            validated_at_ms: form.validated_at_ms,
+            created_at_ms: now_ms,
+            expires_at_ms: form.validated_at_ms.saturating_add(crate::capabilities::TTL_MS),
+        }
+    }
+
+    /// Whether this record asks exactly `form` (the same proposal, validation and bytes).
+    pub fn asks(&self, form: &Form) -> bool {
+        self.token == form.token
+            && self.validation == form.validation
+            && self.request_sha256 == form.request_sha256
+            && self.form_text == form.text
+    }
+
+    /// Why a decision on this record does not answer `form`, if it does not.
+    pub fn mismatch(&self, form: &Form) -> Option<String> {
+        if self.token != form.token {
+            return Some(format!(
+                "the decision on the approval page was made about proposal {}, and this call asks about proposal {}; \
+                 a decision counts only for the proposal it was made about, so nothing was approved",
+                self.token, form.token
+            ));
+        }
+        if self.validation != form.validation || self.request_sha256 != form.request_sha256 {
+            return Some(format!(
+                "the decision on the approval page was made about request {} as validated then, and this call asks about \
+                 request {} under another validation; nothing was approved",
+                self.request_sha256, form.request_sha256
+            ));
+        }
+        None
+    }
+}
+
+/// Whether `id` has the shape of a page id (anything else is not looked up).
+pub fn is_page_id(id: &str) -> bool {
+    id.len() == 36 && id.starts_with("apv-") && id[4..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The key of one tool call (its principal, tool and arguments' value), under which the page
+/// that call opened is found again when the agent calls the same tool the same way.
+pub fn call_key(principal: &Principal, tool: &str, arguments: &serde_json::Value) -> String {
+    let text = equinix_broker_contract::canonical_json(arguments);
+    let parts = ["equinix-mcp approval call v1", principal.as_str(), tool, &text];
+    hex::encode(Sha256::digest(serde_json::to_vec(&parts).expect("strings serialize")))
+}
+
+/// The page's notes in `store`.
+pub struct Notes<'a> {
+    pub store: &'a ProposalStore,
+    pub now_ms: u64,
+}
+
+fn unreadable(what: &str, e: serde_json::Error) -> StoreUnavailable {
+    StoreUnavailable::full(format!("the stored {what} does not read: {e}"))
+}
+
+impl Notes<'_> {
+    fn ttl(&self, record: &PageRecord) -> u64 {
+        record.expires_at_ms.saturating_add(AFTERWARDS_MS).saturating_sub(self.now_ms).max(1)
+    }
+
+    pub async fn put(&self, record: &PageRecord, call: Option<&str>) -> Result<(), StoreUnavailable> {
+        let bytes = serde_json::to_vec(record).expect("a record serializes");
+        let ttl = self.ttl(record);
+        self.store.note_put(&format!("page:{}", record.id), &bytes, ttl, false, self.now_ms).await?;
+        if let Some(call) = call {
+            self.store.note_put(&format!("page-call:{call}"), record.id.as_bytes(), ttl, false, self.now_ms).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn record(&self, id: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
+        if !is_page_id(id) {
+            return Ok(None);
+        }
+        match self.store.note_get(&format!("page:{id}"), self.now_ms).await? {
+            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("page record", e)),
+            None => Ok(None),
+        }
+    }
+
+    /// The page the call `call` opened, if it is still kept.
+    pub async fn of_call(&self, call: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
+        match self.store.note_get(&format!("page-call:{call}"), self.now_ms).await? {
+            Some(id) => self.record(&String::from_utf8_lossy(&id)).await,
+            None => Ok(None),
+        }
+    }
+
+    pub async fn decision(&self, id: &str) -> Result<Option<Decision>, StoreUnavailable> {
+        match self.store.note_get(&format!("page-decision:{id}"), self.now_ms).await? {
+            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("decision", e)),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes `decision` unless one was made already: `true` when this one is the decision.
+    pub async fn decide(&self, record: &PageRecord, decision: &Decision) -> Result<bool, StoreUnavailable> {
+        let bytes = serde_json::to_vec(decision).expect("a decision serializes");
+        let key = format!("page-decision:{}", record.id);
+        self.store.note_put(&key, &bytes, self.ttl(record), true, self.now_ms).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form() -> Form {
+        Form {
+            text: "request_sha256: abc".into(),
+            request_sha256: "abc".into(),
+            token: "chg-a".into(),
+            validation: "v-1".into(),
+            validated_at_ms: 1000,
+        }
+    }
+
+    #[tokio::test]
+    async fn one_decision_per_page_and_a_call_finds_its_page() {
+        let store = ProposalStore::new();
+        let notes = Notes { store: &store, now_ms: 2000 };
+        let record = PageRecord::new(&form(), &Principal::named("ops"), "fabric_confirm_change", 2000);
+        assert!(is_page_id(&record.id), "{}", record.id);
+        assert_eq!(record.expires_at_ms, 1000 + crate::capabilities::TTL_MS);
+        let call = call_key(&Principal::named("ops"), "t", &serde_json::json!({"confirm_token": "chg-a"}));
+        notes.put(&record, Some(&call)).await.unwrap();
+        assert_eq!(notes.of_call(&call).await.unwrap(), Some(record.clone()));
+        assert_eq!(notes.record(&record.id).await.unwrap(), Some(record.clone()));
+        assert_eq!(notes.record("apv-../../etc").await.unwrap(), None);
+        let decision =
+            |approve| Decision { id: "d".into(), approve, approver: "i#alice".into(), groups: vec![], at_ms: 2 };
+        assert!(notes.decide(&record, &decision(false)).await.unwrap());
+        assert!(!notes.decide(&record, &decision(true)).await.unwrap(), "the first decision stands");
+        assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decision(false)));
+        assert!(record.asks(&form()));
+        let other = Form { token: "chg-b".into(), ..form() };
+        assert!(record.mismatch(&other).unwrap().contains("proposal chg-a"));
+        let revalidated = Form { validation: "v-2".into(), ..form() };
+        assert!(record.mismatch(&revalidated).unwrap().contains("another validation"));
+        let other_call = call_key(&Principal::named("bob"), "t", &serde_json::json!({"confirm_token": "chg-a"}));
+        assert_ne!(call, other_call);
+    }
+}

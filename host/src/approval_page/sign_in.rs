@@ -1,0 +1,181 @@
+//! The approval page as an OpenID Connect relying party: the authorization code flow with PKCE
+//! (S256), `state` and `nonce`, `max_age` for a recent authentication, and the code redeemed at
+//! the provider's token endpoint over the reqwest client the resource server already uses.
+//!
+//! Written here rather than taken from the `openidconnect` crate: the flow is one redirect and
+//! one POST, and the ID token must be checked with the very JWT and key-set code that checks
+//! access tokens ([`super::id_token`]), so a security reviewer reads one verifier, not two; the
+//! crate would add a second JOSE stack (and its build time) for what these 200 lines do.
+
+use std::sync::{Arc, RwLock};
+use std::time::{Instant, SystemTime};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::Url;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::id_token::{IdTokenRules, SignedIn};
+use crate::oauth::discovery::{self, Fetcher};
+use crate::oauth::jwks::KeySet;
+use crate::oauth::{UNKNOWN_KID_REFRESH, jwt};
+use crate::secret::Secret;
+
+/// The longest token response read.
+const MAX_TOKEN_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// One sign-in's secrets, kept server-side until its callback.
+pub struct Started {
+    pub state: String,
+    pub nonce: String,
+    pub verifier: String,
+    pub url: Url,
+}
+
+pub struct RelyingParty {
+    rules: IdTokenRules,
+    client_secret: Option<Secret>,
+    fetcher: Fetcher,
+    authorization_endpoint: Url,
+    token_endpoint: Url,
+    jwks_uri: Url,
+    keys: RwLock<Arc<KeySet>>,
+    unknown_kid_refresh: tokio::sync::Mutex<Option<Instant>>,
+}
+
+fn random_text() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>())
+}
+
+impl RelyingParty {
+    /// Reads the issuer's metadata and keys; an issuer without them stops the start.
+    pub async fn start(rules: IdTokenRules, client_secret: Option<Secret>) -> anyhow::Result<Self> {
+        let issuer_url = discovery::check_url(&rules.issuer, "--approval-issuer")?;
+        let fetcher = Fetcher::new()?;
+        let metadata = fetcher
+            .discover(&issuer_url, &rules.issuer)
+            .await
+            .map_err(|e| anyhow::anyhow!("--approval-issuer {}: {e:#}", rules.issuer))?;
+        let missing = |what: &str| anyhow::anyhow!("--approval-issuer {}: its metadata has no {what}", rules.issuer);
+        let authorization_endpoint =
+            metadata.authorization_endpoint.ok_or_else(|| missing("authorization_endpoint"))?;
+        let token_endpoint = metadata.token_endpoint.ok_or_else(|| missing("token_endpoint"))?;
+        let keys = fetcher
+            .keys(&metadata.jwks_uri)
+            .await
+            .map_err(|e| anyhow::anyhow!("--approval-issuer {}: reading its keys: {e}", rules.issuer))?;
+        if keys.keys.is_empty() {
+            anyhow::bail!("--approval-issuer {}: its JWK Set has no key this server can verify with", rules.issuer);
+        }
+        Ok(RelyingParty {
+            rules,
+            client_secret,
+            fetcher,
+            authorization_endpoint,
+            token_endpoint,
+            jwks_uri: metadata.jwks_uri,
+            keys: RwLock::new(Arc::new(keys)),
+            unknown_kid_refresh: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.rules.issuer
+    }
+
+    /// A new sign-in: where to send the browser, and what its callback must match.
+    pub fn begin(&self, redirect_uri: &str) -> Started {
+        let (state, nonce, verifier) = (random_text(), random_text(), random_text());
+        let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+        let mut url = self.authorization_endpoint.clone();
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", &self.rules.client_id)
+            .append_pair("redirect_uri", redirect_uri)
+            .append_pair("scope", "openid")
+            .append_pair("state", &state)
+            .append_pair("nonce", &nonce)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256")
+            .append_pair("max_age", &self.rules.max_age_secs.to_string());
+        Started { state, nonce, verifier, url }
+    }
+
+    /// Redeems `code` and checks the ID token; `Err` says why the sign-in failed (never a code,
+    /// a token or a secret).
+    pub async fn finish(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        verifier: &str,
+        nonce: &str,
+    ) -> Result<SignedIn, String> {
+        let (body, request) = {
+            let mut form = form_urlencoded::Serializer::new(String::new());
+            form.append_pair("grant_type", "authorization_code")
+                .append_pair("code", code)
+                .append_pair("redirect_uri", redirect_uri)
+                .append_pair("code_verifier", verifier);
+            let request = self.fetcher.client().post(self.token_endpoint.clone());
+            let request = match &self.client_secret {
+                Some(secret) => request.basic_auth(&self.rules.client_id, Some(secret.expose())),
+                None => {
+                    form.append_pair("client_id", &self.rules.client_id);
+                    request
+                }
+            };
+            (form.finish(), request)
+        };
+        let response = request
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("the identity provider's token endpoint did not answer: {}", e.without_url()))?;
+        let status = response.status();
+        let body =
+            response.bytes().await.map_err(|e| format!("reading the token response failed: {}", e.without_url()))?;
+        if body.len() > MAX_TOKEN_RESPONSE_BYTES {
+            return Err(format!("the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes"));
+        }
+        let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if !status.is_success() {
+            let error = parsed.get("error").and_then(Value::as_str).unwrap_or("no error code");
+            return Err(format!(
+                "the identity provider refused the sign-in code: HTTP {} ({})",
+                status.as_u16(),
+                equinix_broker_contract::clip(error, 80)
+            ));
+        }
+        let Some(id_token) = parsed.get("id_token").and_then(Value::as_str) else {
+            return Err("the identity provider's token response has no id_token".into());
+        };
+        self.check(id_token, nonce).await.map_err(|jwt::Invalid(why)| format!("the ID token was refused: {why}"))
+    }
+
+    async fn check(&self, token: &str, nonce: &str) -> Result<SignedIn, jwt::Invalid> {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_secs();
+        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let first = self.rules.check(&keys, token, nonce, now);
+        let Err(jwt::Invalid(why)) = &first else { return first };
+        if !why.contains("`kid`") {
+            return first;
+        }
+        // a key the provider added since: fetched again at most every few seconds
+        let mut last = self.unknown_kid_refresh.lock().await;
+        if last.is_some_and(|t| t.elapsed() < UNKNOWN_KID_REFRESH) {
+            return first;
+        }
+        *last = Some(Instant::now());
+        match self.fetcher.keys(&self.jwks_uri).await {
+            Ok(set) if !set.keys.is_empty() => {
+                let set = Arc::new(set);
+                *self.keys.write().unwrap_or_else(|p| p.into_inner()) = set.clone();
+                self.rules.check(&set, token, nonce, now)
+            }
+            _ => first,
+        }
+    }
+}

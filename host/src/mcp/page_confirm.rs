@@ -1,0 +1,243 @@
+//! Confirmation through the approval page ([`crate::approval_page`]), chosen by what the client
+//! declared:
+//!
+//! - `elicitation.url` (MCP 2025-11-25): [`UrlElicit`] sends an `elicitation/create` in `url`
+//!   mode with the page's link, waits (bounded by the elicitation timeout and the call's
+//!   cancellation) for the decision, and then tells that client `notifications/elicitation/complete`;
+//! - no elicitation at all: [`PageRound`] answers the first call `approval_pending` with the link
+//!   and consumes nothing; the same call made again (the same principal, tool and arguments)
+//!   finds the decision, and only then is the token taken (approve: one create; decline: none).
+//!
+//! Either way a decision counts only for the proposal and validation it was made about, and only
+//! once: its id is claimed in the proposal store, shared by every replica.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{
+    ClientResult, CustomNotification, ElicitRequest, ElicitRequestParams, ElicitationAction, ServerNotification,
+    ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval_page::ApprovalPage;
+use crate::approval_page::record::{self, Decision, PageRecord};
+use crate::bindings::confirmation::{Delivery, Status};
+use crate::capabilities::{Confirmer, Form, PagePending};
+use crate::principal::Principal;
+
+/// How often a waiting call looks for a decision made through another replica.
+const POLL: Duration = Duration::from_millis(250);
+
+/// The status a decision gives, once its id is claimed for `form`; `Err` says why it counts for
+/// nothing.
+async fn claimed(page: &ApprovalPage, record: &PageRecord, decision: &Decision, form: &Form) -> Result<Status, String> {
+    if let Some(why) = record.mismatch(form) {
+        tracing::warn!(token = %form.token, "refused a page decision: {why}");
+        return Err(why);
+    }
+    match page.store.claim_answer(&format!("page:{}", decision.id), page.clock.now_ms()).await {
+        Ok(true) => Ok(if decision.approve { Status::Accepted } else { Status::Declined }),
+        Ok(false) => Err(format!(
+            "the decision on approval page {} was already used by an earlier call; one decision approves at most once, \
+             so nothing was approved. Propose again and ask the person again",
+            record.id
+        )),
+        Err(e) => Err(format!("{e}; the person's decision could not be counted, so nothing was approved")),
+    }
+}
+
+/// For a client with no elicitation: the page opened by an earlier identical call, and its
+/// decision, looked up before the component runs (so it knows whether to take the token).
+pub struct PageRound {
+    page: Arc<ApprovalPage>,
+    principal: Principal,
+    tool: String,
+    call: String,
+    earlier: Option<(PageRecord, Option<Decision>)>,
+    pending: Mutex<Option<PagePending>>,
+    approver: Mutex<Option<String>>,
+}
+
+impl PageRound {
+    pub async fn for_call(
+        page: Arc<ApprovalPage>,
+        principal: &Principal,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Self, String> {
+        let call = record::call_key(principal, tool, arguments);
+        let notes = page.notes();
+        let earlier = match notes.of_call(&call).await.map_err(|e| e.to_string())? {
+            Some(r) => {
+                let decision = notes.decision(&r.id).await.map_err(|e| e.to_string())?;
+                Some((r, decision))
+            }
+            None => None,
+        };
+        Ok(PageRound {
+            page,
+            principal: principal.clone(),
+            tool: tool.to_string(),
+            call,
+            earlier,
+            pending: Mutex::default(),
+            approver: Mutex::default(),
+        })
+    }
+
+    fn decided(&self) -> Option<(&PageRecord, &Decision)> {
+        self.earlier.as_ref().and_then(|(r, d)| d.as_ref().map(|d| (r, d)))
+    }
+
+    async fn open(&self, form: &Form) -> Result<Status, String> {
+        let now = self.page.clock.now_ms();
+        let record = match &self.earlier {
+            // the same question as before: the same page, so the link the person has still works
+            Some((r, None)) if r.asks(form) => r.clone(),
+            _ => {
+                let r = PageRecord::new(form, &self.principal, &self.tool, now);
+                self.page.notes().put(&r, Some(&self.call)).await.map_err(|e| e.to_string())?;
+                r
+            }
+        };
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(PagePending {
+            url: self.page.link(&record.id),
+            token: record.token.clone(),
+            request_sha256: record.request_sha256.clone(),
+            expires_at_ms: record.expires_at_ms,
+        });
+        Ok(Status::InputRequired)
+    }
+}
+
+impl Confirmer for PageRound {
+    fn delivery(&self) -> Delivery {
+        if self.decided().is_some() { Delivery::Answered } else { Delivery::FirstRound }
+    }
+
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
+        Box::pin(async move {
+            let Some((record, decision)) = self.decided() else {
+                return self.open(form).await;
+            };
+            let status = claimed(&self.page, record, decision, form).await?;
+            *self.approver.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision.approver.clone());
+            Ok(status)
+        })
+    }
+
+    fn page_pending(&self) -> Option<PagePending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    fn method(&self) -> &'static str {
+        record::METHOD_PAGE
+    }
+
+    fn approver(&self) -> Option<String> {
+        self.approver.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// For a client that declared URL elicitation: the link through `elicitation/create`, then the
+/// wait for the decision.
+pub struct UrlElicit {
+    pub page: Arc<ApprovalPage>,
+    pub fairness: Arc<super::fairness::Fairness>,
+    pub peer: Peer<RoleServer>,
+    pub timeout: Duration,
+    pub principal: Principal,
+    pub tool: String,
+    pub approver: Mutex<Option<String>>,
+}
+
+impl UrlElicit {
+    async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Status, String> {
+        let started = tokio::time::Instant::now();
+        let record = PageRecord::new(form, &self.principal, &self.tool, self.page.clock.now_ms());
+        self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: format!(
+                "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {}). Open the link, \
+                 sign in, read the exact request and approve or decline it there.",
+                record.request_sha256
+            ),
+            url: self.page.link(&record.id),
+            elicitation_id: record.id.clone(),
+        };
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        let handle =
+            match self.peer.send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout)).await {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("could not send the approval link: {e}");
+                    return Ok(Status::Failed);
+                }
+            };
+        let answer = tokio::select! {
+            answer = handle.await_response() => answer,
+            _ = cancel.cancelled() => return Ok(Status::CallCancelled),
+        };
+        match answer {
+            Ok(ClientResult::ElicitResult(r)) => match r.action {
+                ElicitationAction::Accept => {}
+                ElicitationAction::Decline => return Ok(Status::Declined),
+                ElicitationAction::Cancel => return Ok(Status::Cancelled),
+                _ => return Ok(Status::Failed),
+            },
+            Ok(_) => return Ok(Status::Failed),
+            Err(ServiceError::Timeout { .. }) => return Ok(Status::TimedOut),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => return Ok(Status::CallCancelled),
+            Err(e) => {
+                tracing::info!("the approval link's elicitation failed: {e}");
+                return Ok(Status::Failed);
+            }
+        }
+        // the person went to the page: wait for what they decide there
+        let deadline = started + self.timeout;
+        let decision = loop {
+            let woken = self.page.decided.notified();
+            match self.page.notes().decision(&record.id).await {
+                Ok(Some(d)) => break d,
+                Ok(None) => {}
+                Err(e) => return Err(format!("{e}; the person's decision could not be read, so nothing was approved")),
+            }
+            tokio::select! {
+                _ = woken => {}
+                _ = tokio::time::sleep(POLL) => {}
+                _ = tokio::time::sleep_until(deadline) => return Ok(Status::TimedOut),
+                _ = cancel.cancelled() => return Ok(Status::CallCancelled),
+            }
+        };
+        let status = claimed(&self.page, &record, &decision, form).await?;
+        *self.approver.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision.approver.clone());
+        let complete =
+            CustomNotification::new("notifications/elicitation/complete", Some(json!({"elicitationId": record.id})));
+        if let Err(e) = self.peer.send_notification(ServerNotification::CustomNotification(complete)).await {
+            tracing::info!("could not tell the client the approval is complete: {e}");
+        }
+        Ok(status)
+    }
+}
+
+impl Confirmer for UrlElicit {
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
+        Box::pin(async move {
+            let _open = self.fairness.begin_confirmation(&self.principal)?;
+            self.ask(form, cancel).await
+        })
+    }
+
+    fn method(&self) -> &'static str {
+        record::METHOD_PAGE
+    }
+
+    fn approver(&self) -> Option<String> {
+        self.approver.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}

@@ -1,0 +1,286 @@
+//! The approval page (issue 42): a client with no elicitation gets a link, a person signs in at
+//! the real identity provider (`oidc-provider`, harness::oidc) and decides there, and the call
+//! made again collects the decision. Every test ends on the simulator's create counter.
+
+use std::time::Duration;
+
+use crate::harness::*;
+use serde_json::{Value, json};
+
+const ALL: &str = "fabric:read fabric:propose fabric:confirm";
+/// The MCP client's identity at the provider: its access tokens' `sub` (client credentials).
+const PROPOSER: &str = "full-es256";
+
+/// A server with OAuth and the approval page, on a port chosen first so `--public-url` is real.
+async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}/mcp");
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--oauth-issuer", &provider.issuer, "--public-url", &public])
+        .args(&["--approval-client-id", "approval-page"])
+        .args(extra)
+        .http(&format!("127.0.0.1:{port}"))
+        .await;
+    (server, public)
+}
+
+async fn confirm(client: &Client, token: &str) -> (bool, Value) {
+    let r = call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    (is_error(&r), structured(&r))
+}
+
+/// The link of an `approval_pending` result.
+fn link_of(result: &Value) -> String {
+    assert_eq!(result["human_confirmation"]["status"], "approval_pending", "{result}");
+    result["human_confirmation"]["approval_url"].as_str().unwrap().to_string()
+}
+
+fn audit_events<'a>(entries: &'a [Value], event: &str) -> Vec<&'a Value> {
+    entries.iter().filter(|e| e["event"] == event).collect()
+}
+
+#[tokio::test]
+async fn a_client_without_elicitation_gets_a_link_and_only_the_signed_in_proposer_approves_once() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let client = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&client, "page-1", 301).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let sha = proposal["request_sha256"].as_str().unwrap().to_string();
+
+    let (failed, first) = confirm(&client, &confirm_token).await;
+    assert!(!failed, "approval_pending is no error: {first}");
+    let link = link_of(&first);
+    assert_eq!(first["executed"], Value::Null);
+    let base = public.trim_end_matches("/mcp");
+    let id = link.strip_prefix(&format!("{base}/approve/")).unwrap_or_else(|| panic!("{link}"));
+    assert!(id.len() == 36 && id.starts_with("apv-"), "the link carries a random id and nothing else: {link}");
+    // asking again before anyone decided: the same link, nothing used up, nothing sent
+    let (_, again) = confirm(&client, &confirm_token).await;
+    assert_eq!(link_of(&again), link);
+
+    let browser = Browser::default();
+    let signed_out = browser.get(&link).await;
+    assert_eq!(signed_out.status, 200);
+    for hidden in [sha.as_str(), "page-1", "connection_create", PROPOSER] {
+        assert!(!signed_out.body.contains(hidden), "signed out, the page shows nothing of the request ({hidden})");
+    }
+    let csp = signed_out.header("content-security-policy");
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("script-src"), "no script may run: {csp}");
+    assert_eq!(signed_out.header("x-content-type-options"), "nosniff");
+    assert_eq!(signed_out.header("referrer-policy"), "no-referrer");
+    assert_eq!(signed_out.header("cache-control"), "no-store");
+    assert_eq!(signed_out.header("x-frame-options"), "DENY");
+
+    // someone else signs in: sees why, has no buttons, and a forged decision decides nothing
+    let mallory = Browser::default();
+    let hers = mallory.sign_in(&link, "mallory").await;
+    assert_eq!(hers.status, 200, "{}", hers.body);
+    assert!(hers.body.contains("You may not decide"), "{}", hers.body);
+    assert!(hers.body.contains(&sha), "a signed-in person reads the request");
+    assert!(!hers.body.contains("name=\"csrf\""));
+    let session = mallory.cookies_of("127.0.0.1")["equinix-mcp-session"].clone();
+    assert!(!session.is_empty());
+    let url = reqwest::Url::parse(&link).unwrap();
+    let forged = mallory.post(&url, &[("csrf", "guess"), ("decision", "approve")], base).await;
+    assert_eq!(forged.status, 403, "{}", forged.body);
+
+    let proposer = Browser::default();
+    let page = proposer.sign_in(&link, PROPOSER).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.url.as_str(), link, "back on the page the sign-in began on");
+    for shown in [sha.as_str(), "page-1", "change_type: connection_create", "From the component", "You may decide"] {
+        assert!(page.body.contains(shown), "the page shows {shown:?}: {}", page.body);
+    }
+    let cookie = page.headers.get_all("set-cookie").iter().count();
+    assert_eq!(cookie, 0, "the session was set on the callback, not here");
+    // a cross-site form carrying the person's cookies, and one without the page's token
+    let csrf = page.attr_after("name=\"csrf\"", "value").unwrap();
+    let cross = proposer.post(&url, &[("csrf", &csrf), ("decision", "approve")], "http://evil.example").await;
+    assert_eq!(cross.status, 403, "{}", cross.body);
+    let tokenless = proposer.post(&url, &[("decision", "approve")], base).await;
+    assert_eq!(tokenless.status, 403, "{}", tokenless.body);
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+
+    let decided = proposer.decide(&page, "approve").await;
+    assert_eq!(decided.status, 200, "{}", decided.body);
+    assert!(decided.body.contains("Approved by"), "{}", decided.body);
+    let late = mallory.decide(&page, "decline").await;
+    assert_ne!(late.status, 200, "a second decision is refused: {}", late.body);
+
+    let (failed, done) = confirm(&client, &confirm_token).await;
+    assert!(!failed, "{done}");
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    let (failed, replay) = confirm(&client, &confirm_token).await;
+    assert!(failed, "the token was used: {replay}");
+    assert_eq!(creates(&server.sim, "connections").await, 1, "one decision, one create");
+
+    let entries = server.audit_entries();
+    let decisions = audit_events(&entries, "page_decision");
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    let approver = format!("{}#{PROPOSER}", provider.issuer);
+    assert_eq!(decisions[0]["approver"], approver.as_str());
+    assert_eq!(decisions[0]["decision"], "approve");
+    assert_eq!(decisions[0]["request_sha256"], sha.as_str());
+    assert!(decisions[0]["peer"].as_str().unwrap().starts_with("127.0.0.1:"), "{}", decisions[0]);
+    let minted = audit_events(&entries, "approval_minted");
+    assert_eq!((minted[0]["method"].as_str(), minted[0]["approver"].as_str()), (Some("page"), Some(approver.as_str())));
+    let (ok, out, err) = run_to_exit(&["audit", "verify", server.audit_log.to_str().unwrap()], &[]).await;
+    assert!(ok, "{out}{err}");
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn declining_on_the_page_uses_the_token_and_creates_nothing_and_a_decision_fits_one_proposal_only() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let client = server.connect(Some(&token), TestClient::plain(), false).await;
+    let browser = Browser::default();
+
+    let declined = propose_on(&client, "page-2", 302).await;
+    let declined_token = declined["confirm_token"].as_str().unwrap();
+    let link = link_of(&confirm(&client, declined_token).await.1);
+    let page = browser.sign_in(&link, PROPOSER).await;
+    assert!(browser.decide(&page, "decline").await.body.contains("Declined by"));
+    let (_, result) = confirm(&client, declined_token).await;
+    assert_eq!(result["human_confirmation"]["status"], "declined", "{result}");
+    assert_eq!(result["executed"], false);
+    let (failed, _) = confirm(&client, declined_token).await;
+    assert!(failed, "declining used the token up");
+
+    // an approval given on one proposal's page is no answer for another proposal
+    let a = propose_on(&client, "page-3", 303).await;
+    let b = propose_on(&client, "page-4", 304).await;
+    let (a_token, b_token) = (a["confirm_token"].as_str().unwrap(), b["confirm_token"].as_str().unwrap());
+    let a_link = link_of(&confirm(&client, a_token).await.1);
+    let b_link = link_of(&confirm(&client, b_token).await.1);
+    assert_ne!(a_link, b_link);
+    let page = browser.get(&a_link).await;
+    assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
+    let (_, still) = confirm(&client, b_token).await;
+    assert_eq!(link_of(&still), b_link, "b still waits for its own decision");
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+    let (_, done) = confirm(&client, a_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn a_decision_after_the_proposals_ttl_creates_nothing() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let client = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&client, "page-5", 305).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap();
+    let link = link_of(&confirm(&client, confirm_token).await.1);
+    let browser = Browser::default();
+    let page = browser.sign_in(&link, PROPOSER).await;
+    advance_clock(&server.sim, 10 * 60 * 1000 + 1000).await;
+    let late = browser.decide(&page, "approve").await;
+    assert_eq!(late.status, 409, "{}", late.body);
+    assert!(late.body.contains("10 minutes"), "{}", late.body);
+    let (failed, result) = confirm(&client, confirm_token).await;
+    assert!(failed, "an expired proposal: {result}");
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn two_browsers_approving_at_once_create_once() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let client = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&client, "page-6", 306).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap();
+    let link = link_of(&confirm(&client, confirm_token).await.1);
+    let (one, two) = (Browser::default(), Browser::default());
+    let (page_one, page_two) = (one.sign_in(&link, PROPOSER).await, two.sign_in(&link, PROPOSER).await);
+    let (a, b) = tokio::join!(one.decide(&page_one, "approve"), two.decide(&page_two, "approve"));
+    let mut statuses = [a.status, b.status];
+    statuses.sort();
+    assert_eq!(statuses, [200, 409], "one decision stands, the other is refused: {} / {}", a.body, b.body);
+    let (_, done) = confirm(&client, confirm_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    let (failed, _) = confirm(&client, confirm_token).await;
+    assert!(failed);
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    let decisions = audit_events(&server.audit_entries(), "page_decision").len();
+    assert_eq!(decisions, 2, "both were recorded before the store chose one");
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_with_url_elicitation_gets_the_link_waits_and_hears_the_approval_is_complete() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let (test_client, mut links) = TestClient::following_links();
+    let completed = test_client.completed.clone();
+    let client = server.connect(Some(&token), test_client, false).await;
+    let proposal = propose_on(&client, "page-7", 307).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let person = tokio::spawn(async move {
+        let (link, id) = links.recv().await.expect("a link arrives");
+        let browser = Browser::default();
+        let page = browser.sign_in(&link, PROPOSER).await;
+        assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
+        (link, id)
+    });
+    let (failed, done) = confirm(&client, &confirm_token).await;
+    assert!(!failed, "{done}");
+    assert_eq!(done["executed"], true, "{done}");
+    let (link, id) = person.await.unwrap();
+    assert!(link.ends_with(&format!("/approve/{id}")), "{link} {id}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    wait_until("the elicitation-complete notification", async || completed.lock().unwrap().contains(&id)).await;
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
+    let provider = OidcProvider::start().await;
+    let redis = crate::harness::redis::RedisServer::start();
+    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}/mcp");
+    let store = redis.url(0);
+    let args = [
+        "--toolsets",
+        "metros,mutate",
+        "--proposal-store",
+        store.as_str(),
+        "--oauth-issuer",
+        &provider.issuer,
+        "--public-url",
+        &public,
+        "--approval-client-id",
+        "approval-page",
+    ];
+    let a = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
+    let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let on_b = b.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&on_b, "page-8", 308).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap();
+    let link = link_of(&confirm(&on_b, confirm_token).await.1);
+    assert!(link.starts_with(&format!("http://127.0.0.1:{port}/approve/")), "the page is where browsers reach: {link}");
+    let browser = Browser::default();
+    let page = browser.sign_in(&link, PROPOSER).await;
+    assert!(page.body.contains("You may decide"), "replica a shows b's question: {}", page.body);
+    assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
+    let (_, done) = confirm(&on_b, confirm_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(connection_creates(&sim), 1);
+    assert_eq!(audit_events(&a.audit_entries(), "page_decision").len(), 1, "the page's replica recorded the decision");
+    drop(a);
+    drop(b);
+    provider.stop().await;
+}
