@@ -25,6 +25,9 @@ pub struct IdTokenRules {
     pub max_age_secs: u64,
     /// The claim listing the person's groups.
     pub groups_claim: String,
+    /// The claim naming the person (with the issuer): the resource server's principal claim, so
+    /// the person who signs in here and the principal of their access tokens are one identity.
+    pub principal_claim: String,
     pub leeway_secs: u64,
 }
 
@@ -149,6 +152,7 @@ mod tests {
             client_id: "approval-page".into(),
             max_age_secs: 300,
             groups_claim: "groups".into(),
+            principal_claim: "sub".into(),
             leeway_secs: 30,
         }
     }

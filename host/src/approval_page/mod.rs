@@ -47,6 +47,8 @@ pub struct PageSettings {
     pub client_secret: Option<Secret>,
     pub max_age_secs: u64,
     pub groups_claim: String,
+    /// The claim naming the person: `--oauth-principal-claim`.
+    pub principal_claim: String,
     pub leeway_secs: u64,
     /// Where browsers reach this server (scheme, host, port); default: `--public-url`'s origin,
     /// or the address the server listens on.
@@ -139,6 +141,7 @@ impl ApprovalPage {
             client_id: settings.client_id.clone(),
             max_age_secs: settings.max_age_secs,
             groups_claim: settings.groups_claim.clone(),
+            principal_claim: settings.principal_claim.clone(),
             leeway_secs: settings.leeway_secs,
         };
         let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;

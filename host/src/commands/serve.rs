@@ -393,6 +393,7 @@ fn approval_settings(args: &ServeArgs) -> anyhow::Result<Option<PageSettings>> {
         client_secret,
         max_age_secs: args.approval_max_age_secs,
         groups_claim: args.approval_groups_claim.clone(),
+        principal_claim: args.oauth_principal_claim.clone(),
         leeway_secs: args.oauth_clock_leeway_secs,
         base_url,
     }))

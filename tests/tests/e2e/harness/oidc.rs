@@ -29,9 +29,28 @@ pub struct OidcProvider {
     _printed: Printed,
 }
 
-/// A free loopback port, for a server that must know its own URL before it listens.
+/// A free loopback port, for a server that must know its own URL before it listens. It lies below
+/// the kernel's ephemeral range, so no `bind(0)` can take it between this check and the server's
+/// own bind (the simulator a `--fabric-sim` server starts first once did, with a port from
+/// `bind(0)`), and each is handed out once per test process.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    let span = 8000.min(low.saturating_sub(1024));
+    let seed =
+        std::process::id() ^ std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let _ = NEXT.compare_exchange(0, seed % span.max(1), Ordering::SeqCst, Ordering::SeqCst);
+    for _ in 0..span.max(1) {
+        let port = (low - span + NEXT.fetch_add(1, Ordering::SeqCst) % span.max(1)) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range {low}")
 }
 
 /// The providers' signing keys, made once per test run (`provider.mjs --make-keys`): making an
