@@ -167,6 +167,7 @@ const ASKING: equinix_mcp::policy::Asking<'static> = equinix_mcp::policy::Asking
     phase: "dry_run",
     transport: "http",
     tool: "t",
+    approving: None,
 };
 
 /// The operator policy's decision on one connection create (the README's set of four policies):

@@ -148,6 +148,9 @@ mod tests {
             validated_at_ms: 0,
             created_at_ms: 0,
             expires_at_ms: 600_000,
+            change_type: "connection_create".into(),
+            transport: "http".into(),
+            facts: None,
         };
         let session = Session {
             approver: "i#\"><svg onload=1>".into(),

@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256};
 
 use crate::audit::AuditLog;
 use crate::clock::Clock;
+use crate::policy::{Approving, Asking, PolicyGate};
 use crate::principal::Principal;
 use crate::proposals::{ProposalStore, StoreUnavailable};
 use crate::secret::Secret;
@@ -87,6 +88,8 @@ pub struct ApprovalPage {
     pub(crate) store: Arc<ProposalStore>,
     pub(crate) clock: Clock,
     audit: Option<Arc<AuditLog>>,
+    /// The operator's policy: who may decide, when it has one.
+    policy: Arc<PolicyGate>,
     /// Wakes the calls on this replica waiting for a decision (others poll the store).
     pub decided: tokio::sync::Notify,
 }
@@ -129,6 +132,7 @@ impl ApprovalPage {
         store: Arc<ProposalStore>,
         clock: Clock,
         audit: Option<Arc<AuditLog>>,
+        policy: Arc<PolicyGate>,
     ) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
@@ -152,6 +156,7 @@ impl ApprovalPage {
             store,
             clock,
             audit,
+            policy,
             decided: tokio::sync::Notify::new(),
         });
         if let Some(base) = page.settings.base_url.clone() {
@@ -263,9 +268,41 @@ impl ApprovalPage {
         serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now)
     }
 
-    /// Whether `session`'s person may decide `record` (see [`permission`]).
+    /// Whether `session`'s person may decide `record`: the operator's policy when there is one
+    /// (its approval phase, with the approver, their groups and the method `page`), else only
+    /// the proposer (see [`permission`]).
     pub fn permission(&self, session: &Session, record: &PageRecord) -> Permission {
-        permission(session, record)
+        let Some(loaded) = self.policy.current() else {
+            return permission(session, record);
+        };
+        let Some(facts) = &record.facts else {
+            return Permission::Refused(
+                "the operator's policy was loaded after this request was put on the page, so the facts it judges were \
+                 not kept; ask the agent to propose again"
+                    .into(),
+            );
+        };
+        let approving = Approving {
+            method: record::METHOD_PAGE,
+            approver: Some(session.approver.clone()),
+            approver_groups: Some(session.groups.clone()),
+        };
+        let asking = Asking {
+            action: &record.change_type,
+            principal: &record.proposer,
+            phase: "approval",
+            transport: &record.transport,
+            tool: &record.tool,
+            approving: Some(&approving),
+        };
+        let decision = loaded.recall(&asking, facts).unwrap_or_else(|| loaded.decide(&asking, facts));
+        crate::metrics::metrics().policy_decision("approval", decision.allowed);
+        if decision.allowed {
+            let by: Vec<String> = decision.policies.iter().map(|p| format!("{p:?}")).collect();
+            Permission::Permitted(format!("the operator's policy permits it ({})", by.join(", ")))
+        } else {
+            Permission::Refused(format!("the operator's policy does not let you decide it: {}", decision.explain()))
+        }
     }
 
     /// Records `approve` by `session`'s person on `record`, from `peer`: the audit record first,
@@ -350,6 +387,9 @@ mod tests {
             validated_at_ms: 0,
             created_at_ms: 0,
             expires_at_ms: 1,
+            change_type: "connection_create".into(),
+            transport: "http".into(),
+            facts: None,
         }
     }
 

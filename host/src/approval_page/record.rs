@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::capabilities::Form;
+use crate::policy::Facts;
 use crate::principal::Principal;
 use crate::proposals::{ProposalStore, StoreUnavailable};
 
@@ -33,6 +34,11 @@ pub struct PageRecord {
     pub created_at_ms: u64,
     /// When a decision stops counting: the proposal's TTL on the host's clock.
     pub expires_at_ms: u64,
+    /// What the operator's policy judges a person on: the action, the transport, and the facts
+    /// the host derived from the bytes when it asked (none without a policy then).
+    pub change_type: String,
+    pub transport: String,
+    pub facts: Option<Facts>,
 }
 
 /// How a decision reached the host.
@@ -52,8 +58,8 @@ pub struct Decision {
 }
 
 impl PageRecord {
-    /// A record of `form`, asked by `proposer`'s call of `tool`.
-    pub fn new(form: &Form, proposer: &Principal, tool: &str, now_ms: u64) -> Self {
+    /// A record of `form`, asked by `proposer`'s call of `tool` over `transport`.
+    pub fn new(form: &Form, proposer: &Principal, tool: &str, transport: &str, now_ms: u64) -> Self {
         PageRecord {
             id: format!("apv-{}", hex::encode(rand::random::<[u8; 16]>())),
             form_text: form.text.clone(),
@@ -65,6 +71,9 @@ impl PageRecord {
             validated_at_ms: form.validated_at_ms,
             created_at_ms: now_ms,
             expires_at_ms: form.validated_at_ms.saturating_add(crate::capabilities::TTL_MS),
+            change_type: form.change_type.clone(),
+            transport: transport.to_string(),
+            facts: form.policy_facts.as_deref().cloned(),
         }
     }
 
@@ -178,6 +187,8 @@ mod tests {
             token: "chg-a".into(),
             validation: "v-1".into(),
             validated_at_ms: 1000,
+            change_type: "connection_create".into(),
+            policy_facts: None,
         }
     }
 
@@ -185,7 +196,7 @@ mod tests {
     async fn one_decision_per_page_and_a_call_finds_its_page() {
         let store = ProposalStore::new();
         let notes = Notes { store: &store, now_ms: 2000 };
-        let record = PageRecord::new(&form(), &Principal::named("ops"), "fabric_confirm_change", 2000);
+        let record = PageRecord::new(&form(), &Principal::named("ops"), "fabric_confirm_change", "http", 2000);
         assert!(is_page_id(&record.id), "{}", record.id);
         assert_eq!(record.expires_at_ms, 1000 + crate::capabilities::TTL_MS);
         let call = call_key(&Principal::named("ops"), "t", &serde_json::json!({"confirm_token": "chg-a"}));

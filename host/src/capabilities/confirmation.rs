@@ -4,6 +4,8 @@
 //! before the person through the call's [`Confirmer`] and mints the [`Approval`], and
 //! `HostApproval::execute` sends its create once.
 
+use std::sync::Arc;
+
 use equinix_broker_contract::request_sha256;
 use serde_json::{Value, json};
 use wasmtime::component::Resource;
@@ -18,6 +20,7 @@ use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delive
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError, allow_list};
 use crate::oauth::Scope;
+use crate::policy::{Approving, Facts};
 
 /// The contract's name of a status, for results, the audit log and metrics.
 pub fn status_name(status: Status) -> &'static str {
@@ -105,22 +108,24 @@ impl CallState {
     }
 
     /// The operator's policy on the bytes about to be put before the person (the metros the
-    /// dry run learned come with the binding): what the form says of it, or why they may not be.
+    /// dry run learned come with the binding), for the way this call's answer comes: what the
+    /// form says of it and the facts it judged, or why they may not be asked.
     async fn approvable(
         &mut self,
         change_type: &'static str,
         body: &str,
         binding: &Binding,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<(Option<String>, Option<Facts>), String> {
         if !self.policed() {
-            return Ok(None);
+            return Ok((None, None));
         }
         // `bound` checked that the binding's hash is this body's
         let facts = self.facts(change_type, body, &binding.request_sha256, &binding.learned_metros).await?;
-        self.judge("approval", change_type, &facts)
-            .await
-            .map(|permit| permit.map(|p| p.said()))
-            .map_err(|why| format!("the operator's policy does not allow this create: {why}"))
+        let approving = Approving { method: self.confirmer.method(), ..Approving::default() };
+        match self.judge("approval", change_type, &facts, Some(&approving)).await {
+            Ok(permit) => Ok((permit.map(|p| p.said()), Some(facts))),
+            Err(why) => Err(format!("the operator's policy does not allow this create: {why}")),
+        }
     }
 
     /// Appends `entry` to the audit log and waits until it is on disk.
@@ -165,8 +170,9 @@ impl confirmation::Host for CallState {
         self.asked = true;
         let prepared = match prepared {
             Ok((change_type, mut form, binding)) => match self.approvable(change_type, &request.body, &binding).await {
-                Ok(verdict) => {
+                Ok((verdict, facts)) => {
                     verdict.inspect(|v| form.note_policy(v));
+                    form.policy_facts = facts.map(Arc::new);
                     Ok((change_type, form, binding))
                 }
                 Err(why) => Err(why),

@@ -30,7 +30,8 @@ pub trait Confirmer: Send + Sync {
         None
     }
 
-    /// How the answer this confirmer gave reached the host (`form`, or `page`).
+    /// How the answer this confirmer gives reaches the host: `form` (the client's form or the
+    /// stateless round), `page` (the approval page) or `opt_in` (nobody can be asked).
     fn method(&self) -> &'static str {
         "form"
     }
@@ -44,16 +45,26 @@ pub trait Confirmer: Send + Sync {
 /// A question waiting on the approval page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PagePending {
+    /// The page's id, and its link.
+    pub id: String,
     pub url: String,
     pub token: String,
+    pub validation: String,
     pub request_sha256: String,
     pub expires_at_ms: u64,
+    /// Whether the call is a 2026-07-28 round (the link goes in an input request) rather than a
+    /// client with no elicitation (the link goes in the result).
+    pub stateless: bool,
 }
 
 /// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).
 pub struct NobodyToAsk;
 
 impl Confirmer for NobodyToAsk {
+    fn method(&self) -> &'static str {
+        "opt_in"
+    }
+
     fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
         Box::pin(async { Ok(Status::UnsupportedByClient) })
     }

@@ -67,7 +67,7 @@ impl CallState {
             }
             Some(facts) => {
                 let facts = self.place(facts, &[]).await.map_err(SendError::Refused)?;
-                self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
+                self.judge("dry_run", change_type, &facts, None).await.map_err(SendError::Denied)?;
                 Some((facts.metros, facts.metro_unknown))
             }
             None => None,
@@ -91,7 +91,7 @@ impl CallState {
                 let mut facts =
                     self.facts(change_type, body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
                 facts.metros.extend(named);
-                self.judge("dry_run", change_type, &facts).await.map_err(SendError::Denied)?;
+                self.judge("dry_run", change_type, &facts, None).await.map_err(SendError::Denied)?;
                 metros = facts.metros;
             }
             learned = metros.into_iter().collect();

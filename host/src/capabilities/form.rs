@@ -38,6 +38,11 @@ pub struct Form {
     pub validation: String,
     /// When Fabric validated it (the host's clock): the TTL runs from here.
     pub validated_at_ms: u64,
+    /// `connection_create`, `network_create` or `service_token_create`.
+    pub change_type: String,
+    /// What the operator's policy judged of the request, when there is a policy (the approval
+    /// page judges the person who decides on the same facts).
+    pub policy_facts: Option<std::sync::Arc<crate::policy::Facts>>,
 }
 
 /// Renders the form `tool` asks for a create of `change_type` (POST `path` with `body`). `Err`
@@ -85,7 +90,15 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
             text.len() + reserved
         ));
     }
-    Ok(Form { text, request_sha256, token: String::new(), validation: String::new(), validated_at_ms: 0 })
+    Ok(Form {
+        text,
+        request_sha256,
+        token: String::new(),
+        validation: String::new(),
+        validated_at_ms: 0,
+        change_type: change_type.to_string(),
+        policy_facts: None,
+    })
 }
 
 /// A context text as the form shows it: cut, each backslash doubled (so the component cannot type

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::call_state::CallState;
 use crate::exact_json;
 use crate::fabric_client::{ApiRequest, Method};
-use crate::policy::{Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
+use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
 use crate::principal::Principal;
 
 /// One decision as the audit records it.
@@ -153,6 +153,7 @@ impl CallState {
         phase: &'static str,
         change_type: &'static str,
         facts: &Facts,
+        approving: Option<&Approving>,
     ) -> Result<Option<Permit>, String> {
         let Some(policy) = self.policy.current() else {
             return Ok(None);
@@ -164,6 +165,7 @@ impl CallState {
             phase,
             transport: self.transport,
             tool: &self.tool.name,
+            approving,
         };
         let decision = match policy.recall(&asking, facts) {
             Some(decision) => decision,
@@ -178,9 +180,11 @@ impl CallState {
                     self.transport,
                     self.tool.name.clone(),
                 );
-                let (judged, owned) = (policy.clone(), facts.clone());
+                let (judged, owned, approving) = (policy.clone(), facts.clone(), approving.cloned());
                 let evaluate = tokio::spawn(async move {
-                    let asking = Asking { action: &action, principal: &principal, phase, transport, tool: &tool };
+                    let approving = approving.as_ref();
+                    let asking =
+                        Asking { action: &action, principal: &principal, phase, transport, tool: &tool, approving };
                     judged.decide(&asking, &owned)
                 });
                 self.meter

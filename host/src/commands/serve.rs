@@ -179,10 +179,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     };
     let approval_page = match approval_settings(args)? {
         Some(settings) => {
-            let page =
-                ApprovalPage::start(settings, grants.proposals.clone(), grants.clock.clone(), grants.audit.clone())
-                    .await
-                    .context("the approval page")?;
+            let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
+            let page = ApprovalPage::start(settings, store, clock, grants.audit.clone(), policy)
+                .await
+                .context("the approval page")?;
             Some(page)
         }
         None => None,

@@ -61,6 +61,10 @@ pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status 
 }
 
 impl Confirmer for ElicitConfirmer {
+    fn method(&self) -> &'static str {
+        if client_can_elicit(&self.peer) { "form" } else { "opt_in" }
+    }
+
     fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
         Box::pin(async move {
             if !client_can_elicit(&self.peer) {

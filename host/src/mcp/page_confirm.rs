@@ -6,7 +6,10 @@
 //!   cancellation) for the decision, and then tells that client `notifications/elicitation/complete`;
 //! - no elicitation at all: [`PageRound`] answers the first call `approval_pending` with the link
 //!   and consumes nothing; the same call made again (the same principal, tool and arguments)
-//!   finds the decision, and only then is the token taken (approve: one create; decline: none).
+//!   finds the decision, and only then is the token taken (approve: one create; decline: none);
+//! - 2026-07-28 clients that declared URL elicitation: [`PageRound`] too, the link going out as a
+//!   URL-mode input request with a sealed state naming the page; a retry before anyone decided
+//!   gets another input request, the one after the decision the result.
 //!
 //! Either way a decision counts only for the proposal and validation it was made about, and only
 //! once: its id is claimed in the proposal store, shared by every replica.
@@ -56,7 +59,9 @@ pub struct PageRound {
     page: Arc<ApprovalPage>,
     principal: Principal,
     tool: String,
-    call: String,
+    /// The call's key, under which a client with no elicitation finds its page again; none for a
+    /// 2026-07-28 round, whose sealed state names the page.
+    call: Option<String>,
     earlier: Option<(PageRecord, Option<Decision>)>,
     pending: Mutex<Option<PagePending>>,
     approver: Mutex<Option<String>>,
@@ -82,7 +87,37 @@ impl PageRound {
             page,
             principal: principal.clone(),
             tool: tool.to_string(),
-            call,
+            call: Some(call),
+            earlier,
+            pending: Mutex::default(),
+            approver: Mutex::default(),
+        })
+    }
+
+    /// For a 2026-07-28 round: the page the sealed state names (none in a first round), and its
+    /// decision. A page of another principal, or one no longer kept, counts as none.
+    pub async fn for_state(
+        page: Arc<ApprovalPage>,
+        principal: &Principal,
+        tool: &str,
+        id: Option<&str>,
+    ) -> Result<Self, String> {
+        let notes = page.notes();
+        let earlier = match id {
+            Some(id) => match notes.record(id).await.map_err(|e| e.to_string())? {
+                Some(r) if r.proposer == principal.as_str() => {
+                    let decision = notes.decision(&r.id).await.map_err(|e| e.to_string())?;
+                    Some((r, decision))
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        Ok(PageRound {
+            page,
+            principal: principal.clone(),
+            tool: tool.to_string(),
+            call: None,
             earlier,
             pending: Mutex::default(),
             approver: Mutex::default(),
@@ -99,16 +134,19 @@ impl PageRound {
             // the same question as before: the same page, so the link the person has still works
             Some((r, None)) if r.asks(form) => r.clone(),
             _ => {
-                let r = PageRecord::new(form, &self.principal, &self.tool, now);
-                self.page.notes().put(&r, Some(&self.call)).await.map_err(|e| e.to_string())?;
+                let r = PageRecord::new(form, &self.principal, &self.tool, "http", now);
+                self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.to_string())?;
                 r
             }
         };
         *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(PagePending {
+            id: record.id.clone(),
             url: self.page.link(&record.id),
             token: record.token.clone(),
+            validation: record.validation.clone(),
             request_sha256: record.request_sha256.clone(),
             expires_at_ms: record.expires_at_ms,
+            stateless: self.call.is_none(),
         });
         Ok(Status::InputRequired)
     }
@@ -158,7 +196,7 @@ pub struct UrlElicit {
 impl UrlElicit {
     async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Status, String> {
         let started = tokio::time::Instant::now();
-        let record = PageRecord::new(form, &self.principal, &self.tool, self.page.clock.now_ms());
+        let record = PageRecord::new(form, &self.principal, &self.tool, "http", self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,

@@ -146,6 +146,12 @@ impl McpServer {
         let started = self.shared.grants.clock.now_ms();
         let outcome = self.shared.runtime.call(state, name, &args_text).await;
         if let Some(pending) = confirmer.page_pending() {
+            if pending.stateless {
+                // a 2026-07-28 round: the link goes out as a URL-mode input request
+                let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
+                return Ok(stateless_confirm::page_input_required(&self.shared.request_state, &call, &pending)
+                    .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool)));
+            }
             // nobody has decided on the page yet: the agent shows the person the link
             let value = approval_pending(name, &pending);
             let decisions = decisions.texts();
@@ -229,23 +235,35 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         mut call: CallContext,
+        wants_page: bool,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        call.confirmer = match &request.request_state {
-            None => Arc::new(FirstRound::default()),
-            Some(state) => {
-                let sealed = stateless_confirm::Call { principal: &call.principal, tool: &name, arguments: &arguments };
-                match stateless_confirm::answer(
-                    &self.shared.request_state,
-                    &sealed,
-                    state,
-                    request.input_responses.as_ref(),
-                    self.shared.grants.proposals.clone(),
-                    self.shared.grants.clock.clone(),
-                ) {
-                    Ok(answered) => Arc::new(answered),
+        let page = self.shared.approval_page.clone().filter(|_| wants_page);
+        call.confirmer = match (&request.request_state, page) {
+            (None, None) => Arc::new(FirstRound::default()),
+            (None, Some(page)) => match PageRound::for_state(page, &call.principal, &name, None).await {
+                Ok(round) => Arc::new(round),
+                Err(why) => return Ok(store_unavailable(&why)),
+            },
+            (Some(state), page) => {
+                let bound = stateless_confirm::Call { principal: &call.principal, tool: &name, arguments: &arguments };
+                let sealed = match stateless_confirm::open(&self.shared.request_state, &bound, state) {
+                    Ok(sealed) => sealed,
                     Err(refused) => return Ok((*refused).into()),
+                };
+                match (sealed.page.clone(), page.or_else(|| self.shared.approval_page.clone())) {
+                    (Some(id), Some(page)) => match PageRound::for_state(page, &call.principal, &name, Some(&id)).await
+                    {
+                        Ok(round) => Arc::new(round),
+                        Err(why) => return Ok(store_unavailable(&why)),
+                    },
+                    _ => Arc::new(stateless_confirm::answer(
+                        sealed,
+                        request.input_responses.as_ref(),
+                        self.shared.grants.proposals.clone(),
+                        self.shared.grants.clock.clone(),
+                    )),
                 }
             }
         };
@@ -289,6 +307,18 @@ impl McpServer {
         let round = PageRound::for_call(page.clone(), principal, name, &arguments).await?;
         Ok(Some(Arc::new(round)))
     }
+}
+
+impl McpServer {
+    /// Whether tool `name` may ask the person (the `mutate` toolset).
+    fn asks(&self, name: &str) -> bool {
+        self.shared.registry.get(name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET)
+    }
+}
+
+/// A call stopped because the proposal store (where the page's records live) did not answer.
+fn store_unavailable(why: &str) -> CallToolResponse {
+    ToolError::new("proposal_store_unavailable", format!("{why}; nothing was done")).result()
 }
 
 /// The result of a call whose question waits on the approval page.
@@ -369,10 +399,7 @@ impl ServerHandler for McpServer {
                 fairness: self.shared.fairness.clone(),
                 principal: principal.clone(),
             }),
-            Err(why) => {
-                let message = format!("{why}; nothing was done");
-                return Ok(ToolError::new("proposal_store_unavailable", message).result());
-            }
+            Err(why) => return Ok(store_unavailable(&why)),
         };
         let progress = context
             .meta
@@ -380,7 +407,10 @@ impl ServerHandler for McpServer {
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, scopes, confirmer, cancel: flight.cancel.clone(), progress };
         if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
-            return self.call_stateless(request, call).await;
+            // a 2026-07-28 client that declared URL elicitation is sent to the approval page
+            let wants_page = self.asks(&name)
+                && context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
+            return self.call_stateless(request, call, wants_page).await;
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         self.run_tool(&name, arguments, call).await

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::elicitation::{schema, status_of};
 use super::results::ToolError;
 use crate::bindings::confirmation::{Delivery, Status};
-use crate::capabilities::{Confirmer, Form};
+use crate::capabilities::{Confirmer, Form, PagePending};
 use crate::clock::Clock;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
@@ -48,6 +48,9 @@ pub struct Sealed {
     pub validation: String,
     /// This first round's answer, claimed once by the retry that uses it.
     pub answer: String,
+    /// The approval page the round sent the person to, when it sent a link instead of the form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
 }
 
 /// The call a sealed state belongs to: who made it, which tool, with which arguments.
@@ -134,6 +137,7 @@ pub fn input_required(codec: &RequestStateCodec, call: &Call, form: &Form) -> Re
                 token: form.token.clone(),
                 validation: form.validation.clone(),
                 answer: hex::encode(rand::random::<[u8; 16]>()),
+                page: None,
             },
             &SealOptions::new().associated_data(&call.associated_data()),
         )
@@ -148,28 +152,59 @@ pub fn input_required(codec: &RequestStateCodec, call: &Call, form: &Form) -> Re
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
 }
 
-/// The retry: opens the state (bound to this call) and reads the person's answer, to be claimed
-/// in `store` when it is used.
-pub fn answer(
+/// A round whose person goes to the approval page: the link as a URL-mode input request, and
+/// the sealed state naming the page (a retry finds the decision through it).
+pub fn page_input_required(
     codec: &RequestStateCodec,
     call: &Call,
-    state: &str,
-    responses: Option<&InputResponses>,
-    store: Arc<ProposalStore>,
-    clock: Clock,
-) -> Result<Answered, Box<CallToolResult>> {
-    let sealed: Sealed = codec.open_json_with(state, &call.associated_data()).map_err(|e| {
+    pending: &PagePending,
+) -> Result<CallToolResponse, String> {
+    let sealed = codec
+        .seal_json_with(
+            &Sealed {
+                request_sha256: pending.request_sha256.clone(),
+                token: pending.token.clone(),
+                validation: pending.validation.clone(),
+                answer: String::new(),
+                page: Some(pending.id.clone()),
+            },
+            &SealOptions::new().associated_data(&call.associated_data()),
+        )
+        .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
+    let params = ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: format!(
+            "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {}). Open the link, sign \
+             in, read the exact request and approve or decline it there; then retry this call.",
+            pending.request_sha256
+        ),
+        url: pending.url.clone(),
+        elicitation_id: String::new(),
+    };
+    let mut requests = BTreeMap::new();
+    requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
+    Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
+}
+
+/// Opens a retry's state, bound to this call.
+pub fn open(codec: &RequestStateCodec, call: &Call, state: &str) -> Result<Sealed, Box<CallToolResult>> {
+    codec.open_json_with(state, &call.associated_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
         let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
                        done. Call the tool again without requestState";
         Box::new(super::results::structured(ToolError::new("invalid_request_state", message).into_value(), true))
-    })?;
+    })
+}
+
+/// The retry of a round that showed the form: the person's answer, to be claimed in `store`
+/// when it is used.
+pub fn answer(sealed: Sealed, responses: Option<&InputResponses>, store: Arc<ProposalStore>, clock: Clock) -> Answered {
     let status = responses
         .and_then(|r| r.get(INPUT_KEY))
         .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
         .map(|r| status_of(&r.action, r.content.as_ref()))
         .unwrap_or(Status::Failed);
-    Ok(Answered { status, sealed, store, clock })
+    Answered { status, sealed, store, clock }
 }
 
 /// The retry's confirmer: the answer collected by the first round's form, which counts only for
@@ -247,6 +282,8 @@ mod tests {
             token: "chg-a".into(),
             validation: "v-1".into(),
             validated_at_ms: 0,
+            change_type: "connection_create".into(),
+            policy_facts: None,
         }
     }
 
@@ -261,6 +298,7 @@ mod tests {
             token: asked.token.clone(),
             validation: asked.validation.clone(),
             answer: "answer-1".into(),
+            page: None,
         };
         Answered { status, sealed, store: store.clone(), clock: Clock::default() }
     }
@@ -282,27 +320,27 @@ mod tests {
         };
         assert!(serde_json::to_string(&r.input_requests).unwrap().contains("request_sha256: abc"));
         let state = r.request_state.unwrap();
-        let open = |c: &RequestStateCodec, call: &Call, responses: Option<&InputResponses>| {
-            answer(c, call, &state, responses, store(), Clock::default())
+        let retry = |c: &RequestStateCodec, call: &Call, responses: Option<&InputResponses>| {
+            open(c, call, &state).map(|sealed| answer(sealed, responses, store(), Clock::default()))
         };
-        let answered = open(&c, &call, Some(&accept())).ok().unwrap();
+        let answered = retry(&c, &call, Some(&accept())).ok().unwrap();
         assert_eq!((answered.sealed.request_sha256.as_str(), answered.status), ("abc", Status::Accepted));
         assert_eq!((answered.sealed.token.as_str(), answered.sealed.validation.as_str()), ("chg-a", "v-1"));
         assert_eq!(answered.sealed.answer.len(), 32, "a fresh answer id: {:?}", answered.sealed.answer);
 
         let reordered = json!({"confirm_token": "chg-a"});
-        assert!(open(&c, &Call { arguments: &reordered, ..call }, Some(&accept())).is_ok());
+        assert!(retry(&c, &Call { arguments: &reordered, ..call }, Some(&accept())).is_ok());
         let other_args = json!({"confirm_token": "chg-b"});
         for (other, why) in [
             (Call { arguments: &other_args, ..call }, "another token"),
             (Call { principal: &bob, ..call }, "another principal"),
             (Call { tool: "other_tool", ..call }, "another tool"),
         ] {
-            assert!(open(&c, &other, Some(&accept())).is_err(), "{why} cannot reuse the state");
+            assert!(retry(&c, &other, Some(&accept())).is_err(), "{why} cannot reuse the state");
         }
         let other_codec = RequestStateCodec::try_new(vec![9u8; 32]).unwrap();
-        assert!(open(&other_codec, &call, Some(&accept())).is_err(), "forged states are refused");
-        assert_eq!(open(&c, &call, None).ok().unwrap().status, Status::Failed);
+        assert!(retry(&other_codec, &call, Some(&accept())).is_err(), "forged states are refused");
+        assert_eq!(retry(&c, &call, None).ok().unwrap().status, Status::Failed);
     }
 
     #[test]

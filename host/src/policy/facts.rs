@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::exact_json::Node;
 
-/// What the policy sees of one create request.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What the policy sees of one create request (kept with an approval page's record, so the
+/// person deciding there is judged on the same facts).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Facts {
     pub bandwidth_mbps: Option<i64>,
     pub metros: BTreeSet<String>,

@@ -81,7 +81,8 @@ impl Memo {
         let attributes = attributes(facts);
         let read: Vec<(&String, Option<&Attr>)> =
             reads.iter().map(|name| (name, attributes.iter().find(|(n, _)| n == name).map(|(_, a)| a))).collect();
-        let key = (asking.principal, asking.action, asking.phase, asking.transport, asking.tool, read);
+        let key =
+            (asking.principal, asking.action, asking.phase, asking.transport, asking.tool, asking.approving, read);
         Some(serde_json::to_string(&key).expect("a key serializes"))
     }
 }
@@ -224,13 +225,25 @@ impl Decision {
     }
 }
 
-/// The evaluation's inputs besides the request: who, which phase, which transport, which tool.
+/// The evaluation's inputs besides the request: who, which phase, which transport, which tool,
+/// and in the approval phase how the answer comes.
 pub struct Asking<'a> {
     pub action: &'a str,
     pub principal: &'a str,
     pub phase: &'static str,
-    pub transport: &'static str,
+    pub transport: &'a str,
     pub tool: &'a str,
+    pub approving: Option<&'a Approving>,
+}
+
+/// How a person's answer comes, and on the approval page who gives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Approving {
+    /// `form`, `page` or `opt_in`.
+    pub method: &'static str,
+    /// `ISSUER#SUBJECT` of the person deciding on the page.
+    pub approver: Option<String>,
+    pub approver_groups: Option<Vec<String>>,
 }
 
 impl LoadedPolicy {
@@ -279,12 +292,23 @@ impl LoadedPolicy {
         let principal_entity = Entity::new_no_attrs(principal.clone(), HashSet::new());
         let entities = Entities::from_entities([request_entity, principal_entity], schema)
             .map_err(|e| format!("the request's attributes do not fit the schema: {e}"))?;
-        let context = Context::from_pairs([
+        let mut pairs = vec![
             ("phase".to_string(), string(asking.phase)),
             ("transport".to_string(), string(asking.transport)),
             ("tool".to_string(), string(asking.tool)),
-        ])
-        .map_err(|e| e.to_string())?;
+            ("proposer".to_string(), string(asking.principal)),
+        ];
+        if let Some(approving) = asking.approving {
+            pairs.push(("method".to_string(), string(approving.method)));
+            if let Some(approver) = &approving.approver {
+                pairs.push(("approver".to_string(), string(approver)));
+            }
+            if let Some(groups) = &approving.approver_groups {
+                let set = RestrictedExpression::new_set(groups.iter().map(|g| string(g)));
+                pairs.push(("approver_groups".to_string(), set));
+            }
+        }
+        let context = Context::from_pairs(pairs).map_err(|e| e.to_string())?;
         let request = Request::new(principal, action, resource, context, schema).map_err(|e| e.to_string())?;
         static AUTHORIZER: OnceLock<Authorizer> = OnceLock::new();
         let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, &self.set, &entities);
@@ -388,7 +412,8 @@ mod tests {
     fn decide(p: &LoadedPolicy, action: &str, who: &str, body: serde_json::Value, metros: &[&str]) -> Decision {
         let mut facts = Facts::of_json(action, &body);
         facts.metros.extend(metros.iter().map(|m| m.to_string()));
-        let asking = Asking { action, principal: who, phase: "dry_run", transport: "stdio", tool: "t" };
+        let asking =
+            Asking { action, principal: who, phase: "dry_run", transport: "stdio", tool: "t", approving: None };
         // what the server builds fits the schema, so skipping the check there changes nothing
         let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
         assert_eq!(checked, *p.decide(&asking, &facts));
@@ -445,7 +470,8 @@ mod tests {
                             facts.bandwidth_mbps = bw;
                             facts.project_id = project.map(str::to_string);
                             facts.metros.extend(metros.iter().map(|m| m.to_string()));
-                            let asking = Asking { action, principal: who, phase, transport: "http", tool: "t" };
+                            let asking =
+                                Asking { action, principal: who, phase, transport: "http", tool: "t", approving: None };
                             let fresh = p.evaluate(&asking, &facts, Some(schema())).unwrap();
                             let remembered = p.recall(&asking, &facts);
                             let decided = p.decide(&asking, &facts);
@@ -463,8 +489,14 @@ mod tests {
         // the team's set reads the metros and the bandwidth, not the name or the hash
         let p = policy(TEAM);
         assert!(p.memo.reads.is_some(), "the walk accounts for the team's set");
-        let asking =
-            Asking { action: "connection_create", principal: "alice", phase: "dry_run", transport: "http", tool: "t" };
+        let asking = Asking {
+            action: "connection_create",
+            principal: "alice",
+            phase: "dry_run",
+            transport: "http",
+            tool: "t",
+            approving: None,
+        };
         let facts = |name: &str, bw: i64, metro: &str| {
             let mut f =
                 Facts { name: name.into(), request_sha256: name.into(), bandwidth_mbps: Some(bw), ..Facts::default() };

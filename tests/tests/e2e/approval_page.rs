@@ -284,3 +284,98 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     drop(b);
     provider.stop().await;
 }
+
+/// The four-eyes set of the README's approval-page section, exactly as printed there.
+fn four_eyes_policy() -> String {
+    let readme = include_str!("../../../README.md");
+    let section = &readme[readme.find("### The approval page").expect("the approval page's section")..];
+    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
+    section[start..start + section[start..].find("```").unwrap()].to_string()
+}
+
+fn connection_at(name: &str, vlan: u64, bandwidth: u64) -> Value {
+    let mut spec = connection_spec(name, vlan);
+    spec["bandwidth"] = json!(bandwidth);
+    json!({"change_type": "connection_create", "spec": spec})
+}
+
+#[tokio::test]
+async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_page_above_1_gbps() {
+    let path = crate::policy::policy_file(&four_eyes_policy());
+    let (ok, out, err) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
+    assert!(ok && out.contains("4 policies"), "{out}{err}");
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &["--policy", path.to_str().unwrap()]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let agent = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposed = call_on(&agent, "fabric_propose_change", connection_at("four-eyes-1", 311, 10_000)).await;
+    assert!(!is_error(&proposed), "a 10 Gbps proposal is validated: {:?}", proposed.structured_content);
+    let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+    let link = link_of(&confirm(&agent, &confirm_token).await.1);
+
+    // the proposer is in netops, but may not approve their own 10 Gbps
+    let own = Browser::default().sign_in(&link, PROPOSER).await;
+    assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
+    // someone outside netops may not either
+    let outsider = Browser::default().sign_in(&link, "mallory").await;
+    assert!(outsider.body.contains("You may not decide"), "{}", outsider.body);
+    // a second engineer of netops may
+    let alice = Browser::default();
+    let page = alice.sign_in(&link, "alice").await;
+    assert!(page.body.contains("You may decide") && page.body.contains("our-metros"), "{}", page.body);
+    assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
+    let (_, done) = confirm(&agent, &confirm_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    let decision = audit_events(&server.audit_entries(), "page_decision")[0].clone();
+    assert_eq!(decision["approver"], format!("{}#alice", provider.issuer), "{decision}");
+    assert_eq!(decision["approver_groups"], json!(["netops"]));
+
+    // a client with the form: above 1 Gbps nobody is asked; at 1 Gbps the form is enough
+    let form = server.connect(Some(&token), TestClient::accepting(), false).await;
+    let big = call_on(&form, "fabric_propose_change", connection_at("four-eyes-2", 312, 2000)).await;
+    let big_token = structured(&big)["confirm_token"].as_str().unwrap().to_string();
+    let (failed, refused) = confirm(&form, &big_token).await;
+    assert!(failed, "{refused}");
+    let text = refused.to_string();
+    assert!(text.contains("above-1-gbps-on-the-page"), "{text}");
+    let small = call_on(&form, "fabric_propose_change", connection_at("four-eyes-3", 313, 1000)).await;
+    let small_token = structured(&small)["confirm_token"].as_str().unwrap().to_string();
+    let (_, done) = confirm(&form, &small_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 2, "the 2 Gbps request was never sent");
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_with_url_elicitation_retries_until_the_page_decided() {
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let (mut test_client, mut links) = TestClient::following_links();
+    let done = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    test_client.done = Some(done.clone());
+    let prompts = test_client.prompts.clone();
+    let client = server.connect(Some(&token), test_client, true).await;
+    let proposal = propose_on(&client, "page-9", 309).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let person = tokio::spawn(async move {
+        let (link, _) = links.recv().await.expect("a link arrives");
+        // "done" before deciding: the retry finds no decision and gets the link again
+        done.add_permits(1);
+        let (again, _) = links.recv().await.expect("the link again");
+        assert_eq!(again, link, "the same page");
+        let browser = Browser::default();
+        let page = browser.sign_in(&link, PROPOSER).await;
+        assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
+        done.add_permits(1);
+        link
+    });
+    let (failed, result) = confirm(&client, &confirm_token).await;
+    assert!(!failed, "{result}");
+    assert_eq!(result["executed"], true, "{result}");
+    person.await.unwrap();
+    assert_eq!(prompts.lock().unwrap().len(), 2, "two rounds: one before the decision, one after");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    provider.stop().await;
+}

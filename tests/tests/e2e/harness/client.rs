@@ -50,6 +50,9 @@ pub struct TestClient {
     pub completed: Arc<Mutex<Vec<String>>>,
     /// Each link of a URL elicitation, as it arrives (the test plays the person).
     pub links: Option<tokio::sync::mpsc::UnboundedSender<(String, String)>>,
+    /// When set, a URL elicitation is answered only once this is notified (a person who says
+    /// "done" in the client after deciding on the page: a 2026-07-28 client retries then).
+    pub done: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 impl TestClient {
@@ -62,6 +65,7 @@ impl TestClient {
             url_mode: false,
             completed: Default::default(),
             links: None,
+            done: None,
         }
     }
 
@@ -136,6 +140,9 @@ impl ClientHandler for TestClient {
         {
             let _ = links.send((url.clone(), elicitation_id.clone()));
             self.prompts.lock().unwrap().push(request);
+            if let Some(done) = &self.done {
+                done.acquire().await.expect("never closed").forget();
+            }
             return Ok(ElicitResult::new(ElicitationAction::Accept));
         }
         self.prompts.lock().unwrap().push(request);
