@@ -227,7 +227,8 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_OAUTH_CLOCK_LEEWAY_SECS", default_value_t = 30, value_name = "SECS")]
     pub oauth_clock_leeway_secs: u64,
 
-    /// Serve the approval page (HTTP transport) with this OpenID Connect client id at the
+    /// Serve the approval page (beside /mcp over HTTP; on --approval-listen for stdio) with this
+    /// OpenID Connect client id at the
     /// identity provider: a person signs in there, reads the exact request and approves or
     /// declines it. The client secret comes from EQUINIX_MCP_APPROVAL_CLIENT_SECRET or
     /// --approval-client-secret-file, never a flag; without either the page is a public client
@@ -251,6 +252,11 @@ pub struct ServeArgs {
     /// The ID-token claim listing the person's groups.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
     pub approval_groups_claim: String,
+
+    /// A stdio server's approval page listens here (loopback only; port 0 picks one, and the
+    /// identity provider must then accept any loopback port of the redirect URI, RFC 8252 7.3).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub approval_listen: std::net::SocketAddr,
 
     /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
     /// --public-url's origin, or the address the server listens on.

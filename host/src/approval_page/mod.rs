@@ -90,6 +90,8 @@ pub struct ApprovalPage {
     audit: Option<Arc<AuditLog>>,
     /// The operator's policy: who may decide, when it has one.
     policy: Arc<PolicyGate>,
+    /// `stdio` or `http`: the transport the questions come over, for the policy.
+    pub transport: &'static str,
     /// Wakes the calls on this replica waiting for a decision (others poll the store).
     pub decided: tokio::sync::Notify,
 }
@@ -133,6 +135,7 @@ impl ApprovalPage {
         clock: Clock,
         audit: Option<Arc<AuditLog>>,
         policy: Arc<PolicyGate>,
+        transport: &'static str,
     ) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
@@ -157,6 +160,7 @@ impl ApprovalPage {
             clock,
             audit,
             policy,
+            transport,
             decided: tokio::sync::Notify::new(),
         });
         if let Some(base) = page.settings.base_url.clone() {

@@ -180,7 +180,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let approval_page = match approval_settings(args)? {
         Some(settings) => {
             let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
-            let page = ApprovalPage::start(settings, store, clock, grants.audit.clone(), policy)
+            let page = ApprovalPage::start(settings, store, clock, grants.audit.clone(), policy, grants.transport)
                 .await
                 .context("the approval page")?;
             Some(page)
@@ -365,9 +365,6 @@ fn oauth_settings(args: &ServeArgs) -> Option<crate::oauth::OAuthSettings> {
 /// The approval page's settings, when `--approval-client-id` is given.
 fn approval_settings(args: &ServeArgs) -> anyhow::Result<Option<PageSettings>> {
     let Some(client_id) = args.approval_client_id.clone() else { return Ok(None) };
-    if args.transport != Transport::Http {
-        bail!("--approval-client-id: the approval page is served over --transport http (not built yet for stdio)");
-    }
     let issuer = args.approval_issuer.clone().or_else(|| args.oauth_issuer.clone()).context(
         "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the same",
     )?;
@@ -502,6 +499,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             metrics_stop,
         )
         .await?;
+    }
+    let page_stop = tokio_util::sync::CancellationToken::new();
+    let _stop_page = page_stop.clone().drop_guard();
+    if let (None, Some(page)) = (&http, &ready.broker.shared().approval_page) {
+        // a stdio server serves its approval page on a loopback listener of its own
+        let hosts = crate::transports::http::accepted_hosts(&args.allowed_hosts);
+        let deadline = Duration::from_millis(args.header_read_timeout_ms);
+        crate::transports::approval_listener::serve(page.clone(), args.approval_listen, hosts, deadline, page_stop)
+            .await?;
     }
     let served = match http {
         None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await,

@@ -134,7 +134,7 @@ impl PageRound {
             // the same question as before: the same page, so the link the person has still works
             Some((r, None)) if r.asks(form) => r.clone(),
             _ => {
-                let r = PageRecord::new(form, &self.principal, &self.tool, "http", now);
+                let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.to_string())?;
                 r
             }
@@ -196,7 +196,7 @@ pub struct UrlElicit {
 impl UrlElicit {
     async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Status, String> {
         let started = tokio::time::Instant::now();
-        let record = PageRecord::new(form, &self.principal, &self.tool, "http", self.page.clock.now_ms());
+        let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,

@@ -379,3 +379,43 @@ async fn a_2026_07_28_client_with_url_elicitation_retries_until_the_page_decided
     assert_eq!(creates(&server.sim, "connections").await, 1);
     provider.stop().await;
 }
+
+#[tokio::test]
+async fn a_stdio_server_serves_its_page_on_a_loopback_listener_and_its_policy_names_who_may_approve() {
+    let provider = OidcProvider::start().await;
+    // the local user of a stdio server is no signed-in person: only a policy can name approvers
+    let policy = crate::policy::policy_file(
+        r#"@id("everything") permit (principal, action, resource);
+@id("netops-approve-on-the-page")
+forbid (principal, action, resource)
+when { context has approver && !(context has approver_groups && context.approver_groups.contains("netops")) };"#,
+    );
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--policy", policy.to_str().unwrap()])
+        .args(&["--approval-client-id", "approval-page", "--approval-issuer", &provider.issuer])
+        .client(TestClient::plain())
+        .stdio()
+        .await;
+    let proposal = server
+        .ok(
+            "fabric_propose_change",
+            json!({"change_type": "connection_create", "spec": connection_spec("stdio-page", 310)}),
+        )
+        .await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap();
+    let pending = server.ok("fabric_confirm_change", json!({"confirm_token": confirm_token})).await;
+    let link = link_of(&pending);
+    assert!(link.starts_with("http://127.0.0.1:"), "{link}");
+    let outsider = Browser::default().sign_in(&link, "mallory").await;
+    assert!(outsider.body.contains("You may not decide"), "{}", outsider.body);
+    let alice = Browser::default();
+    let page = alice.sign_in(&link, "alice").await;
+    assert!(page.body.contains("proposed by") && page.body.contains(">local<"), "{}", page.body);
+    assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
+    let done = server.ok("fabric_confirm_change", json!({"confirm_token": confirm_token})).await;
+    assert_eq!(done["executed"], true, "{done}");
+    let sim = embedded_sim_url(&server).await;
+    assert_eq!(creates(&sim, "connections").await, 1);
+    server.stop().await;
+    provider.stop().await;
+}
