@@ -10,6 +10,9 @@ pre.component{background:#fffbe6;border-color:#d9c36a}.facts td{padding:.15rem .
 .refused{color:#8a1f11}.permitted{color:#1d5e20}form{display:inline-block;margin-right:1rem}\
 button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff}";
 
+/// Where the form's request part begins (after its opening lines about the form's checkbox).
+const FORM_REQUEST_PART: &str = "The request, rendered by equinix-mcp";
+
 /// Escapes text for an HTML element or a quoted attribute.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
@@ -70,9 +73,11 @@ pub struct View<'a> {
 impl View<'_> {
     pub fn render(&self) -> String {
         let r = self.record;
+        // the form's opening lines speak of its checkbox; the page has its own buttons
+        let start = r.form_text.find(FORM_REQUEST_PART).unwrap_or(0);
         let (host_part, component_part) = match r.form_text.find("\nFrom the component") {
-            Some(at) => (&r.form_text[..at], r.form_text[at + 1..].trim_end()),
-            None => (r.form_text.as_str(), ""),
+            Some(at) if at >= start => (&r.form_text[start..at], r.form_text[at + 1..].trim_end()),
+            _ => (&r.form_text[start..], ""),
         };
         let left = r.expires_at_ms.saturating_sub(self.now_ms);
         let mut body = String::new();

@@ -77,12 +77,11 @@ impl PageRecord {
         }
     }
 
-    /// Whether this record asks exactly `form` (the same proposal, validation and bytes).
+    /// Whether this record asks about `form`'s request: the same proposal, validation and bytes.
+    /// The form's text is not compared: the component's context may change from one call to the
+    /// next (the proposal's age, say), and the person must keep the one link they were given.
     pub fn asks(&self, form: &Form) -> bool {
-        self.token == form.token
-            && self.validation == form.validation
-            && self.request_sha256 == form.request_sha256
-            && self.form_text == form.text
+        self.token == form.token && self.validation == form.validation && self.request_sha256 == form.request_sha256
     }
 
     /// Why a decision on this record does not answer `form`, if it does not.
@@ -210,6 +209,8 @@ mod tests {
         assert!(!notes.decide(&record, &decision(true)).await.unwrap(), "the first decision stands");
         assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decision(false)));
         assert!(record.asks(&form()));
+        let older = Form { text: "request_sha256: abc\n| proposal age: 2 min".into(), ..form() };
+        assert!(record.asks(&older), "the component's words may change, the link stays");
         let other = Form { token: "chg-b".into(), ..form() };
         assert!(record.mismatch(&other).unwrap().contains("proposal chg-a"));
         let revalidated = Form { validation: "v-2".into(), ..form() };

@@ -194,12 +194,18 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
     }
 }
 
-/// Whether the request comes from this page itself: the browser's `Origin` and `Sec-Fetch-Site`,
-/// where it sends them, must say so.
+/// Whether the request comes from this page itself. A browser that sends `Sec-Fetch-Site` says it
+/// (`same-origin`); with the page's `Referrer-Policy: no-referrer` such a browser sends `Origin:
+/// null` on the page's own form, so `null` is accepted beside it. A browser without fetch
+/// metadata must send the page's own `Origin`. A request with neither (no browser) still needs the
+/// session and its anti-CSRF token.
 fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
-    let origin_ok = headers.get(header::ORIGIN).is_none_or(|o| o.to_str().is_ok_and(|o| o == page.origin()));
-    let site_ok = headers.get("sec-fetch-site").is_none_or(|s| s.to_str().is_ok_and(|s| s == "same-origin"));
-    origin_ok && site_ok
+    let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
+    match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
+        (Some(site), origin) => site == "same-origin" && origin.is_none_or(|o| o == "null" || o == page.origin()),
+        (None, Some(origin)) => origin == page.origin(),
+        (None, None) => true,
+    }
 }
 
 async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, request: Request) -> Response {

@@ -159,6 +159,9 @@ async fn declining_on_the_page_uses_the_token_and_creates_nothing_and_a_decision
     let a_link = link_of(&confirm(&client, a_token).await.1);
     let b_link = link_of(&confirm(&client, b_token).await.1);
     assert_ne!(a_link, b_link);
+    // a minute on, the component's context (the proposal's age) reads differently: the link stays
+    advance_clock(&server.sim, 61_000).await;
+    assert_eq!(link_of(&confirm(&client, a_token).await.1), a_link, "the person keeps the one link");
     let page = browser.get(&a_link).await;
     assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
     let (_, still) = confirm(&client, b_token).await;
@@ -417,5 +420,64 @@ when { context has approver && !(context has approver_groups && context.approver
     let sim = embedded_sim_url(&server).await;
     assert_eq!(creates(&sim, "connections").await, 1);
     server.stop().await;
+    provider.stop().await;
+}
+
+/// Markup an agent could put in a body field: it would set `window.__hostile` if it ever ran.
+const HOSTILE_NAME: &str = "<img src=x onerror=\"window.__hostile=1\"><script>window.__hostile=2</script>";
+
+#[tokio::test]
+async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_no_markup_runs() {
+    use crate::harness::webdriver::Chrome;
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let agent = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&agent, HOSTILE_NAME, 320).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let sha = proposal["request_sha256"].as_str().unwrap().to_string();
+    let link = link_of(&confirm(&agent, &confirm_token).await.1);
+
+    let chrome = Chrome::start().await;
+    chrome.goto(&link).await;
+    chrome.find("#sign-in").await;
+    assert!(!chrome.source().await.contains(&sha), "signed out, nothing of the request");
+    chrome.sign_in(&link, PROPOSER).await;
+    assert_eq!(chrome.url().await, link, "back on the page the sign-in began on");
+    let request = chrome.text("#request").await;
+    // the body's JSON escapes the quotes; the markup is there, as text
+    for shown in [sha.as_str(), "<img src=x onerror=", "<script>window.__hostile=2</script>"] {
+        assert!(request.contains(shown), "the request shows {shown:?} as text: {request}");
+    }
+    assert_eq!(chrome.run("return typeof window.__hostile;").await, "undefined", "no markup from the body ran");
+    let shot = chrome.screenshot().await;
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/approval-page.png");
+    std::fs::write(&out, &shot).unwrap();
+
+    // a hostile site's form, submitted in the same signed-in browser, decides nothing
+    let forged = format!(
+        "data:text/html,<form id=f method=post action=\"{link}\"><input name=csrf value=x><input name=decision \
+         value=approve></form><script>document.getElementById('f').submit()</script>"
+    );
+    chrome.goto(&forged).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !chrome.url().await.starts_with("http") {
+        assert!(tokio::time::Instant::now() < deadline, "the forged form was not submitted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    chrome.find("h1").await;
+    let refused = chrome.source().await;
+    assert!(refused.contains("Refused") || refused.contains("Sign in first"), "{refused}");
+    assert_eq!(link_of(&confirm(&agent, &confirm_token).await.1), link, "still waiting: nothing was decided");
+
+    chrome.goto(&link).await;
+    chrome.click("#approve").await;
+    let outcome = chrome.text("#outcome").await;
+    assert!(outcome.starts_with("Approved by"), "{outcome}");
+    assert_eq!(chrome.run("return typeof window.__hostile;").await, "undefined");
+    let (_, done) = confirm(&agent, &confirm_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1, "exactly one create");
     provider.stop().await;
 }

@@ -115,10 +115,12 @@ impl Browser {
         self.follow(page).await
     }
 
-    /// Submits a form from a page of `origin` (as a browser does: `Origin` and `Sec-Fetch-Site`).
+    /// Submits a form from a page of `origin` as Chromium does: `Sec-Fetch-Site`, and `Origin`
+    /// (`null` from the approval page, whose `Referrer-Policy` is `no-referrer`).
     pub async fn post(&self, url: &Url, fields: &[(&str, &str)], origin: &str) -> Page {
-        let site = if url.origin().ascii_serialization() == origin { "same-origin" } else { "cross-site" };
-        let page = self.send(Method::POST, url, Some(fields), &[("origin", origin), ("sec-fetch-site", site)]).await;
+        let same = url.origin().ascii_serialization() == origin;
+        let (site, sent) = if same { ("same-origin", "null") } else { ("cross-site", origin) };
+        let page = self.send(Method::POST, url, Some(fields), &[("origin", sent), ("sec-fetch-site", site)]).await;
         self.follow(page).await
     }
 

@@ -14,6 +14,7 @@ pub mod process;
 pub mod redis;
 pub mod rounds;
 pub mod sim;
+pub mod webdriver;
 
 pub use browser::*;
 pub use client::*;

@@ -1,0 +1,171 @@
+//! A real browser for the approval page: Debian's Chromium, headless, driven through its
+//! ChromeDriver over W3C WebDriver (`.ci/install-chromium` installs both). The few commands the
+//! tests need are spoken here over reqwest, JSON in and out.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::oidc::free_port;
+use super::printed::Printed;
+
+/// W3C WebDriver's key for an element reference.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+pub struct Chrome {
+    _driver: tokio::process::Child,
+    _printed: Printed,
+    _profile: tempfile::TempDir,
+    session: String,
+    http: reqwest::Client,
+}
+
+impl Chrome {
+    /// A new headless Chromium with an empty profile.
+    pub async fn start() -> Chrome {
+        equinix_mcp::install_crypto_provider();
+        let port = free_port();
+        let mut driver = tokio::process::Command::new("/usr/bin/chromedriver")
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("chromedriver runs (.ci/install-chromium installs it)");
+        let printed = Printed::new("chromedriver");
+        printed.collect(driver.stdout.take().unwrap());
+        printed.collect(driver.stderr.take().unwrap());
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let ready = http.get(format!("{base}/status")).send().await;
+            if let Ok(r) = ready
+                && r.json::<Value>().await.is_ok_and(|v| v["value"]["ready"] == true)
+            {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "chromedriver was not ready within 30 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1000,1400",
+            &format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args},
+        }}});
+        let answer: Value =
+            http.post(format!("{base}/session")).json(&capabilities).send().await.unwrap().json().await.unwrap();
+        let session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no WebDriver session: {answer}\n{}", printed.text()))
+            .to_string();
+        Chrome {
+            _driver: driver,
+            _printed: printed,
+            _profile: profile,
+            session: format!("{base}/session/{session}"),
+            http,
+        }
+    }
+
+    async fn command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let mut request = self.http.request(method, format!("{}{path}", self.session));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer: Value = request.send().await.unwrap().json().await.unwrap();
+        if answer["value"].get("error").is_some() {
+            panic!("WebDriver {path}: {}", answer["value"]);
+        }
+        answer["value"].clone()
+    }
+
+    pub async fn goto(&self, url: &str) {
+        self.command(reqwest::Method::POST, "/url", Some(json!({"url": url}))).await;
+    }
+
+    pub async fn url(&self) -> String {
+        self.command(reqwest::Method::GET, "/url", None).await.as_str().unwrap().to_string()
+    }
+
+    pub async fn source(&self) -> String {
+        self.command(reqwest::Method::GET, "/source", None).await.as_str().unwrap().to_string()
+    }
+
+    /// Runs `script` (a function body) in the page and returns what it returns.
+    pub async fn run(&self, script: &str) -> Value {
+        self.command(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
+    }
+
+    /// The element `css` selects, once the page shows one (within 20 s).
+    pub async fn find(&self, css: &str) -> String {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let answer: Value = self
+                .http
+                .post(format!("{}/element", self.session))
+                .json(&json!({"using": "css selector", "value": css}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if let Some(id) = answer["value"][ELEMENT].as_str() {
+                return id.to_string();
+            }
+            if tokio::time::Instant::now() >= deadline {
+                panic!("no element {css:?} at {} within 20 s: {}", self.url().await, self.source().await);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn click(&self, css: &str) {
+        let id = self.find(css).await;
+        self.command(reqwest::Method::POST, &format!("/element/{id}/click"), Some(json!({}))).await;
+    }
+
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.command(reqwest::Method::POST, &format!("/element/{id}/value"), Some(json!({"text": text}))).await;
+    }
+
+    /// The text of the element `css` selects.
+    pub async fn text(&self, css: &str) -> String {
+        let id = self.find(css).await;
+        self.command(reqwest::Method::GET, &format!("/element/{id}/text"), None).await.as_str().unwrap().to_string()
+    }
+
+    /// A PNG of the viewport.
+    pub async fn screenshot(&self) -> Vec<u8> {
+        use base64::Engine;
+        let data = self.command(reqwest::Method::GET, "/screenshot", None).await;
+        base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap()).unwrap()
+    }
+
+    /// Opens `link`, signs in at the test provider's login page as `login`, and waits until the
+    /// browser is back on the approval page.
+    pub async fn sign_in(&self, link: &str, login: &str) {
+        self.goto(link).await;
+        self.click("#sign-in").await;
+        self.type_into("#login", login).await;
+        self.type_into("#password", &format!("pw-{login}")).await;
+        self.click("#submit").await;
+        self.find("#request").await;
+    }
+}
