@@ -194,3 +194,82 @@ fn blocking_pool_hop(bencher: divan::Bencher) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     bencher.bench_local(|| rt.block_on(async { tokio::task::spawn_blocking(|| 1).await.unwrap() }));
 }
+
+/// A realistic page record: the form of a connection create (the README's walk-through body)
+/// with the component's usual context.
+fn page_record() -> equinix_mcp::approval_page::PageRecord {
+    use equinix_mcp::bindings::confirmation::Context;
+    let body = r#"{"aSide":{"accessPoint":{"linkProtocol":{"type":"DOT1Q","vlanTag":102},"port":{"uuid":"c4d9350e-783c-83cd-1ce0-306a5c00a600"},"type":"COLO"}},"bandwidth":500,"name":"to-aws","notifications":[{"emails":["noc@example.com"],"type":"ALL"}],"type":"EVPL_VC","zSide":{"accessPoint":{"authenticationKey":"123456789012","location":{"metroCode":"DC"},"profile":{"type":"L2_PROFILE","uuid":"9f4b3a7e-2c1d-4e5f-8a9b-0c1d2e3f4a01"},"sellerRegion":"us-east-1","type":"SP"}}}"#;
+    let context = Context {
+        title: "Create Fabric connection?".into(),
+        message: "An AI agent asks to CREATE a billable Fabric connection.".into(),
+        fields: [
+            ("target", "EVPL_VC connection \"to-aws\", 500 Mbps"),
+            ("price", "USD 250 per month"),
+            ("proposal_age", "12s"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect(),
+    };
+    let form = equinix_mcp::capabilities::form::render(
+        "fabric_confirm_change",
+        "connection_create",
+        "/fabric/v4/connections",
+        body,
+        &context,
+    )
+    .unwrap()
+    .about("chg-0123", "v-1", 1_000);
+    let proposer = equinix_mcp::principal::Principal::subject("https://idp.example", "alice");
+    equinix_mcp::approval_page::PageRecord::new(&form, &proposer, "fabric_confirm_change", "http", 2_000)
+}
+
+fn page_session() -> equinix_mcp::approval_page::Session {
+    equinix_mcp::approval_page::Session {
+        approver: "https://idp.example#alice".into(),
+        subject: "alice".into(),
+        groups: vec!["netops".into()],
+        auth_time: 1,
+        csrf: "c".repeat(43),
+        expires_at_ms: u64::MAX,
+    }
+}
+
+/// The approval page as a signed-in person sees it: the HTML of one request (escaping and all).
+#[divan::bench]
+fn approval_page_render(bencher: divan::Bencher) {
+    use equinix_mcp::approval_page::{Permission, html::View};
+    let (record, session) = (page_record(), page_session());
+    let permission = Permission::Permitted("you proposed this request with your own sign-in".into());
+    bencher.bench_local(|| {
+        View { record: &record, session: &session, decision: None, permission: &permission, now_ms: 30_000 }.render()
+    });
+}
+
+/// What a decision costs besides its synced audit record: the record read from the store, the
+/// rule, and the first-wins write of the decision (memory store).
+#[divan::bench]
+fn approval_page_decision(bencher: divan::Bencher) {
+    use equinix_mcp::approval_page::{Decision, permission, record::Notes};
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (session, record) = (page_session(), page_record());
+    bencher.bench_local(|| {
+        // a store of its own each time (an empty one allocates nothing): notes are bounded
+        let store = ProposalStore::new();
+        rt.block_on(async {
+            let notes = Notes { store: &store, now_ms: 3_000 };
+            notes.put(&record, None).await.unwrap();
+            let found = notes.record(&record.id).await.unwrap().unwrap();
+            assert!(matches!(permission(&session, &found), equinix_mcp::approval_page::Permission::Permitted(_)));
+            let decision = Decision {
+                id: "d".into(),
+                approve: true,
+                approver: session.approver.clone(),
+                groups: vec![],
+                at_ms: 3_000,
+            };
+            assert!(notes.decide(&found, &decision).await.unwrap());
+        })
+    });
+}

@@ -355,6 +355,22 @@ impl ApprovalPage {
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
         }
         let written = self.notes().decide(record, &decision).await.map_err(|e| e.to_string())?;
+        if !written {
+            // recorded before the store chose: say which decision was not the one kept
+            let superseded = json!({
+                "ts": crate::audit::rfc3339(self.clock.now_ms()),
+                "event": "page_decision_not_kept",
+                "page": record.id,
+                "decision_id": decision.id,
+                "approver": session.approver,
+                "reason": "another decision on this page was kept first",
+            });
+            if let Some(log) = self.audit.clone()
+                && let Err(e) = AuditLog::record(log, superseded).await
+            {
+                tracing::error!("a decision that was not kept is not marked in the audit log: {e}");
+            }
+        }
         crate::metrics::metrics().page_decision(match (written, approve) {
             (false, _) => "refused",
             (true, true) => "approved",

@@ -149,8 +149,10 @@ impl McpServer {
             if pending.stateless {
                 // a 2026-07-28 round: the link goes out as a URL-mode input request
                 let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-                return Ok(stateless_confirm::page_input_required(&self.shared.request_state, &call, &pending)
-                    .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool)));
+                let result = stateless_confirm::page_input_required(&self.shared.request_state, &call, &pending)
+                    .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
+                self.audit_first_round(name, &principal, started, decisions.texts()).await;
+                return Ok(result);
             }
             // nobody has decided on the page yet: the agent shows the person the link
             let value = approval_pending(name, &pending);
@@ -168,13 +170,7 @@ impl McpServer {
             let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
             let result = stateless_confirm::input_required(&self.shared.request_state, &call, &form)
                 .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
-            let decisions = decisions.texts();
-            if !decisions.is_empty() {
-                // a first round judged by the policy: its decisions are recorded before the form goes out
-                let first_round = json!({"input_required": true});
-                self.audit(true, Audited { tool: name, principal: &principal, started }, first_round, false, decisions)
-                    .await;
-            }
+            self.audit_first_round(name, &principal, started, decisions.texts()).await;
             return Ok(result);
         }
         let (value, is_error) = match outcome {
@@ -197,6 +193,15 @@ impl McpServer {
         let call = Audited { tool: name, principal: &principal, started };
         let value = self.audit(audited, call, value, is_error, decisions).await;
         Ok(results::for_tool(tool, value, is_error).into())
+    }
+
+    /// A first round judged by the policy: its decisions are recorded before the form or the
+    /// link goes out.
+    async fn audit_first_round(&self, tool: &str, principal: &Principal, started: u64, decisions: Vec<String>) {
+        if !decisions.is_empty() {
+            let first_round = json!({"input_required": true});
+            self.audit(true, Audited { tool, principal, started }, first_round, false, decisions).await;
+        }
     }
 
     /// Records a mutating call in the audit log (synced) before its result goes out. The write
@@ -284,9 +289,7 @@ impl McpServer {
         principal: &Principal,
     ) -> Result<Option<Arc<dyn Confirmer>>, String> {
         let Some(page) = &self.shared.approval_page else { return Ok(None) };
-        let asks =
-            self.shared.registry.get(name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET);
-        if !asks || context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+        if !self.asks(name) || context.protocol_version().is_some_and(|v| !v.has_initialize()) {
             return Ok(None);
         }
         if context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Url) {
@@ -307,9 +310,7 @@ impl McpServer {
         let round = PageRound::for_call(page.clone(), principal, name, &arguments).await?;
         Ok(Some(Arc::new(round)))
     }
-}
 
-impl McpServer {
     /// Whether tool `name` may ask the person (the `mutate` toolset).
     fn asks(&self, name: &str) -> bool {
         self.shared.registry.get(name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET)

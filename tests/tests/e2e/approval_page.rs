@@ -215,8 +215,13 @@ async fn two_browsers_approving_at_once_create_once() {
     let (failed, _) = confirm(&client, confirm_token).await;
     assert!(failed);
     assert_eq!(creates(&server.sim, "connections").await, 1);
-    let decisions = audit_events(&server.audit_entries(), "page_decision").len();
-    assert_eq!(decisions, 2, "both were recorded before the store chose one");
+    let entries = server.audit_entries();
+    let decisions = audit_events(&entries, "page_decision");
+    assert_eq!(decisions.len(), 2, "both were recorded before the store chose one");
+    let not_kept = audit_events(&entries, "page_decision_not_kept");
+    assert_eq!(not_kept.len(), 1, "and the one not kept is marked");
+    let kept: Vec<_> = decisions.iter().filter(|d| d["decision_id"] != not_kept[0]["decision_id"]).collect();
+    assert_eq!(kept.len(), 1);
     provider.stop().await;
 }
 
@@ -478,6 +483,52 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
     assert_eq!(chrome.run("return typeof window.__hostile;").await, "undefined");
     let (_, done) = confirm(&agent, &confirm_token).await;
     assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1, "exactly one create");
+    provider.stop().await;
+}
+
+#[tokio::test]
+async fn the_official_typescript_sdk_with_url_elicitation_follows_the_link_to_one_create() {
+    use crate::harness::webdriver::Chrome;
+    use tokio::io::AsyncBufReadExt;
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let propose = json!({"change_type": "connection_create", "spec": connection_spec("ts-sdk-page", 321)});
+    let mut sdk = tokio::process::Command::new(node())
+        .arg(oauth_dir().join("url-client.mjs"))
+        .arg(&public)
+        .arg(propose.to_string())
+        .env("EQUINIX_MCP_TEST_TOKEN", &token)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let printed = crate::harness::printed::Printed::new("tests/oauth/url-client.mjs");
+    printed.collect(sdk.stderr.take().unwrap());
+    let mut lines = tokio::io::BufReader::new(sdk.stdout.take().unwrap()).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line()).await;
+        let Ok(Ok(Some(line))) = line else { panic!("the SDK client said nothing more: {line:?}") };
+        serde_json::from_str(&line).unwrap()
+    };
+    let asked = next().await;
+    let (link, id) =
+        (asked["link"].as_str().unwrap().to_string(), asked["elicitationId"].as_str().unwrap().to_string());
+    assert!(link.ends_with(&format!("/approve/{id}")), "{asked}");
+    let chrome = Chrome::start().await;
+    chrome.sign_in(&link, PROPOSER).await;
+    assert!(chrome.text("#request").await.contains("ts-sdk-page"));
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by"));
+    let end = next().await;
+    assert_eq!(end["isError"], false, "{end}");
+    assert_eq!(end["result"]["executed"], true, "{end}");
+    assert_eq!(end["result"]["human_confirmation"]["status"], "accepted", "{end}");
+    assert_eq!(end["completed"], json!([id]), "the client heard the approval is complete");
+    assert!(sdk.wait().await.unwrap().success());
     assert_eq!(creates(&server.sim, "connections").await, 1, "exactly one create");
     provider.stop().await;
 }
