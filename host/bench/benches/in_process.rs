@@ -241,7 +241,7 @@ fn page_session() -> equinix_mcp::approval_page::Session {
 fn approval_page_render(bencher: divan::Bencher) {
     use equinix_mcp::approval_page::{Permission, html::View};
     let (record, session) = (page_record(), page_session());
-    let permission = Permission::Permitted("you proposed this request with your own sign-in".into());
+    let permission = Permission::Permitted("you proposed this request with your own sign-in".into(), Vec::new());
     bencher.bench_local(|| {
         View { record: &record, session: &session, decision: None, permission: &permission, now_ms: 30_000 }.render()
     });
@@ -261,7 +261,7 @@ fn approval_page_decision(bencher: divan::Bencher) {
             let notes = Notes { store: &store, now_ms: 3_000 };
             notes.put(&record, None).await.unwrap();
             let found = notes.record(&record.id).await.unwrap().unwrap();
-            assert!(matches!(permission(&session, &found), equinix_mcp::approval_page::Permission::Permitted(_)));
+            assert!(matches!(permission(&session, &found), equinix_mcp::approval_page::Permission::Permitted(..)));
             let decision = Decision {
                 id: "d".into(),
                 approve: true,

@@ -113,7 +113,7 @@ impl View<'_> {
             )),
             None if left == 0 => body.push_str("<p id=\"outcome\">Too late: nothing can be approved now.</p>"),
             None => match self.permission {
-                Permission::Permitted(why) => body.push_str(&format!(
+                Permission::Permitted(why, _) => body.push_str(&format!(
                     "<p id=\"permission\" class=\"permitted\">You may decide: {}.</p>\
                      <form method=\"post\" action=\"/approve/{id}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
                      <input type=\"hidden\" name=\"decision\" value=\"approve\"><button id=\"approve\" class=\"approve\" \

@@ -99,7 +99,8 @@ pub struct ApprovalPage {
 /// What a person may do with a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Permission {
-    Permitted(String),
+    /// Why, and the operator's policies that permitted it (none: the rule without a policy).
+    Permitted(String, Vec<String>),
     Refused(String),
 }
 
@@ -114,7 +115,7 @@ pub fn permission(session: &Session, record: &PageRecord) -> Permission {
         ));
     }
     if session.approver == record.proposer {
-        Permission::Permitted("you proposed this request with your own sign-in".into())
+        Permission::Permitted("you proposed this request with your own sign-in".into(), Vec::new())
     } else {
         Permission::Refused(format!(
             "only the person who proposed this request may approve it ({}); you are signed in as {}",
@@ -303,7 +304,10 @@ impl ApprovalPage {
         crate::metrics::metrics().policy_decision("approval", decision.allowed);
         if decision.allowed {
             let by: Vec<String> = decision.policies.iter().map(|p| format!("{p:?}")).collect();
-            Permission::Permitted(format!("the operator's policy permits it ({})", by.join(", ")))
+            Permission::Permitted(
+                format!("the operator's policy permits it ({})", by.join(", ")),
+                decision.policies.clone(),
+            )
         } else {
             Permission::Refused(format!("the operator's policy does not let you decide it: {}", decision.explain()))
         }
@@ -318,6 +322,7 @@ impl ApprovalPage {
         approve: bool,
         peer: &str,
         rule: &str,
+        policies: &[String],
     ) -> Result<bool, String> {
         let now = self.clock.now_ms();
         if now >= record.expires_at_ms {
@@ -348,6 +353,7 @@ impl ApprovalPage {
             "page": record.id,
             "decision_id": decision.id,
             "rule": rule,
+            "policy_ids": policies,
             "peer": peer,
         });
         if let Err(e) = AuditLog::record(log, entry).await {
@@ -416,7 +422,7 @@ mod tests {
     #[test]
     fn only_the_proposer_by_their_own_sign_in_may_decide() {
         let alice = "https://idp.example#alice";
-        assert!(matches!(permission(&session(alice), &record(alice)), Permission::Permitted(_)));
+        assert!(matches!(permission(&session(alice), &record(alice)), Permission::Permitted(..)));
         let Permission::Refused(why) = permission(&session("https://idp.example#bob"), &record(alice)) else {
             panic!("bob decided alice's request")
         };

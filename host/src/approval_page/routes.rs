@@ -259,15 +259,15 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
-    let rule = match page.permission(&session, &record) {
-        Permission::Permitted(why) => why,
+    let (rule, policies) = match page.permission(&session, &record) {
+        Permission::Permitted(why, policies) => (why, policies),
         Permission::Refused(why) => {
             crate::metrics::metrics().page_decision("refused");
             tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a decision: {why}");
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(&session, &record, approve, &peer, &rule).await {
+    match page.decide(&session, &record, approve, &peer, &rule, &policies).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))

@@ -322,8 +322,20 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     let link = link_of(&confirm(&agent, &confirm_token).await.1);
 
     // the proposer is in netops, but may not approve their own 10 Gbps
-    let own = Browser::default().sign_in(&link, PROPOSER).await;
+    let proposer = Browser::default();
+    let own = proposer.sign_in(&link, PROPOSER).await;
     assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
+    // not even with the anti-CSRF token of their session, taken from a page they may decide
+    let small = call_on(&agent, "fabric_propose_change", connection_at("four-eyes-0", 310, 500)).await;
+    let small_token = structured(&small)["confirm_token"].as_str().unwrap().to_string();
+    let small_link = link_of(&confirm(&agent, &small_token).await.1);
+    let theirs = proposer.get(&small_link).await;
+    let csrf = theirs.attr_after("name=\"csrf\"", "value").expect("the proposer may decide their own 500 Mbps");
+    let url = reqwest::Url::parse(&link).unwrap();
+    let base = url.origin().ascii_serialization();
+    let forced = proposer.post(&url, &[("csrf", &csrf), ("decision", "approve")], &base).await;
+    assert_eq!(forced.status, 403, "{}", forced.body);
+    assert!(forced.body.contains("above-1-gbps-four-eyes"), "{}", forced.body);
     // someone outside netops may not either
     let outsider = Browser::default().sign_in(&link, "mallory").await;
     assert!(outsider.body.contains("You may not decide"), "{}", outsider.body);
@@ -338,6 +350,7 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     let decision = audit_events(&server.audit_entries(), "page_decision")[0].clone();
     assert_eq!(decision["approver"], format!("{}#alice", provider.issuer), "{decision}");
     assert_eq!(decision["approver_groups"], json!(["netops"]));
+    assert_eq!(decision["policy_ids"], json!(["our-metros"]), "the policies that let alice decide");
 
     // a client with the form: above 1 Gbps nobody is asked; at 1 Gbps the form is enough
     let form = server.connect(Some(&token), TestClient::accepting(), false).await;
@@ -428,6 +441,9 @@ when { context has approver && !(context has approver_groups && context.approver
     provider.stop().await;
 }
 
+/// A login of the test provider whose `sub` and group (tests/oauth/provider.mjs) are markup.
+const HOSTILE_LOGIN: &str = "<img src=x onerror=\"window.__hostile=1\">";
+
 /// Markup an agent could put in a body field: it would set `window.__hostile` if it ever ran.
 const HOSTILE_NAME: &str = "<img src=x onerror=\"window.__hostile=1\"><script>window.__hostile=2</script>";
 
@@ -475,6 +491,15 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
     let refused = chrome.source().await;
     assert!(refused.contains("Refused") || refused.contains("Sign in first"), "{refused}");
     assert_eq!(link_of(&confirm(&agent, &confirm_token).await.1), link, "still waiting: nothing was decided");
+
+    // a person whose very name and group are markup: shown as text, refused, nothing runs
+    let hostile = Chrome::start().await;
+    hostile.sign_in(&link, HOSTILE_LOGIN).await;
+    let facts = hostile.text("#approver").await + &hostile.text("#groups").await;
+    assert!(facts.contains(HOSTILE_LOGIN) && facts.contains("<b onmouseover="), "{facts}");
+    assert!(hostile.text("#permission").await.contains("You may not decide"));
+    assert_eq!(hostile.run("return typeof window.__hostile;").await, "undefined", "no markup from the ID token ran");
+    drop(hostile);
 
     chrome.goto(&link).await;
     chrome.click("#approve").await;
