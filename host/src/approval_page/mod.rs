@@ -104,13 +104,13 @@ pub enum Permission {
     Refused(String),
 }
 
-/// Whether `session`'s person may decide `record`. Without an operator rule for the page, only
-/// the person whose own sign-in proposed it.
+/// Whether `session`'s person may decide `record` when the operator has no policy: only the person
+/// whose own sign-in proposed it.
 pub fn permission(session: &Session, record: &PageRecord) -> Permission {
     if !record.proposer.contains('#') {
         return Permission::Refused(format!(
-            "this request was proposed by {:?}, which is no signed-in person, and only the proposer may approve on this \
-             page (rules naming other approvers are not built yet)",
+            "this request was proposed by {:?}, which is no signed-in person; without an operator policy naming who \
+             may approve, only a proposer's own sign-in may",
             record.proposer
         ));
     }
