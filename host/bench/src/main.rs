@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod approval;
 mod client;
 mod echo;
 mod figures;
@@ -44,6 +45,15 @@ struct Cli {
     #[arg(long)]
     soak: bool,
 
+    /// Only the approval page's rows (its render and a decision, and the form path beside it).
+    #[arg(long, conflicts_with = "soak")]
+    approval_page: bool,
+
+    /// With --approval-page: the form path's baseline is this other `equinix-mcp` binary (an
+    /// earlier build, without the page), instead of this one without the page.
+    #[arg(long, requires = "approval_page", value_name = "PATH")]
+    baseline: Option<PathBuf>,
+
     /// Rounds of the soak (each ~6 s on two cores); the default is 10, 2 with `--quick`.
     #[arg(long, requires = "soak", value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: Option<u32>,
@@ -78,7 +88,13 @@ fn main() -> ExitCode {
             return echo::run().await;
         }
         let server = server::locate(cli.server.as_deref())?;
-        if cli.soak { soak::run(&server, cli.quick, cli.rounds).await } else { figures::run(&server, cli.quick).await }
+        if cli.soak {
+            soak::run(&server, cli.quick, cli.rounds).await
+        } else if cli.approval_page {
+            figures::approval_page_only(&server, cli.baseline.as_deref(), cli.quick).await
+        } else {
+            figures::run(&server, cli.quick).await
+        }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -39,6 +39,7 @@ fn soak_rounds_are_bounded_and_belong_to_the_soak() {
         (vec!["--soak", "--rounds", "1001"], "1001 is not in 1..=1000"),
         (vec!["--soak", "--rounds", "many"], "invalid value 'many' for '--rounds <ROUNDS>'"),
         (vec!["--rounds", "3"], "--soak"),
+        (vec!["--baseline", "/bin/true"], "--approval-page"),
     ] {
         let out = bench().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -55,9 +56,13 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 28, "{text}");
+    assert_eq!(rows.len(), 30, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
-    assert_eq!(judged, 21, "every figure with a target has a verdict:\n{text}");
+    assert_eq!(judged, 22, "every figure with a target has a verdict:\n{text}");
+    assert!(
+        rows.iter().any(|r| r.starts_with("| approval page: server CPU per signed-in render") && r.contains(" µs / "))
+    );
+    assert!(rows.iter().any(|r| r.contains("also serves the approval page") && r.contains("x (")), "{text}");
     let oauth = rows.iter().filter(|r| r.starts_with("| OAuth access token") && r.contains(" µs |")).count();
     assert_eq!(oauth, 6, "a first and a later request for each of RS256, ES256, EdDSA:\n{text}");
     assert!(
