@@ -278,12 +278,20 @@ pub async fn rows(
     let mut paged = plain_args.to_vec();
     paged.extend(["--audit-log", paged_audit.to_str().context("temp dir")?, "--approval-client-id", CLIENT_ID]);
     paged.extend(["--approval-issuer", &issuer]);
+    let control_audit = dir.join("form-control.jsonl");
+    let mut control = plain_args.to_vec();
+    control.extend(["--audit-log", control_audit.to_str().context("temp dir")?]);
+    // the baseline twice: how far two servers of one build drift apart measured this way
     let (a, _) = spawn(baseline.unwrap_or(server), &plain, Some(cache), Duration::ZERO).await?;
+    let (c, _) = spawn(baseline.unwrap_or(server), &control, Some(cache), Duration::ZERO).await?;
     let (b, _) = spawn(server, &paged, Some(cache), Duration::ZERO).await?;
-    let (rounds, pairs) = if quick { (1, 10) } else { (10, 150) };
-    let (mut cpu_a, mut cpu_b) = (Duration::ZERO, Duration::ZERO);
+    let (rounds, pairs) = if quick { (1, 10) } else { (20, 100) };
+    let mut cpu = [Duration::ZERO; 3];
     for round in 0..rounds {
-        for (srv, total) in [(&a, &mut cpu_a), (&b, &mut cpu_b)] {
+        // each round in another order, so no server always follows the same one
+        let order: [usize; 3] = [[0, 1, 2], [1, 2, 0], [2, 0, 1]][round % 3];
+        for k in order {
+            let srv = [&a, &c, &b][k];
             let before = cpu_of(srv.pid).context("no /proc")?;
             for i in 0..pairs {
                 let proposal = call(&srv.client, "fabric_propose_change", network(round * pairs + i)).await?;
@@ -296,11 +304,11 @@ pub async fn rows(
                     out.structured_content
                 );
             }
-            *total += cpu_of(srv.pid).context("no /proc")? - before;
+            cpu[k] += cpu_of(srv.pid).context("no /proc")? - before;
         }
     }
     let n = (rounds * pairs) as f64;
-    let (per_a, per_b) = (cpu_a.as_secs_f64() * 1e6 / n, cpu_b.as_secs_f64() * 1e6 / n);
+    let [per_a, per_c, per_b] = cpu.map(|d| d.as_secs_f64() * 1e6 / n);
     let ratio = per_b / per_a;
     let figure = match baseline {
         Some(_) => {
@@ -315,6 +323,10 @@ pub async fn rows(
         format!("{ratio:.3}x ({per_b:.0} vs {per_a:.0} µs, {} pairs each)", rounds * pairs),
         "<= 1.02x",
         ratio <= 1.02 || quick,
+    );
+    t.context(
+        "the same for a second server of the baseline (the method's own spread)",
+        format!("{:.3}x ({per_c:.0} vs {per_a:.0} µs)", per_c / per_a),
     );
     Ok(())
 }
