@@ -6,9 +6,10 @@
 //! decision is a record in the audit log before the host keeps it.
 //!
 //! The link carries a random page id and nothing else. Signed out, the page shows nothing of the
-//! request. Sign-ins and sessions live in the proposal store, so replicas sharing a Redis store
-//! share them too; the browser holds only random ids in `HttpOnly`, `SameSite=Lax`, host-only
-//! cookies (`Secure` off loopback).
+//! request. A sign-in under way travels sealed in a cookie (nothing is written on the server for
+//! a browser that has not signed in); sessions live in the proposal store, so replicas sharing a
+//! Redis store share them too. Cookies are `HttpOnly`, `SameSite=Lax`, host-only (`Secure` off
+//! loopback).
 
 pub mod html;
 pub mod id_token;
@@ -17,10 +18,12 @@ pub mod routes;
 pub mod sign_in;
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
+use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -29,7 +32,7 @@ use crate::audit::AuditLog;
 use crate::clock::Clock;
 use crate::policy::{Approving, Asking, PolicyGate};
 use crate::principal::Principal;
-use crate::proposals::{ProposalStore, StoreUnavailable};
+use crate::proposals::ProposalStore;
 use crate::secret::Secret;
 pub use id_token::{IdTokenRules, SignedIn};
 pub use record::{Decision, PageRecord};
@@ -70,19 +73,25 @@ pub struct Session {
     pub expires_at_ms: u64,
 }
 
-/// A sign-in under way, kept under its `state`.
+/// A sign-in under way. It travels sealed (integrity-protected with the server's state key) in
+/// an `HttpOnly` cookie of the browser that began it, so a request that is not yet signed in
+/// writes nothing on the server; its `state` is used once, on every replica, at the callback.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SignInNote {
     page: String,
+    state: String,
     nonce: String,
     verifier: String,
-    /// SHA-256 of the browser's sign-in cookie: the callback must come to the browser that began.
-    browser: String,
 }
+
+/// What binds a sealed sign-in to its purpose (no other sealed state of the server opens as one).
+const SIGN_IN_SEAL: &[u8] = b"equinix-mcp approval sign-in v1";
 
 pub struct ApprovalPage {
     rp: sign_in::RelyingParty,
+    /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
+    codec: RequestStateCodec,
     settings: PageSettings,
     base: OnceLock<Url>,
     pub(crate) store: Arc<ProposalStore>,
@@ -137,6 +146,7 @@ impl ApprovalPage {
         audit: Option<Arc<AuditLog>>,
         policy: Arc<PolicyGate>,
         transport: &'static str,
+        codec: RequestStateCodec,
     ) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
@@ -155,6 +165,7 @@ impl ApprovalPage {
         let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;
         let page = Arc::new(ApprovalPage {
             rp,
+            codec,
             settings,
             base: OnceLock::new(),
             store,
@@ -214,36 +225,35 @@ impl ApprovalPage {
         record::Notes { store: &self.store, now_ms: self.clock.now_ms() }
     }
 
-    /// Begins a sign-in for page `page`: the browser's cookie value and the provider's URL.
-    pub async fn begin_sign_in(&self, page: &str) -> Result<(String, Url), StoreUnavailable> {
+    /// Begins a sign-in for page `page`: the browser's cookie value (the sealed sign-in) and the
+    /// provider's URL.
+    pub fn begin_sign_in(&self, page: &str) -> Result<(String, Url), String> {
         let started = self.rp.begin(&self.redirect_uri());
-        let browser = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
         let note = SignInNote {
             page: page.to_string(),
+            state: started.state,
             nonce: started.nonce,
             verifier: started.verifier,
-            browser: hashed(&browser),
         };
-        let bytes = serde_json::to_vec(&note).expect("a note serializes");
-        let now = self.clock.now_ms();
-        self.store.note_put(&format!("page-signin:{}", hashed(&started.state)), &bytes, SIGN_IN_MS, false, now).await?;
-        Ok((browser, started.url))
+        let options = SealOptions::new().associated_data(SIGN_IN_SEAL).ttl(Duration::from_millis(SIGN_IN_MS));
+        let sealed =
+            self.codec.seal_json_with(&note, &options).map_err(|e| format!("sealing the sign-in failed: {e}"))?;
+        Ok((sealed, started.url))
     }
 
-    /// Finishes the sign-in `state` in the browser holding `browser`: the new session's cookie
-    /// value and the page to return to (always one of this server's own pages).
-    pub async fn finish_sign_in(&self, state: &str, code: &str, browser: &str) -> Result<(String, String), String> {
+    /// Finishes the sign-in `state` in the browser holding the sealed sign-in `cookie`: the new
+    /// session's cookie value and the page to return to (always one of this server's own pages).
+    pub async fn finish_sign_in(&self, state: &str, code: &str, cookie: &str) -> Result<(String, String), String> {
         let now = self.clock.now_ms();
-        let key = format!("page-signin:{}", hashed(state));
-        let note = self.store.note_get(&key, now).await.map_err(|e| e.to_string())?;
-        let Some(note) = note.and_then(|b| serde_json::from_slice::<SignInNote>(&b).ok()) else {
-            return Err("this sign-in is unknown or expired; open the approval link again".into());
+        let Ok(note) = self.codec.open_json_with::<SignInNote>(cookie, SIGN_IN_SEAL) else {
+            return Err("this browser holds no sign-in that is still open; open the approval link again".into());
         };
         use subtle::ConstantTimeEq;
-        if !bool::from(note.browser.as_bytes().ct_eq(hashed(browser).as_bytes())) {
-            return Err("this sign-in was begun in another browser; open the approval link again here".into());
+        if !bool::from(note.state.as_bytes().ct_eq(state.as_bytes())) {
+            return Err("this sign-in was begun in another browser or tab; open the approval link again here".into());
         }
         // a callback is used once, on every replica
+        let key = format!("page-signin:{}", hashed(state));
         if !self.store.claim_answer(&key, now).await.map_err(|e| e.to_string())? {
             return Err("this sign-in was already used; open the approval link again".into());
         }

@@ -141,13 +141,13 @@ async fn sign_in(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>) 
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     }
-    match page.begin_sign_in(&id).await {
-        Ok((browser, url)) => {
+    match page.begin_sign_in(&id) {
+        Ok((sealed, url)) => {
             let mut response = see_other(url.as_str());
-            response.headers_mut().insert(header::SET_COOKIE, set_cookie(&page, "signin", &browser, 600));
+            response.headers_mut().insert(header::SET_COOKIE, set_cookie(&page, "signin", &sealed, 600));
             response
         }
-        Err(e) => unavailable(&e.to_string()),
+        Err(e) => unavailable(&e),
     }
 }
 

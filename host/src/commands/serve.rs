@@ -180,9 +180,17 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let approval_page = match approval_settings(args)? {
         Some(settings) => {
             let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
-            let page = ApprovalPage::start(settings, store, clock, grants.audit.clone(), policy, grants.transport)
-                .await
-                .context("the approval page")?;
+            let page = ApprovalPage::start(
+                settings,
+                store,
+                clock,
+                grants.audit.clone(),
+                policy,
+                grants.transport,
+                request_state.clone(),
+            )
+            .await
+            .context("the approval page")?;
             Some(page)
         }
         None => None,

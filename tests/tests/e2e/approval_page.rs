@@ -280,6 +280,15 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     let confirm_token = proposal["confirm_token"].as_str().unwrap();
     let link = link_of(&confirm(&on_b, confirm_token).await.1);
     assert!(link.starts_with(&format!("http://127.0.0.1:{port}/approve/")), "the page is where browsers reach: {link}");
+    // browsers that only begin signing in write nothing to the shared store
+    let keys = redis.dbsize();
+    for _ in 0..50 {
+        let started = Browser::default()
+            .send(reqwest::Method::GET, &reqwest::Url::parse(&format!("{link}/sign-in")).unwrap(), None, &[])
+            .await;
+        assert_eq!(started.status, 303, "{}", started.body);
+    }
+    assert_eq!(redis.dbsize(), keys, "a sign-in under way lives in its browser's sealed cookie");
     let browser = Browser::default();
     let page = browser.sign_in(&link, PROPOSER).await;
     assert!(page.body.contains("You may decide"), "replica a shows b's question: {}", page.body);
