@@ -22,7 +22,7 @@ mod token;
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
-pub use notes::{MAX_NOTE_BYTES, MAX_NOTES};
+pub use notes::{MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS};
 pub use redis::{RedisStore, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be

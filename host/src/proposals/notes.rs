@@ -9,10 +9,53 @@ use std::sync::Mutex;
 pub const MAX_NOTE_BYTES: usize = 32 * 1024;
 /// Notes kept at most in memory; beyond it a new note is refused (the live ones stay).
 pub const MAX_NOTES: usize = 4096;
+/// Signed-in sessions kept at most in memory, apart from the other notes: beyond it the oldest
+/// ends, so people signing in again and again cannot crowd out the pages' records.
+pub const MAX_SESSIONS: usize = 1024;
+/// The key prefix of the sessions' notes.
+const SESSION_PREFIX: &str = "page-session:";
 
-#[derive(Default)]
 pub struct Notes {
     inner: Mutex<Inner>,
+    /// How many live notes are kept, and whether a new one beyond that pushes out the one that
+    /// would expire first (else it is refused).
+    cap: usize,
+    evicts: bool,
+}
+
+impl Default for Notes {
+    fn default() -> Self {
+        Notes::new(MAX_NOTES, false)
+    }
+}
+
+/// The memory store's notes: the sessions apart from the rest.
+#[derive(Default)]
+pub struct AllNotes {
+    sessions: SessionNotes,
+    others: Notes,
+}
+
+struct SessionNotes(Notes);
+
+impl Default for SessionNotes {
+    fn default() -> Self {
+        SessionNotes(Notes::new(MAX_SESSIONS, true))
+    }
+}
+
+impl AllNotes {
+    fn of(&self, key: &str) -> &Notes {
+        if key.starts_with(SESSION_PREFIX) { &self.sessions.0 } else { &self.others }
+    }
+
+    pub fn put(&self, key: &str, value: &[u8], ttl_ms: u64, only_if_absent: bool, now_ms: u64) -> Result<bool, String> {
+        self.of(key).put(key, value, ttl_ms, only_if_absent, now_ms)
+    }
+
+    pub fn get(&self, key: &str, now_ms: u64) -> Option<Vec<u8>> {
+        self.of(key).get(key, now_ms)
+    }
 }
 
 #[derive(Default)]
@@ -34,6 +77,10 @@ impl Inner {
 }
 
 impl Notes {
+    pub fn new(cap: usize, evicts: bool) -> Self {
+        Notes { inner: Mutex::default(), cap, evicts }
+    }
+
     /// Writes `key` for `ttl_ms`; see [`super::ProposalStore::note_put`]. `Err` says why a note
     /// was refused (too large, or the store full of live notes).
     pub fn put(&self, key: &str, value: &[u8], ttl_ms: u64, only_if_absent: bool, now_ms: u64) -> Result<bool, String> {
@@ -48,8 +95,12 @@ impl Notes {
             }
             let old = (*until, key.to_string());
             inner.by_expiry.remove(&old);
-        } else if inner.values.len() >= MAX_NOTES {
-            return Err(format!("{MAX_NOTES} notes are live, the most this server keeps in memory"));
+        } else if inner.values.len() >= self.cap {
+            if !self.evicts {
+                return Err(format!("{} notes are live, the most this server keeps in memory", self.cap));
+            }
+            let (_, first) = inner.by_expiry.pop_first().expect("a full store has a first note");
+            inner.values.remove(&first);
         }
         let until = now_ms.saturating_add(ttl_ms);
         inner.values.insert(key.to_string(), (until, value.to_vec()));
@@ -89,5 +140,17 @@ mod tests {
         assert!(notes.put("one more", b"v", 100, false, 0).unwrap_err().contains("live"));
         assert_eq!(notes.put("0", b"w", 100, false, 0), Ok(true), "an existing note may be rewritten");
         assert_eq!(notes.put("one more", b"v", 100, false, 100), Ok(true), "room once the others expired");
+    }
+
+    #[test]
+    fn sessions_are_kept_apart_and_push_out_the_oldest() {
+        let notes = AllNotes::default();
+        for i in 0..MAX_SESSIONS {
+            assert_eq!(notes.put(&format!("{SESSION_PREFIX}{i}"), b"s", 1000 + i as u64, false, 0), Ok(true));
+        }
+        assert_eq!(notes.put(&format!("{SESSION_PREFIX}new"), b"s", 5000, false, 0), Ok(true), "never refused");
+        assert_eq!(notes.get(&format!("{SESSION_PREFIX}0"), 1), None, "the one to expire first ended");
+        assert!(notes.get(&format!("{SESSION_PREFIX}1"), 1).is_some());
+        assert_eq!(notes.put("page:a", b"r", 1000, false, 0), Ok(true), "sessions take no room from the pages");
     }
 }
