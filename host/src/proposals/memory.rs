@@ -76,7 +76,7 @@ impl Inner {
 pub struct MemoryStore {
     inner: Mutex<Inner>,
     /// The host's notes (the approval page's records and decisions).
-    pub(super) notes: super::notes::AllNotes,
+    pub(super) notes: Box<super::notes::AllNotes>,
 }
 
 impl MemoryStore {
