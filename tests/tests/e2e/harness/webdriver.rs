@@ -13,8 +13,12 @@ use super::printed::Printed;
 /// W3C WebDriver's key for an element reference.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// Ends with the test: on drop the driver's whole process group is killed, the browser's
+/// processes with it, so no Chromium outlives its test.
 pub struct Chrome {
     _driver: tokio::process::Child,
+    /// The driver's process group (its own, shared by the browser it starts).
+    group: u32,
     _printed: Printed,
     _profile: tempfile::TempDir,
     session: String,
@@ -31,9 +35,11 @@ impl Chrome {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .expect("chromedriver runs (.ci/install-chromium installs it)");
+        let group = driver.id().expect("a running chromedriver has a pid");
         let printed = Printed::new("chromedriver");
         printed.collect(driver.stdout.take().unwrap());
         printed.collect(driver.stderr.take().unwrap());
@@ -75,6 +81,7 @@ impl Chrome {
             .to_string();
         Chrome {
             _driver: driver,
+            group,
             _printed: printed,
             _profile: profile,
             session: format!("{base}/session/{session}"),
@@ -167,5 +174,15 @@ impl Chrome {
         self.type_into("#password", &format!("pw-{login}")).await;
         self.click("#submit").await;
         self.find("#request").await;
+    }
+}
+
+impl Drop for Chrome {
+    fn drop(&mut self) {
+        // the driver's whole group, the browser's processes with it (they never leave the group)
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.group)])
+            .stderr(Stdio::null())
+            .status();
     }
 }
