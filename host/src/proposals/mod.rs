@@ -146,6 +146,11 @@ impl ProposalStore {
         only_if_absent: bool,
         now_ms: u64,
     ) -> Result<bool, StoreUnavailable> {
+        // refused before either backend, and not counted as the store failing
+        if value.len() > MAX_NOTE_BYTES {
+            let reason = format!("a note of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len());
+            return Err(StoreUnavailable { backend: self.describe(), reason });
+        }
         match self {
             ProposalStore::Memory(m) => {
                 m.notes.put(key, value, ttl_ms, only_if_absent, now_ms).map_err(StoreUnavailable::full)

@@ -81,12 +81,10 @@ impl Notes {
         Notes { inner: Mutex::default(), cap, evicts }
     }
 
-    /// Writes `key` for `ttl_ms`; see [`super::ProposalStore::note_put`]. `Err` says why a note
-    /// was refused (too large, or the store full of live notes).
+    /// Writes `key` for `ttl_ms`; see [`super::ProposalStore::note_put`], which refuses a note of
+    /// more than [`MAX_NOTE_BYTES`] first. `Err` says why a note was refused (the store full of
+    /// live notes).
     pub fn put(&self, key: &str, value: &[u8], ttl_ms: u64, only_if_absent: bool, now_ms: u64) -> Result<bool, String> {
-        if value.len() > MAX_NOTE_BYTES {
-            return Err(format!("a note of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len()));
-        }
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.forget_expired(now_ms);
         if let Some((until, _)) = inner.values.get(key) {
@@ -131,15 +129,23 @@ mod tests {
     }
 
     #[test]
-    fn notes_are_bounded_in_size_and_count() {
+    fn notes_are_bounded_in_count() {
         let notes = Notes::default();
-        assert!(notes.put("big", &vec![0; MAX_NOTE_BYTES + 1], 10, false, 0).unwrap_err().contains("bytes"));
         for i in 0..MAX_NOTES {
             assert_eq!(notes.put(&i.to_string(), b"v", 100, false, 0), Ok(true));
         }
         assert!(notes.put("one more", b"v", 100, false, 0).unwrap_err().contains("live"));
         assert_eq!(notes.put("0", b"w", 100, false, 0), Ok(true), "an existing note may be rewritten");
         assert_eq!(notes.put("one more", b"v", 100, false, 100), Ok(true), "room once the others expired");
+    }
+
+    #[tokio::test]
+    async fn a_note_is_bounded_in_size_whatever_the_backend() {
+        let store = super::super::ProposalStore::new();
+        let refused = store.note_put("big", &vec![0; MAX_NOTE_BYTES + 1], 10, false, 0).await.unwrap_err();
+        assert!(refused.to_string().contains("bytes"), "{refused}");
+        assert!(store.note_put("fits", &vec![0; MAX_NOTE_BYTES], 10, false, 0).await.unwrap());
+        assert_eq!(store.note_get("big", 1).await.unwrap(), None, "nothing of it was kept");
     }
 
     #[test]

@@ -278,13 +278,6 @@ impl RedisStore {
         ttl_ms: u64,
         only_if_absent: bool,
     ) -> Result<bool, StoreUnavailable> {
-        if value.len() > super::MAX_NOTE_BYTES {
-            return Err(self.unavailable(format!(
-                "a note of {} bytes is more than the {} kept",
-                value.len(),
-                super::MAX_NOTE_BYTES
-            )));
-        }
         let mut c = self.connection.clone();
         let mut set = ::redis::cmd("SET");
         set.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));

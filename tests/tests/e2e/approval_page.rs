@@ -11,17 +11,10 @@ const ALL: &str = "fabric:read fabric:propose fabric:confirm";
 /// The MCP client's identity at the provider: its access tokens' `sub` (client credentials).
 const PROPOSER: &str = "full-es256";
 
-/// A server with OAuth and the approval page, on a port chosen first so `--public-url` is real.
+/// A server with OAuth (the OAuth tests' own) and the approval page.
 async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
-    let port = free_port();
-    let public = format!("http://127.0.0.1:{port}/mcp");
-    let server = Launch::serve()
-        .args(&["--toolsets", "metros,mutate", "--oauth-issuer", &provider.issuer, "--public-url", &public])
-        .args(&["--approval-client-id", "approval-page"])
-        .args(extra)
-        .http(&format!("127.0.0.1:{port}"))
-        .await;
-    (server, public)
+    let args: Vec<&str> = ["--approval-client-id", "approval-page"].into_iter().chain(extra.iter().copied()).collect();
+    crate::oauth::serve(provider, &args).await
 }
 
 async fn confirm(client: &Client, token: &str) -> (bool, Value) {

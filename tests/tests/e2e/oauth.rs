@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 const ALL: &str = "fabric:read fabric:propose fabric:confirm";
 
 /// A server on a port chosen first, so `--public-url` is its real URL.
-async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
+pub async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
     let port = free_port();
     let public = format!("http://127.0.0.1:{port}/mcp");
     let server = Launch::serve()
