@@ -7,8 +7,7 @@
 //! access tokens ([`super::id_token`]), so a security reviewer reads one verifier, not two; the
 //! crate would add a second JOSE stack (and its build time) for what these 200 lines do.
 
-use std::sync::{Arc, RwLock};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -18,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use super::id_token::{IdTokenRules, SignedIn};
 use crate::oauth::discovery::{self, Fetcher};
-use crate::oauth::jwks::KeySet;
-use crate::oauth::{UNKNOWN_KID_REFRESH, jwt};
+use crate::oauth::issuer_keys::IssuerKeys;
+use crate::oauth::jwt;
 use crate::secret::Secret;
 
 /// The longest token response read.
@@ -36,12 +35,10 @@ pub struct Started {
 pub struct RelyingParty {
     rules: IdTokenRules,
     client_secret: Option<Secret>,
-    fetcher: Fetcher,
     authorization_endpoint: Url,
     token_endpoint: Url,
-    jwks_uri: Url,
-    keys: RwLock<Arc<KeySet>>,
-    unknown_kid_refresh: tokio::sync::Mutex<Option<Instant>>,
+    /// The issuer's keys, kept as the resource server keeps its issuer's.
+    keys: IssuerKeys,
 }
 
 fn random_text() -> String {
@@ -71,12 +68,9 @@ impl RelyingParty {
         Ok(RelyingParty {
             rules,
             client_secret,
-            fetcher,
             authorization_endpoint,
             token_endpoint,
-            jwks_uri: metadata.jwks_uri,
-            keys: RwLock::new(Arc::new(keys)),
-            unknown_kid_refresh: tokio::sync::Mutex::new(None),
+            keys: IssuerKeys::new(fetcher, metadata.jwks_uri, keys),
         })
     }
 
@@ -117,7 +111,7 @@ impl RelyingParty {
                 .append_pair("code", code)
                 .append_pair("redirect_uri", redirect_uri)
                 .append_pair("code_verifier", verifier);
-            let request = self.fetcher.client().post(self.token_endpoint.clone());
+            let request = self.keys.fetcher().client().post(self.token_endpoint.clone());
             let request = match &self.client_secret {
                 Some(secret) => request.basic_auth(&self.rules.client_id, Some(secret.expose())),
                 None => {
@@ -157,25 +151,8 @@ impl RelyingParty {
 
     async fn check(&self, token: &str, nonce: &str) -> Result<SignedIn, jwt::Invalid> {
         let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_secs();
-        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let first = self.rules.check(&keys, token, nonce, now);
-        let Err(jwt::Invalid(why)) = &first else { return first };
-        if !why.contains("`kid`") {
-            return first;
-        }
-        // a key the provider added since: fetched again at most every few seconds
-        let mut last = self.unknown_kid_refresh.lock().await;
-        if last.is_some_and(|t| t.elapsed() < UNKNOWN_KID_REFRESH) {
-            return first;
-        }
-        *last = Some(Instant::now());
-        match self.fetcher.keys(&self.jwks_uri).await {
-            Ok(set) if !set.keys.is_empty() => {
-                let set = Arc::new(set);
-                *self.keys.write().unwrap_or_else(|p| p.into_inner()) = set.clone();
-                self.rules.check(&set, token, nonce, now)
-            }
-            _ => first,
-        }
+        let unverified = jwt::parse(token)?;
+        let (keys, _) = self.keys.for_token(unverified.kid.as_deref(), unverified.alg, || {}).await;
+        self.rules.check(&keys, token, nonce, now)
     }
 }

@@ -5,18 +5,20 @@
 //! credentials, and no log line carries it.
 
 pub mod discovery;
+pub mod issuer_keys;
 pub mod jwks;
 pub mod jwt;
 pub mod scopes;
 pub mod verified_cache;
 
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use reqwest::Url;
 use serde_json::{Value, json};
 
 use discovery::Fetcher;
+use issuer_keys::IssuerKeys;
 use jwks::KeySet;
 pub use jwt::{ClaimRules, Invalid, Verified};
 pub use scopes::{Scope, ScopeNames, Scopes};
@@ -57,12 +59,7 @@ pub struct ResourceServer {
     rules: ClaimRules,
     public_url: Url,
     issuer: String,
-    fetcher: Fetcher,
-    jwks_uri: Url,
-    keys: RwLock<Arc<KeySet>>,
-    /// When a token with an unknown `kid` last made the keys be fetched; the lock makes such
-    /// fetches one at a time.
-    unknown_kid_refresh: tokio::sync::Mutex<Option<Instant>>,
+    keys: IssuerKeys,
     verified: VerifiedCache,
 }
 
@@ -123,33 +120,15 @@ impl ResourceServer {
             rules,
             public_url,
             issuer: settings.issuer.clone(),
-            fetcher,
-            jwks_uri: metadata.jwks_uri,
-            keys: RwLock::new(Arc::new(keys)),
-            unknown_kid_refresh: tokio::sync::Mutex::new(None),
+            keys: IssuerKeys::new(fetcher, metadata.jwks_uri, keys),
             verified: VerifiedCache::default(),
         }))
     }
 
-    fn current_keys(&self) -> Arc<KeySet> {
-        self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
     /// Fetches the keys again; a failure keeps the ones known.
     async fn refresh_keys(&self, why: &str) {
-        match self.fetcher.keys(&self.jwks_uri).await {
-            Ok(set) if !set.keys.is_empty() => {
-                tracing::info!(keys = set.keys.len(), skipped = set.skipped, "OAuth: signing keys fetched ({why})");
-                let mut keys = self.keys.write().unwrap_or_else(|p| p.into_inner());
-                if **keys != set {
-                    // a withdrawn key must stop vouching for the tokens it signed
-                    self.verified.clear();
-                }
-                *keys = Arc::new(set);
-            }
-            Ok(_) => tracing::warn!("OAuth: the issuer's JWK Set has no usable key now ({why}); the known keys stay"),
-            Err(e) => tracing::warn!("OAuth: fetching the signing keys failed ({why}): {e}; the known keys stay"),
-        }
+        // a withdrawn key must stop vouching for the tokens it signed
+        self.keys.refresh(why, || self.verified.clear()).await;
     }
 
     /// Refreshes the keys every [`KEYS_REFRESH`] until `stop`.
@@ -176,17 +155,9 @@ impl ResourceServer {
         let (kid, alg) = (unverified.kid.clone(), unverified.alg);
         // before the keys: a refresh that clears the cache in between makes this one not count
         let mut generation = self.verified.generation();
-        let mut keys = self.current_keys();
-        if keys.find(kid.as_deref(), alg).is_none() {
-            let mut last = self.unknown_kid_refresh.lock().await;
-            // another request may have fetched them while this one waited
-            keys = self.current_keys();
-            if keys.find(kid.as_deref(), alg).is_none() && last.is_none_or(|t| t.elapsed() >= UNKNOWN_KID_REFRESH) {
-                *last = Some(Instant::now());
-                self.refresh_keys("a token named a key not known").await;
-                generation = self.verified.generation();
-                keys = self.current_keys();
-            }
+        let (keys, fetched) = self.keys.for_token(kid.as_deref(), alg, || self.verified.clear()).await;
+        if fetched {
+            generation = self.verified.generation();
         }
         let verified = finish(unverified, &keys, &self.rules, now)?;
         self.verified.put(token, &verified, generation, now, self.rules.leeway_secs);
