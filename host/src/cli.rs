@@ -47,6 +47,54 @@ pub enum Command {
     /// The audit log: verify its hash chain (and its signed checkpoints).
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// The passkeys people enrolled on the approval page: list, revoke, export for `audit verify`.
+    #[command(subcommand)]
+    Passkeys(PasskeysCommand),
+}
+
+/// Where the passkeys are: the shared store, or the file a standalone server keeps.
+#[derive(Args, Debug, Clone)]
+pub struct PasskeysAt {
+    /// The servers' shared store (`redis://HOST:PORT/DB`; the password from the URL as for
+    /// `serve`), or `memory` for the file below.
+    #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "SPEC")]
+    pub proposal_store: String,
+    /// The passkeys file of a server without a shared store (default: the one beside the audit
+    /// log, AUDIT.passkeys.json).
+    #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH")]
+    pub passkeys_file: Option<PathBuf>,
+    /// The server's audit log, to find the passkeys file beside it.
+    #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum PasskeysCommand {
+    /// Every enrolled passkey: its id, whose it is, when enrolled and last used, and whether revoked.
+    List {
+        #[command(flatten)]
+        at: PasskeysAt,
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a passkey: every server refuses it from its next use, and each one's audit log
+    /// records the revocation before that.
+    Revoke {
+        /// The passkey's id (as `list` prints it).
+        #[arg(value_name = "CREDENTIAL_ID")]
+        credential_id: String,
+        /// Why, for the audit log.
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        #[command(flatten)]
+        at: PasskeysAt,
+    },
+    /// Print the enrolled public keys as JSON, for `audit verify --passkeys`.
+    Export {
+        #[command(flatten)]
+        at: PasskeysAt,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]
@@ -64,6 +112,10 @@ pub enum AuditCommand {
         /// The Ed25519 public key of the checkpoints, PEM (`openssl pkey -pubout`).
         #[arg(long, value_name = "PUB.pem", requires = "checkpoints")]
         public_key: Option<PathBuf>,
+        /// Enrolled passkeys (`equinix-mcp passkeys export`): check every passkey approval in
+        /// the log against them (challenge, signature, flags, counters).
+        #[arg(long, value_name = "EXPORT.json")]
+        passkeys: Option<PathBuf>,
     },
 }
 
@@ -262,6 +314,11 @@ pub struct ServeArgs {
     /// --public-url's origin, or the address the server listens on.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_URL", value_name = "URL", requires = "approval_client_id")]
     pub approval_url: Option<String>,
+
+    /// Where the approval page keeps enrolled passkeys when the proposal store is not shared
+    /// (default: beside the audit log, AUDIT.passkeys.json); with a Redis store, in Redis.
+    #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH", requires = "approval_client_id")]
+    pub passkeys_file: Option<PathBuf>,
 
     /// A `Host` header value HTTP clients use (repeatable, or comma-separated in the env var);
     /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.

@@ -32,6 +32,7 @@ pub mod log_lines;
 pub mod mcp;
 pub mod metrics;
 pub mod oauth;
+pub mod passkeys;
 pub mod open_files;
 pub mod policy;
 pub mod principal;

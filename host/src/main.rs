@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{audit, build_component, inspect, policy, serve, tools};
+use equinix_mcp::commands::{audit, build_component, inspect, passkeys, policy, serve, tools};
 use equinix_mcp::component;
 
 fn main() -> ExitCode {
@@ -45,6 +45,7 @@ fn main() -> ExitCode {
             Some(Command::BuildComponent(args)) => build_component::run(&args),
             Some(Command::Policy(command)) => Ok(policy::run(&command)),
             Some(Command::Audit(command)) => Ok(audit::run(&command)),
+            Some(Command::Passkeys(command)) => passkeys::run(&command).await,
         }
     });
     match result {

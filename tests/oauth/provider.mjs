@@ -202,7 +202,8 @@ server.listen(port, '127.0.0.1', () => {
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code'],
         response_types: ['code'],
-        redirect_uris: ['http://127.0.0.1/approve/callback'],
+        // localhost too: WebAuthn takes a host name, never an IP address (the passkey tests)
+        redirect_uris: ['http://127.0.0.1/approve/callback', 'http://localhost/approve/callback'],
         id_token_signed_response_alg: 'ES256',
       },
     ],

@@ -1,7 +1,12 @@
-//! The page's HTML: no script at all, every text escaped, the request in the form's own words.
+//! The page's HTML: every text escaped, the request in the form's own words, and no script but
+//! the one file that asks the browser for a passkey (its options ride in an escaped attribute).
 
 use super::record::{Decision, PageRecord};
 use super::{Permission, Session};
+use crate::passkeys::Enrollment;
+
+/// The page's one script (`/approve/passkey.js`).
+pub const SCRIPT: &str = include_str!("passkey.js");
 
 /// The page's style sheet (served from `/approve/page.css`: the CSP allows no inline style).
 pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
@@ -30,10 +35,11 @@ pub fn escape(text: &str) -> String {
 }
 
 fn document(title: &str, body: &str) -> String {
+    // the script only acts on forms that carry passkey options, so every page may load it
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"/approve/page.css\"></head>\
-         <body>{body}</body></html>",
+         content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"/approve/page.css\">\
+         <script src=\"/approve/passkey.js\" defer></script></head><body>{body}</body></html>",
         escape(title)
     )
 }
@@ -68,6 +74,8 @@ pub struct View<'a> {
     pub decision: Option<&'a Decision>,
     pub permission: &'a Permission,
     pub now_ms: u64,
+    /// With a passkey enrolled: the options that ask for it (JSON), so Approve takes it.
+    pub passkey_request: Option<&'a str>,
 }
 
 impl View<'_> {
@@ -113,18 +121,30 @@ impl View<'_> {
             )),
             None if left == 0 => body.push_str("<p id=\"outcome\">Too late: nothing can be approved now.</p>"),
             None => match self.permission {
-                Permission::Permitted(why, _) => body.push_str(&format!(
-                    "<p id=\"permission\" class=\"permitted\">You may decide: {}.</p>\
-                     <form method=\"post\" action=\"/approve/{id}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                     <input type=\"hidden\" name=\"decision\" value=\"approve\"><button id=\"approve\" class=\"approve\" \
-                     type=\"submit\">Approve</button></form>\
-                     <form method=\"post\" action=\"/approve/{id}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                     <input type=\"hidden\" name=\"decision\" value=\"decline\"><button id=\"decline\" \
-                     type=\"submit\">Decline</button></form>",
-                    escape(why),
-                    id = escape(&r.id),
-                    csrf = escape(&self.session.csrf),
-                )),
+                Permission::Permitted(why, _) => {
+                    let (passkey, label, note) = match self.passkey_request {
+                        Some(options) => (
+                            format!(" data-passkey-request=\"{}\"", escape(options)),
+                            "Approve with your passkey",
+                            "<p class=\"note\">Approving asks your authenticator (PIN, fingerprint or face) to sign \
+                             this exact request.</p><p id=\"passkey-status\" class=\"refused\"></p>",
+                        ),
+                        None => (String::new(), "Approve", ""),
+                    };
+                    body.push_str(&format!(
+                        "<p id=\"permission\" class=\"permitted\">You may decide: {}.</p>{note}\
+                         <form id=\"approve-form\" method=\"post\" action=\"/approve/{id}\"{passkey}><input \
+                         type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"decision\" \
+                         value=\"approve\"><input type=\"hidden\" name=\"assertion\" value=\"\"><button \
+                         id=\"approve\" class=\"approve\" type=\"submit\">{label}</button></form>\
+                         <form method=\"post\" action=\"/approve/{id}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+                         <input type=\"hidden\" name=\"decision\" value=\"decline\"><button id=\"decline\" \
+                         type=\"submit\">Decline</button></form>",
+                        escape(why),
+                        id = escape(&r.id),
+                        csrf = escape(&self.session.csrf),
+                    ))
+                }
                 Permission::Refused(why) => body.push_str(&format!(
                     "<p id=\"permission\" class=\"refused\">You may not decide this request: {}.</p>",
                     escape(why)
@@ -133,6 +153,74 @@ impl View<'_> {
         }
         document("Approve a change on Equinix Fabric", &body)
     }
+}
+
+/// How the passkeys page offers to add one.
+pub enum Adding {
+    /// The options for `navigator.credentials.create()` (JSON).
+    Options(String),
+    /// The sign-in is older than this many seconds allow.
+    SignInAgain(u64),
+    Unavailable(String),
+}
+
+/// Signed out, the passkeys page offers only the sign-in.
+pub fn passkeys_signed_out() -> String {
+    document(
+        "Your passkeys",
+        "<h1>Your passkeys</h1><p>Sign in to see your passkeys or add one.</p><p><a id=\"sign-in\" \
+         href=\"/approve/passkeys/sign-in\">Sign in with your identity provider</a></p>",
+    )
+}
+
+fn when(ms: u64) -> String {
+    crate::audit::rfc3339(ms)
+}
+
+/// A signed-in person's passkeys, and the way to add one.
+pub fn passkeys(session: &Session, mine: &[Enrollment], adding: &Adding) -> String {
+    let mut body = String::from("<h1>Your passkeys</h1>");
+    body.push_str(&format!(
+        "<p>Signed in as <span id=\"approver\">{}</span>. Once you have a passkey here, approving a request on the \
+         approval page takes it: your authenticator signs the exact request, after it verifies you.</p>",
+        escape(&session.approver)
+    ));
+    if mine.is_empty() {
+        body.push_str("<p id=\"none\">You have no passkey enrolled.</p>");
+    } else {
+        body.push_str("<table class=\"facts\" id=\"enrolled\"><tr><td>passkey</td><td>enrolled</td><td>last used</td><td>state</td></tr>");
+        for e in mine {
+            let state = match &e.revoked {
+                Some(r) => format!("revoked by {}: {}", escape(&r.by), escape(&r.reason)),
+                None => "active".into(),
+            };
+            body.push_str(&format!(
+                "<tr class=\"passkey\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{state}</td></tr>",
+                escape(&e.credential_id),
+                when(e.enrolled_at_ms),
+                e.last_used_ms.map_or("never".into(), when),
+            ));
+        }
+        body.push_str("</table>");
+    }
+    match adding {
+        Adding::Options(options) => body.push_str(&format!(
+            "<form id=\"enroll-form\" method=\"post\" action=\"/approve/passkeys\" data-passkey-create=\"{}\"><input \
+             type=\"hidden\" name=\"csrf\" value=\"{}\"><input type=\"hidden\" name=\"credential\" value=\"\">\
+             <button id=\"enroll\" type=\"submit\">Add a passkey</button></form><p id=\"passkey-status\" \
+             class=\"refused\"></p>",
+            escape(options),
+            escape(&session.csrf)
+        )),
+        Adding::SignInAgain(max_age) => body.push_str(&format!(
+            "<p id=\"sign-in-again\">Adding a passkey needs a sign-in within the last {max_age} s. <a id=\"sign-in\" \
+             href=\"/approve/passkeys/sign-in\">Sign in again</a></p>"
+        )),
+        Adding::Unavailable(why) => {
+            body.push_str(&format!("<p id=\"unavailable\" class=\"refused\">Passkeys cannot be added here: {}</p>", escape(why)))
+        }
+    }
+    document("Your passkeys", &body)
 }
 
 #[cfg(test)]
@@ -166,12 +254,30 @@ mod tests {
             expires_at_ms: 1,
         };
         let permission = Permission::Refused("<u>no</u>".into());
-        let html =
-            View { record: &record, session: &session, decision: None, permission: &permission, now_ms: 1000 }.render();
+        let view = View {
+            record: &record,
+            session: &session,
+            decision: None,
+            permission: &permission,
+            now_ms: 1000,
+            passkey_request: None,
+        };
+        let html = view.render();
+        let (head, body) = html.split_at(html.find("<body>").unwrap());
+        assert_eq!(head.matches("<script").count(), 1, "one script: the page's own file");
+        assert!(head.contains("<script src=\"/approve/passkey.js\" defer></script>"), "{head}");
         for hostile in ["<img", "<script", "<svg", "<b>", "<i>", "<u>", "</pre><script"] {
-            assert!(!html.contains(hostile), "{hostile} must be escaped: {html}");
+            assert!(!body.contains(hostile), "{hostile} must be escaped: {html}");
         }
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
         assert!(!html.contains("<form"), "a refused person gets no buttons");
+
+        // the passkey options ride in an attribute: no quote in them closes it
+        let permitted = Permission::Permitted("yes".into(), Vec::new());
+        let options = r#"{"publicKey":{"challenge":"\"><script>window.__hostile=1</script>"}}"#;
+        let html = View { permission: &permitted, passkey_request: Some(options), ..view }.render();
+        let body = &html[html.find("<body>").unwrap()..];
+        assert!(!body.contains("<script") && body.contains("data-passkey-request=\"{&quot;publicKey&quot;"), "{body}");
+        assert!(body.contains("Approve with your passkey"));
     }
 }

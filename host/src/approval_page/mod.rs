@@ -29,6 +29,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::audit::AuditLog;
+use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
 use crate::clock::Clock;
 use crate::policy::{Approving, Asking, PolicyGate};
 use crate::principal::Principal;
@@ -40,6 +41,8 @@ pub use record::{Decision, PageRecord};
 /// How long a signed-in session on the page lasts: a little longer than one proposal's TTL, so a
 /// person who signed in to read a request can still decide it, and no longer.
 pub const SESSION_MS: u64 = 15 * 60 * 1000;
+/// What a sign-in begun on the passkeys page returns to (no page id has this form).
+pub const PASSKEYS_PAGE: &str = "passkeys";
 /// How long a sign-in may take at the provider.
 const SIGN_IN_MS: u64 = 10 * 60 * 1000;
 
@@ -103,6 +106,8 @@ pub struct ApprovalPage {
     pub transport: &'static str,
     /// Wakes the calls on this replica waiting for a decision (others poll the store).
     pub decided: tokio::sync::Notify,
+    /// The people's enrolled passkeys, and the WebAuthn ceremonies.
+    pub passkeys: Passkeys,
 }
 
 /// What a person may do with a page.
@@ -133,7 +138,7 @@ pub fn permission(session: &Session, record: &PageRecord) -> Permission {
     }
 }
 
-fn hashed(secret: &str) -> String {
+pub(crate) fn hashed(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
@@ -147,6 +152,7 @@ impl ApprovalPage {
         policy: Arc<PolicyGate>,
         transport: &'static str,
         codec: RequestStateCodec,
+        passkeys: PasskeyStore,
     ) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
@@ -163,7 +169,9 @@ impl ApprovalPage {
             leeway_secs: settings.leeway_secs,
         };
         let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;
+        let passkeys = Passkeys::new(passkeys, store.clone(), clock.clone(), audit.clone());
         let page = Arc::new(ApprovalPage {
+            passkeys,
             rp,
             codec,
             settings,
@@ -178,6 +186,13 @@ impl ApprovalPage {
         if let Some(base) = page.settings.base_url.clone() {
             page.set_base(&base)?;
         }
+        // revocations made while this server was down reach its audit log now
+        let sweeping = page.clone();
+        tokio::spawn(async move {
+            if let Err(why) = sweeping.passkeys.all().await {
+                tracing::warn!("the passkeys could not be read at start: {why}");
+            }
+        });
         Ok(page)
     }
 
@@ -208,6 +223,16 @@ impl ApprovalPage {
     }
 
     /// Whether cookies must be `Secure` (everywhere but plain-HTTP loopback).
+    /// Whether the person's sign-in is recent enough to enroll a passkey (`--approval-max-age-secs`).
+    pub fn recently_signed_in(&self, session: &Session) -> bool {
+        let now_s = self.clock.now_ms() / 1000;
+        now_s.saturating_sub(session.auth_time) <= self.settings.max_age_secs
+    }
+
+    pub fn max_age_secs(&self) -> u64 {
+        self.settings.max_age_secs
+    }
+
     pub fn secure_cookies(&self) -> bool {
         self.base().scheme() == "https"
     }
@@ -286,7 +311,7 @@ impl ApprovalPage {
     /// Whether `session`'s person may decide `record`: the operator's policy when there is one
     /// (its approval phase, with the approver, their groups and the method `page`), else only
     /// the proposer (see [`permission`]).
-    pub fn permission(&self, session: &Session, record: &PageRecord) -> Permission {
+    pub fn permission(&self, session: &Session, record: &PageRecord, with: ApprovedWith) -> Permission {
         let Some(loaded) = self.policy.current() else {
             return permission(session, record);
         };
@@ -301,6 +326,8 @@ impl ApprovalPage {
             method: record::METHOD_PAGE,
             approver: Some(session.approver.clone()),
             approver_groups: Some(session.groups.clone()),
+            approved_with: Some(with.name()),
+            user_verified: Some(with == ApprovedWith::Passkey),
         };
         let asking = Asking {
             action: &record.change_type,
@@ -333,6 +360,7 @@ impl ApprovalPage {
         peer: &str,
         rule: &str,
         policies: &[String],
+        passkey: Option<&Evidence>,
     ) -> Result<bool, String> {
         let now = self.clock.now_ms();
         if now >= record.expires_at_ms {
@@ -348,7 +376,7 @@ impl ApprovalPage {
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no decision can be recorded".into());
         };
-        let entry = json!({
+        let mut entry = json!({
             "ts": crate::audit::rfc3339(now),
             "event": "page_decision",
             "decision": if approve { "approve" } else { "decline" },
@@ -366,6 +394,13 @@ impl ApprovalPage {
             "policy_ids": policies,
             "peer": peer,
         });
+        if approve {
+            let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+            entry["approved_with"] = json!(with.name());
+        }
+        if let Some(evidence) = passkey {
+            entry["passkey"] = serde_json::to_value(evidence).map_err(|e| e.to_string())?;
+        }
         if let Err(e) = AuditLog::record(log, entry).await {
             crate::metrics::metrics().page_decision("refused");
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));

@@ -77,6 +77,17 @@ impl PageRecord {
         }
     }
 
+    /// What a passkey signs to approve this record's request.
+    pub fn identity(&self) -> crate::passkeys::ApprovalIdentity<'_> {
+        crate::passkeys::ApprovalIdentity {
+            page: &self.id,
+            token: &self.token,
+            request_sha256: &self.request_sha256,
+            validation: &self.validation,
+            proposer: &self.proposer,
+        }
+    }
+
     /// Whether this record asks about `form`'s request: the same proposal, validation and bytes.
     /// The form's text is not compared: the component's context may change from one call to the
     /// next (the proposal's age, say), and the person must keep the one link they were given.

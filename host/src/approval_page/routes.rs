@@ -5,10 +5,13 @@
 //! - `GET /approve/{id}/sign-in`: to the identity provider (code flow, PKCE, state, nonce, max_age);
 //! - `GET /approve/callback`: back from it; then to the page the sign-in began on, never elsewhere;
 //! - `POST /approve/{id}`: a decision, from this page only (session cookie, anti-CSRF token, Origin);
-//! - `GET /approve/page.css`.
+//! - `GET /approve/page.css`, `GET /approve/passkey.js` (the one script, which asks the browser
+//!   for a passkey and puts its answer in the form);
+//! - `GET /approve/passkeys`, `POST /approve/passkeys`: a signed-in person's passkeys, and adding
+//!   one (with a recent sign-in; `GET /approve/passkeys/sign-in` signs in for it).
 //!
-//! Every answer carries a CSP with no script at all and `frame-ancestors 'none'`, `nosniff`,
-//! `no-referrer` and `no-store`.
+//! Every answer carries a CSP that runs no script but that file (none inline), with
+//! `frame-ancestors 'none'`, `nosniff`, `no-referrer` and `no-store`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,17 +23,21 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::html::{self, View};
-use super::{ApprovalPage, Permission};
+use super::{ApprovalPage, PageRecord, Permission, Session};
+use crate::passkeys::{ApprovedWith, Evidence};
 
-/// The largest decision body read.
-const MAX_DECISION_BYTES: usize = 4096;
+/// The largest decision body read (an assertion, URL-encoded, is most of it).
+const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
 
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; \
-                   base-uri 'none'";
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
 
 pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
     axum::Router::new()
         .route("/approve/page.css", get(css))
+        .route("/approve/passkey.js", get(script))
+        .route("/approve/passkeys", get(passkeys_page).post(enroll))
+        .route("/approve/passkeys/sign-in", get(passkeys_sign_in))
         .route("/approve/callback", get(callback))
         .route("/approve/{id}", get(show).post(decide))
         .route("/approve/{id}/sign-in", get(sign_in))
@@ -89,6 +96,17 @@ async fn css() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], html::CSS).into_response()
 }
 
+async fn script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], html::SCRIPT).into_response()
+}
+
+/// The signed-in person of `headers`' session cookie, with the cookie's store key.
+async fn signed_in(page: &ApprovalPage, headers: &HeaderMap) -> Option<(Session, String)> {
+    let cookie = cookie(page, headers, "session")?;
+    let session = page.session(&cookie).await?;
+    Some((session, super::hashed(&cookie)))
+}
+
 async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
     let notes = page.notes();
     let record = match notes.record(&id).await {
@@ -96,26 +114,50 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
-    let session = match cookie(&page, &headers, "session") {
-        Some(c) => page.session(&c).await,
-        None => None,
-    };
-    let Some(session) = session else {
+    let Some((session, _)) = signed_in(&page, &headers).await else {
         return page_response(StatusCode::OK, html::signed_out(&record.id));
     };
     let decision = match notes.decision(&record.id).await {
         Ok(d) => d,
         Err(e) => return unavailable(&e.to_string()),
     };
-    let permission = page.permission(&session, &record);
+    let mine = match page.passkeys.active_of(&session.approver).await {
+        Ok(m) => m,
+        Err(e) => return unavailable(&e),
+    };
+    let (permission, passkey_request) = if mine.is_empty() {
+        (with_passkey_hint(&page, &session, &record), None)
+    } else {
+        let options = page.passkeys.request_options(&page.origin(), &mine, &record.identity());
+        match options {
+            Ok(o) => (page.permission(&session, &record, ApprovedWith::Passkey), Some(o)),
+            Err(why) => (Permission::Refused(format!("your passkey cannot be used here: {why}")), None),
+        }
+    };
     let view = View {
         record: &record,
         session: &session,
         decision: decision.as_ref(),
         permission: &permission,
         now_ms: notes.now_ms,
+        passkey_request: passkey_request.as_deref(),
     };
     page_response(StatusCode::OK, view.render())
+}
+
+/// The permission of a person with no passkey; when only a passkey would do, says so and where
+/// to enroll one.
+fn with_passkey_hint(page: &ApprovalPage, session: &Session, record: &PageRecord) -> Permission {
+    match page.permission(session, record, ApprovedWith::SignIn) {
+        Permission::Refused(why) => match page.permission(session, record, ApprovedWith::Passkey) {
+            Permission::Permitted(..) => Permission::Refused(format!(
+                "the operator's policy needs your passkey for this request, and you have none enrolled; add one at \
+                 /approve/passkeys, then come back ({why})"
+            )),
+            Permission::Refused(_) => Permission::Refused(why),
+        },
+        permitted => permitted,
+    }
 }
 
 fn unknown() -> Response {
@@ -215,14 +257,11 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         tracing::warn!(%peer, "approval page: refused a cross-site decision");
         return message(StatusCode::FORBIDDEN, "Refused", "A decision can only be made from the approval page itself.");
     }
-    let Some(session) = cookie(&page, &headers, "session") else {
-        return message(StatusCode::UNAUTHORIZED, "Sign in first", "Open the approval link and sign in to decide.");
-    };
-    let Some(session) = page.session(&session).await else {
+    let Some((session, _)) = signed_in(&page, &headers).await else {
         return message(
             StatusCode::UNAUTHORIZED,
             "Sign in first",
-            "Your session ended; open the approval link and sign in again.",
+            "You are not signed in, or your session ended; open the approval link and sign in to decide.",
         );
     };
     let body = match axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await {
@@ -233,10 +272,12 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
     };
     let mut csrf = None;
     let mut decision = None;
+    let mut assertion = None;
     for (k, v) in form_urlencoded::parse(&body) {
         match k.as_ref() {
             "csrf" => csrf = Some(v.into_owned()),
             "decision" => decision = Some(v.into_owned()),
+            "assertion" if !v.is_empty() => assertion = Some(v.into_owned()),
             _ => {}
         }
     }
@@ -259,7 +300,16 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
-    let (rule, policies) = match page.permission(&session, &record) {
+    let evidence = match passkey_answer(&page, &session, &record, approve, assertion.as_deref()).await {
+        Ok(e) => e,
+        Err(why) => {
+            crate::metrics::metrics().page_decision("refused");
+            tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a passkey: {why}");
+            return message(StatusCode::FORBIDDEN, "Your passkey did not approve this request", &why);
+        }
+    };
+    let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+    let (rule, policies) = match page.permission(&session, &record, with) {
         Permission::Permitted(why, policies) => (why, policies),
         Permission::Refused(why) => {
             crate::metrics::metrics().page_decision("refused");
@@ -267,7 +317,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(&session, &record, approve, &peer, &rule, &policies).await {
+    match page.decide(&session, &record, approve, &peer, &rule, &policies, evidence.as_ref()).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))
@@ -278,5 +328,126 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             "Someone decided this request first; reload the page to see what.",
         ),
         Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
+    }
+}
+
+/// The passkey a decision carries, checked; `None` for a decision made by sign-in alone, which a
+/// person with a passkey may do only to decline.
+async fn passkey_answer(
+    page: &ApprovalPage,
+    session: &Session,
+    record: &PageRecord,
+    approve: bool,
+    assertion: Option<&str>,
+) -> Result<Option<Evidence>, String> {
+    let Some(answer) = assertion else {
+        if !approve {
+            return Ok(None);
+        }
+        let mine = page.passkeys.active_of(&session.approver).await?;
+        if mine.is_empty() {
+            return Ok(None);
+        }
+        return Err(
+            "you have a passkey enrolled, so approving takes it: press Approve on the page in a browser that runs its \
+             script, and use your authenticator"
+                .into(),
+        );
+    };
+    if !approve {
+        return Err("a decline carries no passkey".into());
+    }
+    let evidence = page.passkeys.check(&page.origin(), &session.approver, answer, &record.identity()).await?;
+    Ok(Some(evidence))
+}
+
+async fn passkeys_sign_in(State(page): State<Arc<ApprovalPage>>) -> Response {
+    match page.begin_sign_in(super::PASSKEYS_PAGE) {
+        Ok((sealed, url)) => {
+            let mut response = see_other(url.as_str());
+            response.headers_mut().insert(header::SET_COOKIE, set_cookie(&page, "signin", &sealed, 600));
+            response
+        }
+        Err(e) => unavailable(&e),
+    }
+}
+
+/// A person's passkeys, and the way to add one.
+async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap) -> Response {
+    let Some((session, key)) = signed_in(&page, &headers).await else {
+        return page_response(StatusCode::OK, html::passkeys_signed_out());
+    };
+    let all = match page.passkeys.all().await {
+        Ok(a) => a,
+        Err(e) => return unavailable(&e),
+    };
+    let mine: Vec<_> = all.into_iter().filter(|e| e.principal == session.approver).collect();
+    let adding = if !page.recently_signed_in(&session) {
+        html::Adding::SignInAgain(page.max_age_secs())
+    } else {
+        let shown = session.subject.clone();
+        match page.passkeys.begin_enrollment(&page.origin(), &key, &session.approver, &shown).await {
+            Ok(options) => html::Adding::Options(options),
+            Err(why) => html::Adding::Unavailable(why),
+        }
+    };
+    page_response(StatusCode::OK, html::passkeys(&session, &mine, &adding))
+}
+
+/// Adding a passkey: the browser's answer to the options the page gave.
+async fn enroll(State(page): State<Arc<ApprovalPage>>, request: Request) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
+    let headers = request.headers().clone();
+    if !same_origin(&page, &headers) {
+        tracing::warn!(%peer, "approval page: refused a cross-site enrollment");
+        return message(StatusCode::FORBIDDEN, "Refused", "A passkey can only be added from the passkeys page itself.");
+    }
+    let Some((session, key)) = signed_in(&page, &headers).await else {
+        return message(
+            StatusCode::UNAUTHORIZED,
+            "Sign in first",
+            "Adding a passkey needs you signed in: open /approve/passkeys and sign in.",
+        );
+    };
+    let body = match axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "The answer is larger than a passkey's."),
+    };
+    let mut csrf = None;
+    let mut credential = None;
+    for (k, v) in form_urlencoded::parse(&body) {
+        match k.as_ref() {
+            "csrf" => csrf = Some(v.into_owned()),
+            "credential" => credential = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    use subtle::ConstantTimeEq;
+    if !csrf.is_some_and(|c| bool::from(c.as_bytes().ct_eq(session.csrf.as_bytes()))) {
+        return message(StatusCode::FORBIDDEN, "Refused", "The answer does not carry this page's anti-forgery token.");
+    }
+    if !page.recently_signed_in(&session) {
+        return message(
+            StatusCode::FORBIDDEN,
+            "Sign in again",
+            &format!(
+                "Adding a passkey needs a sign-in within the last {} s; sign in again on /approve/passkeys.",
+                page.max_age_secs()
+            ),
+        );
+    }
+    let Some(credential) = credential.filter(|c| !c.is_empty()) else {
+        return message(
+            StatusCode::BAD_REQUEST,
+            "No passkey",
+            "The form carries no passkey: add one in a browser that runs the page's script.",
+        );
+    };
+    match page.passkeys.finish_enrollment(&page.origin(), &key, &session.approver, &credential, &peer).await {
+        Ok(_) => see_other("/approve/passkeys"),
+        Err(why) => {
+            tracing::warn!(approver = %session.approver, "approval page: refused an enrollment: {why}");
+            message(StatusCode::FORBIDDEN, "The passkey was not added", &why)
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::audit_chain::{Verdict, verify};
 use crate::audit_checkpoints::{check, load_public_key};
 use crate::cli::AuditCommand;
+use crate::passkeys::offline::{Export, check_log};
 
 /// The chain read so far across the files.
 struct Read {
@@ -19,7 +20,7 @@ struct Read {
 }
 
 pub fn run(command: &AuditCommand) -> ExitCode {
-    let AuditCommand::Verify { files, checkpoints, public_key } = command;
+    let AuditCommand::Verify { files, checkpoints, public_key, passkeys } = command;
     let (read, torn) = match read_files(files) {
         Ok(r) => r,
         Err(why) => {
@@ -49,6 +50,15 @@ pub fn run(command: &AuditCommand) -> ExitCode {
         }
         match check(&text, &key, &read.chain, read.first_seq, &read.hashes) {
             Ok(n) => println!("{}: {n} checkpoints of this chain agree with the log", cfile.display()),
+            Err(why) => {
+                println!("{shown}: BROKEN: {why}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if let Some(export) = passkeys {
+        match check_passkeys(files, export) {
+            Ok(n) => println!("{}: {n} passkey approvals verify against its keys", export.display()),
             Err(why) => {
                 println!("{shown}: BROKEN: {why}");
                 return ExitCode::from(1);
@@ -121,4 +131,21 @@ fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), String> {
         });
     }
     read.map(|r| (r, torn)).ok_or_else(|| "no file given".to_string())
+}
+
+/// Checks every passkey approval in `files` against the export `export`: how many verified.
+fn check_passkeys(files: &[PathBuf], export: &std::path::Path) -> Result<usize, String> {
+    let text = std::fs::read_to_string(export).map_err(|e| format!("{}: {e}", export.display()))?;
+    let export_read = Export::parse(&text).map_err(|e| format!("{}: {e}", export.display()))?;
+    let mut records = Vec::new();
+    for file in files {
+        let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        // the chain was verified above; a torn last line is no record
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            if let Ok(record) = serde_json::from_slice::<serde_json::Value>(line) {
+                records.push(record);
+            }
+        }
+    }
+    check_log(&records, &export_read).map(|c| c.approvals)
 }

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod build_component;
 pub mod inspect;
+pub mod passkeys;
 pub mod policy;
 pub mod serve;
 pub mod tools;

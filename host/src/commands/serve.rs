@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use rmcp::model::RequestStateCodec;
 
 use crate::approval_page::{ApprovalPage, PageSettings};
+use crate::passkeys::PasskeyStore;
 use crate::audit::AuditLog;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
@@ -180,6 +181,8 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let approval_page = match approval_settings(args)? {
         Some(settings) => {
             let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
+            let log = grants.audit.as_ref().map(|a| a.path().to_path_buf());
+            let passkeys = PasskeyStore::choose(&store, args.passkeys_file.as_deref(), log.as_deref())?;
             let page = ApprovalPage::start(
                 settings,
                 store,
@@ -188,6 +191,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
                 policy,
                 grants.transport,
                 request_state.clone(),
+                passkeys,
             )
             .await
             .context("the approval page")?;

@@ -244,6 +244,11 @@ pub struct Approving {
     /// `ISSUER#SUBJECT` of the person deciding on the page.
     pub approver: Option<String>,
     pub approver_groups: Option<Vec<String>>,
+    /// On the approval page: `passkey` (their enrolled passkey signed the request) or `sign_in`.
+    pub approved_with: Option<&'static str>,
+    /// With a passkey: whether the authenticator verified the person (always, for an approval
+    /// the host accepts; stated so a policy can require it in so many words).
+    pub user_verified: Option<bool>,
 }
 
 impl LoadedPolicy {
@@ -306,6 +311,12 @@ impl LoadedPolicy {
             if let Some(groups) = &approving.approver_groups {
                 let set = RestrictedExpression::new_set(groups.iter().map(|g| string(g)));
                 pairs.push(("approver_groups".to_string(), set));
+            }
+            if let Some(with) = approving.approved_with {
+                pairs.push(("approved_with".to_string(), string(with)));
+            }
+            if let Some(uv) = approving.user_verified {
+                pairs.push(("user_verified".to_string(), RestrictedExpression::new_bool(uv)));
             }
         }
         let context = Context::from_pairs(pairs).map_err(|e| e.to_string())?;

@@ -70,6 +70,14 @@ impl ProposalStore {
         anyhow::bail!("--proposal-store {:?}: expected `memory` or `redis://HOST:PORT/DB`", redis::redact(spec))
     }
 
+    /// The shared store, when this is one.
+    pub fn redis(&self) -> Option<&RedisStore> {
+        match self {
+            ProposalStore::Redis(r) => Some(r),
+            ProposalStore::Memory(_) => None,
+        }
+    }
+
     /// How the store is described to people (no password).
     pub fn describe(&self) -> String {
         match self {

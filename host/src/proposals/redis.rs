@@ -44,6 +44,13 @@ impl StoreUnavailable {
 
 const PREFIX: &str = "equinix-mcp:";
 
+/// A hash field replaced only if it still holds the value read.
+const SWAP: &str = r"
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+";
+
 type Bytes = Vec<u8>;
 /// How long used/evicted tokens are remembered after they stop being pending.
 pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
@@ -131,6 +138,7 @@ pub struct RedisStore {
     put: Script,
     take: Script,
     settle: Script,
+    swap: Script,
 }
 
 impl RedisStore {
@@ -153,6 +161,7 @@ impl RedisStore {
             put: Script::new(&format!("{FINISHED}{PUT}")),
             take: Script::new(&format!("{FINISHED}{TAKE}")),
             settle: Script::new(SETTLE),
+            swap: Script::new(SWAP),
         };
         let mut c = store.connection.clone();
         let pong: Result<String, _> = tokio::time::timeout(RESPONSE_TIMEOUT + CONNECT_TIMEOUT, c.ping())
@@ -295,6 +304,40 @@ impl RedisStore {
             .query_async(&mut c)
             .await
             .map_err(|e| self.unavailable(e))
+    }
+
+    /// Every value of the hash `name` (a few hundred small records at most: see `passkeys::store`).
+    pub async fn hash_values(&self, name: &str) -> Result<Vec<Vec<u8>>, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        ::redis::cmd("HVALS").arg(format!("{PREFIX}{name}")).query_async(&mut c).await.map_err(|e| self.unavailable(e))
+    }
+
+    /// `field` of the hash `name`.
+    pub async fn hash_get(&self, name: &str, field: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        ::redis::cmd("HGET").arg(format!("{PREFIX}{name}")).arg(field).query_async(&mut c).await.map_err(|e| self.unavailable(e))
+    }
+
+    /// Sets `field` of hash `name` to `value` unless it has one. `false`: it had.
+    pub async fn hash_put_new(&self, name: &str, field: &str, value: &[u8]) -> Result<bool, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        c.hset_nx(format!("{PREFIX}{name}"), field, value).await.map_err(|e| self.unavailable(e))
+    }
+
+    /// Replaces `field` of hash `name` with `new` only if it still holds `old` (one Lua script, so
+    /// two replicas changing one record never both win). `false`: it changed meanwhile.
+    pub async fn hash_swap(&self, name: &str, field: &str, old: &[u8], new: &[u8]) -> Result<bool, StoreUnavailable> {
+        let mut c = self.connection.clone();
+        let swapped: i64 = self
+            .swap
+            .key(format!("{PREFIX}{name}"))
+            .arg(field)
+            .arg(old)
+            .arg(new)
+            .invoke_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(swapped == 1)
     }
 
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {

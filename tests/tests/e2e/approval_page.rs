@@ -61,7 +61,7 @@ async fn a_client_without_elicitation_gets_a_link_and_only_the_signed_in_propose
     }
     let csp = signed_out.header("content-security-policy");
     assert!(csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'none'"), "{csp}");
-    assert!(!csp.contains("unsafe-inline") && !csp.contains("script-src"), "no script may run: {csp}");
+    assert!(csp.contains("script-src 'self';") && !csp.contains("unsafe"), "only the page's own script file: {csp}");
     assert_eq!(signed_out.header("x-content-type-options"), "nosniff");
     assert_eq!(signed_out.header("referrer-policy"), "no-referrer");
     assert_eq!(signed_out.header("cache-control"), "no-store");
@@ -296,14 +296,14 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
 }
 
 /// The four-eyes set of the README's approval-page section, exactly as printed there.
-fn four_eyes_policy() -> String {
+pub(crate) fn four_eyes_policy() -> String {
     let readme = include_str!("../../../README.md");
     let section = &readme[readme.find("### The approval page").expect("the approval page's section")..];
     let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
     section[start..start + section[start..].find("```").unwrap()].to_string()
 }
 
-fn connection_at(name: &str, vlan: u64, bandwidth: u64) -> Value {
+pub(crate) fn connection_at(name: &str, vlan: u64, bandwidth: u64) -> Value {
     let mut spec = connection_spec(name, vlan);
     spec["bandwidth"] = json!(bandwidth);
     json!({"change_type": "connection_create", "spec": spec})

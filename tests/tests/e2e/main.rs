@@ -19,6 +19,7 @@ mod hostile_binding;
 mod http;
 mod lockout;
 mod oauth;
+mod passkeys;
 mod observability;
 mod one_yes;
 mod operations;

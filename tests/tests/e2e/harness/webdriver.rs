@@ -115,7 +115,51 @@ impl Chrome {
 
     /// Runs `script` (a function body) in the page and returns what it returns.
     pub async fn run(&self, script: &str) -> Value {
-        self.command(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
+        self.run_with(script, json!([])).await
+    }
+
+    /// Runs `script` with `args` (its `arguments`) and returns what it returns.
+    pub async fn run_with(&self, script: &str, args: Value) -> Value {
+        self.command(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": args}))).await
+    }
+
+    /// Runs `script` (a function body whose last argument is its callback) with `args`, and
+    /// returns what it passes the callback.
+    pub async fn run_async(&self, script: &str, args: Value) -> Value {
+        self.command(reqwest::Method::POST, "/execute/async", Some(json!({"script": script, "args": args}))).await
+    }
+
+    /// A virtual platform authenticator (WebDriver's WebAuthn extension) that keeps discoverable
+    /// credentials, verifies its user and answers at once: its id.
+    pub async fn add_authenticator(&self) -> String {
+        let options = json!({
+            "protocol": "ctap2",
+            "transport": "internal",
+            "hasResidentKey": true,
+            "hasUserVerification": true,
+            "isUserConsenting": true,
+            "isUserVerified": true,
+        });
+        let id = self.command(reqwest::Method::POST, "/webauthn/authenticator", Some(options)).await;
+        id.as_str().expect("an authenticator id").to_string()
+    }
+
+    /// Whether authenticator `id` verifies its user from now on.
+    pub async fn set_user_verified(&self, id: &str, verified: bool) {
+        let path = format!("/webauthn/authenticator/{id}/uv");
+        self.command(reqwest::Method::POST, &path, Some(json!({"isUserVerified": verified}))).await;
+    }
+
+    /// The credentials authenticator `id` holds, private keys included.
+    pub async fn credentials(&self, id: &str) -> Vec<Value> {
+        let path = format!("/webauthn/authenticator/{id}/credentials");
+        self.command(reqwest::Method::GET, &path, None).await.as_array().cloned().unwrap_or_default()
+    }
+
+    /// Puts `credential` (as [`Chrome::credentials`] lists one) into authenticator `id`.
+    pub async fn add_credential(&self, id: &str, credential: &Value) {
+        let path = format!("/webauthn/authenticator/{id}/credential");
+        self.command(reqwest::Method::POST, &path, Some(credential.clone())).await;
     }
 
     /// The element `css` selects, once the page shows one (within 20 s).

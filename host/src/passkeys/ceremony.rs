@@ -1,0 +1,157 @@
+//! The WebAuthn ceremonies, through webauthn-rs's passkey flows (user verification required, its
+//! CBOR, COSE, attestation and signature checks): enrollment as the crate does it, and the
+//! approval's assertion with one change. webauthn-rs draws an assertion's challenge at random and
+//! keeps it in state the server must hold; ours is the request's own hash
+//! ([`super::challenge`]), so the state is rebuilt from the enrolled key and the request whenever
+//! it is needed (on any replica, and in `audit verify` years later), and the signature says which
+//! request it approved. The challenge is set through the state's serde form, the crate's
+//! supported way to persist that state, and read back to check it took.
+//!
+//! WebAuthn asks for random challenges so an assertion cannot be replayed: ours are unpredictable
+//! before the proposal exists (they cover the page's 128 random bits) and each approves one page,
+//! decided once; the signature counter, where the authenticator keeps one, must move on too.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::Url;
+use webauthn_rs::prelude::{
+    AuthenticationResult, CreationChallengeResponse, CredentialID, Passkey, PasskeyAuthentication,
+    PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse, Uuid,
+    WebauthnError,
+};
+use webauthn_rs::{Webauthn, WebauthnBuilder};
+
+use super::challenge::{ApprovalIdentity, challenge};
+
+/// How long the browser gives the person to use their authenticator.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One relying party: the page's host (the RP ID) and its exact origin.
+pub struct Ceremony {
+    webauthn: Webauthn,
+    pub rp_id: String,
+    pub origin: String,
+}
+
+impl Ceremony {
+    /// For the page at `origin` (`http(s)://HOST[:PORT]`). The RP ID is its host, which must be a
+    /// domain name (`localhost` included): browsers refuse WebAuthn on an IP address.
+    pub fn new(origin: &str) -> Result<Self, String> {
+        let url = Url::parse(origin).map_err(|e| format!("the page's origin {origin:?}: {e}"))?;
+        let Some(host) = url.domain() else {
+            return Err(format!(
+                "passkeys need the page at a host name, and {origin} is an IP address (browsers refuse WebAuthn \
+                 there); give --approval-url with a name (http://localhost:PORT on this machine)"
+            ));
+        };
+        let webauthn = WebauthnBuilder::new(host, &url)
+            .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).build())
+            .map_err(|e| format!("the WebAuthn relying party for {origin}: {e}"))?;
+        Ok(Ceremony { webauthn, rp_id: host.to_string(), origin: url.origin().ascii_serialization() })
+    }
+
+    /// The options for `navigator.credentials.create()` and the state to keep until the answer.
+    /// The user handle is a hash of the person's name, so no personal data reaches the
+    /// authenticator beyond the name it shows.
+    pub fn begin_enrollment(
+        &self,
+        principal: &str,
+        shown_name: &str,
+        exclude: Vec<CredentialID>,
+    ) -> Result<(CreationChallengeResponse, PasskeyRegistration), String> {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(format!("equinix-mcp passkey user v1\0{principal}").as_bytes());
+        let handle = Uuid::from_slice(&digest[..16]).expect("16 bytes");
+        self.webauthn
+            .start_passkey_registration(handle, shown_name, shown_name, Some(exclude))
+            .map_err(|e| format!("starting the enrollment: {e}"))
+    }
+
+    pub fn finish_enrollment(
+        &self,
+        answer: &RegisterPublicKeyCredential,
+        state: &PasskeyRegistration,
+    ) -> Result<Passkey, String> {
+        self.webauthn.finish_passkey_registration(answer, state).map_err(|e| explain(&e))
+    }
+
+    /// The options for `navigator.credentials.get()` approving `id` with one of `passkeys`, and the
+    /// state that checks the answer.
+    pub fn request(
+        &self,
+        passkeys: &[Passkey],
+        id: &ApprovalIdentity,
+    ) -> Result<(RequestChallengeResponse, PasskeyAuthentication), String> {
+        let (mut options, state) =
+            self.webauthn.start_passkey_authentication(passkeys).map_err(|e| format!("starting the approval: {e}"))?;
+        let ours = challenge(id);
+        let state = with_challenge(&state, &ours)?;
+        options.public_key.challenge = ours.to_vec().into();
+        Ok((options, state))
+    }
+
+    /// Checks `assertion` against `state`: the origin, the RP ID, UP and UV, the challenge, the
+    /// signature, and that a counter the authenticator keeps moved past the one enrolled.
+    pub fn check(
+        &self,
+        assertion: &PublicKeyCredential,
+        state: &PasskeyAuthentication,
+    ) -> Result<AuthenticationResult, String> {
+        let result = self.webauthn.finish_passkey_authentication(assertion, state).map_err(|e| explain(&e))?;
+        if !result.user_verified() {
+            // the passkey flow requires UV already; stated again where the approval depends on it
+            return Err("the authenticator did not verify the person (no PIN, fingerprint or face)".into());
+        }
+        Ok(result)
+    }
+}
+
+/// `state` with its challenge replaced by `ours`, read back to be sure it took.
+fn with_challenge(state: &PasskeyAuthentication, ours: &[u8; 32]) -> Result<PasskeyAuthentication, String> {
+    let encoded = URL_SAFE_NO_PAD.encode(ours);
+    let mut form = serde_json::to_value(state).map_err(|e| e.to_string())?;
+    let slot = form.pointer_mut("/ast/challenge").filter(|v| v.is_string());
+    let Some(slot) = slot else {
+        return Err("webauthn-rs's authentication state has no challenge where this server sets it".into());
+    };
+    *slot = serde_json::Value::String(encoded.clone());
+    let state: PasskeyAuthentication = serde_json::from_value(form).map_err(|e| e.to_string())?;
+    let back = serde_json::to_value(&state).map_err(|e| e.to_string())?;
+    if back.pointer("/ast/challenge").and_then(|v| v.as_str()) != Some(encoded.as_str()) {
+        return Err("webauthn-rs did not keep the approval's challenge".into());
+    }
+    Ok(state)
+}
+
+/// A copy of `passkey` whose stored counter is zero: `audit verify` checks each recorded
+/// assertion's signature on its own and the counters' order across the log itself.
+pub fn without_counter(passkey: &Passkey) -> Result<Passkey, String> {
+    let mut form = serde_json::to_value(passkey).map_err(|e| e.to_string())?;
+    let Some(slot) = form.pointer_mut("/cred/counter").filter(|v| v.is_u64()) else {
+        return Err("webauthn-rs's passkey record has no counter where this server expects one".into());
+    };
+    *slot = serde_json::Value::from(0u32);
+    serde_json::from_value(form).map_err(|e| e.to_string())
+}
+
+/// What a refused ceremony means to the person.
+fn explain(e: &WebauthnError) -> String {
+    let what = match e {
+        WebauthnError::MismatchedChallenge => "the passkey signed another request than this one",
+        WebauthnError::UserNotVerified => {
+            "the authenticator did not verify the person (no PIN, fingerprint or face), which approving requires"
+        }
+        WebauthnError::UserNotPresent => "the authenticator saw no person present",
+        WebauthnError::CredentialPossibleCompromise => {
+            "the passkey's signature counter did not move on: a replayed answer, or a cloned authenticator"
+        }
+        WebauthnError::InvalidRPOrigin => "the answer was made for another site",
+        WebauthnError::InvalidRPIDHash => "the answer was made for another relying party",
+        WebauthnError::CredentialNotFound => "the answer was made with a passkey this approval did not ask for",
+        WebauthnError::AuthenticationFailure => "the passkey's signature does not verify",
+        _ => "",
+    };
+    if what.is_empty() { format!("the passkey's answer was refused: {e}") } else { format!("{what} ({e})") }
+}

@@ -1,0 +1,321 @@
+//! Passkey approvals: a person enrolls a passkey on the approval page (signed in, recently), and
+//! from then on approving takes a WebAuthn assertion over the request's own hash
+//! ([`challenge`]), made only after the authenticator verified them (PIN, fingerprint, face). The
+//! `page_decision` audit record keeps the assertion whole, so `audit verify --passkeys` can check
+//! it offline against the enrolled keys ([`offline`]).
+
+pub mod ceremony;
+pub mod challenge;
+pub mod offline;
+pub mod store;
+
+use std::sync::{Arc, OnceLock};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential};
+
+use crate::audit::AuditLog;
+use crate::clock::Clock;
+use crate::proposals::ProposalStore;
+pub use ceremony::Ceremony;
+pub use challenge::ApprovalIdentity;
+pub use store::{Enrollment, PasskeyStore, Revocation};
+
+/// How long an enrollment begun on the page may take.
+const ENROLL_MS: u64 = 5 * 60 * 1000;
+/// The largest browser answer read (a registration with its attestation is a few kilobytes).
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024;
+
+/// How a person approved, for the operator's policy and the audit record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovedWith {
+    /// Their enrolled passkey signed the request, with user verification.
+    Passkey,
+    /// Their sign-in at the identity provider alone.
+    SignIn,
+}
+
+impl ApprovedWith {
+    pub fn name(self) -> &'static str {
+        match self {
+            ApprovedWith::Passkey => "passkey",
+            ApprovedWith::SignIn => "sign_in",
+        }
+    }
+}
+
+/// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public
+/// key to check the signature again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub credential_id: String,
+    pub rp_id: String,
+    pub origin: String,
+    pub counter: u32,
+    pub user_verified: bool,
+    /// The browser's answer as received: authenticator data, client data and signature.
+    pub assertion: PublicKeyCredential,
+}
+
+pub struct Passkeys {
+    pub store: PasskeyStore,
+    notes: Arc<ProposalStore>,
+    clock: Clock,
+    audit: Option<Arc<AuditLog>>,
+    ceremony: OnceLock<Result<Ceremony, String>>,
+}
+
+impl Passkeys {
+    pub fn new(store: PasskeyStore, notes: Arc<ProposalStore>, clock: Clock, audit: Option<Arc<AuditLog>>) -> Self {
+        Passkeys { store, notes, clock, audit, ceremony: OnceLock::new() }
+    }
+
+    /// The relying party for the page at `origin` (known once the server listens), or why there
+    /// is none.
+    pub fn ceremony(&self, origin: &str) -> Result<&Ceremony, String> {
+        self.ceremony.get_or_init(|| Ceremony::new(origin)).as_ref().map_err(Clone::clone)
+    }
+
+    /// Every enrollment, after this server's audit log has recorded each revocation in it.
+    pub async fn all(&self) -> Result<Vec<Enrollment>, String> {
+        let all = self.store.all().await?;
+        self.record_revocations(&all).await;
+        Ok(all)
+    }
+
+    /// `principal`'s passkeys that are not revoked.
+    pub async fn active_of(&self, principal: &str) -> Result<Vec<Enrollment>, String> {
+        Ok(self.all().await?.into_iter().filter(|e| e.principal == principal && e.revoked.is_none()).collect())
+    }
+
+    /// Writes `passkey_revoked` for each revocation this server's log has not recorded yet, then
+    /// marks it recorded (a crash between the two records it twice, never not at all).
+    pub async fn record_revocations(&self, all: &[Enrollment]) {
+        let Some(log) = self.audit.clone() else { return };
+        let chain = log.synced_head().0;
+        for e in all {
+            let Some(revoked) = &e.revoked else { continue };
+            if e.revocation_audited_by.contains(&chain) {
+                continue;
+            }
+            let entry = json!({
+                "ts": crate::audit::rfc3339(self.clock.now_ms()),
+                "event": "passkey_revoked",
+                "credential_id": e.credential_id,
+                "principal": e.principal,
+                "revoked_at": crate::audit::rfc3339(revoked.at_ms),
+                "revoked_by": revoked.by,
+                "reason": revoked.reason,
+            });
+            if let Err(why) = AuditLog::record(log.clone(), entry).await {
+                tracing::error!("a passkey revocation is not in the audit log: {why}");
+                continue;
+            }
+            let mark = chain.clone();
+            if let Err(why) = self
+                .store
+                .update(&e.credential_id, move |e| {
+                    if !e.revocation_audited_by.contains(&mark) {
+                        e.revocation_audited_by.push(mark.clone());
+                    }
+                    Ok(())
+                })
+                .await
+            {
+                tracing::warn!("a recorded revocation is not marked recorded: {why}");
+            }
+        }
+    }
+
+    /// Begins an enrollment for the person of session `session_key` (the options for
+    /// `navigator.credentials.create()`, as JSON); the state waits in the store for the answer.
+    pub async fn begin_enrollment(
+        &self,
+        origin: &str,
+        session_key: &str,
+        principal: &str,
+        shown_name: &str,
+    ) -> Result<String, String> {
+        let ceremony = self.ceremony(origin)?;
+        let mine = self.all().await?.into_iter().filter(|e| e.principal == principal);
+        let exclude = mine
+            .filter_map(|e| URL_SAFE_NO_PAD.decode(&e.credential_id).ok())
+            .map(Into::into)
+            .collect();
+        let (options, state) = ceremony.begin_enrollment(principal, shown_name, exclude)?;
+        let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
+        let now = self.clock.now_ms();
+        self.notes
+            .note_put(&enroll_key(session_key), &bytes, ENROLL_MS, false, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::to_string(&options).map_err(|e| e.to_string())
+    }
+
+    /// Finishes the enrollment begun for session `session_key` with the browser's `answer`: the
+    /// audit record first, then the store. The enrollment, or why not.
+    pub async fn finish_enrollment(
+        &self,
+        origin: &str,
+        session_key: &str,
+        principal: &str,
+        answer: &str,
+        peer: &str,
+    ) -> Result<Enrollment, String> {
+        let ceremony = self.ceremony(origin)?;
+        let now = self.clock.now_ms();
+        let key = enroll_key(session_key);
+        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(|e| e.to_string())? else {
+            return Err("no enrollment was begun in this session, or it took over 5 minutes; reload the page".into());
+        };
+        // an enrollment's state is used once, on every replica
+        let used = format!("passkey-enroll-used:{}", hex::encode(sha2::Sha256::digest(&bytes)));
+        use sha2::Digest;
+        if !self.notes.claim_answer(&used, now).await.map_err(|e| e.to_string())? {
+            return Err("this enrollment was answered already; reload the page to add another passkey".into());
+        }
+        let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let answer: RegisterPublicKeyCredential = serde_json::from_str(answer)
+            .map_err(|e| format!("the browser's answer is not a WebAuthn registration: {e}"))?;
+        let passkey = ceremony.finish_enrollment(&answer, &state)?;
+        let enrollment = Enrollment {
+            credential_id: URL_SAFE_NO_PAD.encode(passkey.cred_id()),
+            principal: principal.to_string(),
+            rp_id: ceremony.rp_id.clone(),
+            origin: ceremony.origin.clone(),
+            enrolled_at_ms: now,
+            passkey,
+            last_used_ms: None,
+            revoked: None,
+            revocation_audited_by: Vec::new(),
+        };
+        let Some(log) = self.audit.clone() else {
+            return Err("this server has no audit log, so no passkey can be enrolled".into());
+        };
+        let entry = json!({
+            "ts": crate::audit::rfc3339(now),
+            "event": "passkey_enrolled",
+            "credential_id": enrollment.credential_id,
+            "principal": principal,
+            "rp_id": enrollment.rp_id,
+            "origin": enrollment.origin,
+            "algorithm": format!("{:?}", enrollment.passkey.cred_algorithm()),
+            "public_key": enrollment.passkey.get_public_key(),
+            "peer": peer,
+        });
+        AuditLog::record(log.clone(), entry)
+            .await
+            .map_err(|e| format!("the audit log could not record the enrollment ({e}); nothing was enrolled"))?;
+        if let Err(why) = self.store.insert(enrollment.clone()).await {
+            let entry = json!({
+                "ts": crate::audit::rfc3339(self.clock.now_ms()),
+                "event": "passkey_enrollment_not_kept",
+                "credential_id": enrollment.credential_id,
+                "principal": principal,
+                "reason": why,
+            });
+            if let Err(e) = AuditLog::record(log, entry).await {
+                tracing::error!("an enrollment that was not kept is not marked in the audit log: {e}");
+            }
+            return Err(why);
+        }
+        tracing::info!(%principal, credential = %enrollment.credential_id, "a passkey was enrolled");
+        Ok(enrollment)
+    }
+
+    /// The options for `navigator.credentials.get()` approving `id` with one of `mine`, as JSON.
+    pub fn request_options(&self, origin: &str, mine: &[Enrollment], id: &ApprovalIdentity) -> Result<String, String> {
+        let ceremony = self.ceremony(origin)?;
+        let keys: Vec<_> = mine.iter().map(|e| e.passkey.clone()).collect();
+        let (options, _) = ceremony.request(&keys, id)?;
+        serde_json::to_string(&options).map_err(|e| e.to_string())
+    }
+
+    /// Checks the browser's `answer` approving `id` by `approver`: the passkey is enrolled, theirs,
+    /// not revoked, made for this page's relying party, and its assertion verifies over this
+    /// request with UV; then its counter moves on in the store (once, on every replica).
+    pub async fn check(
+        &self,
+        origin: &str,
+        approver: &str,
+        answer: &str,
+        id: &ApprovalIdentity<'_>,
+    ) -> Result<Evidence, String> {
+        let ceremony = self.ceremony(origin)?;
+        let assertion: PublicKeyCredential = serde_json::from_str(answer)
+            .map_err(|e| format!("the browser's answer is not a WebAuthn assertion: {e}"))?;
+        let credential_id = URL_SAFE_NO_PAD.encode(&assertion.raw_id);
+        let all = self.all().await?;
+        let Some(enrolled) = all.into_iter().find(|e| e.credential_id == credential_id) else {
+            return Err("the answer was made with a passkey that is not enrolled on this server".into());
+        };
+        if enrolled.principal != approver {
+            return Err(format!(
+                "the answer was made with a passkey of {}, and you are signed in as {approver}",
+                enrolled.principal
+            ));
+        }
+        if let Some(r) = &enrolled.revoked {
+            return Err(format!("this passkey was revoked ({}: {})", r.by, r.reason));
+        }
+        if enrolled.rp_id != ceremony.rp_id || enrolled.origin != ceremony.origin {
+            return Err(format!(
+                "this passkey was enrolled for {} and the page is now at {}; enroll it again",
+                enrolled.origin, ceremony.origin
+            ));
+        }
+        let (_, state) = ceremony.request(std::slice::from_ref(&enrolled.passkey), id)?;
+        let result = ceremony.check(&assertion, &state)?;
+        let now = self.clock.now_ms();
+        let counter = result.counter();
+        // the counter moves on once across replicas: two uses of one answer cannot both pass
+        let result_for_store = result.clone();
+        self.store
+            .update(&credential_id, move |e| {
+                if e.revoked.is_some() {
+                    return Err("this passkey was revoked a moment ago".into());
+                }
+                let stored = e.passkey.counter_value();
+                if (counter > 0 || stored > 0) && counter <= stored {
+                    return Err(
+                        "the passkey's signature counter did not move on: a replayed answer, or a cloned authenticator"
+                            .into(),
+                    );
+                }
+                e.passkey.update_credential(&result_for_store);
+                e.last_used_ms = Some(now);
+                Ok(())
+            })
+            .await?;
+        Ok(Evidence {
+            credential_id,
+            rp_id: ceremony.rp_id.clone(),
+            origin: ceremony.origin.clone(),
+            counter,
+            user_verified: result.user_verified(),
+            assertion,
+        })
+    }
+}
+
+fn enroll_key(session_key: &str) -> String {
+    format!("passkey-enroll:{session_key}")
+}
+
+/// webauthn-rs keeps a passkey's counter to itself; its serde form says it.
+trait CounterValue {
+    fn counter_value(&self) -> u32;
+}
+
+impl CounterValue for webauthn_rs::prelude::Passkey {
+    fn counter_value(&self) -> u32 {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.pointer("/cred/counter").and_then(|c| c.as_u64()))
+            .map_or(u32::MAX, |c| c as u32)
+    }
+}

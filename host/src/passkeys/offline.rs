@@ -1,0 +1,208 @@
+//! Checking passkey approvals offline: `equinix-mcp passkeys export` writes the enrolled public
+//! keys, and `audit verify --passkeys EXPORT` checks every passkey approval in a log against
+//! them, with no server: the challenge computed again from the record's own page, token,
+//! request hash, validation and proposer, the signature over it by the enrolled key, the origin
+//! and RP ID, the UP and UV flags, and each key's counter moving on from record to record.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::challenge::ApprovalIdentity;
+use super::{Ceremony, Enrollment, Evidence, ceremony};
+
+pub const EXPORT_FORMAT: &str = "equinix-mcp passkeys export v1";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Export {
+    pub format: String,
+    pub exported_at: String,
+    pub enrollments: Vec<Enrollment>,
+}
+
+impl Export {
+    pub fn parse(text: &str) -> Result<Export, String> {
+        let export: Export = serde_json::from_str(text).map_err(|e| format!("not a passkey export: {e}"))?;
+        if export.format != EXPORT_FORMAT {
+            return Err(format!("format {:?}, not {EXPORT_FORMAT:?}", export.format));
+        }
+        Ok(export)
+    }
+}
+
+/// What the passkey approvals of a log came to.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub approvals: usize,
+}
+
+/// Checks every passkey approval among `records` (the log's records, in order) against `export`.
+/// `Err`: the first record that fails, by its `seq`, and why.
+pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Export) -> Result<Checked, String> {
+    let keys: HashMap<&str, &Enrollment> = export.enrollments.iter().map(|e| (e.credential_id.as_str(), e)).collect();
+    let mut counters: HashMap<String, u32> = HashMap::new();
+    let mut checked = Checked::default();
+    for record in records {
+        if record.get("event").and_then(Value::as_str) != Some("page_decision") {
+            continue;
+        }
+        let seq = record.get("seq").and_then(Value::as_u64).map_or("?".into(), |s| s.to_string());
+        let with = record.get("approved_with").and_then(Value::as_str);
+        let evidence = record.get("passkey");
+        match (with, evidence) {
+            (Some("passkey"), Some(_)) => {}
+            (Some("passkey"), None) => {
+                return Err(format!("record {seq}: a passkey approval that keeps no assertion"));
+            }
+            (_, Some(_)) => return Err(format!("record {seq}: an assertion on a decision not made with a passkey")),
+            _ => continue,
+        }
+        let evidence: Evidence = serde_json::from_value(evidence.cloned().unwrap_or_default())
+            .map_err(|e| format!("record {seq}: its passkey evidence is malformed: {e}"))?;
+        let counter = check_one(record, &evidence, &keys).map_err(|why| format!("record {seq}: {why}"))?;
+        let last = counters.entry(evidence.credential_id.clone()).or_insert(0);
+        if (counter > 0 || *last > 0) && counter <= *last {
+            return Err(format!(
+                "record {seq}: passkey {}'s counter {counter} does not move on from {last} in an earlier record \
+                 (a replayed assertion, or a cloned authenticator)",
+                evidence.credential_id
+            ));
+        }
+        *last = counter;
+        checked.approvals += 1;
+    }
+    Ok(checked)
+}
+
+fn text<'a>(record: &'a Value, field: &str) -> Result<&'a str, String> {
+    record.get(field).and_then(Value::as_str).ok_or_else(|| format!("it has no {field}"))
+}
+
+/// One record's assertion: its counter, or why it fails.
+fn check_one(record: &Value, evidence: &Evidence, keys: &HashMap<&str, &Enrollment>) -> Result<u32, String> {
+    if text(record, "decision")? != "approve" {
+        return Err("an assertion kept on a decision that is not an approval".into());
+    }
+    let Some(enrolled) = keys.get(evidence.credential_id.as_str()) else {
+        return Err(format!("passkey {} is not in the export", evidence.credential_id));
+    };
+    let approver = text(record, "approver")?;
+    if enrolled.principal != approver {
+        return Err(format!(
+            "passkey {} belongs to {} in the export, and the record names {approver} as approver",
+            evidence.credential_id, enrolled.principal
+        ));
+    }
+    let id = ApprovalIdentity {
+        page: text(record, "page")?,
+        token: text(record, "token")?,
+        request_sha256: text(record, "request_sha256")?,
+        validation: text(record, "validation")?,
+        proposer: text(record, "proposer")?,
+    };
+    let ceremony = Ceremony::new(&enrolled.origin)?;
+    if ceremony.rp_id != enrolled.rp_id {
+        return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, ceremony.rp_id));
+    }
+    let key = ceremony::without_counter(&enrolled.passkey)?;
+    let (_, state) = ceremony.request(std::slice::from_ref(&key), &id)?;
+    let result = ceremony.check(&evidence.assertion, &state)?;
+    if result.counter() != evidence.counter {
+        return Err(format!(
+            "the record says counter {} and the signed authenticator data says {}",
+            evidence.counter,
+            result.counter()
+        ));
+    }
+    Ok(result.counter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `page_decision` record and the export of its key, as a run of the browser test made
+    /// them (Chromium's virtual authenticator, ES256).
+    fn fixture() -> (Value, Export) {
+        let record = serde_json::from_str(include_str!("testdata/decision.jsonl").trim()).unwrap();
+        let export = Export::parse(include_str!("testdata/export.json")).unwrap();
+        (record, export)
+    }
+
+    #[test]
+    fn a_recorded_passkey_approval_verifies_against_the_export() {
+        let (record, export) = fixture();
+        assert_eq!(check_log([&record], &export), Ok(Checked { approvals: 1 }));
+    }
+
+    #[test]
+    fn any_field_of_the_challenge_edited_in_the_record_fails() {
+        let (record, export) = fixture();
+        for field in ["page", "token", "request_sha256", "validation", "proposer"] {
+            let mut edited = record.clone();
+            edited[field] = json_text(&format!("{}x", record[field].as_str().unwrap()));
+            let why = check_log([&edited], &export).unwrap_err();
+            assert!(why.starts_with("record 6:") && why.contains("another request"), "{field}: {why}");
+        }
+    }
+
+    fn json_text(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+
+    #[test]
+    fn a_signature_by_another_key_or_for_another_person_fails() {
+        let (record, export) = fixture();
+        let mut doctored = serde_json::to_value(&export).unwrap();
+        let x = doctored.pointer_mut("/enrollments/0/passkey/cred/cred/key/EC_EC2/x").unwrap();
+        let text = x.as_str().unwrap().to_string();
+        *x = json_text(&format!("{}{}", if text.starts_with('A') { 'B' } else { 'A' }, &text[1..]));
+        let doctored: Export = serde_json::from_value(doctored).unwrap();
+        let why = check_log([&record], &doctored).unwrap_err();
+        assert!(why.starts_with("record 6:"), "{why}");
+
+        let mut other = record.clone();
+        other["approver"] = json_text("https://idp.example#mallory");
+        let why = check_log([&other], &export).unwrap_err();
+        assert!(why.contains("belongs to") && why.contains("mallory"), "{why}");
+
+        let empty = Export { format: EXPORT_FORMAT.into(), exported_at: String::new(), enrollments: Vec::new() };
+        assert!(check_log([&record], &empty).unwrap_err().contains("is not in the export"));
+    }
+
+    #[test]
+    fn the_same_assertion_twice_in_a_log_fails_on_its_counter() {
+        let (record, export) = fixture();
+        let mut again = record.clone();
+        again["seq"] = Value::from(9);
+        let why = check_log([&record, &again], &export).unwrap_err();
+        assert!(why.starts_with("record 9:") && why.contains("does not move on"), "{why}");
+    }
+
+    #[test]
+    fn a_passkey_approval_without_its_assertion_or_an_assertion_without_one_fails() {
+        let (record, export) = fixture();
+        let mut bare = record.clone();
+        bare.as_object_mut().unwrap().remove("passkey");
+        assert!(check_log([&bare], &export).unwrap_err().contains("keeps no assertion"));
+        let mut claimed = record.clone();
+        claimed["approved_with"] = json_text("sign_in");
+        assert!(check_log([&claimed], &export).unwrap_err().contains("not made with a passkey"));
+        let mut declined = record.clone();
+        declined["decision"] = json_text("decline");
+        assert!(check_log([&declined], &export).unwrap_err().contains("not an approval"));
+        // a decision by sign-in alone has nothing to check
+        let mut plain = bare;
+        plain["approved_with"] = json_text("sign_in");
+        assert_eq!(check_log([&plain], &export), Ok(Checked { approvals: 0 }));
+    }
+
+    #[test]
+    fn an_export_of_another_format_is_refused() {
+        assert!(Export::parse("{}").unwrap_err().contains("not a passkey export"));
+        let text = include_str!("testdata/export.json").replace(EXPORT_FORMAT, "something else");
+        assert!(Export::parse(&text).unwrap_err().contains("format"));
+    }
+}

@@ -1,0 +1,353 @@
+//! Where enrolled passkeys are kept: in the shared Redis store when replicas share one (a hash
+//! every replica reads, each record changed by compare-and-swap), else in a JSON file beside the
+//! audit log (replaced whole under a lock, so the operator's `equinix-mcp passkeys` commands and a
+//! running server never lose each other's changes).
+//!
+//! Why these: a passkey's public key is not secret, but who may add one is the whole point, so it
+//! must live where only this server's code writes (the store the server already trusts, never the
+//! browser), survive a restart (a memory store would make everyone enroll again), and reach every
+//! replica at once (a revocation must hold on all of them before the next approval).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use webauthn_rs::prelude::Passkey;
+
+use crate::proposals::ProposalStore;
+
+/// At most this many passkeys per person, and in all: enrollment is for people, not a store for
+/// anyone who can sign in.
+pub const MAX_PER_PERSON: usize = 10;
+pub const MAX_ENROLLMENTS: usize = 10_000;
+
+const HASH: &str = "passkeys";
+const FILE_FORMAT: &str = "equinix-mcp passkeys v1";
+
+/// One enrolled passkey.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Enrollment {
+    /// The credential id, base64url.
+    pub credential_id: String,
+    /// `ISSUER#SUBJECT` of the person who enrolled it (signed in, recently).
+    pub principal: String,
+    /// The WebAuthn relying party it was made for, and the page's origin then.
+    pub rp_id: String,
+    pub origin: String,
+    pub enrolled_at_ms: u64,
+    /// The public key, its algorithm and the signature counter (webauthn-rs's own record).
+    pub passkey: Passkey,
+    #[serde(default)]
+    pub last_used_ms: Option<u64>,
+    #[serde(default)]
+    pub revoked: Option<Revocation>,
+    /// The audit logs (by chain id) that have recorded the revocation: every replica records it
+    /// in its own log before it refuses or could accept the passkey again.
+    #[serde(default)]
+    pub revocation_audited_by: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revocation {
+    pub at_ms: u64,
+    /// Who revoked it: the operator's login on the command line.
+    pub by: String,
+    pub reason: String,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileForm {
+    format: String,
+    enrollments: Vec<Enrollment>,
+}
+
+#[derive(Clone)]
+pub enum PasskeyStore {
+    Shared(Arc<ProposalStore>),
+    File(PathBuf),
+}
+
+/// The default file: beside the audit log and named after it (`audit.jsonl` keeps its passkeys
+/// in `audit.passkeys.json`), so two servers with two logs never share one by accident.
+pub fn default_file(audit_log: Option<&Path>) -> Option<PathBuf> {
+    let log = audit_log.map(Path::to_path_buf).or_else(crate::audit::default_path)?;
+    let stem = log.file_stem()?.to_string_lossy().into_owned();
+    Some(log.with_file_name(format!("{stem}.passkeys.json")))
+}
+
+impl PasskeyStore {
+    /// The shared store when `proposals` is Redis, else `file` (or the one beside `audit_log`).
+    pub fn choose(proposals: &Arc<ProposalStore>, file: Option<&Path>, audit_log: Option<&Path>) -> anyhow::Result<Self> {
+        if proposals.redis().is_some() {
+            if let Some(file) = file {
+                anyhow::bail!(
+                    "--passkeys-file {} with a shared --proposal-store: replicas keep passkeys in the shared store, so \
+                     leave the file out",
+                    file.display()
+                );
+            }
+            return Ok(PasskeyStore::Shared(proposals.clone()));
+        }
+        match file.map(Path::to_path_buf).or_else(|| default_file(audit_log)) {
+            Some(path) => Ok(PasskeyStore::File(path)),
+            None => anyhow::bail!("no home directory to keep passkeys in; give --passkeys-file"),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            PasskeyStore::Shared(s) => s.describe(),
+            PasskeyStore::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// Every enrollment, revoked ones included.
+    pub async fn all(&self) -> Result<Vec<Enrollment>, String> {
+        match self {
+            PasskeyStore::Shared(s) => {
+                let redis = s.redis().expect("a shared store is Redis");
+                let values = redis.hash_values(HASH).await.map_err(|e| e.to_string())?;
+                let mut all = Vec::with_capacity(values.len());
+                for v in values {
+                    all.push(parse(&v)?);
+                }
+                all.sort_by_key(|e| e.enrolled_at_ms);
+                Ok(all)
+            }
+            PasskeyStore::File(path) => {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || read_file(&path)).await.map_err(|e| e.to_string())?
+            }
+        }
+    }
+
+    /// Adds `new`, unless its credential id is enrolled already (by anyone) or its owner or the
+    /// store has no room. `Err` names why.
+    pub async fn insert(&self, new: Enrollment) -> Result<(), String> {
+        let all = self.all().await?;
+        check_room(&all, &new)?;
+        match self {
+            PasskeyStore::Shared(s) => {
+                let redis = s.redis().expect("a shared store is Redis");
+                let bytes = serde_json::to_vec(&new).expect("an enrollment serializes");
+                if !redis.hash_put_new(HASH, &new.credential_id, &bytes).await.map_err(|e| e.to_string())? {
+                    return Err(already());
+                }
+                Ok(())
+            }
+            PasskeyStore::File(path) => {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || {
+                    change_file(&path, |all| {
+                        check_room(all, &new)?;
+                        all.push(new);
+                        Ok(())
+                    })
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            }
+        }
+    }
+
+    /// Changes the enrollment `credential_id` with `change`, which sees the current record and may
+    /// refuse; retried when another replica changed it meanwhile. The record as changed.
+    pub async fn update(
+        &self,
+        credential_id: &str,
+        change: impl Fn(&mut Enrollment) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Result<Enrollment, String> {
+        match self {
+            PasskeyStore::Shared(s) => {
+                let redis = s.redis().expect("a shared store is Redis");
+                for _ in 0..8 {
+                    let Some(stored) = redis.hash_get(HASH, credential_id).await.map_err(|e| e.to_string())? else {
+                        return Err(unknown(credential_id));
+                    };
+                    let mut new = parse(&stored)?;
+                    change(&mut new)?;
+                    let after = serde_json::to_vec(&new).expect("an enrollment serializes");
+                    if redis.hash_swap(HASH, credential_id, &stored, &after).await.map_err(|e| e.to_string())? {
+                        return Ok(new);
+                    }
+                }
+                Err("the passkey's record kept changing under this change; try again".into())
+            }
+            PasskeyStore::File(path) => {
+                let (path, id) = (path.clone(), credential_id.to_string());
+                tokio::task::spawn_blocking(move || {
+                    let mut changed = None;
+                    change_file(&path, |all| {
+                        let Some(e) = all.iter_mut().find(|e| e.credential_id == id) else {
+                            return Err(unknown(&id));
+                        };
+                        change(e)?;
+                        changed = Some(e.clone());
+                        Ok(())
+                    })?;
+                    Ok(changed.expect("changed when Ok"))
+                })
+                .await
+                .map_err(|e| e.to_string())?
+            }
+        }
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<Enrollment, String> {
+    serde_json::from_slice(bytes).map_err(|e| format!("a passkey record in the store is not one of ours: {e}"))
+}
+
+fn already() -> String {
+    "this passkey is enrolled already".into()
+}
+
+fn unknown(id: &str) -> String {
+    format!("no passkey {id} is enrolled")
+}
+
+fn check_room(all: &[Enrollment], new: &Enrollment) -> Result<(), String> {
+    if all.iter().any(|e| e.credential_id == new.credential_id) {
+        return Err(already());
+    }
+    let own = all.iter().filter(|e| e.principal == new.principal && e.revoked.is_none()).count();
+    if own >= MAX_PER_PERSON {
+        return Err(format!("you have {own} passkeys enrolled, the most one person may; revoke one first"));
+    }
+    if all.len() >= MAX_ENROLLMENTS {
+        return Err(format!("the server holds {MAX_ENROLLMENTS} passkeys, the most it keeps"));
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> Result<Vec<Enrollment>, String> {
+    let shown = path.display();
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("reading the passkeys file {shown}: {e}")),
+    };
+    let form: FileForm =
+        serde_json::from_slice(&text).map_err(|e| format!("the passkeys file {shown} is not one of ours: {e}"))?;
+    if form.format != FILE_FORMAT {
+        return Err(format!("the passkeys file {shown} has format {:?}, not {FILE_FORMAT:?}", form.format));
+    }
+    Ok(form.enrollments)
+}
+
+/// Reads, changes and replaces the file whole under an exclusive lock of `PATH.lock`; the new
+/// file is written beside it, synced and renamed over it, so a reader sees the old or the new.
+fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<(), String>) -> Result<(), String> {
+    let shown = path.display();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
+    let lock_path = path.with_extension("json.lock");
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("opening {}: {e}", lock_path.display()))?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
+    let mut all = read_file(path)?;
+    change(&mut all)?;
+    let form = FileForm { format: FILE_FORMAT.into(), enrollments: all };
+    let bytes = serde_json::to_vec_pretty(&form).expect("enrollments serialize");
+    let tmp = path.with_extension("json.new");
+    let mut file = File::create(&tmp).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("replacing {shown}: {e}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enrollment(id: &str, principal: &str) -> Enrollment {
+        let export = super::super::offline::Export::parse(include_str!("testdata/export.json")).unwrap();
+        let mut e = export.enrollments.into_iter().next().unwrap();
+        e.credential_id = id.into();
+        e.principal = principal.into();
+        e
+    }
+
+    fn file_store() -> (tempfile::TempDir, PasskeyStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = PasskeyStore::File(dir.path().join("state").join("audit.passkeys.json"));
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn the_file_keeps_enrollments_refuses_a_second_of_one_id_and_bounds_each_person() {
+        let (_dir, store) = file_store();
+        assert!(store.all().await.unwrap().is_empty(), "no file yet: no passkeys");
+        store.insert(enrollment("a", "alice")).await.unwrap();
+        let twice = store.insert(enrollment("a", "bob")).await.unwrap_err();
+        assert!(twice.contains("enrolled already"), "{twice}");
+        for i in 1..MAX_PER_PERSON {
+            store.insert(enrollment(&format!("a{i}"), "alice")).await.unwrap();
+        }
+        let full = store.insert(enrollment("one-more", "alice")).await.unwrap_err();
+        assert!(full.contains("revoke one first"), "{full}");
+        store.insert(enrollment("b", "bob")).await.unwrap();
+        let all = store.all().await.unwrap();
+        assert_eq!(all.len(), MAX_PER_PERSON + 1);
+        assert!(all.iter().any(|e| e.credential_id == "b" && e.principal == "bob"));
+    }
+
+    #[tokio::test]
+    async fn an_update_changes_one_record_and_a_refused_one_changes_nothing() {
+        let (_dir, store) = file_store();
+        store.insert(enrollment("a", "alice")).await.unwrap();
+        let revocation = Revocation { at_ms: 5, by: "ops".into(), reason: "lost".into() };
+        let r = revocation.clone();
+        let changed = store.update("a", move |e| {
+            e.revoked = Some(r.clone());
+            Ok(())
+        });
+        assert_eq!(changed.await.unwrap().revoked, Some(revocation.clone()));
+        let refused = store.update("a", |_| Err("no".into())).await.unwrap_err();
+        assert_eq!(refused, "no");
+        assert_eq!(store.all().await.unwrap()[0].revoked, Some(revocation));
+        assert!(store.update("zz", |_| Ok(())).await.unwrap_err().contains("no passkey zz"));
+    }
+
+    #[tokio::test]
+    async fn concurrent_changes_to_the_file_are_never_lost() {
+        let (_dir, store) = file_store();
+        let mut tasks = Vec::new();
+        for i in 0..16 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move { store.insert(enrollment(&format!("k{i}"), &format!("p{i}"))).await }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        assert_eq!(store.all().await.unwrap().len(), 16);
+    }
+
+    #[tokio::test]
+    async fn a_file_not_ours_is_refused_by_name() {
+        let (dir, store) = file_store();
+        let PasskeyStore::File(path) = &store else { unreachable!() };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "{\"format\":\"other\",\"enrollments\":[]}").unwrap();
+        let why = store.all().await.unwrap_err();
+        assert!(why.contains("has format \"other\""), "{why}");
+        drop(dir);
+    }
+
+    #[test]
+    fn the_default_file_is_named_after_the_audit_log() {
+        let p = default_file(Some(Path::new("/var/lib/equinix-mcp/audit.jsonl"))).unwrap();
+        assert_eq!(p, Path::new("/var/lib/equinix-mcp/audit.passkeys.json"));
+    }
+}
