@@ -75,6 +75,7 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     let team_cpu_us = team_load(&bench, &mut t).await?;
     policy_cost(&bench, &mut t).await?;
     crate::token_validation::rows(&mut t, quick)?;
+    crate::passkey::rows(&mut t, quick)?;
     evidence_cost(&bench, &mut t, team_cpu_us).await;
     shared_store(&bench, &mut t).await;
     crate::approval::rows(&bench.server, None, &bench.cache, &bench.audit_dir, quick, &mut t).await?;

@@ -16,6 +16,7 @@ mod server;
 mod soak;
 mod table;
 mod team_policy;
+mod passkey;
 mod token_validation;
 
 use std::path::PathBuf;

@@ -56,13 +56,14 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 31, "{text}");
+    assert_eq!(rows.len(), 32, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
-    assert_eq!(judged, 22, "every figure with a target has a verdict:\n{text}");
+    assert_eq!(judged, 23, "every figure with a target has a verdict:\n{text}");
     assert!(
         rows.iter().any(|r| r.starts_with("| approval page: server CPU per signed-in render") && r.contains(" µs / "))
     );
     assert!(rows.iter().any(|r| r.contains("also serves the approval page") && r.contains("x (")), "{text}");
+    assert!(rows.iter().any(|r| r.starts_with("| passkey approval: server CPU per assertion check") && r.contains(" µs (")));
     let oauth = rows.iter().filter(|r| r.starts_with("| OAuth access token") && r.contains(" µs |")).count();
     assert_eq!(oauth, 6, "a first and a later request for each of RS256, ES256, EdDSA:\n{text}");
     assert!(

@@ -528,6 +528,42 @@ mod tests {
         assert!(!p.decide(&asking, &facts("b", 1, "DC")).allowed);
     }
 
+    /// How a person approved reaches the approval phase, fits the schema, and is part of what
+    /// the memo tells apart (a sign-in never gets the passkey's answer).
+    #[test]
+    fn the_approval_phase_tells_a_passkey_from_a_sign_in() {
+        let p = policy(
+            r#"@id("all") permit (principal, action, resource);
+               @id("passkey") forbid (principal, action, resource) when {
+                 context.phase == "approval" && context has approver &&
+                 !(context has approved_with && context.approved_with == "passkey" &&
+                   context has user_verified && context.user_verified) };"#,
+        );
+        let facts = Facts { request_sha256: "h".into(), bandwidth_mbps: Some(10_000), ..Facts::default() };
+        let approving = |with: &'static str, uv: bool| Approving {
+            method: "page",
+            approver: Some("i#alice".into()),
+            approver_groups: Some(vec!["netops".into()]),
+            approved_with: Some(with),
+            user_verified: Some(uv),
+        };
+        let cases = [("passkey", true, true), ("sign_in", false, false), ("passkey", false, false)];
+        for (with, uv, allowed) in cases {
+            let approving = approving(with, uv);
+            let asking = Asking {
+                action: "connection_create",
+                principal: "i#bob",
+                phase: "approval",
+                transport: "http",
+                tool: "t",
+                approving: Some(&approving),
+            };
+            let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
+            assert_eq!(checked.allowed, allowed, "{with} uv={uv}");
+            assert_eq!(*p.decide(&asking, &facts), checked, "{with} uv={uv}: the memo agrees");
+        }
+    }
+
     #[test]
     fn a_forbid_that_errs_denies() {
         let p = policy(

@@ -449,3 +449,30 @@ async fn with_a_shared_store_passkeys_live_in_redis_and_every_replica_records_a_
     drop(a);
     provider.stop().await;
 }
+
+#[tokio::test]
+async fn the_passkeys_commands_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.passkeys.json");
+    let (ok, _, err) = passkeys_cli(&["revoke", "no-such-id", "--reason", "lost"], &file).await;
+    assert!(!ok && err.contains("no passkey no-such-id is enrolled"), "{err}");
+    let (ok, _, err) = passkeys_cli(&["revoke", "x", "--reason", " "], &file).await;
+    assert!(!ok && err.contains("--reason must say why"), "{err}");
+    std::fs::write(&file, "{\"format\":\"something else\",\"enrollments\":[]}").unwrap();
+    let (ok, _, err) = passkeys_cli(&["list"], &file).await;
+    assert!(!ok && err.contains("has format \"something else\""), "{err}");
+    let (ok, _, err) = run_to_exit(
+        &["passkeys", "list", "--proposal-store", "redis://127.0.0.1:1/0", "--passkeys-file", "x.json"],
+        &[],
+    )
+    .await;
+    assert!(!ok && err.contains("proposal store"), "{err}");
+    // the export a reviewer is given must be one
+    let log = dir.path().join("audit.jsonl");
+    std::fs::write(&log, "").unwrap();
+    let bad = dir.path().join("export.json");
+    std::fs::write(&bad, "[]").unwrap();
+    let (ok, out, err) =
+        run_to_exit(&["audit", "verify", log.to_str().unwrap(), "--passkeys", bad.to_str().unwrap()], &[]).await;
+    assert!(!ok && (out.contains("not a passkey export") || err.contains("not a passkey export")), "{out}{err}");
+}

@@ -1,0 +1,46 @@
+//! What checking a passkey approval costs the server (issue 43): the state rebuilt from the
+//! enrolled key with the request's own challenge, then webauthn-rs's check of the assertion (client
+//! data, RP ID hash, UP and UV, the ES256 signature, the counter), on an assertion Chromium's
+//! virtual authenticator made in the browser test. In process, one thread: its wall time is its
+//! CPU time. The store's counter update is not in it (one compare-and-swap, as every note).
+
+use std::time::Instant;
+
+use crate::table::Table;
+use equinix_mcp::passkeys::offline::Export;
+use equinix_mcp::passkeys::{ApprovalIdentity, Ceremony, Evidence, ceremony};
+
+/// The per-check ceiling: well under a person's click, and under a synced audit record.
+const TARGET_US: f64 = 1000.0;
+
+pub fn rows(t: &mut Table, quick: bool) -> anyhow::Result<()> {
+    let record: serde_json::Value =
+        serde_json::from_str(include_str!("../../src/passkeys/testdata/decision.jsonl").trim())?;
+    let export = Export::parse(include_str!("../../src/passkeys/testdata/export.json")).map_err(anyhow::Error::msg)?;
+    let enrolled = &export.enrollments[0];
+    let evidence: Evidence = serde_json::from_value(record["passkey"].clone())?;
+    let text = |f: &str| record[f].as_str().unwrap_or_default().to_string();
+    let (page, token, sha, validation, proposer) =
+        (text("page"), text("token"), text("request_sha256"), text("validation"), text("proposer"));
+    let id = ApprovalIdentity { page: &page, token: &token, request_sha256: &sha, validation: &validation, proposer: &proposer };
+    let ceremony = Ceremony::new(&enrolled.origin).map_err(anyhow::Error::msg)?;
+    let key = ceremony::without_counter(&enrolled.passkey).map_err(anyhow::Error::msg)?;
+    let check = || -> Result<(), String> {
+        let (_, state) = ceremony.request(std::slice::from_ref(&key), &id)?;
+        ceremony.check(&evidence.assertion, &state).map(|_| ())
+    };
+    check().map_err(|e| anyhow::anyhow!("the fixture's assertion does not verify: {e}"))?;
+    let n = if quick { 100 } else { 2000 };
+    let started = Instant::now();
+    for _ in 0..n {
+        check().map_err(anyhow::Error::msg)?;
+    }
+    let us = started.elapsed().as_secs_f64() * 1e6 / n as f64;
+    t.row(
+        "passkey approval: server CPU per assertion check (state with the request's challenge, webauthn-rs's ES256 check), in process",
+        format!("{us:.0} µs ({n} checks)"),
+        "≤ 1 ms",
+        us <= TARGET_US,
+    );
+    Ok(())
+}
