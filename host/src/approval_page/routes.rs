@@ -250,47 +250,63 @@ fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
     }
 }
 
-async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, request: Request) -> Response {
+/// A form posted to the page by a signed-in person: who, their session's store key, where from,
+/// and the form's fields.
+struct Posted {
+    session: Session,
+    key: String,
+    peer: String,
+    fields: Vec<(String, String)>,
+}
+
+impl Posted {
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
+    }
+}
+
+/// The checks every form posted to the page passes first: from the page's own origin, by a
+/// signed-in person, no larger than a decision can be, carrying the session's anti-CSRF token.
+/// `what` names the form in the refusals ("a decision", "a passkey").
+async fn posted(page: &ApprovalPage, request: Request, what: &str) -> Result<Posted, Response> {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
     let headers = request.headers().clone();
-    if !same_origin(&page, &headers) {
-        tracing::warn!(%peer, "approval page: refused a cross-site decision");
-        return message(StatusCode::FORBIDDEN, "Refused", "A decision can only be made from the approval page itself.");
+    if !same_origin(page, &headers) {
+        tracing::warn!(%peer, "approval page: refused {what} from another site");
+        return Err(message(StatusCode::FORBIDDEN, "Refused", &format!("The page accepts {what} only from itself.")));
     }
-    let Some((session, _)) = signed_in(&page, &headers).await else {
-        return message(
+    let Some((session, key)) = signed_in(page, &headers).await else {
+        return Err(message(
             StatusCode::UNAUTHORIZED,
             "Sign in first",
-            "You are not signed in, or your session ended; open the approval link and sign in to decide.",
-        );
+            &format!("You are not signed in, or your session ended; sign in on the page to send {what}."),
+        ));
     };
-    let body = match axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await {
-        Ok(b) => b,
-        Err(_) => {
-            return message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "The decision is larger than a decision can be.");
-        }
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await else {
+        return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", &format!("This is larger than {what} can be.")));
     };
-    let mut csrf = None;
-    let mut decision = None;
-    let mut assertion = None;
-    for (k, v) in form_urlencoded::parse(&body) {
-        match k.as_ref() {
-            "csrf" => csrf = Some(v.into_owned()),
-            "decision" => decision = Some(v.into_owned()),
-            "assertion" if !v.is_empty() => assertion = Some(v.into_owned()),
-            _ => {}
-        }
-    }
+    let fields: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let posted = Posted { session, key, peer, fields };
     use subtle::ConstantTimeEq;
-    if !csrf.is_some_and(|c| bool::from(c.as_bytes().ct_eq(session.csrf.as_bytes()))) {
-        tracing::warn!(%peer, "approval page: refused a decision without this session's anti-CSRF token");
-        return message(
+    if !posted.field("csrf").is_some_and(|c| bool::from(c.as_bytes().ct_eq(posted.session.csrf.as_bytes()))) {
+        tracing::warn!(peer = %posted.peer, "approval page: refused {what} without this session's anti-CSRF token");
+        return Err(message(
             StatusCode::FORBIDDEN,
             "Refused",
-            "The decision does not carry this page's anti-forgery token.",
-        );
+            &format!("It does not carry this page's anti-forgery token, so {what} was refused."),
+        ));
     }
-    let approve = match decision.as_deref() {
+    Ok(posted)
+}
+
+async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, request: Request) -> Response {
+    let posted = match posted(&page, request, "a decision").await {
+        Ok(p) => p,
+        Err(refused) => return refused,
+    };
+    let (session, peer) = (&posted.session, &posted.peer);
+    let (decision, assertion) = (posted.field("decision"), posted.field("assertion"));
+    let approve = match decision {
         Some("approve") => true,
         Some("decline") => false,
         _ => return message(StatusCode::BAD_REQUEST, "Refused", "A decision is `approve` or `decline`."),
@@ -300,7 +316,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
-    let evidence = match passkey_answer(&page, &session, &record, approve, assertion.as_deref()).await {
+    let evidence = match passkey_answer(&page, session, &record, approve, assertion).await {
         Ok(e) => e,
         Err(why) => {
             crate::metrics::metrics().page_decision("refused");
@@ -309,7 +325,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         }
     };
     let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-    let (rule, policies) = match page.permission(&session, &record, with) {
+    let (rule, policies) = match page.permission(session, &record, with) {
         Permission::Permitted(why, policies) => (why, policies),
         Permission::Refused(why) => {
             crate::metrics::metrics().page_decision("refused");
@@ -317,7 +333,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(&session, &record, approve, &peer, &rule, &policies, evidence.as_ref()).await {
+    match page.decide(session, &record, approve, peer, &rule, &policies, evidence.as_ref()).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))
@@ -396,37 +412,12 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
 
 /// Adding a passkey: the browser's answer to the options the page gave.
 async fn enroll(State(page): State<Arc<ApprovalPage>>, request: Request) -> Response {
-    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
-    let headers = request.headers().clone();
-    if !same_origin(&page, &headers) {
-        tracing::warn!(%peer, "approval page: refused a cross-site enrollment");
-        return message(StatusCode::FORBIDDEN, "Refused", "A passkey can only be added from the passkeys page itself.");
-    }
-    let Some((session, key)) = signed_in(&page, &headers).await else {
-        return message(
-            StatusCode::UNAUTHORIZED,
-            "Sign in first",
-            "Adding a passkey needs you signed in: open /approve/passkeys and sign in.",
-        );
+    let posted = match posted(&page, request, "a passkey").await {
+        Ok(p) => p,
+        Err(refused) => return refused,
     };
-    let body = match axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "The answer is larger than a passkey's."),
-    };
-    let mut csrf = None;
-    let mut credential = None;
-    for (k, v) in form_urlencoded::parse(&body) {
-        match k.as_ref() {
-            "csrf" => csrf = Some(v.into_owned()),
-            "credential" => credential = Some(v.into_owned()),
-            _ => {}
-        }
-    }
-    use subtle::ConstantTimeEq;
-    if !csrf.is_some_and(|c| bool::from(c.as_bytes().ct_eq(session.csrf.as_bytes()))) {
-        return message(StatusCode::FORBIDDEN, "Refused", "The answer does not carry this page's anti-forgery token.");
-    }
-    if !page.recently_signed_in(&session) {
+    let session = &posted.session;
+    if !page.recently_signed_in(session) {
         return message(
             StatusCode::FORBIDDEN,
             "Sign in again",
@@ -436,14 +427,15 @@ async fn enroll(State(page): State<Arc<ApprovalPage>>, request: Request) -> Resp
             ),
         );
     }
-    let Some(credential) = credential.filter(|c| !c.is_empty()) else {
+    let Some(credential) = posted.field("credential") else {
         return message(
             StatusCode::BAD_REQUEST,
             "No passkey",
             "The form carries no passkey: add one in a browser that runs the page's script.",
         );
     };
-    match page.passkeys.finish_enrollment(&page.origin(), &key, &session.approver, &credential, &peer).await {
+    let (key, peer) = (&posted.key, &posted.peer);
+    match page.passkeys.finish_enrollment(&page.origin(), key, &session.approver, credential, peer).await {
         Ok(_) => see_other("/approve/passkeys"),
         Err(why) => {
             tracing::warn!(approver = %session.approver, "approval page: refused an enrollment: {why}");

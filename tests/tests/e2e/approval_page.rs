@@ -253,18 +253,8 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     let port = free_port();
     let public = format!("http://127.0.0.1:{port}/mcp");
     let store = redis.url(0);
-    let args = [
-        "--toolsets",
-        "metros,mutate",
-        "--proposal-store",
-        store.as_str(),
-        "--oauth-issuer",
-        &provider.issuer,
-        "--public-url",
-        &public,
-        "--approval-client-id",
-        "approval-page",
-    ];
+    let args = replica_args(&store, &provider.issuer, &public);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
     let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
     let token = provider.token(PROPOSER, ALL, &public).await;
@@ -293,6 +283,13 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     drop(a);
     drop(b);
     provider.stop().await;
+}
+
+/// A replica's arguments: the shared `store`, OAuth at `issuer`, the MCP URL `public` (the page at
+/// its origin, unless more arguments say otherwise).
+pub(crate) fn replica_args(store: &str, issuer: &str, public: &str) -> Vec<String> {
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", store, "--oauth-issuer", issuer, "--public-url", public];
+    args.iter().chain(&["--approval-client-id", "approval-page"]).map(|s| s.to_string()).collect()
 }
 
 /// The four-eyes set of the README's approval-page section, exactly as printed there.

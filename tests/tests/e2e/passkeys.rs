@@ -384,20 +384,9 @@ async fn with_a_shared_store_passkeys_live_in_redis_and_every_replica_records_a_
     let public = format!("http://127.0.0.1:{port}/mcp");
     let origin = format!("http://localhost:{port}");
     let store = redis.url(0);
-    let args = [
-        "--toolsets",
-        "metros,mutate",
-        "--proposal-store",
-        store.as_str(),
-        "--oauth-issuer",
-        &provider.issuer,
-        "--public-url",
-        &public,
-        "--approval-client-id",
-        "approval-page",
-        "--approval-url",
-        &origin,
-    ];
+    let mut args = crate::approval_page::replica_args(&store, &provider.issuer, &public);
+    args.extend(["--approval-url".to_string(), origin.clone()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
     let chrome = Chrome::start().await;
     let authenticator = chrome.add_authenticator().await;
