@@ -173,6 +173,23 @@ mod tests {
     }
 
     #[test]
+    fn an_assertion_made_for_another_origin_or_relying_party_fails() {
+        let (record, export) = fixture();
+        let origin = export.enrollments[0].origin.clone();
+        let port: u16 = origin.rsplit(':').next().unwrap().parse().unwrap();
+        let mut elsewhere = serde_json::to_value(&export).unwrap();
+        elsewhere["enrollments"][0]["origin"] = json_text(&format!("http://localhost:{}", port + 1));
+        let elsewhere: Export = serde_json::from_value(elsewhere).unwrap();
+        let why = check_log([&record], &elsewhere).unwrap_err();
+        assert!(why.contains("another site"), "{why}");
+
+        let mut other_rp = serde_json::to_value(&export).unwrap();
+        other_rp["enrollments"][0]["rp_id"] = json_text("example.com");
+        let other_rp: Export = serde_json::from_value(other_rp).unwrap();
+        assert!(check_log([&record], &other_rp).unwrap_err().contains("RP ID"));
+    }
+
+    #[test]
     fn the_same_assertion_twice_in_a_log_fails_on_its_counter() {
         let (record, export) = fixture();
         let mut again = record.clone();

@@ -537,7 +537,9 @@ mod tests {
                @id("passkey") forbid (principal, action, resource) when {
                  context.phase == "approval" && context has approver &&
                  !(context has approved_with && context.approved_with == "passkey" &&
-                   context has user_verified && context.user_verified) };"#,
+                   context has user_verified && context.user_verified) };
+               @id("four-eyes") forbid (principal, action, resource) when {
+                 context.phase == "approval" && context has approver && context.approver == context.proposer };"#,
         );
         let facts = Facts { request_sha256: "h".into(), bandwidth_mbps: Some(10_000), ..Facts::default() };
         let approving = |with: &'static str, uv: bool| Approving {
@@ -547,20 +549,26 @@ mod tests {
             approved_with: Some(with),
             user_verified: Some(uv),
         };
-        let cases = [("passkey", true, true), ("sign_in", false, false), ("passkey", false, false)];
-        for (with, uv, allowed) in cases {
+        let cases = [
+            ("i#bob", "passkey", true, true),
+            ("i#bob", "sign_in", false, false),
+            ("i#bob", "passkey", false, false),
+            // the proposer's own passkey does not make them a second person
+            ("i#alice", "passkey", true, false),
+        ];
+        for (proposer, with, uv, allowed) in cases {
             let approving = approving(with, uv);
             let asking = Asking {
                 action: "connection_create",
-                principal: "i#bob",
+                principal: proposer,
                 phase: "approval",
                 transport: "http",
                 tool: "t",
                 approving: Some(&approving),
             };
             let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
-            assert_eq!(checked.allowed, allowed, "{with} uv={uv}");
-            assert_eq!(*p.decide(&asking, &facts), checked, "{with} uv={uv}: the memo agrees");
+            assert_eq!(checked.allowed, allowed, "{proposer} {with} uv={uv}");
+            assert_eq!(*p.decide(&asking, &facts), checked, "{proposer} {with} uv={uv}: the memo agrees");
         }
     }
 
