@@ -294,7 +294,13 @@ fn passkey_assertion_check(bencher: divan::Bencher) {
     let text = |f: &str| record[f].as_str().unwrap().to_string();
     let (page, token, sha, validation, proposer) =
         (text("page"), text("token"), text("request_sha256"), text("validation"), text("proposer"));
-    let id = ApprovalIdentity { page: &page, token: &token, request_sha256: &sha, validation: &validation, proposer: &proposer };
+    let id = ApprovalIdentity {
+        page: &page,
+        token: &token,
+        request_sha256: &sha,
+        validation: &validation,
+        proposer: &proposer,
+    };
     let ceremony = Ceremony::new(&export.enrollments[0].origin).unwrap();
     let key = ceremony::without_counter(&export.enrollments[0].passkey).unwrap();
     bencher.bench_local(|| {

@@ -12,11 +12,11 @@ mod echo;
 mod figures;
 mod load;
 mod native;
+mod passkey;
 mod server;
 mod soak;
 mod table;
 mod team_policy;
-mod passkey;
 mod token_validation;
 
 use std::path::PathBuf;

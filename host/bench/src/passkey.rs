@@ -22,7 +22,13 @@ pub fn rows(t: &mut Table, quick: bool) -> anyhow::Result<()> {
     let text = |f: &str| record[f].as_str().unwrap_or_default().to_string();
     let (page, token, sha, validation, proposer) =
         (text("page"), text("token"), text("request_sha256"), text("validation"), text("proposer"));
-    let id = ApprovalIdentity { page: &page, token: &token, request_sha256: &sha, validation: &validation, proposer: &proposer };
+    let id = ApprovalIdentity {
+        page: &page,
+        token: &token,
+        request_sha256: &sha,
+        validation: &validation,
+        proposer: &proposer,
+    };
     let ceremony = Ceremony::new(&enrolled.origin).map_err(anyhow::Error::msg)?;
     let key = ceremony::without_counter(&enrolled.passkey).map_err(anyhow::Error::msg)?;
     let check = || -> Result<(), String> {

@@ -63,7 +63,9 @@ fn bench_quick_prints_every_row() {
         rows.iter().any(|r| r.starts_with("| approval page: server CPU per signed-in render") && r.contains(" µs / "))
     );
     assert!(rows.iter().any(|r| r.contains("also serves the approval page") && r.contains("x (")), "{text}");
-    assert!(rows.iter().any(|r| r.starts_with("| passkey approval: server CPU per assertion check") && r.contains(" µs (")));
+    assert!(
+        rows.iter().any(|r| r.starts_with("| passkey approval: server CPU per assertion check") && r.contains(" µs ("))
+    );
     let oauth = rows.iter().filter(|r| r.starts_with("| OAuth access token") && r.contains(" µs |")).count();
     assert_eq!(oauth, 6, "a first and a later request for each of RS256, ES256, EdDSA:\n{text}");
     assert!(

@@ -216,9 +216,10 @@ pub fn passkeys(session: &Session, mine: &[Enrollment], adding: &Adding) -> Stri
             "<p id=\"sign-in-again\">Adding a passkey needs a sign-in within the last {max_age} s. <a id=\"sign-in\" \
              href=\"/approve/passkeys/sign-in\">Sign in again</a></p>"
         )),
-        Adding::Unavailable(why) => {
-            body.push_str(&format!("<p id=\"unavailable\" class=\"refused\">Passkeys cannot be added here: {}</p>", escape(why)))
-        }
+        Adding::Unavailable(why) => body.push_str(&format!(
+            "<p id=\"unavailable\" class=\"refused\">Passkeys cannot be added here: {}</p>",
+            escape(why)
+        )),
     }
     document("Your passkeys", &body)
 }

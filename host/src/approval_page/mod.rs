@@ -29,8 +29,8 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::audit::AuditLog;
-use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
 use crate::clock::Clock;
+use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
 use crate::policy::{Approving, Asking, PolicyGate};
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
@@ -60,6 +60,8 @@ pub struct PageSettings {
     /// Where browsers reach this server (scheme, host, port); default: `--public-url`'s origin,
     /// or the address the server listens on.
     pub base_url: Option<String>,
+    /// `--passkeys-file`: where passkeys are kept without a shared store.
+    pub passkeys_file: Option<std::path::PathBuf>,
 }
 
 /// A signed-in person's session, kept in the store under the SHA-256 of the cookie's value.
@@ -152,7 +154,6 @@ impl ApprovalPage {
         policy: Arc<PolicyGate>,
         transport: &'static str,
         codec: RequestStateCodec,
-        passkeys: PasskeyStore,
     ) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
@@ -169,7 +170,9 @@ impl ApprovalPage {
             leeway_secs: settings.leeway_secs,
         };
         let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;
-        let passkeys = Passkeys::new(passkeys, store.clone(), clock.clone(), audit.clone());
+        let log = audit.as_ref().map(|a| a.path());
+        let kept = PasskeyStore::choose(&store, settings.passkeys_file.as_deref(), log)?;
+        let passkeys = Passkeys::new(kept, store.clone(), clock.clone(), audit.clone());
         let page = Arc::new(ApprovalPage {
             passkeys,
             rp,
@@ -222,7 +225,6 @@ impl ApprovalPage {
         self.base().join("/approve/callback").expect("a path joins").to_string()
     }
 
-    /// Whether cookies must be `Secure` (everywhere but plain-HTTP loopback).
     /// Whether the person's sign-in is recent enough to enroll a passkey (`--approval-max-age-secs`).
     pub fn recently_signed_in(&self, session: &Session) -> bool {
         let now_s = self.clock.now_ms() / 1000;
@@ -233,6 +235,7 @@ impl ApprovalPage {
         self.settings.max_age_secs
     }
 
+    /// Whether cookies must be `Secure` (everywhere but plain-HTTP loopback).
     pub fn secure_cookies(&self) -> bool {
         self.base().scheme() == "https"
     }
@@ -358,8 +361,7 @@ impl ApprovalPage {
         record: &PageRecord,
         approve: bool,
         peer: &str,
-        rule: &str,
-        policies: &[String],
+        (rule, policies): (&str, &[String]),
         passkey: Option<&Evidence>,
     ) -> Result<bool, String> {
         let now = self.clock.now_ms();

@@ -333,7 +333,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(session, &record, approve, peer, &rule, &policies, evidence.as_ref()).await {
+    match page.decide(session, &record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))

@@ -10,7 +10,6 @@ use anyhow::{Context, bail};
 use rmcp::model::RequestStateCodec;
 
 use crate::approval_page::{ApprovalPage, PageSettings};
-use crate::passkeys::PasskeyStore;
 use crate::audit::AuditLog;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
 use crate::cli::{ComponentArgs, ServeArgs, Transport};
@@ -181,8 +180,6 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let approval_page = match approval_settings(args)? {
         Some(settings) => {
             let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
-            let log = grants.audit.as_ref().map(|a| a.path().to_path_buf());
-            let passkeys = PasskeyStore::choose(&store, args.passkeys_file.as_deref(), log.as_deref())?;
             let page = ApprovalPage::start(
                 settings,
                 store,
@@ -191,7 +188,6 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
                 policy,
                 grants.transport,
                 request_state.clone(),
-                passkeys,
             )
             .await
             .context("the approval page")?;
@@ -405,6 +401,7 @@ fn approval_settings(args: &ServeArgs) -> anyhow::Result<Option<PageSettings>> {
         principal_claim: args.oauth_principal_claim.clone(),
         leeway_secs: args.oauth_clock_leeway_secs,
         base_url,
+        passkeys_file: args.passkeys_file.clone(),
     }))
 }
 

@@ -17,9 +17,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
 use webauthn_rs::prelude::{
-    AuthenticationResult, CreationChallengeResponse, CredentialID, Passkey, PasskeyAuthentication,
-    PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse, Uuid,
-    WebauthnError,
+    AuthenticationResult, CreationChallengeResponse, CredentialID, Passkey, PasskeyAuthentication, PasskeyRegistration,
+    PublicKeyCredential, RegisterPublicKeyCredential, RequestChallengeResponse, Uuid, WebauthnError,
 };
 use webauthn_rs::{Webauthn, WebauthnBuilder};
 
@@ -88,7 +87,7 @@ impl Ceremony {
             self.webauthn.start_passkey_authentication(passkeys).map_err(|e| format!("starting the approval: {e}"))?;
         let ours = challenge(id);
         let state = with_challenge(&state, &ours)?;
-        options.public_key.challenge = ours.to_vec().into();
+        options.public_key.challenge = ours.to_vec();
         Ok((options, state))
     }
 

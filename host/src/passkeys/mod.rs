@@ -142,10 +142,7 @@ impl Passkeys {
     ) -> Result<String, String> {
         let ceremony = self.ceremony(origin)?;
         let mine = self.all().await?.into_iter().filter(|e| e.principal == principal);
-        let exclude = mine
-            .filter_map(|e| URL_SAFE_NO_PAD.decode(&e.credential_id).ok())
-            .map(Into::into)
-            .collect();
+        let exclude = mine.filter_map(|e| URL_SAFE_NO_PAD.decode(&e.credential_id).ok()).collect();
         let (options, state) = ceremony.begin_enrollment(principal, shown_name, exclude)?;
         let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
         let now = self.clock.now_ms();

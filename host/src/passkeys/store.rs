@@ -82,7 +82,11 @@ pub fn default_file(audit_log: Option<&Path>) -> Option<PathBuf> {
 
 impl PasskeyStore {
     /// The shared store when `proposals` is Redis, else `file` (or the one beside `audit_log`).
-    pub fn choose(proposals: &Arc<ProposalStore>, file: Option<&Path>, audit_log: Option<&Path>) -> anyhow::Result<Self> {
+    pub fn choose(
+        proposals: &Arc<ProposalStore>,
+        file: Option<&Path>,
+        audit_log: Option<&Path>,
+    ) -> anyhow::Result<Self> {
         if proposals.redis().is_some() {
             if let Some(file) = file {
                 anyhow::bail!(

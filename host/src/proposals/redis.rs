@@ -315,7 +315,12 @@ impl RedisStore {
     /// `field` of the hash `name`.
     pub async fn hash_get(&self, name: &str, field: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
         let mut c = self.connection.clone();
-        ::redis::cmd("HGET").arg(format!("{PREFIX}{name}")).arg(field).query_async(&mut c).await.map_err(|e| self.unavailable(e))
+        ::redis::cmd("HGET")
+            .arg(format!("{PREFIX}{name}"))
+            .arg(field)
+            .query_async(&mut c)
+            .await
+            .map_err(|e| self.unavailable(e))
     }
 
     /// Sets `field` of hash `name` to `value` unless it has one. `false`: it had.

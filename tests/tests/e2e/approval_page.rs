@@ -288,7 +288,8 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
 /// A replica's arguments: the shared `store`, OAuth at `issuer`, the MCP URL `public` (the page at
 /// its origin, unless more arguments say otherwise).
 pub(crate) fn replica_args(store: &str, issuer: &str, public: &str) -> Vec<String> {
-    let args = ["--toolsets", "metros,mutate", "--proposal-store", store, "--oauth-issuer", issuer, "--public-url", public];
+    let args =
+        ["--toolsets", "metros,mutate", "--proposal-store", store, "--oauth-issuer", issuer, "--public-url", public];
     args.iter().chain(&["--approval-client-id", "approval-page"]).map(|s| s.to_string()).collect()
 }
 

@@ -171,7 +171,11 @@ async fn in_a_real_browser_a_passkey_signs_the_exact_request_and_every_other_ans
     assert!(chrome.text("#approve").await.contains("passkey"), "approving takes the passkey");
     let session_csrf = csrf(&chrome).await;
     let approve = |assertion: String| {
-        vec![("csrf".to_string(), session_csrf.clone()), ("decision".into(), "approve".into()), ("assertion".into(), assertion)]
+        vec![
+            ("csrf".to_string(), session_csrf.clone()),
+            ("decision".into(), "approve".into()),
+            ("assertion".into(), assertion),
+        ]
     };
     let post = async |link: &str, fields: Vec<(String, String)>| {
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -192,7 +196,8 @@ async fn in_a_real_browser_a_passkey_signs_the_exact_request_and_every_other_ans
     assert!(refused.contains("signed another request"), "{refused}");
     // approving by sign-in alone, with a passkey enrolled: refused
     chrome.goto(&link_a).await;
-    let refused = post(&link_a, vec![("csrf".into(), session_csrf.clone()), ("decision".into(), "approve".into())]).await;
+    let refused =
+        post(&link_a, vec![("csrf".into(), session_csrf.clone()), ("decision".into(), "approve".into())]).await;
     assert!(refused.contains("approving takes it"), "{refused}");
     assert_eq!(creates(&server.sim, "connections").await, 0);
 
@@ -380,7 +385,8 @@ async fn with_a_shared_store_passkeys_live_in_redis_and_every_replica_records_a_
     enroll(&chrome, &origin, PROPOSER).await;
     let (ok, listed, err) = run_to_exit(&["passkeys", "list", "--json", "--proposal-store", &store], &[]).await;
     assert!(ok, "{err}");
-    let credential_id = serde_json::from_str::<Value>(listed.trim()).unwrap()["credential_id"].as_str().unwrap().to_string();
+    let credential_id =
+        serde_json::from_str::<Value>(listed.trim()).unwrap()["credential_id"].as_str().unwrap().to_string();
     let beside = a.audit_log.with_extension("passkeys.json");
     assert!(!beside.exists() && !a.audit_log.with_file_name("passkeys.json").exists(), "kept in Redis, not a file");
 
@@ -395,9 +401,11 @@ async fn with_a_shared_store_passkeys_live_in_redis_and_every_replica_records_a_
     assert_eq!(confirm(&agent, &first).await["executed"], true);
     assert_eq!(connection_creates(&sim), 1);
 
-    let (ok, out, err) =
-        run_to_exit(&["passkeys", "revoke", &credential_id, "--reason", "left the team", "--proposal-store", &store], &[])
-            .await;
+    let (ok, out, err) = run_to_exit(
+        &["passkeys", "revoke", &credential_id, "--reason", "left the team", "--proposal-store", &store],
+        &[],
+    )
+    .await;
     assert!(ok, "{out}{err}");
     // a replica started after the revocation records it in its own log as it starts
     let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
