@@ -15,6 +15,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential};
 
 use crate::audit::AuditLog;
@@ -170,8 +171,7 @@ impl Passkeys {
             return Err("no enrollment was begun in this session, or it took over 5 minutes; reload the page".into());
         };
         // an enrollment's state is used once, on every replica
-        let used = format!("passkey-enroll-used:{}", hex::encode(sha2::Sha256::digest(&bytes)));
-        use sha2::Digest;
+        let used = format!("passkey-enroll-used:{}", hex::encode(Sha256::digest(&bytes)));
         if !self.notes.claim_answer(&used, now).await.map_err(|e| e.to_string())? {
             return Err("this enrollment was answered already; reload the page to add another passkey".into());
         }
