@@ -40,9 +40,17 @@ impl StoreUnavailable {
     pub fn full(reason: String) -> Self {
         StoreUnavailable { backend: "memory".into(), reason }
     }
+
+    /// Whether the store answered but takes no write (a node demoted to a replica).
+    pub fn read_only(&self) -> bool {
+        self.reason.contains(READ_ONLY)
+    }
 }
 
 const PREFIX: &str = "equinix-mcp:";
+
+/// How a refusal to write says the node is a replica now (see [`StoreUnavailable::read_only`]).
+const READ_ONLY: &str = "a read-only replica now";
 
 /// A hash field replaced only if it still holds the value read.
 const SWAP: &str = r"
@@ -176,17 +184,36 @@ impl RedisStore {
         format!("{} (shared)", self.shown)
     }
 
+    /// Whether the store answers and takes writes: a node a failover demoted to a replica answers
+    /// PING but refuses every write, so its `ROLE` is asked too.
     pub async fn ping(&self) -> Result<(), StoreUnavailable> {
         let mut c = self.connection.clone();
-        match tokio::time::timeout(RESPONSE_TIMEOUT, c.ping::<String>()).await {
-            Ok(Ok(_)) => Ok(()),
+        let role = ::redis::cmd("ROLE");
+        match tokio::time::timeout(RESPONSE_TIMEOUT, role.query_async::<::redis::Value>(&mut c)).await {
+            Ok(Ok(::redis::Value::Array(parts))) => match parts.first() {
+                Some(::redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(()),
+                Some(::redis::Value::BulkString(role)) => Err(self.unavailable(format!(
+                    "it is {READ_ONLY} (ROLE {}; a failover demoted it?), so it takes no write; point the servers at \
+                     the primary",
+                    String::from_utf8_lossy(role)
+                ))),
+                _ => Err(self.unavailable("ROLE answered with no role")),
+            },
+            Ok(Ok(_)) => Err(self.unavailable("ROLE answered with no role")),
             Ok(Err(e)) => Err(self.unavailable(e)),
-            Err(_) => Err(self.unavailable("no answer to PING")),
+            Err(_) => Err(self.unavailable("no answer to ROLE")),
         }
     }
 
     fn unavailable(&self, e: impl std::fmt::Display) -> StoreUnavailable {
-        StoreUnavailable { backend: self.shown.clone(), reason: redact(&e.to_string()) }
+        let text = e.to_string();
+        // Redis's own words for a write to a replica say nothing of what to do
+        let reason = if text.contains("READONLY") || text.contains("read only replica") {
+            format!("{text} (the node is {READ_ONLY}: a failover demoted it?; point the servers at the primary)")
+        } else {
+            text
+        };
+        StoreUnavailable { backend: self.shown.clone(), reason: redact(&reason) }
     }
 
     pub async fn put(

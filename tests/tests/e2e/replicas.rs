@@ -167,6 +167,32 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     assert_eq!(structured(&r)["error"]["kind"], "unknown_token");
     let audited = p.a.audit_entries().into_iter().chain(p.b.audit_entries()).collect::<Vec<_>>();
     assert!(audited.iter().any(|e| e["error_kind"] == "proposal_store_unavailable"), "{audited:?}");
+
+    // the node demoted to a replica (as a failover leaves an old primary): it answers PING but
+    // takes no write, and readiness says so instead of "ready"
+    let readyz = format!("{}/readyz", p.a.url.trim_end_matches("/mcp"));
+    let ready = |url: String| async move {
+        let r = http().get(url).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()));
+    p.redis.replica_of(Some(free_port()));
+    let (status, why) = ready(readyz.clone()).await;
+    assert_eq!(status, 503, "{why}");
+    assert_eq!(why, "proposal store is a read-only replica\n", "no address to a caller without a token");
+    let spec = connection_spec("on-a-replica", 2304);
+    let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    let err = &structured(&r)["error"];
+    assert_eq!(err["kind"], "proposal_store_unavailable", "{err}");
+    assert!(err["message"].as_str().unwrap().contains("read-only replica"), "{err}");
+    assert!(!is_error(&call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await), "reads keep working");
+    // a primary again: ready, and proposing works, with no restart
+    p.redis.replica_of(None);
+    assert_eq!(ready(readyz).await, (200, "ready\n".to_string()));
+    let spec = connection_spec("primary-again", 2305);
+    let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&p.sim), 1);
 }
 
 #[tokio::test]

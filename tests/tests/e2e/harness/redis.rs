@@ -67,6 +67,17 @@ impl RedisServer {
         said.strip_prefix(':').and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("DBSIZE said {said:?}"))
     }
 
+    /// Makes this server a replica of a primary at `port` (what a failover does to a demoted
+    /// primary: it keeps its data and refuses writes), or with `None` a primary again.
+    pub fn replica_of(&self, port: Option<u16>) {
+        let command = match port {
+            Some(p) => format!("REPLICAOF 127.0.0.1 {p}\r\n"),
+            None => "REPLICAOF NO ONE\r\n".to_string(),
+        };
+        let said = self.ask(command.as_bytes()).unwrap();
+        assert!(said.starts_with("+OK"), "REPLICAOF said {said:?}");
+    }
+
     /// Sends one inline command and reads the one-line answer (without its CRLF).
     fn ask(&self, command: &[u8]) -> std::io::Result<String> {
         let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
