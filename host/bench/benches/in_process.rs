@@ -286,25 +286,6 @@ fn approval_page_decision(bencher: divan::Bencher) {
 /// webauthn-rs's check of an ES256 assertion Chromium's virtual authenticator made.
 #[divan::bench]
 fn passkey_assertion_check(bencher: divan::Bencher) {
-    use equinix_mcp::passkeys::{ApprovalIdentity, Ceremony, Evidence, ceremony, offline::Export};
-    let record: serde_json::Value =
-        serde_json::from_str(include_str!("../../src/passkeys/testdata/decision.jsonl").trim()).unwrap();
-    let export = Export::parse(include_str!("../../src/passkeys/testdata/export.json")).unwrap();
-    let evidence: Evidence = serde_json::from_value(record["passkey"].clone()).unwrap();
-    let text = |f: &str| record[f].as_str().unwrap().to_string();
-    let (page, token, sha, validation, proposer) =
-        (text("page"), text("token"), text("request_sha256"), text("validation"), text("proposer"));
-    let id = ApprovalIdentity {
-        page: &page,
-        token: &token,
-        request_sha256: &sha,
-        validation: &validation,
-        proposer: &proposer,
-    };
-    let ceremony = Ceremony::new(&export.enrollments[0].origin).unwrap();
-    let key = ceremony::without_counter(&export.enrollments[0].passkey).unwrap();
-    bencher.bench_local(|| {
-        let (_, state) = ceremony.request(std::slice::from_ref(&key), &id).unwrap();
-        ceremony.check(&evidence.assertion, &state).unwrap()
-    });
+    let recorded = equinix_mcp_bench::recorded_passkey::Recorded::load().unwrap();
+    bencher.bench_local(|| recorded.check().unwrap());
 }

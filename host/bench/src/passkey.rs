@@ -7,34 +7,14 @@
 use std::time::Instant;
 
 use crate::table::Table;
-use equinix_mcp::passkeys::offline::Export;
-use equinix_mcp::passkeys::{ApprovalIdentity, Ceremony, Evidence, ceremony};
+use equinix_mcp_bench::recorded_passkey::Recorded;
 
 /// The per-check ceiling: well under a person's click, and under a synced audit record.
 const TARGET_US: f64 = 1000.0;
 
 pub fn rows(t: &mut Table, quick: bool) -> anyhow::Result<()> {
-    let record: serde_json::Value =
-        serde_json::from_str(include_str!("../../src/passkeys/testdata/decision.jsonl").trim())?;
-    let export = Export::parse(include_str!("../../src/passkeys/testdata/export.json")).map_err(anyhow::Error::msg)?;
-    let enrolled = &export.enrollments[0];
-    let evidence: Evidence = serde_json::from_value(record["passkey"].clone())?;
-    let text = |f: &str| record[f].as_str().unwrap_or_default().to_string();
-    let (page, token, sha, validation, proposer) =
-        (text("page"), text("token"), text("request_sha256"), text("validation"), text("proposer"));
-    let id = ApprovalIdentity {
-        page: &page,
-        token: &token,
-        request_sha256: &sha,
-        validation: &validation,
-        proposer: &proposer,
-    };
-    let ceremony = Ceremony::new(&enrolled.origin).map_err(anyhow::Error::msg)?;
-    let key = ceremony::without_counter(&enrolled.passkey).map_err(anyhow::Error::msg)?;
-    let check = || -> Result<(), String> {
-        let (_, state) = ceremony.request(std::slice::from_ref(&key), &id)?;
-        ceremony.check(&evidence.assertion, &state).map(|_| ())
-    };
+    let recorded = Recorded::load().map_err(anyhow::Error::msg)?;
+    let check = || recorded.check();
     check().map_err(|e| anyhow::anyhow!("the fixture's assertion does not verify: {e}"))?;
     let n = if quick { 100 } else { 2000 };
     let started = Instant::now();

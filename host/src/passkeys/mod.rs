@@ -24,6 +24,8 @@ use crate::proposals::ProposalStore;
 pub use ceremony::Ceremony;
 pub use challenge::ApprovalIdentity;
 pub use store::{Enrollment, PasskeyStore, Revocation};
+/// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
+pub use webauthn_rs::prelude::Passkey;
 
 /// How long an enrollment begun on the page may take.
 const ENROLL_MS: u64 = 5 * 60 * 1000;
