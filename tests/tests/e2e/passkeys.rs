@@ -108,9 +108,9 @@ async fn post_form(chrome: &Chrome, action: &str, fields: &[(&str, &str)]) -> St
     chrome.run_with(script, json!([action, fields])).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        if chrome.run("return typeof window.__before === 'undefined' && document.readyState === 'complete';").await
-            == true
-        {
+        // the poll may land while the navigation commits: that answer is no answer, not a failure
+        let script = "return typeof window.__before === 'undefined' && document.readyState === 'complete';";
+        if chrome.try_run(script).await == Some(Value::Bool(true)) {
             break;
         }
         assert!(tokio::time::Instant::now() < deadline, "the form was not answered within 20 s");

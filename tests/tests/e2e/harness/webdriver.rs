@@ -118,6 +118,15 @@ impl Chrome {
         self.run_with(script, json!([])).await
     }
 
+    /// Runs `script` in whatever page is there, `None` when the browser could not (a page
+    /// between two documents while a navigation commits): for polls that run across one.
+    pub async fn try_run(&self, script: &str) -> Option<Value> {
+        let body = json!({"script": script, "args": []});
+        let answer = self.http.post(format!("{}/execute/sync", self.session)).json(&body).send().await.ok()?;
+        let answer: Value = answer.json().await.ok()?;
+        if answer["value"].get("error").is_some() { None } else { Some(answer["value"].clone()) }
+    }
+
     /// Runs `script` with `args` (its `arguments`) and returns what it returns.
     pub async fn run_with(&self, script: &str, args: Value) -> Value {
         self.command(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": args}))).await
