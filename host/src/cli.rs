@@ -55,10 +55,9 @@ pub enum Command {
 /// Where the passkeys are: the shared store, or the file a standalone server keeps.
 #[derive(Args, Debug, Clone)]
 pub struct PasskeysAt {
-    /// The servers' shared store (`redis://HOST:PORT/DB`; the password from the URL as for
-    /// `serve`), or `memory` for the file below.
-    #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "SPEC")]
-    pub proposal_store: String,
+    /// The servers' shared store, given as for `serve` (`memory` for the file below).
+    #[command(flatten)]
+    pub store: crate::proposals::StoreArgs,
     /// The passkeys file of a server without a shared store (default: the one beside the audit
     /// log, AUDIT.passkeys.json).
     #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH")]
@@ -325,10 +324,8 @@ pub struct ServeArgs {
     #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
 
-    /// Where pending proposals live: `memory` (this process) or `redis://HOST:PORT/DB` (Redis or
-    /// Valkey, shared by every replica; `rediss://` for TLS).
-    #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "STORE")]
-    pub proposal_store: String,
+    #[command(flatten)]
+    pub store: crate::proposals::StoreArgs,
 
     /// Largest HTTP request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]

@@ -35,6 +35,7 @@ pub struct Metrics {
     http_limits: Family<Labels, Counter>,
     auth_refusals: Family<Labels, Counter>,
     store_errors: Counter,
+    store_unacknowledged: Counter,
     traps: Counter,
     pending: Gauge,
     audit_syncs: Counter,
@@ -71,6 +72,7 @@ impl Metrics {
             http_limits: Family::default(),
             auth_refusals: Family::default(),
             store_errors: Counter::default(),
+            store_unacknowledged: Counter::default(),
             traps: Counter::default(),
             pending: Gauge::default(),
             audit_syncs: Counter::default(),
@@ -121,6 +123,11 @@ impl Metrics {
             m.auth_refusals.clone(),
         );
         registry.register("proposal_store_errors", "Proposal store operations that failed", m.store_errors.clone());
+        registry.register(
+            "proposal_store_unacknowledged_writes",
+            "Store writes fewer replicas acknowledged than --proposal-store-acks requires (they failed closed)",
+            m.store_unacknowledged.clone(),
+        );
         registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
         registry.register(
             "pending_proposals",
@@ -185,6 +192,10 @@ impl Metrics {
 
     pub fn store_error(&self) {
         self.store_errors.inc();
+    }
+
+    pub fn store_unacknowledged(&self) {
+        self.store_unacknowledged.inc();
     }
 
     /// One sync of the audit log that made `records` lines durable.
@@ -283,6 +294,7 @@ mod tests {
             "equinix_mcp_creates_total{outcome=\"executed\"} 1",
             "equinix_mcp_component_traps_total 1",
             "equinix_mcp_proposal_store_errors_total 0",
+            "equinix_mcp_proposal_store_unacknowledged_writes_total 0",
             "equinix_mcp_pending_proposals 3",
             "equinix_mcp_tool_call_duration_seconds_count{tool=\"fabric_list_metros\"} 1",
         ] {

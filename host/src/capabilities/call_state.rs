@@ -58,6 +58,8 @@ pub struct CallState {
     pub transport: &'static str,
     /// The policy's decisions in this call, for the call's audit record.
     pub decisions: PolicyDecisions,
+    /// Whether this call sent a create to Fabric (what a failed call can then say it did not do).
+    pub create_sent: bool,
 }
 
 /// The policy decisions one call made, shared with the MCP layer, which writes them into the
@@ -198,6 +200,7 @@ impl CallState {
             policy: grants.policy.clone(),
             transport: grants.transport,
             decisions: PolicyDecisions::default(),
+            create_sent: false,
         }
     }
 

@@ -256,6 +256,7 @@ impl confirmation::HostApproval for CallState {
             ))));
         }
         let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        self.create_sent = true;
         let send = client.send_create(&approval.path, &approval.body, &cancel);
         let outcome = self.reporting(Some("Fabric create"), &approval.path, send).await;
         let mut entry = self.approval_entry("create_outcome", &approval);

@@ -13,7 +13,7 @@ use crate::passkeys::{PasskeyStore, Revocation};
 use crate::proposals::ProposalStore;
 
 async fn open(at: &PasskeysAt) -> anyhow::Result<PasskeyStore> {
-    let proposals = Arc::new(ProposalStore::open(&at.proposal_store).await?);
+    let proposals = Arc::new(ProposalStore::open(&at.store).await?);
     PasskeyStore::choose(&proposals, at.passkeys_file.as_deref(), at.audit_log.as_deref())
 }
 

@@ -140,7 +140,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let (fabric, sim) = connect_fabric(args, &selection, &clock).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
-    let proposals = Arc::new(ProposalStore::open(&args.proposal_store).await?);
+    let proposals = Arc::new(ProposalStore::open(&args.store).await?);
     let _ = warm.join();
     let mut grants = Grants {
         fabric,

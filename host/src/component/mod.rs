@@ -254,7 +254,12 @@ impl ComponentRuntime {
         let meter = &store.data().meter;
         if let Some(down) = e.downcast_ref::<crate::proposals::StoreUnavailable>() {
             tracing::error!("{down}");
-            return Trapped { kind: "proposal_store_unavailable", message: down.to_string() };
+            // the store fails before any create it guards is sent (settle, after one, never traps)
+            let sent = match store.data().create_sent {
+                false => "no create was sent to Fabric",
+                true => "a create was sent to Fabric before it: see the audit log for its outcome",
+            };
+            return Trapped { kind: "proposal_store_unavailable", message: format!("{down}; {sent}") };
         }
         let why = match e.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => {

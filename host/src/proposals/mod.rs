@@ -11,7 +11,8 @@
 //! principal's pending proposals separately, so one client cannot evict another's.
 //!
 //! Backends: [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
-//! every replica behind a load balancer; each operation is one atomic Lua script).
+//! every replica behind a load balancer, one node or a primary Sentinel names; each operation is
+//! one atomic Lua script, acknowledged by replicas when the operator asks).
 
 pub mod memory;
 mod notes;
@@ -23,7 +24,8 @@ pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
 pub use notes::{MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS};
-pub use redis::{RedisStore, StoreUnavailable};
+pub use redis::spec::StoreArgs;
+pub use redis::{Cause, RedisStore, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be
 /// shown (the form is at most 16 KiB), far less than a component could use to fill the host.
@@ -57,17 +59,29 @@ impl ProposalStore {
         Self::default()
     }
 
-    /// `memory` or `redis://HOST:PORT/DB` (also `rediss://`, `valkey://`). A Redis store is
-    /// checked with a PING before the server starts.
-    pub async fn open(spec: &str) -> anyhow::Result<Self> {
-        let spec = spec.trim();
+    /// `memory`, `redis://HOST:PORT/DB` (also `rediss://`, `valkey://`), or
+    /// `redis+sentinel://HOST:PORT,.../MASTER/DB`, with the passwords from the environment or
+    /// the files `args` names. A shared store is checked with a PING before the server starts.
+    pub async fn open(args: &StoreArgs) -> anyhow::Result<Self> {
+        let spec = args.proposal_store.trim();
         if spec.is_empty() || spec == "memory" {
+            if args.proposal_store_acks.is_some() || args.proposal_store_password_file.is_some() {
+                anyhow::bail!(
+                    "--proposal-store-acks and --proposal-store-password-file are for a shared store, and \
+                     --proposal-store is `memory`"
+                );
+            }
             return Ok(Self::default());
         }
-        if ["redis://", "rediss://", "valkey://", "valkeys://"].iter().any(|s| spec.starts_with(s)) {
-            return Ok(ProposalStore::Redis(RedisStore::connect(spec).await?));
+        if redis::spec::is_shared(spec) {
+            let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;
+            return Ok(ProposalStore::Redis(RedisStore::connect(shared).await?));
         }
-        anyhow::bail!("--proposal-store {:?}: expected `memory` or `redis://HOST:PORT/DB`", redis::redact(spec))
+        anyhow::bail!(
+            "--proposal-store {:?}: expected `memory`, `redis://HOST:PORT/DB` or \
+             `redis+sentinel://HOST:PORT,HOST:PORT/MASTER/DB`",
+            redis::redact(spec)
+        )
     }
 
     /// The shared store, when this is one.
@@ -157,7 +171,7 @@ impl ProposalStore {
         // refused before either backend, and not counted as the store failing
         if value.len() > MAX_NOTE_BYTES {
             let reason = format!("a note of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len());
-            return Err(StoreUnavailable { backend: self.describe(), reason });
+            return Err(StoreUnavailable { backend: self.describe(), reason, cause: Cause::Full });
         }
         match self {
             ProposalStore::Memory(m) => {

@@ -12,6 +12,7 @@ mod component_build;
 mod conformance;
 mod contract;
 mod evidence;
+mod failover;
 mod faults;
 mod foundation;
 mod hostile;

@@ -30,10 +30,10 @@ async fn readyz(State(broker): State<McpServer>) -> Response {
     match tokio::time::timeout(STORE_PING, shared.grants.proposals.ping()).await {
         Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
         // why, in words that name no address (the answer needs no token); the log has the rest
-        Ok(Err(e)) if e.read_only() => {
+        Ok(Err(e)) => {
             tracing::warn!("not ready: {e}");
-            (StatusCode::SERVICE_UNAVAILABLE, "proposal store is a read-only replica\n").into_response()
+            (StatusCode::SERVICE_UNAVAILABLE, format!("{}\n", e.cause.readiness())).into_response()
         }
-        _ => (StatusCode::SERVICE_UNAVAILABLE, "proposal store unreachable\n").into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "proposal store unreachable\n").into_response(),
     }
 }

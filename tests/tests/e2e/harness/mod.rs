@@ -13,6 +13,7 @@ pub mod printed;
 pub mod process;
 pub mod redis;
 pub mod rounds;
+pub mod sentinel;
 pub mod sim;
 pub mod webdriver;
 

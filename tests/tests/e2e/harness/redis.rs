@@ -12,16 +12,32 @@ pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
     dir: PathBuf,
+    /// Arguments beyond port, bind and no persistence (replication, a password).
+    pub args: Vec<String>,
+    /// The `requirepass` its commands here authenticate with.
+    password: Option<String>,
 }
 
 impl RedisServer {
     pub fn start() -> RedisServer {
+        Self::start_with(Vec::new(), None)
+    }
+
+    /// A server started with `args` added, whose commands here send `AUTH password` first.
+    pub fn start_with(args: Vec<String>, password: Option<&str>) -> RedisServer {
         let port = super::free_port();
         let dir = super::fresh_audit_path().with_extension("redis");
         std::fs::create_dir_all(&dir).unwrap();
-        let mut server = RedisServer { child: None, port, dir };
+        let mut server = RedisServer { child: None, port, dir, args, password: password.map(str::to_string) };
         server.resume();
         server
+    }
+
+    /// Stops (SIGSTOP) or continues (SIGCONT) the process: a paused replica acknowledges nothing.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("the server runs").id();
+        let done = Command::new("kill").args([signal, &pid.to_string()]).status().unwrap();
+        assert!(done.success(), "kill {signal} {pid}");
     }
 
     /// `redis://127.0.0.1:PORT/DB`
@@ -44,6 +60,7 @@ impl RedisServer {
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.args)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -80,17 +97,32 @@ impl RedisServer {
 
     /// Sends one inline command and reads the one-line answer (without its CRLF).
     fn ask(&self, command: &[u8]) -> std::io::Result<String> {
+        let mut s = self.session()?;
+        s.write_all(command)?;
+        line(&mut s)
+    }
+
+    /// A connection, authenticated when the server has a password.
+    fn session(&self) -> std::io::Result<TcpStream> {
         let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
         s.set_read_timeout(Some(Duration::from_secs(1)))?;
-        s.write_all(command)?;
-        let mut answer = Vec::new();
-        let mut b = [0u8; 1];
-        while !answer.ends_with(b"\r\n") {
-            s.read_exact(&mut b)?;
-            answer.push(b[0]);
+        if let Some(password) = &self.password {
+            s.write_all(format!("AUTH {password}\r\n").as_bytes())?;
+            let said = line(&mut s)?;
+            assert_eq!(said, "+OK", "AUTH");
         }
-        answer.truncate(answer.len() - 2);
-        Ok(String::from_utf8_lossy(&answer).into_owned())
+        Ok(s)
+    }
+
+    /// `command`'s answer as lines: a simple answer, or each element of an array of bulk strings
+    /// (`ROLE`, `SENTINEL get-master-addr-by-name`); nested arrays are flattened.
+    pub fn query(&self, command: &str) -> std::io::Result<Vec<String>> {
+        query_at(self.session()?, command)
+    }
+
+    /// `role` of `ROLE`: `master` or `slave`.
+    pub fn role(&self) -> Option<String> {
+        self.query("ROLE").ok()?.into_iter().next()
     }
 
     fn log(&self) -> PathBuf {
@@ -100,6 +132,42 @@ impl RedisServer {
     fn answers_ping(&self) -> bool {
         self.ask(b"PING\r\n").is_ok_and(|said| said == "+PONG")
     }
+}
+
+/// One line of an answer, without its CRLF.
+fn line(s: &mut TcpStream) -> std::io::Result<String> {
+    let mut answer = Vec::new();
+    let mut b = [0u8; 1];
+    while !answer.ends_with(b"\r\n") {
+        s.read_exact(&mut b)?;
+        answer.push(b[0]);
+    }
+    answer.truncate(answer.len() - 2);
+    Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
+/// Sends `command` on `s` and reads its answer (see [`RedisServer::query`]).
+pub fn query_at(mut s: TcpStream, command: &str) -> std::io::Result<Vec<String>> {
+    s.write_all(format!("{command}\r\n").as_bytes())?;
+    let mut out = Vec::new();
+    let mut expected = 1i64;
+    while expected > 0 {
+        let head = line(&mut s)?;
+        expected -= 1;
+        match head.split_at(1) {
+            ("*", n) => expected += n.parse::<i64>().unwrap_or(0).max(0),
+            ("$", n) if n.starts_with('-') => out.push(String::new()),
+            ("$", n) => {
+                let mut bulk = vec![0u8; n.parse::<usize>().unwrap_or(0) + 2];
+                s.read_exact(&mut bulk)?;
+                bulk.truncate(bulk.len() - 2);
+                out.push(String::from_utf8_lossy(&bulk).into_owned());
+            }
+            (_, rest) if head.starts_with('-') => out.push(format!("-{rest}")),
+            (_, rest) => out.push(rest.to_string()),
+        }
+    }
+    Ok(out)
 }
 
 impl Drop for RedisServer {

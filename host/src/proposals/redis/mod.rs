@@ -16,10 +16,13 @@
 //! - `equinix-mcp:answer:<id>`: a stateless first round's answer that a retry has used (see
 //!   [`super::ANSWER_MEMORY_MS`]).
 
+mod link;
+pub mod spec;
+
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{AsyncCommands, Script};
+use ::redis::Cmd;
 
 use super::token::mint_token;
 use crate::bindings::proposal_store::Taken;
@@ -33,24 +36,46 @@ use crate::principal::Principal;
 pub struct StoreUnavailable {
     pub backend: String,
     pub reason: String,
+    pub cause: Cause,
+}
+
+/// Why the store could not be used, as readiness reports it (in words that name no address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// No answer, or an error answer.
+    Down,
+    /// The Sentinels name no primary that answers (during a failover, or all of it down).
+    NoPrimary,
+    /// The node answers but takes no write: a failover demoted it.
+    ReadOnly,
+    /// The primary has fewer replicas than each write must reach.
+    FewReplicas,
+    /// A write reached fewer replicas than required in time, so it does not count.
+    Unacknowledged,
+    /// The store refused to keep more (too large, or full).
+    Full,
+}
+
+impl Cause {
+    /// What `/readyz` says (no address, no secret: it answers without a token).
+    pub fn readiness(self) -> &'static str {
+        match self {
+            Cause::Down | Cause::Full => "proposal store unreachable",
+            Cause::NoPrimary => "proposal store has no primary (a failover under way?)",
+            Cause::ReadOnly => "proposal store is a read-only replica",
+            Cause::FewReplicas | Cause::Unacknowledged => "proposal store has too few replicas to acknowledge writes",
+        }
+    }
 }
 
 impl StoreUnavailable {
     /// The memory store refusing a note it has no room for.
     pub fn full(reason: String) -> Self {
-        StoreUnavailable { backend: "memory".into(), reason }
-    }
-
-    /// Whether the store answered but takes no write (a node demoted to a replica).
-    pub fn read_only(&self) -> bool {
-        self.reason.contains(READ_ONLY)
+        StoreUnavailable { backend: "memory".into(), reason, cause: Cause::Full }
     }
 }
 
 const PREFIX: &str = "equinix-mcp:";
-
-/// How a refusal to write says the node is a replica now (see [`StoreUnavailable::read_only`]).
-const READ_ONLY: &str = "a read-only replica now";
 
 /// A hash field replaced only if it still holds the value read.
 const SWAP: &str = r"
@@ -67,9 +92,6 @@ pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
 /// limits this bounds what one principal keeps in Redis: 20 pending records and 64 finished ones,
 /// each at most [`super::MAX_RECORD_BYTES`].
 pub const FINISHED_PER_PRINCIPAL: u32 = 64;
-/// A store that does not answer within this is treated as down (propose and confirm fail closed).
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Records that token `t` stopped being pending (KEYS[fin] the principal's finished tokens,
 /// KEYS[seq] the counter) and forgets the oldest finished ones beyond ARGV `keep`, so what a
@@ -141,79 +163,52 @@ return 0
 "#;
 
 pub struct RedisStore {
-    connection: ConnectionManager,
-    shown: String,
-    put: Script,
-    take: Script,
-    settle: Script,
-    swap: Script,
+    link: link::Link,
+}
+
+/// `EVAL script` on `keys` (the arguments follow). The script's text goes with every call, so a
+/// primary a failover just promoted, whose script cache is empty, runs it too.
+fn eval(script: &str, keys: &[&str]) -> Cmd {
+    let mut cmd = ::redis::cmd("EVAL");
+    cmd.arg(script).arg(keys.len());
+    for key in keys {
+        cmd.arg(*key);
+    }
+    cmd
 }
 
 impl RedisStore {
-    /// Connects (lazily reconnecting later) and checks the server answers a PING.
-    pub async fn connect(url: &str) -> anyhow::Result<Self> {
-        let shown = redact(url);
-        let url = url.replacen("valkey://", "redis://", 1).replacen("valkeys://", "rediss://", 1);
-        let client = ::redis::Client::open(url.as_str())
-            .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {}", redact(&e.to_string())))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?;
-        let store = RedisStore {
-            connection,
-            shown: shown.clone(),
-            put: Script::new(&format!("{FINISHED}{PUT}")),
-            take: Script::new(&format!("{FINISHED}{TAKE}")),
-            settle: Script::new(SETTLE),
-            swap: Script::new(SWAP),
-        };
-        let mut c = store.connection.clone();
-        let pong: Result<String, _> = tokio::time::timeout(RESPONSE_TIMEOUT + CONNECT_TIMEOUT, c.ping())
-            .await
-            .map_err(|_| "no answer to PING".to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()));
-        pong.map_err(|e| anyhow::anyhow!("cannot reach the proposal store {shown}: {e}"))?;
+    /// Connects (lazily reconnecting later, and following the Sentinels' primary when it names
+    /// them) and checks the primary answers.
+    pub async fn connect(shared: spec::Shared) -> anyhow::Result<Self> {
+        let store = RedisStore { link: link::Link::open(shared).await? };
+        let answered =
+            tokio::time::timeout(link::RESPONSE_TIMEOUT * 2, store.link.read::<String>(&::redis::cmd("PING")))
+                .await
+                .map_err(|_| "no answer to PING".to_string())
+                .and_then(|r| r.map_err(|e| e.reason));
+        answered.map_err(|e| anyhow::anyhow!("cannot reach the proposal store {}: {e}", store.link.shown))?;
         Ok(store)
     }
 
     pub fn describe(&self) -> String {
-        format!("{} (shared)", self.shown)
-    }
-
-    /// Whether the store answers and takes writes: a node a failover demoted to a replica answers
-    /// PING but refuses every write, so its `ROLE` is asked too.
-    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let role = ::redis::cmd("ROLE");
-        match tokio::time::timeout(RESPONSE_TIMEOUT, role.query_async::<::redis::Value>(&mut c)).await {
-            Ok(Ok(::redis::Value::Array(parts))) => match parts.first() {
-                Some(::redis::Value::BulkString(role)) if role.as_slice() == b"master" => Ok(()),
-                Some(::redis::Value::BulkString(role)) => Err(self.unavailable(format!(
-                    "it is {READ_ONLY} (ROLE {}; a failover demoted it?), so it takes no write; point the servers at \
-                     the primary",
-                    String::from_utf8_lossy(role)
-                ))),
-                _ => Err(self.unavailable("ROLE answered with no role")),
-            },
-            Ok(Ok(_)) => Err(self.unavailable("ROLE answered with no role")),
-            Ok(Err(e)) => Err(self.unavailable(e)),
-            Err(_) => Err(self.unavailable("no answer to ROLE")),
+        let acks = self.link.acks();
+        let kind = if self.link.follows_sentinels() { "shared, primary named by Sentinel" } else { "shared" };
+        match acks.replicas {
+            0 => format!("{} ({kind})", self.link.shown),
+            n => format!(
+                "{} ({kind}; each write acknowledged by {n} replicas within {} ms)",
+                self.link.shown,
+                acks.timeout.as_millis()
+            ),
         }
     }
 
-    fn unavailable(&self, e: impl std::fmt::Display) -> StoreUnavailable {
-        let text = e.to_string();
-        // Redis's own words for a write to a replica say nothing of what to do
-        let reason = if text.contains("READONLY") || text.contains("read only replica") {
-            format!("{text} (the node is {READ_ONLY}: a failover demoted it?; point the servers at the primary)")
-        } else {
-            text
-        };
-        StoreUnavailable { backend: self.shown.clone(), reason: redact(&reason) }
+    /// Whether the store answers and takes writes: a node a failover demoted to a replica answers
+    /// PING but refuses every write, and a primary with fewer replicas than each write needs would
+    /// refuse them all, so its `ROLE` is asked.
+    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
+        self.link.role().await
     }
 
     pub async fn put(
@@ -225,14 +220,9 @@ impl RedisStore {
         now_ms: u64,
     ) -> Result<(String, Vec<String>), StoreUnavailable> {
         let token = mint_token();
-        let mut c = self.connection.clone();
-        let evicted: Vec<String> = self
-            .put
-            .key(pending_key(who))
-            .key(format!("{PREFIX}seq"))
-            .key(token_key(&token))
-            .key(finished_key(who))
-            .arg(&token)
+        let keys = [&pending_key(who), &format!("{PREFIX}seq"), &token_key(&token), &finished_key(who)];
+        let mut cmd = eval(&PUT_SCRIPT, &keys.map(String::as_str));
+        cmd.arg(&token)
             .arg(who.as_str())
             .arg(record)
             .arg(expires_at_ms)
@@ -240,22 +230,16 @@ impl RedisStore {
             .arg(capacity.max(1))
             .arg(TOMBSTONE.as_millis() as u64)
             .arg(format!("{PREFIX}token:"))
-            .arg(FINISHED_PER_PRINCIPAL)
-            .invoke_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+            .arg(FINISHED_PER_PRINCIPAL);
+        let evicted: Vec<String> = self.link.write(&cmd).await?;
         Ok((token, evicted))
     }
 
     pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let mut c = self.connection.clone();
+        let mut cmd = ::redis::cmd("HMGET");
+        cmd.arg(token_key(token)).arg(&["owner", "state", "record", "outcome"]);
         let (owner, state, record, outcome): (Option<String>, Option<String>, Option<Bytes>, Option<Bytes>) =
-            ::redis::cmd("HMGET")
-                .arg(token_key(token))
-                .arg(&["owner", "state", "record", "outcome"])
-                .query_async(&mut c)
-                .await
-                .map_err(|e| self.unavailable(e))?;
+            self.link.read(&cmd).await?;
         if owner.as_deref() != Some(who.as_str()) {
             return Ok(Taken::Unknown);
         }
@@ -267,43 +251,31 @@ impl RedisStore {
         })
     }
 
+    /// Single use: the take counts (and the record is handed over) only once the replicas the
+    /// operator requires hold it, so no failover can make the token pending again after a create.
     pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let reply: Vec<Vec<u8>> = self
-            .take
-            .key(token_key(token))
-            .key(pending_key(who))
-            .key(finished_key(who))
-            .key(format!("{PREFIX}seq"))
-            .arg(who.as_str())
+        let keys = [&token_key(token), &pending_key(who), &finished_key(who), &format!("{PREFIX}seq")];
+        let mut cmd = eval(&TAKE_SCRIPT, &keys.map(String::as_str));
+        cmd.arg(who.as_str())
             .arg(token)
             .arg(TOMBSTONE.as_millis() as u64)
             .arg(format!("{PREFIX}token:"))
-            .arg(FINISHED_PER_PRINCIPAL)
-            .invoke_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+            .arg(FINISHED_PER_PRINCIPAL);
+        let reply: Vec<Vec<u8>> = self.link.write(&cmd).await?;
         let mut parts = reply.into_iter();
         Ok(match (parts.next().as_deref(), parts.next()) {
             (Some(b"found"), Some(record)) => Taken::Found(record),
             (Some(b"used"), outcome) => Taken::Used(outcome),
             (Some(b"evicted"), _) => Taken::Evicted,
             (Some(b"unknown"), _) => Taken::Unknown,
-            _ => return Err(self.unavailable("the take script answered something unexpected")),
+            _ => return Err(self.link.error(Cause::Down, "the take script answered something unexpected")),
         })
     }
 
     pub async fn claim_answer(&self, answer: &str) -> Result<bool, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let set: Option<String> = ::redis::cmd("SET")
-            .arg(format!("{PREFIX}answer:{answer}"))
-            .arg(1)
-            .arg("NX")
-            .arg("PX")
-            .arg(super::ANSWER_MEMORY_MS)
-            .query_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let mut cmd = ::redis::cmd("SET");
+        cmd.arg(format!("{PREFIX}answer:{answer}")).arg(1).arg("NX").arg("PX").arg(super::ANSWER_MEMORY_MS);
+        let set: Option<String> = self.link.write(&cmd).await?;
         Ok(set.is_some())
     }
 
@@ -314,77 +286,54 @@ impl RedisStore {
         ttl_ms: u64,
         only_if_absent: bool,
     ) -> Result<bool, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let mut set = ::redis::cmd("SET");
-        set.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));
+        let mut cmd = ::redis::cmd("SET");
+        cmd.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));
         if only_if_absent {
-            set.arg("NX");
+            cmd.arg("NX");
         }
-        let done: Option<String> = set.query_async(&mut c).await.map_err(|e| self.unavailable(e))?;
+        let done: Option<String> = self.link.write(&cmd).await?;
         Ok(done.is_some())
     }
 
     pub async fn note_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        ::redis::cmd("GET")
-            .arg(format!("{PREFIX}note:{key}"))
-            .query_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))
+        self.link.read(::redis::cmd("GET").arg(format!("{PREFIX}note:{key}"))).await
     }
 
     /// Every value of the hash `name` (a few hundred small records at most: see `passkeys::store`).
     pub async fn hash_values(&self, name: &str) -> Result<Vec<Vec<u8>>, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        ::redis::cmd("HVALS").arg(format!("{PREFIX}{name}")).query_async(&mut c).await.map_err(|e| self.unavailable(e))
+        self.link.read(::redis::cmd("HVALS").arg(format!("{PREFIX}{name}"))).await
     }
 
     /// `field` of the hash `name`.
     pub async fn hash_get(&self, name: &str, field: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        ::redis::cmd("HGET")
-            .arg(format!("{PREFIX}{name}"))
-            .arg(field)
-            .query_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))
+        self.link.read(::redis::cmd("HGET").arg(format!("{PREFIX}{name}")).arg(field)).await
     }
 
     /// Sets `field` of hash `name` to `value` unless it has one. `false`: it had.
     pub async fn hash_put_new(&self, name: &str, field: &str, value: &[u8]) -> Result<bool, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        c.hset_nx(format!("{PREFIX}{name}"), field, value).await.map_err(|e| self.unavailable(e))
+        self.link.write(::redis::cmd("HSETNX").arg(format!("{PREFIX}{name}")).arg(field).arg(value)).await
     }
 
     /// Replaces `field` of hash `name` with `new` only if it still holds `old` (one Lua script, so
     /// two replicas changing one record never both win). `false`: it changed meanwhile.
     pub async fn hash_swap(&self, name: &str, field: &str, old: &[u8], new: &[u8]) -> Result<bool, StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let swapped: i64 = self
-            .swap
-            .key(format!("{PREFIX}{name}"))
-            .arg(field)
-            .arg(old)
-            .arg(new)
-            .invoke_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let mut cmd = eval(SWAP, &[&format!("{PREFIX}{name}")]);
+        cmd.arg(field).arg(old).arg(new);
+        let swapped: i64 = self.link.write(&cmd).await?;
         Ok(swapped == 1)
     }
 
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
-        let mut c = self.connection.clone();
-        let _: i64 = self
-            .settle
-            .key(token_key(token))
-            .arg(who.as_str())
-            .arg(outcome)
-            .invoke_async(&mut c)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let mut cmd = eval(SETTLE, &[&token_key(token)]);
+        cmd.arg(who.as_str()).arg(outcome);
+        let _: i64 = self.link.write(&cmd).await?;
         Ok(())
     }
 }
+
+/// The put and take scripts with the helper they call.
+static PUT_SCRIPT: LazyLock<String> = LazyLock::new(|| format!("{FINISHED}{PUT}"));
+static TAKE_SCRIPT: LazyLock<String> = LazyLock::new(|| format!("{FINISHED}{TAKE}"));
 
 fn token_key(token: &str) -> String {
     format!("{PREFIX}token:{token}")

@@ -1,0 +1,305 @@
+//! The connection to the store's primary, and what makes a write count.
+//!
+//! A single node (`redis://`) is reached through the redis crate's `ConnectionManager`, which
+//! reconnects to the same address. A Sentinel store asks the Sentinels which node is the primary,
+//! keeps one multiplexed connection to it, and drops that connection on any sign that the node
+//! is gone or demoted (an I/O error, a timeout, `READONLY`), so the next call asks again and
+//! follows a failover without a restart. While no primary answers, calls fail at once with the
+//! last reason rather than each waiting out a connect timeout ([`RETRY_GAP`]).
+//!
+//! Redis replication is asynchronous: a write the primary acknowledged can be undone by a
+//! failover that promotes a replica it had not reached. So with [`Acks`] set, every write is sent
+//! in one pipeline with `WAIT replicas timeout` (one pipeline, so the `WAIT` runs on the
+//! connection that made the write; on a new connection it would wait for nothing), and a write
+//! fewer replicas acknowledged fails closed: the caller treats it as not done. See
+//! `docs/security.md`, "A store failover".
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ::redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
+use ::redis::sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType};
+use ::redis::{AsyncConnectionConfig, Cmd, ConnectionAddr, FromRedisValue, RedisError, RedisFuture, Value};
+
+use super::spec::{Acks, SentinelTarget, Shared, Target};
+use super::{Cause, StoreUnavailable};
+
+/// A store that does not answer within this is treated as down (propose and confirm fail closed).
+pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// While no primary answers, how often a call may ask the Sentinels again; calls between fail
+/// at once with the last reason.
+const RETRY_GAP: Duration = Duration::from_millis(200);
+
+pub(super) struct Link {
+    route: Route,
+    acks: Acks,
+    pub(super) shown: String,
+}
+
+enum Route {
+    Node(ConnectionManager),
+    Sentinel(Box<Followed>),
+}
+
+/// The primary a Sentinel store follows.
+struct Followed {
+    sentinels: tokio::sync::Mutex<SentinelClient>,
+    current: Mutex<Current>,
+    config: AsyncConnectionConfig,
+}
+
+#[derive(Default)]
+struct Current {
+    connection: Option<(MultiplexedConnection, u64)>,
+    generation: u64,
+    /// When asking for a primary last failed, and why.
+    failed: Option<(Instant, String)>,
+}
+
+/// One connection for one operation (and its `WAIT`).
+#[derive(Clone)]
+pub(super) enum Conn {
+    Node(ConnectionManager),
+    Primary(MultiplexedConnection, u64),
+}
+
+impl Link {
+    pub(super) async fn open(shared: Shared) -> anyhow::Result<Link> {
+        let Shared { target, shown, acks } = shared;
+        // `rediss://` uses rustls, which needs its provider chosen once per process
+        crate::install_crypto_provider();
+        // a write's WAIT blocks its connection up to the ack timeout: answers may take that long
+        let response = RESPONSE_TIMEOUT + acks.timeout;
+        let route = match target {
+            Target::Node { url } => {
+                let client = ::redis::Client::open(url.expose())
+                    .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {}", super::redact(&e.to_string())))?;
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(response))
+                    .set_number_of_retries(2)
+                    .set_max_delay(Duration::from_millis(500));
+                Route::Node(
+                    ConnectionManager::new_lazy_with_config(client, config)
+                        .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
+                )
+            }
+            Target::Sentinel(target) => Route::Sentinel(Box::new(Followed {
+                sentinels: tokio::sync::Mutex::new(
+                    sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
+                ),
+                current: Mutex::default(),
+                config: AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(response)),
+            })),
+        };
+        Ok(Link { route, acks, shown })
+    }
+
+    pub(super) fn acks(&self) -> Acks {
+        self.acks
+    }
+
+    pub(super) fn follows_sentinels(&self) -> bool {
+        matches!(self.route, Route::Sentinel(_))
+    }
+
+    /// A connection to the primary.
+    pub(super) async fn connection(&self) -> Result<Conn, StoreUnavailable> {
+        let followed = match &self.route {
+            Route::Node(manager) => return Ok(Conn::Node(manager.clone())),
+            Route::Sentinel(followed) => followed,
+        };
+        if let Some(conn) = followed.now() {
+            return Ok(conn);
+        }
+        let mut sentinels = followed.sentinels.lock().await;
+        // another call may have found the primary while this one waited
+        if let Some(conn) = followed.now() {
+            return Ok(conn);
+        }
+        if let Some((at, why)) = &followed.current.lock().unwrap().failed
+            && at.elapsed() < RETRY_GAP
+        {
+            return Err(self.error(Cause::NoPrimary, why));
+        }
+        let found = tokio::time::timeout(CONNECT_TIMEOUT * 2, async {
+            let client = sentinels.async_get_client().await?;
+            client.get_multiplexed_async_connection_with_config(&followed.config).await
+        })
+        .await;
+        let mut current = followed.current.lock().unwrap();
+        let why = match found {
+            Ok(Ok(connection)) => {
+                current.generation += 1;
+                current.connection = Some((connection.clone(), current.generation));
+                current.failed = None;
+                return Ok(Conn::Primary(connection, current.generation));
+            }
+            Ok(Err(e)) => format!("no primary found through the Sentinels: {}", super::redact(&e.to_string())),
+            Err(_) => "no primary found through the Sentinels within 4 s".to_string(),
+        };
+        current.failed = Some((Instant::now(), why.clone()));
+        Err(self.error(Cause::NoPrimary, &why))
+    }
+
+    /// Runs a command that changes nothing.
+    pub(super) async fn read<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, StoreUnavailable> {
+        let mut conn = self.connection().await?;
+        let answer = cmd.query_async(&mut conn).await;
+        answer.map_err(|e| self.failed(&conn, e))
+    }
+
+    /// Runs a command that writes, and counts it only once [`Acks`] replicas hold it.
+    pub(super) async fn write<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, StoreUnavailable> {
+        if self.acks.replicas == 0 {
+            return self.read(cmd).await;
+        }
+        let mut conn = self.connection().await?;
+        let mut pipe = ::redis::pipe();
+        pipe.add_command(cmd.clone()).cmd("WAIT").arg(self.acks.replicas).arg(self.acks.timeout.as_millis() as u64);
+        let (answer, acked): (T, u32) = pipe.query_async(&mut conn).await.map_err(|e| self.failed(&conn, e))?;
+        if acked < self.acks.replicas {
+            crate::metrics::metrics().store_unacknowledged();
+            let why = format!(
+                "the write reached {acked} of the {} replicas required within {} ms, so a failover could undo it: it \
+                 does not count",
+                self.acks.replicas,
+                self.acks.timeout.as_millis()
+            );
+            return Err(self.error(Cause::Unacknowledged, &why));
+        }
+        Ok(answer)
+    }
+
+    /// The store's answer to `ROLE`: the primary, and how many replicas it streams to.
+    pub(super) async fn role(&self) -> Result<(), StoreUnavailable> {
+        let answer: Value = self.read(&::redis::cmd("ROLE")).await?;
+        let Value::Array(parts) = answer else {
+            return Err(self.error(Cause::Down, "ROLE answered with no role"));
+        };
+        match (parts.first(), parts.get(2)) {
+            (Some(Value::BulkString(role)), Some(Value::Array(replicas))) if role.as_slice() == b"master" => {
+                let have = replicas.len() as u32;
+                if have < self.acks.replicas {
+                    let why = format!(
+                        "the primary has {have} connected replicas and each write needs {} to acknowledge it, so every \
+                         write would fail closed (start replicas, or lower --proposal-store-acks)",
+                        self.acks.replicas
+                    );
+                    return Err(self.error(Cause::FewReplicas, &why));
+                }
+                Ok(())
+            }
+            (Some(Value::BulkString(role)), _) if role.as_slice() != b"master" => {
+                if let Route::Sentinel(followed) = &self.route {
+                    followed.forget(None);
+                }
+                Err(self.error(Cause::ReadOnly, &format!("{READ_ONLY} (ROLE {})", String::from_utf8_lossy(role))))
+            }
+            _ => Err(self.error(Cause::Down, "ROLE answered with no role")),
+        }
+    }
+
+    /// The error for a failed command; a Sentinel store forgets a connection that may be to a
+    /// node no longer the primary.
+    fn failed(&self, conn: &Conn, e: RedisError) -> StoreUnavailable {
+        let read_only = e.code() == Some("READONLY") || e.to_string().contains("read only replica");
+        if let (Route::Sentinel(followed), Conn::Primary(_, generation)) = (&self.route, conn)
+            && (read_only
+                || e.is_io_error()
+                || e.is_timeout()
+                || e.is_connection_dropped()
+                || e.is_unrecoverable_error())
+        {
+            followed.forget(Some(*generation));
+        }
+        if read_only {
+            let why = format!("{e} ({READ_ONLY}: a failover demoted it?)");
+            return self.error(Cause::ReadOnly, &why);
+        }
+        self.error(Cause::Down, &e.to_string())
+    }
+
+    pub(super) fn error(&self, cause: Cause, why: &str) -> StoreUnavailable {
+        let hint = match (cause, self.follows_sentinels()) {
+            (Cause::ReadOnly, false) => "; point the servers at the primary, or name the Sentinels",
+            (Cause::ReadOnly, true) => "; the next call asks the Sentinels for the primary again",
+            _ => "",
+        };
+        StoreUnavailable { backend: self.shown.clone(), reason: super::redact(&format!("{why}{hint}")), cause }
+    }
+}
+
+/// How a node's refusal to write reads (see [`Cause::ReadOnly`]).
+const READ_ONLY: &str = "the node is a read-only replica now";
+
+impl Followed {
+    fn now(&self) -> Option<Conn> {
+        let current = self.current.lock().unwrap();
+        current.connection.as_ref().map(|(c, g)| Conn::Primary(c.clone(), *g))
+    }
+
+    /// Drops the connection (only the one of `generation`, when given, so a late error does not
+    /// drop a newer one).
+    fn forget(&self, generation: Option<u64>) {
+        let mut current = self.current.lock().unwrap();
+        if generation.is_none() || current.connection.as_ref().map(|(_, g)| *g) == generation {
+            current.connection = None;
+        }
+    }
+}
+
+fn sentinel_client(target: &SentinelTarget) -> Result<SentinelClient, RedisError> {
+    let addresses = target.sentinels.iter().map(|(host, port)| match target.tls {
+        true => ConnectionAddr::TcpTls { host: host.clone(), port: *port, insecure: false, tls_params: None },
+        false => ConnectionAddr::Tcp(host.clone(), *port),
+    });
+    let mut builder = SentinelClientBuilder::new(addresses, &target.master, SentinelServerType::Master)?
+        .set_client_to_redis_db(target.db);
+    if target.tls {
+        builder = builder
+            .set_client_to_redis_tls_mode(::redis::TlsMode::Secure)
+            .set_client_to_sentinel_tls_mode(::redis::TlsMode::Secure);
+    }
+    if let Some(user) = &target.username {
+        builder = builder.set_client_to_redis_username(user);
+    }
+    if let Some(password) = &target.password {
+        builder = builder.set_client_to_redis_password(password.expose());
+    }
+    if let Some(password) = &target.sentinel_password {
+        builder = builder.set_client_to_sentinel_password(password.expose());
+    }
+    builder.build()
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Node(c) => c.req_packed_command(cmd),
+            Conn::Primary(c, _) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a ::redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Node(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Primary(c, _) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Node(c) => c.get_db(),
+            Conn::Primary(c, _) => c.get_db(),
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! Issue 44: two HTTP replicas on a Sentinel-managed store (a primary, two replicas, three
+//! Sentinels, all real processes on loopback) while the primary is killed with SIGKILL: during a
+//! put, between a take and its create, after a create was sent and before its outcome was
+//! recorded, between the two rounds of a 2026-07-28 confirm, and at random moments under
+//! concurrent confirms. Each ends on the simulator's counters: no proposal is created twice.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::harness::rounds::{accept, first_round, retry};
+use crate::harness::sentinel::{Cluster, PASSWORD};
+use crate::harness::*;
+use equinix_fabric_sim::{Fault, FaultMode, SimConfig};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+use tokio::task::block_in_place;
+
+/// How long the replicas may take to confirm again after the primary dies (the issue's bound).
+const BACK_WITHIN: Duration = Duration::from_secs(10);
+
+struct Ha {
+    cluster: Cluster,
+    sim: equinix_fabric_sim::SimHandle,
+    a: HttpServer,
+    b: HttpServer,
+}
+
+/// The cluster and two `equinix-mcp` replicas that find its primary through the Sentinels. A
+/// write waits up to 3 s for its replica, so a test can kill the primary while one waits.
+async fn ha() -> Ha {
+    let cluster = block_in_place(Cluster::start);
+    let sim = sim(SimConfig::default()).await;
+    let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
+    let url = cluster.url();
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", &url, "--proposal-store-ack-timeout-ms", "3000"];
+    let env = [("EQUINIX_MCP_STATE_KEY", key.as_str()), ("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", PASSWORD)];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let said = a.stderr_text();
+    assert!(said.contains("proposal_store=redis+sentinel://127.0.0.1:"), "{said}");
+    assert!(said.contains("each write acknowledged by 1 replicas"), "{said}");
+    assert!(!said.contains(PASSWORD), "the password never shows");
+    Ha { cluster, sim, a, b }
+}
+
+impl Ha {
+    /// Cuts the primary off from its replicas, as a partition would: waits until both hold
+    /// everything written so far, pauses them (SIGSTOP, so they cannot reconnect) and has the
+    /// primary drop their links. What it is sent next reaches no replica, and a `WAIT` for it
+    /// blocks; [`Ha::kill_primary`] then loses it. [`Ha::heal`] continues the replicas.
+    fn cut_replicas(&self) {
+        block_in_place(|| {
+            let primary = &self.cluster.nodes[self.cluster.primary()];
+            assert_eq!(primary.query("WAIT 2 5000").unwrap(), ["2"], "both replicas in step");
+            self.signal_replicas("-STOP");
+            let dropped = primary.query("CLIENT KILL TYPE replica").unwrap();
+            assert_eq!(dropped, ["2"], "the primary dropped both replica links");
+        });
+    }
+
+    fn heal(&self) {
+        self.signal_replicas("-CONT");
+    }
+
+    fn signal_replicas(&self, signal: &str) {
+        let primary = self.cluster.primary();
+        for (i, node) in self.cluster.nodes.iter().enumerate() {
+            if i != primary {
+                node.signal(signal);
+            }
+        }
+    }
+
+    /// Kills the primary and returns its index and when it died.
+    fn kill_primary(&mut self) -> (usize, Instant) {
+        let killed = block_in_place(|| self.cluster.kill_primary());
+        (killed, Instant::now())
+    }
+
+    /// Waits for the Sentinels' failover and brings the killed node back as a replica.
+    fn after_failover(&mut self, killed: usize) {
+        block_in_place(|| {
+            self.cluster.wait_failover(killed);
+            self.cluster.rejoin(killed);
+        });
+    }
+
+    /// The value of `field` of token `token`'s record on the primary.
+    fn token_field(&self, token: &str, field: &str) -> Option<String> {
+        let primary = &self.cluster.nodes[self.cluster.primary()];
+        primary
+            .query(&format!("HGET equinix-mcp:token:{token} {field}"))
+            .ok()?
+            .into_iter()
+            .next()
+            .filter(|s| !s.is_empty())
+    }
+
+    fn audit(&self) -> Vec<Value> {
+        self.a.audit_entries().into_iter().chain(self.b.audit_entries()).collect()
+    }
+}
+
+/// Calls `tool` until it answers something other than `proposal_store_unavailable`, for at
+/// most [`BACK_WITHIN`] after `since`: the replicas serve again by themselves.
+async fn until_served(client: &Client, tool: &str, args: Value, since: Instant) -> CallToolResult {
+    loop {
+        let r = call_on(client, tool, args.clone()).await;
+        if structured(&r)["error"]["kind"] != "proposal_store_unavailable" {
+            return r;
+        }
+        assert!(since.elapsed() < BACK_WITHIN, "still {:?} {:?} after the primary died", tool, r.structured_content);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn unavailable(r: &CallToolResult) -> bool {
+    structured(r)["error"]["kind"] == "proposal_store_unavailable"
+}
+
+type Client = rmcp::service::RunningService<rmcp::service::RoleClient, TestClient>;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
+    let mut h = ha().await;
+    let on_a = h.a.connect(None, TestClient::accepting(), false).await;
+    let on_b = h.b.connect(None, TestClient::accepting(), false).await;
+    let readyz = format!("{}/readyz", h.a.url.trim_end_matches("/mcp"));
+    let ready = |url: String| async move {
+        let r = http().get(url).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()));
+
+    // 1. during a put: it reaches the primary, no replica acknowledges it, and the primary dies
+    h.cut_replicas();
+    let keys_before = block_in_place(|| h.cluster.nodes[h.cluster.primary()].dbsize());
+    let peer = on_a.peer().clone();
+    let spec = connection_spec("during-put", 4001);
+    let put = tokio::spawn(async move {
+        let params = rmcp::model::CallToolRequestParams::new("fabric_propose_change")
+            .with_arguments(json!({"change_type": "connection_create", "spec": spec}).as_object().unwrap().clone());
+        peer.call_tool(params).await.unwrap()
+    });
+    let primary = h.cluster.primary();
+    wait_for("the put to reach the primary", || h.cluster.nodes[primary].dbsize() > keys_before).await;
+    let (killed, died) = h.kill_primary();
+    h.heal();
+    let r = put.await.unwrap();
+    assert!(unavailable(&r), "a put no replica holds mints no token: {:?}", r.structured_content);
+    assert!(structured(&r).get("confirm_token").is_none());
+    // at once: readiness says why, reads keep working, a store call fails without waiting
+    let (status, why) = ready(readyz.clone()).await;
+    assert_eq!(status, 503, "{why}");
+    assert!(why.starts_with("proposal store "), "{why}");
+    assert!(!why.contains("127.0.0.1") && !why.contains(PASSWORD), "{why}");
+    assert!(!is_error(&call_on(&on_b, "fabric_list_metros", json!({"limit": 1})).await), "reads need no store");
+    let asked = Instant::now();
+    let r = call_on(
+        &on_b,
+        "fabric_propose_change",
+        json!({"change_type": "connection_create", "spec": connection_spec("x", 4009)}),
+    )
+    .await;
+    if unavailable(&r) {
+        assert!(asked.elapsed() < Duration::from_secs(1), "answered in {:?}", asked.elapsed());
+    }
+    h.after_failover(killed);
+    let r = until_served(
+        &on_b,
+        "fabric_propose_change",
+        json!({"change_type": "connection_create", "spec": connection_spec("after-put", 4002)}),
+        died,
+    )
+    .await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()), "ready again with no restart");
+    assert_eq!(connection_creates(&h.sim), 0);
+
+    // 2. between a take and its create: the take reaches only the primary, which dies
+    let proposal = propose_on(&on_a, "take-undone", 4003).await;
+    let token = proposal["confirm_token"].as_str().unwrap().to_string();
+    h.cut_replicas();
+    let peer = on_b.peer().clone();
+    let confirm = tokio::spawn(async move { peer.call_tool(confirm_request(token)).await.unwrap() });
+    let token = proposal["confirm_token"].as_str().unwrap().to_string();
+    wait_for("the take on the primary", || h.token_field(&token, "state").as_deref() == Some("used")).await;
+    let (killed, died) = h.kill_primary();
+    h.heal();
+    let r = confirm.await.unwrap();
+    assert!(unavailable(&r), "a take no replica holds sends nothing: {:?}", r.structured_content);
+    assert!(
+        structured(&r)["error"]["message"].as_str().unwrap().contains("no create was sent to Fabric"),
+        "{:?}",
+        r.structured_content
+    );
+    assert_eq!(connection_creates(&h.sim), 0, "nothing was sent");
+    h.after_failover(killed);
+    assert_eq!(h.token_field(&token, "state").as_deref(), Some("pending"), "the failover undid the take");
+    let r = until_served(&on_a, "fabric_confirm_change", json!({"confirm_token": token}), died).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&h.sim), 1, "one take counted, one create");
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+
+    // 3. after the create was sent and before its outcome was recorded
+    let proposal = propose_on(&on_b, "outcome-lost", 4004).await;
+    let token = proposal["confirm_token"].as_str().unwrap().to_string();
+    h.sim.inject(Fault { mode: FaultMode::Stall, stall_ms: 1500, ..Fault::status("POST /fabric/v4/connections", 201) });
+    let sent_before = connection_create_requests(&h.sim);
+    let peer = on_a.peer().clone();
+    let confirm = tokio::spawn({
+        let token = token.clone();
+        async move { peer.call_tool(confirm_request(token)).await.unwrap() }
+    });
+    wait_for("the create to reach Fabric", || connection_create_requests(&h.sim) > sent_before).await;
+    let (killed, died) = h.kill_primary();
+    let r = confirm.await.unwrap();
+    assert_eq!(structured(&r)["executed"], true, "the create's result stands: {:?}", r.structured_content);
+    assert_eq!(connection_creates(&h.sim), 2);
+    h.after_failover(killed);
+    let r = until_served(&on_b, "fabric_confirm_change", json!({"confirm_token": token}), died).await;
+    assert_eq!(
+        structured(&r)["error"]["kind"],
+        "replayed_token",
+        "the acknowledged take survived: {:?}",
+        r.structured_content
+    );
+    assert_eq!(connection_creates(&h.sim), 2);
+
+    // 4. between the two rounds of a 2026-07-28 confirm, which land on different replicas
+    let stateless_a = h.a.connect(None, TestClient::plain(), true).await;
+    let stateless_b = h.b.connect(None, TestClient::plain(), true).await;
+    let proposal = propose_on(&stateless_a, "two-rounds", 4005).await;
+    let token = proposal["confirm_token"].as_str().unwrap();
+    let state = first_round(&stateless_a, token, proposal["request_sha256"].as_str().unwrap()).await;
+    let (killed, died) = h.kill_primary();
+    let done = loop {
+        let r = retry(&stateless_b, token, &state, accept()).await;
+        if !unavailable(&r) {
+            break r;
+        }
+        assert!(died.elapsed() < BACK_WITHIN, "{:?}", r.structured_content);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+    assert_eq!(connection_creates(&h.sim), 3);
+    h.after_failover(killed);
+
+    // the audit logs account for every create
+    let audit = h.audit();
+    let sent = audit.iter().filter(|e| e["event"] == "create_sending").count();
+    let executed = audit.iter().filter(|e| e["event"] == "create_outcome" && e["outcome"] == "executed").count();
+    assert_eq!((sent, executed), (3, 3), "{audit:?}");
+    assert!(audit.iter().any(|e| e["error_kind"] == "proposal_store_unavailable"), "the refusals are audited");
+}
+
+/// Polls `done` (blocking calls on the cluster) every 10 ms for up to 10 s.
+async fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !block_in_place(&done) {
+        assert!(Instant::now() < deadline, "waited 10 s for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// What one worker's proposal ended in.
+#[derive(Debug, Default)]
+struct Tally {
+    proposed: usize,
+    executed: usize,
+    /// Confirms that ended on another documented result (a replay of a take that counted late).
+    other: BTreeMap<String, usize>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn random_failovers_under_concurrent_confirms_never_create_twice() {
+    const PROPOSALS: usize = 200;
+    const FAILOVERS: usize = 3;
+    let h = Arc::new(Mutex::new(ha().await));
+    let (a, b) = {
+        let h = h.lock().unwrap();
+        (h.a.url.clone(), h.b.url.clone())
+    };
+    let creates = || connection_creates(&h.lock().unwrap().sim);
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    eprintln!("random failovers: seed {seed}");
+    let failovers = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for w in 0..6 {
+        let url = if w % 2 == 0 { a.clone() } else { b.clone() };
+        let other = if w % 2 == 0 { b.clone() } else { a.clone() };
+        let (failovers, next) = (failovers.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let on = connect(&url, None, TestClient::accepting(), false).await.unwrap();
+            let confirm_on = connect(&other, None, TestClient::accepting(), false).await.unwrap();
+            let mut tally = Tally::default();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let enough = i >= PROPOSALS && failovers.load(std::sync::atomic::Ordering::SeqCst) >= FAILOVERS;
+                if enough || started.elapsed() > Duration::from_secs(90) {
+                    return tally;
+                }
+                let spec = connection_spec(&format!("load-{i}"), 1500 + i as u64);
+                let args = json!({"change_type": "connection_create", "spec": spec});
+                let r = until_served(&on, "fabric_propose_change", args, Instant::now()).await;
+                assert!(!is_error(&r), "{:?}", r.structured_content);
+                tally.proposed += 1;
+                let token = structured(&r)["confirm_token"].clone();
+                let r =
+                    until_served(&confirm_on, "fabric_confirm_change", json!({"confirm_token": token}), Instant::now())
+                        .await;
+                let out = structured(&r);
+                if out["executed"] == true {
+                    tally.executed += 1;
+                } else {
+                    // a take that failed closed and then reached the replicas anyway: used, with
+                    // nothing sent for it (checked below against the simulator)
+                    let kind = out["error"]["kind"].as_str().unwrap_or("?").to_string();
+                    assert_eq!(kind, "replayed_token", "{out}");
+                    assert!(out["error"]["first_attempt"].is_null(), "{out}");
+                    *tally.other.entry(kind).or_default() += 1;
+                }
+            }
+        }));
+    }
+    // the killer: SIGKILL the primary at random moments, and time how long until a confirm works
+    let mut rng = seed;
+    let mut back_after = Vec::new();
+    for _ in 0..FAILOVERS {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        tokio::time::sleep(Duration::from_millis(300 + (rng >> 33) % 1500)).await;
+        let executed_before = creates();
+        let (killed, died) = block_in_place(|| {
+            let mut h = h.lock().unwrap();
+            let killed = h.cluster.kill_primary();
+            (killed, Instant::now())
+        });
+        block_in_place(|| h.lock().unwrap().cluster.wait_failover(killed));
+        // back: a create happens after the kill, within the bound
+        while creates() == executed_before {
+            assert!(died.elapsed() < BACK_WITHIN, "no confirm worked within {BACK_WITHIN:?} of failover (seed {seed})");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        back_after.push(died.elapsed());
+        block_in_place(|| h.lock().unwrap().cluster.rejoin(killed));
+        failovers.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    let mut total = Tally::default();
+    for w in workers {
+        let t = w.await.unwrap();
+        total.proposed += t.proposed;
+        total.executed += t.executed;
+        for (k, n) in t.other {
+            *total.other.entry(k).or_default() += n;
+        }
+    }
+    eprintln!("random failovers: {total:?}, confirms again after {back_after:?} (seed {seed})");
+    assert!(total.proposed >= PROPOSALS, "{total:?}");
+    // no proposal created twice: each create request's name once, and the creates are the
+    // confirms that said so
+    let h = h.lock().unwrap();
+    let mut names = BTreeMap::<String, usize>::new();
+    for seen in h
+        .sim
+        .stats()
+        .requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
+    {
+        let body: Value = serde_json::from_str(seen.body.as_deref().unwrap()).unwrap();
+        *names.entry(body["name"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    let twice: Vec<_> = names.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "created twice: {twice:?} (seed {seed})");
+    assert_eq!(connection_creates(&h.sim) as usize, total.executed, "(seed {seed})");
+    assert_eq!(names.len(), total.executed);
+    let audit = h.audit();
+    let executed = audit.iter().filter(|e| e["event"] == "create_outcome" && e["outcome"] == "executed").count();
+    let sent = audit.iter().filter(|e| e["event"] == "create_sending").count();
+    assert_eq!((sent, executed), (total.executed, total.executed), "the audit logs account for every create");
+}

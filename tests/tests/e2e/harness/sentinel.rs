@@ -1,0 +1,176 @@
+//! A real Redis Sentinel deployment on loopback: a primary, two replicas and three Sentinels
+//! (Debian's `redis-server` and `redis-sentinel`), with a password on the data nodes and
+//! Sentinel's timeouts set short so a failover takes a second or two. Nodes can be killed with
+//! SIGKILL, paused and brought back as replicas of whichever node is primary now.
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use super::redis::{RedisServer, query_at};
+
+pub const MASTER: &str = "store";
+pub const PASSWORD: &str = "store-password-6b1f";
+/// How long a Sentinel waits before it calls a silent primary down.
+const DOWN_AFTER_MS: u64 = 1000;
+
+pub struct Cluster {
+    /// Every data node, the primary among them (see [`Cluster::primary`]).
+    pub nodes: Vec<RedisServer>,
+    sentinels: Vec<(Child, u16)>,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        let primary = RedisServer::start_with(node_args(None), Some(PASSWORD));
+        let replicas: Vec<_> =
+            (0..2).map(|_| RedisServer::start_with(node_args(Some(primary.port)), Some(PASSWORD))).collect();
+        let dir = super::fresh_audit_path().with_extension("sentinels");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cluster = Cluster { nodes: vec![primary], sentinels: Vec::new(), dir };
+        cluster.nodes.extend(replicas);
+        cluster.wait_replicas_linked(2);
+        let primary = cluster.nodes[0].port;
+        for i in 0..3 {
+            let port = super::free_port();
+            let conf = cluster.dir.join(format!("sentinel-{i}.conf"));
+            std::fs::write(
+                &conf,
+                format!(
+                    "port {port}\nbind 127.0.0.1\ndir {dir}\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
+                     sentinel auth-pass {MASTER} {PASSWORD}\nsentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}\n\
+                     sentinel failover-timeout {MASTER} 4000\nsentinel parallel-syncs {MASTER} 2\n",
+                    dir = cluster.dir.display()
+                ),
+            )
+            .unwrap();
+            let log = std::fs::File::create(cluster.dir.join(format!("sentinel-{i}.log"))).unwrap();
+            let child = Command::new("redis-sentinel")
+                .arg(&conf)
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start redis-sentinel ({e}): `.ci/install-redis` installs it"));
+            cluster.sentinels.push((child, port));
+        }
+        // every Sentinel must know the replicas before a failover can promote one
+        cluster.until("each Sentinel to see both replicas", Duration::from_secs(20), |c| {
+            c.sentinels.iter().all(|(_, port)| {
+                ask(*port, &format!("SENTINEL replicas {MASTER}"))
+                    .is_ok_and(|said| said.iter().filter(|w| *w == "slave").count() >= 2)
+            })
+        });
+        cluster
+    }
+
+    /// `redis+sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/store/0`
+    pub fn url(&self) -> String {
+        let hosts: Vec<_> = self.sentinels.iter().map(|(_, p)| format!("127.0.0.1:{p}")).collect();
+        format!("redis+sentinel://{}/{MASTER}/0", hosts.join(","))
+    }
+
+    /// The node the Sentinels name as primary (by index into `nodes`).
+    pub fn primary(&self) -> usize {
+        let port = self.named_primary().expect("a Sentinel names a primary");
+        self.nodes.iter().position(|n| n.port == port).unwrap_or_else(|| panic!("no node on port {port}"))
+    }
+
+    /// The port the first Sentinel that answers names as the primary.
+    fn named_primary(&self) -> Option<u16> {
+        self.sentinels.iter().find_map(|(_, port)| {
+            let said = ask(*port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok()?;
+            said.get(1)?.parse().ok()
+        })
+    }
+
+    /// Kills the primary with SIGKILL and returns its index.
+    pub fn kill_primary(&mut self) -> usize {
+        let i = self.primary();
+        self.nodes[i].stop();
+        i
+    }
+
+    /// Waits until every Sentinel names a primary other than the node `old`'s port, and that
+    /// node says it is primary; returns how long that took.
+    pub fn wait_failover(&self, old: usize) -> Duration {
+        let old_port = self.nodes[old].port;
+        let start = Instant::now();
+        self.until("a failover", Duration::from_secs(30), |c| {
+            let named: Vec<_> = c
+                .sentinels
+                .iter()
+                .filter_map(|(_, port)| ask(*port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok())
+                .filter_map(|said| said.get(1)?.parse::<u16>().ok())
+                .collect();
+            named.len() == c.sentinels.len()
+                && named.iter().all(|p| *p != old_port && *p == named[0])
+                && c.nodes.iter().find(|n| n.port == named[0]).and_then(|n| n.role()).as_deref() == Some("master")
+        });
+        start.elapsed()
+    }
+
+    /// Starts the killed node `i` again as a replica of the current primary, and waits until the
+    /// primary streams to it (so the next failover has replicas to promote).
+    pub fn rejoin(&mut self, i: usize) {
+        let primary = self.primary();
+        assert_ne!(i, primary, "node {i} is the primary");
+        self.nodes[i].args = node_args(Some(self.nodes[primary].port));
+        self.nodes[i].resume();
+        self.wait_replicas_linked(self.nodes.len() - 1);
+    }
+
+    /// Waits until the primary reports `n` replicas online.
+    fn wait_replicas_linked(&self, n: usize) {
+        self.until("the replicas to link", Duration::from_secs(20), |c| {
+            let primary = c.named_primary().and_then(|p| c.nodes.iter().position(|x| x.port == p)).unwrap_or(0);
+            c.nodes[primary]
+                .query("INFO replication")
+                .is_ok_and(|lines| lines.concat().matches("state=online").count() >= n)
+        });
+    }
+
+    fn until(&self, what: &str, limit: Duration, done: impl Fn(&Cluster) -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done(self) {
+            assert!(Instant::now() < deadline, "waited {limit:?} for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A data node's arguments: the password, its primary's (as `masterauth`), and replication.
+fn node_args(primary: Option<u16>) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["--requirepass", PASSWORD, "--masterauth", PASSWORD, "--repl-diskless-sync-delay", "0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    if let Some(port) = primary {
+        args.extend(["--replicaof".into(), "127.0.0.1".into(), port.to_string()]);
+    }
+    args
+}
+
+fn ask(port: u16, command: &str) -> std::io::Result<Vec<String>> {
+    let s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(1)))?;
+    query_at(s, command)
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for (child, _) in &mut self.sentinels {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            for i in 0..self.sentinels.len() {
+                let log = std::fs::read_to_string(self.dir.join(format!("sentinel-{i}.log"))).unwrap_or_default();
+                eprintln!("--- sentinel {i} ---\n{log}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
