@@ -78,7 +78,22 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     crate::passkey::rows(&mut t, quick)?;
     evidence_cost(&bench, &mut t, team_cpu_us).await;
     shared_store(&bench, &mut t).await;
+    crate::store_failover::rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
     crate::approval::rows(&bench.server, None, &bench.cache, &bench.audit_dir, quick, &mut t).await?;
+    t.print();
+    let _ = std::fs::remove_dir_all(&bench.cache);
+    let _ = std::fs::remove_dir_all(&bench.audit_dir);
+    Ok(())
+}
+
+/// Only the store-failover rows (`--store-failover`).
+pub async fn store_failover_only(server: &Path, quick: bool) -> anyhow::Result<()> {
+    let (cache, dir) = (tempdir("bench-cache")?, tempdir("bench-audit")?);
+    std::fs::create_dir_all(&dir)?;
+    let bench = Bench { server: server.to_path_buf(), quick, n: 0, cache, audit_dir: dir, audit: String::new() };
+    warm_cache(&bench).await?;
+    let mut t = Table::default();
+    crate::store_failover::rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
     t.print();
     let _ = std::fs::remove_dir_all(&bench.cache);
     let _ = std::fs::remove_dir_all(&bench.audit_dir);

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use crate::client::{HttpChild, cpu_of, median, spawn_http, spawn_http_with, spec};
 use equinix_mcp_bench::lean::LeanSession;
 
-type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
+pub(crate) type Session = rmcp::service::RunningService<rmcp::service::RoleClient, ()>;
 
-async fn sessions(url: &str, n: usize) -> anyhow::Result<Vec<Session>> {
+pub(crate) async fn sessions(url: &str, n: usize) -> anyhow::Result<Vec<Session>> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         out.push(().serve(StreamableHttpClientTransport::from_uri(url.to_string())).await?);
@@ -25,7 +25,7 @@ async fn sessions(url: &str, n: usize) -> anyhow::Result<Vec<Session>> {
     Ok(out)
 }
 
-async fn call(s: &Session, tool: &str, args: Value) -> anyhow::Result<Value> {
+pub(crate) async fn call(s: &Session, tool: &str, args: Value) -> anyhow::Result<Value> {
     let Value::Object(map) = args else { anyhow::bail!("arguments are an object") };
     let r = s.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(map)).await?;
     anyhow::ensure!(r.is_error != Some(true), "{tool} failed: {:?}", r.structured_content);
@@ -43,7 +43,7 @@ async fn scrape(metrics: &str) -> anyhow::Result<String> {
 
 /// Runs `clients` loops at once for `duration`, each repeating `step(client, i)` for i = 0, 1, ...;
 /// the latency of every step in milliseconds.
-async fn for_a_while<'a, F, Fut>(clients: usize, duration: Duration, step: F) -> anyhow::Result<Vec<f64>>
+pub(crate) async fn for_a_while<'a, F, Fut>(clients: usize, duration: Duration, step: F) -> anyhow::Result<Vec<f64>>
 where
     F: Fn(usize, usize) -> Fut + Copy + 'a,
     Fut: Future<Output = anyhow::Result<()>> + 'a,
@@ -186,16 +186,16 @@ async fn pairs(propose_url: &str, confirm_url: &str, clients: usize, duration: D
 }
 
 /// A network create: unlike a connection, any number of them fit the simulated estate.
-fn network(client: usize, i: usize) -> Value {
+pub(crate) fn network(client: usize, i: usize) -> Value {
     json!({"change_type": "network_create", "spec": {
         "type": "EVPLAN", "name": format!("bench-{client}-{i}"), "scope": "REGIONAL", "location": {"region": "AMER"},
         "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
 }
 
 /// A `redis-server` on a loopback port, without persistence, stopped on drop.
-struct Redis {
+pub(crate) struct Redis {
     child: std::process::Child,
-    port: u16,
+    pub port: u16,
 }
 
 impl Drop for Redis {
@@ -206,13 +206,27 @@ impl Drop for Redis {
 }
 
 fn start_redis() -> anyhow::Result<Redis> {
+    start_redis_with(&[])
+}
+
+/// A `redis-server` with `extra` arguments (`--replicaof`).
+pub(crate) fn start_redis_with(extra: &[&str]) -> anyhow::Result<Redis> {
+    let mut args = vec!["--save", "", "--appendonly", "no"];
+    args.extend_from_slice(extra);
+    start_with_program("redis-server", None, &args)
+}
+
+/// `program [config] --port P --bind 127.0.0.1 extra...` on a free loopback port, once it listens.
+pub(crate) fn start_with_program(program: &str, config: Option<&str>, extra: &[&str]) -> anyhow::Result<Redis> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let child = std::process::Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+    let child = std::process::Command::new(program)
+        .args(config)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .context("redis-server is not installed (.ci/install-redis installs it)")?;
+        .with_context(|| format!("{program} is not installed (.ci/install-redis installs it)"))?;
     let redis = Redis { child, port };
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -220,7 +234,7 @@ fn start_redis() -> anyhow::Result<Redis> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    anyhow::bail!("redis-server did not listen on {port}")
+    anyhow::bail!("{program} did not listen on {port}")
 }
 
 /// Pairs on one replica with the memory store, and across two replicas sharing one Redis.
@@ -254,7 +268,7 @@ pub async fn shared_store(
 }
 
 /// A replica that executes without a form (no person in a benchmark), sharing `key` if given.
-async fn replica(exe: &Path, args: &[&str], key: Option<&str>) -> anyhow::Result<HttpChild> {
+pub(crate) async fn replica(exe: &Path, args: &[&str], key: Option<&str>) -> anyhow::Result<HttpChild> {
     let mut env = vec![("EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS", "true")];
     env.extend(key.map(|k| ("EQUINIX_MCP_STATE_KEY", k)));
     spawn_http_with(exe, args, &env).await

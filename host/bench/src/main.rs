@@ -15,6 +15,7 @@ mod native;
 mod passkey;
 mod server;
 mod soak;
+mod store_failover;
 mod table;
 mod team_policy;
 mod token_validation;
@@ -49,6 +50,11 @@ struct Cli {
     /// Only the approval page's rows (its render and a decision, and the form path beside it).
     #[arg(long, conflicts_with = "soak")]
     approval_page: bool,
+
+    /// Only the store-failover rows: two replicas on Sentinel with acknowledged writes against
+    /// two on plain Redis (needs redis-server and redis-sentinel).
+    #[arg(long, conflicts_with_all = ["soak", "approval_page"])]
+    store_failover: bool,
 
     /// With --approval-page: the form path's baseline is this other `equinix-mcp` binary (an
     /// earlier build, without the page), instead of this one without the page.
@@ -91,6 +97,8 @@ fn main() -> ExitCode {
         let server = server::locate(cli.server.as_deref())?;
         if cli.soak {
             soak::run(&server, cli.quick, cli.rounds).await
+        } else if cli.store_failover {
+            figures::store_failover_only(&server, cli.quick).await
         } else if cli.approval_page {
             figures::approval_page_only(&server, cli.baseline.as_deref(), cli.quick).await
         } else {

@@ -269,3 +269,19 @@ async fn a_policy_is_judged_on_both_replicas_of_a_shared_store() {
     assert_eq!(denied["error"]["kind"], "policy_denied", "{denied}");
     assert_eq!(connection_creates(&p.sim), 1);
 }
+
+/// Issue 44: a store that persists with snapshots can come back from a crash with a token pending
+/// that was taken since; the server says so as it starts (it cannot refuse: the operator may
+/// have reasons, and `CONFIG` may be closed to it).
+#[tokio::test]
+async fn a_store_that_can_restart_with_older_data_is_named_at_start() {
+    let snapshots = RedisServer::start_with(vec!["--save".into(), "3600 1".into()], None);
+    let sim = sim(SimConfig::default()).await;
+    let store = snapshots.url(0);
+    let server = Launch::serve().against(&sim).args(&["--proposal-store", &store]).http("127.0.0.1:0").await;
+    let said = server.stderr_text();
+    assert!(said.contains("it persists with snapshots (save)") && said.contains("appendfsync always"), "{said}");
+    // the tests' own stores keep nothing, and are not warned about
+    let p = pair(&[]).await;
+    assert!(!p.a.stderr_text().contains("it persists with"), "{}", p.a.stderr_text());
+}

@@ -12,9 +12,12 @@
 //! in one pipeline with `WAIT replicas timeout` (one pipeline, so the `WAIT` runs on the
 //! connection that made the write; on a new connection it would wait for nothing), and a write
 //! fewer replicas acknowledged fails closed: the caller treats it as not done. See
-//! `docs/security.md`, "A store failover".
+//! `docs/security.md`, "A store failover". Redis runs nothing else from a connection while its
+//! `WAIT` blocks, so with acknowledgements on, calls are spread over [`CONNECTIONS`] connections
+//! and one call's wait does not hold up the others'.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use ::redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
@@ -30,16 +33,20 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// While no primary answers, how often a call may ask the Sentinels again; calls between fail
 /// at once with the last reason.
 const RETRY_GAP: Duration = Duration::from_millis(200);
+/// Connections to the primary when writes wait for acknowledgements (one otherwise).
+const CONNECTIONS: usize = 4;
 
 pub(super) struct Link {
     route: Route,
     acks: Acks,
     pub(super) shown: String,
+    /// Which connection the next call takes.
+    next: AtomicUsize,
 }
 
 enum Route {
-    Node(ConnectionManager),
-    Sentinel(Box<Followed>),
+    Node(Vec<ConnectionManager>),
+    Sentinel(Arc<Followed>),
 }
 
 /// The primary a Sentinel store follows.
@@ -47,11 +54,12 @@ struct Followed {
     sentinels: tokio::sync::Mutex<SentinelClient>,
     current: Mutex<Current>,
     config: AsyncConnectionConfig,
+    pool: usize,
 }
 
 #[derive(Default)]
 struct Current {
-    connection: Option<(MultiplexedConnection, u64)>,
+    connections: Option<(Vec<MultiplexedConnection>, u64)>,
     generation: u64,
     /// When asking for a primary last failed, and why.
     failed: Option<(Instant, String)>,
@@ -71,6 +79,7 @@ impl Link {
         crate::install_crypto_provider();
         // a write's WAIT blocks its connection up to the ack timeout: answers may take that long
         let response = RESPONSE_TIMEOUT + acks.timeout;
+        let pool = if acks.replicas > 0 { CONNECTIONS } else { 1 };
         let route = match target {
             Target::Node { url } => {
                 let client = ::redis::Client::open(url.expose())
@@ -80,22 +89,28 @@ impl Link {
                     .set_response_timeout(Some(response))
                     .set_number_of_retries(2)
                     .set_max_delay(Duration::from_millis(500));
-                Route::Node(
-                    ConnectionManager::new_lazy_with_config(client, config)
-                        .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
-                )
+                let managers = (0..pool)
+                    .map(|_| ConnectionManager::new_lazy_with_config(client.clone(), config.clone()))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?;
+                Route::Node(managers)
             }
-            Target::Sentinel(target) => Route::Sentinel(Box::new(Followed {
-                sentinels: tokio::sync::Mutex::new(
-                    sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
-                ),
-                current: Mutex::default(),
-                config: AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
-                    .set_response_timeout(Some(response)),
-            })),
+            Target::Sentinel(target) => {
+                let followed = Arc::new(Followed {
+                    sentinels: tokio::sync::Mutex::new(
+                        sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
+                    ),
+                    current: Mutex::default(),
+                    config: AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                        .set_response_timeout(Some(response)),
+                    pool,
+                });
+                tokio::spawn(watch_switches(Arc::downgrade(&followed), target.master.clone()));
+                Route::Sentinel(followed)
+            }
         };
-        Ok(Link { route, acks, shown })
+        Ok(Link { route, acks, shown, next: AtomicUsize::new(0) })
     }
 
     pub(super) fn acks(&self) -> Acks {
@@ -108,35 +123,43 @@ impl Link {
 
     /// A connection to the primary.
     pub(super) async fn connection(&self) -> Result<Conn, StoreUnavailable> {
+        let turn = self.next.fetch_add(1, Ordering::Relaxed);
         let followed = match &self.route {
-            Route::Node(manager) => return Ok(Conn::Node(manager.clone())),
+            Route::Node(managers) => return Ok(Conn::Node(managers[turn % managers.len()].clone())),
             Route::Sentinel(followed) => followed,
         };
-        if let Some(conn) = followed.now() {
+        if let Some(conn) = followed.now(turn) {
             return Ok(conn);
+        }
+        if let Some(why) = followed.failed_lately() {
+            return Err(self.error(Cause::NoPrimary, &why));
         }
         let mut sentinels = followed.sentinels.lock().await;
         // another call may have found the primary while this one waited
-        if let Some(conn) = followed.now() {
+        if let Some(conn) = followed.now(turn) {
             return Ok(conn);
         }
-        if let Some((at, why)) = &followed.current.lock().unwrap().failed
-            && at.elapsed() < RETRY_GAP
-        {
-            return Err(self.error(Cause::NoPrimary, why));
+        // the call before this one in the queue may just have failed to find one
+        if let Some(why) = followed.failed_lately() {
+            return Err(self.error(Cause::NoPrimary, &why));
         }
         let found = tokio::time::timeout(CONNECT_TIMEOUT * 2, async {
             let client = sentinels.async_get_client().await?;
-            client.get_multiplexed_async_connection_with_config(&followed.config).await
+            let mut connections = Vec::with_capacity(followed.pool);
+            for _ in 0..followed.pool {
+                connections.push(client.get_multiplexed_async_connection_with_config(&followed.config).await?);
+            }
+            Ok::<_, RedisError>(connections)
         })
         .await;
         let mut current = followed.current.lock().unwrap();
         let why = match found {
-            Ok(Ok(connection)) => {
+            Ok(Ok(connections)) => {
                 current.generation += 1;
-                current.connection = Some((connection.clone(), current.generation));
+                let conn = Conn::Primary(connections[turn % connections.len()].clone(), current.generation);
+                current.connections = Some((connections, current.generation));
                 current.failed = None;
-                return Ok(Conn::Primary(connection, current.generation));
+                return Ok(conn);
             }
             Ok(Err(e)) => format!("no primary found through the Sentinels: {}", super::redact(&e.to_string())),
             Err(_) => "no primary found through the Sentinels within 4 s".to_string(),
@@ -150,6 +173,13 @@ impl Link {
         let mut conn = self.connection().await?;
         let answer = cmd.query_async(&mut conn).await;
         answer.map_err(|e| self.failed(&conn, e))
+    }
+
+    /// Runs a command that writes what nothing sent to Fabric depends on (an attempt's outcome,
+    /// recorded after its create): not waited for, since losing it in a failover only makes a
+    /// replay say "used" without what happened.
+    pub(super) async fn write_unacknowledged<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, StoreUnavailable> {
+        self.read(cmd).await
     }
 
     /// Runs a command that writes, and counts it only once [`Acks`] replicas hold it.
@@ -237,18 +267,60 @@ impl Link {
 const READ_ONLY: &str = "the node is a read-only replica now";
 
 impl Followed {
-    fn now(&self) -> Option<Conn> {
+    fn now(&self, turn: usize) -> Option<Conn> {
         let current = self.current.lock().unwrap();
-        current.connection.as_ref().map(|(c, g)| Conn::Primary(c.clone(), *g))
+        current.connections.as_ref().map(|(c, g)| Conn::Primary(c[turn % c.len()].clone(), *g))
     }
 
-    /// Drops the connection (only the one of `generation`, when given, so a late error does not
-    /// drop a newer one).
+    /// Why asking for a primary failed, if it did less than [`RETRY_GAP`] ago.
+    fn failed_lately(&self) -> Option<String> {
+        let current = self.current.lock().unwrap();
+        current.failed.as_ref().filter(|(at, _)| at.elapsed() < RETRY_GAP).map(|(_, why)| why.clone())
+    }
+
+    /// Drops the connections (only those of `generation`, when given, so a late error does not
+    /// drop newer ones).
     fn forget(&self, generation: Option<u64>) {
         let mut current = self.current.lock().unwrap();
-        if generation.is_none() || current.connection.as_ref().map(|(_, g)| *g) == generation {
-            current.connection = None;
+        if generation.is_none() || current.connections.as_ref().map(|(_, g)| *g) == generation {
+            current.connections = None;
         }
+    }
+}
+
+/// Listens on a Sentinel for `+switch-master` of `master` and drops the connections to the old
+/// primary the moment a failover ends, so the first call after it goes to the new one instead
+/// of failing on a dead connection. Reconnects (to any Sentinel) when its link breaks; ends
+/// with the store.
+async fn watch_switches(followed: Weak<Followed>, master: String) {
+    use futures_util::StreamExt;
+    loop {
+        let listened = async {
+            let Some(f) = followed.upgrade() else { return Ok(false) };
+            let client = f.sentinels.lock().await.async_get_sentinel_client().await?;
+            drop(f);
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe("+switch-master").await?;
+            let mut messages = pubsub.on_message();
+            while let Some(message) = messages.next().await {
+                let Some(f) = followed.upgrade() else { return Ok(false) };
+                let payload: String = message.get_payload().unwrap_or_default();
+                if payload.split(' ').next() == Some(master.as_str()) {
+                    tracing::info!("proposal store: the Sentinels moved the primary ({payload})");
+                    f.forget(None);
+                }
+            }
+            Ok::<_, RedisError>(true)
+        };
+        match listened.await {
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => tracing::debug!("proposal store: no Sentinel to listen to for failovers: {e}"),
+        }
+        if followed.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(RETRY_GAP * 5).await;
     }
 }
 

@@ -188,7 +188,32 @@ impl RedisStore {
                 .map_err(|_| "no answer to PING".to_string())
                 .and_then(|r| r.map_err(|e| e.reason));
         answered.map_err(|e| anyhow::anyhow!("cannot reach the proposal store {}: {e}", store.link.shown))?;
+        if let Some(risk) = store.persistence_risk().await {
+            tracing::warn!("proposal store {}: {risk}", store.link.shown);
+        }
         Ok(store)
+    }
+
+    /// Whether the primary persists in a way that can bring it back with older data after a crash
+    /// (a snapshot, or an AOF synced once a second): a token taken since would be pending again.
+    /// `None` when it cannot tell (`CONFIG` refused) or the persistence is safe.
+    async fn persistence_risk(&self) -> Option<String> {
+        let mut cmd = ::redis::cmd("CONFIG");
+        cmd.arg("GET").arg("save").arg("appendonly").arg("appendfsync");
+        let pairs: std::collections::HashMap<String, String> = self.link.read(&cmd).await.ok()?;
+        let aof = pairs.get("appendonly").is_some_and(|v| v == "yes");
+        let fsync_always = pairs.get("appendfsync").is_some_and(|v| v == "always");
+        let snapshots = pairs.get("save").is_some_and(|v| !v.trim().is_empty());
+        let how = match (aof, fsync_always, snapshots) {
+            (true, true, _) | (false, _, false) => return None,
+            (true, false, _) => "an append-only file synced less than on every write (appendfsync)",
+            (false, _, true) => "snapshots (save)",
+        };
+        Some(format!(
+            "it persists with {how}: restarted after a crash, it can hold a token as pending that was taken and \
+             created since, which could then be confirmed again; use `appendonly yes` with `appendfsync always`, or no \
+             persistence (README, \"Running the store highly available\")"
+        ))
     }
 
     pub fn describe(&self) -> String {
@@ -197,8 +222,9 @@ impl RedisStore {
         match acks.replicas {
             0 => format!("{} ({kind})", self.link.shown),
             n => format!(
-                "{} ({kind}; each write acknowledged by {n} replicas within {} ms)",
+                "{} ({kind}; each write acknowledged by {n} replica{} within {} ms)",
                 self.link.shown,
+                if n == 1 { "" } else { "s" },
                 acks.timeout.as_millis()
             ),
         }
@@ -326,7 +352,7 @@ impl RedisStore {
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
         let mut cmd = eval(SETTLE, &[&token_key(token)]);
         cmd.arg(who.as_str()).arg(outcome);
-        let _: i64 = self.link.write(&cmd).await?;
+        let _: i64 = self.link.write_unacknowledged(&cmd).await?;
         Ok(())
     }
 }

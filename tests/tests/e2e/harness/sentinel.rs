@@ -13,7 +13,7 @@ use super::redis::{RedisServer, query_at};
 pub const MASTER: &str = "store";
 pub const PASSWORD: &str = "store-password-6b1f";
 /// How long a Sentinel waits before it calls a silent primary down.
-const DOWN_AFTER_MS: u64 = 1000;
+const DOWN_AFTER_MS: u64 = 1500;
 
 pub struct Cluster {
     /// Every data node, the primary among them (see [`Cluster::primary`]).
@@ -92,9 +92,9 @@ impl Cluster {
         i
     }
 
-    /// Waits until every Sentinel names a primary other than the node `old`'s port, and that
+    /// Waits until every Sentinel names one primary other than the node `old`'s port and that
     /// node says it is primary; returns how long that took.
-    pub fn wait_failover(&self, old: usize) -> Duration {
+    pub fn wait_named(&self, old: usize) -> Duration {
         let old_port = self.nodes[old].port;
         let start = Instant::now();
         self.until("a failover", Duration::from_secs(30), |c| {
@@ -107,6 +107,17 @@ impl Cluster {
             named.len() == c.sentinels.len()
                 && named.iter().all(|p| *p != old_port && *p == named[0])
                 && c.nodes.iter().find(|n| n.port == named[0]).and_then(|n| n.role()).as_deref() == Some("master")
+        });
+        start.elapsed()
+    }
+
+    /// [`Cluster::wait_named`], and then until no Sentinel is still in a failover of its own (the
+    /// next kill must not fall into one); returns how long that took.
+    pub fn wait_failover(&self, old: usize) -> Duration {
+        let start = Instant::now();
+        self.wait_named(old);
+        self.until("the Sentinels to settle", Duration::from_secs(30), |c| {
+            c.sentinels.iter().all(|(_, port)| settled(*port))
         });
         start.elapsed()
     }
@@ -151,6 +162,14 @@ fn node_args(primary: Option<u16>) -> Vec<String> {
         args.extend(["--replicaof".into(), "127.0.0.1".into(), port.to_string()]);
     }
     args
+}
+
+/// Whether the Sentinel on `port` sees the master up with no failover of its own in progress (a
+/// Sentinel that led a failover names the replica it promoted before it has finished, and one
+/// killed mid-way leaves it stuck until its failover times out).
+fn settled(port: u16) -> bool {
+    let Ok(fields) = ask(port, &format!("SENTINEL master {MASTER}")) else { return false };
+    fields.iter().position(|f| f == "flags").and_then(|i| fields.get(i + 1)).is_some_and(|flags| flags == "master")
 }
 
 fn ask(port: u16, command: &str) -> std::io::Result<Vec<String>> {
