@@ -3,7 +3,7 @@
 //! Sentinel, where every store write waits for one replica (`WAIT`). Rows: a confirm's median
 //! latency (propose on A untimed, confirm on B timed, one at a time), and proposes/s from 8
 //! clients spread over both replicas. The two set-ups are measured alternately, and
-//! compared within the run (three rounds each). Loopback only, bounded in time.
+//! compared within the run (three rounds each; one with `--quick`). Loopback only, bounded in time.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -65,9 +65,10 @@ async fn measure(exe: &Path, cache: &Path, dir: &Path, quick: bool) -> anyhow::R
         (format!("redis://127.0.0.1:{}/0", plain.port), "plain"),
         (format!("redis+sentinel://127.0.0.1:{}/bench/0", sentinel.port), "sentinel"),
     ];
-    let (confirms, window) = if quick { (30, Duration::from_millis(500)) } else { (300, Duration::from_secs(4)) };
+    let (confirms, window, rounds) =
+        if quick { (30, Duration::from_millis(500), 1) } else { (300, Duration::from_secs(4), 3) };
     let (mut plain_runs, mut acked_runs) = (Vec::new(), Vec::new());
-    for round in 0..3 {
+    for round in 0..rounds {
         for (store, name) in &stores {
             let m = one(exe, cache, dir, store, &format!("{name}-{round}"), confirms, window).await?;
             if *name == "plain" { plain_runs.push(m) } else { acked_runs.push(m) }

@@ -92,6 +92,12 @@ impl Ha {
         });
     }
 
+    /// How many proposal records the primary holds.
+    fn token_keys(&self) -> usize {
+        let primary = &self.cluster.nodes[self.cluster.primary()];
+        primary.query("KEYS equinix-mcp:token:*").map(|keys| keys.len()).unwrap_or(0)
+    }
+
     /// The value of `field` of token `token`'s record on the primary.
     fn token_field(&self, token: &str, field: &str) -> Option<String> {
         let primary = &self.cluster.nodes[self.cluster.primary()];
@@ -140,23 +146,32 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     };
     assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()));
 
-    // 1. during a put: it reaches the primary, no replica acknowledges it, and the primary dies
+    // The first failover falls during a put (a propose on A) and between a take and its create (a
+    // confirm on B): both reach the primary only, and it dies while they wait for a replica.
+    let proposal = propose_on(&on_a, "take-undone", 4003).await;
+    let token = proposal["confirm_token"].as_str().unwrap().to_string();
     h.cut_replicas();
-    let keys_before = block_in_place(|| h.cluster.nodes[h.cluster.primary()].dbsize());
-    let peer = on_a.peer().clone();
-    let spec = connection_spec("during-put", 4001);
-    let put = tokio::spawn(async move {
-        let params = rmcp::model::CallToolRequestParams::new("fabric_propose_change")
-            .with_arguments(json!({"change_type": "connection_create", "spec": spec}).as_object().unwrap().clone());
-        peer.call_tool(params).await.unwrap()
-    });
-    let primary = h.cluster.primary();
-    wait_for("the put to reach the primary", || h.cluster.nodes[primary].dbsize() > keys_before).await;
+    let tokens_before = h.token_keys();
+    let put = tokio::spawn(call_in_background(
+        &on_a,
+        "fabric_propose_change",
+        json!({"change_type": "connection_create", "spec": connection_spec("during-put", 4001)}),
+    ));
+    let confirm = tokio::spawn(call_in_background(&on_b, "fabric_confirm_change", json!({"confirm_token": token})));
+    wait_for("the put and the take on the primary", || {
+        h.token_keys() > tokens_before && h.token_field(&token, "state").as_deref() == Some("used")
+    })
+    .await;
     let (killed, died) = h.kill_primary();
     h.heal();
     let r = put.await.unwrap();
     assert!(unavailable(&r), "a put no replica holds mints no token: {:?}", r.structured_content);
     assert!(structured(&r).get("confirm_token").is_none());
+    let r = confirm.await.unwrap();
+    assert!(unavailable(&r), "a take no replica holds sends nothing: {:?}", r.structured_content);
+    let said = structured(&r)["error"]["message"].as_str().unwrap().to_string();
+    assert!(said.contains("no create was sent to Fabric"), "{said}");
+    assert_eq!(connection_creates(&h.sim), 0, "nothing was sent");
     // at once: readiness says why, reads keep working, a store call fails without waiting
     let (status, why) = ready(readyz.clone()).await;
     assert_eq!(status, 503, "{why}");
@@ -164,45 +179,12 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     assert!(!why.contains("127.0.0.1") && !why.contains(PASSWORD), "{why}");
     assert!(!is_error(&call_on(&on_b, "fabric_list_metros", json!({"limit": 1})).await), "reads need no store");
     let asked = Instant::now();
-    let r = call_on(
-        &on_b,
-        "fabric_propose_change",
-        json!({"change_type": "connection_create", "spec": connection_spec("x", 4009)}),
-    )
-    .await;
+    let spec = connection_spec("x", 4009);
+    let r = call_on(&on_b, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
     if unavailable(&r) {
         assert!(asked.elapsed() < Duration::from_secs(1), "answered in {:?}", asked.elapsed());
     }
-    let r = until_served(
-        &on_b,
-        "fabric_propose_change",
-        json!({"change_type": "connection_create", "spec": connection_spec("after-put", 4002)}),
-        died,
-    )
-    .await;
-    assert!(!is_error(&r), "{:?}", r.structured_content);
-    assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()), "ready again with no restart");
-    h.after_failover(killed);
-    assert_eq!(connection_creates(&h.sim), 0);
-
-    // 2. between a take and its create: the take reaches only the primary, which dies
-    let proposal = propose_on(&on_a, "take-undone", 4003).await;
-    let token = proposal["confirm_token"].as_str().unwrap().to_string();
-    h.cut_replicas();
-    let peer = on_b.peer().clone();
-    let confirm = tokio::spawn(async move { peer.call_tool(confirm_request(token)).await.unwrap() });
-    let token = proposal["confirm_token"].as_str().unwrap().to_string();
-    wait_for("the take on the primary", || h.token_field(&token, "state").as_deref() == Some("used")).await;
-    let (killed, died) = h.kill_primary();
-    h.heal();
-    let r = confirm.await.unwrap();
-    assert!(unavailable(&r), "a take no replica holds sends nothing: {:?}", r.structured_content);
-    assert!(
-        structured(&r)["error"]["message"].as_str().unwrap().contains("no create was sent to Fabric"),
-        "{:?}",
-        r.structured_content
-    );
-    assert_eq!(connection_creates(&h.sim), 0, "nothing was sent");
+    // the new primary never saw the take: the token is pending again, and confirms once
     block_in_place(|| h.cluster.wait_named(killed));
     assert_eq!(h.token_field(&token, "state").as_deref(), Some("pending"), "the failover undid the take");
     let r = until_served(&on_a, "fabric_confirm_change", json!({"confirm_token": token}), died).await;
@@ -210,42 +192,35 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     assert_eq!(connection_creates(&h.sim), 1, "one take counted, one create");
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": token})).await;
     assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+    let spec = connection_spec("after-put", 4002);
+    let r =
+        until_served(&on_b, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec}), died);
+    assert!(!is_error(&r.await));
+    assert_eq!(ready(readyz.clone()).await, (200, "ready\n".to_string()), "ready again with no restart");
     h.after_failover(killed);
 
-    // 3. after the create was sent and before its outcome was recorded
+    // The second falls after a create was sent and before its outcome was recorded (a confirm on
+    // A, its create held by Fabric), and between the two rounds of a 2026-07-28 confirm.
     let proposal = propose_on(&on_b, "outcome-lost", 4004).await;
     let token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let stateless_a = h.a.connect(None, TestClient::plain(), true).await;
+    let stateless_b = h.b.connect(None, TestClient::plain(), true).await;
+    let two_rounds = propose_on(&stateless_a, "two-rounds", 4005).await;
+    let second = two_rounds["confirm_token"].as_str().unwrap();
+    let state = first_round(&stateless_a, second, two_rounds["request_sha256"].as_str().unwrap()).await;
     h.sim.inject(Fault { mode: FaultMode::Stall, stall_ms: 1500, ..Fault::status("POST /fabric/v4/connections", 201) });
     let sent_before = connection_create_requests(&h.sim);
-    let peer = on_a.peer().clone();
-    let confirm = tokio::spawn({
-        let token = token.clone();
-        async move { peer.call_tool(confirm_request(token)).await.unwrap() }
-    });
+    let confirm = tokio::spawn(call_in_background(&on_a, "fabric_confirm_change", json!({"confirm_token": token})));
     wait_for("the create to reach Fabric", || connection_create_requests(&h.sim) > sent_before).await;
     let (killed, died) = h.kill_primary();
     let r = confirm.await.unwrap();
     assert_eq!(structured(&r)["executed"], true, "the create's result stands: {:?}", r.structured_content);
     assert_eq!(connection_creates(&h.sim), 2);
     let r = until_served(&on_b, "fabric_confirm_change", json!({"confirm_token": token}), died).await;
-    assert_eq!(
-        structured(&r)["error"]["kind"],
-        "replayed_token",
-        "the acknowledged take survived: {:?}",
-        r.structured_content
-    );
-    assert_eq!(connection_creates(&h.sim), 2);
-    h.after_failover(killed);
-
-    // 4. between the two rounds of a 2026-07-28 confirm, which land on different replicas
-    let stateless_a = h.a.connect(None, TestClient::plain(), true).await;
-    let stateless_b = h.b.connect(None, TestClient::plain(), true).await;
-    let proposal = propose_on(&stateless_a, "two-rounds", 4005).await;
-    let token = proposal["confirm_token"].as_str().unwrap();
-    let state = first_round(&stateless_a, token, proposal["request_sha256"].as_str().unwrap()).await;
-    let (killed, died) = h.kill_primary();
+    let out = structured(&r);
+    assert_eq!(out["error"]["kind"], "replayed_token", "the acknowledged take survived: {out}");
     let done = loop {
-        let r = retry(&stateless_b, token, &state, accept()).await;
+        let r = retry(&stateless_b, second, &state, accept()).await;
         if !unavailable(&r) {
             break r;
         }
@@ -262,6 +237,14 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     let executed = audit.iter().filter(|e| e["event"] == "create_outcome" && e["outcome"] == "executed").count();
     assert_eq!((sent, executed), (3, 3), "{audit:?}");
     assert!(audit.iter().any(|e| e["error_kind"] == "proposal_store_unavailable"), "the refusals are audited");
+}
+
+/// `tool` called with `args` on `client`'s connection, as a task can own it.
+fn call_in_background(client: &Client, tool: &str, args: Value) -> impl Future<Output = CallToolResult> + use<> {
+    let peer = client.peer().clone();
+    let Value::Object(args) = args else { panic!("arguments are an object") };
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    async move { peer.call_tool(params).await.unwrap() }
 }
 
 /// Polls `done` (blocking calls on the cluster) every 10 ms for up to 10 s.

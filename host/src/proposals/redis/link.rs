@@ -1,11 +1,11 @@
 //! The connection to the store's primary, and what makes a write count.
 //!
 //! A single node (`redis://`) is reached through the redis crate's `ConnectionManager`, which
-//! reconnects to the same address. A Sentinel store asks the Sentinels which node is the primary,
-//! keeps one multiplexed connection to it, and drops that connection on any sign that the node
-//! is gone or demoted (an I/O error, a timeout, `READONLY`), so the next call asks again and
-//! follows a failover without a restart. While no primary answers, calls fail at once with the
-//! last reason rather than each waiting out a connect timeout ([`RETRY_GAP`]).
+//! reconnects to the same address. A Sentinel store asks the Sentinels which node is the primary
+//! and keeps connections to it. It drops them on any sign that the node is gone or demoted (an
+//! I/O error, a timeout, `READONLY`, or a Sentinel announcing `+switch-master`), so the next call
+//! asks again and follows a failover without a restart. While no primary answers, calls fail at
+//! once with the last reason rather than each waiting out a connect timeout ([`RETRY_GAP`]).
 //!
 //! Redis replication is asynchronous: a write the primary acknowledged can be undone by a
 //! failover that promotes a replica it had not reached. So with [`Acks`] set, every write is sent

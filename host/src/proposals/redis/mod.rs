@@ -15,6 +15,10 @@
 //! - `equinix-mcp:seq`: the mint counter that orders them;
 //! - `equinix-mcp:answer:<id>`: a stateless first round's answer that a retry has used (see
 //!   [`super::ANSWER_MEMORY_MS`]).
+//!
+//! Where the primary is (one node, or the one the Sentinels name) and when a write counts (once
+//! `--proposal-store-acks` replicas hold it) is [`link`]'s; what `--proposal-store` may name is
+//! [`spec`]'s.
 
 mod link;
 pub mod spec;
