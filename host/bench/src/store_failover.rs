@@ -66,7 +66,7 @@ async fn measure(exe: &Path, cache: &Path, dir: &Path, quick: bool) -> anyhow::R
         (format!("redis+sentinel://127.0.0.1:{}/bench/0", sentinel.port), "sentinel"),
     ];
     let (confirms, window, rounds) =
-        if quick { (30, Duration::from_millis(500), 1) } else { (300, Duration::from_secs(4), 3) };
+        if quick { (10, Duration::from_millis(300), 1) } else { (300, Duration::from_secs(4), 3) };
     let (mut plain_runs, mut acked_runs) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         for (store, name) in &stores {

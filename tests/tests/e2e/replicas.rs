@@ -285,3 +285,33 @@ async fn a_store_that_can_restart_with_older_data_is_named_at_start() {
     let p = pair(&[]).await;
     assert!(!p.a.stderr_text().contains("it persists with"), "{}", p.a.stderr_text());
 }
+
+/// Issue 44 on a single node: a write no replica acknowledges in time does not count, so a
+/// propose mints no token and a confirm sends nothing; readiness says why.
+#[tokio::test]
+async fn writes_that_too_few_replicas_acknowledge_fail_closed() {
+    let acks =
+        ["--proposal-store-acks", "1", "--proposal-store-ack-timeout-ms", "50", "--metrics-listen", "127.0.0.1:0"];
+    let p = pair(&acks).await;
+    let client = p.a.connect(None, TestClient::accepting(), false).await;
+    let spec = connection_spec("unacknowledged", 2601);
+    let r = call_on(&client, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    let err = &structured(&r)["error"];
+    assert_eq!(err["kind"], "proposal_store_unavailable", "{err}");
+    let said = err["message"].as_str().unwrap();
+    assert!(
+        said.contains("reached 0 of the 1 replicas required within 50 ms") && said.contains("does not count"),
+        "{said}"
+    );
+    assert!(structured(&r).get("confirm_token").is_none());
+    let readyz = format!("{}/readyz", p.a.url.trim_end_matches("/mcp"));
+    let answer = http().get(readyz).send().await.unwrap();
+    assert_eq!(answer.status().as_u16(), 503);
+    assert_eq!(answer.text().await.unwrap(), "proposal store has too few replicas to acknowledge writes\n");
+    let said = p.a.stderr_text();
+    let at = said.find("Prometheus metrics at ").expect("the metrics line is logged") + "Prometheus metrics at ".len();
+    let metrics_url = said[at..].split_whitespace().next().unwrap().to_string();
+    let metrics = http().get(metrics_url).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("equinix_mcp_proposal_store_unacknowledged_writes_total 1"), "{metrics}");
+    assert_eq!(connection_creates(&p.sim), 0);
+}
