@@ -211,7 +211,13 @@ fn start_redis() -> anyhow::Result<Redis> {
 
 /// A `redis-server` with `extra` arguments (`--replicaof`).
 pub(crate) fn start_redis_with(extra: &[&str]) -> anyhow::Result<Redis> {
-    let mut args = vec!["--save", "", "--appendonly", "no"];
+    // a replica's full sync writes an RDB file even without persistence: into the temp dir, not
+    // wherever the bench was started
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().display().to_string();
+    let file = format!("equinix-mcp-bench-{}-{n}.rdb", std::process::id());
+    let mut args = vec!["--save", "", "--appendonly", "no", "--dir", &dir, "--dbfilename", &file];
     args.extend_from_slice(extra);
     start_with_program("redis-server", None, &args)
 }

@@ -65,10 +65,16 @@ impl ProposalStore {
     pub async fn open(args: &StoreArgs) -> anyhow::Result<Self> {
         let spec = args.proposal_store.trim();
         if spec.is_empty() || spec == "memory" {
-            if args.proposal_store_acks.is_some() || args.proposal_store_password_file.is_some() {
+            let set_env = |var: &str| std::env::var(var).is_ok_and(|v| !v.is_empty());
+            if args.proposal_store_acks.is_some()
+                || args.proposal_store_password_file.is_some()
+                || args.sentinel_password_file.is_some()
+                || set_env("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD")
+                || set_env("EQUINIX_MCP_SENTINEL_PASSWORD")
+            {
                 anyhow::bail!(
-                    "--proposal-store-acks and --proposal-store-password-file are for a shared store, and \
-                     --proposal-store is `memory`"
+                    "a shared store's setting is given (--proposal-store-acks, a store or Sentinel password), but \
+                     --proposal-store is `memory`: name the shared store, or drop the setting"
                 );
             }
             return Ok(Self::default());

@@ -287,7 +287,8 @@ async fn a_store_that_can_restart_with_older_data_is_named_at_start() {
 }
 
 /// Issue 44 on a single node: a write no replica acknowledges in time does not count, so a
-/// propose mints no token and a confirm sends nothing; readiness says why.
+/// propose mints no token; readiness and the metrics say why. (A take that does not count is
+/// the failover tests'.)
 #[tokio::test]
 async fn writes_that_too_few_replicas_acknowledge_fail_closed() {
     let acks =

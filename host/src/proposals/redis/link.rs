@@ -35,6 +35,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 const RETRY_GAP: Duration = Duration::from_millis(200);
 /// Connections to the primary when writes wait for acknowledgements (one otherwise).
 const CONNECTIONS: usize = 4;
+/// How long a call waits for a lookup of the primary before it fails (the lookup goes on).
+const LOOKUP_WAIT: Duration = Duration::from_millis(500);
 
 pub(super) struct Link {
     route: Route,
@@ -42,6 +44,16 @@ pub(super) struct Link {
     pub(super) shown: String,
     /// Which connection the next call takes.
     next: AtomicUsize,
+    /// The Sentinel store's `+switch-master` listener, stopped with the store.
+    watcher: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            watcher.abort();
+        }
+    }
 }
 
 enum Route {
@@ -59,8 +71,11 @@ struct Followed {
 
 #[derive(Default)]
 struct Current {
+    /// The connections, and the epoch they were made in.
     connections: Option<(Vec<MultiplexedConnection>, u64)>,
-    generation: u64,
+    /// Moves on whenever connections are made or dropped, so a lookup begun before the primary
+    /// moved does not keep what it found.
+    epoch: u64,
     /// When asking for a primary last failed, and why.
     failed: Option<(Instant, String)>,
 }
@@ -80,6 +95,7 @@ impl Link {
         // a write's WAIT blocks its connection up to the ack timeout: answers may take that long
         let response = RESPONSE_TIMEOUT + acks.timeout;
         let pool = if acks.replicas > 0 { CONNECTIONS } else { 1 };
+        let mut watcher = None;
         let route = match target {
             Target::Node { url } => {
                 let client = ::redis::Client::open(url.expose())
@@ -96,21 +112,23 @@ impl Link {
                 Route::Node(managers)
             }
             Target::Sentinel(target) => {
+                let sentinels =
+                    || sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"));
                 let followed = Arc::new(Followed {
-                    sentinels: tokio::sync::Mutex::new(
-                        sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))?,
-                    ),
+                    sentinels: tokio::sync::Mutex::new(sentinels()?),
                     current: Mutex::default(),
                     config: AsyncConnectionConfig::new()
                         .set_connection_timeout(Some(CONNECT_TIMEOUT))
                         .set_response_timeout(Some(response)),
                     pool,
                 });
-                tokio::spawn(watch_switches(Arc::downgrade(&followed), target.master.clone()));
+                // its own Sentinel client, so listening never holds up a lookup
+                let listen = watch_switches(Arc::downgrade(&followed), sentinels()?, target.master.clone());
+                watcher = Some(tokio::spawn(listen).abort_handle());
                 Route::Sentinel(followed)
             }
         };
-        Ok(Link { route, acks, shown, next: AtomicUsize::new(0) })
+        Ok(Link { route, acks, shown, next: AtomicUsize::new(0), watcher })
     }
 
     pub(super) fn acks(&self) -> Acks {
@@ -134,38 +152,15 @@ impl Link {
         if let Some(why) = followed.failed_lately() {
             return Err(self.error(Cause::NoPrimary, &why));
         }
-        let mut sentinels = followed.sentinels.lock().await;
-        // another call may have found the primary while this one waited
-        if let Some(conn) = followed.now(turn) {
-            return Ok(conn);
+        // The lookup runs in a task of its own: a caller that stops waiting (readiness gives up
+        // after a second) does not cancel it, so its answer or its failure is still recorded.
+        let lookup = tokio::spawn(followed.clone().look_up());
+        match tokio::time::timeout(LOOKUP_WAIT, lookup).await {
+            Ok(Ok(Ok(()))) => followed.now(turn).ok_or_else(|| self.error(Cause::NoPrimary, "the primary moved again")),
+            Ok(Ok(Err(why))) => Err(self.error(Cause::NoPrimary, &why)),
+            Ok(Err(e)) => Err(self.error(Cause::NoPrimary, &format!("the lookup of the primary failed: {e}"))),
+            Err(_) => Err(self.error(Cause::NoPrimary, "the Sentinels are still being asked for the primary")),
         }
-        // the call before this one in the queue may just have failed to find one
-        if let Some(why) = followed.failed_lately() {
-            return Err(self.error(Cause::NoPrimary, &why));
-        }
-        let found = tokio::time::timeout(CONNECT_TIMEOUT * 2, async {
-            let client = sentinels.async_get_client().await?;
-            let mut connections = Vec::with_capacity(followed.pool);
-            for _ in 0..followed.pool {
-                connections.push(client.get_multiplexed_async_connection_with_config(&followed.config).await?);
-            }
-            Ok::<_, RedisError>(connections)
-        })
-        .await;
-        let mut current = followed.current.lock().unwrap();
-        let why = match found {
-            Ok(Ok(connections)) => {
-                current.generation += 1;
-                let conn = Conn::Primary(connections[turn % connections.len()].clone(), current.generation);
-                current.connections = Some((connections, current.generation));
-                current.failed = None;
-                return Ok(conn);
-            }
-            Ok(Err(e)) => format!("no primary found through the Sentinels: {}", super::redact(&e.to_string())),
-            Err(_) => "no primary found through the Sentinels within 4 s".to_string(),
-        };
-        current.failed = Some((Instant::now(), why.clone()));
-        Err(self.error(Cause::NoPrimary, &why))
     }
 
     /// Runs a command that changes nothing.
@@ -204,6 +199,17 @@ impl Link {
         Ok(answer)
     }
 
+    /// How many replicas the primary streams to, if it says.
+    pub(super) async fn replica_count(&self) -> Option<u32> {
+        match self.read::<Value>(&::redis::cmd("ROLE")).await.ok()? {
+            Value::Array(parts) => match parts.get(2)? {
+                Value::Array(replicas) => Some(replicas.len() as u32),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The store's answer to `ROLE`: the primary, and how many replicas it streams to.
     pub(super) async fn role(&self) -> Result<(), StoreUnavailable> {
         let answer: Value = self.read(&::redis::cmd("ROLE")).await?;
@@ -236,15 +242,19 @@ impl Link {
     /// The error for a failed command; a Sentinel store forgets a connection that may be to a
     /// node no longer the primary.
     fn failed(&self, conn: &Conn, e: RedisError) -> StoreUnavailable {
-        let read_only = e.code() == Some("READONLY") || e.to_string().contains("read only replica");
-        if let (Route::Sentinel(followed), Conn::Primary(_, generation)) = (&self.route, conn)
+        // a script that writes nothing runs on a replica too; its WAIT then says what the node is
+        let said = e.to_string();
+        let read_only = e.code() == Some("READONLY")
+            || said.contains("read only replica")
+            || said.contains("cannot be used with replica instances");
+        if let (Route::Sentinel(followed), Conn::Primary(_, epoch)) = (&self.route, conn)
             && (read_only
                 || e.is_io_error()
                 || e.is_timeout()
                 || e.is_connection_dropped()
                 || e.is_unrecoverable_error())
         {
-            followed.forget(Some(*generation));
+            followed.forget(Some(*epoch));
         }
         if read_only {
             let why = format!("{e} ({READ_ONLY}: a failover demoted it?)");
@@ -269,7 +279,7 @@ const READ_ONLY: &str = "the node is a read-only replica now";
 impl Followed {
     fn now(&self, turn: usize) -> Option<Conn> {
         let current = self.current.lock().unwrap();
-        current.connections.as_ref().map(|(c, g)| Conn::Primary(c[turn % c.len()].clone(), *g))
+        current.connections.as_ref().map(|(c, e)| Conn::Primary(c[turn % c.len()].clone(), *e))
     }
 
     /// Why asking for a primary failed, if it did less than [`RETRY_GAP`] ago.
@@ -278,44 +288,83 @@ impl Followed {
         current.failed.as_ref().filter(|(at, _)| at.elapsed() < RETRY_GAP).map(|(_, why)| why.clone())
     }
 
-    /// Drops the connections (only those of `generation`, when given, so a late error does not
-    /// drop newer ones).
-    fn forget(&self, generation: Option<u64>) {
+    /// Drops the connections (only those of `epoch`, when given, so a late error does not drop
+    /// newer ones).
+    fn forget(&self, epoch: Option<u64>) {
         let mut current = self.current.lock().unwrap();
-        if generation.is_none() || current.connections.as_ref().map(|(_, g)| *g) == generation {
+        if epoch.is_none() || current.connections.as_ref().map(|(_, e)| *e) == epoch {
             current.connections = None;
+            current.epoch += 1;
         }
+    }
+
+    /// Asks the Sentinels for the primary and connects to it (one lookup at a time), recording
+    /// the connections or why there are none.
+    async fn look_up(self: Arc<Self>) -> Result<(), String> {
+        let mut sentinels = self.sentinels.lock().await;
+        let began = {
+            let current = self.current.lock().unwrap();
+            // the lookup before this one may have just found it, or just failed
+            if current.connections.is_some() {
+                return Ok(());
+            }
+            if let Some((at, why)) = &current.failed
+                && at.elapsed() < RETRY_GAP
+            {
+                return Err(why.clone());
+            }
+            current.epoch
+        };
+        let found = tokio::time::timeout(CONNECT_TIMEOUT * 2, async {
+            let client = sentinels.async_get_client().await?;
+            let mut connections = Vec::with_capacity(self.pool);
+            for _ in 0..self.pool {
+                connections.push(client.get_multiplexed_async_connection_with_config(&self.config).await?);
+            }
+            Ok::<_, RedisError>(connections)
+        })
+        .await;
+        let mut current = self.current.lock().unwrap();
+        let why = match found {
+            Ok(Ok(_)) if current.epoch != began => "the primary moved while it was looked up".to_string(),
+            Ok(Ok(connections)) => {
+                current.epoch += 1;
+                current.connections = Some((connections, current.epoch));
+                current.failed = None;
+                return Ok(());
+            }
+            Ok(Err(e)) => format!("no primary found through the Sentinels: {}", super::redact(&e.to_string())),
+            Err(_) => "no primary found through the Sentinels within 4 s".to_string(),
+        };
+        current.failed = Some((Instant::now(), why.clone()));
+        Err(why)
     }
 }
 
 /// Listens on a Sentinel for `+switch-master` of `master` and drops the connections to the old
 /// primary the moment a failover ends, so the first call after it goes to the new one instead
-/// of failing on a dead connection. Reconnects (to any Sentinel) when its link breaks; ends
-/// with the store.
-async fn watch_switches(followed: Weak<Followed>, master: String) {
+/// of failing on a dead connection. Reconnects (to any Sentinel) when its link breaks; aborted
+/// with the store (see `Drop for Link`).
+async fn watch_switches(followed: Weak<Followed>, mut sentinels: SentinelClient, master: String) {
     use futures_util::StreamExt;
     loop {
         let listened = async {
-            let Some(f) = followed.upgrade() else { return Ok(false) };
-            let client = f.sentinels.lock().await.async_get_sentinel_client().await?;
-            drop(f);
+            let client = sentinels.async_get_sentinel_client().await?;
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe("+switch-master").await?;
             let mut messages = pubsub.on_message();
             while let Some(message) = messages.next().await {
-                let Some(f) = followed.upgrade() else { return Ok(false) };
+                let Some(f) = followed.upgrade() else { return Ok(()) };
                 let payload: String = message.get_payload().unwrap_or_default();
                 if payload.split(' ').next() == Some(master.as_str()) {
                     tracing::info!("proposal store: the Sentinels moved the primary ({payload})");
                     f.forget(None);
                 }
             }
-            Ok::<_, RedisError>(true)
+            Ok::<_, RedisError>(())
         };
-        match listened.await {
-            Ok(false) => return,
-            Ok(true) => {}
-            Err(e) => tracing::debug!("proposal store: no Sentinel to listen to for failovers: {e}"),
+        if let Err(e) = listened.await {
+            tracing::debug!("proposal store: no Sentinel to listen to for failovers: {e}");
         }
         if followed.strong_count() == 0 {
             return;

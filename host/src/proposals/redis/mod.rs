@@ -195,16 +195,41 @@ impl RedisStore {
         if let Some(risk) = store.persistence_risk().await {
             tracing::warn!("proposal store {}: {risk}", store.link.shown);
         }
+        if let Some(risk) = store.partition_risk().await {
+            tracing::warn!("proposal store {}: {risk}", store.link.shown);
+        }
         Ok(store)
+    }
+
+    /// Whether a network partition could undo a counted take: the Sentinels can promote a replica
+    /// that did not acknowledge it while the old primary, cut off with the replicas that did,
+    /// keeps serving the servers that still reach it.
+    async fn partition_risk(&self) -> Option<String> {
+        let acks = self.link.acks().replicas;
+        if !self.link.follows_sentinels() {
+            return None;
+        }
+        let replicas = self.link.replica_count().await?;
+        (replicas > acks).then(|| {
+            format!(
+                "the primary has {replicas} replicas and each write waits for {acks}: a partition that leaves the \
+                 primary with {acks} of them while the Sentinels promote another can undo a counted take; set \
+                 --proposal-store-acks {replicas} (and min-replicas-to-write {replicas}) to close that"
+            )
+        })
     }
 
     /// Whether the primary persists in a way that can bring it back with older data after a crash
     /// (a snapshot, or an AOF synced once a second): a token taken since would be pending again.
     /// `None` when it cannot tell (`CONFIG` refused) or the persistence is safe.
     async fn persistence_risk(&self) -> Option<String> {
-        let mut cmd = ::redis::cmd("CONFIG");
-        cmd.arg("GET").arg("save").arg("appendonly").arg("appendfsync");
-        let pairs: std::collections::HashMap<String, String> = self.link.read(&cmd).await.ok()?;
+        // one parameter per CONFIG GET: Redis before 7 takes no more
+        let mut pairs = std::collections::HashMap::new();
+        for name in ["save", "appendonly", "appendfsync"] {
+            let got: std::collections::HashMap<String, String> =
+                self.link.read(::redis::cmd("CONFIG").arg("GET").arg(name)).await.ok()?;
+            pairs.extend(got);
+        }
         let aof = pairs.get("appendonly").is_some_and(|v| v == "yes");
         let fsync_always = pairs.get("appendfsync").is_some_and(|v| v == "always");
         let snapshots = pairs.get("save").is_some_and(|v| !v.trim().is_empty());
