@@ -178,7 +178,7 @@ pub struct ComponentArgs {
     pub cache_dir: Option<PathBuf>,
 
     /// Compile the component at every start instead of using the cache.
-    #[arg(long, env = "EQUINIX_MCP_NO_CACHE")]
+    #[arg(long, env = "EQUINIX_MCP_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_cache: bool,
 }
 
@@ -471,7 +471,7 @@ pub struct ServeArgs {
     /// Serve against the built-in Fabric simulator (no credentials needed). It listens on a
     /// loopback port (shown in the banner) for curl and its `/_sim/*` controls; this server's own
     /// requests reach it in process.
-    #[arg(long, env = "EQUINIX_MCP_FABRIC_SIM")]
+    #[arg(long, env = "EQUINIX_MCP_FABRIC_SIM", value_parser = clap::builder::BoolishValueParser::new())]
     pub fabric_sim: bool,
 
     /// With --fabric-sim: send this server's Fabric requests to the simulator over loopback HTTP,
@@ -497,6 +497,7 @@ pub struct ServeArgs {
         env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
         default_value_t = false,
         action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new(),
         value_name = "BOOL",
         num_args = 0..=1,
         default_missing_value = "true",
@@ -571,7 +572,7 @@ pub struct InspectArgs {
     pub component: ComponentArgs,
 
     /// Print JSON instead of text.
-    #[arg(long, env = "EQUINIX_MCP_INSPECT_JSON")]
+    #[arg(long, env = "EQUINIX_MCP_INSPECT_JSON", value_parser = clap::builder::BoolishValueParser::new())]
     pub json: bool,
 
     /// The Cedar policy set `serve` would load (file, SHA-256 and number of policies are shown;

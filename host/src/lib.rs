@@ -39,6 +39,7 @@ pub mod principal;
 pub mod proposals;
 pub mod secret;
 pub mod shutdown;
+pub mod stdout;
 pub mod transports;
 
 /// The broker component built from `broker-component/` by `build.rs`.

@@ -1,6 +1,8 @@
 //! `equinix-mcp audit verify`: what a reviewer runs on their own machine to check a log (and,
 //! after rotations, its files oldest first: each must continue the one before).
 
+use crate::outln;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,7 +26,7 @@ pub fn run(command: &AuditCommand) -> ExitCode {
     let (read, torn) = match read_files(files) {
         Ok(r) => r,
         Err(why) => {
-            println!("{why}");
+            outln!("{why}");
             return ExitCode::from(1);
         }
     };
@@ -45,22 +47,22 @@ pub fn run(command: &AuditCommand) -> ExitCode {
             }
         };
         if read.hashes.is_empty() {
-            println!("{shown}: BROKEN: the log holds no record for the checkpoints to vouch for");
+            outln!("{shown}: BROKEN: the log holds no record for the checkpoints to vouch for");
             return ExitCode::from(1);
         }
         match check(&text, &key, &read.chain, read.first_seq, &read.hashes) {
-            Ok(n) => println!("{}: {n} checkpoints of this chain agree with the log", cfile.display()),
+            Ok(n) => outln!("{}: {n} checkpoints of this chain agree with the log", cfile.display()),
             Err(why) => {
-                println!("{shown}: BROKEN: {why}");
+                outln!("{shown}: BROKEN: {why}");
                 return ExitCode::from(1);
             }
         }
     }
     if let Some(export) = passkeys {
         match check_passkeys(files, export) {
-            Ok(n) => println!("{}: {n} passkey approvals verify against its keys", export.display()),
+            Ok(n) => outln!("{}: {n} passkey approvals verify against its keys", export.display()),
             Err(why) => {
-                println!("{shown}: BROKEN: {why}");
+                outln!("{shown}: BROKEN: {why}");
                 return ExitCode::from(1);
             }
         }
@@ -70,14 +72,14 @@ pub fn run(command: &AuditCommand) -> ExitCode {
     match torn {
         Some((last_good, bytes)) => {
             let good = last_good.map_or("none".to_string(), |s| s.to_string());
-            println!(
+            outln!(
                 "{shown}: TORN TAIL: the last {bytes} bytes are an incomplete record (a crash during a write, or a \
                  cut); the {records} records before it verify{files_note}, the last good one is seq {good}"
             );
             ExitCode::from(2)
         }
         None => {
-            println!(
+            outln!(
                 "{shown}: intact: {records} records{files_note} (seq {first_seq}-{last_seq}), chain {chain}, head \
                  sha256 {head}"
             );

@@ -3,6 +3,8 @@
 //! its SHA-256 and how to serve it. A team that changes the component builds it this way and
 //! pins what it built: `serve --component PATH --component-sha256 HEX`.
 
+use crate::outln;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,9 +45,9 @@ pub fn run(args: &BuildComponentArgs) -> anyhow::Result<ExitCode> {
         None => built,
     };
     let sha = crate::component::sha256_hex(&bytes);
-    println!("component: {}", wasm.display());
-    println!("sha256: {sha}");
-    println!("check it: equinix-mcp inspect --component {}", wasm.display());
-    println!("serve it: equinix-mcp serve --component {} --component-sha256 {sha}", wasm.display());
+    outln!("component: {}", wasm.display());
+    outln!("sha256: {sha}");
+    outln!("check it: equinix-mcp inspect --component {}", wasm.display());
+    outln!("serve it: equinix-mcp serve --component {} --component-sha256 {sha}", wasm.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,8 @@
 //! `equinix-mcp inspect`: the two-sided audit view. What the component imports and exports
 //! (with types), and what the host grants behind each import.
 
+use crate::{out, outln};
+
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -58,24 +60,20 @@ pub async fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             "exports": surface.exports,
             "host_grants": grants_json(&limits),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", text(&source.origin, &surface, &limits));
+        out!("{}", text(&source.origin, &surface, &limits));
         if let Some(c) = &catalog {
-            println!(
-                "\ncatalog     {} tools, checked as serve checks them; toolsets {}",
-                c.tools,
-                c.toolsets.join(", ")
-            );
+            outln!("\ncatalog     {} tools, checked as serve checks them; toolsets {}", c.tools, c.toolsets.join(", "));
         }
         match &policy {
-            Some(p) => println!(
+            Some(p) => outln!(
                 "policy      {}: {} policies, sha256 {}; a create is denied unless one permits it and none forbids it",
                 p.path.display(),
                 p.policies,
                 p.sha256
             ),
-            None => println!("policy      none given (--policy): every create a person approves is permitted"),
+            None => outln!("policy      none given (--policy): every create a person approves is permitted"),
         }
     }
     Ok(if surface.verdict.accepted { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -2,6 +2,8 @@
 //! page. It reads and changes the same store the servers use; a revocation holds on every server
 //! from its next use of passkeys, and each server's audit log records it before that.
 
+use crate::outln;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -43,18 +45,18 @@ pub async fn run(command: &PasskeysCommand) -> anyhow::Result<ExitCode> {
                         "last_used_at": e.last_used_ms.map(crate::audit::rfc3339),
                         "revoked": e.revoked,
                     });
-                    println!("{line}");
+                    outln!("{line}");
                 }
             } else if all.is_empty() {
-                println!("no passkey is enrolled in {}", store.describe());
+                outln!("no passkey is enrolled in {}", store.describe());
             } else {
-                println!("{:<44}  {:<40}  {:<24}  state", "credential id", "person", "enrolled");
+                outln!("{:<44}  {:<40}  {:<24}  state", "credential id", "person", "enrolled");
                 for e in &all {
                     let state = match &e.revoked {
                         Some(r) => format!("revoked {} by {}", crate::audit::rfc3339(r.at_ms), r.by),
                         None => "active".into(),
                     };
-                    println!(
+                    outln!(
                         "{:<44}  {:<40}  {:<24}  {state}",
                         e.credential_id,
                         e.principal,
@@ -81,10 +83,11 @@ pub async fn run(command: &PasskeysCommand) -> anyhow::Result<ExitCode> {
                 })
                 .await
                 .map_err(|why| anyhow::anyhow!("passkey {credential_id} was not revoked: {why}"))?;
-            println!(
+            outln!(
                 "revoked passkey {} of {}; every server refuses it from its next use of passkeys, and records the \
                  revocation in its audit log first",
-                changed.credential_id, changed.principal
+                changed.credential_id,
+                changed.principal
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -93,7 +96,7 @@ pub async fn run(command: &PasskeysCommand) -> anyhow::Result<ExitCode> {
             let enrollments = store.all().await.map_err(anyhow::Error::msg)?;
             let export =
                 Export { format: EXPORT_FORMAT.into(), exported_at: crate::audit::rfc3339(now_ms()), enrollments };
-            println!("{}", serde_json::to_string_pretty(&export)?);
+            outln!("{}", serde_json::to_string_pretty(&export)?);
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,6 +1,8 @@
 //! `equinix-mcp tools`: prints the served catalog (names, toolsets, annotations, input schemas)
 //! from the component. The README's tool reference is this command's Markdown output.
 
+use crate::{out, outln};
+
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -30,9 +32,9 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
                        "input_schema": t.tool.input_schema, "output_schema": t.tool.output_schema})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"component_sha256": runtime.sha256(), "tools": tools}))?);
+        outln!("{}", serde_json::to_string_pretty(&json!({"component_sha256": runtime.sha256(), "tools": tools}))?);
     } else {
-        print!("{}", markdown(&registry));
+        out!("{}", markdown(&registry));
     }
     Ok(())
 }

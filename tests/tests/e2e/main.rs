@@ -19,6 +19,7 @@ mod hostile;
 mod hostile_binding;
 mod http;
 mod lockout;
+mod newcomer;
 mod oauth;
 mod observability;
 mod one_yes;
