@@ -18,8 +18,6 @@
 
 pub mod approval_page;
 pub mod audit;
-pub mod audit_chain;
-pub mod audit_checkpoints;
 pub mod bindings;
 pub mod capabilities;
 pub mod cli;

@@ -387,7 +387,7 @@ async fn team_load(b: &Bench, t: &mut Table) -> anyhow::Result<f64> {
 /// SHA-256 and the splice) against the propose's server CPU measured above, and signed
 /// checkpoints' fsyncs against none (the same load with and without them, in turns).
 async fn evidence_cost(b: &Bench, t: &mut Table, propose_cpu_us: f64) {
-    use equinix_mcp::audit_chain::Chain;
+    use equinix_mcp::audit::chain::Chain;
     let record =
         serde_json::to_string(&json!({"ts": "2026-12-01T15:00:00.000Z", "started": "2026-12-01T15:00:00.000Z",
         "tool": "fabric_propose_change", "outcome": "ok", "confirm_token": "chg_0123456789abcdef0123456789abcdef",

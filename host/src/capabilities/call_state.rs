@@ -12,6 +12,7 @@ use wasmtime::component::ResourceTable;
 
 use super::binding::{Redeemed, Validation};
 use super::confirmer::{Confirmer, NobodyToAsk};
+use super::decisions::PolicyDecisions;
 use crate::audit::AuditLog;
 use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
@@ -60,27 +61,6 @@ pub struct CallState {
     pub decisions: PolicyDecisions,
     /// Whether this call sent a create to Fabric (what a failed call can then say it did not do).
     pub create_sent: bool,
-}
-
-/// The policy decisions one call made, shared with the MCP layer, which writes them into the
-/// call's own audit record (synced before its result goes out). Kept as they were made (shared
-/// with the policy's memo) until the record is written, when they become JSON.
-#[derive(Clone, Default)]
-pub struct PolicyDecisions(Arc<std::sync::Mutex<Vec<super::policy_check::DecisionRecord>>>);
-
-impl PolicyDecisions {
-    pub(super) fn push(&self, decision: super::policy_check::DecisionRecord) {
-        self.0.lock().unwrap().push(decision);
-    }
-
-    pub fn all(&self) -> Vec<serde_json::Value> {
-        self.0.lock().unwrap().iter().map(super::policy_check::DecisionRecord::json).collect()
-    }
-
-    /// Each as JSON text, for [`crate::audit::line_with`].
-    pub fn texts(&self) -> Vec<String> {
-        self.0.lock().unwrap().iter().map(super::policy_check::DecisionRecord::text).collect()
-    }
 }
 
 /// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).

@@ -8,6 +8,7 @@ mod call_state;
 mod clock;
 pub mod confirmation;
 mod confirmer;
+mod decisions;
 mod fabric;
 pub mod form;
 mod policy_check;
@@ -16,8 +17,7 @@ mod proposal_store;
 pub use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
 pub use binding::TTL_MS;
-pub use call_state::{
-    CallContext, CallState, CorrelationIds, Grants, GuestMeter, PolicyDecisions, StepReporter, ToolGrant,
-};
+pub use call_state::{CallContext, CallState, CorrelationIds, Grants, GuestMeter, StepReporter, ToolGrant};
 pub use confirmer::{Confirmer, NobodyToAsk, PagePending};
+pub use decisions::PolicyDecisions;
 pub use form::Form;

@@ -7,57 +7,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::call_state::CallState;
+use super::decisions::DecisionRecord;
 use crate::exact_json;
 use crate::fabric_client::{ApiRequest, Method};
 use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
-use crate::principal::Principal;
-
-/// One decision as the audit records it.
-pub(crate) struct DecisionRecord {
-    phase: &'static str,
-    principal: Principal,
-    change_type: &'static str,
-    request_sha256: String,
-    decision: Arc<Decision>,
-    policy: Arc<LoadedPolicy>,
-}
-
-/// A decision's audit record, borrowed: serialized straight into the call's line.
-#[derive(serde::Serialize)]
-struct Recorded<'a> {
-    phase: &'a str,
-    principal: &'a str,
-    change_type: &'a str,
-    request_sha256: &'a str,
-    decision: &'a str,
-    policies: &'a [String],
-    errors: &'a [String],
-    policy_sha256: &'a str,
-}
-
-impl DecisionRecord {
-    fn recorded(&self) -> Recorded<'_> {
-        Recorded {
-            phase: self.phase,
-            principal: self.principal.as_str(),
-            change_type: self.change_type,
-            request_sha256: &self.request_sha256,
-            decision: if self.decision.allowed { "allow" } else { "deny" },
-            policies: &self.decision.policies,
-            errors: &self.decision.errors,
-            policy_sha256: &self.policy.sha256,
-        }
-    }
-
-    pub(crate) fn json(&self) -> Value {
-        serde_json::to_value(self.recorded()).expect("a record serializes")
-    }
-
-    /// [`DecisionRecord::json`] as text.
-    pub(crate) fn text(&self) -> String {
-        serde_json::to_string(&self.recorded()).expect("a record serializes")
-    }
-}
 
 /// What permitted a request, for the form.
 pub(super) struct Permit {

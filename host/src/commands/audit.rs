@@ -6,8 +6,8 @@ use crate::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::audit_chain::{Verdict, verify};
-use crate::audit_checkpoints::{check, load_public_key};
+use crate::audit::chain::{Verdict, verify};
+use crate::audit::checkpoints::{check, load_public_key};
 use crate::cli::AuditCommand;
 use crate::passkeys::offline::{Export, check_log};
 

@@ -320,8 +320,8 @@ fn start_checkpoints(
         tracing::warn!("--audit-signing-key without the mutate toolset: there is no audit log to checkpoint");
         return Ok(None);
     };
-    let key = crate::audit_checkpoints::load_signing_key(key)?;
-    let writer = Arc::new(crate::audit_checkpoints::Checkpointer::open(key, path)?);
+    let key = crate::audit::checkpoints::load_signing_key(key)?;
+    let writer = Arc::new(crate::audit::checkpoints::Checkpointer::open(key, path)?);
     tracing::info!(key_id = writer.key_id(), "signed audit checkpoints to {}", path.display());
     let stop = tokio_util::sync::CancellationToken::new();
     let task = tokio::spawn(writer.run(log.clone(), stop.clone()));

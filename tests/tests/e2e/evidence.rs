@@ -144,7 +144,7 @@ async fn a_served_log_verifies_and_every_kind_of_tampering_is_named() {
     // the whole chain rewritten (every record re-linked, under a new chain id), and a file
     // replaced by a made-up "rotated" one that starts past the last checkpoint: both link, and
     // no checkpoint vouches for them
-    use equinix_mcp::audit_chain::Chain;
+    use equinix_mcp::audit::chain::Chain;
     let relink = |records: &[Value], mut chain: Chain| -> String {
         let mut out = String::new();
         for r in records {

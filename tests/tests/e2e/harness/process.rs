@@ -98,7 +98,7 @@ pub fn audit_log_of(cmd: &tokio::process::Command) -> PathBuf {
 }
 
 /// Every entry of an audit log written so far, but the chain's start records (one per process
-/// that opened the log: `audit_chain.rs` tests them), each still with its `seq` and `prev`.
+/// that opened the log: `audit/chain.rs` tests them), each still with its `seq` and `prev`.
 pub fn read_audit(path: &std::path::Path) -> Vec<Value> {
     read_audit_chain(path).into_iter().filter(|e| e["event"] != "audit_log_opened").collect()
 }

@@ -9,7 +9,7 @@
 //! server instance, the time, the chain's id), and a log reopened after a rotation starts with
 //! `audit_log_reopened` naming the previous file's head. Editing, inserting, removing or
 //! reordering a record breaks the chain at that record; cutting the end off does not, which is
-//! what signed checkpoints kept elsewhere are for (see [`crate::audit_checkpoints`]).
+//! what signed checkpoints kept elsewhere are for (see [`crate::audit::checkpoints`]).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

@@ -4,7 +4,7 @@
 //! returns or the create leaves, so a crash cannot lose what happened. It records tokens, hashes,
 //! answers and Fabric ids; never a credential.
 //!
-//! Every record is a link of a hash chain ([`crate::audit_chain`]): its sequence number and the
+//! Every record is a link of a hash chain ([`chain`]): its sequence number and the
 //! SHA-256 of the previous record's bytes come first, and each process opening the log first
 //! appends a start record naming itself. `equinix-mcp audit verify` checks the chain.
 //!
@@ -13,6 +13,12 @@
 //! is on disk. When other mutating calls are under way (and not waiting for a person), the
 //! writer also waits up to [`GATHER`] for their records to join before it syncs, as PostgreSQL's
 //! `commit_delay` does with its `commit_siblings`; a lone record is synced at once, as before.
+//!
+//! The chain's own rules are [`chain`]'s; the signed checkpoints kept beside the log are
+//! [`checkpoints`]'.
+
+pub mod chain;
+pub mod checkpoints;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -25,7 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::{Map, Value, json};
 
-use crate::audit_chain::{Chain, resume};
+use chain::{Chain, resume};
 
 /// The longest a sync waits for the records of mutating calls still under way.
 pub const GATHER: Duration = Duration::from_millis(2);
@@ -426,7 +432,7 @@ pub fn rfc3339(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit_chain::{Verdict, verify};
+    use crate::audit::chain::{Verdict, verify};
 
     #[test]
     fn a_line_with_members_made_as_text_is_the_line_of_the_whole_entry() {

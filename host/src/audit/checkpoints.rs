@@ -93,7 +93,7 @@ impl Checkpointer {
     pub fn open(key: Ed25519KeyPair, path: &Path) -> anyhow::Result<Checkpointer> {
         let mut file = crate::audit::open_append(path, "the checkpoint file (--audit-checkpoints)")?;
         // a checkpoint torn by a crash is cut off, so the next one starts on a line of its own
-        let resumed = crate::audit_chain::resume(&mut file)
+        let resumed = crate::audit::chain::resume(&mut file)
             .with_context(|| format!("reading the end of --audit-checkpoints {}", path.display()))?;
         if let Some((bytes, _)) = resumed.torn_tail {
             tracing::warn!(
