@@ -23,7 +23,15 @@ pub async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
             sim.lock().faults.push_back(f);
             json_response(StatusCode::OK, json!({"queued": true}))
         }
-        Err(e) => json_response(StatusCode::BAD_REQUEST, json!({"error": format!("bad fault: {e}")})),
+        Err(e) => json_response(
+            StatusCode::BAD_REQUEST,
+            json!({
+                "error": format!("bad fault: {e}"),
+                "expected": {"route": "POST /fabric/v4/connections", "mode": "respond | drop | stall", "status": 503,
+                    "body": "(optional raw body)", "times": 1, "stall_ms": 0, "retry_after": 2},
+                "see": "README.md, \"The Fabric simulator\": only `route` is required"
+            }),
+        ),
     }
 }
 

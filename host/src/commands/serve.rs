@@ -349,8 +349,10 @@ pub async fn load_registry(
         anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
     })?;
     tracing::debug!("catalog read");
-    ToolRegistry::build(catalog, selection)
-        .with_context(|| format!("refusing the catalog of component {}", runtime.sha256()))
+    ToolRegistry::build(catalog, selection).map_err(|e| match e.is::<crate::mcp::registry::SelectionError>() {
+        true => e,
+        false => e.context(format!("refusing the catalog of component {}", runtime.sha256())),
+    })
 }
 
 /// The OAuth settings, when `--oauth-issuer` is given (clap has checked that --public-url is).

@@ -53,6 +53,12 @@ pub fn warm_up() {
     let _ = jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema);
 }
 
+/// The operator's `--toolsets` names a toolset the catalog does not have: the operator's mistake,
+/// not the component's.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SelectionError(pub String);
+
 impl ToolRegistry {
     /// Checks the whole catalog (a bad row refuses the component) and keeps the selected tools.
     pub fn build(catalog: Vec<ToolDecl>, selection: &Selection) -> anyhow::Result<Self> {
@@ -85,7 +91,7 @@ impl ToolRegistry {
             }
         }
         let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
-        let enabled = selection.resolve(&all_toolsets).map_err(anyhow::Error::msg)?;
+        let enabled = selection.resolve(&all_toolsets).map_err(|e| anyhow::Error::new(SelectionError(e)))?;
         let served: Vec<RegisteredTool> = checked.into_iter().filter(|t| enabled.contains(&t.decl.toolset)).collect();
         let index = served.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
         Ok(ToolRegistry { served, index, enabled_toolsets: enabled })

@@ -56,7 +56,13 @@ impl Selection {
                         .collect::<BTreeSet<_>>()
                         .into_iter()
                         .collect();
-                    return Err(format!("unknown toolset {other:?}; known toolsets: {}", known.join(", ")));
+                    let guess =
+                        known.iter().filter(|k| near(other, k)).map(|k| format!(" (did you mean {k:?}?)")).next();
+                    return Err(format!(
+                        "--toolsets: unknown toolset {other:?}{}; the toolsets are: {}",
+                        guess.unwrap_or_default(),
+                        known.join(", ")
+                    ));
                 }
             }
         }
@@ -64,9 +70,41 @@ impl Selection {
     }
 }
 
+/// Whether `typed` is one slip from `name`: a letter more, fewer or different, or two swapped.
+fn near(typed: &str, name: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (typed.to_lowercase().chars().collect(), name.chars().collect());
+    // optimal string alignment distance, capped: only 0 or 1 matters
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()] <= 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_toolset_is_named_with_the_one_meant() {
+        let err = Selection::parse(Some("metro")).resolve(&avail()).unwrap_err();
+        assert!(err.contains(r#"unknown toolset "metro" (did you mean "metros"?)"#), "{err}");
+        let err = Selection::parse(Some("stuff")).resolve(&avail()).unwrap_err();
+        assert!(err.starts_with("--toolsets: unknown toolset \"stuff\"; the toolsets are: "), "{err}");
+        assert!(near("prots", "ports") && near("Metros", "metros") && !near("net", "metros"));
+    }
 
     fn avail() -> BTreeSet<String> {
         ["metros", "ports", "events", "mutate"].iter().map(|s| s.to_string()).collect()

@@ -37,3 +37,25 @@ async fn boolean_environment_variables_take_1_yes_and_on() {
     let (ok, _, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "maybe")]).await;
     assert!(!ok && stderr.contains("maybe"), "an unknown word is refused, naming it: {stderr}");
 }
+
+/// A misspelt toolset is the operator's slip, named as such with the one meant, not a fault of
+/// the component.
+#[tokio::test]
+async fn a_misspelt_toolset_names_the_one_meant() {
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--toolsets", "metro"], &[]).await;
+    assert!(!ok, "{stderr}");
+    assert!(stderr.contains(r#"--toolsets: unknown toolset "metro" (did you mean "metros"?)"#), "{stderr}");
+    assert!(!stderr.contains("refusing the catalog"), "{stderr}");
+}
+
+/// A fault the simulator cannot read is answered with what it expects and where it is written.
+#[tokio::test]
+async fn a_bad_simulator_fault_says_what_a_fault_looks_like() {
+    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
+    let r = http().post(format!("{}/_sim/faults", sim.base_url())).body("{}").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let said: serde_json::Value = r.json().await.unwrap();
+    assert!(said["error"].as_str().unwrap().contains("missing field `route`"), "{said}");
+    assert_eq!(said["expected"]["route"], "POST /fabric/v4/connections", "{said}");
+    assert!(said["see"].as_str().unwrap().contains("The Fabric simulator"), "{said}");
+}
