@@ -59,3 +59,28 @@ async fn a_bad_simulator_fault_says_what_a_fault_looks_like() {
     assert_eq!(said["expected"]["route"], "POST /fabric/v4/connections", "{said}");
     assert!(said["see"].as_str().unwrap().contains("The Fabric simulator"), "{said}");
 }
+
+/// Run by hand in a terminal, the stdio server says what it is and how to connect to it; when
+/// its input closes before a client said `initialize`, it says that is what happened. (`script`
+/// gives it a terminal.)
+#[tokio::test]
+async fn the_stdio_server_started_in_a_terminal_says_how_to_connect() {
+    let audit = fresh_audit_path();
+    let bin = binary();
+    let command = format!("{} serve --fabric-sim --audit-log {}", bin.display(), audit.display());
+    let out = tokio::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("util-linux's script runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("equinix-mcp speaks MCP over stdin and stdout"), "{said}");
+    assert!(said.contains(&format!("claude mcp add equinix-sim -- {command}")), "{said}");
+    assert!(said.contains("the input closed before an MCP client sent `initialize`"), "{said}");
+    // not on a terminal (a client's pipe): no such words, the same closing reason
+    let audit = fresh_audit_path();
+    let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--audit-log", audit.to_str().unwrap()], &[]).await;
+    assert!(!ok && !stderr.contains("speaks MCP over stdin"), "{stderr}");
+    assert!(stderr.contains("the input closed before an MCP client sent `initialize`"), "{stderr}");
+}
