@@ -162,6 +162,11 @@ impl CallState {
             return Ok(Some(Permit { decision, policy }));
         }
         tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
-        Err(decision.explain())
+        Err(format!(
+            "{}. The policy judged {}. To go on, change what the operator's rules do not allow, or ask the operator; \
+             `equinix-mcp policy schema` lists what a policy can read",
+            decision.explain(),
+            facts.summary(change_type)
+        ))
     }
 }

@@ -42,6 +42,46 @@ pub struct Facts {
 pub const UNKNOWN_METRO: &str = "UNKNOWN";
 
 impl Facts {
+    /// What the policy read of the request, in words, for a denial: a person can then see which
+    /// of it to change (the request's hash and the uuids are left out; the form shows them).
+    pub fn summary(&self, change_type: &str) -> String {
+        let mut parts = vec![format!("a {change_type}")];
+        if !self.name.is_empty() {
+            parts.push(format!("named {:?}", self.name));
+        }
+        if let Some(mbps) = self.bandwidth_mbps {
+            parts.push(format!("bandwidth {mbps} Mbps"));
+        }
+        if let Some(bandwidth) = &self.unreadable_bandwidth {
+            parts.push(format!("a bandwidth that is not a number ({bandwidth})"));
+        }
+        let metros: Vec<&str> = self.metros.iter().map(String::as_str).collect();
+        if !metros.is_empty() {
+            parts.push(format!("metros {}", metros.join(", ")));
+        }
+        if self.metro_unknown {
+            parts.push(format!("an access point whose metro is unknown (read as {UNKNOWN_METRO:?})"));
+        }
+        if !self.access_point_types.is_empty() {
+            let types: Vec<&str> = self.access_point_types.iter().map(String::as_str).collect();
+            parts.push(format!("access points {}", types.join(", ")));
+        }
+        for (what, value) in [
+            ("type", &self.connection_type),
+            ("scope", &self.network_scope),
+            ("token type", &self.token_type),
+            ("project", &self.project_id),
+        ] {
+            if let Some(v) = value {
+                parts.push(format!("{what} {v}"));
+            }
+        }
+        if self.redundant {
+            parts.push("redundant".into());
+        }
+        parts.join(", ")
+    }
+
     /// The facts of a create of `change_type` with `body` (see [`crate::exact_json::parse`]).
     pub fn of(change_type: &str, body: &Node, request_sha256: &str) -> Facts {
         let mut f = Facts { request_sha256: request_sha256.to_string(), ..Facts::default() };

@@ -76,7 +76,12 @@ async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
 
     // above 1 Gbps, a service token, a network for `local`: denied before anything is sent
     let before = dry_runs(&sim).await;
-    denied_by(&server.refused("fabric_propose_change", connection("too-fast", 10_000, 3)).await, "at-most-1-gbps");
+    let too_fast = server.refused("fabric_propose_change", connection("too-fast", 10_000, 3)).await;
+    denied_by(&too_fast, "at-most-1-gbps");
+    // the denial says what the policy read of the request, and where to go from there
+    let said = too_fast["message"].as_str().unwrap();
+    assert!(said.contains("bandwidth 10000 Mbps") && said.contains("named \"too-fast\""), "{said}");
+    assert!(said.contains("equinix-mcp policy schema"), "{said}");
     denied_by(&server.refused("fabric_propose_change", token()).await, "no-service-tokens");
     denied_by(&server.refused("fabric_propose_change", network()).await, "networks-only-for-netops");
     assert_eq!(dry_runs(&sim).await, before, "a denied propose sends nothing to Fabric");
