@@ -8,6 +8,9 @@ use equinix_mcp::cli::{Cli, Command, LogFormat};
 use equinix_mcp::commands::{audit, build_component, inspect, passkeys, policy, serve, tools};
 use equinix_mcp::component;
 
+/// EX_USAGE of sysexits.h: the command line was wrong.
+const USAGE: i32 = 64;
+
 fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
     let version: &'static str = Box::leak(
@@ -18,7 +21,17 @@ fn main() -> ExitCode {
         )
         .into_boxed_str(),
     );
-    let matches = Cli::command().version(version).get_matches();
+    let matches = match Cli::command().version(version).try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => {
+            // `audit verify` gives exit status 2 its own meaning (a torn last record), so a
+            // mistake on its command line is EX_USAGE (64) there, not clap's 2
+            let audit = std::env::args().nth(1).as_deref() == Some("audit");
+            let code = if audit && e.use_stderr() { USAGE } else { e.exit_code() };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),

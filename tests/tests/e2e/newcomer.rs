@@ -84,3 +84,22 @@ async fn the_stdio_server_started_in_a_terminal_says_how_to_connect() {
     assert!(!ok && !stderr.contains("speaks MCP over stdin"), "{stderr}");
     assert!(stderr.contains("the input closed before an MCP client sent `initialize`"), "{stderr}");
 }
+
+/// `audit verify` keeps exit status 2 for a torn last record; a mistake on its command line
+/// (checkpoints without their public key) is 64, EX_USAGE, and says what is missing.
+#[tokio::test]
+async fn a_mistake_on_audit_verifys_command_line_is_not_a_torn_tail() {
+    let log = fresh_audit_path();
+    std::fs::write(&log, "").unwrap();
+    let out = command(&["audit", "verify", log.to_str().unwrap(), "--checkpoints", "/nonexistent"], &[])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
+    assert!(stderr.contains("--public-key"), "{stderr}");
+    // other subcommands keep clap's usual 2
+    let out = command(&["serve", "--no-such-flag"], &[]).stdin(Stdio::null()).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
