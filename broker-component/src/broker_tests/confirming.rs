@@ -61,6 +61,10 @@ pub(super) fn each_answer_other_than_accept_executes_nothing_and_consumes_the_to
         assert_eq!(out["executed"], false, "{status:?}");
         assert_eq!(out["human_confirmation"]["status"], status.as_str());
         assert_eq!(host.sent.len(), sent_before, "{status:?}: nothing sent");
+        // a client that cannot show the form is not sent round the same loop again
+        let next = out["next_step"].as_str().unwrap();
+        let loops = next.contains("confirm the new token");
+        assert_eq!(loops, status != ConfirmStatus::UnsupportedByClient, "{status:?}: {next}");
         let replay = confirm(&mut host, &token).unwrap_err();
         assert_eq!(replay["error"]["kind"], "replayed_token", "{status:?}");
         assert_eq!(replay["confirm_checks"]["not_previously_used"], false);

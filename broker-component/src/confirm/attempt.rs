@@ -72,7 +72,7 @@ impl<'a> Attempt<'a> {
         self.result.insert("human_confirmation".into(), json!({"status": status}));
         self.result.insert("confirm_checks".into(), self.checks.to_json());
         self.result.insert("message".into(), json!(message));
-        self.result.insert("next_step".into(), json!(next_step(executed)));
+        self.result.insert("next_step".into(), json!(next_step(executed, status)));
         let v = Value::Object(self.result);
         if self.consumes {
             host.store_settle(self.token, crate::json::json_text(&v).into_bytes());
@@ -81,9 +81,15 @@ impl<'a> Attempt<'a> {
     }
 }
 
-fn next_step(executed: Option<bool>) -> &'static str {
+fn next_step(executed: Option<bool>, status: &str) -> &'static str {
     match executed {
         Some(true) => "Done. Track provisioning with the matching fabric_get_* tool using the created uuid.",
+        // proposing again here would end the same way: say what can work instead
+        Some(false) if status == ConfirmStatus::UnsupportedByClient.as_str() => {
+            "Nothing was created, and this MCP client cannot show the confirmation form, so confirming again \
+             here cannot succeed. Confirm from a client that shows forms (Claude Code, VS Code, Cursor), or \
+             ask the operator to set up the approval page, which sends the person a link to approve in a browser."
+        }
         Some(false) => "Nothing was created. To try again, call fabric_propose_change again and confirm the new token.",
         None => "Search for the resource before proposing again: it may exist.",
     }
