@@ -302,9 +302,36 @@ fn open_audit(args: &ServeArgs, registry: &ToolRegistry) -> anyhow::Result<Optio
     let path = args.audit_log.clone().or_else(crate::audit::default_path).context(
         "no audit log path: set --audit-log / EQUINIX_MCP_AUDIT_LOG (no state directory is known for this user)",
     )?;
+    check_existing_log(&path);
     let log = Arc::new(AuditLog::open(&path)?);
     log.checkpoint_after(args.audit_checkpoint_every as u64);
     Ok(Some(log))
+}
+
+/// The most of an existing audit log the start-up check reads (a bigger one is left to `audit
+/// verify`).
+const CHECKED_AT_START: u64 = 512 << 20;
+
+/// Checks, on a thread of its own so the server does not wait, that an existing audit log
+/// verifies: this server continues the chain after its last record, so a log `audit verify`
+/// calls broken stays broken, and the operator should hear it now, not at the next review.
+fn check_existing_log(path: &std::path::Path) {
+    let Ok(meta) = std::fs::metadata(path) else { return };
+    if meta.len() == 0 || meta.len() > CHECKED_AT_START {
+        return;
+    }
+    let path = path.to_path_buf();
+    let _ = std::thread::Builder::new().name("audit-check".into()).spawn(move || {
+        let Ok(bytes) = std::fs::read(&path) else { return };
+        if let crate::audit::chain::Verdict::Broken { line, why } = crate::audit::chain::verify(&bytes) {
+            tracing::warn!(
+                "the audit log {} does not verify: line {line}: {why}. This server continues its chain after \
+                 the last record, so `equinix-mcp audit verify` will go on reporting that line; move the file aside \
+                 to start a new log",
+                path.display()
+            );
+        }
+    });
 }
 
 /// The checkpoint writer of `--audit-signing-key`, started once the log is open; it writes a

@@ -103,3 +103,25 @@ async fn a_mistake_on_audit_verifys_command_line_is_not_a_torn_tail() {
     let out = command(&["serve", "--no-such-flag"], &[]).stdin(Stdio::null()).output().await.unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A server started on an audit log that no longer verifies says so as it starts (it goes on
+/// appending: refusing would stop every create until someone moves the file).
+#[tokio::test]
+async fn a_server_started_on_a_broken_audit_log_says_so() {
+    let log = fresh_audit_path();
+    let args = ["--toolsets", "metros,mutate", "--audit-log", log.to_str().unwrap()];
+    Launch::serve().args(&args).stdio().await.stop().await;
+    let first = Launch::serve().args(&args).stdio().await;
+    assert!(!first.stderr_text().contains("does not verify"), "{}", first.stderr_text());
+    first.stop().await;
+    // an edit to the first record: it is no longer what the next one links to
+    let text = std::fs::read_to_string(&log).unwrap();
+    let edited = text.replacen("audit_log_opened", "audit_log_OPENED", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&log, edited).unwrap();
+    let again = Launch::serve().args(&args).stdio().await;
+    wait_until("the start-up check's warning", async || again.stderr_text().contains("does not verify")).await;
+    let said = again.stderr_text();
+    assert!(said.contains(&format!("the audit log {} does not verify: line 1", log.display())), "{said}");
+    assert!(said.contains("move the file aside"), "{said}");
+}
