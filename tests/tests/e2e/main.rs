@@ -25,6 +25,7 @@ mod observability;
 mod one_yes;
 mod operations;
 mod passkeys;
+mod plugin;
 mod policy;
 mod races;
 mod replicas;
