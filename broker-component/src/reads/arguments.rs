@@ -7,7 +7,7 @@ use crate::grammar::{Field, Kind, METRO, METROS_TOOL, Object, TEXT, UUID, argume
 
 const SEARCH_PORTS_TOOL: &str = "fabric_search_ports";
 
-const NAME: Field = opt("name", TEXT, "Part of the name");
+const NAME: Field = opt("name", TEXT, "Part of the name, any case");
 const METRO_ARG: Field = opt("metro", METRO, "Metro code").from(METROS_TOOL);
 
 /// `{key}` (a uuid, required, listed by the search tool `search`): the argument of every
@@ -40,7 +40,7 @@ pub(super) static GET_PROFILE: Object = by_id!("profile_id", "fabric_search_serv
 pub(super) static PROFILE_METROS: Object =
     arguments(&[req("profile_id", UUID, "").from("fabric_search_service_profiles"), OFFSET, LIMIT]);
 pub(super) static SEARCH_CONNECTIONS: Object = arguments(&[
-    NAME,
+    opt("name", TEXT, "Part of the name: as typed, lower or upper case"),
     opt("state", Kind::Enum(CONNECTION_STATES), "State"),
     opt("port_id", UUID, "A-side port").from(SEARCH_PORTS_TOOL),
     opt("router_id", UUID, "A-side Cloud Router").from("fabric_search_cloud_routers"),

@@ -20,7 +20,7 @@ use crate::tool_error::ToolError;
 pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
     let mut filters = Vec::new();
-    name_filters(args, &mut filters)?;
+    name_filters(args, &mut filters, AnyCase::Ilike)?;
     if let Some(m) = text(args, "metro") {
         filters.push(eq("/location/metroCode", m));
     }
@@ -35,7 +35,9 @@ pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, T
         filters.push(json!({"property": "/state", "operator": "=", "values": PORT_STATES}));
     }
     let answer = send_json(host, post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit)))?;
-    Ok(paged(answer, "ports", offset, compact_port))
+    let mut out = paged(answer, "ports", offset, compact_port);
+    note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by metro or state");
+    Ok(out)
 }
 
 pub(super) fn get_port(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -98,6 +100,7 @@ pub(super) fn search_profiles(host: &mut dyn Host, args: &Value) -> Result<Value
     let answer = json!({"pagination": {"total": count}, "data": data});
     let mut out = paged(answer, "service_profiles", offset, compact_profile);
     out["scanned"] = json!(scanned);
+    note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by metro or visibility");
     if scanned < total {
         out["note"] = json!(format!(
             "only the first {scanned} of {total} profiles were searched for the name; add metro or visibility to narrow"
@@ -123,7 +126,7 @@ pub(super) fn profile_metros(host: &mut dyn Host, args: &Value) -> Result<Value,
 pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
     let mut filters = Vec::new();
-    name_filters(args, &mut filters)?;
+    name_filters(args, &mut filters, AnyCase::Variants)?;
     if let Some(s) = text(args, "state") {
         filters.push(eq("/state", s));
     }
@@ -135,7 +138,9 @@ pub(super) fn search_connections(host: &mut dyn Host, args: &Value) -> Result<Va
     }
     let body = search_body(filters, offset, limit);
     let answer = send_json(host, post("/fabric/v4/connections/search", Vec::new(), body))?;
-    Ok(paged(answer, "connections", offset, compact_connection))
+    let mut out = paged(answer, "connections", offset, compact_connection);
+    note_empty_name_search(&mut out, args, AnyCase::Variants, "leave name out and search by port_id or router_id");
+    Ok(out)
 }
 
 pub(super) fn get_connection(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -145,7 +150,7 @@ pub(super) fn get_connection(host: &mut dyn Host, args: &Value) -> Result<Value,
 pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
     let mut filters = Vec::new();
-    name_filters(args, &mut filters)?;
+    name_filters(args, &mut filters, AnyCase::Ilike)?;
     for (key, property) in [("type", "/type"), ("scope", "/scope"), ("state", "/state")] {
         if let Some(v) = text(args, key) {
             filters.push(eq(property, v));
@@ -153,7 +158,9 @@ pub(super) fn search_networks(host: &mut dyn Host, args: &Value) -> Result<Value
     }
     let body = search_body(filters, offset, limit);
     let answer = send_json(host, post("/fabric/v4/networks/search", Vec::new(), body))?;
-    Ok(paged(answer, "networks", offset, compact_network))
+    let mut out = paged(answer, "networks", offset, compact_network);
+    note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by type, scope or state");
+    Ok(out)
 }
 
 pub(super) fn get_network(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
@@ -171,14 +178,16 @@ pub(super) fn network_connections(host: &mut dyn Host, args: &Value) -> Result<V
 pub(super) fn search_tokens(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);
     let mut filters = Vec::new();
-    name_filters(args, &mut filters)?;
+    name_filters(args, &mut filters, AnyCase::Ilike)?;
     if let Some(s) = text(args, "state") {
         filters.push(eq("/state", s));
     }
     let query = paging_query(offset, limit);
     let body = search_body(filters, offset, limit);
     let answer = send_json(host, post("/fabric/v4/serviceTokens/search", query, body))?;
-    Ok(paged(answer, "service_tokens", offset, compact_token))
+    let mut out = paged(answer, "service_tokens", offset, compact_token);
+    note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by state");
+    Ok(out)
 }
 
 pub(super) fn get_token(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {

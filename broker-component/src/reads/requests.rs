@@ -25,12 +25,57 @@ pub fn fragment(s: &str) -> Option<String> {
     Some(s.replace(['*', '%'], "")).filter(|f| !f.is_empty())
 }
 
-/// The name filter of an endpoint whose contract allows LIKE.
-pub fn name_filters(args: &Value, filters: &mut Vec<Value>) -> Result<(), ToolError> {
+/// How a search endpoint's contract lets a name be matched the way a person types it, whatever
+/// its case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnyCase {
+    /// `ILIKE`, where the contract lists it.
+    Ilike,
+    /// The connection search's contract spells its case-insensitive operator `ILKE`, a word no
+    /// other Fabric search takes: rather than bet on either spelling, `LIKE` the name as typed,
+    /// in lower case and in upper case (`or` is the contract's own).
+    Variants,
+}
+
+/// The name filter, if a name was given.
+pub fn name_filters(args: &Value, filters: &mut Vec<Value>, how: AnyCase) -> Result<(), ToolError> {
     if let Some(fragment) = name_fragment(args) {
-        filters.push(json!({"property": "/name", "operator": "LIKE", "values": [fragment]}));
+        filters.push(name_filter(&fragment, how));
     }
     Ok(())
+}
+
+/// A filter matching names that contain `fragment`.
+pub fn name_filter(fragment: &str, how: AnyCase) -> Value {
+    if how == AnyCase::Ilike {
+        return json!({"property": "/name", "operator": "ILIKE", "values": [fragment]});
+    }
+    let mut forms: Vec<String> = Vec::new();
+    for form in [String::from(fragment), fragment.to_lowercase(), fragment.to_uppercase()] {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    let mut like: Vec<Value> =
+        forms.into_iter().map(|f| json!({"property": "/name", "operator": "LIKE", "values": [f]})).collect();
+    if like.len() == 1 { like.remove(0) } else { json!({"or": like}) }
+}
+
+/// An empty first page of a search by name says how names are matched and what to try, so an
+/// agent does not read "no such name" into a name typed another way.
+pub fn note_empty_name_search(out: &mut Value, args: &Value, how: AnyCase, instead: &str) {
+    let Some(fragment) = name_fragment(args) else { return };
+    if out["returned"] != json!(0) || out["offset"] != json!(0) {
+        return;
+    }
+    let matched = match how {
+        AnyCase::Ilike => "in any case",
+        AnyCase::Variants => "as typed, in lower case or in upper case",
+    };
+    out["note"] = json!(format!(
+        "no name contains \"{fragment}\" {matched} (a name matches when it contains the text; wildcards are \
+         not needed); try a shorter part, or {instead}"
+    ));
 }
 
 /// A search body: the filters (one, or `and` of several), paging.

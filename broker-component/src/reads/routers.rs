@@ -8,7 +8,9 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
 use super::compact::{one, pick};
-use super::requests::{get, get_by_id, name_fragment, post, unknown_id_hint};
+use super::requests::{
+    AnyCase, get, get_by_id, name_filter, name_fragment, note_empty_name_search, post, unknown_id_hint,
+};
 use crate::args::{LIMIT, OFFSET, paging, paging_query, text};
 use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
@@ -22,7 +24,7 @@ use crate::tool_error::ToolError;
 pub const SEARCH: &str = "fabric_search_cloud_routers";
 
 static SEARCH_ARGS: Object = arguments(&[
-    opt("name", TEXT, "Part of the name"),
+    opt("name", TEXT, "Part of the name, any case"),
     opt("metro", METRO, "Metro code").from(METROS_TOOL),
     opt("state", Kind::Enum(ROUTER_STATES), "State"),
     opt("project_id", UUID, "Project uuid (default: your ports' projects)"),
@@ -122,7 +124,7 @@ fn search_routers(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError>
     let operator = if projects.len() == 1 { "=" } else { "IN" };
     let mut and = vec![json!({"property": "/project/projectId", "operator": operator, "values": projects.clone()})];
     if let Some(fragment) = name_fragment(args) {
-        and.push(json!({"property": "/name", "operator": "LIKE", "values": [fragment]}));
+        and.push(name_filter(&fragment, AnyCase::Ilike));
     }
     for (key, property) in [("metro", "/location/metroCode"), ("state", "/state")] {
         if let Some(v) = text(args, key) {
@@ -132,6 +134,7 @@ fn search_routers(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError>
     let body = json!({"filter": {"and": and}, "pagination": {"offset": offset, "limit": limit}});
     let answer = send_json(host, post("/fabric/v4/routers/search", Vec::new(), crate::json::json_text(&body)))?;
     let mut out = paged(answer, "cloud_routers", offset, compact_router);
+    note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by metro or state");
     if given.is_none() {
         out["projects_searched"] = json!(projects);
     }

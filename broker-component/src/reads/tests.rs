@@ -33,8 +33,9 @@ fn port_search_builds_a_filter_and_compacts() {
     let mut host = FakeHost::answering(200, body);
     let out = run("fabric_search_ports", &mut host, json!({"name": "DC-*", "metro": "DC", "limit": 1})).unwrap();
     let sent: Value = serde_json::from_str(host.sent[0].body.as_deref().unwrap()).unwrap();
-    assert_eq!(sent["filter"]["and"][0], json!({"property": "/name", "operator": "LIKE", "values": ["DC-"]}));
+    assert_eq!(sent["filter"]["and"][0], json!({"property": "/name", "operator": "ILIKE", "values": ["DC-"]}));
     assert_eq!(sent["pagination"], json!({"offset": 0, "limit": 1}));
+    assert!(out.get("note").is_none(), "a page with rows needs no note: {out}");
     let port = &crate::fabric_call::objects(&out, "ports")[0];
     assert_eq!(port["encapsulation"], "DOT1Q");
     assert!(port.get("extra").is_none() && !out["columns"].as_array().unwrap().contains(&json!("extra")));
@@ -181,4 +182,44 @@ fn a_vlan_names_its_holder_as_fabric_does() {
     );
     let token = json!({"type": "DOT1Q", "vlanTag": 101, "serviceToken": {"uuid": "t-1", "type": "VC_TOKEN"}});
     assert_eq!(compact_vlan(&token)["held_by"], "service_token");
+}
+
+/// The connection search's contract has no `ILIKE` it spells the same as the others: a name is
+/// looked for as typed, in lower case and in upper case, and an empty answer says so.
+#[test]
+fn connection_names_are_matched_as_typed_lower_or_upper_case() {
+    let empty = r#"{"pagination":{"offset":0,"limit":20,"total":0},"data":[]}"#;
+    let mut host = FakeHost::answering(200, empty);
+    let out = run("fabric_search_connections", &mut host, json!({"name": "DC-FCR"})).unwrap();
+    let sent: Value = serde_json::from_str(host.sent[0].body.as_deref().unwrap()).unwrap();
+    let like = |v: &str| json!({"property": "/name", "operator": "LIKE", "values": [v]});
+    assert_eq!(sent["filter"], json!({"or": [like("DC-FCR"), like("dc-fcr")]}));
+    let note = out["note"].as_str().unwrap();
+    assert!(note.contains("\"DC-FCR\" as typed, in lower case or in upper case") && note.contains("port_id"), "{note}");
+
+    // a name in one case is looked for once, and the note names every case matched
+    let mut host = FakeHost::answering(200, empty);
+    run("fabric_search_connections", &mut host, json!({"name": "to-aws"})).unwrap();
+    let sent: Value = serde_json::from_str(host.sent[0].body.as_deref().unwrap()).unwrap();
+    assert_eq!(sent["filter"], json!({"or": [like("to-aws"), like("TO-AWS")]}));
+    let mut host = FakeHost::answering(200, empty);
+    run("fabric_search_connections", &mut host, json!({"name": "42"})).unwrap();
+    let sent: Value = serde_json::from_str(host.sent[0].body.as_deref().unwrap()).unwrap();
+    assert_eq!(sent["filter"], like("42"));
+}
+
+/// Only an empty first page of a search by name gets the note: not a later page, not a search
+/// without a name.
+#[test]
+fn only_an_empty_search_by_name_says_how_names_match() {
+    let empty = r#"{"pagination":{"offset":0,"limit":20,"total":0},"data":[]}"#;
+    let mut host = FakeHost::answering(200, empty);
+    let out = run("fabric_search_ports", &mut host, json!({"name": "nope"})).unwrap();
+    assert!(out["note"].as_str().unwrap().contains("\"nope\" in any case"), "{out}");
+    let mut host = FakeHost::answering(200, empty);
+    let out = run("fabric_search_ports", &mut host, json!({"metro": "DC"})).unwrap();
+    assert!(out.get("note").is_none(), "{out}");
+    let mut host = FakeHost::answering(200, r#"{"pagination":{"offset":40,"limit":20,"total":3},"data":[]}"#);
+    let out = run("fabric_search_networks", &mut host, json!({"name": "x", "offset": 40})).unwrap();
+    assert!(out.get("note").is_none(), "{out}");
 }

@@ -66,8 +66,11 @@ impl CallState {
                 return Err(SendError::Refused(why.into()));
             }
             Some(facts) => {
+                let named: Vec<String> = facts.metros.iter().cloned().collect();
                 let facts = self.place(facts, &[]).await.map_err(SendError::Refused)?;
-                self.judge("dry_run", change_type, &facts, None).await.map_err(SendError::Denied)?;
+                if let Err(denied) = self.judge("dry_run", change_type, &facts, None).await {
+                    return self.denied_dry_run(request, denied, &named).await;
+                }
                 Some((facts.metros, facts.metro_unknown))
             }
             None => None,
@@ -98,6 +101,52 @@ impl CallState {
         }
         self.validations.push(Validation::new(request_sha256, self.clock.now_ms(), learned));
         Ok(answer)
+    }
+
+    /// A dry run the policy denied. When the body names a metro Fabric does not know, Fabric's
+    /// own answer is sent back instead: it says the metro does not exist and the component points
+    /// the agent at the metro list, where the policy's word on a place that does not exist would
+    /// send the agent to the operator. The dry run creates nothing, records no validation, and a
+    /// 2xx from it (a metro that exists after all) leaves the denial standing.
+    async fn denied_dry_run(
+        &mut self,
+        request: &ApiRequest,
+        denied: String,
+        named: &[String],
+    ) -> Result<ApiResponse, SendError> {
+        if !self.names_unknown_metro(named).await {
+            return Err(SendError::Denied(denied));
+        }
+        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        let send = client.send_classified(request, RouteClass::DryRun, &cancel);
+        let answer = self.reporting(Some("Fabric dry run"), &request.path, send).await?;
+        match answer.status {
+            200..=299 => Err(SendError::Denied(denied)),
+            _ => Ok(answer),
+        }
+    }
+
+    /// Whether Fabric refuses one of `metros` (codes as a body names them) as no metro of its. A
+    /// code that is not a plain identifier is not asked about: Fabric refuses it in the dry run.
+    async fn names_unknown_metro(&mut self, metros: &[String]) -> bool {
+        for code in metros.iter().filter(|m| m.as_str() != crate::policy::UNKNOWN_METRO) {
+            if code.is_empty() || code.len() > 16 || !code.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return true;
+            }
+            let request = ApiRequest {
+                method: Method::Get,
+                path: format!("/fabric/v4/metros/{code}"),
+                query: vec![],
+                body: None,
+            };
+            let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+            let answer = self.meter.outside_guest(client.send(&request, &cancel)).await;
+            // only Fabric's plain "no such metro" counts; a fault or a limit leaves the denial alone
+            if answer.is_ok_and(|a| matches!(a.status, 400 | 404)) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Awaits `send` as host time, telling the client about `step` (when the call has a progress

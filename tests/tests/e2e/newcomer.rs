@@ -125,3 +125,59 @@ async fn a_server_started_on_a_broken_audit_log_says_so() {
     assert!(said.contains(&format!("the audit log {} does not verify: line 1", log.display())), "{said}");
     assert!(said.contains("move the file aside"), "{said}");
 }
+
+/// Names are found the way a person types them (`dc-pri` finds the DC-PRI ports, `DC-FCR` the
+/// connection `dc-fcr-to-aws`), and a name that matches nothing says how names are matched.
+#[tokio::test]
+async fn names_are_found_the_way_a_person_types_them() {
+    let server = Launch::serve().args(&["--toolsets", "all"]).stdio().await;
+    let names = |page: &serde_json::Value, key: &str| -> Vec<String> {
+        rows(page, key).iter().map(|r| r["name"].as_str().unwrap().to_string()).collect()
+    };
+    let ports = names(&server.ok("fabric_search_ports", serde_json::json!({"name": "dc-pri"})).await, "ports");
+    assert!(!ports.is_empty() && ports.iter().all(|n| n.contains("DC-PRI")), "{ports:?}");
+    let found = server.ok("fabric_search_connections", serde_json::json!({"name": "DC-FCR"})).await;
+    assert!(names(&found, "connections").contains(&"dc-fcr-to-aws".to_string()), "{found}");
+    assert!(found.get("note").is_none(), "{found}");
+
+    let none = server.ok("fabric_search_connections", serde_json::json!({"name": "no-such-name"})).await;
+    assert_eq!(none["returned"], 0, "{none}");
+    let note = none["note"].as_str().unwrap_or_default();
+    assert!(note.contains("as typed, in lower case or in upper case") && note.contains("port_id"), "{none}");
+    let none = server.ok("fabric_search_networks", serde_json::json!({"name": "NO-SUCH"})).await;
+    assert!(none["note"].as_str().unwrap_or_default().contains("\"NO-SUCH\" in any case"), "{none}");
+    server.stop().await;
+}
+
+/// Under a policy, a metro Fabric does not know gets Fabric's own answer, with the read tool that
+/// lists metros, rather than a denial that sends the agent to the operator; a metro that exists
+/// is still denied by the same policy without a dry run, and nothing is ever validated.
+#[tokio::test]
+async fn an_unknown_metro_under_a_policy_gets_fabrics_answer() {
+    let policy = crate::policy::policy_file(
+        r#"@id("dc-only") permit (principal, action, resource) when { ["DC"].containsAll(resource.metros) };"#,
+    );
+    let server =
+        Launch::serve().args(&["--toolsets", "all,mutate", "--policy", policy.to_str().unwrap()]).stdio().await;
+    let sim = embedded_sim_url(&server).await;
+    let in_metro = |metro: &str| {
+        let mut spec = connection_spec("to-nowhere", 1300);
+        spec["zSide"]["accessPoint"]["location"] = serde_json::json!({"metroCode": metro});
+        serde_json::json!({"change_type": "connection_create", "spec": spec})
+    };
+    let dry_runs = async || sim_stats(&sim).await["dry_runs"]["connections"].as_u64().unwrap_or(0);
+
+    let before = dry_runs().await;
+    let unknown = server.refused("fabric_propose_change", in_metro("XX")).await;
+    assert_ne!(unknown["kind"], "policy_denied", "{unknown}");
+    assert!(unknown.to_string().contains("metro XX does not exist"), "{unknown}");
+    assert!(unknown["next_step"].as_str().unwrap_or_default().contains("fabric_list_metros"), "{unknown}");
+    // the words are the simulator's validator's: Fabric was asked, and refused (a refused dry run
+    // is not counted)
+    assert_eq!(dry_runs().await, before, "nothing was validated");
+
+    let elsewhere = server.refused("fabric_propose_change", in_metro("SV")).await;
+    assert_eq!(elsewhere["kind"], "policy_denied", "{elsewhere}");
+    assert_eq!(dry_runs().await, before, "a denial of a metro that exists sends nothing");
+    server.stop().await;
+}
