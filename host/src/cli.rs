@@ -11,10 +11,28 @@ const ENV_ONLY: &str = "Environment only:
   EQUINIX_MCP_STATE_KEY     base64 key (>= 32 bytes) sealing 2026-07-28 confirmation state;
                             the same on every HTTP replica (default: random per process)";
 
+/// What the first screen of `--help` shows instead of serve's 60-odd options.
+const EXAMPLES: &str = "Examples:
+  equinix-mcp serve --fabric-sim --toolsets all,mutate
+      Serve MCP over stdio on the built-in Fabric simulator (no credentials): what an MCP client runs
+  claude mcp add --scope user equinix -- equinix-mcp serve --toolsets all,mutate
+      Add it to Claude Code (Fabric credentials from EQUINIX_API_CLIENTID and EQUINIX_API_CLIENTSECRET)
+  equinix-mcp serve --transport http --listen 127.0.0.1:8931 --fabric-sim
+      Serve MCP over HTTP at http://127.0.0.1:8931/mcp (for a team: docs/deploying.md)
+  equinix-mcp tools --toolsets all,mutate
+      The tools an agent sees, with their arguments
+  equinix-mcp inspect
+      Everything the sandboxed broker component can reach, and the host's verdict on it
+  equinix-mcp audit verify audit.jsonl
+      Check the audit log's hash chain
+
+Every server option, with its environment variable: equinix-mcp serve --help
+Documentation: README.md and docs/ in the repository (docs/configuration.md lists every setting)";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "equinix-mcp",
-    after_help = ENV_ONLY,
+    after_help = EXAMPLES,
     about = "MCP server for Equinix Fabric: read-only tools plus the Safe Mutation Broker (propose, real dry run, human confirmation)",
     args_conflicts_with_subcommands = true
 )]
@@ -22,14 +40,31 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// `serve` options, when no subcommand is given.
+    /// `serve` options, when no subcommand is given (taken, but listed only by `serve --help`:
+    /// see [`Cli::command_with_version`]).
     #[command(flatten)]
     pub serve: ServeArgs,
+}
+
+impl Cli {
+    /// The command line as `main` parses it: the top level takes serve's options but leaves them
+    /// to `serve --help`, so its own help is the commands and examples a newcomer needs.
+    pub fn command_with_version(version: &'static str) -> clap::Command {
+        use clap::CommandFactory;
+        Cli::command()
+            .version(version)
+            .override_usage("equinix-mcp [SERVE OPTIONS]\n       equinix-mcp <COMMAND> [OPTIONS]")
+            .mut_args(|a| match a.get_id().as_str() {
+                "help" | "version" => a,
+                _ => a.hide(true),
+            })
+    }
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Serve MCP (the default).
+    #[command(after_help = ENV_ONLY)]
     Serve(Box<ServeArgs>),
     /// Print the component's SHA-256, its imports and exports with types, what the host grants
     /// behind each import, and the verdict; exits non-zero when the component is refused.

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
 use equinix_mcp::commands::{audit, build_component, inspect, passkeys, policy, serve, tools};
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         )
         .into_boxed_str(),
     );
-    let matches = match Cli::command().version(version).try_get_matches() {
+    let matches = match Cli::command_with_version(version).try_get_matches() {
         Ok(matches) => matches,
         Err(e) => {
             // `audit verify` gives exit status 2 its own meaning (a torn last record), so a

@@ -59,6 +59,35 @@ fn help_lists_only_what_a_user_runs() {
     }
 }
 
+/// The first screen of `--help` is the commands and examples, not serve's options (those are
+/// `serve --help`'s, still taken without the subcommand), and every example parses.
+#[test]
+fn help_is_one_screen_of_commands_and_examples() {
+    let top = help(&[]);
+    assert!(top.lines().count() <= 45, "{} lines:\n{top}", top.lines().count());
+    assert!(top.contains("Examples:") && top.contains("equinix-mcp serve --help"), "{top}");
+    assert!(!top.contains("--proposal-store") && !top.contains("EQUINIX_MCP_TOOLSETS"), "{top}");
+    let mut examples = 0;
+    for line in top.lines().filter_map(|l| l.strip_prefix("  equinix-mcp ")) {
+        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+            .args(line.split_whitespace())
+            .arg("--help")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+        examples += 1;
+    }
+    assert!(examples >= 4, "{top}");
+
+    let serve = help(&["serve"]);
+    assert!(serve.contains("--proposal-store") && serve.contains("EQUINIX_API_CLIENTSECRET"), "{serve}");
+    let flat = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+        .args(["--fabric-sim", "--toolsets", "all", "--help"])
+        .output()
+        .unwrap();
+    assert!(flat.status.success(), "serve's options are still taken without `serve`");
+}
+
 /// The product links the broker only as the sandboxed component: a native copy would carry the
 /// benchmark's approval constructor, which forges what the WIT guarantees cannot be forged.
 #[test]
@@ -127,14 +156,14 @@ fn readme_tool_reference_is_current() {
         .unwrap();
     assert!(out.status.success());
     let generated = String::from_utf8(out.stdout).unwrap();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let start = readme.find("<!-- tools:begin -->\n").expect("README has the tools:begin marker")
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/tools.md")).unwrap();
+    let start = readme.find("<!-- tools:begin -->\n").expect("docs/tools.md has the tools:begin marker")
         + "<!-- tools:begin -->\n".len();
-    let end = readme.find("<!-- tools:end -->").expect("README has the tools:end marker");
+    let end = readme.find("<!-- tools:end -->").expect("docs/tools.md has the tools:end marker");
     assert_eq!(
         &readme[start..end],
         generated,
-        "README's tool reference is stale: regenerate it with `equinix-mcp tools --toolsets all,mutate`"
+        "docs/tools.md, the tool reference, is stale: regenerate it with `equinix-mcp tools --toolsets all,mutate`"
     );
 }
 
