@@ -29,7 +29,7 @@ pub async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
                 "error": format!("bad fault: {e}"),
                 "expected": {"route": "POST /fabric/v4/connections", "mode": "respond | drop | stall", "status": 503,
                     "body": "(optional raw body)", "times": 1, "stall_ms": 0, "retry_after": 2},
-                "see": "README.md, \"The Fabric simulator\": only `route` is required"
+                "see": "docs/simulator.md, \"The Fabric simulator\": only `route` is required"
             }),
         ),
     }

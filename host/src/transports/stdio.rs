@@ -19,7 +19,7 @@ pub async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
         Ok(service) => service,
         Err(e) if e.to_string().contains("connection closed") => anyhow::bail!(
             "the input closed before an MCP client sent `initialize` ({e}): over stdio, equinix-mcp is started by \
-             an MCP client (README, \"Using it from MCP clients\")"
+             an MCP client (docs/clients.md)"
         ),
         Err(e) => return Err(e).context("starting MCP over stdio"),
     };
@@ -46,8 +46,7 @@ fn on_a_terminal(command: &str) -> String {
          Connect a client instead, for example Claude Code:\n  \
          claude mcp add equinix-sim -- {command}\n\
          List the tools it serves: equinix-mcp tools --toolsets all,mutate\n\
-         Serve over HTTP for browser-based or remote clients: add --transport http (README, \"Using it from MCP \
-         clients\")."
+         Serve over HTTP for browser-based or remote clients: add --transport http (docs/clients.md)."
     )
 }
 

@@ -293,10 +293,10 @@ pub(crate) fn replica_args(store: &str, issuer: &str, public: &str) -> Vec<Strin
     args.iter().chain(&["--approval-client-id", "approval-page"]).map(|s| s.to_string()).collect()
 }
 
-/// The four-eyes set of the README's approval-page section, exactly as printed there.
+/// The four-eyes set of docs/approval-page.md, exactly as printed there.
 pub(crate) fn four_eyes_policy() -> String {
-    let readme = include_str!("../../../README.md");
-    let section = &readme[readme.find("### The approval page").expect("the approval page's section")..];
+    let readme = include_str!("../../../docs/approval-page.md");
+    let section = &readme[readme.find("# The approval page").expect("the approval page's section")..];
     let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
     section[start..start + section[start..].find("```").unwrap()].to_string()
 }

@@ -313,10 +313,10 @@ async fn in_a_real_browser_a_passkey_signs_the_exact_request_and_every_other_ans
     provider.stop().await;
 }
 
-/// The passkey rule of the README's passkey section, exactly as printed there.
+/// The passkey rule of the passkey section of docs/approval-page.md, exactly as printed there.
 fn passkey_policy() -> String {
-    let readme = include_str!("../../../README.md");
-    let section = &readme[readme.find("### Passkeys").expect("the passkeys section")..];
+    let readme = include_str!("../../../docs/approval-page.md");
+    let section = &readme[readme.find("## Passkeys").expect("the passkeys section")..];
     let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
     section[start..start + section[start..].find("```").unwrap()].to_string()
 }

@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 const ALICE: &str = "alice-0123456789abcdef0123456789abcdef";
 const NETOPS: &str = "netops-0123456789abcdef0123456789abcd";
 
-/// The policy set of the README's policy section, as a platform team would write it.
+/// The policy set of docs/policy.md, as a platform team would write it.
 pub fn readme_policy() -> String {
-    let readme = include_str!("../../../README.md");
-    let section = &readme[readme.find("## Operator policy").expect("a policy section")..];
+    let readme = include_str!("../../../docs/policy.md");
+    let section = &readme[readme.find("# Operator policy").expect("a policy section")..];
     let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
     section[start..start + section[start..].find("```").unwrap()].to_string()
 }

@@ -241,7 +241,7 @@ impl RedisStore {
         Some(format!(
             "it persists with {how}: restarted after a crash, it can hold a token as pending that was taken and \
              created since, which could then be confirmed again; use `appendonly yes` with `appendfsync always`, or no \
-             persistence (README, \"Running the store highly available\")"
+             persistence (docs/store.md, \"Highly available with Sentinel\")"
         ))
     }
 
