@@ -21,6 +21,8 @@ const EXAMPLES: &str = "Examples:
       Serve MCP over HTTP at http://127.0.0.1:8931/mcp (for a team: docs/deploying.md)
   equinix-mcp tools --toolsets all,mutate
       The tools an agent sees, with their arguments
+  equinix-mcp call fabric_search_ports '{\"name\":\"dc-pri\"}' --fabric-sim
+      Call one read-only tool from the shell and print its JSON result
   equinix-mcp inspect
       Everything the sandboxed broker component can reach, and the host's verdict on it
   equinix-mcp audit verify audit.jsonl
@@ -73,6 +75,9 @@ pub enum Command {
     FabricSim(SimArgs),
     /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
     Tools(ToolsArgs),
+    /// Call one read-only tool from the shell and print its result as JSON (serve's settings
+    /// say where Fabric is); exits 1 when the tool answers with an error.
+    Call(CallArgs),
     /// Build a broker component from a source tree with the embedded one's exact flags, and
     /// print its SHA-256 (needs the Rust toolchain and the wasm32-wasip2 target).
     BuildComponent(BuildComponentArgs),
@@ -629,6 +634,24 @@ pub struct SimArgs {
     /// Latency added to every Fabric answer, in milliseconds.
     #[arg(long, env = "EQUINIX_MCP_SIM_LATENCY_MS", default_value_t = 0)]
     pub latency_ms: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// The tool, as `equinix-mcp tools --toolsets all` lists it (read-only tools only).
+    pub tool: String,
+
+    /// Its arguments: one JSON object (default `{}`).
+    #[arg(value_name = "JSON")]
+    pub arguments: Option<String>,
+
+    /// One line of JSON instead of indented JSON.
+    #[arg(long)]
+    pub compact: bool,
+
+    /// Where Fabric is and the rest of serve's settings (`--toolsets` defaults to `all` here).
+    #[command(flatten)]
+    pub serve: Box<ServeArgs>,
 }
 
 #[derive(Args, Debug, Clone)]

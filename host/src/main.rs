@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{audit, build_component, inspect, passkeys, policy, serve, tools};
+use equinix_mcp::commands::{audit, build_component, call, inspect, passkeys, policy, serve, tools};
 use equinix_mcp::component;
 
 /// EX_USAGE of sysexits.h: the command line was wrong.
@@ -38,9 +38,12 @@ fn main() -> ExitCode {
     };
     let log_format = match &cli.command {
         Some(Command::Serve(a)) => a.log_format,
+        Some(Command::Call(a)) => a.serve.log_format,
         _ => cli.serve.log_format,
     };
-    init_logging(log_format);
+    // a one-shot call's answer is its output: its access-log line would only be noise
+    let quiet = matches!(cli.command, Some(Command::Call(_)));
+    init_logging(log_format, if quiet { "warn" } else { "info" });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
             Some(Command::Inspect(args)) => inspect::run(&args).await,
             Some(Command::FabricSim(args)) => run_sim(args).await.map(|_| ExitCode::SUCCESS),
             Some(Command::Tools(args)) => tools::run(&args).await.map(|_| ExitCode::SUCCESS),
+            Some(Command::Call(args)) => call::run(args).await,
             Some(Command::BuildComponent(args)) => build_component::run(&args),
             Some(Command::Policy(command)) => Ok(policy::run(&command)),
             Some(Command::Audit(command)) => Ok(audit::run(&command)),
@@ -74,10 +78,11 @@ fn main() -> ExitCode {
 /// module speaks only from WARN up unless RUST_LOG names it explicitly.
 const SESSION_LOGS: &str = "rmcp::transport::streamable_http_server::session";
 
-fn init_logging(format: LogFormat) {
+/// Logs to standard error at `default` unless RUST_LOG says otherwise.
+fn init_logging(format: LogFormat, default: &str) {
     let configured = std::env::var("RUST_LOG").ok().filter(|f| !f.trim().is_empty());
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     if !configured.as_deref().is_some_and(|f| f.contains(SESSION_LOGS)) {
         filter = filter.add_directive(format!("{SESSION_LOGS}=warn").parse().expect("a valid directive"));
     }

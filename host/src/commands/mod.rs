@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod build_component;
+pub mod call;
 pub mod inspect;
 pub mod passkeys;
 pub mod policy;

@@ -45,6 +45,9 @@ fn on_a_terminal(command: &str) -> String {
          useful (Ctrl-D or Ctrl-C ends it).\n\
          Connect a client instead, for example Claude Code:\n  \
          claude mcp add equinix-sim -- {command}\n\
+         or its plugin, with skills (in Claude Code: /plugin marketplace add <your clone>, then \
+         /plugin install equinix-mcp@equinix-mcp).\n\
+         Call one read-only tool from the shell: equinix-mcp call fabric_list_metros --fabric-sim\n\
          List the tools it serves: equinix-mcp tools --toolsets all,mutate\n\
          Serve over HTTP for browser-based or remote clients: add --transport http (docs/clients.md)."
     )

@@ -50,7 +50,7 @@ fn help_lists_only_what_a_user_runs() {
         .collect();
     assert_eq!(
         commands,
-        ["serve", "inspect", "fabric-sim", "tools", "build-component", "policy", "audit", "passkeys", "help"],
+        ["serve", "inspect", "fabric-sim", "tools", "call", "build-component", "policy", "audit", "passkeys", "help"],
         "{text}"
     );
     for hidden in ["bench", "bench-echo"] {

@@ -77,6 +77,8 @@ async fn the_stdio_server_started_in_a_terminal_says_how_to_connect() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("equinix-mcp speaks MCP over stdin and stdout"), "{said}");
     assert!(said.contains(&format!("claude mcp add equinix-sim -- {command}")), "{said}");
+    assert!(said.contains("/plugin install equinix-mcp@equinix-mcp"), "{said}");
+    assert!(said.contains("equinix-mcp call fabric_list_metros --fabric-sim"), "{said}");
     assert!(said.contains("the input closed before an MCP client sent `initialize`"), "{said}");
     // not on a terminal (a client's pipe): no such words, the same closing reason
     let audit = fresh_audit_path();
@@ -180,4 +182,39 @@ async fn an_unknown_metro_under_a_policy_gets_fabrics_answer() {
     assert_eq!(elsewhere["kind"], "policy_denied", "{elsewhere}");
     assert_eq!(dry_runs().await, before, "a denial of a metro that exists sends nothing");
     server.stop().await;
+}
+
+/// A first answer from the shell, with no MCP client: `call` runs one read-only tool by the
+/// server's own code and prints its result; a tool error is printed too, with exit status 1;
+/// bad arguments and tools that change Fabric are refused before anything is sent.
+#[tokio::test]
+async fn one_read_only_tool_call_from_the_shell() {
+    let (ok, out, err) =
+        run_to_exit(&["call", "fabric_search_ports", r#"{"name": "dc-pri"}"#, "--fabric-sim"], &[]).await;
+    assert!(ok, "{err}");
+    let page: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<String> = rows(&page, "ports").iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    assert!(!names.is_empty() && names.iter().all(|n| n.contains("DC-PRI")), "{out}");
+
+    // a routing tool, outside the default toolsets: `call` serves every read toolset
+    let (ok, out, err) =
+        run_to_exit(&["call", "fabric_list_cloud_router_packages", "--fabric-sim", "--compact"], &[]).await;
+    assert!(ok && out.lines().count() == 1, "{out}{err}");
+
+    let (ok, out, _) = run_to_exit(&["call", "fabric_search_ports", r#"{"limit": 0}"#, "--fabric-sim"], &[]).await;
+    let answer: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(!ok && answer["error"]["problems"].to_string().contains("/limit"), "{out}");
+
+    for (args, said) in [
+        (vec!["call", "fabric_list_metros", "{", "--fabric-sim"], "the arguments are not JSON"),
+        (vec!["call", "fabric_list_metros", "[1]", "--fabric-sim"], "must be a JSON object"),
+        (vec!["call", "fabric_list_metro", "--fabric-sim"], "no tool \"fabric_list_metro\""),
+        (
+            vec!["call", "fabric_propose_change", "{}", "--fabric-sim", "--toolsets", "all,mutate"],
+            "propose and confirm from an MCP client",
+        ),
+    ] {
+        let (ok, out, err) = run_to_exit(&args, &[]).await;
+        assert!(!ok && out.is_empty() && err.contains(said), "{args:?}: {err}");
+    }
 }

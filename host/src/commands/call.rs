@@ -1,0 +1,85 @@
+//! `equinix-mcp call TOOL [JSON]`: one read-only tool call from the shell, run by the server's
+//! own code with serve's settings, its result printed as JSON. A first answer without an MCP
+//! client; a propose or confirm needs a client (or the approval page) that can show a person the
+//! request, so those are refused here.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use rmcp::model::CallToolResponse;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::capabilities::{CallContext, NobodyToAsk};
+use crate::cli::CallArgs;
+use crate::commands::serve;
+use crate::outln;
+
+/// Exit status of a call the tool answered with an error (its result is still printed).
+const TOOL_ERROR: u8 = 1;
+
+pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
+    let arguments: Value = match args.arguments.as_deref() {
+        None => Value::Object(Default::default()),
+        Some(text) => serde_json::from_str(text).with_context(|| {
+            format!(
+                "the arguments are not JSON ({} bytes): give one JSON object, such as '{{\"metro\": \"DC\"}}'",
+                text.len()
+            )
+        })?,
+    };
+    if !arguments.is_object() {
+        bail!("the arguments must be a JSON object, such as '{{\"metro\": \"DC\"}}', not {}", kind(&arguments));
+    }
+    let mut settings = *args.serve;
+    // every read toolset, unless the caller narrowed it: one call needs no catalog budget
+    settings.toolsets.get_or_insert_with(|| "all".into());
+    let ready = serve::prepare(&settings).await?;
+    let registry = &ready.broker.shared().registry;
+    let Some(tool) = registry.get(&args.tool) else {
+        let served: Vec<&str> = registry.tools().map(|t| t.decl.name.as_str()).collect();
+        bail!(
+            "no tool {:?} is served with --toolsets {}; `equinix-mcp tools --toolsets all` lists them (served: {})",
+            args.tool,
+            settings.toolsets.as_deref().unwrap_or("all"),
+            served.join(", ")
+        );
+    };
+    if tool.tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true) {
+        bail!(
+            "{} changes Fabric, and `call` has no way to show you the request to approve: propose and confirm \
+             from an MCP client (docs/clients.md)",
+            args.tool
+        );
+    }
+    let call = CallContext::new(Arc::new(NobodyToAsk), CancellationToken::new());
+    let response = ready.broker.run_tool(&args.tool, arguments, call).await.map_err(|e| anyhow::anyhow!(e.message))?;
+    let CallToolResponse::Complete(result) = response else {
+        bail!("{} asked for input that `call` cannot give", args.tool);
+    };
+    let value = result.structured_content.clone().unwrap_or_else(|| {
+        let texts: Vec<String> = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+        Value::String(texts.join("\n"))
+    });
+    let text = match args.compact {
+        true => serde_json::to_string(&value)?,
+        false => serde_json::to_string_pretty(&value)?,
+    };
+    outln!("{text}");
+    Ok(match result.is_error {
+        Some(true) => ExitCode::from(TOOL_ERROR),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
