@@ -12,30 +12,32 @@ const ENV_ONLY: &str = "Environment only:
                             the same on every HTTP replica (default: random per process)";
 
 /// What the first screen of `--help` shows instead of serve's 60-odd options.
-const EXAMPLES: &str = "Examples:
+const EXAMPLES: &str = "A change is proposed, dry-run by Fabric, approved by a person, then sent.
+
+Examples:
   equinix-mcp serve --fabric-sim --toolsets all,mutate
-      Serve MCP over stdio on the built-in Fabric simulator (no credentials): what an MCP client runs
-  claude mcp add --scope user equinix -- equinix-mcp serve --toolsets all,mutate
-      Add it to Claude Code (Fabric credentials from EQUINIX_API_CLIENTID and EQUINIX_API_CLIENTSECRET)
+      MCP over stdio on the built-in Fabric simulator: what a client runs
+  claude mcp add equinix -- equinix-mcp serve --toolsets all,mutate
+      Add it to Claude Code (credentials from the environment: docs/clients.md)
   equinix-mcp serve --transport http --listen 127.0.0.1:8931 --fabric-sim
-      Serve MCP over HTTP at http://127.0.0.1:8931/mcp (for a team: docs/deploying.md)
+      MCP over HTTP at http://127.0.0.1:8931/mcp (a team: docs/deploying.md)
   equinix-mcp tools --toolsets all,mutate
       The tools an agent sees, with their arguments
   equinix-mcp call fabric_search_ports '{\"name\":\"dc-pri\"}' --fabric-sim
       Call one read-only tool from the shell and print its JSON result
   equinix-mcp inspect
-      Everything the sandboxed broker component can reach, and the host's verdict on it
+      What the sandboxed broker component can reach, and the host's verdict
   equinix-mcp audit verify audit.jsonl
       Check the audit log's hash chain
 
 Every server option, with its environment variable: equinix-mcp serve --help
-Documentation: README.md and docs/ in the repository (docs/configuration.md lists every setting)";
+Documentation: README.md and docs/ (docs/configuration.md has every setting)";
 
 #[derive(Parser, Debug)]
 #[command(
     name = "equinix-mcp",
     after_help = EXAMPLES,
-    about = "MCP server for Equinix Fabric: read-only tools plus the Safe Mutation Broker (propose, real dry run, human confirmation)",
+    about = "MCP server for Equinix Fabric: read-only tools and the Safe Mutation Broker",
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -68,26 +70,34 @@ pub enum Command {
     /// Serve MCP (the default).
     #[command(after_help = ENV_ONLY)]
     Serve(Box<ServeArgs>),
-    /// Print the component's SHA-256, its imports and exports with types, what the host grants
+    /// What the component can reach, and the host's verdict on it.
+    ///
+    /// Prints the component's SHA-256, its imports and exports with types, what the host grants
     /// behind each import, and the verdict; exits non-zero when the component is refused.
     Inspect(InspectArgs),
     /// Run the Fabric simulator standalone on a loopback address.
     FabricSim(SimArgs),
-    /// Print the served catalog (names, toolsets, annotations, input schemas) as Markdown or JSON.
+    /// Print the served tools as Markdown or JSON.
+    ///
+    /// The served catalog: names, toolsets, annotations and input schemas.
     Tools(ToolsArgs),
-    /// Call one read-only tool from the shell and print its result as JSON (serve's settings
-    /// say where Fabric is); exits 1 when the tool answers with an error.
+    /// One read-only tool call from the shell, its result as JSON.
+    ///
+    /// Serve's settings say where Fabric is (`--fabric-sim` for the simulator); exits 1 when the
+    /// tool answers with an error, whose result is printed too.
     Call(CallArgs),
-    /// Build a broker component from a source tree with the embedded one's exact flags, and
-    /// print its SHA-256 (needs the Rust toolchain and the wasm32-wasip2 target).
+    /// Build a broker component with the embedded one's exact flags.
+    ///
+    /// Builds a component from a source tree and prints its SHA-256 (needs the Rust toolchain
+    /// and the wasm32-wasip2 target).
     BuildComponent(BuildComponentArgs),
-    /// The operator policy (Cedar): print its schema, or check a policy set against it.
+    /// Cedar policy: print the schema, or check a policy set.
     #[command(subcommand)]
     Policy(PolicyCommand),
-    /// The audit log: verify its hash chain (and its signed checkpoints).
+    /// The audit log: verify its hash chain and signed checkpoints.
     #[command(subcommand)]
     Audit(AuditCommand),
-    /// The passkeys people enrolled on the approval page: list, revoke, export for `audit verify`.
+    /// The approval page's passkeys: list, revoke, export.
     #[command(subcommand)]
     Passkeys(PasskeysCommand),
 }
