@@ -131,7 +131,8 @@ pub enum PasskeysCommand {
     /// records the revocation before that.
     Revoke {
         /// The passkey's id (as `list` prints it).
-        #[arg(value_name = "CREDENTIAL_ID")]
+        // base64url: an id may begin with `-`, and must not be read as a flag
+        #[arg(value_name = "CREDENTIAL_ID", allow_hyphen_values = true)]
         credential_id: String,
         /// Why, for the audit log.
         #[arg(long, value_name = "TEXT")]

@@ -129,6 +129,20 @@ pub fn next_step<'a>(pointers: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
     step
 }
 
+/// How an error names the kind of JSON value it was given ("expected an object, got a string"),
+/// alike in the component's argument checks and the host's command line.
+pub fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The longest quote of an untrusted value in an error.
 pub const QUOTE_CHARS: usize = 200;
 

@@ -4,22 +4,11 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use equinix_broker_contract::clip;
+use equinix_broker_contract::{clip, json_kind as kind_of};
 use serde_json::{Map, Value, json};
 
 use super::kinds::{Kind, Object, Text, child, integer, is_metro_code, is_uuid};
 use super::problems::Problems;
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 fn text_ok(t: Text, s: &str) -> Result<(), &'static str> {
     let ok = match t {

@@ -30,7 +30,8 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         })?,
     };
     if !arguments.is_object() {
-        bail!("the arguments must be a JSON object, such as '{{\"metro\": \"DC\"}}', not {}", kind(&arguments));
+        let given = equinix_broker_contract::json_kind(&arguments);
+        bail!("the arguments must be a JSON object, such as '{{\"metro\": \"DC\"}}', not {given}");
     }
     let mut settings = *args.serve;
     // every read toolset, unless the caller narrowed it: one call needs no catalog budget
@@ -71,15 +72,4 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         Some(true) => ExitCode::from(TOOL_ERROR),
         _ => ExitCode::SUCCESS,
     })
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -90,6 +90,18 @@ fn help_is_one_screen_of_commands_and_examples() {
     assert!(flat.status.success(), "serve's options are still taken without `serve`");
 }
 
+/// A passkey's id is base64url, so one in 64 begins with `-`: it is still the id, not a flag.
+#[test]
+fn a_credential_id_that_begins_with_a_dash_is_an_id() {
+    for id in ["-Wq3n8", "--x9", "plain"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp"))
+            .args(["passkeys", "revoke", id, "--reason", "left the team", "--help"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{id}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 /// The product links the broker only as the sandboxed component: a native copy would carry the
 /// benchmark's approval constructor, which forges what the WIT guarantees cannot be forged.
 #[test]
