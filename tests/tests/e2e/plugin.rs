@@ -39,6 +39,8 @@ fn claude(home: &Path, args: &[&str]) -> tokio::process::Command {
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        // a server's first start on a cold cache compiles the component (seconds, in a debug build)
+        .env("MCP_TIMEOUT", "60000")
         .current_dir(home)
         .args(args)
         .stdin(Stdio::null())
