@@ -1,5 +1,5 @@
 //! `equinix-mcp tools`: prints the served catalog (names, toolsets, annotations, input schemas)
-//! from the component. The README's tool reference is this command's Markdown output.
+//! from the component. docs/tools.md's tool reference is this command's Markdown output.
 
 use crate::{out, outln};
 

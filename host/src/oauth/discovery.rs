@@ -94,7 +94,7 @@ impl Fetcher {
         Ok(body)
     }
 
-    /// The issuer's metadata: OpenID Connect Discovery first (every provider the README covers
+    /// The issuer's metadata: OpenID Connect Discovery first (every provider docs/sign-in.md covers
     /// serves it), then RFC 8414. The document must name exactly this issuer (RFC 8414 3.3:
     /// otherwise another issuer's keys could be substituted).
     pub async fn discover(&self, issuer: &Url, issuer_text: &str) -> anyhow::Result<IssuerMetadata> {

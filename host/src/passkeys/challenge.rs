@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn the_derivation_is_pinned() {
         // a change of the derivation would make every recorded passkey approval fail `audit
-        // verify`; the value was computed apart from this code (Python's hashlib, the README's
+        // verify`; the value was computed apart from this code (Python's hashlib, docs/approval-page.md's
         // recipe)
         let c = challenge(&ApprovalIdentity {
             page: "apv-0",
