@@ -182,10 +182,11 @@ async fn every_tool_a_skill_names_is_served() {
 }
 
 /// `server.json` is what the official MCP Registry accepts: valid against the registry's published
-/// schema (2025-09-29, kept in the repository), with the version the binary reports. A copy
-/// broken the way a hand edit breaks it is refused, so the schema really is applied.
-#[test]
-fn the_registry_entry_matches_the_published_schema() {
+/// schema (2025-09-29, kept in the repository), with the workspace's version, and the command and
+/// variables it names are ones the binary takes. A copy broken the way a hand edit breaks it is
+/// refused, so the schema really is applied.
+#[tokio::test]
+async fn the_registry_entry_matches_the_published_schema() {
     let read = |path: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap() };
     let schema = read(&repo().join("tests/registry/server.schema.2025-09-29.json"));
     let entry = read(&repo().join("server.json"));
@@ -194,6 +195,20 @@ fn the_registry_entry_matches_the_published_schema() {
     let problems: Vec<String> = validator.iter_errors(&entry).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(entry["version"], env!("CARGO_PKG_VERSION"), "the workspace's version");
+
+    // what it tells a publisher to run is what the binary takes
+    let meta = &entry["_meta"]["io.modelcontextprotocol.registry/publisher-provided"];
+    let (ok, help, err) = run_to_exit(&["serve", "--help"], &[]).await;
+    assert!(ok, "{err}");
+    for variable in meta["environment"].as_object().unwrap().keys() {
+        assert!(help.contains(variable.as_str()), "serve reads no {variable}");
+    }
+    let command: Vec<&str> = meta["command"].as_str().unwrap().split(' ').collect();
+    assert_eq!(command[0], "equinix-mcp");
+    let mut args = command[1..].to_vec();
+    args.push("--help");
+    let (ok, _, err) = run_to_exit(&args, &[]).await;
+    assert!(ok, "{command:?}: {err}");
 
     for (field, bad) in [
         ("name", Value::from("equinix-mcp")),
