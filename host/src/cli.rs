@@ -62,6 +62,17 @@ impl Cli {
                 "help" | "version" => a,
                 _ => a.hide(true),
             })
+            .mut_subcommand("call", |call| {
+                // serve's settings are taken, but `call --help` lists only those a one-shot
+                // read uses
+                call.mut_args(|a| match CALL_SHOWS.contains(&a.get_id().as_str()) {
+                    true => a,
+                    false => a.hide(true),
+                })
+                .mut_arg("toolsets", |a| {
+                    a.help("Comma-separated toolsets to serve the call from (default here: `all`, every read-only toolset)")
+                })
+            })
     }
 }
 
@@ -646,6 +657,29 @@ pub struct SimArgs {
     #[arg(long, env = "EQUINIX_MCP_SIM_LATENCY_MS", default_value_t = 0)]
     pub latency_ms: u64,
 }
+
+/// The options `call --help` lists: the tool and its arguments, where Fabric is, the component
+/// and its limits.
+const CALL_SHOWS: &[&str] = &[
+    "help",
+    "tool",
+    "arguments",
+    "compact",
+    "component",
+    "component_sha256",
+    "component_public_keys",
+    "cache_dir",
+    "no_cache",
+    "toolsets",
+    "fabric_sim",
+    "fabric_sim_http",
+    "endpoint",
+    "client_id",
+    "fabric_timeout_ms",
+    "guest_time_ms",
+    "memory_mib",
+    "log_format",
+];
 
 #[derive(Args, Debug)]
 pub struct CallArgs {

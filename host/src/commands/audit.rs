@@ -21,11 +21,27 @@ struct Read {
     hashes: Vec<String>,
 }
 
+/// EX_NOINPUT of sysexits.h: a file to check could not be read, which says nothing of the log
+/// (1 is a broken chain, 2 a torn tail).
+const NO_INPUT: u8 = 66;
+
+/// Why the files do not verify.
+enum Failure {
+    /// A file could not be read at all.
+    Unreadable(String),
+    /// The chain is broken.
+    Broken(String),
+}
+
 pub fn run(command: &AuditCommand) -> ExitCode {
     let AuditCommand::Verify { files, checkpoints, public_key, passkeys } = command;
     let (read, torn) = match read_files(files) {
         Ok(r) => r,
-        Err(why) => {
+        Err(Failure::Unreadable(why)) => {
+            eprintln!("equinix-mcp audit verify: {why}");
+            return ExitCode::from(NO_INPUT);
+        }
+        Err(Failure::Broken(why)) => {
             outln!("{why}");
             return ExitCode::from(1);
         }
@@ -42,8 +58,8 @@ pub fn run(command: &AuditCommand) -> ExitCode {
         let text = match std::fs::read_to_string(cfile) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("{}: {e}", cfile.display());
-                return ExitCode::from(1);
+                eprintln!("equinix-mcp audit verify: {}: {e}", cfile.display());
+                return ExitCode::from(NO_INPUT);
             }
         };
         if read.hashes.is_empty() {
@@ -93,20 +109,24 @@ type Torn = Option<(Option<u64>, usize)>;
 
 /// Verifies each file and that it continues the one before: the chain read, and a torn tail of
 /// the last file (an earlier file must end whole). `Err`: why not, naming the file.
-fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), String> {
+fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), Failure> {
     let mut read: Option<Read> = None;
     let mut torn = None;
     for (i, file) in files.iter().enumerate() {
         let shown = file.display();
-        let bytes = std::fs::read(file).map_err(|e| format!("{shown}: {e}"))?;
+        let bytes = std::fs::read(file).map_err(|e| Failure::Unreadable(format!("{shown}: {e}")))?;
         let intact = match verify(&bytes) {
-            Verdict::Broken { line, why } => return Err(format!("{shown}: BROKEN at line {line}: {why}")),
+            Verdict::Broken { line, why } => {
+                return Err(Failure::Broken(format!("{shown}: BROKEN at line {line}: {why}")));
+            }
             Verdict::TornTail { last_good_seq, bytes, intact } if i + 1 == files.len() => {
                 torn = Some((last_good_seq, bytes));
                 *intact
             }
             Verdict::TornTail { .. } => {
-                return Err(format!("{shown}: BROKEN: it ends inside a record, but a later file follows it"));
+                return Err(Failure::Broken(format!(
+                    "{shown}: BROKEN: it ends inside a record, but a later file follows it"
+                )));
             }
             intact => intact,
         };
@@ -117,12 +137,12 @@ fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), String> {
             None => Read { records, first_seq, last_seq, head, chain, hashes },
             Some(mut before) => {
                 if chain != before.chain || first_seq != before.last_seq + 1 || first_prev != before.head {
-                    return Err(format!(
+                    return Err(Failure::Broken(format!(
                         "{shown}: BROKEN at line 1: it does not continue the file before it (that one ends at record \
                          {} with head {} of chain {}; this one starts at record {first_seq} naming {first_prev} of \
                          chain {chain}): a file is missing, out of order, or edited",
                         before.last_seq, before.head, before.chain
-                    ));
+                    )));
                 }
                 before.records += records;
                 before.last_seq = last_seq;
@@ -132,7 +152,7 @@ fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), String> {
             }
         });
     }
-    read.map(|r| (r, torn)).ok_or_else(|| "no file given".to_string())
+    read.map(|r| (r, torn)).ok_or_else(|| Failure::Unreadable("no file given".to_string()))
 }
 
 /// Checks every passkey approval in `files` against the export `export`: how many verified.

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capabilities::{CallContext, NobodyToAsk};
 use crate::cli::CallArgs;
-use crate::commands::serve;
+use crate::commands::{serve, tools};
 use crate::outln;
 
 /// Exit status of a call the tool answered with an error (its result is still printed).
@@ -36,22 +36,27 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let mut settings = *args.serve;
     // every read toolset, unless the caller narrowed it: one call needs no catalog budget
     settings.toolsets.get_or_insert_with(|| "all".into());
-    let ready = serve::prepare(&settings).await?;
-    let registry = &ready.broker.shared().registry;
-    let Some(tool) = registry.get(&args.tool) else {
-        let served: Vec<&str> = registry.tools().map(|t| t.decl.name.as_str()).collect();
-        bail!(
-            "no tool {:?} is served with --toolsets {}; `equinix-mcp tools --toolsets all` lists them (served: {})",
-            args.tool,
-            settings.toolsets.as_deref().unwrap_or("all"),
-            served.join(", ")
-        );
+    // what the tool is, from the whole catalog, before anything is set up to serve it
+    let (_, catalog) = tools::catalog(&settings.component, Some("all,mutate")).await?;
+    let Some(tool) = catalog.get(&args.tool) else {
+        let names: Vec<&str> = catalog.tools().map(|t| t.decl.name.as_str()).collect();
+        bail!("no tool is called {:?}; the tools are: {}", args.tool, names.join(", "));
     };
     if tool.tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true) {
         bail!(
             "{} changes Fabric, and `call` has no way to show you the request to approve: propose and confirm \
              from an MCP client (docs/clients.md)",
             args.tool
+        );
+    }
+    let toolset = tool.decl.toolset.clone();
+    let ready = serve::prepare(&settings).await?;
+    if ready.broker.shared().registry.get(&args.tool).is_none() {
+        bail!(
+            "{} is in the {toolset:?} toolset, which --toolsets {} leaves out: add it, or leave --toolsets out \
+             (every read-only toolset)",
+            args.tool,
+            settings.toolsets.as_deref().unwrap_or_default()
         );
     }
     let call = CallContext::new(Arc::new(NobodyToAsk), CancellationToken::new());

@@ -9,20 +9,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::capabilities::{Grants, ProposalStore};
-use crate::cli::ToolsArgs;
+use crate::cli::{ComponentArgs, ToolsArgs};
 use crate::commands::serve::load_registry;
 use crate::component::{ComponentRuntime, Limits};
 use crate::fabric_client::{FabricClient, FabricConfig};
 use crate::mcp::{Selection, ToolRegistry};
 
 pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
-    let source = args.component.source()?;
-    let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), Limits::default())?;
-    // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
-    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
-    let selection = Selection::parse(args.toolsets.as_deref());
-    let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), runtime.limits().guest_time);
-    let registry = load_registry(&runtime, &selection, &grants).await?;
+    let (runtime, registry) = catalog(&args.component, args.toolsets.as_deref()).await?;
     if args.json {
         let tools: Vec<Value> = registry
             .tools()
@@ -37,6 +31,21 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
         out!("{}", markdown(&registry));
     }
     Ok(())
+}
+
+/// The component's catalog as `serve` would check and serve it with these toolsets, without
+/// serving it.
+pub async fn catalog(
+    component: &ComponentArgs,
+    toolsets: Option<&str>,
+) -> anyhow::Result<(ComponentRuntime, ToolRegistry)> {
+    let source = component.source()?;
+    let runtime = ComponentRuntime::load(&source.wasm, component.cache_dir().as_deref(), Limits::default())?;
+    // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
+    let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
+    let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), runtime.limits().guest_time);
+    let registry = load_registry(&runtime, &Selection::parse(toolsets), &grants).await?;
+    Ok((runtime, registry))
 }
 
 /// The Markdown tool reference.

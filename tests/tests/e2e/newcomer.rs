@@ -104,6 +104,13 @@ async fn a_mistake_on_audit_verifys_command_line_is_not_a_torn_tail() {
     // other subcommands keep clap's usual 2
     let out = command(&["serve", "--no-such-flag"], &[]).stdin(Stdio::null()).output().await.unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // a file that cannot be read is not a broken chain (1) either: EX_NOINPUT, on standard error
+    let missing = fresh_audit_path();
+    let out =
+        command(&["audit", "verify", missing.to_str().unwrap()], &[]).stdin(Stdio::null()).output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(66), "{stderr}");
+    assert!(out.stdout.is_empty() && stderr.contains("No such file"), "{stderr}");
 }
 
 /// A server started on an audit log that no longer verifies says so as it starts (it goes on
@@ -208,10 +215,11 @@ async fn one_read_only_tool_call_from_the_shell() {
     for (args, said) in [
         (vec!["call", "fabric_list_metros", "{", "--fabric-sim"], "the arguments are not JSON"),
         (vec!["call", "fabric_list_metros", "[1]", "--fabric-sim"], "must be a JSON object"),
-        (vec!["call", "fabric_list_metro", "--fabric-sim"], "no tool \"fabric_list_metro\""),
+        (vec!["call", "fabric_list_metro", "--fabric-sim"], "no tool is called \"fabric_list_metro\""),
+        (vec!["call", "fabric_propose_change", "{}", "--fabric-sim"], "propose and confirm from an MCP client"),
         (
-            vec!["call", "fabric_propose_change", "{}", "--fabric-sim", "--toolsets", "all,mutate"],
-            "propose and confirm from an MCP client",
+            vec!["call", "fabric_search_events", "--fabric-sim", "--toolsets", "ports"],
+            "is in the \"events\" toolset, which --toolsets ports leaves out",
         ),
     ] {
         let (ok, out, err) = run_to_exit(&args, &[]).await;
