@@ -37,6 +37,16 @@ pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, T
     let answer = send_json(host, post("/fabric/v4/ports/search", Vec::new(), search_body(filters, offset, limit)))?;
     let mut out = paged(answer, "ports", offset, compact_port);
     note_empty_name_search(&mut out, args, AnyCase::Ilike, "leave name out and search by metro or state");
+    if let Some(metro) = text(args, "metro")
+        && out.get("note").is_none()
+        && out["returned"] == json!(0)
+        && offset == 0
+    {
+        out["note"] = json!(format!(
+            "you have no port in metro {metro:?}: fabric_list_metros with presence MY_PORTS lists the metros \
+             where you do"
+        ));
+    }
     Ok(out)
 }
 

@@ -217,8 +217,12 @@ fn only_an_empty_search_by_name_says_how_names_match() {
     let out = run("fabric_search_ports", &mut host, json!({"name": "nope"})).unwrap();
     assert!(out["note"].as_str().unwrap().contains("\"nope\" in any case"), "{out}");
     let mut host = FakeHost::answering(200, empty);
-    let out = run("fabric_search_ports", &mut host, json!({"metro": "DC"})).unwrap();
+    let out = run("fabric_search_ports", &mut host, json!({"state": "ACTIVE"})).unwrap();
     assert!(out.get("note").is_none(), "{out}");
+    // a metro without your ports says where the metros with them are listed
+    let mut host = FakeHost::answering(200, empty);
+    let out = run("fabric_search_ports", &mut host, json!({"metro": "XX"})).unwrap();
+    assert!(out["note"].as_str().unwrap().contains("presence MY_PORTS"), "{out}");
     let mut host = FakeHost::answering(200, r#"{"pagination":{"offset":40,"limit":20,"total":3},"data":[]}"#);
     let out = run("fabric_search_networks", &mut host, json!({"name": "x", "offset": 40})).unwrap();
     assert!(out.get("note").is_none(), "{out}");

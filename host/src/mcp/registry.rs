@@ -118,10 +118,25 @@ impl RegisteredTool {
             .iter_errors(arguments)
             .take(10)
             .map(|e| {
-                let path = clip(&e.instance_path().to_string(), QUOTE_CHARS);
+                let mut path = e.instance_path().to_string();
+                let mut message = e.to_string();
+                // a missing argument is named at its own path (where the next step's hint and
+                // its allowed values are), not at the object that lacks it
+                if let jsonschema::error::ValidationErrorKind::Required { property: Value::String(name) } = e.kind() {
+                    path = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+                    if path.matches('/').count() == 1
+                        && let Some(Value::Array(values)) =
+                            self.schema.get("properties").and_then(|p| p.pointer(&format!("/{name}/enum")))
+                    {
+                        let values: Vec<String> =
+                            values.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect();
+                        message = format!("{message}: one of {}", values.join(", "));
+                    }
+                }
+                let path = clip(&path, QUOTE_CHARS);
                 ArgumentError {
                     path: if path.is_empty() { "/".into() } else { path },
-                    message: clip(&e.to_string(), QUOTE_CHARS),
+                    message: clip(&message, QUOTE_CHARS),
                 }
             })
             .collect();
@@ -319,6 +334,26 @@ mod tests {
             "Fix every problem under `problems` and call again; fabric_list_metros lists valid values for /metro; \
              fabric_search_ports lists valid values for /spec/sides/1/port/uuid."
         );
+    }
+
+    /// A missing argument is reported at its own path, with its allowed values, so the next step
+    /// can name the tool that lists them.
+    #[test]
+    fn a_missing_argument_is_named_at_its_own_path_with_its_values() {
+        let schema = r#"{"type":"object","required":["direction","port_id"],"properties":{
+            "direction":{"type":"string","enum":["received","advertised"]},
+            "port_id":{"type":"string","x-values-from":"fabric_search_ports"}}}"#;
+        let tools = vec![decl("a", "metros", schema), decl("fabric_search_ports", "ports", OBJ)];
+        let r = ToolRegistry::build(tools, &Selection::parse(None)).unwrap();
+        let t = r.get("a").unwrap();
+        let errs = t.check_arguments(&serde_json::json!({})).unwrap_err();
+        let by_path: Vec<(&str, &str)> = errs.iter().map(|e| (e.path.as_str(), e.message.as_str())).collect();
+        assert!(
+            by_path.contains(&("/direction", "\"direction\" is a required property: one of received, advertised")),
+            "{by_path:?}"
+        );
+        assert!(by_path.contains(&("/port_id", "\"port_id\" is a required property")), "{by_path:?}");
+        assert!(t.next_step(&errs).contains("fabric_search_ports lists valid values for /port_id"));
     }
 
     #[test]
