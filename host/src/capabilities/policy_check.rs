@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::call_state::CallState;
 use super::decisions::DecisionRecord;
 use crate::exact_json;
-use crate::fabric_client::{ApiRequest, Method};
+use crate::fabric_client::{ApiRequest, ApiResponse, Method, SendError};
 use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
 
 /// What permitted a request, for the form.
@@ -75,14 +75,7 @@ impl CallState {
         if let Some(m) = self.policy.remembered_metro(uuid) {
             return Ok(m);
         }
-        let request = ApiRequest {
-            method: Method::Get,
-            path: format!("/fabric/v4/{collection}/{uuid}"),
-            query: vec![],
-            body: None,
-        };
-        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
-        let answer = self.meter.outside_guest(client.send(&request, &cancel)).await;
+        let answer = self.policy_read(format!("/fabric/v4/{collection}/{uuid}")).await;
         let noun = if collection == "ports" { "port" } else { "Cloud Router" };
         let unknown = |why: String| format!("the operator's policy needs the metro of {noun} {uuid:?}, and {why}");
         let answer = answer.map_err(|e| unknown(format!("it could not be read: {e:?}")))?;
@@ -97,6 +90,14 @@ impl CallState {
             404 => Err(unknown("Fabric knows no such object (HTTP 404)".into())),
             status => Err(unknown(format!("reading it answered HTTP {status}"))),
         }
+    }
+
+    /// A read the host makes of Fabric for the policy itself (never the component's), counted as
+    /// host time.
+    pub(super) async fn policy_read(&mut self, path: String) -> Result<ApiResponse, SendError> {
+        let request = ApiRequest { method: Method::Get, path, query: vec![], body: None };
+        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        self.meter.outside_guest(client.send(&request, &cancel)).await
     }
 
     /// The policy's decision on `facts` at `phase`, audited: what permitted it (`None` without a

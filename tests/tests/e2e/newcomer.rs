@@ -188,6 +188,19 @@ async fn an_unknown_metro_under_a_policy_gets_fabrics_answer() {
     let elsewhere = server.refused("fabric_propose_change", in_metro("SV")).await;
     assert_eq!(elsewhere["kind"], "policy_denied", "{elsewhere}");
     assert_eq!(dry_runs().await, before, "a denial of a metro that exists sends nothing");
+
+    // Fabric says a metro does not exist and then validates a body in it: the denial stands
+    inject(&sim, serde_json::json!({"route": "GET /fabric/v4/metros/SV", "mode": "respond", "status": 404})).await;
+    let validated = server.refused("fabric_propose_change", in_metro("SV")).await;
+    assert_eq!(validated["kind"], "policy_denied", "{validated}");
+    assert!(validated.get("confirm_token").is_none(), "{validated}");
+    assert_eq!(dry_runs().await, before + 1, "the dry run went, and its 2xx counted for nothing");
+
+    // a code that is not a plain metro code never reaches Fabric (the schema refuses it here; the
+    // host asks nothing about one a component slips into a body, and the denial stands)
+    let odd = server.refused("fabric_propose_change", in_metro("X-1")).await;
+    assert_eq!(odd["kind"], "invalid_arguments", "{odd}");
+    assert_eq!(dry_runs().await, before + 1, "{odd}");
     server.stop().await;
 }
 
