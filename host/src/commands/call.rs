@@ -12,8 +12,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::capabilities::{CallContext, NobodyToAsk};
-use crate::cli::CallArgs;
+use crate::cli::{CallArgs, ServeArgs};
 use crate::commands::{serve, tools};
+use crate::mcp::registry::RegisteredTool;
 use crate::outln;
 
 /// Exit status of a call the tool answered with an error (its result is still printed).
@@ -36,28 +37,12 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     let mut settings = *args.serve;
     // every read toolset, unless the caller narrowed it: one call needs no catalog budget
     settings.toolsets.get_or_insert_with(|| "all".into());
-    // what the tool is, from the whole catalog, before anything is set up to serve it
-    let (_, catalog) = tools::catalog(&settings.component, Some("all,mutate")).await?;
-    let Some(tool) = catalog.get(&args.tool) else {
-        let names: Vec<&str> = catalog.tools().map(|t| t.decl.name.as_str()).collect();
-        bail!("no tool is called {:?}; the tools are: {}", args.tool, names.join(", "));
-    };
-    if tool.tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true) {
-        bail!(
-            "{} changes Fabric, and `call` has no way to show you the request to approve: propose and confirm \
-             from an MCP client (docs/clients.md)",
-            args.tool
-        );
-    }
-    let toolset = tool.decl.toolset.clone();
     let ready = serve::prepare(&settings).await?;
-    if ready.broker.shared().registry.get(&args.tool).is_none() {
-        bail!(
-            "{} is in the {toolset:?} toolset, which --toolsets {} leaves out: add it, or leave --toolsets out \
-             (every read-only toolset)",
-            args.tool,
-            settings.toolsets.as_deref().unwrap_or_default()
-        );
+    match ready.broker.shared().registry.get(&args.tool) {
+        Some(tool) if is_read_only(tool) => {}
+        Some(_) => return Err(changes_fabric(&args.tool)),
+        // not served as asked: the whole catalog says what it is (only on this path)
+        None => return Err(unserved(&settings, &args.tool).await),
     }
     let call = CallContext::new(Arc::new(NobodyToAsk), CancellationToken::new());
     let response = ready.broker.run_tool(&args.tool, arguments, call).await.map_err(|e| anyhow::anyhow!(e.message))?;
@@ -77,4 +62,37 @@ pub async fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
         Some(true) => ExitCode::from(TOOL_ERROR),
         _ => ExitCode::SUCCESS,
     })
+}
+
+fn is_read_only(tool: &RegisteredTool) -> bool {
+    tool.tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true)
+}
+
+fn changes_fabric(name: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name} changes Fabric, and `call` has no way to show you the request to approve: propose and confirm from \
+         an MCP client (docs/clients.md)"
+    )
+}
+
+/// Why `name` is not served with these settings: no such tool, a tool that changes Fabric, or
+/// one of a toolset the settings leave out.
+async fn unserved(settings: &ServeArgs, name: &str) -> anyhow::Error {
+    let catalog = match tools::catalog(&settings.component, Some("all,mutate")).await {
+        Ok((_, catalog)) => catalog,
+        Err(e) => return e,
+    };
+    let Some(tool) = catalog.get(name) else {
+        let names: Vec<&str> = catalog.tools().map(|t| t.decl.name.as_str()).collect();
+        return anyhow::anyhow!("no tool is called {name:?}; the tools are: {}", names.join(", "));
+    };
+    if !is_read_only(tool) {
+        return changes_fabric(name);
+    }
+    anyhow::anyhow!(
+        "{name} is in the {:?} toolset, which --toolsets {} leaves out: add it, or leave --toolsets out (every \
+         read-only toolset)",
+        tool.decl.toolset,
+        settings.toolsets.as_deref().unwrap_or_default()
+    )
 }
