@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::spec::{ChangeType, Spec};
 use crate::tool_error::ToolError;
 
-/// Proposals live for ten minutes.
-pub const TTL_MS: u64 = 10 * 60 * 1000;
+/// Proposals live for ten minutes: the contract's one value, which the host holds too.
+pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
 /// At most twenty are pending; the oldest is evicted beyond that.
 pub const CAPACITY: u32 = 20;
 

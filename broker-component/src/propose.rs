@@ -17,7 +17,7 @@ use crate::time::format_rfc3339_ms;
 use crate::tool::{BROKER, Output, ToolDef};
 use crate::tool_error::ToolError;
 
-pub const NAME: &str = "fabric_propose_change";
+pub const NAME: &str = equinix_broker_contract::PROPOSE_TOOL;
 
 pub const DESCRIPTION: &str = "Propose one Fabric create: a connection, network or service token. A Fabric dry run \
 (dryRun=true, nothing provisioned) validates the exact request, priced where Fabric can; you get a single-use \

@@ -5,7 +5,8 @@
 //! own task: elicitations stay associated with the call, and a confirmation waiting minutes
 //! blocks no thread. An `approval` is the host's own [`Approval`] in the call's resource table.
 //!
-//! A leaf: it names no other module of the host, so every layer can use these types.
+//! Nearly a leaf: it names only the Fabric client's [`CheckedCreate`], the create an approval
+//! sends, so every layer can use these types.
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -28,6 +29,8 @@ wasmtime::component::bindgen!({
 });
 
 pub use equinix::broker::{clock, confirmation, fabric, proposal_store};
+
+use crate::fabric_client::CheckedCreate;
 pub use exports::equinix::broker::tools;
 
 /// The status as the contract names it (`equinix_broker_contract::ConfirmStatus::as_str`).
@@ -52,9 +55,8 @@ impl From<confirmation::Status> for equinix_broker_contract::ConfirmStatus {
 /// `approval` resource. The component holds only a handle to it.
 #[derive(Debug)]
 pub struct Approval {
-    pub change_type: &'static str,
-    pub path: String,
-    pub body: String,
+    /// The create it sends, as the allow-list admitted it before the person was asked.
+    pub create: CheckedCreate,
     pub request_sha256: String,
     /// The proposal it was minted for.
     pub token: String,

@@ -5,6 +5,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::approval_page::settings::PageArgs;
+use crate::audit::settings::AuditArgs;
+pub use crate::component::settings::{ComponentArgs, LimitsArgs};
+use crate::fabric_client::settings::FabricArgs;
+use crate::mcp::fairness::FairnessArgs;
+use crate::mcp::reach::ConfirmationArgs;
+use crate::oauth::settings::AuthArgs;
+use crate::policy::PolicyArgs;
+use crate::transports::http::settings::HttpArgs;
+use crate::transports::metrics_listener::MetricsArgs;
+
 /// Environment-only settings (secrets stay out of the process list).
 const ENV_ONLY: &str = "Environment only:
   EQUINIX_API_CLIENTSECRET  OAuth2 client secret for EQUINIX_API_CLIENTID
@@ -212,38 +223,6 @@ pub struct BuildComponentArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Where the broker component comes from.
-#[derive(Args, Debug, Clone, Default)]
-pub struct ComponentArgs {
-    /// Use this `.wasm` component instead of the embedded one (never a precompiled `.cwasm`).
-    #[arg(long, env = "EQUINIX_MCP_COMPONENT", value_name = "PATH")]
-    pub component: Option<PathBuf>,
-
-    /// Refuse to start unless the component's SHA-256 is this (lowercase hex). A pinned component
-    /// is compiled from its bytes at every start, never loaded from the precompile cache.
-    #[arg(long, env = "EQUINIX_MCP_COMPONENT_SHA256", value_name = "HEX")]
-    pub component_sha256: Option<String>,
-
-    /// Require a minisign signature of the component's bytes (COMPONENT.wasm.minisig, as
-    /// `minisign -Sm` writes it) by one of these public keys (minisign `.pub` files; repeatable,
-    /// or comma-separated in the env var). The embedded component needs none.
-    #[arg(
-        long = "component-public-key",
-        env = "EQUINIX_MCP_COMPONENT_PUBLIC_KEYS",
-        value_delimiter = ',',
-        value_name = "FILE"
-    )]
-    pub component_public_keys: Vec<PathBuf>,
-
-    /// Directory of the precompiled-component cache (default: the user's cache dir).
-    #[arg(long, env = "EQUINIX_MCP_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-
-    /// Compile the component at every start instead of using the cache.
-    #[arg(long, env = "EQUINIX_MCP_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new())]
-    pub no_cache: bool,
-}
-
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Transport {
     /// MCP over stdin/stdout.
@@ -261,10 +240,8 @@ pub enum LogFormat {
     Json,
 }
 
-fn default_listen() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], 8931))
-}
-
+/// `serve`'s settings: each concern's flags are a group of their own, beside the code that uses
+/// them and builds its settings from them; this composes them.
 #[derive(Args, Debug, Clone)]
 #[command(after_help = ENV_ONLY)]
 pub struct ServeArgs {
@@ -275,249 +252,23 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_TRANSPORT", value_enum, default_value_t = Transport::Stdio)]
     pub transport: Transport,
 
-    /// Address for `--transport http`. Anything but 127.0.0.1 or ::1 needs --auth-token-file or
-    /// --oauth-issuer, and --allowed-host (or --public-url).
-    #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value_t = default_listen(), value_name = "ADDR")]
-    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub http: HttpArgs,
 
-    /// Serve HTTPS: the certificate chain, PEM (with --tls-key). Reread on SIGHUP.
-    #[arg(long, env = "EQUINIX_MCP_TLS_CERT", value_name = "PATH")]
-    pub tls_cert: Option<PathBuf>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 
-    /// The certificate's private key, PEM (with --tls-cert). Reread on SIGHUP.
-    #[arg(long, env = "EQUINIX_MCP_TLS_KEY", value_name = "PATH")]
-    pub tls_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub auth: AuthArgs,
 
-    /// Serve Prometheus metrics at http://ADDR/metrics (a bare port means 127.0.0.1:PORT). Off
-    /// unless given; keep it off the public interface (it needs no token).
-    #[arg(long, env = "EQUINIX_MCP_METRICS_LISTEN", value_name = "ADDR", value_parser = parse_metrics_listen)]
-    pub metrics_listen: Option<SocketAddr>,
-
-    /// HTTP bearer tokens, one per line as `TOKEN` or `LABEL TOKEN` (the label names the
-    /// principal whose proposals the token can see); must not be group/world-readable. Reread
-    /// on SIGHUP.
-    #[arg(long, env = "EQUINIX_MCP_AUTH_TOKEN_FILE", value_name = "PATH")]
-    pub auth_token_file: Option<PathBuf>,
-
-    /// Accept the OAuth 2.1 access tokens (JWTs) of this issuer, as MCP authorization
-    /// describes: its metadata and keys are read at start. Needs --public-url.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_ISSUER", value_name = "URL", requires = "public_url")]
-    pub oauth_issuer: Option<String>,
-
-    /// The canonical URL of this server's MCP endpoint as clients reach it (for example
-    /// https://mcp.example.internal/mcp): the audience every access token must carry, and the
-    /// `resource` of the Protected Resource Metadata. Its host is an accepted `Host`.
-    #[arg(long, env = "EQUINIX_MCP_PUBLIC_URL", value_name = "URL", requires = "oauth_issuer")]
-    pub public_url: Option<String>,
-
-    /// The `aud` value tokens must carry, when the provider cannot put --public-url there (Entra
-    /// ID puts the application's client id).
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_AUDIENCE", value_name = "AUD", requires = "oauth_issuer")]
-    pub oauth_audience: Option<String>,
-
-    /// The claim naming the principal (with the issuer): `sub` by default, `oid` for Entra ID.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_PRINCIPAL_CLAIM", default_value = "sub", value_name = "CLAIM")]
-    pub oauth_principal_claim: String,
-
-    /// The scope that grants the read tools.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_SCOPE_READ", default_value = "fabric:read", value_name = "SCOPE")]
-    pub oauth_scope_read: String,
-
-    /// The scope that grants fabric_propose_change.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_SCOPE_PROPOSE", default_value = "fabric:propose", value_name = "SCOPE")]
-    pub oauth_scope_propose: String,
-
-    /// The scope that grants fabric_confirm_change.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_SCOPE_CONFIRM", default_value = "fabric:confirm", value_name = "SCOPE")]
-    pub oauth_scope_confirm: String,
-
-    /// Put before each scope name where clients ask for it (the metadata's scopes_supported and
-    /// the challenges); a token may carry either form. Entra ID: `api://APP-ID/`.
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_SCOPE_PREFIX", default_value = "", value_name = "PREFIX")]
-    pub oauth_scope_prefix: String,
-
-    /// Clock skew tolerated on a token's exp, nbf and iat, in seconds (at most 300).
-    #[arg(long, env = "EQUINIX_MCP_OAUTH_CLOCK_LEEWAY_SECS", default_value_t = 30, value_name = "SECS")]
-    pub oauth_clock_leeway_secs: u64,
-
-    /// Serve the approval page (beside /mcp over HTTP; on --approval-listen for stdio) with this
-    /// OpenID Connect client id at the
-    /// identity provider: a person signs in there, reads the exact request and approves or
-    /// declines it. The client secret comes from EQUINIX_MCP_APPROVAL_CLIENT_SECRET or
-    /// --approval-client-secret-file, never a flag; without either the page is a public client
-    /// (PKCE only).
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_ID", value_name = "ID")]
-    pub approval_client_id: Option<String>,
-
-    /// The page's identity provider (default: --oauth-issuer).
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_ISSUER", value_name = "URL", requires = "approval_client_id")]
-    pub approval_issuer: Option<String>,
-
-    /// A file (mode 600) holding the page's client secret.
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_SECRET_FILE", value_name = "PATH", requires = "approval_client_id")]
-    pub approval_client_secret_file: Option<PathBuf>,
-
-    /// How recent the person's authentication must be to approve (OpenID `max_age`), in seconds.
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_MAX_AGE_SECS", default_value_t = 300, value_name = "SECS",
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub approval_max_age_secs: u64,
-
-    /// The ID-token claim listing the person's groups.
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
-    pub approval_groups_claim: String,
-
-    /// A stdio server's approval page listens here (loopback only; port 0 picks one, and the
-    /// identity provider must then accept any loopback port of the redirect URI, RFC 8252 7.3).
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", default_value = "127.0.0.1:0", value_name = "ADDR")]
-    pub approval_listen: std::net::SocketAddr,
-
-    /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
-    /// --public-url's origin, or the address the server listens on.
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_URL", value_name = "URL", requires = "approval_client_id")]
-    pub approval_url: Option<String>,
-
-    /// Where the approval page keeps enrolled passkeys when the proposal store is not shared
-    /// (default: beside the audit log, AUDIT.passkeys.json); with a Redis store, in Redis.
-    #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH", requires = "approval_client_id")]
-    pub passkeys_file: Option<PathBuf>,
-
-    /// A `Host` header value HTTP clients use (repeatable, or comma-separated in the env var);
-    /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.
-    #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]
-    pub allowed_hosts: Vec<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
 
     #[command(flatten)]
     pub store: crate::proposals::StoreArgs,
 
-    /// Largest HTTP request body accepted, in bytes (larger ones get 413).
-    #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]
-    pub max_request_bytes: usize,
-
-    /// Browser `Origin` values accepted on HTTP (scheme://host[:port], `:*` for any port). A
-    /// request carrying any other `Origin` gets 403; requests without one (non-browser clients)
-    /// are not affected.
-    #[arg(long = "allowed-origin", env = "EQUINIX_MCP_ALLOWED_ORIGINS", value_delimiter = ',', value_name = "ORIGIN")]
-    pub allowed_origins: Vec<String>,
-
-    /// Tool calls one principal may have in flight at once; more are refused (`too_many_calls`).
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_CALLS_PER_PRINCIPAL",
-        default_value_t = 64,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_calls_per_principal: usize,
-
-    /// Confirmation forms one principal may have open at once (the same 20 as its pending
-    /// proposals); a confirm beyond it is refused before anyone is asked.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_CONFIRMATIONS_PER_PRINCIPAL",
-        default_value_t = 20,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_confirmations_per_principal: usize,
-
-    /// HTTP sessions (pre-2026 clients) one principal may hold; an `initialize` beyond it gets 429.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_SESSIONS_PER_PRINCIPAL",
-        default_value_t = 16,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_sessions_per_principal: usize,
-
-    /// HTTP sessions the server holds in all; an `initialize` beyond it gets 503.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_SESSIONS",
-        default_value_t = 1024,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_sessions: usize,
-
-    /// An HTTP session with no traffic for this long is closed (its open forms end as
-    /// `call_cancelled`), in milliseconds.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_SESSION_IDLE_TIMEOUT_MS",
-        default_value_t = 600_000,
-        value_name = "MS",
-        value_parser = at_least_one_ms(),
-    )]
-    pub session_idle_timeout_ms: u64,
-
-    /// Concurrent HTTP connections; one beyond it is closed on accept.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_CONNECTIONS",
-        default_value_t = 512,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_connections: usize,
-
-    /// HTTP connections one principal may hold (a request of its passed the bearer check on
-    /// each); a request beyond it gets 429 and its connection is closed. Default: an eighth of
-    /// --max-connections, at least 16 (or all of them). Without --auth-token-file or
-    /// --oauth-issuer every client is the one local principal, whose share is every slot.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_CONNECTIONS_PER_PRINCIPAL",
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_connections_per_principal: Option<usize>,
-
-    /// HTTP connections from one IP address that have not yet sent a request with a valid
-    /// token (without tokens: any `/mcp` request); one more closes that address's oldest such
-    /// connection, however young (the newcomer is always read, so a token holder sharing the
-    /// address is served). With every slot taken, a new connection closes the oldest such one
-    /// anywhere; one less than a second old is closed only for a connection from its own address.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_UNAUTHENTICATED_PER_PEER",
-        default_value_t = 64,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_unauthenticated_per_peer: usize,
-
-    /// Open `GET /mcp` streams (rmcp's standalone streams and their shadows) one principal may
-    /// hold; one more gets 429.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_MAX_STREAMS_PER_PRINCIPAL",
-        default_value_t = 32,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub max_streams_per_principal: usize,
-
-    /// Time allowed for an HTTP request's headers, and for the next request on an idle
-    /// keep-alive connection, in milliseconds; then the connection is closed.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_HEADER_READ_TIMEOUT_MS",
-        default_value_t = 10_000,
-        value_name = "MS",
-        value_parser = at_least_one_ms(),
-    )]
-    pub header_read_timeout_ms: u64,
-
-    /// Time allowed for an HTTP request's body once its headers arrived, in milliseconds (408 beyond).
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_BODY_READ_TIMEOUT_MS",
-        default_value_t = 30_000,
-        value_name = "MS",
-        value_parser = at_least_one_ms(),
-    )]
-    pub body_read_timeout_ms: u64,
+    #[command(flatten)]
+    pub fairness: FairnessArgs,
 
     /// On SIGINT/SIGTERM, how long calls in flight (a confirmation waiting for its person) may
     /// still finish before they are cancelled, in milliseconds.
@@ -530,98 +281,20 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_TOOLSETS", value_name = "LIST")]
     pub toolsets: Option<String>,
 
-    /// Serve against the built-in Fabric simulator (no credentials needed). It listens on a
-    /// loopback port (shown in the banner) for curl and its `/_sim/*` controls; this server's own
-    /// requests reach it in process.
-    #[arg(long, env = "EQUINIX_MCP_FABRIC_SIM", value_parser = clap::builder::BoolishValueParser::new())]
-    pub fabric_sim: bool,
+    #[command(flatten)]
+    pub fabric: FabricArgs,
 
-    /// With --fabric-sim: send this server's Fabric requests to the simulator over loopback HTTP,
-    /// through the same network client real Fabric gets, instead of in process.
-    #[arg(long, requires = "fabric_sim")]
-    pub fabric_sim_http: bool,
+    #[command(flatten)]
+    pub confirmation: ConfirmationArgs,
 
-    /// Fabric API base URL.
-    #[arg(long, env = "EQUINIX_API_ENDPOINT", default_value = "https://api.equinix.com", value_name = "URL")]
-    pub endpoint: String,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 
-    /// OAuth2 client id (the secret is read only from EQUINIX_API_CLIENTSECRET).
-    #[arg(long, env = "EQUINIX_API_CLIENTID", value_name = "ID")]
-    pub client_id: Option<String>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
-    /// How long to wait for the person to answer a confirmation, in milliseconds.
-    #[arg(long, env = "EQUINIX_MCP_ELICIT_TIMEOUT_MS", default_value_t = 300_000, value_name = "MS")]
-    pub elicit_timeout_ms: u64,
-
-    /// Execute confirmed proposals even when the client cannot ask a person (off by default).
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
-        default_value_t = false,
-        action = clap::ArgAction::Set,
-        value_parser = clap::builder::BoolishValueParser::new(),
-        value_name = "BOOL",
-        num_args = 0..=1,
-        default_missing_value = "true",
-    )]
-    pub allow_unconfirmed_mutations: bool,
-
-    /// Timeout of one Fabric request, in milliseconds.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_FABRIC_TIMEOUT_MS",
-        default_value_t = 30_000,
-        value_name = "MS",
-        value_parser = at_least_one_ms(),
-    )]
-    pub fabric_timeout_ms: u64,
-
-    /// Guest CPU time allowed per component call, in milliseconds (time waiting on Fabric or a
-    /// person does not count).
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_GUEST_TIME_MS",
-        default_value_t = 2_000,
-        value_name = "MS",
-        value_parser = at_least_one_ms(),
-    )]
-    pub guest_time_ms: u64,
-
-    /// Linear memory allowed per component instance, in MiB.
-    #[arg(long, env = "EQUINIX_MCP_MEMORY_MIB", default_value_t = 64, value_name = "MIB", value_parser = memory_mib())]
-    pub memory_mib: usize,
-
-    /// A Cedar policy set on what may be proposed (`equinix-mcp policy schema`): every create is
-    /// judged on its exact bytes before its dry run and before a person is asked, and denied
-    /// unless a policy permits it and none forbids it. SIGHUP rereads it. Without it everything
-    /// is permitted.
-    #[arg(long, env = "EQUINIX_MCP_POLICY", value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-
-    /// Append-only JSON-lines audit log of every propose and confirm (default:
-    /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl`).
-    #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
-    pub audit_log: Option<PathBuf>,
-
-    /// Sign checkpoints of the audit log's hash chain with this Ed25519 private key (PKCS#8
-    /// PEM, as `openssl genpkey -algorithm ed25519` writes it; mode 600). Needs
-    /// --audit-checkpoints.
-    #[arg(long, env = "EQUINIX_MCP_AUDIT_SIGNING_KEY", value_name = "FILE", requires = "audit_checkpoints")]
-    pub audit_signing_key: Option<PathBuf>,
-
-    /// Where signed checkpoints go: another file than the log, ideally on another volume or host.
-    #[arg(long, env = "EQUINIX_MCP_AUDIT_CHECKPOINTS", value_name = "FILE", requires = "audit_signing_key")]
-    pub audit_checkpoints: Option<PathBuf>,
-
-    /// A checkpoint after this many synced records (and at least every 60 s, and at shutdown).
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_AUDIT_CHECKPOINT_EVERY",
-        default_value_t = 1000,
-        value_name = "N",
-        value_parser = at_least_one(),
-    )]
-    pub audit_checkpoint_every: usize,
+    #[command(flatten)]
+    pub audit: AuditArgs,
 
     /// Log format on stderr (filters come from RUST_LOG, default `info`).
     #[arg(long, env = "EQUINIX_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
@@ -715,27 +388,4 @@ pub struct ToolsArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-/// A count limit: 1 to a million (0 would refuse everything), refused by clap otherwise.
-fn at_least_one() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000)
-}
-
-/// A time limit in milliseconds: 1 ms to a day (0 would expire everything at once).
-fn at_least_one_ms() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::builder::RangedU64ValueParser::<u64>::new().range(1..=86_400_000)
-}
-
-/// An instance's memory in MiB, up to what the engine reserves for any instance.
-fn memory_mib() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=(crate::component::MAX_MEMORY_BYTES >> 20) as u64)
-}
-
-/// `PORT` (loopback) or `IP:PORT`.
-fn parse_metrics_listen(text: &str) -> Result<SocketAddr, String> {
-    if let Ok(port) = text.parse::<u16>() {
-        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    text.parse().map_err(|_| format!("{text:?}: expected PORT or IP:PORT (e.g. 9464 or 127.0.0.1:9464)"))
 }

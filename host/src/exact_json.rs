@@ -129,11 +129,17 @@ pub fn parse(body: &str) -> Result<Node<'_>, String> {
     Ok(node)
 }
 
-/// Every leaf of `body` as (path, literal as sent), in the order of the bytes.
-pub fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
+/// Every leaf of a body [`parse`] read, as (path, literal as sent), in the order of the bytes.
+pub fn leaves_of(body: &Node) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    flatten(&parse(body)?, "body", &mut out);
-    Ok(out)
+    flatten(body, "body", &mut out);
+    out
+}
+
+/// [`leaves_of`] the body `body`.
+#[cfg(test)]
+fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
+    Ok(leaves_of(&parse(body)?))
 }
 
 fn flatten(node: &Node, path: &str, out: &mut Vec<(String, String)>) {

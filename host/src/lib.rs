@@ -16,6 +16,7 @@
 //! `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`, `secret`, `shutdown`);
 //! the simulator stands beside them and the client never names it.
 
+pub mod approval;
 pub mod approval_page;
 pub mod audit;
 pub mod bindings;
@@ -39,6 +40,7 @@ pub mod secret;
 pub mod shutdown;
 pub mod stdout;
 pub mod transports;
+pub mod value_parsers;
 
 /// The broker component built from `broker-component/` by `build.rs`.
 pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/broker.wasm"));

@@ -18,6 +18,15 @@ use sha2::{Digest, Sha256};
 /// operator serves it only when named.
 pub const MUTATE_TOOLSET: &str = "mutate";
 
+/// The broker's two tools of the `mutate` toolset, as the host's grants name them: proposing a
+/// change needs the propose grant, confirming one the confirm grant; every other tool only reads.
+pub const PROPOSE_TOOL: &str = "fabric_propose_change";
+pub const CONFIRM_TOOL: &str = "fabric_confirm_change";
+
+/// How long a proposal stays confirmable after Fabric validated it: the component's TTL rule and
+/// the host's own (no approval after it, whatever the component says) both read this one value.
+pub const PROPOSAL_TTL_MS: u64 = 10 * 60 * 1000;
+
 /// The toolsets served when the operator names none (or names `default`): what an agent needs to
 /// find what an organisation has and build a change, within a model's budget for `tools/list`.
 /// The rest (networks, service tokens, pricing, the diagnostics) are served when named, or all of

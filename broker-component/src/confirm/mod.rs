@@ -29,7 +29,7 @@ use attempt::{Attempt, not_executed_message};
 use prompt::context;
 use redeem::{is_token, redeem, unknown_token};
 
-pub const NAME: &str = "fabric_confirm_change";
+pub const NAME: &str = equinix_broker_contract::CONFIRM_TOOL;
 
 pub const DESCRIPTION: &str = "Execute a proposal once the person at the MCP client approves it in a form the server \
 shows (form elicitation, or the 2026-07-28 input-required round trip). Sends exactly the request the dry run \

@@ -52,7 +52,9 @@ fn instantiate_and_catalog(bencher: divan::Bencher) {
 #[divan::bench]
 fn component_call_with_invalid_arguments(bencher: divan::Bencher) {
     let f = Fixture::new();
-    bencher.bench_local(|| f.rt.block_on(f.runtime.call(f.state(), "fabric_list_metros", r#"{"limit":0}"#)).unwrap());
+    bencher.bench_local(|| {
+        f.rt.block_on(f.runtime.call(f.state(), "fabric_list_metros", r#"{"limit":0}"#)).result.unwrap()
+    });
 }
 
 /// The host's JSON-schema check of one tool's arguments.
@@ -212,15 +214,18 @@ fn page_record() -> equinix_mcp::approval_page::PageRecord {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect(),
     };
-    let form = equinix_mcp::capabilities::form::render(
-        "fabric_confirm_change",
-        "connection_create",
-        "/fabric/v4/connections",
-        body,
-        &context,
-    )
-    .unwrap()
-    .about("chg-0123", "v-1", 1_000);
+    use equinix_mcp::approval::{Subject, form};
+    let tree = equinix_mcp::exact_json::parse(body).unwrap();
+    let request_sha256 = equinix_broker_contract::request_sha256("connection_create", body);
+    let shown = form::Request {
+        tool: "fabric_confirm_change",
+        change_type: "connection_create",
+        path: "/fabric/v4/connections",
+        body: &tree,
+        subject: Subject { token: "chg-0123".into(), validation: "v-1".into(), request_sha256 },
+        validated_at_ms: 1_000,
+    };
+    let form = form::render(shown, &context).unwrap();
     let proposer = equinix_mcp::principal::Principal::subject("https://idp.example", "alice");
     equinix_mcp::approval_page::PageRecord::new(&form, &proposer, "fabric_confirm_change", "http", 2_000)
 }

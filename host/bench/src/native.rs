@@ -43,15 +43,15 @@ impl cap::Host for NativeHost<'_> {
             query: r.query,
             body: r.body,
         };
-        response(wait(&self.rt, fabric::Host::send(self.state, request)))
+        response(wait(&self.rt, fabric::Host::send(&mut self.state.fabric_view(), request)))
     }
 
     fn now_ms(&mut self) -> u64 {
-        clock::Host::now_ms(self.state).expect("no trap")
+        clock::Host::now_ms(&mut self.state.clock_view()).expect("no trap")
     }
 
     fn delivery(&mut self) -> cap::Delivery {
-        match confirmation::Host::current_delivery(self.state).expect("no trap") {
+        match confirmation::Host::current_delivery(&mut self.state.confirm_view()).expect("no trap") {
             confirmation::Delivery::Blocking => cap::Delivery::Blocking,
             confirmation::Delivery::FirstRound => cap::Delivery::FirstRound,
             confirmation::Delivery::Answered => cap::Delivery::Answered,
@@ -61,12 +61,18 @@ impl cap::Host for NativeHost<'_> {
     fn ask(&mut self, token: &str, request: cap::CreateRequest, context: cap::Prompt) -> Result<cap::Answer, String> {
         let request = confirmation::CreateRequest { path: request.path, body: request.body };
         let context = confirmation::Context { title: context.title, message: context.message, fields: context.fields };
-        let answer = wait(&self.rt, confirmation::Host::ask(self.state, token.to_string(), request, context))?;
+        let answer = wait(
+            &self.rt,
+            confirmation::Host::ask(&mut self.state.confirm_view(), token.to_string(), request, context),
+        )?;
         // the broker's status is the contract's, which the host's bindings convert to
         let status = cap::ConfirmStatus::from(answer.status);
         let approval = answer.approval.map(|handle| {
-            let sha = confirmation::HostApproval::request_sha256(self.state, Resource::new_borrow(handle.rep()))
-                .expect("no trap");
+            let sha = confirmation::HostApproval::request_sha256(
+                &mut self.state.confirm_view(),
+                Resource::new_borrow(handle.rep()),
+            )
+            .expect("no trap");
             self.approvals.push(Some(handle));
             cap::Approval::native(self.approvals.len() as u32 - 1, sha)
         });
@@ -76,7 +82,7 @@ impl cap::Host for NativeHost<'_> {
     fn execute(&mut self, approval: cap::Approval) -> Result<cap::FabricResponse, cap::FabricError> {
         let handle = self.approvals.get_mut(approval.index() as usize).and_then(Option::take);
         let handle = handle.ok_or_else(|| cap::FabricError::Refused("this approval was already used".into()))?;
-        response(wait(&self.rt, confirmation::HostApproval::execute(self.state, handle)))
+        response(wait(&self.rt, confirmation::HostApproval::execute(&mut self.state.confirm_view(), handle)))
     }
 
     fn store_put(
@@ -86,21 +92,22 @@ impl cap::Host for NativeHost<'_> {
         expires_at_ms: u64,
         capacity: u32,
     ) -> Result<cap::Stored, String> {
-        let put = proposal_store::Host::put(self.state, record, validated_sha256.to_string(), expires_at_ms, capacity);
+        let mut view = self.state.store_view();
+        let put = proposal_store::Host::put(&mut view, record, validated_sha256.to_string(), expires_at_ms, capacity);
         let s = wait(&self.rt, put)?;
         Ok(cap::Stored { token: s.token, evicted: s.evicted })
     }
 
     fn store_peek(&mut self, token: &str) -> cap::Taken {
-        taken(wait(&self.rt, proposal_store::Host::peek(self.state, token.to_string())))
+        taken(wait(&self.rt, proposal_store::Host::peek(&mut self.state.store_view(), token.to_string())))
     }
 
     fn store_take(&mut self, token: &str) -> cap::Taken {
-        taken(wait(&self.rt, proposal_store::Host::take(self.state, token.to_string())))
+        taken(wait(&self.rt, proposal_store::Host::take(&mut self.state.store_view(), token.to_string())))
     }
 
     fn store_settle(&mut self, token: &str, outcome: Vec<u8>) {
-        wait(&self.rt, proposal_store::Host::settle(self.state, token.to_string(), outcome))
+        wait(&self.rt, proposal_store::Host::settle(&mut self.state.store_view(), token.to_string(), outcome))
     }
 }
 
@@ -164,8 +171,10 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
             let (w, n) = tokio::task::spawn_blocking(move || {
                 let t = cpu();
                 for _ in 0..per_round {
-                    let answer =
-                        rt.block_on(runtime.call(state(), tool, &args)).map_err(|t| anyhow::anyhow!(t.message))?;
+                    let answer = rt
+                        .block_on(runtime.call(state(), tool, &args))
+                        .result
+                        .map_err(|t| anyhow::anyhow!(t.message))?;
                     answer.map_err(|e| anyhow::anyhow!("{tool} failed in the component: {e}"))?;
                 }
                 let w = cpu() - t;

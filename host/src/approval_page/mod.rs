@@ -15,6 +15,7 @@ pub mod html;
 pub mod id_token;
 pub mod record;
 pub mod routes;
+pub mod settings;
 pub mod sign_in;
 
 use std::sync::{Arc, OnceLock};
@@ -25,15 +26,16 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
 use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::audit::AuditLog;
+use crate::approval::Once;
+use crate::audit::{AuditLog, Event, events};
+use crate::capabilities::OperatorPolicy;
 use crate::clock::Clock;
 use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
-use crate::policy::{Approving, Asking, PolicyGate};
+use crate::policy::{Approving, Asking};
 use crate::principal::Principal;
-use crate::proposals::ProposalStore;
+use crate::proposals::{NoteKey, ProposalStore};
 use crate::secret::Secret;
 pub use id_token::{IdTokenRules, SignedIn};
 pub use record::{Decision, PageRecord};
@@ -103,7 +105,7 @@ pub struct ApprovalPage {
     pub(crate) clock: Clock,
     audit: Option<Arc<AuditLog>>,
     /// The operator's policy: who may decide, when it has one.
-    policy: Arc<PolicyGate>,
+    policy: Arc<dyn OperatorPolicy>,
     /// `stdio` or `http`: the transport the questions come over, for the policy.
     pub transport: &'static str,
     /// Wakes the calls on this replica waiting for a decision (others poll the store).
@@ -151,7 +153,7 @@ impl ApprovalPage {
         store: Arc<ProposalStore>,
         clock: Clock,
         audit: Option<Arc<AuditLog>>,
-        policy: Arc<PolicyGate>,
+        policy: Arc<dyn OperatorPolicy>,
         transport: &'static str,
         codec: RequestStateCodec,
     ) -> anyhow::Result<Arc<Self>> {
@@ -281,8 +283,7 @@ impl ApprovalPage {
             return Err("this sign-in was begun in another browser or tab; open the approval link again here".into());
         }
         // a callback is used once, on every replica
-        let key = format!("page-signin:{}", hashed(state));
-        if !self.store.claim_answer(&key, now).await.map_err(|e| e.to_string())? {
+        if !self.store.claim(Once::PageSignIn(state), now).await.map_err(|e| e.to_string())? {
             return Err("this sign-in was already used; open the approval link again".into());
         }
         let signed = self.rp.finish(code, &self.redirect_uri(), &note.verifier, &note.nonce).await?;
@@ -297,7 +298,7 @@ impl ApprovalPage {
         let cookie = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
         let bytes = serde_json::to_vec(&session).expect("a session serializes");
         self.store
-            .note_put(&format!("page-session:{}", hashed(&cookie)), &bytes, SESSION_MS, false, now)
+            .note_put(&NoteKey::Session(&hashed(&cookie)), &bytes, SESSION_MS, false, now)
             .await
             .map_err(|e| e.to_string())?;
         tracing::info!(approver = %session.approver, "approval page: a person signed in");
@@ -307,7 +308,7 @@ impl ApprovalPage {
     /// The session of the cookie value `cookie`, if it is live.
     pub async fn session(&self, cookie: &str) -> Option<Session> {
         let now = self.clock.now_ms();
-        let bytes = self.store.note_get(&format!("page-session:{}", hashed(cookie)), now).await.ok()??;
+        let bytes = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await.ok()??;
         serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now)
     }
 
@@ -378,46 +379,39 @@ impl ApprovalPage {
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no decision can be recorded".into());
         };
-        let mut entry = json!({
-            "ts": crate::audit::rfc3339(now),
-            "event": "page_decision",
-            "decision": if approve { "approve" } else { "decline" },
-            "method": record::METHOD_PAGE,
-            "approver": session.approver,
-            "approver_groups": session.groups,
-            "proposer": record.proposer,
-            "tool": record.tool,
-            "token": record.token,
-            "validation": record.validation,
-            "request_sha256": record.request_sha256,
-            "page": record.id,
-            "decision_id": decision.id,
-            "rule": rule,
-            "policy_ids": policies,
-            "peer": peer,
+        let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+        let entry = Event::PageDecision(events::PageDecision {
+            decision: if approve { "approve" } else { "decline" }.into(),
+            method: record::METHOD_PAGE.into(),
+            approver: session.approver.clone(),
+            approver_groups: session.groups.clone(),
+            proposer: record.proposer.clone(),
+            tool: record.tool.clone(),
+            token: record.token.clone(),
+            validation: record.validation.clone(),
+            request_sha256: record.request_sha256.clone(),
+            page: record.id.clone(),
+            decision_id: decision.id.clone(),
+            rule: rule.into(),
+            policy_ids: policies.to_vec(),
+            peer: peer.into(),
+            approved_with: approve.then(|| with.name().into()),
+            passkey: passkey.cloned(),
         });
-        if approve {
-            let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-            entry["approved_with"] = json!(with.name());
-        }
-        if let Some(evidence) = passkey {
-            entry["passkey"] = serde_json::to_value(evidence).map_err(|e| e.to_string())?;
-        }
-        if let Err(e) = AuditLog::record(log, entry).await {
+        if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
         }
         let written = self.notes().decide(record, &decision).await.map_err(|e| e.to_string())?;
         if !written {
             // recorded before the store chose: say which decision was not the one kept
-            let superseded = json!({
-                "ts": crate::audit::rfc3339(self.clock.now_ms()),
-                "event": "page_decision_not_kept",
-                "page": record.id,
-                "decision_id": decision.id,
-                "approver": session.approver,
-                "reason": "another decision on this page was kept first",
-            });
+            let superseded = Event::PageDecisionNotKept(events::PageDecisionNotKept {
+                page: record.id.clone(),
+                decision_id: decision.id.clone(),
+                approver: session.approver.clone(),
+                reason: "another decision on this page was kept first".into(),
+            })
+            .at(self.clock.now_ms());
             if let Some(log) = self.audit.clone()
                 && let Err(e) = AuditLog::record(log, superseded).await
             {

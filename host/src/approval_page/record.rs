@@ -4,12 +4,11 @@
 //! credential: a page id grants nothing without a signed-in person the rules allow.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::capabilities::Form;
+use crate::approval::{Form, Subject, TTL_MS};
 use crate::policy::Facts;
 use crate::principal::Principal;
-use crate::proposals::{ProposalStore, StoreUnavailable};
+use crate::proposals::{NoteKey, ProposalStore, StoreUnavailable};
 
 /// How long a record and its decision stay readable after the proposal's TTL, so the page can
 /// still say what happened.
@@ -63,14 +62,14 @@ impl PageRecord {
         PageRecord {
             id: format!("apv-{}", hex::encode(rand::random::<[u8; 16]>())),
             form_text: form.text.clone(),
-            request_sha256: form.request_sha256.clone(),
-            token: form.token.clone(),
-            validation: form.validation.clone(),
+            request_sha256: form.subject.request_sha256.clone(),
+            token: form.subject.token.clone(),
+            validation: form.subject.validation.clone(),
             proposer: proposer.as_str().to_string(),
             tool: tool.to_string(),
             validated_at_ms: form.validated_at_ms,
             created_at_ms: now_ms,
-            expires_at_ms: form.validated_at_ms.saturating_add(crate::capabilities::TTL_MS),
+            expires_at_ms: form.validated_at_ms.saturating_add(TTL_MS),
             change_type: form.change_type.clone(),
             transport: transport.to_string(),
             facts: form.policy_facts.as_deref().cloned(),
@@ -88,44 +87,21 @@ impl PageRecord {
         }
     }
 
-    /// Whether this record asks about `form`'s request: the same proposal, validation and bytes.
-    /// The form's text is not compared: the component's context may change from one call to the
-    /// next (the proposal's age, say), and the person must keep the one link they were given.
-    pub fn asks(&self, form: &Form) -> bool {
-        self.token == form.token && self.validation == form.validation && self.request_sha256 == form.request_sha256
-    }
-
-    /// Why a decision on this record does not answer `form`, if it does not.
-    pub fn mismatch(&self, form: &Form) -> Option<String> {
-        if self.token != form.token {
-            return Some(format!(
-                "the decision on the approval page was made about proposal {}, and this call asks about proposal {}; \
-                 a decision counts only for the proposal it was made about, so nothing was approved",
-                self.token, form.token
-            ));
+    /// What a decision on this record is about: the proposal, its validation and the bytes.
+    /// The form's text is no part of it: the component's context may change from one call to
+    /// the next (the proposal's age, say), and the person must keep the one link they were given.
+    pub fn subject(&self) -> Subject {
+        Subject {
+            token: self.token.clone(),
+            validation: self.validation.clone(),
+            request_sha256: self.request_sha256.clone(),
         }
-        if self.validation != form.validation || self.request_sha256 != form.request_sha256 {
-            return Some(format!(
-                "the decision on the approval page was made about request {} as validated then, and this call asks about \
-                 request {} under another validation; nothing was approved",
-                self.request_sha256, form.request_sha256
-            ));
-        }
-        None
     }
 }
 
 /// Whether `id` has the shape of a page id (anything else is not looked up).
 pub fn is_page_id(id: &str) -> bool {
     id.len() == 36 && id.starts_with("apv-") && id[4..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// The key of one tool call (its principal, tool and arguments' value), under which the page
-/// that call opened is found again when the agent calls the same tool the same way.
-pub fn call_key(principal: &Principal, tool: &str, arguments: &serde_json::Value) -> String {
-    let text = equinix_broker_contract::canonical_json(arguments);
-    let parts = ["equinix-mcp approval call v1", principal.as_str(), tool, &text];
-    hex::encode(Sha256::digest(serde_json::to_vec(&parts).expect("strings serialize")))
 }
 
 /// The page's notes in `store`.
@@ -146,9 +122,9 @@ impl Notes<'_> {
     pub async fn put(&self, record: &PageRecord, call: Option<&str>) -> Result<(), StoreUnavailable> {
         let bytes = serde_json::to_vec(record).expect("a record serializes");
         let ttl = self.ttl(record);
-        self.store.note_put(&format!("page:{}", record.id), &bytes, ttl, false, self.now_ms).await?;
+        self.store.note_put(&NoteKey::PageRecord(&record.id), &bytes, ttl, false, self.now_ms).await?;
         if let Some(call) = call {
-            self.store.note_put(&format!("page-call:{call}"), record.id.as_bytes(), ttl, false, self.now_ms).await?;
+            self.store.note_put(&NoteKey::PageOfCall(call), record.id.as_bytes(), ttl, false, self.now_ms).await?;
         }
         Ok(())
     }
@@ -157,22 +133,22 @@ impl Notes<'_> {
         if !is_page_id(id) {
             return Ok(None);
         }
-        match self.store.note_get(&format!("page:{id}"), self.now_ms).await? {
+        match self.store.note_get(&NoteKey::PageRecord(id), self.now_ms).await? {
             Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("page record", e)),
             None => Ok(None),
         }
     }
 
-    /// The page the call `call` opened, if it is still kept.
+    /// The page the call whose page index is `call` opened, if it is still kept.
     pub async fn of_call(&self, call: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
-        match self.store.note_get(&format!("page-call:{call}"), self.now_ms).await? {
+        match self.store.note_get(&NoteKey::PageOfCall(call), self.now_ms).await? {
             Some(id) => self.record(&String::from_utf8_lossy(&id)).await,
             None => Ok(None),
         }
     }
 
     pub async fn decision(&self, id: &str) -> Result<Option<Decision>, StoreUnavailable> {
-        match self.store.note_get(&format!("page-decision:{id}"), self.now_ms).await? {
+        match self.store.note_get(&NoteKey::PageDecision(id), self.now_ms).await? {
             Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("decision", e)),
             None => Ok(None),
         }
@@ -181,7 +157,7 @@ impl Notes<'_> {
     /// Writes `decision` unless one was made already: `true` when this one is the decision.
     pub async fn decide(&self, record: &PageRecord, decision: &Decision) -> Result<bool, StoreUnavailable> {
         let bytes = serde_json::to_vec(decision).expect("a decision serializes");
-        let key = format!("page-decision:{}", record.id);
+        let key = NoteKey::PageDecision(&record.id);
         self.store.note_put(&key, &bytes, self.ttl(record), true, self.now_ms).await
     }
 }
@@ -193,9 +169,7 @@ mod tests {
     fn form() -> Form {
         Form {
             text: "request_sha256: abc".into(),
-            request_sha256: "abc".into(),
-            token: "chg-a".into(),
-            validation: "v-1".into(),
+            subject: Subject { token: "chg-a".into(), validation: "v-1".into(), request_sha256: "abc".into() },
             validated_at_ms: 1000,
             change_type: "connection_create".into(),
             policy_facts: None,
@@ -208,8 +182,13 @@ mod tests {
         let notes = Notes { store: &store, now_ms: 2000 };
         let record = PageRecord::new(&form(), &Principal::named("ops"), "fabric_confirm_change", "http", 2000);
         assert!(is_page_id(&record.id), "{}", record.id);
-        assert_eq!(record.expires_at_ms, 1000 + crate::capabilities::TTL_MS);
-        let call = call_key(&Principal::named("ops"), "t", &serde_json::json!({"confirm_token": "chg-a"}));
+        assert_eq!(record.expires_at_ms, 1000 + TTL_MS);
+        let call = crate::approval::CallKey::new(
+            &Principal::named("ops"),
+            "t",
+            &serde_json::json!({"confirm_token": "chg-a"}),
+        )
+        .page_index();
         notes.put(&record, Some(&call)).await.unwrap();
         assert_eq!(notes.of_call(&call).await.unwrap(), Some(record.clone()));
         assert_eq!(notes.record(&record.id).await.unwrap(), Some(record.clone()));
@@ -219,14 +198,8 @@ mod tests {
         assert!(notes.decide(&record, &decision(false)).await.unwrap());
         assert!(!notes.decide(&record, &decision(true)).await.unwrap(), "the first decision stands");
         assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decision(false)));
-        assert!(record.asks(&form()));
+        assert_eq!(record.subject(), form().subject, "a record is about its form's subject");
         let older = Form { text: "request_sha256: abc\n| proposal age: 2 min".into(), ..form() };
-        assert!(record.asks(&older), "the component's words may change, the link stays");
-        let other = Form { token: "chg-b".into(), ..form() };
-        assert!(record.mismatch(&other).unwrap().contains("proposal chg-a"));
-        let revalidated = Form { validation: "v-2".into(), ..form() };
-        assert!(record.mismatch(&revalidated).unwrap().contains("another validation"));
-        let other_call = call_key(&Principal::named("bob"), "t", &serde_json::json!({"confirm_token": "chg-a"}));
-        assert_ne!(call, other_call);
+        assert_eq!(record.subject(), older.subject, "the component's words may change, the link stays");
     }
 }

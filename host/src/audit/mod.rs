@@ -15,10 +15,12 @@
 //! `commit_delay` does with its `commit_siblings`; a lone record is synced at once, as before.
 //!
 //! The chain's own rules are [`chain`]'s; the signed checkpoints kept beside the log are
-//! [`checkpoints`]'.
+//! [`checkpoints`]'; what each record says is a type of [`events`].
 
 pub mod chain;
 pub mod checkpoints;
+pub mod events;
+pub mod settings;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -29,9 +31,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use serde_json::{Map, Value, json};
 
 use chain::{Chain, resume};
+pub use events::{Event, Record};
 
 /// The longest a sync waits for the records of mutating calls still under way.
 pub const GATHER: Duration = Duration::from_millis(2);
@@ -134,20 +136,24 @@ impl AuditLog {
         let resumed = resume(&mut file).with_context(|| format!("reading the end of the audit log {shown}"))?;
         let instance = format!("{}-{}", std::process::id(), hex::encode(rand::random::<[u8; 6]>()));
         let mut chain = resumed.chain.clone().unwrap_or_else(Chain::fresh);
-        let mut start = json!({"ts": rfc3339(now_ms()), "event": "audit_log_opened", "instance": instance,
-            "chain": chain.id, "server": concat!("equinix-mcp ", env!("CARGO_PKG_VERSION"))});
-        if let Some((bytes, sha256)) = &resumed.torn_tail {
+        let torn_tail_cut = resumed.torn_tail.as_ref().map(|(bytes, sha256)| {
             // a record torn by a crash was never acknowledged; what was cut is said here
             tracing::warn!("the audit log {shown} ended inside a record ({bytes} bytes, torn by a crash); cut it off");
-            start["torn_tail_cut"] = json!({"bytes": bytes, "sha256": sha256});
-        }
+            events::TornTail { bytes: *bytes, sha256: sha256.clone() }
+        });
+        let start = Event::AuditLogOpened(events::Opened {
+            instance: instance.clone(),
+            chain: chain.id.clone(),
+            server: concat!("equinix-mcp ", env!("CARGO_PKG_VERSION")).into(),
+            torn_tail_cut,
+        });
         if resumed.unchained {
             anyhow::bail!(
                 "the audit log {shown} was written before its records were chained (an older equinix-mcp): move it \
                  aside (it stays readable) and start again, so the new log verifies from its first line"
             );
         }
-        let line = chain.link(&line_of(&start));
+        let line = chain.link(&start.at(now_ms()).line());
         file.write_all(line.as_bytes()).and_then(|()| file.sync_data()).with_context(|| format!("writing {shown}"))?;
         chain.advance(&line);
         let synced = Mutex::new((chain.next_seq.checked_sub(1), chain.prev.clone()));
@@ -211,18 +217,18 @@ impl AuditLog {
         Away(log.clone())
     }
 
-    /// Appends `entry` and waits until it is on disk; the error names the file. The write and
+    /// Appends `record` and waits until it is on disk; the error names the file. The write and
     /// sync run on the blocking pool (they never stall other calls), shared with the records
     /// that arrive meanwhile.
-    pub async fn record(log: Arc<AuditLog>, entry: Value) -> Result<(), String> {
-        // the line is what waits for the sync: the entry goes now, not after the fsync
-        let line = line_of(&entry);
-        drop(entry);
+    pub async fn record(log: Arc<AuditLog>, record: Record) -> Result<(), String> {
+        // the line is what waits for the sync: the record goes now, not after the fsync
+        let line = record.line();
+        drop(record);
         AuditLog::record_line(log, line).await
     }
 
-    /// [`AuditLog::record`] of a record already made into its line (see [`line_with`]).
-    pub async fn record_line(log: Arc<AuditLog>, line: String) -> Result<(), String> {
+    /// [`AuditLog::record`] of a record already made into its line.
+    async fn record_line(log: Arc<AuditLog>, line: String) -> Result<(), String> {
         let (done, durable) = tokio::sync::oneshot::channel();
         let start_writer = {
             let mut queue = log.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -269,11 +275,11 @@ impl AuditLog {
         }
     }
 
-    /// Appends one entry and waits until it is on disk (what [`AuditLog::record`] does, without
+    /// Appends one line and waits until it is on disk (what [`AuditLog::record`] does, without
     /// sharing the sync): for the tests of the file handling below.
     #[cfg(test)]
-    fn append(&self, entry: &Value) -> std::io::Result<()> {
-        self.append_lines(&[line_of(entry)]).pop().expect("one outcome per line")
+    fn append(&self, entry: &serde_json::Value) -> std::io::Result<()> {
+        self.append_lines(&[entry.to_string()]).pop().expect("one outcome per line")
     }
 
     /// Appends `lines` with one sync for all of them; the outcome of each. If the file at the
@@ -323,9 +329,13 @@ impl AuditLog {
             tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
             w.file = open_append(&self.path, "the audit log").map_err(std::io::Error::other)?;
             // the new file starts with the chain's next link, naming the last file's head
-            let note = json!({"ts": rfc3339(now_ms()), "event": "audit_log_reopened", "reason": why,
-                "instance": self.instance, "chain": w.chain.id, "previous_file_head": w.chain.prev});
-            let line = w.chain.link(&line_of(&note));
+            let note = Event::AuditLogReopened(events::Reopened {
+                reason: why.into(),
+                instance: self.instance.clone(),
+                chain: w.chain.id.clone(),
+                previous_file_head: w.chain.prev.clone(),
+            });
+            let line = w.chain.link(&note.at(now_ms()).line());
             write_whole(&mut w.file, &line)?;
             w.chain.advance(&line);
         }
@@ -345,34 +355,6 @@ impl AuditLog {
     }
 }
 
-/// One record as JSON on one line (the chain adds its links and the newline).
-fn line_of(entry: &Value) -> String {
-    serde_json::to_string(entry).expect("a JSON value always serializes")
-}
-
-/// The line of `entry` (an object without `key`) with one more member, `key`, an array of
-/// `items` each already JSON text: the line that inserting them into `entry` would give, without
-/// making a `Value` of each (the policy's decisions on every propose).
-pub fn line_with(entry: &Value, key: &str, items: &[String]) -> String {
-    assert!(
-        matches!(entry, Value::Object(m) if !m.contains_key(key)),
-        "an audit entry gets `{key}` once, and only an object gets members"
-    );
-    let mut line = line_of(entry);
-    if items.is_empty() {
-        return line;
-    }
-    line.pop(); // the object's closing brace
-    if line.len() > 1 {
-        line.push(',');
-    }
-    line.push_str(&serde_json::to_string(key).expect("a string serializes"));
-    line.push_str(":[");
-    line.push_str(&items.join(","));
-    line.push_str("]}");
-    line
-}
-
 /// Writes `line` whole or not at all: a full disk (or a file-size limit) may let part of a line
 /// through, which is cut off again, so the log never holds a torn record.
 fn write_whole(file: &mut File, line: &str) -> std::io::Result<()> {
@@ -380,42 +362,6 @@ fn write_whole(file: &mut File, line: &str) -> std::io::Result<()> {
     file.write_all(line.as_bytes()).inspect_err(|_| {
         let _ = file.set_len(before);
     })
-}
-
-/// The audit entry for one mutating call, from its result (or tool error) JSON.
-pub fn entry(tool: &str, started_ms: u64, finished_ms: u64, result: &Value, is_error: bool) -> Value {
-    // Tool errors nest the confirm result under error.result; read both places.
-    let body = if is_error { result["error"].get("result").unwrap_or(&Value::Null) } else { result };
-    let field = |pointer: &str| -> Value {
-        body.pointer(pointer).or_else(|| result.pointer(pointer)).cloned().unwrap_or(Value::Null)
-    };
-    let mut e = Map::new();
-    e.insert("ts".into(), json!(rfc3339(finished_ms)));
-    e.insert("started".into(), json!(rfc3339(started_ms)));
-    e.insert("tool".into(), json!(tool));
-    e.insert("outcome".into(), json!(if is_error { "error" } else { "ok" }));
-    for (key, pointer) in [
-        ("confirm_token", "/confirm_token"),
-        ("change_type", "/change_type"),
-        ("request_sha256", "/request_sha256"),
-        ("expires_at", "/expires_at"),
-        ("evicted_proposals", "/evicted_proposals"),
-        ("human_status", "/human_confirmation/status"),
-        ("executed", "/executed"),
-        ("fabric_uuid", "/created/uuid"),
-        ("correlation_id", "/correlation_id"),
-        ("outcome_unknown", "/outcome_unknown"),
-    ] {
-        let v = field(pointer);
-        if !v.is_null() {
-            e.insert(key.into(), v);
-        }
-    }
-    if is_error {
-        e.insert("error_kind".into(), result["error"]["kind"].clone());
-        e.insert("error".into(), result["error"]["message"].clone());
-    }
-    Value::Object(e)
 }
 
 fn now_ms() -> u64 {
@@ -433,35 +379,7 @@ pub fn rfc3339(ms: u64) -> String {
 mod tests {
     use super::*;
     use crate::audit::chain::{Verdict, verify};
-
-    #[test]
-    fn a_line_with_members_made_as_text_is_the_line_of_the_whole_entry() {
-        let items = [json!({"phase": "dry_run", "policies": ["a", "b"]}), json!({"phase": "approval", "errors": []})];
-        let texts: Vec<String> = items.iter().map(|v| v.to_string()).collect();
-        for entry in [json!({"ts": "t", "tool": "x"}), json!({})] {
-            let mut whole = entry.clone();
-            whole["policy_decisions"] = Value::Array(items.to_vec());
-            assert_eq!(line_with(&entry, "policy_decisions", &texts), line_of(&whole));
-            assert_eq!(line_with(&entry, "policy_decisions", &[]), line_of(&entry));
-        }
-    }
-
-    #[test]
-    fn entries_pick_the_confirm_fields_from_results_and_errors() {
-        let ok = json!({"confirm_token": "chg-1", "change_type": "connection_create", "request_sha256": "ab",
-                        "human_confirmation": {"status": "accepted"}, "executed": true,
-                        "created": {"uuid": "u-1"}, "correlation_id": "c-1"});
-        let e = entry("fabric_confirm_change", 1_000, 2_000, &ok, false);
-        assert_eq!(
-            (e["executed"].as_bool(), e["fabric_uuid"].as_str(), e["human_status"].as_str()),
-            (Some(true), Some("u-1"), Some("accepted"))
-        );
-        let err = json!({"error": {"kind": "outcome_unknown", "message": "m", "result": {"confirm_token": "chg-2", "executed": null, "outcome_unknown": true}}});
-        let e = entry("fabric_confirm_change", 1_000, 2_000, &err, true);
-        assert_eq!(e["confirm_token"], "chg-2");
-        assert_eq!(e["outcome_unknown"], true);
-        assert_eq!(e["error_kind"], "outcome_unknown");
-    }
+    use serde_json::{Value, json};
 
     #[test]
     fn a_symlink_or_a_non_regular_file_is_refused() {
@@ -508,7 +426,8 @@ mod tests {
     async fn concurrent_records_share_syncs_and_each_is_written_once() {
         let dir = tempfile::tempdir().unwrap();
         let log = Arc::new(AuditLog::open(&dir.path().join("audit.jsonl")).unwrap());
-        let writers: Vec<_> = (0..64).map(|n| AuditLog::record(log.clone(), json!({"n": n}))).collect();
+        let writers: Vec<_> =
+            (0..64).map(|n| AuditLog::record_line(log.clone(), json!({"n": n}).to_string())).collect();
         for outcome in futures_util::future::join_all(writers).await {
             outcome.unwrap();
         }
@@ -528,7 +447,7 @@ mod tests {
         // alone: synced at once
         let lone = AuditLog::writer(&log);
         let t = Instant::now();
-        AuditLog::record(log.clone(), json!({"n": 0})).await.unwrap();
+        AuditLog::record_line(log.clone(), json!({"n": 0}).to_string()).await.unwrap();
         assert!(t.elapsed() < Duration::from_secs(2), "a lone record does not wait");
         // returned only once its line was written and synced
         assert_eq!(log.syncs(), 1, "the record returned before its sync");
@@ -537,10 +456,10 @@ mod tests {
         // two calls under way: the first record waits for the second to share its sync
         let (a, b) = (AuditLog::writer(&log), AuditLog::writer(&log));
         let t = Instant::now();
-        let first = tokio::spawn(AuditLog::record(log.clone(), json!({"n": 1})));
+        let first = tokio::spawn(AuditLog::record_line(log.clone(), json!({"n": 1}).to_string()));
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(log.syncs(), 1, "the first record waits for the second call");
-        AuditLog::record(log.clone(), json!({"n": 2})).await.unwrap();
+        AuditLog::record_line(log.clone(), json!({"n": 2}).to_string()).await.unwrap();
         first.await.unwrap().unwrap();
         assert_eq!(log.syncs(), 2, "two records, one sync");
         assert!(t.elapsed() < Duration::from_secs(2), "and no longer than the second took to come");
@@ -549,7 +468,7 @@ mod tests {
         let (c, waiting) = (AuditLog::writer(&log), AuditLog::writer(&log));
         let away = AuditLog::away(&log);
         let t = Instant::now();
-        AuditLog::record(log.clone(), json!({"n": 3})).await.unwrap();
+        AuditLog::record_line(log.clone(), json!({"n": 3}).to_string()).await.unwrap();
         assert!(t.elapsed() < Duration::from_secs(2), "no wait for a call whose person is reading a form");
         drop((c, away, waiting));
     }

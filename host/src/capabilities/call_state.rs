@@ -1,5 +1,9 @@
-//! The per-call store data every capability implementation reaches, what a server grants every
-//! call, and what each call brings.
+//! The store data of one component call, split by interface as wasmtime's own host crates split
+//! theirs: what every capability knows of the call ([`CallFacts`], read-only), one context per
+//! interface (each defined beside the interface it serves), and a view per interface that
+//! borrows just the parts it uses. What passes from one interface to another is named in the
+//! views: a create dry run's [`Validation`](crate::approval::Validation) (fabric → proposal-store), a proposal taken from the
+//! store with its binding (proposal-store → confirmation).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,31 +12,23 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
-use wasmtime::component::ResourceTable;
 
-use super::binding::{Redeemed, Validation};
+use super::clock::ClockView;
+use super::confirmation::{Awaiting, ConfirmCtx, ConfirmView};
 use super::confirmer::{Confirmer, NobodyToAsk};
-use super::decisions::PolicyDecisions;
+use super::fabric::{FabricCtx, FabricView};
+use super::policy_check::{OperatorPolicy, PolicyCtx};
+use super::proposal_store::{StoreCtx, StoreView};
 use crate::audit::AuditLog;
+use crate::audit::events::PolicyDecision;
 use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
 use crate::oauth::Scopes;
-use crate::policy::PolicyGate;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
 
-/// Everything one component call may use. A fresh one (and a fresh Store) per call.
-pub struct CallState {
-    pub limits: StoreLimits,
-    pub fabric: Arc<FabricClient>,
-    pub clock: Clock,
-    pub proposals: Arc<ProposalStore>,
-    pub confirmer: Arc<dyn Confirmer>,
-    pub cancel: CancellationToken,
-    pub unconfirmed_allowed: bool,
-    pub meter: GuestMeter,
-    /// Where to report slow steps, when the client asked to hear about them.
-    pub progress: Option<Arc<dyn StepReporter>>,
+/// What every capability of one call knows of it, and none may change.
+pub struct CallFacts {
     /// Whose proposals this call may see and create.
     pub principal: Principal,
     /// What the principal may do: storing a proposal needs the propose grant, asking the person
@@ -40,26 +36,32 @@ pub struct CallState {
     pub scopes: Scopes,
     /// The tool this call runs, as the host knows it.
     pub tool: ToolGrant,
-    /// Where approvals and creates are recorded before they take effect (none: nothing can be
-    /// approved).
-    pub audit: Option<Arc<AuditLog>>,
-    /// This call's approvals (the WIT resources the component holds handles to).
-    pub table: ResourceTable,
-    /// Whether the component already asked the person in this call (once per call).
-    pub asked: bool,
-    /// The create dry runs of this call Fabric answered 2xx, not yet bound to a record.
-    pub validations: Vec<Validation>,
-    /// The proposals this call found in the store (peeked or taken), with their bindings.
-    pub redeemed: Vec<Redeemed>,
-    /// Fabric's correlation ids of this call's answers, for the access log.
-    pub correlation_ids: CorrelationIds,
-    /// The operator's policy on what may be proposed.
-    pub policy: Arc<PolicyGate>,
+    pub cancel: CancellationToken,
+    /// Where to report slow steps, when the client asked to hear about them.
+    pub progress: Option<Arc<dyn StepReporter>>,
     /// `stdio` or `http`, for the policy's context.
     pub transport: &'static str,
+    pub clock: Clock,
+}
+
+/// Everything one component call may use. A fresh one (and a fresh Store) per call; each
+/// interface reaches it through its own view.
+pub struct CallState {
+    pub(crate) limits: StoreLimits,
+    pub(crate) meter: GuestMeter,
+    call: CallFacts,
+    fabric: FabricCtx,
+    store: StoreCtx,
+    confirm: ConfirmCtx,
+    policy: PolicyCtx,
+}
+
+/// What a component call came to, besides its result: the question it left waiting, the
+/// policy's decisions, and whether a create left.
+pub struct Ending {
+    pub awaiting: Option<Awaiting>,
     /// The policy's decisions in this call, for the call's audit record.
-    pub decisions: PolicyDecisions,
-    /// Whether this call sent a create to Fabric (what a failed call can then say it did not do).
+    pub decisions: Vec<PolicyDecision>,
     pub create_sent: bool,
 }
 
@@ -111,7 +113,7 @@ pub struct Grants {
     /// Guest CPU time each call may use.
     pub guest_time: Duration,
     /// The operator's policy on what may be proposed (open: everything).
-    pub policy: Arc<PolicyGate>,
+    pub policy: Arc<dyn OperatorPolicy>,
     /// `stdio` or `http`, for the policy's context.
     pub transport: &'static str,
 }
@@ -127,7 +129,7 @@ impl Grants {
             audit: None,
             unconfirmed_allowed: false,
             guest_time,
-            policy: Arc::new(PolicyGate::open()),
+            policy: Arc::new(crate::policy::PolicyGate::open()),
             transport: "stdio",
         }
     }
@@ -160,27 +162,20 @@ impl CallState {
     pub fn new(grants: &Grants, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> Self {
         CallState {
             limits: Default::default(),
-            fabric: grants.fabric.clone(),
-            clock: grants.clock.clone(),
-            proposals: grants.proposals.clone(),
-            confirmer: call.confirmer,
-            cancel: call.cancel,
-            unconfirmed_allowed: grants.unconfirmed_allowed,
             meter: GuestMeter::new(grants.guest_time),
-            progress: call.progress,
-            principal: call.principal,
-            scopes: call.scopes,
-            tool,
-            audit: grants.audit.clone(),
-            table: ResourceTable::new(),
-            asked: false,
-            validations: Vec::new(),
-            redeemed: Vec::new(),
-            correlation_ids,
-            policy: grants.policy.clone(),
-            transport: grants.transport,
-            decisions: PolicyDecisions::default(),
-            create_sent: false,
+            fabric: FabricCtx::new(grants.fabric.clone(), correlation_ids),
+            store: StoreCtx::new(grants.proposals.clone()),
+            confirm: ConfirmCtx::new(call.confirmer, grants.audit.clone(), grants.unconfirmed_allowed),
+            policy: PolicyCtx::new(grants.policy.clone()),
+            call: CallFacts {
+                principal: call.principal,
+                scopes: call.scopes,
+                tool,
+                cancel: call.cancel,
+                progress: call.progress,
+                transport: grants.transport,
+                clock: grants.clock.clone(),
+            },
         }
     }
 
@@ -188,10 +183,56 @@ impl CallState {
     /// benchmarks): whatever `grants` hold, it can have nothing approved (no audit log, no
     /// opt-in) and may not ask (no `mutate` tool).
     pub fn unattended(grants: &Grants) -> Self {
-        let mut state = Self::new(grants, CallContext::unattended(), ToolGrant::default(), CorrelationIds::default());
-        state.audit = None;
-        state.unconfirmed_allowed = false;
-        state
+        let grants = Grants { audit: None, unconfirmed_allowed: false, ..grants.clone() };
+        Self::new(&grants, CallContext::unattended(), ToolGrant::default(), CorrelationIds::default())
+    }
+
+    pub fn clock_view(&mut self) -> ClockView<'_> {
+        ClockView(&self.call.clock)
+    }
+
+    pub fn fabric_view(&mut self) -> FabricView<'_> {
+        FabricView {
+            call: &self.call,
+            fabric: &mut self.fabric,
+            policy: &mut self.policy,
+            meter: &mut self.meter,
+            audited: self.confirm.audited(),
+        }
+    }
+
+    pub fn store_view(&mut self) -> StoreView<'_> {
+        StoreView {
+            call: &self.call,
+            store: &mut self.store,
+            validations: &mut self.fabric.validations,
+            meter: &mut self.meter,
+        }
+    }
+
+    pub fn confirm_view(&mut self) -> ConfirmView<'_> {
+        ConfirmView {
+            call: &self.call,
+            confirm: &mut self.confirm,
+            redeemed: &self.store.redeemed,
+            fabric: &mut self.fabric,
+            policy: &mut self.policy,
+            meter: &mut self.meter,
+        }
+    }
+
+    /// Whether this call sent a create to Fabric (what a failed call can then say it did not do).
+    pub fn create_sent(&self) -> bool {
+        self.confirm.create_sent
+    }
+
+    /// What the call came to, once the component returned (or trapped).
+    pub fn end(self) -> Ending {
+        Ending {
+            create_sent: self.confirm.create_sent,
+            decisions: self.policy.decisions.all(),
+            awaiting: self.confirm.awaiting,
+        }
     }
 }
 

@@ -1,10 +1,13 @@
 //! The `clock` capability: the host's wall-clock milliseconds ([`crate::clock::Clock`]).
 
-use super::call_state::CallState;
 use crate::bindings::clock;
+use crate::clock::Clock;
 
-impl clock::Host for CallState {
+/// What the `clock` interface reaches of a call: its clock, and nothing else.
+pub struct ClockView<'a>(pub(super) &'a Clock);
+
+impl clock::Host for ClockView<'_> {
     fn now_ms(&mut self) -> wasmtime::Result<u64> {
-        Ok(self.clock.now_ms())
+        Ok(self.0.now_ms())
     }
 }

@@ -1,44 +1,46 @@
-//! How one tool call reaches its person: the MCP front supplies a [`Confirmer`] per call (form
-//! elicitation, a stateless round, or nobody at all).
+//! How one tool call reaches its person: the MCP front builds one [`Confirmer`] per call for the
+//! delivery `approval::plan` chose (form elicitation, a stateless round, the approval page, or
+//! nobody at all), and the `confirmation` capability puts its form before the person through it.
 
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::form::Form;
-use crate::bindings::confirmation::{Delivery, Status};
+use crate::approval::{Form, Subject};
+use crate::bindings::confirmation::{Delivery as Round, Status};
 
-/// How one tool call reaches its person. The MCP front supplies one per call.
+/// How one tool call reaches its person.
 pub trait Confirmer: Send + Sync {
-    /// How the answer is delivered (blocking unless the call is a stateless round).
-    fn delivery(&self) -> Delivery {
-        Delivery::Blocking
+    /// How the component should order its rules for this call (`confirmation.current-delivery`):
+    /// blocking unless the call is a stateless round.
+    fn round(&self) -> Round {
+        Round::Blocking
     }
 
-    /// Shows `form` and returns the person's answer; `Err` says why the form could not be shown
-    /// at all (a limit), and nobody was asked.
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>>;
-
-    /// A form this call asked about whose answer the client still has to send (a stateless first
-    /// round); taken once, after the component returned.
-    fn input_request(&self) -> Option<Form> {
-        None
-    }
-
-    /// The approval page this call opened and nobody has decided yet (a client with no
-    /// elicitation); taken once, after the component returned.
-    fn page_pending(&self) -> Option<PagePending> {
-        None
-    }
-
-    /// How the answer this confirmer gives reaches the host: `form` (the client's form or the
+    /// How an answer this confirmer gives reaches the host: `form` (the client's form or the
     /// stateless round), `page` (the approval page) or `opt_in` (nobody can be asked).
-    fn method(&self) -> &'static str {
-        "form"
-    }
+    fn method(&self) -> &'static str;
 
-    /// Who approved, when the approval page says so (`ISSUER#SUBJECT`).
-    fn approver(&self) -> Option<String> {
-        None
+    /// Puts `form` before the person: their answer, or where the question now waits. `Err` says
+    /// why the form could not be put before anyone (a limit, the store), and nobody was asked.
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>>;
+}
+
+/// Where a question got to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reached {
+    /// The answer (from the person, the client or its absence), and who approved when the approval
+    /// page says so (`ISSUER#SUBJECT`).
+    Answer { status: Status, approver: Option<String> },
+    /// The form goes to the client as an input request; the answer comes with a retry of the call.
+    NeedsInput,
+    /// The question is on the approval page, and nobody has decided yet.
+    AwaitsPage(PagePending),
+}
+
+impl Reached {
+    /// An answer that names no approver.
+    pub fn status(status: Status) -> Self {
+        Reached::Answer { status, approver: None }
     }
 }
 
@@ -48,16 +50,13 @@ pub struct PagePending {
     /// The page's id, and its link.
     pub id: String,
     pub url: String,
-    pub token: String,
-    pub validation: String,
-    pub request_sha256: String,
+    pub subject: Subject,
     pub expires_at_ms: u64,
-    /// Whether the call is a 2026-07-28 round (the link goes in an input request) rather than a
-    /// client with no elicitation (the link goes in the result).
-    pub stateless: bool,
 }
 
-/// For calls with no person behind them (loading the catalog, `inspect`, benchmarks).
+/// For calls with no person behind them (a client that shows no form and no page to send them
+/// to, loading the catalog, `inspect`, benchmarks): nobody is asked, and only the operator's
+/// opt-in can approve.
 pub struct NobodyToAsk;
 
 impl Confirmer for NobodyToAsk {
@@ -65,7 +64,11 @@ impl Confirmer for NobodyToAsk {
         "opt_in"
     }
 
-    fn confirm<'a>(&'a self, _form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
-        Box::pin(async { Ok(Status::UnsupportedByClient) })
+    fn confirm<'a>(
+        &'a self,
+        _form: &'a Form,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, String>> {
+        Box::pin(async { Ok(Reached::status(Status::UnsupportedByClient)) })
     }
 }

@@ -2,16 +2,42 @@
 //! client. A create never passes here (see `confirmation::Approval`).
 
 use std::future::Future;
+use std::sync::Arc;
 
-use super::binding::Validation;
-use super::call_state::CallState;
+use super::call_state::{CallFacts, CorrelationIds, GuestMeter};
+use super::policy_check::{Judge, PolicyCtx};
+use crate::approval::Validation;
 use crate::bindings::fabric;
 use crate::exact_json;
-use crate::fabric_client::{ApiRequest, ApiResponse, Method, RouteClass, SendError, allow_list};
+use crate::fabric_client::{ApiRequest, ApiResponse, CreateRoute, FabricClient, Method, RouteClass, SendError};
 use crate::oauth::Scope;
 use crate::policy::Facts;
 
-impl fabric::Host for CallState {
+/// The `fabric` interface's part of a call: the client, the correlation ids it collected, and
+/// the create dry runs Fabric answered 2xx, not yet bound to a stored proposal.
+pub struct FabricCtx {
+    pub(super) client: Arc<FabricClient>,
+    pub(super) correlation_ids: CorrelationIds,
+    pub(super) validations: Vec<Validation>,
+}
+
+impl FabricCtx {
+    pub(super) fn new(client: Arc<FabricClient>, correlation_ids: CorrelationIds) -> Self {
+        FabricCtx { client, correlation_ids, validations: Vec::new() }
+    }
+}
+
+/// What the `fabric` interface reaches of a call.
+pub struct FabricView<'a> {
+    pub(super) call: &'a CallFacts,
+    pub(super) fabric: &'a mut FabricCtx,
+    pub(super) policy: &'a mut PolicyCtx,
+    pub(super) meter: &'a mut GuestMeter,
+    /// The call has an audit log to record the policy's decisions in.
+    pub(super) audited: bool,
+}
+
+impl fabric::Host for FabricView<'_> {
     async fn send(&mut self, req: fabric::Request) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
         let request = ApiRequest {
             method: match req.method {
@@ -22,14 +48,14 @@ impl fabric::Host for CallState {
             query: req.query,
             body: req.body,
         };
-        let client = self.fabric.clone();
-        let cancel = self.cancel.clone();
+        let client = self.fabric.client.clone();
         let outcome = match client.route_class(&request) {
             // A dry run is the slow, consequential step worth a progress notification.
-            Ok(RouteClass::DryRun) => self.dry_run(&request).await,
+            Ok(RouteClass::DryRun(route)) => self.dry_run(&request, route).await,
             Ok(class) => {
+                let cancel = self.call.cancel.clone();
                 let send = client.send_classified(&request, class, &cancel);
-                self.reporting(None, &request.path, send).await
+                self.sending().send(None, &request.path, send).await
             }
             Err(refused) => Err(refused),
         };
@@ -43,45 +69,51 @@ impl fabric::Host for CallState {
 /// How many of a denied body's metro codes the host asks Fabric about.
 const METROS_ASKED: usize = 4;
 
-impl CallState {
+impl FabricView<'_> {
+    fn judge(&mut self) -> Judge<'_> {
+        Judge { call: self.call, policy: self.policy, client: &self.fabric.client, meter: self.meter }
+    }
+
+    fn sending(&mut self) -> Sending<'_> {
+        Sending { call: self.call, ids: &self.fabric.correlation_ids, meter: self.meter }
+    }
+
     /// A create dry run: judged by the operator's policy before it is sent (and again with the
     /// metros Fabric's answer names), and recorded as this call's validation of its request
     /// when Fabric answers 2xx.
-    async fn dry_run(&mut self, request: &ApiRequest) -> Result<ApiResponse, SendError> {
+    async fn dry_run(&mut self, request: &ApiRequest, route: CreateRoute) -> Result<ApiResponse, SendError> {
         let body = request.body.as_deref().unwrap_or_default();
         let tree = exact_json::parse(body).map_err(|why| {
             SendError::Refused(format!("{why}; a create the form could not show is not dry-run either"))
         })?;
-        if !self.scopes.allows(Scope::Propose) {
+        if !self.call.scopes.allows(Scope::Propose) {
             // a read-only token sends Fabric no create of any kind, whatever the tool is called
             let why = "the principal's access token does not grant proposing changes, so no create dry run is sent";
             return Err(SendError::Refused(why.into()));
         }
-        let change_type = allow_list::check_create(&request.path, true).map_err(|r| SendError::Refused(r.0))?;
+        let change_type = route.change_type();
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, body);
         // the policy judges the same reading of the bytes that the form will show
-        let facts = self.policed().then(|| Facts::of(change_type, &tree, &request_sha256));
-        drop(tree);
+        let facts = self.judge().policed().then(|| Facts::of(change_type, &tree, &request_sha256));
         // what the policy placed the request in, kept (rather than all its facts) across the dry run
         let placed = match facts {
-            Some(_) if self.audit.is_none() => {
+            Some(_) if !self.audited => {
                 let why = "this server has no audit log, so no policy decision can be recorded";
                 return Err(SendError::Refused(why.into()));
             }
             Some(facts) => {
                 let named: Vec<String> = facts.metros.iter().cloned().collect();
-                let facts = self.place(facts, &[]).await.map_err(SendError::Refused)?;
-                if let Err(denied) = self.judge("dry_run", change_type, &facts, None).await {
-                    return self.denied_dry_run(request, denied, &named).await;
+                let facts = self.judge().place(facts, &[]).await.map_err(SendError::Refused)?;
+                if let Err(denied) = self.judge().judge("dry_run", change_type, &facts, None).await {
+                    return self.denied_dry_run(request, route, denied, &named).await;
                 }
                 Some((facts.metros, facts.metro_unknown))
             }
             None => None,
         };
-        let client = self.fabric.clone();
-        let cancel = self.cancel.clone();
-        let send = client.send_classified(request, RouteClass::DryRun, &cancel);
-        let answer = self.reporting(Some("Fabric dry run"), &request.path, send).await?;
+        let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
+        let send = client.send_classified(request, RouteClass::DryRun(route), &cancel);
+        let answer = self.sending().send(Some("Fabric dry run"), &request.path, send).await?;
         if !(200..300).contains(&answer.status) {
             return Ok(answer);
         }
@@ -94,15 +126,18 @@ impl CallState {
                 false => Default::default(),
             };
             if !named.iter().all(|m| metros.contains(m)) {
-                let mut facts =
-                    self.facts(change_type, body, &request_sha256, &[]).await.map_err(SendError::Refused)?;
+                let mut facts = self
+                    .judge()
+                    .place(Facts::of(change_type, &tree, &request_sha256), &[])
+                    .await
+                    .map_err(SendError::Refused)?;
                 facts.metros.extend(named);
-                self.judge("dry_run", change_type, &facts, None).await.map_err(SendError::Denied)?;
+                self.judge().judge("dry_run", change_type, &facts, None).await.map_err(SendError::Denied)?;
                 metros = facts.metros;
             }
             learned = metros.into_iter().collect();
         }
-        self.validations.push(Validation::new(request_sha256, self.clock.now_ms(), learned));
+        self.fabric.validations.push(Validation::new(request_sha256, self.call.clock.now_ms(), learned));
         Ok(answer)
     }
 
@@ -114,15 +149,16 @@ impl CallState {
     async fn denied_dry_run(
         &mut self,
         request: &ApiRequest,
+        route: CreateRoute,
         denied: String,
         named: &[String],
     ) -> Result<ApiResponse, SendError> {
         if !self.names_unknown_metro(named).await {
             return Err(SendError::Denied(denied));
         }
-        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
-        let send = client.send_classified(request, RouteClass::DryRun, &cancel);
-        let answer = self.reporting(Some("Fabric dry run"), &request.path, send).await?;
+        let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
+        let send = client.send_classified(request, RouteClass::DryRun(route), &cancel);
+        let answer = self.sending().send(Some("Fabric dry run"), &request.path, send).await?;
         match answer.status {
             200..=299 => Err(SendError::Denied(denied)),
             _ => Ok(answer),
@@ -138,7 +174,7 @@ impl CallState {
             if code.is_empty() || code.len() > 8 || !code.chars().all(|c| c.is_ascii_alphanumeric()) {
                 return false;
             }
-            let answer = self.policy_read(format!("/fabric/v4/metros/{code}")).await;
+            let answer = self.judge().policy_read(format!("/fabric/v4/metros/{code}")).await;
             // only Fabric's plain "no such metro" counts; a fault or a limit leaves the denial alone
             if answer.is_ok_and(|a| matches!(a.status, 400 | 404)) {
                 return true;
@@ -146,16 +182,27 @@ impl CallState {
         }
         false
     }
+}
 
+/// Sending on a call's behalf: the time counted as the host's, the answer's correlation id kept,
+/// Fabric's answer counted, and the client told of a slow step when it asked to hear.
+pub(super) struct Sending<'a> {
+    pub call: &'a CallFacts,
+    pub ids: &'a CorrelationIds,
+    pub meter: &'a mut GuestMeter,
+}
+
+impl Sending<'_> {
     /// Awaits `send` as host time, telling the client about `step` (when the call has a progress
     /// token) before and after.
-    pub(super) async fn reporting(
+    pub(super) async fn send(
         &mut self,
         step: Option<&'static str>,
         path: &str,
         send: impl Future<Output = Result<ApiResponse, SendError>>,
     ) -> Result<ApiResponse, SendError> {
-        let progress = self.progress.clone().zip(step);
+        let progress = self.call.progress.clone().zip(step);
+        let ids = self.ids;
         self.meter
             .outside_guest(async {
                 if let Some((p, step)) = &progress {
@@ -163,7 +210,7 @@ impl CallState {
                 }
                 let outcome = send.await;
                 if let Ok(r) = &outcome {
-                    self.correlation_ids.push(&r.correlation_id);
+                    ids.push(&r.correlation_id);
                 }
                 crate::metrics::metrics().fabric_answer(match &outcome {
                     Ok(r) => crate::metrics::status_class(r.status),
@@ -187,7 +234,16 @@ impl CallState {
     }
 }
 
-/// The client's outcome in the WIT's terms (its errors already are).
+/// The client's outcome in the WIT's terms, case for case.
 pub(super) fn to_wit(outcome: Result<ApiResponse, SendError>) -> Result<fabric::Response, fabric::Error> {
-    outcome.map(|r| fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) })
+    outcome
+        .map(|r| fabric::Response { status: r.status, body: r.body, correlation_id: Some(r.correlation_id) })
+        .map_err(|e| match e {
+            SendError::Refused(why) => fabric::Error::Refused(why),
+            SendError::Denied(why) => fabric::Error::Denied(why),
+            SendError::Cancelled => fabric::Error::Cancelled,
+            SendError::Unavailable(why) => fabric::Error::Unavailable(why),
+            SendError::Timeout => fabric::Error::Timeout,
+            SendError::Transport(why) => fabric::Error::Transport(why),
+        })
 }

@@ -1,23 +1,61 @@
 //! What the host grants behind each import of the `broker` world, one module per interface
-//! (`clock`, `fabric`, `confirmation`, `proposal_store`), over the per-call [`CallState`] they
-//! all reach. [`Confirmer`] is how a call reaches its person, [`Form`] what that person reads,
-//! [`binding`] what ties an approval to the dry run and proposal it is for.
+//! (`clock`, `fabric`, `confirmation`, `proposal_store`), each implemented on its own view of the
+//! per-call [`CallState`] and linked by [`add_to_linker`]. [`Confirmer`] is how a call reaches its
+//! person; the rules the confirmation keeps are [`crate::approval`]'s.
 
-pub mod binding;
 mod call_state;
 mod clock;
 pub mod confirmation;
 mod confirmer;
 mod decisions;
 mod fabric;
-pub mod form;
 mod policy_check;
 mod proposal_store;
 
+use wasmtime::component::{HasData, Linker};
+
 pub use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
-pub use binding::TTL_MS;
-pub use call_state::{CallContext, CallState, CorrelationIds, Grants, GuestMeter, StepReporter, ToolGrant};
-pub use confirmer::{Confirmer, NobodyToAsk, PagePending};
-pub use decisions::PolicyDecisions;
-pub use form::Form;
+pub use call_state::{
+    CallContext, CallFacts, CallState, CorrelationIds, Ending, Grants, GuestMeter, StepReporter, ToolGrant,
+};
+pub use clock::ClockView;
+pub use confirmation::{Awaiting, ConfirmView};
+pub use confirmer::{Confirmer, NobodyToAsk, PagePending, Reached};
+pub use fabric::FabricView;
+pub use policy_check::OperatorPolicy;
+pub use proposal_store::StoreView;
+
+use crate::bindings::{
+    clock as wit_clock, confirmation as wit_confirmation, fabric as wit_fabric, proposal_store as wit_store,
+};
+
+struct FabricData;
+impl HasData for FabricData {
+    type Data<'a> = FabricView<'a>;
+}
+
+struct ClockData;
+impl HasData for ClockData {
+    type Data<'a> = ClockView<'a>;
+}
+
+struct StoreData;
+impl HasData for StoreData {
+    type Data<'a> = StoreView<'a>;
+}
+
+struct ConfirmationData;
+impl HasData for ConfirmationData {
+    type Data<'a> = ConfirmView<'a>;
+}
+
+/// Links the `broker` world's four imports, each to its interface's view of the call: nothing
+/// else is linked, so a component importing anything more cannot be instantiated.
+pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    wit_fabric::add_to_linker::<CallState, FabricData>(linker, CallState::fabric_view)?;
+    wit_clock::add_to_linker::<CallState, ClockData>(linker, CallState::clock_view)?;
+    wit_store::add_to_linker::<CallState, StoreData>(linker, CallState::store_view)?;
+    wit_confirmation::add_to_linker::<CallState, ConfirmationData>(linker, CallState::confirm_view)?;
+    Ok(())
+}

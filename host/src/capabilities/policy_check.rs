@@ -1,16 +1,66 @@
 //! Where the operator's policy meets a call: the facts of a create body (with the metros the
 //! host itself learns for the ports and Cloud Routers it names), the decision at each phase,
 //! and its audit record. The component takes no part in any of it.
+//!
+//! The capabilities reach the policy through [`OperatorPolicy`], a small trait whose one real
+//! implementation is the Cedar set of `--policy` ([`PolicyGate`], reread on SIGHUP).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::call_state::CallState;
-use super::decisions::DecisionRecord;
-use crate::exact_json;
-use crate::fabric_client::{ApiRequest, ApiResponse, Method, SendError};
-use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, UNKNOWN_METRO};
+use super::call_state::{CallFacts, GuestMeter};
+use super::decisions::{DecisionRecord, PolicyDecisions};
+use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
+use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, PolicyGate, UNKNOWN_METRO};
+
+/// The operator's policy as the capabilities see it.
+pub trait OperatorPolicy: Send + Sync {
+    /// The policy set in force; none: every create a person approves is permitted.
+    fn current(&self) -> Option<Arc<LoadedPolicy>>;
+
+    /// The metro learned earlier for a port or Cloud Router (they never move).
+    fn remembered_metro(&self, _uuid: &str) -> Option<String> {
+        None
+    }
+
+    fn remember_metro(&self, _uuid: &str, _metro: &str) {}
+}
+
+impl OperatorPolicy for PolicyGate {
+    fn current(&self) -> Option<Arc<LoadedPolicy>> {
+        PolicyGate::current(self)
+    }
+
+    fn remembered_metro(&self, uuid: &str) -> Option<String> {
+        PolicyGate::remembered_metro(self, uuid)
+    }
+
+    fn remember_metro(&self, uuid: &str, metro: &str) {
+        PolicyGate::remember_metro(self, uuid, metro)
+    }
+}
+
+/// The policy's part of a call: the policy in force, and the decisions made in this call.
+pub struct PolicyCtx {
+    gate: Arc<dyn OperatorPolicy>,
+    pub(super) decisions: PolicyDecisions,
+}
+
+impl PolicyCtx {
+    pub(super) fn new(gate: Arc<dyn OperatorPolicy>) -> Self {
+        PolicyCtx { gate, decisions: PolicyDecisions::default() }
+    }
+}
+
+/// What judging a create borrows of a call: its facts, the policy, the Fabric client for the
+/// host's own lookups, and the guest-time meter those lookups are kept off.
+pub(super) struct Judge<'a> {
+    pub call: &'a CallFacts,
+    pub policy: &'a mut PolicyCtx,
+    pub client: &'a Arc<FabricClient>,
+    pub meter: &'a mut GuestMeter,
+}
 
 /// What permitted a request, for the form.
 pub(super) struct Permit {
@@ -25,23 +75,10 @@ impl Permit {
     }
 }
 
-impl CallState {
+impl Judge<'_> {
     /// Whether a policy is in force for this call.
     pub(super) fn policed(&self) -> bool {
-        self.policy.current().is_some()
-    }
-
-    /// The policy's facts of `body` (whose request hash is `request_sha256`), with `known`
-    /// metros: see [`CallState::place`].
-    pub(super) async fn facts(
-        &mut self,
-        change_type: &str,
-        body: &str,
-        request_sha256: &str,
-        known: &[String],
-    ) -> Result<Facts, String> {
-        let facts = Facts::of(change_type, &exact_json::parse(body)?, request_sha256);
-        self.place(facts, known).await
+        self.policy.gate.current().is_some()
     }
 
     /// `facts` with `known` metros and those of every port and Cloud Router the body names
@@ -72,7 +109,7 @@ impl CallState {
     /// (404) is refused here rather than left to the dry run: a rule on metros is never judged
     /// without it.
     async fn metro_of(&mut self, collection: &str, uuid: &str) -> Result<String, String> {
-        if let Some(m) = self.policy.remembered_metro(uuid) {
+        if let Some(m) = self.policy.gate.remembered_metro(uuid) {
             return Ok(m);
         }
         let answer = self.policy_read(format!("/fabric/v4/{collection}/{uuid}")).await;
@@ -84,7 +121,7 @@ impl CallState {
                 let body: Value = serde_json::from_str(&answer.body).unwrap_or_default();
                 let metro =
                     body["location"]["metroCode"].as_str().ok_or_else(|| unknown("Fabric did not say it".into()))?;
-                self.policy.remember_metro(uuid, metro);
+                self.policy.gate.remember_metro(uuid, metro);
                 Ok(metro.to_string())
             }
             404 => Err(unknown("Fabric knows no such object (HTTP 404)".into())),
@@ -96,7 +133,7 @@ impl CallState {
     /// host time.
     pub(super) async fn policy_read(&mut self, path: String) -> Result<ApiResponse, SendError> {
         let request = ApiRequest { method: Method::Get, path, query: vec![], body: None };
-        let (client, cancel) = (self.fabric.clone(), self.cancel.clone());
+        let (client, cancel) = (self.client.clone(), self.call.cancel.clone());
         self.meter.outside_guest(client.send(&request, &cancel)).await
     }
 
@@ -109,16 +146,16 @@ impl CallState {
         facts: &Facts,
         approving: Option<&Approving>,
     ) -> Result<Option<Permit>, String> {
-        let Some(policy) = self.policy.current() else {
+        let Some(policy) = self.policy.gate.current() else {
             return Ok(None);
         };
         // A decision already made on everything it depends on needs no evaluation (nor a task).
         let asking = Asking {
             action: change_type,
-            principal: self.principal.as_str(),
+            principal: self.call.principal.as_str(),
             phase,
-            transport: self.transport,
-            tool: &self.tool.name,
+            transport: self.call.transport,
+            tool: &self.call.tool.name,
             approving,
         };
         let decision = match policy.recall(&asking, facts) {
@@ -130,9 +167,9 @@ impl CallState {
                 // slot): cheaper than the blocking pool's hop or a fresh stack per decision.
                 let (action, principal, transport, tool) = (
                     change_type.to_string(),
-                    self.principal.as_str().to_string(),
-                    self.transport,
-                    self.tool.name.clone(),
+                    self.call.principal.as_str().to_string(),
+                    self.call.transport,
+                    self.call.tool.name.clone(),
                 );
                 let (judged, owned, approving) = (policy.clone(), facts.clone(), approving.cloned());
                 let evaluate = tokio::spawn(async move {
@@ -151,9 +188,9 @@ impl CallState {
         // recorded in the call's own audit line, synced before the call's result goes out, and in
         // an approval's `approval_minted` line, synced before the component holds the approval: at
         // no fsync of its own
-        self.decisions.push(DecisionRecord {
+        self.policy.decisions.push(DecisionRecord {
             phase,
-            principal: self.principal.clone(),
+            principal: self.call.principal.clone(),
             change_type,
             request_sha256: facts.request_sha256.clone(),
             decision: decision.clone(),
@@ -162,7 +199,7 @@ impl CallState {
         if decision.allowed {
             return Ok(Some(Permit { decision, policy }));
         }
-        tracing::warn!(principal = %self.principal, tool = %self.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
+        tracing::warn!(principal = %self.call.principal, tool = %self.call.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
         Err(format!(
             "{}. The policy judged {}. To go on, change what the operator's rules do not allow, or ask the operator; \
              `equinix-mcp policy schema` lists what a policy can read",

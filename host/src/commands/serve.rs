@@ -1,7 +1,6 @@
 //! Start-up: load and check the component, build the Fabric client (real or simulator), read
 //! the catalog, apply the toolsets, print the banner, serve MCP.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,83 +8,26 @@ use anyhow::{Context, bail};
 
 use rmcp::model::RequestStateCodec;
 
-use crate::approval_page::{ApprovalPage, PageSettings};
+use crate::approval_page::ApprovalPage;
 use crate::audit::AuditLog;
+use crate::audit::settings::AuditArgs;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
-use crate::cli::{ComponentArgs, ServeArgs, Transport};
-use crate::component::{self, ComponentRuntime, Limits};
+use crate::cli::{ServeArgs, Transport};
+use crate::component::ComponentRuntime;
+pub use crate::component::settings::ComponentSource;
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
-use crate::mcp::fairness::{Fairness, FairnessLimits};
+use crate::mcp::fairness::Fairness;
 use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
 use crate::policy::PolicyGate;
 use crate::secret::Secret;
-use crate::transports::http::connections::SlotLimits;
-use crate::transports::http::tls::TlsFiles;
-use crate::transports::http::{ConnectionLimits, HttpOptions, SessionLimits, TokenFile};
+use crate::transports::http::TokenFile;
 use equinix_fabric_sim as fabric_sim;
-
-/// The component's bytes and where they came from.
-pub struct ComponentSource {
-    pub wasm: Vec<u8>,
-    pub origin: String,
-    /// Who signed it, when `--component-public-key` asked.
-    pub signer: Option<component::signature::Signer>,
-}
-
-impl ComponentArgs {
-    /// Reads the chosen component and enforces the operator's SHA-256 pin.
-    pub fn source(&self) -> anyhow::Result<ComponentSource> {
-        let source = match &self.component {
-            Some(path) => {
-                let wasm = component::read_component(path)?;
-                let signer = match self.component_public_keys.is_empty() {
-                    true => None,
-                    false => Some(component::signature::verify(&wasm, path, &self.component_public_keys)?),
-                };
-                let origin = match &signer {
-                    Some(s) => {
-                        format!("{} (signed by minisign key {}: {})", path.display(), s.key_id, s.trusted_comment)
-                    }
-                    None => path.display().to_string(),
-                };
-                ComponentSource { wasm, origin, signer }
-            }
-            // part of the host: trusted as the host binary is
-            None => {
-                ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into(), signer: None }
-            }
-        };
-        if let Some(pin) = &self.component_sha256 {
-            let actual = component::sha256_hex(&source.wasm);
-            if !pin.trim().eq_ignore_ascii_case(&actual) {
-                bail!(
-                    "component {} has SHA-256 {actual}, but EQUINIX_MCP_COMPONENT_SHA256 / --component-sha256 \
-                     pins {}; refusing to start",
-                    source.origin,
-                    pin.trim()
-                );
-            }
-        }
-        Ok(source)
-    }
-
-    /// Where precompiled code may be loaded from: nowhere when the operator pinned the
-    /// component's SHA-256 or asked for its signature, so the pin describes the code that runs (it is compiled from the
-    /// pinned bytes at every start, at the cost of the compile time).
-    pub fn cache_dir(&self) -> Option<PathBuf> {
-        // a signature, like a pin, describes the code that runs only if it is compiled from
-        // the verified bytes
-        if self.no_cache || self.component_sha256.is_some() || !self.component_public_keys.is_empty() {
-            None
-        } else {
-            self.cache_dir.clone().or_else(component::cache::default_dir)
-        }
-    }
-}
 
 /// Everything `serve` built, before choosing a transport (tests reuse it).
 pub struct Ready {
     pub broker: McpServer,
+    /// The operator's policy, which SIGHUP rereads.
+    pub policy: Arc<PolicyGate>,
     /// The in-process simulator, when `--fabric-sim`.
     pub sim: Option<fabric_sim::SimHandle>,
     pub banner: Banner,
@@ -142,17 +84,15 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
 
     let proposals = Arc::new(ProposalStore::open(&args.store).await?);
     let _ = warm.join();
+    let policy = Arc::new(args.policy.gate()?);
     let mut grants = Grants {
         fabric,
         clock,
         proposals,
         audit: None,
-        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+        unconfirmed_allowed: args.confirmation.allow_unconfirmed_mutations,
         guest_time: runtime.limits().guest_time,
-        policy: Arc::new(match &args.policy {
-            Some(path) => PolicyGate::load(path).context("--policy")?,
-            None => PolicyGate::open(),
-        }),
+        policy: policy.clone(),
         transport: match args.transport {
             Transport::Http => "http",
             Transport::Stdio => "stdio",
@@ -162,7 +102,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
     let (request_state, key_source) = state_codec(&grants.proposals)?;
-    grants.audit = open_audit(args, &registry)?;
+    grants.audit = open_audit(&args.audit, &registry)?;
     let banner = Banner {
         component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source, runtime.origin()),
         toolsets: registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
@@ -171,13 +111,13 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         proposal_store: grants.proposals.describe(),
         audit_log: grants.audit.as_ref().map_or_else(|| "off (read-only)".into(), |a| a.path().display().to_string()),
         state_key: key_source.to_string(),
-        unconfirmed_allowed: args.allow_unconfirmed_mutations,
+        unconfirmed_allowed: args.confirmation.allow_unconfirmed_mutations,
         policy: grants.policy.current().map_or_else(
             || "none (every create a person approves is permitted)".into(),
             |p| format!("{} ({} policies, sha256 {})", p.path.display(), p.policies, p.sha256),
         ),
     };
-    let approval_page = match approval_settings(args)? {
+    let approval_page = match args.page.settings(&args.auth)? {
         Some(settings) => {
             let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
             let page = ApprovalPage::start(
@@ -195,30 +135,24 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         }
         None => None,
     };
-    let fairness = Fairness::new(FairnessLimits {
-        calls_per_principal: args.max_calls_per_principal,
-        confirmations_per_principal: args.max_confirmations_per_principal,
-        // half the instance pool: ordinary calls always find instances
-        confirmations_total: (component::MAX_CONCURRENT_INSTANCES / 2) as usize,
-    });
+    let fairness = Fairness::new(args.fairness.limits());
     let broker = McpServer::new(Shared {
         runtime,
         registry,
         grants,
-        elicit_timeout: Duration::from_millis(args.elicit_timeout_ms),
+        elicit_timeout: args.confirmation.elicit_timeout(),
         request_state,
         lifecycle: Default::default(),
         fairness,
         approval_page,
     });
-    Ok(Ready { broker, sim, banner })
+    Ok(Ready { broker, policy, sim, banner })
 }
 
 /// The chosen component, loaded under the operator's limits; with where it came from.
 fn load_component(args: &ServeArgs) -> anyhow::Result<(ComponentRuntime, String)> {
     let source = args.component.source()?;
-    let limits = Limits { guest_time: Duration::from_millis(args.guest_time_ms), memory_bytes: args.memory_mib << 20 };
-    let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), limits)
+    let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), args.limits.limits())
         .with_context(|| format!("loading component {}", source.origin))?;
     Ok((runtime, source.origin))
 }
@@ -231,7 +165,7 @@ async fn connect_fabric(
     selection: &Selection,
     clock: &Clock,
 ) -> anyhow::Result<(Arc<FabricClient>, Option<fabric_sim::SimHandle>)> {
-    let (sim, base_url, credentials) = if args.fabric_sim {
+    let (sim, base_url, credentials) = if args.fabric.fabric_sim {
         let config = fabric_sim::SimConfig { clock: Some(Arc::new(clock.clone())), ..Default::default() };
         let sim = fabric_sim::start("127.0.0.1:0".parse().unwrap(), config).await?;
         let creds = Credentials {
@@ -241,13 +175,13 @@ async fn connect_fabric(
         let url = sim.base_url();
         (Some(sim), url, Some(creds))
     } else {
-        (None, args.endpoint.clone(), credentials_from_env(args))
+        (None, args.fabric.endpoint.clone(), credentials_from_env(args))
     };
     let mut config = FabricConfig::new(base_url, credentials);
     config.mutate_enabled = selection.names_mutate();
-    config.request_timeout = Duration::from_millis(args.fabric_timeout_ms);
+    config.request_timeout = Duration::from_millis(args.fabric.fabric_timeout_ms);
     let fabric = match &sim {
-        Some(sim) if !args.fabric_sim_http => FabricClient::in_process(config, sim.router(), sim.base_url()),
+        Some(sim) if !args.fabric.fabric_sim_http => FabricClient::in_process(config, sim.router(), sim.base_url()),
         _ => FabricClient::new(config),
     };
     Ok((Arc::new(fabric), sim))
@@ -257,7 +191,7 @@ async fn connect_fabric(
 /// Fabric call fails, which the log says once.
 fn credentials_from_env(args: &ServeArgs) -> Option<Credentials> {
     let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
-    match (&args.client_id, secret) {
+    match (&args.fabric.client_id, secret) {
         (Some(id), Some(secret)) if !id.is_empty() => {
             Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
         }
@@ -285,7 +219,7 @@ fn describe_fabric(fabric: &FabricClient, sim: Option<&fabric_sim::SimHandle>) -
 fn state_codec(proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, &'static str)> {
     let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
     let codec = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
-    if configured_key.is_none() && matches!(proposals, ProposalStore::Redis(_)) {
+    if configured_key.is_none() && proposals.is_shared() {
         tracing::warn!(
             "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation started on \
              another replica will be refused here (give every replica the same key)"
@@ -295,7 +229,7 @@ fn state_codec(proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, 
 }
 
 /// The audit log, opened only by a server that can mutate.
-fn open_audit(args: &ServeArgs, registry: &ToolRegistry) -> anyhow::Result<Option<Arc<AuditLog>>> {
+fn open_audit(args: &AuditArgs, registry: &ToolRegistry) -> anyhow::Result<Option<Arc<AuditLog>>> {
     if !registry.enabled_toolsets().contains(equinix_broker_contract::MUTATE_TOOLSET) {
         return Ok(None);
     }
@@ -337,7 +271,7 @@ fn check_existing_log(path: &std::path::Path) {
 /// The checkpoint writer of `--audit-signing-key`, started once the log is open; it writes a
 /// last checkpoint when the returned guard is dropped (at shutdown) and `stopped` is awaited.
 fn start_checkpoints(
-    args: &ServeArgs,
+    args: &AuditArgs,
     log: Option<&Arc<AuditLog>>,
 ) -> anyhow::Result<Option<(tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>)>> {
     let (Some(key), Some(path)) = (&args.audit_signing_key, &args.audit_checkpoints) else {
@@ -382,58 +316,6 @@ pub async fn load_registry(
     })
 }
 
-/// The OAuth settings, when `--oauth-issuer` is given (clap has checked that --public-url is).
-fn oauth_settings(args: &ServeArgs) -> Option<crate::oauth::OAuthSettings> {
-    Some(crate::oauth::OAuthSettings {
-        issuer: args.oauth_issuer.clone()?,
-        public_url: args.public_url.clone()?,
-        audience: args.oauth_audience.clone(),
-        principal_claim: args.oauth_principal_claim.clone(),
-        scopes: crate::oauth::ScopeNames {
-            read: args.oauth_scope_read.clone(),
-            propose: args.oauth_scope_propose.clone(),
-            confirm: args.oauth_scope_confirm.clone(),
-            request_prefix: args.oauth_scope_prefix.clone(),
-        },
-        leeway_secs: args.oauth_clock_leeway_secs,
-    })
-}
-
-/// The approval page's settings, when `--approval-client-id` is given.
-fn approval_settings(args: &ServeArgs) -> anyhow::Result<Option<PageSettings>> {
-    let Some(client_id) = args.approval_client_id.clone() else { return Ok(None) };
-    let issuer = args.approval_issuer.clone().or_else(|| args.oauth_issuer.clone()).context(
-        "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the same",
-    )?;
-    let from_env = std::env::var("EQUINIX_MCP_APPROVAL_CLIENT_SECRET").ok().filter(|s| !s.is_empty());
-    let client_secret = match (&args.approval_client_secret_file, from_env) {
-        (Some(_), Some(_)) => bail!(
-            "the approval page's client secret is given twice: EQUINIX_MCP_APPROVAL_CLIENT_SECRET and \
-             --approval-client-secret-file; keep one"
-        ),
-        (Some(path), None) => {
-            Some(Secret::new(crate::secret::read_private_file(path, "--approval-client-secret-file")?.trim()))
-        }
-        (None, Some(secret)) => Some(Secret::new(secret)),
-        (None, None) => None,
-    };
-    let base_url = args.approval_url.clone().or_else(|| {
-        let public = reqwest::Url::parse(args.public_url.as_deref()?).ok()?;
-        Some(public.origin().ascii_serialization())
-    });
-    Ok(Some(PageSettings {
-        issuer,
-        client_id,
-        client_secret,
-        max_age_secs: args.approval_max_age_secs,
-        groups_claim: args.approval_groups_claim.clone(),
-        principal_claim: args.oauth_principal_claim.clone(),
-        leeway_secs: args.oauth_clock_leeway_secs,
-        base_url,
-        passkeys_file: args.passkeys_file.clone(),
-    }))
-}
-
 /// `equinix-mcp serve`.
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::shutdown::survive_file_size_limit();
@@ -441,48 +323,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // The exposure rules are checked before anything starts.
     let http = match args.transport {
         Transport::Http => {
-            let auth = args.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
-            let oauth = match oauth_settings(&args) {
+            let auth = args.auth.auth_token_file.as_deref().map(TokenFile::load).transpose()?.map(Arc::new);
+            let oauth = match args.auth.oauth() {
                 Some(settings) => Some(crate::oauth::ResourceServer::start(&settings).await?),
                 None => None,
             };
-            let auth_present = auth.is_some() || oauth.is_some();
-            let tls = match (&args.tls_cert, &args.tls_key) {
-                (Some(cert), Some(key)) => Some(Arc::new(TlsFiles::load(cert, key)?)),
-                (None, None) => None,
-                _ => bail!("--tls-cert and --tls-key go together: give both (PEM files) or neither"),
-            };
-            let options = HttpOptions {
-                listen: args.listen,
-                auth,
-                oauth,
-                tls,
-                allowed_hosts: args.allowed_hosts.clone(),
-                allowed_origins: args.allowed_origins.clone(),
-                sessions: SessionLimits {
-                    per_principal: args.max_sessions_per_principal,
-                    total: args.max_sessions,
-                    streams_per_principal: args.max_streams_per_principal,
-                    max_body_bytes: args.max_request_bytes,
-                    body_read_timeout: Duration::from_millis(args.body_read_timeout_ms),
-                },
-                session_idle_timeout: Duration::from_millis(args.session_idle_timeout_ms),
-                connections: ConnectionLimits {
-                    name: "mcp",
-                    slots: SlotLimits {
-                        max_connections: args.max_connections,
-                        per_principal: match (args.max_connections_per_principal, auth_present) {
-                            (Some(n), _) => n,
-                            (None, true) => (args.max_connections / 8).max(args.max_connections.min(16)),
-                            (None, false) => args.max_connections,
-                        },
-                        unproven_per_peer: args.max_unauthenticated_per_peer,
-                    },
-                    header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
-                },
-                shutdown_grace,
-            };
-            options.check()?;
+            let options = args.http.options(auth, oauth, shutdown_grace)?;
             if options.tls.is_none() && !crate::transports::http::is_default_loopback(options.listen.ip()) {
                 tracing::warn!(
                     listen = %options.listen,
@@ -492,7 +338,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             }
             Some(options)
         }
-        Transport::Stdio if args.oauth_issuer.is_some() => {
+        Transport::Stdio if args.auth.oauth_issuer.is_some() => {
             bail!("--oauth-issuer applies to --transport http (stdio has one local user and no tokens)")
         }
         Transport::Stdio => None,
@@ -503,17 +349,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         if let Some(options) = &http {
             caps.push(("--max-connections", options.connections.slots.max_connections));
         }
-        if args.metrics_listen.is_some() {
+        if args.metrics.metrics_listen.is_some() {
             caps.push(("the metrics listener's", crate::transports::metrics_listener::MAX_CONNECTIONS));
         }
         crate::open_files::check_budget(limit, &caps)?;
     }
     let ready = prepare(&args).await?;
-    let checkpoints = start_checkpoints(&args, ready.broker.shared().grants.audit.as_ref())?;
+    let checkpoints = start_checkpoints(&args.audit, ready.broker.shared().grants.audit.as_ref())?;
     // listening before the banner, so a SIGHUP sent once the server said it is ready never
     // meets the default action (termination)
-    let _rereads = match args.policy.is_some() {
-        true => Some(reread_on_sighup(ready.broker.shared().grants.policy.clone())?),
+    let _rereads = match args.policy.policy.is_some() {
+        true => Some(reread_on_sighup(ready.policy.clone())?),
         false => None,
     };
     ready.banner.log();
@@ -525,10 +371,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     let metrics_stop = tokio_util::sync::CancellationToken::new();
     let _stop_metrics = metrics_stop.clone().drop_guard();
-    if let Some(addr) = args.metrics_listen {
+    if let Some(addr) = args.metrics.metrics_listen {
         let proposals = ready.broker.shared().grants.proposals.clone();
-        let hosts = crate::transports::http::accepted_hosts(&args.allowed_hosts);
-        let deadline = Duration::from_millis(args.header_read_timeout_ms);
+        let hosts = crate::transports::http::accepted_hosts(&args.http.allowed_hosts);
+        let deadline = args.http.header_read_timeout();
         crate::transports::metrics_listener::serve(
             addr,
             Arc::new(move || proposals.pending_len()),
@@ -542,10 +388,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let _stop_page = page_stop.clone().drop_guard();
     if let (None, Some(page)) = (&http, &ready.broker.shared().approval_page) {
         // a stdio server serves its approval page on a loopback listener of its own
-        let hosts = crate::transports::http::accepted_hosts(&args.allowed_hosts);
-        let deadline = Duration::from_millis(args.header_read_timeout_ms);
-        crate::transports::approval_listener::serve(page.clone(), args.approval_listen, hosts, deadline, page_stop)
-            .await?;
+        let hosts = crate::transports::http::accepted_hosts(&args.http.allowed_hosts);
+        let deadline = args.http.header_read_timeout();
+        crate::transports::approval_listener::serve(
+            page.clone(),
+            args.page.approval_listen,
+            hosts,
+            deadline,
+            page_stop,
+        )
+        .await?;
     }
     let served = match http {
         None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await,

@@ -5,6 +5,7 @@
 //! imports anything else cannot be instantiated, and [`surface`] says so in words first.
 
 pub mod cache;
+pub mod settings;
 pub mod signature;
 pub mod surface;
 
@@ -15,14 +16,14 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder,
     UpdateDeadline,
 };
 
-use crate::bindings::{Broker, BrokerPre, tools};
-use crate::capabilities::CallState;
+use crate::bindings::{BrokerPre, tools};
+use crate::capabilities::{CallState, Ending};
 
 /// How often the engine's epoch advances; the granularity of the CPU deadline.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -65,6 +66,14 @@ pub struct Trapped {
     /// The tool-error `kind` to report: `component_failed` or `proposal_store_unavailable`.
     pub kind: &'static str,
     pub message: String,
+}
+
+/// What one tool call came to.
+pub struct Called {
+    /// `Ok(Ok(json))` the result, `Ok(Err(json))` a tool error, `Err` a trap.
+    pub result: Result<Result<String, String>, Trapped>,
+    /// The question it left waiting, the policy's decisions, whether a create left.
+    pub ending: Ending,
 }
 
 /// A loaded, checked, pre-instantiated component.
@@ -167,7 +176,7 @@ impl ComponentRuntime {
             bail!("refusing component {sha}: it {}", surface.verdict.problems.join("; it "));
         }
         let mut linker = Linker::<CallState>::new(&engine);
-        Broker::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        crate::capabilities::add_to_linker(&mut linker)?;
         let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
             anyhow::anyhow!("refusing component {sha}: its imports do not match the broker world: {e:#}")
         })?;
@@ -238,8 +247,8 @@ impl ComponentRuntime {
         Ok((instantiated, tools.len()))
     }
 
-    /// Runs one tool: `Ok(Ok(json))` result, `Ok(Err(json))` tool error, `Err` trap.
-    pub async fn call(&self, state: CallState, name: &str, arguments: &str) -> Result<Result<String, String>, Trapped> {
+    /// Runs one tool: what it returned, and what the call came to besides.
+    pub async fn call(&self, state: CallState, name: &str, arguments: &str) -> Called {
         let _slot = self.slots.acquire().await.expect("the slot semaphore is never closed");
         let mut store = self.store(state);
         let result = async {
@@ -247,7 +256,8 @@ impl ComponentRuntime {
             broker.equinix_broker_tools().call_call(&mut store, name, arguments).await
         }
         .await;
-        result.map_err(|e| self.trapped(&store, e))
+        let result = result.map_err(|e| self.trapped(&store, e));
+        Called { result, ending: store.into_data().end() }
     }
 
     fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
@@ -255,7 +265,7 @@ impl ComponentRuntime {
         if let Some(down) = e.downcast_ref::<crate::proposals::StoreUnavailable>() {
             tracing::error!("{down}");
             // the store fails before any create it guards is sent (settle, after one, never traps)
-            let sent = match store.data().create_sent {
+            let sent = match store.data().create_sent() {
                 false => "no create was sent to Fabric",
                 true => "a create was sent to Fabric before it: see the audit log for its outcome",
             };

@@ -14,9 +14,29 @@ pub enum RouteClass {
     /// Changes nothing (GETs and the search POSTs): may be retried.
     Read,
     /// A create with `dryRun=true`: validates, persists nothing; may be retried.
-    DryRun,
+    DryRun(CreateRoute),
     /// A real create: billable, never retried.
     Create,
+}
+
+/// A create route of the allow-list, found by [`check`] or [`check_create`] (its fields are
+/// private: no other code can make one up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreateRoute {
+    template: &'static str,
+    change_type: &'static str,
+}
+
+impl CreateRoute {
+    /// The path it is POSTed to (a create route has no path parameters).
+    pub fn path(&self) -> &'static str {
+        self.template
+    }
+
+    /// `connection_create`, `network_create` or `service_token_create`.
+    pub fn change_type(&self) -> &'static str {
+        self.change_type
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,14 +155,14 @@ pub fn check(
         }
         seen.push(key);
     }
-    if route.creates.is_none() {
+    let Some(change_type) = route.creates else {
         return Ok(RouteClass::Read);
-    }
+    };
     if !mutate_enabled {
         return refuse("create endpoints are only open when the operator enables the `mutate` toolset");
     }
     match query.iter().find(|(k, _)| k == "dryRun").map(|(_, v)| v.as_str()) {
-        Some("true") => Ok(RouteClass::DryRun),
+        Some("true") => Ok(RouteClass::DryRun(CreateRoute { template: route.template, change_type })),
         None | Some("false") => refuse(NOT_THROUGH_SEND),
         Some(other) => refuse(&format!("dryRun must be true, not {other:?}")),
     }
@@ -152,10 +172,10 @@ pub fn check(
 pub const NOT_THROUGH_SEND: &str = "a create (a create route without dryRun=true) is never sent through fabric.send: \
      it is sent only by executing an approval that the host minted after the person accepted exactly that request";
 
-/// Checks the create an approval is about to send (POST `path`, no query); returns the change
-/// type the path creates.
-pub fn check_create(path: &str, mutate_enabled: bool) -> Result<&'static str, Refusal> {
-    let Some(change_type) = ROUTES.iter().filter(|r| r.template == path).find_map(|r| r.creates) else {
+/// Checks a create a person is to approve (POST `path`, no query); returns its route.
+pub fn check_create(path: &str, mutate_enabled: bool) -> Result<CreateRoute, Refusal> {
+    let found = ROUTES.iter().filter(|r| r.template == path).find_map(|r| Some((r.template, r.creates?)));
+    let Some((template, change_type)) = found else {
         return Err(Refusal(format!(
             "POST {path} is not a create route (only {} can be approved)",
             ROUTES.iter().filter(|r| r.creates.is_some()).map(|r| r.template).collect::<Vec<_>>().join(", ")
@@ -166,7 +186,7 @@ pub fn check_create(path: &str, mutate_enabled: bool) -> Result<&'static str, Re
             "POST {path} is not allowed: creates are only open when the operator enables the `mutate` toolset"
         )));
     }
-    Ok(change_type)
+    Ok(CreateRoute { template, change_type })
 }
 
 fn matches(template: &str, path: &str) -> bool {
@@ -233,7 +253,8 @@ mod tests {
         let dry = q(&[("dryRun", "true")]);
         let refused = check(Method::Post, "/fabric/v4/connections", &dry, false).unwrap_err();
         assert!(refused.0.contains("`mutate`"));
-        assert_eq!(check(Method::Post, "/fabric/v4/connections", &dry, true), Ok(RouteClass::DryRun));
+        let connection = CreateRoute { template: "/fabric/v4/connections", change_type: "connection_create" };
+        assert_eq!(check(Method::Post, "/fabric/v4/connections", &dry, true), Ok(RouteClass::DryRun(connection)));
         for query in [q(&[]), q(&[("dryRun", "false")])] {
             for path in ["/fabric/v4/connections", "/fabric/v4/networks", "/fabric/v4/serviceTokens"] {
                 let refused = check(Method::Post, path, &query, true).unwrap_err();
@@ -241,7 +262,7 @@ mod tests {
             }
         }
         assert!(check(Method::Post, "/fabric/v4/serviceTokens", &q(&[("dryRun", "yes")]), true).is_err());
-        assert_eq!(check_create("/fabric/v4/serviceTokens", true), Ok("service_token_create"));
+        assert_eq!(check_create("/fabric/v4/serviceTokens", true).unwrap().change_type(), "service_token_create");
         assert!(check_create("/fabric/v4/serviceTokens", false).unwrap_err().0.contains("`mutate`"));
         assert!(check_create("/fabric/v4/ports/search", true).unwrap_err().0.contains("not a create route"));
         assert!(check_create("/fabric/v4/connections/", true).is_err());

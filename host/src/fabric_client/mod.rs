@@ -4,6 +4,7 @@
 
 pub mod allow_list;
 pub mod oauth;
+pub mod settings;
 mod wire;
 
 use std::time::Duration;
@@ -13,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use wire::Wire;
 pub(crate) use wire::root_cause;
 
-pub use allow_list::{Method, RouteClass};
+pub use allow_list::{CreateRoute, Method, RouteClass};
 pub use oauth::Credentials;
 
 /// Settings of the Fabric client.
@@ -61,9 +62,58 @@ pub struct ApiResponse {
     pub correlation_id: String,
 }
 
-/// Why a request got no answer: the WIT contract's own `fabric.error`, so what the client
-/// reports is what the component sees, with no second copy to keep in step.
-pub use crate::bindings::fabric::Error as SendError;
+/// Why a request got no answer. The cases are the WIT contract's `fabric.error` (the
+/// `fabric` capability hands them on one to one), kept here so the client knows nothing of
+/// the component.
+#[derive(Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// The host refused the request; nothing was sent.
+    Refused(String),
+    /// The operator's policy denies this create; nothing was sent.
+    Denied(String),
+    /// The call was cancelled before the request left; nothing was sent.
+    Cancelled,
+    /// Nothing reached Fabric (the token endpoint failed, or no connection could be opened).
+    Unavailable(String),
+    /// Sent, and no answer came in time: its outcome is unknown.
+    Timeout,
+    /// Sent, and the connection broke or the answer was unreadable: its outcome is unknown.
+    Transport(String),
+}
+
+/// Written as the WIT's generated types write themselves (`Error::Timeout`): audit records and
+/// results quote it, and their words stay those of earlier versions.
+impl std::fmt::Debug for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Refused(why) => f.debug_tuple("Error::Refused").field(why).finish(),
+            SendError::Denied(why) => f.debug_tuple("Error::Denied").field(why).finish(),
+            SendError::Cancelled => f.debug_tuple("Error::Cancelled").finish(),
+            SendError::Unavailable(why) => f.debug_tuple("Error::Unavailable").field(why).finish(),
+            SendError::Timeout => f.debug_tuple("Error::Timeout").finish(),
+            SendError::Transport(why) => f.debug_tuple("Error::Transport").field(why).finish(),
+        }
+    }
+}
+
+/// A create the allow-list admitted, with its body under the size cap: made only by
+/// [`FabricClient::check_create`], so [`FabricClient::send_create`] sends what was checked once,
+/// and the approval that carries it cannot name another route.
+#[derive(Debug)]
+pub struct CheckedCreate {
+    route: CreateRoute,
+    body: String,
+}
+
+impl CheckedCreate {
+    pub fn route(&self) -> CreateRoute {
+        self.route
+    }
+
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+}
 
 pub struct FabricClient {
     wire: Wire,
@@ -102,10 +152,28 @@ impl FabricClient {
     }
 
     /// What the allow-list makes of a read or dry run `req`, or its refusal (a create is always
-    /// refused here: see [`FabricClient::send_create`]).
+    /// refused here: see [`FabricClient::check_create`]). Every rule a request must pass is
+    /// checked here, once: its route, a GET without a body, the size of its body.
     pub fn route_class(&self, req: &ApiRequest) -> Result<RouteClass, SendError> {
-        allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
-            .map_err(|r| SendError::Refused(r.0))
+        let class = allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
+            .map_err(|r| SendError::Refused(r.0))?;
+        if req.method == Method::Get && req.body.is_some() {
+            return Err(SendError::Refused(format!("GET {} must not carry a body", req.path)));
+        }
+        if let Some(body) = &req.body {
+            self.check_size(body)?;
+        }
+        Ok(class)
+    }
+
+    fn check_size(&self, body: &str) -> Result<(), SendError> {
+        let max = self.config.max_request_bytes;
+        match body.len() > max {
+            true => {
+                Err(SendError::Refused(format!("request body of {} bytes exceeds the {max} byte limit", body.len())))
+            }
+            false => Ok(()),
+        }
     }
 
     /// Sends one read or dry run on the component's behalf.
@@ -113,39 +181,45 @@ impl FabricClient {
         self.send_classified(req, self.route_class(req)?, cancel).await
     }
 
-    /// Sends one create (POST `path` with `body`, no query), exactly once: never retried. Only an
-    /// approval's execution calls this.
+    /// Checks a create (POST `path` with `body`, no query) once, before anyone is asked about it:
+    /// a create route of the allow-list, the `mutate` toolset enabled, the body within the cap.
+    pub fn check_create(&self, path: &str, body: &str) -> Result<CheckedCreate, SendError> {
+        let route = allow_list::check_create(path, self.config.mutate_enabled).map_err(|r| SendError::Refused(r.0))?;
+        let max = self.config.max_request_bytes;
+        if body.len() > max {
+            return Err(SendError::Refused(format!(
+                "the create body has {} bytes; at most {max} are sent",
+                body.len()
+            )));
+        }
+        Ok(CheckedCreate { route, body: body.to_string() })
+    }
+
+    /// Sends one checked create exactly once: never retried. Only an approval's execution calls
+    /// this.
     pub async fn send_create(
         &self,
-        path: &str,
-        body: &str,
+        create: &CheckedCreate,
         cancel: &CancellationToken,
     ) -> Result<ApiResponse, SendError> {
-        allow_list::check_create(path, self.config.mutate_enabled).map_err(|r| SendError::Refused(r.0))?;
-        let req = ApiRequest { method: Method::Post, path: path.into(), query: Vec::new(), body: Some(body.into()) };
+        let req = ApiRequest {
+            method: Method::Post,
+            path: create.route.path().into(),
+            query: Vec::new(),
+            body: Some(create.body.clone()),
+        };
         self.send_classified(&req, RouteClass::Create, cancel).await
     }
 
-    /// `send` for a read or dry run whose `route_class` the caller already has.
+    /// Sends a request whose class [`FabricClient::route_class`] (or [`FabricClient::check_create`])
+    /// gave, with the retry rules of that class.
     pub async fn send_classified(
         &self,
         req: &ApiRequest,
         class: RouteClass,
         cancel: &CancellationToken,
     ) -> Result<ApiResponse, SendError> {
-        if req.method == Method::Get && req.body.is_some() {
-            return Err(SendError::Refused(format!("GET {} must not carry a body", req.path)));
-        }
-        if let Some(body) = &req.body
-            && body.len() > self.config.max_request_bytes
-        {
-            return Err(SendError::Refused(format!(
-                "request body of {} bytes exceeds the {} byte limit",
-                body.len(),
-                self.config.max_request_bytes
-            )));
-        }
-        let retryable = class != RouteClass::Create;
+        let retryable = !matches!(class, RouteClass::Create);
         let mut refreshed = false;
         let mut attempt = 0u32;
         loop {

@@ -10,8 +10,8 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use serde::Deserialize;
 use tokio::sync::Mutex;
 
+use super::SendError;
 use super::wire::{Outgoing, Wire};
-use crate::bindings::fabric::Error as SendError;
 use crate::secret::Secret;
 
 /// Client id and secret (`EQUINIX_API_CLIENTID`, `EQUINIX_API_CLIENTSECRET`).

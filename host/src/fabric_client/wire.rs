@@ -13,7 +13,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use futures_util::{FutureExt, StreamExt};
 
-use crate::bindings::fabric::Error as SendError;
+use super::SendError;
 
 #[derive(Clone)]
 pub enum Wire {

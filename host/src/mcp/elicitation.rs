@@ -2,7 +2,6 @@
 //! (`elicitation/create`) sent from the tool call's own task, bounded by the elicitation timeout
 //! and by the call's cancellation.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,13 +10,14 @@ use rmcp::model::{
     CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
     ServerRequest,
 };
-use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::fairness::Fairness;
+use crate::approval::Form;
 use crate::bindings::confirmation::Status;
-use crate::capabilities::{Confirmer, Form};
+use crate::capabilities::{Confirmer, Reached};
 use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.
@@ -30,12 +30,6 @@ pub struct ElicitConfirmer {
     pub timeout: Duration,
     pub fairness: Arc<Fairness>,
     pub principal: Principal,
-}
-
-/// Whether this client session declared form elicitation.
-pub fn client_can_elicit(peer: &Peer<RoleServer>) -> bool {
-    let modes: HashSet<ElicitationMode> = peer.supported_elicitation_modes();
-    modes.contains(&ElicitationMode::Form)
 }
 
 /// The form: one required boolean.
@@ -60,18 +54,16 @@ pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status 
     }
 }
 
+/// For a client that declared form elicitation (the delivery `approval::plan` calls `Form`).
 impl Confirmer for ElicitConfirmer {
     fn method(&self) -> &'static str {
-        if client_can_elicit(&self.peer) { "form" } else { "opt_in" }
+        "form"
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
         Box::pin(async move {
-            if !client_can_elicit(&self.peer) {
-                return Ok(Status::UnsupportedByClient);
-            }
             let _open = self.fairness.begin_confirmation(&self.principal)?;
-            Ok(self.ask(form, cancel).await)
+            Ok(Reached::status(self.ask(form, cancel).await))
         })
     }
 }

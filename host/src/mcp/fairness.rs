@@ -9,6 +9,43 @@ use std::sync::{Arc, Mutex};
 
 use crate::principal::Principal;
 
+/// The per-principal limits' flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FairnessArgs {
+    /// Tool calls one principal may have in flight at once; more are refused (`too_many_calls`).
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CALLS_PER_PRINCIPAL",
+        default_value_t = 64,
+        value_name = "N",
+        value_parser = crate::value_parsers::at_least_one(),
+    )]
+    pub max_calls_per_principal: usize,
+
+    /// Confirmation forms one principal may have open at once (the same 20 as its pending
+    /// proposals); a confirm beyond it is refused before anyone is asked.
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_MAX_CONFIRMATIONS_PER_PRINCIPAL",
+        default_value_t = 20,
+        value_name = "N",
+        value_parser = crate::value_parsers::at_least_one(),
+    )]
+    pub max_confirmations_per_principal: usize,
+}
+
+impl FairnessArgs {
+    /// The limits, with the forms held open in all capped at half the component's instance pool
+    /// (ordinary calls always find instances).
+    pub fn limits(&self) -> FairnessLimits {
+        FairnessLimits {
+            calls_per_principal: self.max_calls_per_principal,
+            confirmations_per_principal: self.max_confirmations_per_principal,
+            confirmations_total: (crate::component::MAX_CONCURRENT_INSTANCES / 2) as usize,
+        }
+    }
+}
+
 /// The limits (from the command line).
 #[derive(Clone, Copy, Debug)]
 pub struct FairnessLimits {

@@ -5,6 +5,7 @@ pub mod fairness;
 pub mod hints;
 pub mod page_confirm;
 pub mod progress;
+pub mod reach;
 pub mod registry;
 pub mod results;
 pub mod server;

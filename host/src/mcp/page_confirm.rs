@@ -14,7 +14,7 @@
 //! Either way a decision counts only for the proposal and validation it was made about, and only
 //! once: its id is claimed in the proposal store, shared by every replica.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -23,27 +23,36 @@ use rmcp::model::{
     ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{AnsweredOn, CallKey, Form, Once};
 use crate::approval_page::ApprovalPage;
 use crate::approval_page::record::{self, Decision, PageRecord};
-use crate::bindings::confirmation::{Delivery, Status};
-use crate::capabilities::{Confirmer, Form, PagePending};
+use crate::bindings::confirmation::{Delivery as Round, Status};
+use crate::capabilities::{Confirmer, PagePending, Reached};
 use crate::principal::Principal;
 
 /// How often a waiting call looks for a decision made through another replica.
 const POLL: Duration = Duration::from_millis(250);
 
-/// The status a decision gives, once its id is claimed for `form`; `Err` says why it counts for
+/// The answer a decision gives, once its id is claimed for `form`; `Err` says why it counts for
 /// nothing.
-async fn claimed(page: &ApprovalPage, record: &PageRecord, decision: &Decision, form: &Form) -> Result<Status, String> {
-    if let Some(why) = record.mismatch(form) {
-        tracing::warn!(token = %form.token, "refused a page decision: {why}");
+async fn claimed(
+    page: &ApprovalPage,
+    record: &PageRecord,
+    decision: &Decision,
+    form: &Form,
+) -> Result<Reached, String> {
+    if let Some(why) = record.subject().mismatch(&form.subject, AnsweredOn::Page) {
+        tracing::warn!(token = %form.subject.token, "refused a page decision: {why}");
         return Err(why);
     }
-    match page.store.claim_answer(&format!("page:{}", decision.id), page.clock.now_ms()).await {
-        Ok(true) => Ok(if decision.approve { Status::Accepted } else { Status::Declined }),
+    match page.store.claim(Once::PageDecision(&decision.id), page.clock.now_ms()).await {
+        Ok(true) => Ok(Reached::Answer {
+            status: if decision.approve { Status::Accepted } else { Status::Declined },
+            approver: Some(decision.approver.clone()),
+        }),
         Ok(false) => Err(format!(
             "the decision on approval page {} was already used by an earlier call; one decision approves at most once, \
              so nothing was approved. Propose again and ask the person again",
@@ -59,12 +68,10 @@ pub struct PageRound {
     page: Arc<ApprovalPage>,
     principal: Principal,
     tool: String,
-    /// The call's key, under which a client with no elicitation finds its page again; none for a
-    /// 2026-07-28 round, whose sealed state names the page.
+    /// The call's page index, under which a client with no elicitation finds its page again;
+    /// none for a 2026-07-28 round, whose sealed state names the page.
     call: Option<String>,
     earlier: Option<(PageRecord, Option<Decision>)>,
-    pending: Mutex<Option<PagePending>>,
-    approver: Mutex<Option<String>>,
 }
 
 impl PageRound {
@@ -72,9 +79,9 @@ impl PageRound {
         page: Arc<ApprovalPage>,
         principal: &Principal,
         tool: &str,
-        arguments: &Value,
+        call: &CallKey,
     ) -> Result<Self, String> {
-        let call = record::call_key(principal, tool, arguments);
+        let call = call.page_index();
         let notes = page.notes();
         let earlier = match notes.of_call(&call).await.map_err(|e| e.to_string())? {
             Some(r) => {
@@ -83,15 +90,7 @@ impl PageRound {
             }
             None => None,
         };
-        Ok(PageRound {
-            page,
-            principal: principal.clone(),
-            tool: tool.to_string(),
-            call: Some(call),
-            earlier,
-            pending: Mutex::default(),
-            approver: Mutex::default(),
-        })
+        Ok(PageRound { page, principal: principal.clone(), tool: tool.to_string(), call: Some(call), earlier })
     }
 
     /// For a 2026-07-28 round: the page the sealed state names (none in a first round), and its
@@ -113,71 +112,49 @@ impl PageRound {
             },
             None => None,
         };
-        Ok(PageRound {
-            page,
-            principal: principal.clone(),
-            tool: tool.to_string(),
-            call: None,
-            earlier,
-            pending: Mutex::default(),
-            approver: Mutex::default(),
-        })
+        Ok(PageRound { page, principal: principal.clone(), tool: tool.to_string(), call: None, earlier })
     }
 
     fn decided(&self) -> Option<(&PageRecord, &Decision)> {
         self.earlier.as_ref().and_then(|(r, d)| d.as_ref().map(|d| (r, d)))
     }
 
-    async fn open(&self, form: &Form) -> Result<Status, String> {
+    async fn open(&self, form: &Form) -> Result<Reached, String> {
         let now = self.page.clock.now_ms();
         let record = match &self.earlier {
             // the same question as before: the same page, so the link the person has still works
-            Some((r, None)) if r.asks(form) => r.clone(),
+            Some((r, None)) if r.subject() == form.subject => r.clone(),
             _ => {
                 let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.to_string())?;
                 r
             }
         };
-        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(PagePending {
+        Ok(Reached::AwaitsPage(PagePending {
             id: record.id.clone(),
             url: self.page.link(&record.id),
-            token: record.token.clone(),
-            validation: record.validation.clone(),
-            request_sha256: record.request_sha256.clone(),
+            subject: record.subject(),
             expires_at_ms: record.expires_at_ms,
-            stateless: self.call.is_none(),
-        });
-        Ok(Status::InputRequired)
+        }))
     }
 }
 
 impl Confirmer for PageRound {
-    fn delivery(&self) -> Delivery {
-        if self.decided().is_some() { Delivery::Answered } else { Delivery::FirstRound }
-    }
-
-    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
-        Box::pin(async move {
-            let Some((record, decision)) = self.decided() else {
-                return self.open(form).await;
-            };
-            let status = claimed(&self.page, record, decision, form).await?;
-            *self.approver.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision.approver.clone());
-            Ok(status)
-        })
-    }
-
-    fn page_pending(&self) -> Option<PagePending> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take()
+    fn round(&self) -> Round {
+        if self.decided().is_some() { Round::Answered } else { Round::FirstRound }
     }
 
     fn method(&self) -> &'static str {
         record::METHOD_PAGE
     }
 
-    fn approver(&self) -> Option<String> {
-        self.approver.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+        Box::pin(async move {
+            match self.decided() {
+                Some((record, decision)) => claimed(&self.page, record, decision, form).await,
+                None => self.open(form).await,
+            }
+        })
     }
 }
 
@@ -190,11 +167,10 @@ pub struct UrlElicit {
     pub timeout: Duration,
     pub principal: Principal,
     pub tool: String,
-    pub approver: Mutex<Option<String>>,
 }
 
 impl UrlElicit {
-    async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Status, String> {
+    async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Reached, String> {
         let started = tokio::time::Instant::now();
         let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
@@ -214,26 +190,28 @@ impl UrlElicit {
                 Ok(h) => h,
                 Err(e) => {
                     tracing::warn!("could not send the approval link: {e}");
-                    return Ok(Status::Failed);
+                    return Ok(Reached::status(Status::Failed));
                 }
             };
         let answer = tokio::select! {
             answer = handle.await_response() => answer,
-            _ = cancel.cancelled() => return Ok(Status::CallCancelled),
+            _ = cancel.cancelled() => return Ok(Reached::status(Status::CallCancelled)),
         };
         match answer {
             Ok(ClientResult::ElicitResult(r)) => match r.action {
                 ElicitationAction::Accept => {}
-                ElicitationAction::Decline => return Ok(Status::Declined),
-                ElicitationAction::Cancel => return Ok(Status::Cancelled),
-                _ => return Ok(Status::Failed),
+                ElicitationAction::Decline => return Ok(Reached::status(Status::Declined)),
+                ElicitationAction::Cancel => return Ok(Reached::status(Status::Cancelled)),
+                _ => return Ok(Reached::status(Status::Failed)),
             },
-            Ok(_) => return Ok(Status::Failed),
-            Err(ServiceError::Timeout { .. }) => return Ok(Status::TimedOut),
-            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => return Ok(Status::CallCancelled),
+            Ok(_) => return Ok(Reached::status(Status::Failed)),
+            Err(ServiceError::Timeout { .. }) => return Ok(Reached::status(Status::TimedOut)),
+            Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+                return Ok(Reached::status(Status::CallCancelled));
+            }
             Err(e) => {
                 tracing::info!("the approval link's elicitation failed: {e}");
-                return Ok(Status::Failed);
+                return Ok(Reached::status(Status::Failed));
             }
         }
         // the person went to the page: wait for what they decide there
@@ -248,34 +226,29 @@ impl UrlElicit {
             tokio::select! {
                 _ = woken => {}
                 _ = tokio::time::sleep(POLL) => {}
-                _ = tokio::time::sleep_until(deadline) => return Ok(Status::TimedOut),
-                _ = cancel.cancelled() => return Ok(Status::CallCancelled),
+                _ = tokio::time::sleep_until(deadline) => return Ok(Reached::status(Status::TimedOut)),
+                _ = cancel.cancelled() => return Ok(Reached::status(Status::CallCancelled)),
             }
         };
-        let status = claimed(&self.page, &record, &decision, form).await?;
-        *self.approver.lock().unwrap_or_else(|p| p.into_inner()) = Some(decision.approver.clone());
+        let reached = claimed(&self.page, &record, &decision, form).await?;
         let complete =
             CustomNotification::new("notifications/elicitation/complete", Some(json!({"elicitationId": record.id})));
         if let Err(e) = self.peer.send_notification(ServerNotification::CustomNotification(complete)).await {
             tracing::info!("could not tell the client the approval is complete: {e}");
         }
-        Ok(status)
+        Ok(reached)
     }
 }
 
 impl Confirmer for UrlElicit {
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Status, String>> {
-        Box::pin(async move {
-            let _open = self.fairness.begin_confirmation(&self.principal)?;
-            self.ask(form, cancel).await
-        })
-    }
-
     fn method(&self) -> &'static str {
         record::METHOD_PAGE
     }
 
-    fn approver(&self) -> Option<String> {
-        self.approver.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+        Box::pin(async move {
+            let _open = self.fairness.begin_confirmation(&self.principal)?;
+            self.ask(form, cancel).await
+        })
     }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::hints::{hints, tool_for_path, without_hints};
 use super::toolsets::Selection;
 use crate::component::ToolDecl;
+use crate::oauth::Scope;
 use equinix_broker_contract::{MUTATE_TOOLSET, QUOTE_CHARS, clip};
 
 const MAX_TOOLS: usize = 256;
@@ -20,6 +21,8 @@ const MAX_DESCRIPTION_BYTES: usize = 8 << 10;
 
 pub struct RegisteredTool {
     pub decl: ToolDecl,
+    /// The grant a principal's token must hold to call it.
+    pub scope: Scope,
     /// The tool as clients see it (its schema without the host's `x-values-from` hints).
     pub tool: Tool,
     /// The input schema as the component declared it, hints included.
@@ -73,7 +76,8 @@ impl ToolRegistry {
             if !seen.insert(decl.name.clone()) {
                 bail!("the component declares tool {:?} twice", decl.name);
             }
-            checked.push(RegisteredTool { decl, tool, schema, validator, output });
+            let scope = Scope::of_tool(&decl.name, &decl.toolset);
+            checked.push(RegisteredTool { decl, scope, tool, schema, validator, output });
         }
         // a hint names a tool of this catalog (served or not), so a next step never sends the
         // model to a tool that does not exist, and no component text reaches it unchecked
@@ -107,6 +111,13 @@ impl ToolRegistry {
 
     pub fn enabled_toolsets(&self) -> &BTreeSet<String> {
         &self.enabled_toolsets
+    }
+
+    /// The grant a call of `name` needs: its row's, or for a name not served what the broker's
+    /// tool of that name would need (a token is refused for its scope before it learns the tool
+    /// is not served).
+    pub fn scope_of(&self, name: &str) -> Scope {
+        self.get(name).map_or_else(|| Scope::of_tool(name, MUTATE_TOOLSET), |t| t.scope)
     }
 }
 

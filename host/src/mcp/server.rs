@@ -12,18 +12,21 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::elicitation::{ElicitConfirmer, client_can_elicit};
 use super::fairness::Fairness;
-use super::page_confirm::{PageRound, UrlElicit};
+use super::reach;
 use super::registry::ToolRegistry;
 use super::results::{self, ToolError};
-use super::stateless_confirm::{self, FirstRound};
+use super::stateless_confirm;
+use crate::approval::{self, CallKey, Delivery};
 use crate::approval_page::ApprovalPage;
-use crate::audit::{self, AuditLog};
-use crate::capabilities::{CallContext, CallState, Confirmer, CorrelationIds, Grants, StepReporter, ToolGrant};
+use crate::audit::events::{Call, PolicyDecision};
+use crate::audit::{self, AuditLog, Record};
+use crate::capabilities::{
+    Awaiting, CallContext, CallState, CorrelationIds, Grants, PagePending, StepReporter, ToolGrant,
+};
 use crate::component::ComponentRuntime;
 use crate::mcp::progress::Progress;
-use crate::oauth::{Scope, Scopes};
+use crate::oauth::Scopes;
 use crate::principal::Principal;
 use crate::shutdown::Lifecycle;
 
@@ -60,19 +63,30 @@ impl McpServer {
         &self.shared
     }
 
-    /// Runs one tool call end to end and returns the MCP result (tool errors included), or the
-    /// input request of a stateless first round whose component asked the person. Every call
-    /// leaves one access-log line at INFO and its metrics.
+    /// Runs one tool call end to end and returns the MCP result (tool errors included). Every
+    /// call leaves one access-log line at INFO and its metrics.
     pub async fn run_tool(
         &self,
         name: &str,
         arguments: Value,
         call: CallContext,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.run_delivered(name, arguments, call, Delivery::NotAsked).await
+    }
+
+    /// [`McpServer::run_tool`] of a call whose question takes `delivery`: the result, or what the
+    /// question waits for (a stateless round's input request, or the approval page's link).
+    async fn run_delivered(
+        &self,
+        name: &str,
+        arguments: Value,
+        call: CallContext,
+        delivery: Delivery,
+    ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
         let principal = call.principal.clone();
         let ids = CorrelationIds::default();
-        let result = self.run_tool_inner(name, arguments, call, ids.clone()).await;
+        let result = self.run_tool_inner(name, arguments, call, ids.clone(), delivery).await;
         let elapsed = started.elapsed();
         let (outcome, kind) = results::outcome_of(&result);
         tracing::info!(
@@ -104,6 +118,7 @@ impl McpServer {
         arguments: Value,
         call: CallContext,
         ids: CorrelationIds,
+        delivery: Delivery,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
@@ -137,43 +152,41 @@ impl McpServer {
         };
         // a mutating call's record may share the audit log's next sync with others under way
         let _writer = self.shared.grants.audit.as_ref().filter(|_| !tool.decl.read_only).map(AuditLog::writer);
-        let (principal, confirmer) = (call.principal.clone(), call.confirmer.clone());
+        let principal = call.principal.clone();
         let grant =
             ToolGrant { name: name.to_string(), may_ask: tool.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET };
         let state = CallState::new(&self.shared.grants, call, grant, ids);
-        let decisions = state.decisions.clone();
         let args_text = serde_json::to_string(&arguments).expect("a JSON value always serializes");
         let started = self.shared.grants.clock.now_ms();
-        let outcome = self.shared.runtime.call(state, name, &args_text).await;
-        if let Some(pending) = confirmer.page_pending() {
-            if pending.stateless {
-                // a 2026-07-28 round: the link goes out as a URL-mode input request
-                let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-                let result = stateless_confirm::page_input_required(&self.shared.request_state, &call, &pending)
-                    .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
-                self.audit_first_round(name, &principal, started, decisions.texts()).await;
-                return Ok(result);
-            }
-            // nobody has decided on the page yet: the agent shows the person the link
-            let value = approval_pending(name, &pending);
-            let decisions = decisions.texts();
-            let call = Audited { tool: name, principal: &principal, started };
-            let value = self.audit(true, call, value, false, decisions).await;
-            let mut result = results::structured(value, false);
-            if tool.check_output(result.structured_content.as_ref().expect("just set")).is_err() {
-                result.structured_content = None;
-            }
-            return Ok(result.into());
+        let called = self.shared.runtime.call(state, name, &args_text).await;
+        let audited = Audited { tool: name, principal: &principal, started };
+        if let Some(awaiting) = called.ending.awaiting {
+            let key = || CallKey::new(&principal, name, &arguments);
+            let decisions = called.ending.decisions;
+            return Ok(match (awaiting, delivery) {
+                // a 2026-07-28 round: the form, or the page's link, goes out as an input request
+                (Awaiting::Input(form), _) => {
+                    let result = stateless_confirm::input_required(&self.shared.request_state, &key(), &form);
+                    self.audit_first_round(audited, decisions).await;
+                    result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
+                }
+                (Awaiting::Page(pending), Delivery::RoundTrip(_)) => {
+                    let result = stateless_confirm::page_input_required(&self.shared.request_state, &key(), &pending);
+                    self.audit_first_round(audited, decisions).await;
+                    result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
+                }
+                // nobody has decided on the page yet: the agent shows the person the link
+                (Awaiting::Page(pending), _) => {
+                    let value = self.audit(true, audited, approval_pending(name, &pending), false, decisions).await;
+                    let mut result = results::structured(value, false);
+                    if tool.check_output(result.structured_content.as_ref().expect("just set")).is_err() {
+                        result.structured_content = None;
+                    }
+                    result.into()
+                }
+            });
         }
-        if let Some(form) = confirmer.input_request() {
-            // The component's own result is moot: the person has not answered yet.
-            let call = stateless_confirm::Call { principal: &principal, tool: name, arguments: &arguments };
-            let result = stateless_confirm::input_required(&self.shared.request_state, &call, &form)
-                .unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool));
-            self.audit_first_round(name, &principal, started, decisions.texts()).await;
-            return Ok(result);
-        }
-        let (value, is_error) = match outcome {
+        let (value, is_error) = match called.result {
             Ok(Ok(text)) => match results::component_result(tool, &text) {
                 Ok(v) => (v, false),
                 Err(e) => (e.into_value(), true),
@@ -188,19 +201,18 @@ impl McpServer {
                 (ToolError::new(trapped.kind, message).into_value(), true)
             }
         };
-        let decisions = decisions.texts();
-        let audited = !tool.decl.read_only || !decisions.is_empty();
-        let call = Audited { tool: name, principal: &principal, started };
-        let value = self.audit(audited, call, value, is_error, decisions).await;
+        let decisions = called.ending.decisions;
+        let logged = !tool.decl.read_only || !decisions.is_empty();
+        let value = self.audit(logged, audited, value, is_error, decisions).await;
         Ok(results::for_tool(tool, value, is_error).into())
     }
 
     /// A first round judged by the policy: its decisions are recorded before the form or the
     /// link goes out.
-    async fn audit_first_round(&self, tool: &str, principal: &Principal, started: u64, decisions: Vec<String>) {
+    async fn audit_first_round(&self, call: Audited<'_>, decisions: Vec<PolicyDecision>) {
         if !decisions.is_empty() {
             let first_round = json!({"input_required": true});
-            self.audit(true, Audited { tool, principal, started }, first_round, false, decisions).await;
+            self.audit(true, call, first_round, false, decisions).await;
         }
     }
 
@@ -212,16 +224,15 @@ impl McpServer {
         call: Audited<'_>,
         mut value: Value,
         is_error: bool,
-        decisions: Vec<String>,
+        decisions: Vec<PolicyDecision>,
     ) -> Value {
         let Some(log) = self.shared.grants.audit.clone().filter(|_| audited) else {
             return value;
         };
-        let mut entry = audit::entry(call.tool, call.started, self.shared.grants.clock.now_ms(), &value, is_error);
-        entry["principal"] = json!(call.principal.as_str());
-        let line = audit::line_with(&entry, "policy_decisions", &decisions);
-        drop(entry);
-        if let Err(e) = AuditLog::record_line(log, line).await {
+        let finished = self.shared.grants.clock.now_ms();
+        let mut record = Call::of(call.tool, call.principal.as_str(), call.started, finished, &value, is_error);
+        record.policy_decisions = decisions;
+        if let Err(e) = AuditLog::record(log, Record::Call(record)).await {
             tracing::error!("could not write the audit log {e}");
             value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
         }
@@ -233,101 +244,17 @@ impl McpServer {
     }
 }
 
-impl McpServer {
-    /// A call from a client on the stateless protocol (2026-07-28): a first round asks through
-    /// [`FirstRound`], a retry carries the sealed state and the person's answer.
-    async fn call_stateless(
-        &self,
-        request: CallToolRequestParams,
-        mut call: CallContext,
-        wants_page: bool,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.to_string();
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let page = self.shared.approval_page.clone().filter(|_| wants_page);
-        call.confirmer = match (&request.request_state, page) {
-            (None, None) => Arc::new(FirstRound::default()),
-            (None, Some(page)) => match PageRound::for_state(page, &call.principal, &name, None).await {
-                Ok(round) => Arc::new(round),
-                Err(why) => return Ok(store_unavailable(&why)),
-            },
-            (Some(state), page) => {
-                let bound = stateless_confirm::Call { principal: &call.principal, tool: &name, arguments: &arguments };
-                let sealed = match stateless_confirm::open(&self.shared.request_state, &bound, state) {
-                    Ok(sealed) => sealed,
-                    Err(refused) => return Ok((*refused).into()),
-                };
-                match (sealed.page.clone(), page.or_else(|| self.shared.approval_page.clone())) {
-                    (Some(id), Some(page)) => match PageRound::for_state(page, &call.principal, &name, Some(&id)).await
-                    {
-                        Ok(round) => Arc::new(round),
-                        Err(why) => return Ok(store_unavailable(&why)),
-                    },
-                    _ => Arc::new(stateless_confirm::answer(
-                        sealed,
-                        request.input_responses.as_ref(),
-                        self.shared.grants.proposals.clone(),
-                        self.shared.grants.clock.clone(),
-                    )),
-                }
-            }
-        };
-        self.run_tool(&name, arguments, call).await
-    }
-}
-
-impl McpServer {
-    /// The approval page's confirmer for this call, when a page is configured, the tool may ask
-    /// the person, and the client declared URL elicitation (the link goes through it) or no
-    /// elicitation at all (the link goes in the result). A client with form elicitation keeps the
-    /// form, and a stateless (2026-07-28) client its own round trip.
-    async fn page_confirmer(
-        &self,
-        name: &str,
-        request: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        principal: &Principal,
-    ) -> Result<Option<Arc<dyn Confirmer>>, String> {
-        let Some(page) = &self.shared.approval_page else { return Ok(None) };
-        if !self.asks(name) || context.protocol_version().is_some_and(|v| !v.has_initialize()) {
-            return Ok(None);
-        }
-        if context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Url) {
-            return Ok(Some(Arc::new(UrlElicit {
-                page: page.clone(),
-                fairness: self.shared.fairness.clone(),
-                peer: context.peer.clone(),
-                timeout: self.shared.elicit_timeout,
-                principal: principal.clone(),
-                tool: name.to_string(),
-                approver: Default::default(),
-            })));
-        }
-        if client_can_elicit(&context.peer) {
-            return Ok(None);
-        }
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let round = PageRound::for_call(page.clone(), principal, name, &arguments).await?;
-        Ok(Some(Arc::new(round)))
-    }
-
-    /// Whether tool `name` may ask the person (the `mutate` toolset).
-    fn asks(&self, name: &str) -> bool {
-        self.shared.registry.get(name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET)
-    }
-}
-
 /// A call stopped because the proposal store (where the page's records live) did not answer.
 fn store_unavailable(why: &str) -> CallToolResponse {
     ToolError::new("proposal_store_unavailable", format!("{why}; nothing was done")).result()
 }
 
 /// The result of a call whose question waits on the approval page.
-fn approval_pending(tool: &str, pending: &crate::capabilities::PagePending) -> Value {
+fn approval_pending(tool: &str, pending: &PagePending) -> Value {
     json!({
-        "confirm_token": pending.token,
+        "confirm_token": pending.subject.token,
         "executed": null,
-        "request_sha256": pending.request_sha256,
+        "request_sha256": pending.subject.request_sha256,
         "human_confirmation": {
             "status": "approval_pending",
             "method": "page",
@@ -365,7 +292,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ListToolsResult, ErrorData> {
         // what the token's scopes allow, so an agent is not offered tools it would be refused
         let scopes = scopes_of(&context);
-        let allowed = self.shared.registry.tools().filter(|t| scopes.allows(Scope::needed_by(&t.tool.name)));
+        let allowed = self.shared.registry.tools().filter(|t| scopes.allows(t.scope));
         Ok(ListToolsResult::with_all_items(allowed.map(|t| t.tool.clone()).collect()))
     }
 
@@ -387,19 +314,37 @@ impl ServerHandler for McpServer {
         };
         let principal = principal_of(&context);
         let scopes = scopes_of(&context);
-        if !scopes.allows(Scope::needed_by(&name)) {
+        if !scopes.allows(self.shared.registry.scope_of(&name)) {
             // the HTTP layer answers 403 first; this holds if a call reaches here another way
             let message = "the access token's scopes do not allow this tool; nothing was done";
             return Ok(ToolError::new("insufficient_scope", message).result());
         }
-        let confirmer = match self.page_confirmer(&name, &request, &context, &principal).await {
-            Ok(Some(page)) => page,
-            Ok(None) => Arc::new(ElicitConfirmer {
-                peer: context.peer.clone(),
-                timeout: self.shared.elicit_timeout,
-                fairness: self.shared.fairness.clone(),
-                principal: principal.clone(),
-            }),
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let key = CallKey::new(&principal, &name, &arguments);
+        let declared = reach::declared(&context);
+        // a retry's state is bound to this call, whatever the tool: a state of another call is refused
+        let sealed = match (&request.request_state, declared.stateless) {
+            (Some(state), true) => match stateless_confirm::open(&self.shared.request_state, &key, state) {
+                Ok(sealed) => Some(sealed),
+                Err(refused) => return Ok((*refused).into()),
+            },
+            _ => None,
+        };
+        let tool_asks =
+            self.shared.registry.get(&name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET);
+        let delivery =
+            approval::plan(declared, reach::offered(&self.shared), tool_asks, reach::sealed_kind(sealed.as_ref()));
+        let reaching = reach::Call {
+            shared: &self.shared,
+            peer: &context.peer,
+            principal: &principal,
+            tool: &name,
+            key: &key,
+            sealed,
+            responses: request.input_responses.as_ref(),
+        };
+        let confirmer = match reach::confirmer(delivery, reaching).await {
+            Ok(c) => c,
             Err(why) => return Ok(store_unavailable(&why)),
         };
         let progress = context
@@ -407,14 +352,7 @@ impl ServerHandler for McpServer {
             .get_progress_token()
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, scopes, confirmer, cancel: flight.cancel.clone(), progress };
-        if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
-            // a 2026-07-28 client that declared URL elicitation is sent to the approval page
-            let wants_page = self.asks(&name)
-                && context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some());
-            return self.call_stateless(request, call, wants_page).await;
-        }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        self.run_tool(&name, arguments, call).await
+        self.run_delivered(&name, arguments, call, delivery).await
     }
 }
 

@@ -9,6 +9,7 @@ pub mod issuer_keys;
 pub mod jwks;
 pub mod jwt;
 pub mod scopes;
+pub mod settings;
 pub mod verified_cache;
 
 use std::sync::Arc;

@@ -23,13 +23,15 @@ impl Scope {
         }
     }
 
-    /// The grant a tool needs. The two broker tools are named by the host's contract with the
-    /// component; whatever else a component serves only reads (a tool outside the `mutate`
-    /// toolset cannot ask the person anything), and the capabilities check the grants again.
-    pub fn needed_by(tool: &str) -> Scope {
-        match tool {
-            "fabric_propose_change" => Scope::Propose,
-            "fabric_confirm_change" => Scope::Confirm,
+    /// The grant a tool of the `mutate` toolset named `tool` needs: the two broker tools are named
+    /// by the host's contract with the component; any other tool only reads (a tool outside the
+    /// `mutate` toolset cannot ask the person anything), and the capabilities check the grants
+    /// again. The tool registry keeps it on each tool's row.
+    pub fn of_tool(tool: &str, toolset: &str) -> Scope {
+        use equinix_broker_contract::{CONFIRM_TOOL, MUTATE_TOOLSET, PROPOSE_TOOL};
+        match (toolset, tool) {
+            (MUTATE_TOOLSET, PROPOSE_TOOL) => Scope::Propose,
+            (MUTATE_TOOLSET, CONFIRM_TOOL) => Scope::Confirm,
             _ => Scope::Read,
         }
     }
@@ -172,9 +174,9 @@ mod tests {
 
     #[test]
     fn each_broker_tool_needs_its_own_grant_and_the_rest_read() {
-        assert_eq!(Scope::needed_by("fabric_propose_change"), Scope::Propose);
-        assert_eq!(Scope::needed_by("fabric_confirm_change"), Scope::Confirm);
-        assert_eq!(Scope::needed_by("fabric_search_ports"), Scope::Read);
+        assert_eq!(Scope::of_tool("fabric_propose_change", "mutate"), Scope::Propose);
+        assert_eq!(Scope::of_tool("fabric_confirm_change", "mutate"), Scope::Confirm);
+        assert_eq!(Scope::of_tool("fabric_search_ports", "ports"), Scope::Read);
         let read = Scopes::NONE.with(Scope::Read);
         assert!(read.allows(Scope::Read) && !read.allows(Scope::Propose) && !read.allows(Scope::Confirm));
     }

@@ -14,13 +14,12 @@ use std::sync::{Arc, OnceLock};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
-use sha2::{Digest, Sha256};
 use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential};
 
-use crate::audit::AuditLog;
+use crate::approval::Once;
+use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
-use crate::proposals::ProposalStore;
+use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::Ceremony;
 pub use challenge::ApprovalIdentity;
 pub use store::{Enrollment, PasskeyStore, Revocation};
@@ -105,15 +104,14 @@ impl Passkeys {
             if e.revocation_audited_by.contains(&chain) {
                 continue;
             }
-            let entry = json!({
-                "ts": crate::audit::rfc3339(self.clock.now_ms()),
-                "event": "passkey_revoked",
-                "credential_id": e.credential_id,
-                "principal": e.principal,
-                "revoked_at": crate::audit::rfc3339(revoked.at_ms),
-                "revoked_by": revoked.by,
-                "reason": revoked.reason,
-            });
+            let entry = Event::PasskeyRevoked(events::PasskeyRevoked {
+                credential_id: e.credential_id.clone(),
+                principal: e.principal.clone(),
+                revoked_at: crate::audit::rfc3339(revoked.at_ms),
+                revoked_by: revoked.by.clone(),
+                reason: revoked.reason.clone(),
+            })
+            .at(self.clock.now_ms());
             if let Err(why) = AuditLog::record(log.clone(), entry).await {
                 tracing::error!("a passkey revocation is not in the audit log: {why}");
                 continue;
@@ -150,7 +148,7 @@ impl Passkeys {
         let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
         let now = self.clock.now_ms();
         self.notes
-            .note_put(&enroll_key(session_key), &bytes, ENROLL_MS, false, now)
+            .note_put(&NoteKey::Enrollment(session_key), &bytes, ENROLL_MS, false, now)
             .await
             .map_err(|e| e.to_string())?;
         serde_json::to_string(&options).map_err(|e| e.to_string())
@@ -168,13 +166,12 @@ impl Passkeys {
     ) -> Result<Enrollment, String> {
         let ceremony = self.ceremony(origin)?;
         let now = self.clock.now_ms();
-        let key = enroll_key(session_key);
+        let key = NoteKey::Enrollment(session_key);
         let Some(bytes) = self.notes.note_get(&key, now).await.map_err(|e| e.to_string())? else {
             return Err("no enrollment was begun in this session, or it took over 5 minutes; reload the page".into());
         };
         // an enrollment's state is used once, on every replica
-        let used = format!("passkey-enroll-used:{}", hex::encode(Sha256::digest(&bytes)));
-        if !self.notes.claim_answer(&used, now).await.map_err(|e| e.to_string())? {
+        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(|e| e.to_string())? {
             return Err("this enrollment was answered already; reload the page to add another passkey".into());
         }
         let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
@@ -195,28 +192,27 @@ impl Passkeys {
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no passkey can be enrolled".into());
         };
-        let entry = json!({
-            "ts": crate::audit::rfc3339(now),
-            "event": "passkey_enrolled",
-            "credential_id": enrollment.credential_id,
-            "principal": principal,
-            "rp_id": enrollment.rp_id,
-            "origin": enrollment.origin,
-            "algorithm": format!("{:?}", enrollment.passkey.cred_algorithm()),
-            "public_key": enrollment.passkey.get_public_key(),
-            "peer": peer,
-        });
+        let public_key = serde_json::to_value(enrollment.passkey.get_public_key()).map_err(|e| e.to_string())?;
+        let entry = Event::PasskeyEnrolled(events::PasskeyEnrolled {
+            credential_id: enrollment.credential_id.clone(),
+            principal: principal.to_string(),
+            rp_id: enrollment.rp_id.clone(),
+            origin: enrollment.origin.clone(),
+            algorithm: format!("{:?}", enrollment.passkey.cred_algorithm()),
+            public_key,
+            peer: peer.to_string(),
+        })
+        .at(now);
         AuditLog::record(log.clone(), entry)
             .await
             .map_err(|e| format!("the audit log could not record the enrollment ({e}); nothing was enrolled"))?;
         if let Err(why) = self.store.insert(enrollment.clone()).await {
-            let entry = json!({
-                "ts": crate::audit::rfc3339(self.clock.now_ms()),
-                "event": "passkey_enrollment_not_kept",
-                "credential_id": enrollment.credential_id,
-                "principal": principal,
-                "reason": why,
-            });
+            let entry = Event::PasskeyEnrollmentNotKept(events::PasskeyNotKept {
+                credential_id: enrollment.credential_id.clone(),
+                principal: principal.to_string(),
+                reason: why.clone(),
+            })
+            .at(self.clock.now_ms());
             if let Err(e) = AuditLog::record(log, entry).await {
                 tracing::error!("an enrollment that was not kept is not marked in the audit log: {e}");
             }
@@ -299,10 +295,6 @@ impl Passkeys {
             assertion,
         })
     }
-}
-
-fn enroll_key(session_key: &str) -> String {
-    format!("passkey-enroll:{session_key}")
 }
 
 /// webauthn-rs keeps a passkey's counter to itself; its serde form says it.

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::challenge::ApprovalIdentity;
 use super::{Ceremony, Enrollment, Evidence, ceremony};
+use crate::audit::events;
 
 pub const EXPORT_FORMAT: &str = "equinix-mcp passkeys export v1";
 
@@ -39,7 +39,9 @@ pub struct Checked {
 }
 
 /// Checks every passkey approval among `records` (the log's records, in order) against `export`.
-/// `Err`: the first record that fails, by its `seq`, and why.
+/// `Err`: the first record that fails, by its `seq`, and why. Each `page_decision` is read as the
+/// type the server wrote it through ([`events::PageDecision`]), and its challenge computed by that
+/// type's own [`events::PageDecision::identity`].
 pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Export) -> Result<Checked, String> {
     let keys: HashMap<&str, &Enrollment> = export.enrollments.iter().map(|e| (e.credential_id.as_str(), e)).collect();
     let mut counters: HashMap<String, u32> = HashMap::new();
@@ -49,19 +51,19 @@ pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Expo
             continue;
         }
         let seq = record.get("seq").and_then(Value::as_u64).map_or("?".into(), |s| s.to_string());
-        let with = record.get("approved_with").and_then(Value::as_str);
-        let evidence = record.get("passkey");
-        match (with, evidence) {
-            (Some("passkey"), Some(_)) => {}
+        let decision = match events::PageDecision::deserialize(record) {
+            Ok(d) => d,
+            Err(e) => return Err(format!("record {seq}: a page_decision that does not read: {e}")),
+        };
+        let evidence = match (decision.approved_with.as_deref(), &decision.passkey) {
+            (Some("passkey"), Some(evidence)) => evidence,
             (Some("passkey"), None) => {
                 return Err(format!("record {seq}: a passkey approval that keeps no assertion"));
             }
             (_, Some(_)) => return Err(format!("record {seq}: an assertion on a decision not made with a passkey")),
             _ => continue,
-        }
-        let evidence: Evidence = serde_json::from_value(evidence.cloned().unwrap_or_default())
-            .map_err(|e| format!("record {seq}: its passkey evidence is malformed: {e}"))?;
-        let counter = check_one(record, &evidence, &keys).map_err(|why| format!("record {seq}: {why}"))?;
+        };
+        let counter = check_one(&decision, evidence, &keys).map_err(|why| format!("record {seq}: {why}"))?;
         let last = counters.entry(evidence.credential_id.clone()).or_insert(0);
         if (counter > 0 || *last > 0) && counter <= *last {
             return Err(format!(
@@ -76,32 +78,26 @@ pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Expo
     Ok(checked)
 }
 
-fn text<'a>(record: &'a Value, field: &str) -> Result<&'a str, String> {
-    record.get(field).and_then(Value::as_str).ok_or_else(|| format!("it has no {field}"))
-}
-
-/// One record's assertion: its counter, or why it fails.
-fn check_one(record: &Value, evidence: &Evidence, keys: &HashMap<&str, &Enrollment>) -> Result<u32, String> {
-    if text(record, "decision")? != "approve" {
+/// One decision's assertion: its counter, or why it fails.
+fn check_one(
+    decision: &events::PageDecision,
+    evidence: &Evidence,
+    keys: &HashMap<&str, &Enrollment>,
+) -> Result<u32, String> {
+    if decision.decision != "approve" {
         return Err("an assertion kept on a decision that is not an approval".into());
     }
     let Some(enrolled) = keys.get(evidence.credential_id.as_str()) else {
         return Err(format!("passkey {} is not in the export", evidence.credential_id));
     };
-    let approver = text(record, "approver")?;
-    if enrolled.principal != approver {
+    let approver = &decision.approver;
+    if &enrolled.principal != approver {
         return Err(format!(
             "passkey {} belongs to {} in the export, and the record names {approver} as approver",
             evidence.credential_id, enrolled.principal
         ));
     }
-    let id = ApprovalIdentity {
-        page: text(record, "page")?,
-        token: text(record, "token")?,
-        request_sha256: text(record, "request_sha256")?,
-        validation: text(record, "validation")?,
-        proposer: text(record, "proposer")?,
-    };
+    let id = decision.identity();
     let ceremony = Ceremony::new(&enrolled.origin)?;
     if ceremony.rp_id != enrolled.rp_id {
         return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, ceremony.rp_id));

@@ -1,4 +1,4 @@
-//! Where enrolled passkeys are kept: in the shared Redis store when replicas share one (a hash
+//! Where enrolled passkeys are kept: in the shared store when replicas share one (a collection
 //! every replica reads, each record changed by compare-and-swap), else in a JSON file beside the
 //! audit log (replaced whole under a lock, so the operator's `equinix-mcp passkeys` commands and a
 //! running server never lose each other's changes).
@@ -87,7 +87,7 @@ impl PasskeyStore {
         file: Option<&Path>,
         audit_log: Option<&Path>,
     ) -> anyhow::Result<Self> {
-        if proposals.redis().is_some() {
+        if proposals.is_shared() {
             if let Some(file) = file {
                 anyhow::bail!(
                     "--passkeys-file {} with a shared --proposal-store: replicas keep passkeys in the shared store, so \
@@ -114,8 +114,8 @@ impl PasskeyStore {
     pub async fn all(&self) -> Result<Vec<Enrollment>, String> {
         match self {
             PasskeyStore::Shared(s) => {
-                let redis = s.redis().expect("a shared store is Redis");
-                let values = redis.hash_values(HASH).await.map_err(|e| e.to_string())?;
+                let records = s.shared_records().expect("a shared store keeps shared records");
+                let values = records.values(HASH).await.map_err(|e| e.to_string())?;
                 let mut all = Vec::with_capacity(values.len());
                 for v in values {
                     all.push(parse(&v)?);
@@ -136,9 +136,9 @@ impl PasskeyStore {
         match self {
             PasskeyStore::Shared(s) => {
                 check_room(&self.all().await?, &new)?;
-                let redis = s.redis().expect("a shared store is Redis");
+                let records = s.shared_records().expect("a shared store keeps shared records");
                 let bytes = serde_json::to_vec(&new).expect("an enrollment serializes");
-                if !redis.hash_put_new(HASH, &new.credential_id, &bytes).await.map_err(|e| e.to_string())? {
+                if !records.put_new(HASH, &new.credential_id, &bytes).await.map_err(|e| e.to_string())? {
                     return Err(already());
                 }
                 Ok(())
@@ -167,15 +167,15 @@ impl PasskeyStore {
     ) -> Result<Enrollment, String> {
         match self {
             PasskeyStore::Shared(s) => {
-                let redis = s.redis().expect("a shared store is Redis");
+                let records = s.shared_records().expect("a shared store keeps shared records");
                 for _ in 0..8 {
-                    let Some(stored) = redis.hash_get(HASH, credential_id).await.map_err(|e| e.to_string())? else {
+                    let Some(stored) = records.get(HASH, credential_id).await.map_err(|e| e.to_string())? else {
                         return Err(unknown(credential_id));
                     };
                     let mut new = parse(&stored)?;
                     change(&mut new)?;
                     let after = serde_json::to_vec(&new).expect("an enrollment serializes");
-                    if redis.hash_swap(HASH, credential_id, &stored, &after).await.map_err(|e| e.to_string())? {
+                    if records.swap(HASH, credential_id, &stored, &after).await.map_err(|e| e.to_string())? {
                         return Ok(new);
                     }
                 }

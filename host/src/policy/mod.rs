@@ -340,6 +340,27 @@ impl LoadedPolicy {
     }
 }
 
+/// The operator's policy file.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PolicyArgs {
+    /// A Cedar policy set on what may be proposed (`equinix-mcp policy schema`): every create is
+    /// judged on its exact bytes before its dry run and before a person is asked, and denied
+    /// unless a policy permits it and none forbids it. SIGHUP rereads it. Without it everything
+    /// is permitted.
+    #[arg(long, env = "EQUINIX_MCP_POLICY", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+impl PolicyArgs {
+    /// The gate of `--policy`, or an open one.
+    pub fn gate(&self) -> anyhow::Result<PolicyGate> {
+        match &self.policy {
+            Some(path) => PolicyGate::load(path).map_err(|e| e.context("--policy")),
+            None => Ok(PolicyGate::open()),
+        }
+    }
+}
+
 /// The policy in force, replaceable while the server runs, and what the host learned of the
 /// metros of ports and Cloud Routers (they never move, so a lookup is made once per process).
 #[derive(Default)]

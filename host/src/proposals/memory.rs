@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::token::mint_token;
+use super::{NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
@@ -188,6 +189,69 @@ impl MemoryStore {
     /// and metrics).
     pub fn pending_len(&self) -> usize {
         self.inner.lock().unwrap().pending_total()
+    }
+}
+
+impl super::Backend for MemoryStore {
+    fn describe(&self) -> String {
+        "memory (this process)".into()
+    }
+
+    fn pending_len(&self) -> Option<usize> {
+        Some(MemoryStore::pending_len(self))
+    }
+
+    fn ping(&self) -> Stored<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn put<'a>(
+        &'a self,
+        who: &'a Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Stored<'a, (String, Vec<String>)> {
+        let stored = MemoryStore::put(self, who, record, expires_at_ms, capacity, now_ms);
+        Box::pin(async { Ok(stored) })
+    }
+
+    fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        let taken = MemoryStore::peek(self, who, token);
+        Box::pin(async { Ok(taken) })
+    }
+
+    fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        let taken = MemoryStore::take(self, who, token);
+        Box::pin(async { Ok(taken) })
+    }
+
+    fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
+        MemoryStore::settle(self, who, token, outcome);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn claim<'a>(&'a self, key: &'a str, now_ms: u64) -> Stored<'a, bool> {
+        let first = self.claim_answer(key, now_ms);
+        Box::pin(async move { Ok(first) })
+    }
+
+    fn note_put<'a>(
+        &'a self,
+        key: &'a NoteKey<'a>,
+        value: &'a [u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        now_ms: u64,
+    ) -> Stored<'a, bool> {
+        let written = self.notes.put(key, value, ttl_ms, only_if_absent, now_ms).map_err(StoreUnavailable::full);
+        Box::pin(async { written })
+    }
+
+    fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
+        let note = self.notes.get(key, now_ms);
+        Box::pin(async { Ok(note) })
     }
 }
 

@@ -10,22 +10,30 @@
 //! token is unknown (it learns nothing about it and cannot consume it), and capacity counts each
 //! principal's pending proposals separately, so one client cannot evict another's.
 //!
-//! Backends: [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
+//! A backend is one module implementing [`Backend`] (and [`SharedRecords`] when every replica
+//! reads it): [`memory`] (one process, the default) and [`redis`] (Redis or Valkey, shared by
 //! every replica behind a load balancer, one node or a primary Sentinel names; each operation is
-//! one atomic Lua script, acknowledged by replicas when the operator asks).
+//! one atomic Lua script, acknowledged by replicas when the operator asks). [`ProposalStore`]
+//! holds the rules every backend shares: the note size cap, the failure metric, and the keys
+//! (each derived by [`NoteKey`] or `approval::Once`, never typed by a caller).
 
 pub mod memory;
 mod notes;
 pub mod redis;
 mod token;
+mod unavailable;
 
+use futures_util::future::BoxFuture;
+
+use crate::approval::Once;
 /// What a peek or take found: the WIT's own type, so the store answers the component directly.
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
-pub use notes::{MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS};
+pub use notes::{MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
+pub use redis::RedisStore;
 pub use redis::spec::StoreArgs;
-pub use redis::{Cause, RedisStore, StoreUnavailable};
+pub use unavailable::{Cause, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be
 /// shown (the form is at most 16 KiB), far less than a component could use to fill the host.
@@ -42,14 +50,85 @@ pub const PENDING_PER_PRINCIPAL: u32 = 20;
 /// keeps a margin beyond both.
 pub const ANSWER_MEMORY_MS: u64 = 15 * 60 * 1000;
 
-pub enum ProposalStore {
-    Memory(MemoryStore),
-    Redis(RedisStore),
+/// A store's result.
+pub type Stored<'a, T> = BoxFuture<'a, Result<T, StoreUnavailable>>;
+
+/// What a backend does. Each operation is atomic on its own: of any number of concurrent takes
+/// of one token (or claims of one key, or first writes of one note), on any replica sharing the
+/// backend, exactly one wins.
+pub trait Backend: Send + Sync {
+    /// How the store is described to people (no password).
+    fn describe(&self) -> String;
+
+    /// Proposals awaiting confirmation, where this process can count them.
+    fn pending_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// The records every replica reads, when the backend is shared by replicas.
+    fn shared_records(&self) -> Option<&dyn SharedRecords> {
+        None
+    }
+
+    /// Whether the store answers and takes writes.
+    fn ping(&self) -> Stored<'_, ()>;
+
+    /// Stores `record` under a new token owned by `who`, evicting `who`'s oldest pending beyond
+    /// `capacity`: the token and the evicted ones.
+    fn put<'a>(
+        &'a self,
+        who: &'a Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Stored<'a, (String, Vec<String>)>;
+
+    fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken>;
+
+    fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken>;
+
+    fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()>;
+
+    /// `true` the first time `key` is claimed, `false` while it is remembered
+    /// ([`ANSWER_MEMORY_MS`]).
+    fn claim<'a>(&'a self, key: &'a str, now_ms: u64) -> Stored<'a, bool>;
+
+    fn note_put<'a>(
+        &'a self,
+        key: &'a NoteKey<'a>,
+        value: &'a [u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        now_ms: u64,
+    ) -> Stored<'a, bool>;
+
+    fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, now_ms: u64) -> Stored<'a, Option<Vec<u8>>>;
+}
+
+/// Small records every replica reads and changes by compare-and-swap (the enrolled passkeys),
+/// in named collections of fields.
+pub trait SharedRecords: Send + Sync {
+    /// Every value of collection `name`.
+    fn values<'a>(&'a self, name: &'a str) -> Stored<'a, Vec<Vec<u8>>>;
+
+    fn get<'a>(&'a self, name: &'a str, field: &'a str) -> Stored<'a, Option<Vec<u8>>>;
+
+    /// Sets `field` unless it has a value: `false` when it had.
+    fn put_new<'a>(&'a self, name: &'a str, field: &'a str, value: &'a [u8]) -> Stored<'a, bool>;
+
+    /// Replaces `field`'s value with `new` only if it still holds `old`: `false` when it changed.
+    fn swap<'a>(&'a self, name: &'a str, field: &'a str, old: &'a [u8], new: &'a [u8]) -> Stored<'a, bool>;
+}
+
+/// The store the server uses, over its backend.
+pub struct ProposalStore {
+    backend: Box<dyn Backend>,
 }
 
 impl Default for ProposalStore {
     fn default() -> Self {
-        ProposalStore::Memory(MemoryStore::new())
+        ProposalStore::over(MemoryStore::new())
     }
 }
 
@@ -57,6 +136,10 @@ impl ProposalStore {
     /// The in-memory store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    pub fn over(backend: impl Backend + 'static) -> Self {
+        ProposalStore { backend: Box::new(backend) }
     }
 
     /// `memory`, `redis://HOST:PORT/DB` (also `rediss://`, `valkey://`), or
@@ -81,7 +164,7 @@ impl ProposalStore {
         }
         if redis::spec::is_shared(spec) {
             let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;
-            return Ok(ProposalStore::Redis(RedisStore::connect(shared).await?));
+            return Ok(ProposalStore::over(RedisStore::connect(shared).await?));
         }
         anyhow::bail!(
             "--proposal-store {:?}: expected `memory`, `redis://HOST:PORT/DB` or \
@@ -90,36 +173,29 @@ impl ProposalStore {
         )
     }
 
-    /// The shared store, when this is one.
-    pub fn redis(&self) -> Option<&RedisStore> {
-        match self {
-            ProposalStore::Redis(r) => Some(r),
-            ProposalStore::Memory(_) => None,
-        }
+    /// The records every replica reads, when replicas share this store.
+    pub fn shared_records(&self) -> Option<&dyn SharedRecords> {
+        self.backend.shared_records()
+    }
+
+    /// Whether replicas share this store.
+    pub fn is_shared(&self) -> bool {
+        self.shared_records().is_some()
     }
 
     /// How the store is described to people (no password).
     pub fn describe(&self) -> String {
-        match self {
-            ProposalStore::Memory(_) => "memory (this process)".into(),
-            ProposalStore::Redis(r) => r.describe(),
-        }
+        self.backend.describe()
     }
 
     /// Proposals awaiting confirmation, where this process can count them (its memory store).
     pub fn pending_len(&self) -> Option<usize> {
-        match self {
-            ProposalStore::Memory(m) => Some(m.pending_len()),
-            ProposalStore::Redis(_) => None,
-        }
+        self.backend.pending_len()
     }
 
     /// Whether the store answers (memory always does; Redis a PING within its response timeout).
     pub async fn ping(&self) -> Result<(), StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(_) => Ok(()),
-            ProposalStore::Redis(r) => counted(r.ping().await),
-        }
+        counted(self.backend.ping().await)
     }
 
     pub async fn put(
@@ -130,36 +206,23 @@ impl ProposalStore {
         capacity: u32,
         now_ms: u64,
     ) -> Result<(String, Vec<String>), StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => Ok(m.put(who, record, expires_at_ms, capacity, now_ms)),
-            ProposalStore::Redis(r) => counted(r.put(who, record, expires_at_ms, capacity, now_ms).await),
-        }
+        counted(self.backend.put(who, record, expires_at_ms, capacity, now_ms).await)
     }
 
     pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => Ok(m.peek(who, token)),
-            ProposalStore::Redis(r) => counted(r.peek(who, token).await),
-        }
+        counted(self.backend.peek(who, token).await)
     }
 
     /// Single use: of any number of concurrent takes of one token (on any replica), exactly one
     /// sees `Found`.
     pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => Ok(m.take(who, token)),
-            ProposalStore::Redis(r) => counted(r.take(who, token).await),
-        }
+        counted(self.backend.take(who, token).await)
     }
 
-    /// Counts the person's answer `answer` (a stateless first round's, by its id) as used:
-    /// `true` the first time, `false` ever after (within [`ANSWER_MEMORY_MS`]), on every replica
-    /// sharing the store.
-    pub async fn claim_answer(&self, answer: &str, now_ms: u64) -> Result<bool, StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => Ok(m.claim_answer(answer, now_ms)),
-            ProposalStore::Redis(r) => counted(r.claim_answer(answer).await),
-        }
+    /// Counts `once` as used: `true` the first time, `false` ever after (within
+    /// [`ANSWER_MEMORY_MS`]), on every replica sharing the store.
+    pub async fn claim(&self, once: Once<'_>, now_ms: u64) -> Result<bool, StoreUnavailable> {
+        counted(self.backend.claim(&once.key(), now_ms).await)
     }
 
     /// Writes the host's own note `key` (the approval page's records and decisions), kept for
@@ -168,48 +231,34 @@ impl ProposalStore {
     /// is.
     pub async fn note_put(
         &self,
-        key: &str,
+        key: &NoteKey<'_>,
         value: &[u8],
         ttl_ms: u64,
         only_if_absent: bool,
         now_ms: u64,
     ) -> Result<bool, StoreUnavailable> {
-        // refused before either backend, and not counted as the store failing
+        // refused before any backend, and not counted as the store failing
         if value.len() > MAX_NOTE_BYTES {
             let reason = format!("a note of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len());
             return Err(StoreUnavailable { backend: self.describe(), reason, cause: Cause::Full });
         }
-        match self {
-            ProposalStore::Memory(m) => {
-                m.notes.put(key, value, ttl_ms, only_if_absent, now_ms).map_err(StoreUnavailable::full)
-            }
-            ProposalStore::Redis(r) => counted(r.note_put(key, value, ttl_ms, only_if_absent).await),
-        }
+        counted(self.backend.note_put(key, value, ttl_ms, only_if_absent, now_ms).await)
     }
 
     /// The live note `key`, if any.
-    pub async fn note_get(&self, key: &str, now_ms: u64) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => Ok(m.notes.get(key, now_ms)),
-            ProposalStore::Redis(r) => counted(r.note_get(key).await),
-        }
+    pub async fn note_get(&self, key: &NoteKey<'_>, now_ms: u64) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        counted(self.backend.note_get(key, now_ms).await)
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
-        match self {
-            ProposalStore::Memory(m) => {
-                m.settle(who, token, outcome);
-                Ok(())
-            }
-            ProposalStore::Redis(r) => counted(r.settle(who, token, outcome).await),
-        }
+        counted(self.backend.settle(who, token, outcome).await)
     }
 }
 
-/// Counts a failed store operation in the metrics.
+/// Counts a store that failed in the metrics; a store refusing to keep more (full) is no failure.
 fn counted<T>(r: Result<T, StoreUnavailable>) -> Result<T, StoreUnavailable> {
-    if r.is_err() {
+    if r.as_ref().is_err_and(|e| e.cause != Cause::Full) {
         crate::metrics::metrics().store_error();
     }
     r

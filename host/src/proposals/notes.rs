@@ -12,8 +12,39 @@ pub const MAX_NOTES: usize = 4096;
 /// Signed-in sessions kept at most in memory, apart from the other notes: beyond it the oldest
 /// ends, so people signing in again and again cannot crowd out the pages' records.
 pub const MAX_SESSIONS: usize = 1024;
-/// The key prefix of the sessions' notes.
-const SESSION_PREFIX: &str = "page-session:";
+
+/// What a note is: each kind's store key is derived here, and nowhere else.
+#[derive(Clone, Copy, Debug)]
+pub enum NoteKey<'a> {
+    /// A question put on the approval page, by the page's id.
+    PageRecord(&'a str),
+    /// The page a call opened, by the call's page index (`CallKey::page_index`).
+    PageOfCall(&'a str),
+    /// The decision made about a page, by the page's id.
+    PageDecision(&'a str),
+    /// A signed-in session on the page, by the SHA-256 of its cookie.
+    Session(&'a str),
+    /// A passkey enrollment under way, by the key of the session it was begun in.
+    Enrollment(&'a str),
+}
+
+impl NoteKey<'_> {
+    /// The key in the store (the spellings of earlier versions, which replicas share).
+    pub fn key(&self) -> String {
+        match self {
+            NoteKey::PageRecord(id) => format!("page:{id}"),
+            NoteKey::PageOfCall(index) => format!("page-call:{index}"),
+            NoteKey::PageDecision(id) => format!("page-decision:{id}"),
+            NoteKey::Session(hash) => format!("page-session:{hash}"),
+            NoteKey::Enrollment(session) => format!("passkey-enroll:{session}"),
+        }
+    }
+
+    /// Sessions are kept apart from the other notes (see [`MAX_SESSIONS`]).
+    fn is_session(&self) -> bool {
+        matches!(self, NoteKey::Session(_))
+    }
+}
 
 pub struct Notes {
     inner: Mutex<Inner>,
@@ -45,16 +76,23 @@ impl Default for SessionNotes {
 }
 
 impl AllNotes {
-    fn of(&self, key: &str) -> &Notes {
-        if key.starts_with(SESSION_PREFIX) { &self.sessions.0 } else { &self.others }
+    fn of(&self, key: &NoteKey) -> &Notes {
+        if key.is_session() { &self.sessions.0 } else { &self.others }
     }
 
-    pub fn put(&self, key: &str, value: &[u8], ttl_ms: u64, only_if_absent: bool, now_ms: u64) -> Result<bool, String> {
-        self.of(key).put(key, value, ttl_ms, only_if_absent, now_ms)
+    pub fn put(
+        &self,
+        key: &NoteKey,
+        value: &[u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        now_ms: u64,
+    ) -> Result<bool, String> {
+        self.of(key).put(&key.key(), value, ttl_ms, only_if_absent, now_ms)
     }
 
-    pub fn get(&self, key: &str, now_ms: u64) -> Option<Vec<u8>> {
-        self.of(key).get(key, now_ms)
+    pub fn get(&self, key: &NoteKey, now_ms: u64) -> Option<Vec<u8>> {
+        self.of(key).get(&key.key(), now_ms)
     }
 }
 
@@ -117,6 +155,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_kind_of_note_has_its_own_keys_in_the_earlier_spellings() {
+        let keys: Vec<String> = [
+            NoteKey::PageRecord("x"),
+            NoteKey::PageOfCall("x"),
+            NoteKey::PageDecision("x"),
+            NoteKey::Session("x"),
+            NoteKey::Enrollment("x"),
+        ]
+        .iter()
+        .map(NoteKey::key)
+        .collect();
+        assert_eq!(keys, ["page:x", "page-call:x", "page-decision:x", "page-session:x", "passkey-enroll:x"]);
+    }
+
+    #[test]
     fn a_first_write_wins_once_and_notes_expire() {
         let notes = Notes::default();
         assert_eq!(notes.put("d", b"approve", 1000, true, 0), Ok(true));
@@ -142,21 +195,24 @@ mod tests {
     #[tokio::test]
     async fn a_note_is_bounded_in_size_whatever_the_backend() {
         let store = super::super::ProposalStore::new();
-        let refused = store.note_put("big", &vec![0; MAX_NOTE_BYTES + 1], 10, false, 0).await.unwrap_err();
+        let (big, fits) = (NoteKey::PageRecord("big"), NoteKey::PageRecord("fits"));
+        let refused = store.note_put(&big, &vec![0; MAX_NOTE_BYTES + 1], 10, false, 0).await.unwrap_err();
         assert!(refused.to_string().contains("bytes"), "{refused}");
-        assert!(store.note_put("fits", &vec![0; MAX_NOTE_BYTES], 10, false, 0).await.unwrap());
-        assert_eq!(store.note_get("big", 1).await.unwrap(), None, "nothing of it was kept");
+        assert!(store.note_put(&fits, &vec![0; MAX_NOTE_BYTES], 10, false, 0).await.unwrap());
+        assert_eq!(store.note_get(&big, 1).await.unwrap(), None, "nothing of it was kept");
     }
 
     #[test]
     fn sessions_are_kept_apart_and_push_out_the_oldest() {
         let notes = AllNotes::default();
-        for i in 0..MAX_SESSIONS {
-            assert_eq!(notes.put(&format!("{SESSION_PREFIX}{i}"), b"s", 1000 + i as u64, false, 0), Ok(true));
+        let names: Vec<String> = (0..MAX_SESSIONS).map(|i| i.to_string()).collect();
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(notes.put(&NoteKey::Session(name), b"s", 1000 + i as u64, false, 0), Ok(true));
         }
-        assert_eq!(notes.put(&format!("{SESSION_PREFIX}new"), b"s", 5000, false, 0), Ok(true), "never refused");
-        assert_eq!(notes.get(&format!("{SESSION_PREFIX}0"), 1), None, "the one to expire first ended");
-        assert!(notes.get(&format!("{SESSION_PREFIX}1"), 1).is_some());
-        assert_eq!(notes.put("page:a", b"r", 1000, false, 0), Ok(true), "sessions take no room from the pages");
+        assert_eq!(notes.put(&NoteKey::Session("new"), b"s", 5000, false, 0), Ok(true), "never refused");
+        assert_eq!(notes.get(&NoteKey::Session("0"), 1), None, "the one to expire first ended");
+        assert!(notes.get(&NoteKey::Session("1"), 1).is_some());
+        let page = NoteKey::PageRecord("a");
+        assert_eq!(notes.put(&page, b"r", 1000, false, 0), Ok(true), "sessions take no room from the pages");
     }
 }

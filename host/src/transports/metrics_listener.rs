@@ -12,6 +12,23 @@ use tokio_util::sync::CancellationToken;
 
 use crate::metrics::{PendingCount, metrics, scrape};
 
+/// Where `/metrics` is served.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics at http://ADDR/metrics (a bare port means 127.0.0.1:PORT). Off
+    /// unless given; keep it off the public interface (it needs no token).
+    #[arg(long, env = "EQUINIX_MCP_METRICS_LISTEN", value_name = "ADDR", value_parser = parse_metrics_listen)]
+    pub metrics_listen: Option<SocketAddr>,
+}
+
+/// `PORT` (loopback) or `IP:PORT`.
+fn parse_metrics_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().map_err(|_| format!("{text:?}: expected PORT or IP:PORT (e.g. 9464 or 127.0.0.1:9464)"))
+}
+
 /// Connections the metrics listener serves at once: a scraper or two, with room to spare.
 pub const MAX_CONNECTIONS: usize = 16;
 

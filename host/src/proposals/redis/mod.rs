@@ -29,55 +29,10 @@ use std::time::Duration;
 use ::redis::Cmd;
 
 use super::token::mint_token;
+pub use super::unavailable::{Cause, StoreUnavailable};
+use super::{NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
-
-/// The store could not be reached or answered nonsense. The component call that needed it is
-/// stopped (a trap): no token is minted, nothing is taken, nothing is sent. Only a shared store
-/// fails this way; the memory store always answers.
-#[derive(Debug, thiserror::Error)]
-#[error("the proposal store ({backend}) is unavailable: {reason}")]
-pub struct StoreUnavailable {
-    pub backend: String,
-    pub reason: String,
-    pub cause: Cause,
-}
-
-/// Why the store could not be used, as readiness reports it (in words that name no address).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cause {
-    /// No answer, or an error answer.
-    Down,
-    /// The Sentinels name no primary that answers (during a failover, or all of it down).
-    NoPrimary,
-    /// The node answers but takes no write: a failover demoted it.
-    ReadOnly,
-    /// The primary has fewer replicas than each write must reach.
-    FewReplicas,
-    /// A write reached fewer replicas than required in time, so it does not count.
-    Unacknowledged,
-    /// The store refused to keep more (too large, or full).
-    Full,
-}
-
-impl Cause {
-    /// What `/readyz` says (no address, no secret: it answers without a token).
-    pub fn readiness(self) -> &'static str {
-        match self {
-            Cause::Down | Cause::Full => "proposal store unreachable",
-            Cause::NoPrimary => "proposal store has no primary (a failover under way?)",
-            Cause::ReadOnly => "proposal store is a read-only replica",
-            Cause::FewReplicas | Cause::Unacknowledged => "proposal store has too few replicas to acknowledge writes",
-        }
-    }
-}
-
-impl StoreUnavailable {
-    /// The memory store refusing a note it has no room for.
-    pub fn full(reason: String) -> Self {
-        StoreUnavailable { backend: "memory".into(), reason, cause: Cause::Full }
-    }
-}
 
 const PREFIX: &str = "equinix-mcp:";
 
@@ -383,6 +338,81 @@ impl RedisStore {
         cmd.arg(who.as_str()).arg(outcome);
         let _: i64 = self.link.write_unacknowledged(&cmd).await?;
         Ok(())
+    }
+}
+
+impl super::Backend for RedisStore {
+    fn describe(&self) -> String {
+        RedisStore::describe(self)
+    }
+
+    fn shared_records(&self) -> Option<&dyn SharedRecords> {
+        Some(self)
+    }
+
+    fn ping(&self) -> Stored<'_, ()> {
+        Box::pin(RedisStore::ping(self))
+    }
+
+    fn put<'a>(
+        &'a self,
+        who: &'a Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Stored<'a, (String, Vec<String>)> {
+        Box::pin(RedisStore::put(self, who, record, expires_at_ms, capacity, now_ms))
+    }
+
+    fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        Box::pin(RedisStore::peek(self, who, token))
+    }
+
+    fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        Box::pin(RedisStore::take(self, who, token))
+    }
+
+    fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
+        Box::pin(RedisStore::settle(self, who, token, outcome))
+    }
+
+    fn claim<'a>(&'a self, key: &'a str, _now_ms: u64) -> Stored<'a, bool> {
+        Box::pin(self.claim_answer(key))
+    }
+
+    fn note_put<'a>(
+        &'a self,
+        key: &'a NoteKey<'a>,
+        value: &'a [u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        _now_ms: u64,
+    ) -> Stored<'a, bool> {
+        Box::pin(async move { RedisStore::note_put(self, &key.key(), value, ttl_ms, only_if_absent).await })
+    }
+
+    fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, _now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
+        Box::pin(async move { RedisStore::note_get(self, &key.key()).await })
+    }
+}
+
+/// The passkeys' records, as Redis hashes.
+impl SharedRecords for RedisStore {
+    fn values<'a>(&'a self, name: &'a str) -> Stored<'a, Vec<Vec<u8>>> {
+        Box::pin(self.hash_values(name))
+    }
+
+    fn get<'a>(&'a self, name: &'a str, field: &'a str) -> Stored<'a, Option<Vec<u8>>> {
+        Box::pin(self.hash_get(name, field))
+    }
+
+    fn put_new<'a>(&'a self, name: &'a str, field: &'a str, value: &'a [u8]) -> Stored<'a, bool> {
+        Box::pin(self.hash_put_new(name, field, value))
+    }
+
+    fn swap<'a>(&'a self, name: &'a str, field: &'a str, old: &'a [u8], new: &'a [u8]) -> Stored<'a, bool> {
+        Box::pin(self.hash_swap(name, field, old, new))
     }
 }
 

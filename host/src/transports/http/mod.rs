@@ -14,6 +14,7 @@ pub mod listener;
 pub mod resource_metadata;
 pub mod scope_check;
 pub mod sessions;
+pub mod settings;
 pub mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -146,7 +147,9 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.session_idle_timeout);
     let manager = Arc::new(manager);
-    let guard = sessions::SessionGuard::new(manager.clone(), options.sessions);
+    let scopes_of = broker.clone();
+    let tool_scopes: scope_check::ToolScopes = Arc::new(move |tool: &str| scopes_of.shared().registry.scope_of(tool));
+    let guard = sessions::SessionGuard::new(manager.clone(), options.sessions, tool_scopes);
     tokio::spawn(guard.clone().sweep_until(sessions_closed.clone()));
     let factory_broker = broker.clone();
     let service = StreamableHttpService::new(move || Ok(factory_broker.clone()), manager, config);

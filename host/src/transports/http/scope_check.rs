@@ -9,9 +9,12 @@ use serde_json::{Value, json};
 
 use crate::oauth::{Access, Scope};
 
+/// The grant each tool needs, as the tool registry says.
+pub type ToolScopes = std::sync::Arc<dyn Fn(&str) -> Scope + Send + Sync>;
+
 /// The refusal for a POSTed message (or any message of a batch) calling a tool `access` does
 /// not allow; `None` when every call in it is allowed, or it calls none.
-pub fn refuse(access: &Access, body: &[u8]) -> Option<Response> {
+pub fn refuse(access: &Access, body: &[u8], scope_of: &dyn Fn(&str) -> Scope) -> Option<Response> {
     let oauth = access.oauth.as_ref()?;
     if access.scopes.is_all() {
         return None;
@@ -26,7 +29,7 @@ pub fn refuse(access: &Access, body: &[u8]) -> Option<Response> {
             continue;
         }
         let tool = message.pointer("/params/name").and_then(Value::as_str).unwrap_or_default();
-        let needed = Scope::needed_by(tool);
+        let needed = scope_of(tool);
         if access.scopes.allows(needed) {
             continue;
         }

@@ -47,6 +47,8 @@ pub struct SessionGuard {
     manager: Arc<LocalSessionManager>,
     state: Mutex<Owners>,
     limits: SessionLimits,
+    /// The grant each tool needs (the tool registry's rows).
+    tool_scopes: super::scope_check::ToolScopes,
 }
 
 /// The live sessions' owners, and the `initialize` requests under way (each will add one).
@@ -93,8 +95,12 @@ impl Drop for Opening {
 }
 
 impl SessionGuard {
-    pub fn new(manager: Arc<LocalSessionManager>, limits: SessionLimits) -> Arc<Self> {
-        Arc::new(SessionGuard { manager, state: Mutex::new(Owners::default()), limits })
+    pub fn new(
+        manager: Arc<LocalSessionManager>,
+        limits: SessionLimits,
+        tool_scopes: super::scope_check::ToolScopes,
+    ) -> Arc<Self> {
+        Arc::new(SessionGuard { manager, state: Mutex::new(Owners::default()), limits, tool_scopes })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Owners> {
@@ -171,7 +177,7 @@ pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, nex
         Bytes::new()
     };
     if let Some(access) = parts.extensions.get::<crate::oauth::Access>()
-        && let Some(refused) = super::scope_check::refuse(access, &bytes)
+        && let Some(refused) = super::scope_check::refuse(access, &bytes, &*guard.tool_scopes)
     {
         return refused;
     }

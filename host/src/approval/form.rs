@@ -6,10 +6,9 @@
 
 use std::fmt::Write;
 
-use equinix_broker_contract::request_sha256;
-
+use super::subject::Subject;
 use crate::bindings::confirmation::Context;
-use crate::exact_json::{self, visible};
+use crate::exact_json::{self, Node, visible};
 
 /// At most this many body fields are put before a person; a longer body is refused unasked.
 pub const MAX_FIELDS: usize = 200;
@@ -24,18 +23,14 @@ const MAX_CONTEXT_CHARS: usize = 500;
 /// Prefix of every line the component wrote.
 const COMPONENT_MARK: &str = "| ";
 
-/// What the person is asked: the rendered text and the hash it shows, and the proposal it is
-/// about (an answer counts for that proposal only).
+/// What the person is asked: the rendered text, and what it is about (an answer counts for that
+/// subject only).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Form {
     /// The whole text of the form (the elicitation message).
     pub text: String,
-    /// SHA-256 of the change type, a newline and the body, lowercase hex.
-    pub request_sha256: String,
-    /// The token of the proposal asked about (set by `ask` once it checked the binding).
-    pub token: String,
-    /// The id of the validation that proposal is bound to.
-    pub validation: String,
+    /// The proposal, its validation and the hash of the request the form shows.
+    pub subject: Subject,
     /// When Fabric validated it (the host's clock): the TTL runs from here.
     pub validated_at_ms: u64,
     /// `connection_create`, `network_create` or `service_token_create`.
@@ -45,10 +40,22 @@ pub struct Form {
     pub policy_facts: Option<std::sync::Arc<crate::policy::Facts>>,
 }
 
-/// Renders the form `tool` asks for a create of `change_type` (POST `path` with `body`). `Err`
-/// says why it cannot be put before a person.
-pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &Context) -> Result<Form, String> {
-    let fields = exact_json::leaves(body)?;
+/// The request a form shows: its tool, route and bytes (read once, by [`exact_json::parse`]),
+/// and what it is about.
+pub struct Request<'a> {
+    pub tool: &'a str,
+    pub change_type: &'a str,
+    pub path: &'a str,
+    pub body: &'a Node<'a>,
+    pub subject: Subject,
+    pub validated_at_ms: u64,
+}
+
+/// Renders the form for `request`, with the component's `context` below it. `Err` says why it
+/// cannot be put before a person.
+pub fn render(request: Request, context: &Context) -> Result<Form, String> {
+    let Request { tool, change_type, path, body, subject, validated_at_ms } = request;
+    let fields = exact_json::leaves_of(body);
     if context.fields.len() > MAX_CONTEXT_FIELDS {
         return Err(format!(
             "the component's context has {} fields; at most {MAX_CONTEXT_FIELDS} are put before a person",
@@ -61,7 +68,6 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
             fields.len()
         ));
     }
-    let request_sha256 = request_sha256(change_type, body);
     let mut text = String::new();
     text.push_str(
         "equinix-mcp asks you to approve ONE create on Equinix Fabric. It sends exactly the request below, once, \
@@ -71,7 +77,7 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
     let _ = writeln!(text, "asked by tool: {}", visible(tool));
     let _ = writeln!(text, "change_type: {change_type}");
     let _ = writeln!(text, "request: POST {} (no dryRun: this creates a billable resource)", visible(path));
-    let _ = writeln!(text, "request_sha256: {request_sha256}");
+    let _ = writeln!(text, "request_sha256: {}", subject.request_sha256);
     for (label, value) in &fields {
         let _ = writeln!(text, "{label}: {value}");
     }
@@ -90,15 +96,7 @@ pub fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &C
             text.len() + reserved
         ));
     }
-    Ok(Form {
-        text,
-        request_sha256,
-        token: String::new(),
-        validation: String::new(),
-        validated_at_ms: 0,
-        change_type: change_type.to_string(),
-        policy_facts: None,
-    })
+    Ok(Form { text, subject, validated_at_ms, change_type: change_type.to_string(), policy_facts: None })
 }
 
 /// A context text as the form shows it: cut, each backslash doubled (so the component cannot type
@@ -109,12 +107,6 @@ fn capped(s: &str) -> String {
 }
 
 impl Form {
-    /// This form, about the proposal `token` bound to validation `validation` made at
-    /// `validated_at_ms`.
-    pub fn about(self, token: &str, validation: &str, validated_at_ms: u64) -> Form {
-        Form { token: token.to_string(), validation: validation.to_string(), validated_at_ms, ..self }
-    }
-
     /// Adds what the operator's policy said of the request to the host's part, below its hash.
     pub fn note_policy(&mut self, verdict: &str) {
         let shown = equinix_broker_contract::clip(&visible(verdict), POLICY_LINE_CHARS);
@@ -127,6 +119,14 @@ impl Form {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use equinix_broker_contract::request_sha256;
+
+    /// The form of a body given as text, as the confirmation capability renders it.
+    fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &Context) -> Result<Form, String> {
+        let tree = exact_json::parse(body)?;
+        let subject = Subject { request_sha256: request_sha256(change_type, body), ..Subject::default() };
+        super::render(Request { tool, change_type, path, body: &tree, subject, validated_at_ms: 0 }, context)
+    }
 
     fn context(fields: &[(&str, &str)]) -> Context {
         Context {
@@ -147,11 +147,11 @@ mod tests {
             &context(&[("price", "USD 250/month")]),
         )
         .unwrap();
-        assert_eq!(form.request_sha256, request_sha256("connection_create", body));
+        assert_eq!(form.subject.request_sha256, request_sha256("connection_create", body));
         for line in [
             "change_type: connection_create",
             "request: POST /fabric/v4/connections",
-            &format!("request_sha256: {}", form.request_sha256),
+            &format!("request_sha256: {}", form.subject.request_sha256),
             "body.bandwidth: 500",
             "body.name: \"to-aws\"",
             "body.aSide.accessPoint.port.uuid: \"p-1\"",

@@ -9,8 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How long after Fabric validated a request a person may still approve it (the seed's TTL).
-pub const TTL_MS: u64 = 10 * 60 * 1000;
+/// How long after Fabric validated a request a person may still approve it: the proposal's TTL,
+/// one constant for the guest's rule and the host's.
+pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
 /// How far ahead of this host's clock a binding's validation may lie (another replica's clock).
 const SKEW_MS: u64 = 60 * 1000;
 

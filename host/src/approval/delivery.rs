@@ -1,0 +1,167 @@
+//! How a call's question reaches its person, chosen once per call by [`plan`] from what the
+//! client declared, the server's settings and the tool. Every delivery ends in the same host
+//! decision ([`super::rules`]); this only chooses the road.
+//!
+//! The order, first match wins:
+//!
+//! 1. the tool may not ask (not in the `mutate` toolset): nobody is asked ([`Delivery::NotAsked`]);
+//! 2. a client on the stateless protocol (2026-07-28) gets the input round trip
+//!    ([`Delivery::RoundTrip`]): a retry whose sealed state names an approval page, with a page
+//!    configured, looks for the decision there; any other retry carries the form's answer; a
+//!    first round sends the page's link when a page is configured and the client declared URL
+//!    elicitation, the form otherwise;
+//! 3. a page is configured and the client declared URL elicitation: the link through
+//!    `elicitation/create` in URL mode, and the call waits for the decision
+//!    ([`Delivery::UrlElicitation`]);
+//! 4. the client declared form elicitation: the form, and the call waits ([`Delivery::Form`]);
+//! 5. a page is configured: its link in the result, and the same call made again collects the
+//!    decision ([`Delivery::PageLink`]);
+//! 6. the operator opted in to creates nobody confirmed ([`Delivery::OptIn`]);
+//! 7. nobody can be asked ([`Delivery::Nobody`]: `unsupported_by_client`).
+
+/// What the client declared in its session (or, stateless, with its request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// It speaks the stateless protocol (2026-07-28): no server-to-client requests.
+    pub stateless: bool,
+    /// `elicitation.form` (or an `elicitation` capability with no modes, which means form).
+    pub form: bool,
+    /// `elicitation.url`.
+    pub url: bool,
+}
+
+/// What the server offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offered {
+    /// An approval page is configured.
+    pub page: bool,
+    /// `--allow-unconfirmed-mutations`.
+    pub opt_in: bool,
+}
+
+/// What a stateless retry's sealed state says of its first round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sealed {
+    /// No `requestState`: a first round.
+    #[default]
+    FirstRound,
+    /// The first round showed the form; the retry carries the answer.
+    Form,
+    /// The first round sent the person to an approval page.
+    Page,
+}
+
+/// The stateless protocol's rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    /// The form goes out as an input request.
+    FirstForm,
+    /// The page's link goes out as a URL-mode input request.
+    FirstPage,
+    /// The retry carries the person's answer to the form.
+    RetryForm,
+    /// The retry finds the decision made on the page (or another input request with the link).
+    RetryPage,
+}
+
+/// The road of one call's question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    NotAsked,
+    RoundTrip(Round),
+    UrlElicitation,
+    Form,
+    PageLink,
+    OptIn,
+    Nobody,
+}
+
+/// The delivery of a call of a tool that may (`tool_asks`) or may not ask, as the module's
+/// documentation orders them.
+pub fn plan(declared: Declared, offered: Offered, tool_asks: bool, sealed: Sealed) -> Delivery {
+    if !tool_asks {
+        return Delivery::NotAsked;
+    }
+    if declared.stateless {
+        return Delivery::RoundTrip(match sealed {
+            Sealed::Page if offered.page => Round::RetryPage,
+            Sealed::Page | Sealed::Form => Round::RetryForm,
+            Sealed::FirstRound if offered.page && declared.url => Round::FirstPage,
+            Sealed::FirstRound => Round::FirstForm,
+        });
+    }
+    if offered.page && declared.url {
+        return Delivery::UrlElicitation;
+    }
+    if declared.form {
+        return Delivery::Form;
+    }
+    if offered.page {
+        return Delivery::PageLink;
+    }
+    if offered.opt_in {
+        return Delivery::OptIn;
+    }
+    Delivery::Nobody
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FORM: Declared = Declared { stateless: false, form: true, url: false };
+    const URL: Declared = Declared { stateless: false, form: false, url: true };
+    const BOTH: Declared = Declared { stateless: false, form: true, url: true };
+    const NONE: Declared = Declared { stateless: false, form: false, url: false };
+    const PAGE: Offered = Offered { page: true, opt_in: false };
+    const BARE: Offered = Offered { page: false, opt_in: false };
+    const OPT_IN: Offered = Offered { page: false, opt_in: true };
+
+    fn pre(declared: Declared, offered: Offered) -> Delivery {
+        plan(declared, offered, true, Sealed::FirstRound)
+    }
+
+    #[test]
+    fn a_tool_that_may_not_ask_asks_nobody_whatever_the_client() {
+        for declared in [FORM, URL, BOTH, NONE, Declared { stateless: true, ..BOTH }] {
+            for offered in [PAGE, BARE, OPT_IN] {
+                assert_eq!(plan(declared, offered, false, Sealed::Form), Delivery::NotAsked);
+            }
+        }
+    }
+
+    #[test]
+    fn a_form_client_gets_the_form_unless_it_can_open_the_page() {
+        assert_eq!(pre(FORM, BARE), Delivery::Form);
+        assert_eq!(pre(FORM, PAGE), Delivery::Form, "a form client keeps its form beside a page");
+        assert_eq!(pre(FORM, OPT_IN), Delivery::Form, "the opt-in never replaces a form");
+        assert_eq!(pre(BOTH, PAGE), Delivery::UrlElicitation, "URL mode goes to the page");
+        assert_eq!(pre(BOTH, BARE), Delivery::Form, "URL mode without a page: the form");
+    }
+
+    #[test]
+    fn a_client_without_forms_gets_the_page_link_then_the_opt_in_then_nobody() {
+        assert_eq!(pre(URL, PAGE), Delivery::UrlElicitation);
+        assert_eq!(pre(NONE, PAGE), Delivery::PageLink);
+        assert_eq!(pre(URL, BARE), Delivery::Nobody, "URL mode alone shows no form");
+        assert_eq!(pre(NONE, BARE), Delivery::Nobody);
+        assert_eq!(pre(NONE, OPT_IN), Delivery::OptIn);
+        assert_eq!(pre(NONE, Offered { page: true, opt_in: true }), Delivery::PageLink, "a page before the opt-in");
+    }
+
+    #[test]
+    fn a_stateless_client_gets_its_round_trip() {
+        let stateless = |declared: Declared| Declared { stateless: true, ..declared };
+        let round = |declared, offered, sealed| plan(stateless(declared), offered, true, sealed);
+        assert_eq!(round(FORM, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+        assert_eq!(round(NONE, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+        assert_eq!(round(BOTH, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstPage));
+        assert_eq!(round(URL, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+        assert_eq!(round(FORM, BARE, Sealed::Form), Delivery::RoundTrip(Round::RetryForm));
+        assert_eq!(round(FORM, PAGE, Sealed::Form), Delivery::RoundTrip(Round::RetryForm));
+        // a retry follows where its first round sent the person, whatever it declares now
+        assert_eq!(round(FORM, PAGE, Sealed::Page), Delivery::RoundTrip(Round::RetryPage));
+        assert_eq!(round(URL, BARE, Sealed::Page), Delivery::RoundTrip(Round::RetryForm), "no page to look on");
+        assert_eq!(round(NONE, OPT_IN, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+    }
+}

@@ -1,0 +1,31 @@
+//! The rules of a yes, in one place and without I/O: every way a person's answer reaches the host
+//! (the blocking form, the 2026-07-28 round trip, URL elicitation to the approval page, a link to
+//! the page) ends in these same decisions, and each is tested here with plain data and a clock
+//! passed in, as quinn-proto keeps its protocol apart from its sockets.
+//!
+//! - [`Subject`]: what an answer is about (proposal, validation, request hash), compared whole;
+//!   [`CallKey`]: which call a sealed state or a page link belongs to;
+//! - [`Once`]: what counts once across replicas, and the one spelling of its store key;
+//! - [`rules`]: who may ask ([`may_ask`]), about which proposal ([`bound`]), and when an answer
+//!   mints an approval ([`may_mint`]), within [`TTL_MS`] of the dry run, one constant with the
+//!   guest's;
+//! - [`delivery`]: which road a call's question takes ([`plan`]), chosen once per call;
+//! - [`binding`]: what ties a stored proposal to the dry run that validated it;
+//! - [`form`]: what the person reads, rendered by the host from the exact bytes.
+//!
+//! The I/O around them lives with the capabilities (`capabilities::confirmation` asks and mints),
+//! the MCP front (`mcp::confirmers` reaches the person) and the approval page.
+
+pub mod binding;
+pub mod delivery;
+pub mod form;
+mod once;
+pub mod rules;
+mod subject;
+
+pub use binding::{Binding, Redeemed, TTL_MS, Validation};
+pub use delivery::{Declared, Delivery, Offered, Round, Sealed, plan};
+pub use form::Form;
+pub use once::Once;
+pub use rules::{Asker, Mint, Question, bound, may_ask, may_mint};
+pub use subject::{AnsweredOn, CallKey, Subject};

@@ -1,0 +1,95 @@
+//! The approval page's flags: its client at the identity provider, how recent a sign-in must be,
+//! where the page listens (stdio) and how browsers reach it, where passkeys are kept.
+//! [`PageArgs::settings`] builds its [`PageSettings`].
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::Args;
+
+use super::PageSettings;
+use crate::oauth::settings::AuthArgs;
+use crate::secret::Secret;
+
+#[derive(Args, Debug, Clone)]
+pub struct PageArgs {
+    /// Serve the approval page (beside /mcp over HTTP; on --approval-listen for stdio) with this
+    /// OpenID Connect client id at the
+    /// identity provider: a person signs in there, reads the exact request and approves or
+    /// declines it. The client secret comes from EQUINIX_MCP_APPROVAL_CLIENT_SECRET or
+    /// --approval-client-secret-file, never a flag; without either the page is a public client
+    /// (PKCE only).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_ID", value_name = "ID")]
+    pub approval_client_id: Option<String>,
+
+    /// The page's identity provider (default: --oauth-issuer).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_ISSUER", value_name = "URL", requires = "approval_client_id")]
+    pub approval_issuer: Option<String>,
+
+    /// A file (mode 600) holding the page's client secret.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_SECRET_FILE", value_name = "PATH", requires = "approval_client_id")]
+    pub approval_client_secret_file: Option<PathBuf>,
+
+    /// How recent the person's authentication must be to approve (OpenID `max_age`), in seconds.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_MAX_AGE_SECS", default_value_t = 300, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub approval_max_age_secs: u64,
+
+    /// The ID-token claim listing the person's groups.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
+    pub approval_groups_claim: String,
+
+    /// A stdio server's approval page listens here (loopback only; port 0 picks one, and the
+    /// identity provider must then accept any loopback port of the redirect URI, RFC 8252 7.3).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub approval_listen: std::net::SocketAddr,
+
+    /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
+    /// --public-url's origin, or the address the server listens on.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_URL", value_name = "URL", requires = "approval_client_id")]
+    pub approval_url: Option<String>,
+
+    /// Where the approval page keeps enrolled passkeys when the proposal store is not shared
+    /// (default: beside the audit log, AUDIT.passkeys.json); with a Redis store, in Redis.
+    #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH", requires = "approval_client_id")]
+    pub passkeys_file: Option<PathBuf>,
+}
+
+impl PageArgs {
+    /// The page's settings, when `--approval-client-id` is given; the provider, the principal
+    /// claim and the leeway default to the OAuth sign-in's (`auth`).
+    pub fn settings(&self, auth: &AuthArgs) -> anyhow::Result<Option<PageSettings>> {
+        let Some(client_id) = self.approval_client_id.clone() else { return Ok(None) };
+        let issuer = self.approval_issuer.clone().or_else(|| auth.oauth_issuer.clone()).context(
+            "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the \
+             same",
+        )?;
+        let from_env = std::env::var("EQUINIX_MCP_APPROVAL_CLIENT_SECRET").ok().filter(|s| !s.is_empty());
+        let client_secret = match (&self.approval_client_secret_file, from_env) {
+            (Some(_), Some(_)) => bail!(
+                "the approval page's client secret is given twice: EQUINIX_MCP_APPROVAL_CLIENT_SECRET and \
+                 --approval-client-secret-file; keep one"
+            ),
+            (Some(path), None) => {
+                Some(Secret::new(crate::secret::read_private_file(path, "--approval-client-secret-file")?.trim()))
+            }
+            (None, Some(secret)) => Some(Secret::new(secret)),
+            (None, None) => None,
+        };
+        let base_url = self.approval_url.clone().or_else(|| {
+            let public = reqwest::Url::parse(auth.public_url.as_deref()?).ok()?;
+            Some(public.origin().ascii_serialization())
+        });
+        Ok(Some(PageSettings {
+            issuer,
+            client_id,
+            client_secret,
+            max_age_secs: self.approval_max_age_secs,
+            groups_claim: self.approval_groups_claim.clone(),
+            principal_claim: auth.oauth_principal_claim.clone(),
+            leeway_secs: auth.oauth_clock_leeway_secs,
+            base_url,
+            passkeys_file: self.passkeys_file.clone(),
+        }))
+    }
+}

@@ -1,0 +1,123 @@
+//! How a call's question reaches its person: what the client declared ([`declared`]), the road
+//! `approval::plan` chooses from it once per call, and the [`Confirmer`] that walks that road
+//! ([`confirmer`]). The rules every road ends in are `approval`'s; this is the MCP side of it.
+
+use std::sync::Arc;
+
+use rmcp::model::InputResponses;
+use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
+
+use super::elicitation::ElicitConfirmer;
+use super::page_confirm::{PageRound, UrlElicit};
+use super::server::Shared;
+use super::stateless_confirm::{self, FirstRound, Sealed};
+use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
+use crate::capabilities::{Confirmer, NobodyToAsk};
+use crate::principal::Principal;
+
+/// How long a person has to answer, and whether creates may go with nobody asked.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConfirmationArgs {
+    /// How long to wait for the person to answer a confirmation, in milliseconds.
+    #[arg(long, env = "EQUINIX_MCP_ELICIT_TIMEOUT_MS", default_value_t = 300_000, value_name = "MS")]
+    pub elicit_timeout_ms: u64,
+
+    /// Execute confirmed proposals even when the client cannot ask a person (off by default).
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        value_name = "BOOL",
+        num_args = 0..=1,
+        default_missing_value = "true",
+    )]
+    pub allow_unconfirmed_mutations: bool,
+}
+
+impl ConfirmationArgs {
+    pub fn elicit_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.elicit_timeout_ms)
+    }
+}
+
+/// What the client of `context` declared it can do.
+pub fn declared(context: &RequestContext<RoleServer>) -> Declared {
+    if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
+        // a 2026-07-28 client declares its capabilities with each request
+        let elicitation = context.client_capabilities().and_then(|c| c.elicitation);
+        let url = elicitation.as_ref().is_some_and(|e| e.url.is_some());
+        return Declared { stateless: true, form: elicitation.is_some() && !url, url };
+    }
+    let modes = context.peer.supported_elicitation_modes();
+    Declared {
+        stateless: false,
+        form: modes.contains(&ElicitationMode::Form),
+        url: modes.contains(&ElicitationMode::Url),
+    }
+}
+
+/// What the server offers every call.
+pub fn offered(shared: &Shared) -> Offered {
+    Offered { page: shared.approval_page.is_some(), opt_in: shared.grants.unconfirmed_allowed }
+}
+
+/// What a retry's sealed state says of its first round, for the plan.
+pub fn sealed_kind(sealed: Option<&Sealed>) -> crate::approval::Sealed {
+    match sealed {
+        None => crate::approval::Sealed::FirstRound,
+        Some(s) if s.page.is_some() => crate::approval::Sealed::Page,
+        Some(_) => crate::approval::Sealed::Form,
+    }
+}
+
+/// Everything a confirmer may need of one call.
+pub struct Call<'a> {
+    pub shared: &'a Shared,
+    pub peer: &'a Peer<RoleServer>,
+    pub principal: &'a Principal,
+    pub tool: &'a str,
+    pub key: &'a CallKey,
+    /// A stateless retry's opened state and the answers it carries.
+    pub sealed: Option<Sealed>,
+    pub responses: Option<&'a InputResponses>,
+}
+
+/// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
+/// records live, did not answer.
+pub async fn confirmer(delivery: Delivery, call: Call<'_>) -> Result<Arc<dyn Confirmer>, String> {
+    let shared = call.shared;
+    let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
+    Ok(match delivery {
+        Delivery::NotAsked | Delivery::OptIn | Delivery::Nobody => Arc::new(NobodyToAsk),
+        Delivery::Form => Arc::new(ElicitConfirmer {
+            peer: call.peer.clone(),
+            timeout: shared.elicit_timeout,
+            fairness: shared.fairness.clone(),
+            principal: call.principal.clone(),
+        }),
+        Delivery::UrlElicitation => Arc::new(UrlElicit {
+            page: page(),
+            fairness: shared.fairness.clone(),
+            peer: call.peer.clone(),
+            timeout: shared.elicit_timeout,
+            principal: call.principal.clone(),
+            tool: call.tool.to_string(),
+        }),
+        Delivery::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
+        Delivery::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
+        Delivery::RoundTrip(Round::FirstPage) => {
+            Arc::new(PageRound::for_state(page(), call.principal, call.tool, None).await?)
+        }
+        Delivery::RoundTrip(Round::RetryPage) => {
+            let id = call.sealed.as_ref().and_then(|s| s.page.clone());
+            Arc::new(PageRound::for_state(page(), call.principal, call.tool, id.as_deref()).await?)
+        }
+        Delivery::RoundTrip(Round::RetryForm) => {
+            let sealed = call.sealed.expect("a retry's delivery comes from its sealed state");
+            let (store, clock) = (shared.grants.proposals.clone(), shared.grants.clock.clone());
+            Arc::new(stateless_confirm::answer(sealed, call.responses, store, clock))
+        }
+    })
+}

@@ -1,0 +1,49 @@
+//! How a store fails, whatever the backend: the error every operation may return, and its cause
+//! in the words readiness uses.
+
+/// The store could not be reached or answered nonsense. The component call that needed it is
+/// stopped (a trap): no token is minted, nothing is taken, nothing is sent. Only a shared store
+/// fails this way; the memory store always answers.
+#[derive(Debug, thiserror::Error)]
+#[error("the proposal store ({backend}) is unavailable: {reason}")]
+pub struct StoreUnavailable {
+    pub backend: String,
+    pub reason: String,
+    pub cause: Cause,
+}
+
+/// Why the store could not be used, as readiness reports it (in words that name no address).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// No answer, or an error answer.
+    Down,
+    /// The Sentinels name no primary that answers (during a failover, or all of it down).
+    NoPrimary,
+    /// The node answers but takes no write: a failover demoted it.
+    ReadOnly,
+    /// The primary has fewer replicas than each write must reach.
+    FewReplicas,
+    /// A write reached fewer replicas than required in time, so it does not count.
+    Unacknowledged,
+    /// The store refused to keep more (too large, or full).
+    Full,
+}
+
+impl Cause {
+    /// What `/readyz` says (no address, no secret: it answers without a token).
+    pub fn readiness(self) -> &'static str {
+        match self {
+            Cause::Down | Cause::Full => "proposal store unreachable",
+            Cause::NoPrimary => "proposal store has no primary (a failover under way?)",
+            Cause::ReadOnly => "proposal store is a read-only replica",
+            Cause::FewReplicas | Cause::Unacknowledged => "proposal store has too few replicas to acknowledge writes",
+        }
+    }
+}
+
+impl StoreUnavailable {
+    /// The memory store refusing a note it has no room for.
+    pub fn full(reason: String) -> Self {
+        StoreUnavailable { backend: "memory".into(), reason, cause: Cause::Full }
+    }
+}
