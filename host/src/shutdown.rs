@@ -141,8 +141,12 @@ mod tests {
     async fn a_drain_waits_for_calls_that_finish_within_the_grace() {
         let life = std::sync::Arc::new(Lifecycle::default());
         let call = life.begin(&CancellationToken::new()).unwrap();
+        // the call ends once the drain has begun (no call is admitted any more), within its grace
+        let watching = life.clone();
         let finish = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            while !watching.is_draining() {
+                tokio::task::yield_now().await;
+            }
             drop(call);
         });
         let drained = life.drain(Duration::from_secs(10)).await;

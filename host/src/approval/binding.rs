@@ -18,6 +18,14 @@ const SKEW_MS: u64 = 60 * 1000;
 /// Marks a record the host bound; the line after it is the binding, the rest the component's.
 const ENVELOPE: &[u8] = b"equinix-mcp binding 1\n";
 
+/// Whether an answer about a request Fabric validated at `validated_at_ms` may still count at
+/// `now_ms`: validated no more than the TTL ago, and not in the future beyond a replica's clock
+/// skew (such a validation would be fresh forever). Every path's answers are judged by it: the
+/// form's, the round trip's, the page's decisions.
+pub fn answerable(validated_at_ms: u64, now_ms: u64) -> bool {
+    validated_at_ms <= now_ms.saturating_add(SKEW_MS) && now_ms.saturating_sub(validated_at_ms) <= TTL_MS
+}
+
 /// A create dry run of this call that Fabric answered 2xx.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Validation {
@@ -63,10 +71,9 @@ impl Binding {
         }
     }
 
-    /// Whether a person may still approve at `now_ms`: validated no more than the TTL ago, and
-    /// not in the future beyond a replica's clock skew (such a binding would be fresh forever).
+    /// Whether a person may still approve at `now_ms` (see [`answerable`]).
     pub fn fresh_at(&self, now_ms: u64) -> bool {
-        self.validated_at_ms <= now_ms.saturating_add(SKEW_MS) && now_ms.saturating_sub(self.validated_at_ms) <= TTL_MS
+        answerable(self.validated_at_ms, now_ms)
     }
 
     /// The stored bytes: the envelope, this binding, the component's record.

@@ -23,7 +23,7 @@ mod once;
 pub mod rules;
 mod subject;
 
-pub use binding::{Binding, Redeemed, TTL_MS, Validation};
+pub use binding::{Binding, Redeemed, TTL_MS, Validation, answerable};
 pub use delivery::{Declared, Delivery, Offered, Round, Sealed, plan};
 pub use form::Form;
 pub use once::Once;

@@ -366,7 +366,7 @@ impl ApprovalPage {
         passkey: Option<&Evidence>,
     ) -> Result<bool, String> {
         let now = self.clock.now_ms();
-        if now >= record.expires_at_ms {
+        if !crate::approval::answerable(record.validated_at_ms, now) {
             return Err("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again".into());
         }
         let decision = Decision {

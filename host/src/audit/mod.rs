@@ -457,6 +457,7 @@ mod tests {
         let (a, b) = (AuditLog::writer(&log), AuditLog::writer(&log));
         let t = Instant::now();
         let first = tokio::spawn(AuditLog::record_line(log.clone(), json!({"n": 1}).to_string()));
+        // a sleep: what is checked is that no sync happens meanwhile, which no event announces
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(log.syncs(), 1, "the first record waits for the second call");
         AuditLog::record_line(log.clone(), json!({"n": 2}).to_string()).await.unwrap();

@@ -180,6 +180,7 @@ async fn connect_fabric(
     let mut config = FabricConfig::new(base_url, credentials);
     config.mutate_enabled = selection.names_mutate();
     config.request_timeout = Duration::from_millis(args.fabric.fabric_timeout_ms);
+    config.clock = clock.clone();
     let fabric = match &sim {
         Some(sim) if !args.fabric.fabric_sim_http => FabricClient::in_process(config, sim.router(), sim.base_url()),
         _ => FabricClient::new(config),

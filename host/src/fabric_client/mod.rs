@@ -29,6 +29,8 @@ pub struct FabricConfig {
     pub connect_timeout: Duration,
     pub max_request_bytes: usize,
     pub max_response_bytes: usize,
+    /// When a cached token is due for its refresh (the server's clock, which the simulator moves).
+    pub clock: crate::clock::Clock,
 }
 
 impl FabricConfig {
@@ -41,6 +43,7 @@ impl FabricConfig {
             connect_timeout: Duration::from_secs(10),
             max_request_bytes: 1 << 20,
             max_response_bytes: 8 << 20,
+            clock: crate::clock::Clock::default(),
         }
     }
 }
@@ -138,7 +141,7 @@ impl FabricClient {
     }
 
     fn over(wire: Wire, config: FabricConfig) -> Self {
-        let tokens = oauth::TokenSource::new(wire.clone(), config.credentials.clone());
+        let tokens = oauth::TokenSource::new(wire.clone(), config.credentials.clone(), config.clock.clone());
         FabricClient { wire, config, tokens }
     }
 

@@ -12,6 +12,7 @@ use tokio::sync::Mutex;
 
 use super::SendError;
 use super::wire::{Outgoing, Wire};
+use crate::clock::Clock;
 use crate::secret::Secret;
 
 /// Client id and secret (`EQUINIX_API_CLIENTID`, `EQUINIX_API_CLIENTSECRET`).
@@ -42,10 +43,12 @@ struct State {
     rejected: Option<String>,
 }
 
-/// Fetches and caches bearer tokens; concurrent callers share one fetch.
+/// Fetches and caches bearer tokens; concurrent callers share one fetch. A token is refreshed
+/// by the host's monotonic clock, which the simulator's clock knob moves too.
 pub struct TokenSource {
     wire: Wire,
     credentials: Option<Credentials>,
+    clock: Clock,
     state: Mutex<State>,
 }
 
@@ -57,8 +60,8 @@ struct TokenResponse {
 }
 
 impl TokenSource {
-    pub fn new(wire: Wire, credentials: Option<Credentials>) -> Self {
-        TokenSource { wire, credentials, state: Mutex::new(State::default()) }
+    pub fn new(wire: Wire, credentials: Option<Credentials>, clock: Clock) -> Self {
+        TokenSource { wire, credentials, clock, state: Mutex::new(State::default()) }
     }
 
     /// A valid bearer token, fetched when there is none or the current one is near expiry.
@@ -68,7 +71,7 @@ impl TokenSource {
             return Err(SendError::Unavailable(why.clone()));
         }
         if let Some(b) = &state.current
-            && Instant::now() < b.refresh_after
+            && self.clock.monotonic() < b.refresh_after
         {
             return Ok(b.token.clone());
         }
@@ -109,7 +112,7 @@ impl TokenSource {
             "client_id": creds.client_id,
             "client_secret": creds.client_secret.expose(),
         });
-        let started = Instant::now();
+        let started = self.clock.monotonic();
         let mut headers = HeaderMap::new();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let out = Outgoing {

@@ -184,7 +184,6 @@ async fn a_decision_after_the_proposals_ttl_creates_nothing() {
     let (failed, result) = confirm(&client, confirm_token).await;
     assert!(failed, "an expired proposal: {result}");
     assert_eq!(creates(&server.sim, "connections").await, 0);
-    tokio::time::sleep(Duration::from_millis(10)).await;
     provider.stop().await;
 }
 
@@ -482,11 +481,10 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
          value=approve></form><script>document.getElementById('f').submit()</script>"
     );
     chrome.goto(&forged).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !chrome.url().await.starts_with("http") {
-        assert!(tokio::time::Instant::now() < deadline, "the forged form was not submitted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait::until("the forged form to be submitted", Duration::from_secs(20), async || {
+        chrome.url().await.starts_with("http")
+    })
+    .await;
     chrome.find("h1").await;
     let refused = chrome.source().await;
     assert!(refused.contains("Refused") || refused.contains("Sign in first"), "{refused}");

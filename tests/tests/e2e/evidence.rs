@@ -218,7 +218,9 @@ async fn a_kill_9_while_writing_leaves_a_log_that_verifies_or_ends_in_a_torn_tai
     });
     let pid = server.child.id().unwrap();
     let killer = async {
-        tokio::time::sleep(Duration::from_millis(600)).await;
+        // mid-write: the clients' records are flowing into the log
+        let lines = || std::fs::read(&log).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count());
+        wait::until("proposes to be writing the audit log", wait::WITHIN, async || lines() >= 12).await;
         assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
     };
     tokio::select! {

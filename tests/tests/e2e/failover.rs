@@ -118,14 +118,17 @@ impl Ha {
 
 /// Calls `tool` until it answers something other than `proposal_store_unavailable`, for at
 /// most [`BACK_WITHIN`] after `since`: the replicas serve again by themselves.
+///
+/// `wait::until_some`'s loop written out: the load's workers call it in spawned tasks, and the
+/// future of an async closure is not `Send` for every lifetime `tokio::spawn` asks about.
 async fn until_served(client: &Client, tool: &str, args: Value, since: Instant) -> CallToolResult {
     loop {
         let r = call_on(client, tool, args.clone()).await;
-        if structured(&r)["error"]["kind"] != "proposal_store_unavailable" {
+        if !unavailable(&r) {
             return r;
         }
         assert!(since.elapsed() < BACK_WITHIN, "still {:?} {:?} after the primary died", tool, r.structured_content);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(wait::EVERY).await;
     }
 }
 
@@ -226,14 +229,12 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     let r = until_served(&on_b, "fabric_confirm_change", json!({"confirm_token": token}), died).await;
     let out = structured(&r);
     assert_eq!(out["error"]["kind"], "replayed_token", "the acknowledged take survived: {out}");
-    let done = loop {
+    let what = "the retry to be served after the primary died";
+    let done = wait::until_some(what, BACK_WITHIN.saturating_sub(died.elapsed()), async || {
         let r = retry(&stateless_b, second, &state, accept()).await;
-        if !unavailable(&r) {
-            break r;
-        }
-        assert!(died.elapsed() < BACK_WITHIN, "{:?}", r.structured_content);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        (!unavailable(&r)).then_some(r)
+    })
+    .await;
     assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
     assert_eq!(connection_creates(&h.sim), 3);
 
@@ -253,13 +254,9 @@ fn call_in_background(client: &Client, tool: &str, args: Value) -> impl Future<O
     async move { peer.call_tool(params).await.unwrap() }
 }
 
-/// Polls `done` (blocking calls on the cluster) every 10 ms for up to 10 s.
+/// Waits until `done` (blocking calls on the cluster) holds.
 async fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !block_in_place(&done) {
-        assert!(Instant::now() < deadline, "waited 10 s for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until(what, wait::WITHIN, async || block_in_place(&done)).await
 }
 
 /// What one worker's proposal ended in.
@@ -331,16 +328,15 @@ async fn random_failovers_under_concurrent_confirms_never_create_twice() {
     let mut back_after = Vec::new();
     for _ in 0..FAILOVERS {
         rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // a sleep: the kill comes at a random moment of the load (seeded), not after an event
         tokio::time::sleep(Duration::from_millis(300 + (rng >> 33) % 1500)).await;
         let executed_before = creates();
         let killed = block_in_place(|| h.lock().unwrap().cluster.kill_primary());
         let died = Instant::now();
         // back: more creates than the confirms in flight at the kill (one per worker) could make,
         // so at least one take counted after it
-        while creates() <= executed_before + WORKERS as u64 {
-            assert!(died.elapsed() < BACK_WITHIN, "no confirm worked within {BACK_WITHIN:?} of the kill (seed {seed})");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let what = format!("a confirm to work after the kill (seed {seed})");
+        wait::until(&what, BACK_WITHIN, async || creates() > executed_before + WORKERS as u64).await;
         back_after.push(died.elapsed());
         block_in_place(|| {
             let mut h = h.lock().unwrap();

@@ -113,6 +113,9 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     // timeout before the create is sent: the token endpoint stalls past the timeout
     let before = connection_creates(&sim);
     let out = propose_then_confirm(&server, "f-before", async || {
+        // a sleep: the token must come due in the server, a child process whose clock only the
+        // embedded simulator moves, and this test needs the external one's faults (the cache's
+        // own refresh is tested on an injected clock in host/tests/integration/fabric_wire.rs)
         tokio::time::sleep(Duration::from_millis(2100)).await;
         sim.inject(Fault { mode: FaultMode::Stall, stall_ms: 5_000, ..fault("POST /oauth2/v1/token", 200, 1) });
     })
@@ -129,7 +132,9 @@ async fn create_faults_are_never_retried_and_unknown_outcomes_are_named() {
     assert_eq!(out["error"]["kind"], "outcome_unknown", "{out}");
     assert!(out["error"]["message"].as_str().unwrap().contains("Search for it"));
 
-    // zero duplicate creates: every real create in this test came from a distinct confirm
+    // zero duplicate creates: every real create in this test came from a distinct confirm (a
+    // sleep: it checks that no late duplicate arrives, which no event announces; past the 2 s
+    // stall of the last fault)
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let creates_seen = connection_create_requests(&sim);
     assert!(creates_seen <= 5, "{creates_seen} creates for 5 confirms");

@@ -2,6 +2,7 @@
 //! elicitation on legacy sessions, the 2026-07-28 stateless confirmation, bearer tokens and
 //! principals, the exposure rules, the body cap and graceful shutdown.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::harness::*;
@@ -136,7 +137,8 @@ async fn an_oversize_request_body_gets_413_and_nothing_else_happens() {
 #[tokio::test]
 async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
     let mut server = Launch::serve().args(&["--toolsets", "metros,mutate"]).http("127.0.0.1:0").await;
-    let client = TestClient::answering(Answer::AcceptAfter(Duration::from_millis(1500)));
+    let read = Arc::new(tokio::sync::Semaphore::new(0));
+    let client = TestClient::answering(Answer::AcceptWhen(read.clone()));
     let service = server.connect(None, client.clone(), false).await;
     let p = propose_on(&service, "draining", 1801).await;
     let confirming = {
@@ -147,17 +149,14 @@ async fn sigterm_lets_a_confirmation_in_flight_finish_and_refuses_new_calls() {
     wait_until("the confirmation prompt", async || !client.prompt_texts().is_empty()).await;
     server.terminate();
     // a call made during the drain is refused, and says so
-    let mut refused = None;
-    for _ in 0..50 {
+    let refused = wait::until_some("new calls to be refused once shutdown began", wait::WITHIN, async || {
         let r = call_on(&service, "fabric_list_metros", json!({"limit": 1})).await;
-        if is_error(&r) {
-            refused = Some(r);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let refused = refused.expect("new calls are refused once shutdown began");
+        is_error(&r).then_some(r)
+    })
+    .await;
     assert_eq!(structured(&refused)["error"]["kind"], "shutting_down");
+    // the person, still reading through the drain, now accepts
+    read.add_permits(1);
     let done = confirming.await.unwrap().expect("the confirmation in flight got its result");
     assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
     assert_eq!(creates(&server.sim, "connections").await, 1);

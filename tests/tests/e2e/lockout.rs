@@ -108,7 +108,9 @@ async fn one_principal_cannot_take_every_stream_or_connection() {
     assert!(bob_is_served(&server.url).await < Duration::from_secs(5), "Bob while Alice holds her streams");
     drop(open);
 
-    // fourteen connections each carrying a request of hers: ten at most are hers at once
+    // fourteen connections each carrying a request of hers: ten at most are hers at once (a
+    // sleep: the server releases the streams' slots as it notices them closed, which it shows
+    // nowhere; the count below allows for one still held)
     tokio::time::sleep(Duration::from_millis(300)).await;
     let session = alice.session.clone().unwrap();
     let list = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
@@ -170,6 +172,7 @@ async fn sockets_that_never_authenticate_cannot_lock_a_token_holder_out() {
                     kept.push(s);
                 }
                 i = i.wrapping_add(1);
+                // pacing: the churn opens about fifty connections a second
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             kept.len()
@@ -180,6 +183,7 @@ async fn sockets_that_never_authenticate_cannot_lock_a_token_holder_out() {
     for round in 0..4 {
         let took = bob_is_served(&server.url).await;
         assert!(took < Duration::from_secs(3), "round {round}: Bob took {took:?}");
+        // pacing: the rounds are spread across the churn, not a wait for anything
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     stop.cancel();
@@ -223,7 +227,8 @@ async fn the_metrics_listener_has_a_deadline_a_cap_and_a_host_check_and_so_do_he
     for _ in 0..40 {
         idle.push(TcpStream::connect(metrics).await.unwrap());
     }
-    // (time for the listener to take them all from its backlog, well within the deadline)
+    // (a sleep: time for the listener to take them all from its backlog, well within the
+    // deadline; a socket it has not accepted yet looks open as well)
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut open = 0;
     for s in &mut idle {
@@ -453,6 +458,7 @@ async fn reopened_as_closed(
         tokio::spawn(async move {
             while !stop.is_cancelled() {
                 let Ok(mut s) = connect_from(from, to).await else {
+                    // pacing: an attacker's retry after a refused connect
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     continue;
                 };
@@ -499,11 +505,13 @@ async fn a_token_holder_behind_the_attackers_own_address_is_served() {
     let stop = CancellationToken::new();
     let pause = Duration::from_secs(1);
     let attack = tokio::spawn(reopened_as_closed(loopback(1), to, 520, pause, stop.clone(), Duration::from_secs(15)));
+    // pacing: the flood establishes itself and starts reopening (its first pause is a second)
     tokio::time::sleep(Duration::from_millis(1500)).await;
     for round in 0..5 {
         let (status, took) = listed_on_a_new_connection(to, BOB, &session).await;
         assert_eq!(status, 200, "round {round}: Bob's request beside the idle flood");
         assert!(took < Duration::from_secs(1), "round {round}: Bob took {took:?}");
+        // pacing: the rounds are spread across the attack
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     stop.cancel();

@@ -221,6 +221,8 @@ async fn forged_misaddressed_altered_and_expired_tokens_are_refused_as_invalid_t
     // a real token past its two seconds
     let short = provider.token("short", ALL, &public).await;
     assert_eq!(post(&public, Some(&short), &initialize()).await.0, 200);
+    // a sleep: the token's `exp` is real time at the provider, and the server checks it against
+    // its own wall clock with no leeway here
     tokio::time::sleep(Duration::from_millis(3100)).await;
     let (status, _, body) = post(&public, Some(&short), &initialize()).await;
     assert_eq!(status, 401);

@@ -3,7 +3,6 @@
 //! session DELETE answered as MCP clients expect.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -43,7 +42,8 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
     assert_eq!(get(&format!("{}/other", base(&server))).await.0, 401, "and so does every other path");
 
     // a confirmation the person has not answered keeps the drain open
-    let client = server.connect(Some(TOKEN), TestClient::answering(Answer::Never), false).await;
+    let person = TestClient::answering(Answer::Never);
+    let client = server.connect(Some(TOKEN), person.clone(), false).await;
     let p = structured(
         &call_on(
             &client,
@@ -55,21 +55,15 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
     let pending = tokio::spawn(async move {
         call_on(&client, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await
     });
-    wait_until("the form is open", async || server.stderr_text().contains("tool=fabric_propose_change")).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until("the form is open", async || !person.prompt_texts().is_empty()).await;
     server.terminate();
     let url = format!("{}/readyz", base(&server));
-    let mut seen = Vec::new();
-    for _ in 0..40 {
+    let body = wait::until_some("readiness to fail once SIGTERM starts the drain", wait::WITHIN, async || {
         let (status, body) = get(&url).await;
-        seen.push(status);
-        if status == 503 {
-            assert_eq!(body, "draining\n");
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(seen.last(), Some(&503), "readiness fails once SIGTERM starts the drain: {seen:?}");
+        (status == 503).then_some(body)
+    })
+    .await;
+    assert_eq!(body, "draining\n");
     assert_eq!(get(&format!("{}/healthz", base(&server))).await.0, 200, "still alive while draining");
     pending.abort();
 }
@@ -204,19 +198,16 @@ async fn every_call_leaves_one_access_line_and_json_logs_carry_fields_without_co
 }
 
 async fn wait_for_access_lines(server: &HttpServer, n: usize) -> Vec<Value> {
-    for _ in 0..100 {
+    wait::until_some(&format!("{n} access lines"), wait::WITHIN, async || {
         let lines: Vec<Value> = server
             .stderr_text()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter(|e| e["target"] == "equinix_mcp::access")
             .collect();
-        if lines.len() >= n {
-            return lines;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("fewer than {n} access lines:\n{}", server.stderr_text());
+        (lines.len() >= n).then_some(lines)
+    })
+    .await
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost, as PEM files (key mode 600).
@@ -320,8 +311,10 @@ async fn sighup_rereads_the_token_file_and_calls_in_flight_finish() {
     // a slow read is in flight when alice's token is removed
     let r = http().post(format!("{}/_sim/latency", server.sim)).json(&json!({"ms": 1500})).send().await.unwrap();
     assert!(r.status().is_success());
+    let seen = sim_requests(&server.sim).await;
     let in_flight = tokio::spawn(async move { call_on(&alice, "fabric_list_metros", json!({})).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // admitted: the simulator counts a request when it arrives, before its latency
+    wait_until("the slow read to reach Fabric", async || sim_requests(&server.sim).await > seen).await;
     std::fs::write(&tokens, format!("bob {BOB}\n")).unwrap();
     server.hangup();
     wait_for_log(&server, "bearer tokens reloaded", 1).await;
@@ -340,4 +333,9 @@ async fn sighup_rereads_the_token_file_and_calls_in_flight_finish() {
     wait_for_log(&server, "the token file was not reloaded", 1).await;
     assert!(!is_error(&call_on(&bob, "fabric_list_metros", json!({})).await));
     assert!(!server.stderr_text().contains(BOB), "no token in the log");
+}
+
+/// How many Fabric requests the embedded simulator has seen.
+async fn sim_requests(sim_url: &str) -> usize {
+    sim_stats(sim_url).await["requests"].as_array().map_or(0, Vec::len)
 }

@@ -106,16 +106,12 @@ async fn post_form(chrome: &Chrome, action: &str, fields: &[(&str, &str)]) -> St
         HTMLFormElement.prototype.submit.call(f);
     "#;
     chrome.run_with(script, json!([action, fields])).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    wait::until("the form to be answered", Duration::from_secs(20), async || {
         // the poll may land while the navigation commits: that answer is no answer, not a failure
         let script = "return typeof window.__before === 'undefined' && document.readyState === 'complete';";
-        if chrome.try_run(script).await == Some(Value::Bool(true)) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the form was not answered within 20 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        chrome.try_run(script).await == Some(Value::Bool(true))
+    })
+    .await;
     chrome.run("return document.body.innerText;").await.as_str().unwrap().to_string()
 }
 
@@ -409,11 +405,10 @@ async fn with_a_shared_store_passkeys_live_in_redis_and_every_replica_records_a_
     assert!(ok, "{out}{err}");
     // a replica started after the revocation records it in its own log as it starts
     let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while events(&b.audit_entries(), "passkey_revoked").is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "replica b never recorded the revocation");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until("replica b to record the revocation", async || {
+        !events(&b.audit_entries(), "passkey_revoked").is_empty()
+    })
+    .await;
     // and the one that enrolled it refuses it on its next use, recording it first
     let (second, link) = proposed(&agent, "passkey-redis-2", 345).await;
     chrome.goto(&link).await;

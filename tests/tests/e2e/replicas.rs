@@ -2,8 +2,6 @@
 //! confirm on the other, the two 2026-07-28 rounds on different replicas, the confirm race,
 //! eviction across replicas and a Redis outage.
 
-use std::time::Duration;
-
 use crate::harness::redis::RedisServer;
 use crate::harness::rounds::{first_round, retry};
 use crate::harness::*;
@@ -147,18 +145,13 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     assert!(!is_error(&reads), "read-only tools do not need the store");
 
     p.redis.resume();
-    let mut recovered = None;
-    for _ in 0..50 {
+    let after = wait::until_some("propose to work again once Redis is back", wait::WITHIN, async || {
         let spec = connection_spec("after-outage", 2303);
         let r =
             call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
-        if !is_error(&r) {
-            recovered = Some(structured(&r));
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let after = recovered.expect("propose works again once Redis is back");
+        (!is_error(&r)).then(|| structured(&r))
+    })
+    .await;
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": after["confirm_token"]})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
     assert_eq!(connection_creates(&p.sim), 1);

@@ -164,7 +164,8 @@ async fn another_principal_cannot_answer_delete_or_read_a_session_that_is_not_it
 
     assert!(alice.request(reqwest::Method::DELETE).send().await.unwrap().status().is_success());
     let session = alice.session.clone().unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let refused = "refused a request on another principal's session";
+    wait_until("the refusal in the log", async || server.stderr_text().contains(refused)).await;
     let log = server.stderr_text();
     assert!(log.contains("refused a request on another principal's session"), "{log}");
     assert!(!log.contains(&session), "the session id must not be logged:\n{log}");
@@ -304,6 +305,8 @@ async fn sessions_are_capped_per_principal_and_expire_when_idle() {
     // closing one frees a place at once; idle ones expire by themselves
     assert!(alices[0].request(reqwest::Method::DELETE).send().await.unwrap().status().is_success());
     assert!(fourth.initialize().await.is_success());
+    // a sleep, not a wait: the idle timer runs in the server's own time, and any request to see
+    // whether the session expired would be traffic that keeps it alive
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let r = alices[1].post(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})).await;
     assert_eq!(r.status(), 404, "an idle session expired");

@@ -16,18 +16,13 @@ async fn cancel_confirm_when(b: &Broker, token: &str, ready: impl AsyncFn() -> b
 
 /// Replays `token` until the replay reports the first attempt's recorded outcome.
 async fn replay_once_settled(b: &Broker, token: &str) -> Value {
-    let mut replay = Value::Null;
-    for _ in 0..250 {
+    wait::until_some("a replay that reports the first attempt's outcome", wait::WITHIN, async || {
         let (err, r) = b.confirm(token).await;
         assert!(err, "a replay is refused: {r}");
         assert_eq!(r["error"]["kind"], "replayed_token");
-        replay = r;
-        if !replay["error"]["first_attempt"].is_null() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    replay
+        (!r["error"]["first_attempt"].is_null()).then_some(r)
+    })
+    .await
 }
 
 /// Whether the simulator has received a real (not dry-run) connection create.

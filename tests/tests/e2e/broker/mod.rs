@@ -2,8 +2,6 @@
 //! token rules, cancellation, eviction and unknown outcomes — through the real binary on its
 //! embedded simulator, whose create counter proves what was or was not sent.
 
-use std::time::Duration;
-
 use crate::harness::*;
 use serde_json::{Value, json};
 

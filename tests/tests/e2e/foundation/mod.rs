@@ -1,7 +1,5 @@
 //! Issue 2: the walking skeleton, end to end through the real binary.
 
-use std::time::Duration;
-
 use crate::harness::*;
 use equinix_fabric_sim::{self as fabric_sim, SimConfig};
 use serde_json::{Value, json};

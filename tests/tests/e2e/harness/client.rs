@@ -31,8 +31,9 @@ pub enum Answer {
     Never,
     /// Answers with a JSON-RPC error.
     Error,
-    /// Accepts with `confirm = true` after a pause (a person reading the form).
-    AcceptAfter(Duration),
+    /// Accepts with `confirm = true` once the test adds a permit (a person who reads the form
+    /// until the test has seen what it waits for).
+    AcceptWhen(Arc<tokio::sync::Semaphore>),
 }
 
 /// An rmcp client that may declare form elicitation and records the prompts it was shown.
@@ -162,8 +163,8 @@ impl ClientHandler for TestClient {
                 std::future::pending().await
             }
             Answer::Error => Err(ErrorData::internal_error("the client failed to show the form", None)),
-            Answer::AcceptAfter(pause) => {
-                tokio::time::sleep(pause).await;
+            Answer::AcceptWhen(read) => {
+                let _ = read.acquire().await;
                 Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "confirm": true })))
             }
         }

@@ -1,8 +1,8 @@
 //! The one end-to-end harness: spawn the real `equinix-mcp` binary ([`launch`], [`process`]),
 //! drive it with a real MCP client ([`client`]), run or reach the Fabric simulator ([`sim`]),
 //! propose from the simulator's seeded estate ([`fixtures`]), start Redis ([`redis`]) and the
-//! identity provider ([`oidc`]), and show what any of those processes printed when a test fails
-//! ([`printed`]).
+//! identity provider ([`oidc`]), show what any of those processes printed when a test fails
+//! ([`printed`]), and wait for an event with a bound ([`wait`]).
 
 pub mod browser;
 pub mod client;
@@ -15,6 +15,7 @@ pub mod redis;
 pub mod rounds;
 pub mod sentinel;
 pub mod sim;
+pub mod wait;
 pub mod webdriver;
 
 pub use browser::*;

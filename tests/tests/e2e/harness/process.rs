@@ -124,15 +124,9 @@ pub async fn run_to_exit(args: &[&str], env: &[(&str, &str)]) -> (bool, String, 
     )
 }
 
-/// Polls `ready` every 20 ms for up to 10 s; a test waiting for `what` fails instead of hanging.
+/// Waits until `ready` holds, for at most [`super::wait::WITHIN`].
 pub async fn wait_until(what: &str, ready: impl AsyncFn() -> bool) {
-    for _ in 0..500 {
-        if ready().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{what} never came");
+    super::wait::until(what, super::wait::WITHIN, async || ready().await).await
 }
 
 /// Writes a bearer-token file (mode 600) and returns its path.

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub struct RedisServer {
     child: Option<Child>,
@@ -68,14 +68,17 @@ impl RedisServer {
                 panic!("cannot start redis-server ({e}): install it (`.ci/install-redis` does, from Debian's package)")
             });
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.answers_ping() {
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
-                panic!("redis-server on port {} exited with {status} before answering PING", self.port);
-            }
-            assert!(Instant::now() < deadline, "redis-server on port {} did not answer PING", self.port);
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let port = self.port;
+        super::wait::until_blocking(
+            &format!("redis-server on port {port} to answer PING"),
+            super::wait::WITHIN,
+            || {
+                if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
+                    panic!("redis-server on port {port} exited with {status} before answering PING");
+                }
+                self.answers_ping().then_some(())
+            },
+        );
     }
 
     /// The number of keys in database 0 (`DBSIZE`).

@@ -143,11 +143,7 @@ impl Cluster {
     }
 
     fn until(&self, what: &str, limit: Duration, done: impl Fn(&Cluster) -> bool) {
-        let deadline = Instant::now() + limit;
-        while !done(self) {
-            assert!(Instant::now() < deadline, "waited {limit:?} for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::wait::until_blocking(what, limit, || done(self).then_some(()))
     }
 }
 

@@ -1,8 +1,6 @@
 //! The Fabric simulator as tests use it: one in this process (its counters readable), or the
 //! server's embedded one through its `/_sim` routes.
 
-use std::time::Duration;
-
 use equinix_fabric_sim::{self as fabric_sim, SimConfig, SimHandle};
 use serde_json::{Value, json};
 
@@ -24,15 +22,13 @@ pub fn sim_env(sim: &SimHandle) -> Vec<(String, String)> {
 
 /// The embedded simulator's base URL, read from the server's banner.
 pub async fn embedded_sim_url(server: &Server) -> String {
-    for _ in 0..100 {
+    let what = "the simulator's address in the server's banner";
+    super::wait::until_some(what, super::wait::WITHIN, async || {
         let text = server.stderr_text();
-        if let Some(at) = text.find("simulator at ") {
-            let rest = &text[at + "simulator at ".len()..];
-            return rest.split([' ', '\n']).next().unwrap().to_string();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("no simulator address in the banner:\n{}", server.stderr_text());
+        let at = text.find("simulator at ")?;
+        Some(text[at + "simulator at ".len()..].split([' ', '\n']).next().unwrap().to_string())
+    })
+    .await
 }
 
 /// Moves the embedded simulator's (and so the server's) clock forward.

@@ -45,17 +45,14 @@ impl Chrome {
         printed.collect(driver.stderr.take().unwrap());
         let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
         let base = format!("http://127.0.0.1:{port}");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
+        super::wait::until("chromedriver to be ready", Duration::from_secs(30), async || {
             let ready = http.get(format!("{base}/status")).send().await;
-            if let Ok(r) = ready
-                && r.json::<Value>().await.is_ok_and(|v| v["value"]["ready"] == true)
-            {
-                break;
+            match ready {
+                Ok(r) => r.json::<Value>().await.is_ok_and(|v| v["value"]["ready"] == true),
+                Err(_) => false,
             }
-            assert!(tokio::time::Instant::now() < deadline, "chromedriver was not ready within 30 s");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
         let profile = tempfile::tempdir().unwrap();
         let args = [
             "--headless",
@@ -173,8 +170,7 @@ impl Chrome {
 
     /// The element `css` selects, once the page shows one (within 20 s).
     pub async fn find(&self, css: &str) -> String {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
+        let found = super::wait::first(Duration::from_secs(20), async || {
             let answer: Value = self
                 .http
                 .post(format!("{}/element", self.session))
@@ -185,13 +181,12 @@ impl Chrome {
                 .json()
                 .await
                 .unwrap();
-            if let Some(id) = answer["value"][ELEMENT].as_str() {
-                return id.to_string();
-            }
-            if tokio::time::Instant::now() >= deadline {
-                panic!("no element {css:?} at {} within 20 s: {}", self.url().await, self.source().await);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            answer["value"][ELEMENT].as_str().map(str::to_string)
+        })
+        .await;
+        match found {
+            Some(id) => id,
+            None => panic!("no element {css:?} at {} within 20 s: {}", self.url().await, self.source().await),
         }
     }
 
