@@ -154,21 +154,21 @@ pub struct PageDecision {
     pub approved_with: Option<String>,
     /// The assertion of a passkey approval, whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passkey: Option<crate::passkeys::Evidence>,
+    pub passkey: Option<Evidence>,
 }
 
-impl PageDecision {
-    /// What a passkey signed to approve it: the same identity the page asked the authenticator
-    /// to sign ([`crate::approval_page::PageRecord::identity`]).
-    pub fn identity(&self) -> crate::passkeys::ApprovalIdentity<'_> {
-        crate::passkeys::ApprovalIdentity {
-            page: &self.page,
-            token: &self.token,
-            request_sha256: &self.request_sha256,
-            validation: &self.validation,
-            proposer: &self.proposer,
-        }
-    }
+/// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public
+/// key to check the signature again (`passkeys::offline`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub credential_id: String,
+    pub rp_id: String,
+    pub origin: String,
+    pub counter: u32,
+    pub user_verified: bool,
+    /// The browser's answer as received: authenticator data, client data and signature.
+    pub assertion: webauthn_rs::prelude::PublicKeyCredential,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -374,7 +374,7 @@ mod tests {
             facts: None,
         };
         use crate::passkeys::challenge::challenge;
-        assert_eq!(challenge(&decision.identity()), challenge(&record.identity()));
+        assert_eq!(challenge(&crate::passkeys::offline::identity(&decision)), challenge(&record.identity()));
     }
 
     #[test]

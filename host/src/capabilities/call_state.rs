@@ -5,14 +5,13 @@
 //! views: a create dry run's [`Validation`](crate::approval::Validation) (fabric → proposal-store), a proposal taken from the
 //! store with its binding (proposal-store → confirmation).
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 use wasmtime::StoreLimits;
 
+use super::call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGrant};
 use super::clock::ClockView;
 use super::confirmation::{Awaiting, ConfirmCtx, ConfirmView};
 use super::confirmer::{Confirmer, NobodyToAsk};
@@ -26,23 +25,6 @@ use crate::fabric_client::FabricClient;
 use crate::oauth::Scopes;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
-
-/// What every capability of one call knows of it, and none may change.
-pub struct CallFacts {
-    /// Whose proposals this call may see and create.
-    pub principal: Principal,
-    /// What the principal may do: storing a proposal needs the propose grant, asking the person
-    /// to approve a create the confirm grant, whatever the component's tools are called.
-    pub scopes: Scopes,
-    /// The tool this call runs, as the host knows it.
-    pub tool: ToolGrant,
-    pub cancel: CancellationToken,
-    /// Where to report slow steps, when the client asked to hear about them.
-    pub progress: Option<Arc<dyn StepReporter>>,
-    /// `stdio` or `http`, for the policy's context.
-    pub transport: &'static str,
-    pub clock: Clock,
-}
 
 /// Everything one component call may use. A fresh one (and a fresh Store) per call; each
 /// interface reaches it through its own view.
@@ -63,39 +45,6 @@ pub struct Ending {
     /// The policy's decisions in this call, for the call's audit record.
     pub decisions: Vec<PolicyDecision>,
     pub create_sent: bool,
-}
-
-/// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
-#[derive(Clone, Default)]
-pub struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
-
-impl CorrelationIds {
-    pub const MAX: usize = 8;
-
-    pub fn push(&self, id: &str) {
-        let mut ids = self.0.lock().unwrap();
-        if !id.is_empty() && ids.len() < Self::MAX {
-            ids.push(equinix_broker_contract::clip(id, 64));
-        }
-    }
-
-    pub fn joined(&self) -> String {
-        self.0.lock().unwrap().join(",")
-    }
-}
-
-/// Hears about a call's slow steps ("Fabric dry run in flight"); the MCP layer turns them into
-/// progress notifications. Reporting never affects the call.
-pub trait StepReporter: Send + Sync {
-    fn report(&self, message: String) -> BoxFuture<'_, ()>;
-}
-
-/// What the host lets the running tool do beyond its imports' plain rules.
-#[derive(Clone, Debug, Default)]
-pub struct ToolGrant {
-    pub name: String,
-    /// Only tools of the `mutate` toolset may ask the person to approve a create.
-    pub may_ask: bool,
 }
 
 /// What every call of one server is granted behind the imports: the backends the capabilities
@@ -233,39 +182,5 @@ impl CallState {
             decisions: self.policy.decisions.all(),
             awaiting: self.confirm.awaiting,
         }
-    }
-}
-
-/// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
-/// deadline covers the component's own work and not Fabric's latency or a person's minutes.
-pub struct GuestMeter {
-    started: Instant,
-    in_host: Duration,
-    budget: Duration,
-}
-
-impl GuestMeter {
-    pub fn new(budget: Duration) -> Self {
-        GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
-    }
-
-    pub fn guest_time(&self) -> Duration {
-        self.started.elapsed().saturating_sub(self.in_host)
-    }
-
-    pub fn over_budget(&self) -> bool {
-        self.guest_time() > self.budget
-    }
-
-    pub fn budget(&self) -> Duration {
-        self.budget
-    }
-
-    /// Awaits `f`, counting its time as host time.
-    pub async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
-        let t = Instant::now();
-        let out = f.await;
-        self.in_host += t.elapsed();
-        out
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use wasmtime::component::{Resource, ResourceTable};
 
-use super::call_state::{CallFacts, GuestMeter};
+use super::call_facts::{CallFacts, GuestMeter};
 use super::confirmer::{Confirmer, PagePending, Reached};
 use super::fabric::{FabricCtx, Sending, to_wit};
 use super::policy_check::{Judge, PolicyCtx};

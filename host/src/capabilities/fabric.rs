@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use super::call_state::{CallFacts, CorrelationIds, GuestMeter};
+use super::call_facts::{CallFacts, CorrelationIds, GuestMeter};
 use super::policy_check::{Judge, PolicyCtx};
 use crate::approval::Validation;
 use crate::bindings::fabric;

@@ -3,6 +3,7 @@
 //! per-call [`CallState`] and linked by [`add_to_linker`]. [`Confirmer`] is how a call reaches its
 //! person; the rules the confirmation keeps are [`crate::approval`]'s.
 
+mod call_facts;
 mod call_state;
 mod clock;
 pub mod confirmation;
@@ -16,9 +17,8 @@ use wasmtime::component::{HasData, Linker};
 
 pub use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
-pub use call_state::{
-    CallContext, CallFacts, CallState, CorrelationIds, Ending, Grants, GuestMeter, StepReporter, ToolGrant,
-};
+pub use call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGrant};
+pub use call_state::{CallContext, CallState, Ending, Grants};
 pub use clock::ClockView;
 pub use confirmation::{Awaiting, ConfirmView};
 pub use confirmer::{Confirmer, NobodyToAsk, PagePending, Reached};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::call_state::{CallFacts, GuestMeter};
+use super::call_facts::{CallFacts, GuestMeter};
 use super::decisions::{DecisionRecord, PolicyDecisions};
 use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
 use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, PolicyGate, UNKNOWN_METRO};

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::call_state::{CallFacts, GuestMeter};
+use super::call_facts::{CallFacts, GuestMeter};
 use crate::approval::{Binding, Redeemed, TTL_MS, Validation};
 use crate::bindings::proposal_store as wit_store;
 use crate::oauth::Scope;

@@ -9,6 +9,7 @@ pub mod reach;
 pub mod registry;
 pub mod results;
 pub mod server;
+pub mod shared;
 pub mod stateless_confirm;
 pub mod toolsets;
 

@@ -9,7 +9,7 @@ use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 
 use super::elicitation::ElicitConfirmer;
 use super::page_confirm::{PageRound, UrlElicit};
-use super::server::Shared;
+use super::shared::Shared;
 use super::stateless_confirm::{self, FirstRound, Sealed};
 use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
 use crate::capabilities::{Confirmer, NobodyToAsk};

@@ -2,51 +2,26 @@
 //! validation before the component sees anything, and one fresh component instance per call.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
-    RequestStateCodec, ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::fairness::Fairness;
 use super::reach;
-use super::registry::ToolRegistry;
 use super::results::{self, ToolError};
+pub use super::shared::Shared;
 use super::stateless_confirm;
 use crate::approval::{self, CallKey, Delivery};
-use crate::approval_page::ApprovalPage;
 use crate::audit::events::{Call, PolicyDecision};
 use crate::audit::{self, AuditLog, Record};
-use crate::capabilities::{
-    Awaiting, CallContext, CallState, CorrelationIds, Grants, PagePending, StepReporter, ToolGrant,
-};
-use crate::component::ComponentRuntime;
+use crate::capabilities::{Awaiting, CallContext, CallState, CorrelationIds, PagePending, StepReporter, ToolGrant};
 use crate::mcp::progress::Progress;
 use crate::oauth::Scopes;
 use crate::principal::Principal;
-use crate::shutdown::Lifecycle;
-
-/// Everything a call needs, shared by every session and call.
-pub struct Shared {
-    pub runtime: ComponentRuntime,
-    pub registry: ToolRegistry,
-    /// What each call's capabilities reach.
-    pub grants: Grants,
-    /// How long a blocking confirmation waits for the person.
-    pub elicit_timeout: Duration,
-    /// Seals the stateless confirmation state (`EQUINIX_MCP_STATE_KEY` or a random key).
-    pub request_state: RequestStateCodec,
-    /// Calls in flight, for a graceful shutdown.
-    pub lifecycle: Lifecycle,
-    /// Per-principal limits on calls and open confirmation forms.
-    pub fairness: Arc<Fairness>,
-    /// The approval page, when the operator configured one.
-    pub approval_page: Option<Arc<ApprovalPage>>,
-}
 
 /// The MCP server; cheap to clone.
 #[derive(Clone)]

@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde::{Deserialize, Serialize};
 use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential};
 
 use crate::approval::Once;
+pub use crate::audit::events::Evidence;
 use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
@@ -47,20 +47,6 @@ impl ApprovedWith {
             ApprovedWith::SignIn => "sign_in",
         }
     }
-}
-
-/// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public
-/// key to check the signature again.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Evidence {
-    pub credential_id: String,
-    pub rp_id: String,
-    pub origin: String,
-    pub counter: u32,
-    pub user_verified: bool,
-    /// The browser's answer as received: authenticator data, client data and signature.
-    pub assertion: PublicKeyCredential,
 }
 
 pub struct Passkeys {

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::challenge::ApprovalIdentity;
 use super::{Ceremony, Enrollment, Evidence, ceremony};
 use crate::audit::events;
 
@@ -40,8 +41,8 @@ pub struct Checked {
 
 /// Checks every passkey approval among `records` (the log's records, in order) against `export`.
 /// `Err`: the first record that fails, by its `seq`, and why. Each `page_decision` is read as the
-/// type the server wrote it through ([`events::PageDecision`]), and its challenge computed by that
-/// type's own [`events::PageDecision::identity`].
+/// type the server wrote it through ([`events::PageDecision`]), and its challenge computed from
+/// that type's members by [`identity`].
 pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Export) -> Result<Checked, String> {
     let keys: HashMap<&str, &Enrollment> = export.enrollments.iter().map(|e| (e.credential_id.as_str(), e)).collect();
     let mut counters: HashMap<String, u32> = HashMap::new();
@@ -78,6 +79,18 @@ pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Expo
     Ok(checked)
 }
 
+/// What a passkey signed to approve `decision`: the identity the page asked the authenticator to
+/// sign ([`crate::approval_page::PageRecord::identity`]), from the members the record keeps.
+pub fn identity(decision: &events::PageDecision) -> ApprovalIdentity<'_> {
+    ApprovalIdentity {
+        page: &decision.page,
+        token: &decision.token,
+        request_sha256: &decision.request_sha256,
+        validation: &decision.validation,
+        proposer: &decision.proposer,
+    }
+}
+
 /// One decision's assertion: its counter, or why it fails.
 fn check_one(
     decision: &events::PageDecision,
@@ -97,7 +110,7 @@ fn check_one(
             evidence.credential_id, enrolled.principal
         ));
     }
-    let id = decision.identity();
+    let id = identity(decision);
     let ceremony = Ceremony::new(&enrolled.origin)?;
     if ceremony.rp_id != enrolled.rp_id {
         return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, ceremony.rp_id));

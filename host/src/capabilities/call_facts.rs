@@ -1,0 +1,98 @@
+//! What every capability knows of a call, and may not change: who it acts for, its grants, its
+//! tool, its cancellation and clock ([`CallFacts`]); where its slow steps and correlation ids
+//! are reported; and the meter that keeps host time off the guest's CPU budget.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::oauth::Scopes;
+use crate::principal::Principal;
+
+/// What every capability of one call knows of it, and none may change.
+pub struct CallFacts {
+    /// Whose proposals this call may see and create.
+    pub principal: Principal,
+    /// What the principal may do: storing a proposal needs the propose grant, asking the person
+    /// to approve a create the confirm grant, whatever the component's tools are called.
+    pub scopes: Scopes,
+    /// The tool this call runs, as the host knows it.
+    pub tool: ToolGrant,
+    pub cancel: CancellationToken,
+    /// Where to report slow steps, when the client asked to hear about them.
+    pub progress: Option<Arc<dyn StepReporter>>,
+    /// `stdio` or `http`, for the policy's context.
+    pub transport: &'static str,
+    pub clock: Clock,
+}
+
+/// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
+#[derive(Clone, Default)]
+pub struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl CorrelationIds {
+    pub const MAX: usize = 8;
+
+    pub fn push(&self, id: &str) {
+        let mut ids = self.0.lock().unwrap();
+        if !id.is_empty() && ids.len() < Self::MAX {
+            ids.push(equinix_broker_contract::clip(id, 64));
+        }
+    }
+
+    pub fn joined(&self) -> String {
+        self.0.lock().unwrap().join(",")
+    }
+}
+
+/// Hears about a call's slow steps ("Fabric dry run in flight"); the MCP layer turns them into
+/// progress notifications. Reporting never affects the call.
+pub trait StepReporter: Send + Sync {
+    fn report(&self, message: String) -> BoxFuture<'_, ()>;
+}
+
+/// What the host lets the running tool do beyond its imports' plain rules.
+#[derive(Clone, Debug, Default)]
+pub struct ToolGrant {
+    pub name: String,
+    /// Only tools of the `mutate` toolset may ask the person to approve a create.
+    pub may_ask: bool,
+}
+
+/// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
+/// deadline covers the component's own work and not Fabric's latency or a person's minutes.
+pub struct GuestMeter {
+    started: Instant,
+    in_host: Duration,
+    budget: Duration,
+}
+
+impl GuestMeter {
+    pub fn new(budget: Duration) -> Self {
+        GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
+    }
+
+    pub fn guest_time(&self) -> Duration {
+        self.started.elapsed().saturating_sub(self.in_host)
+    }
+
+    pub fn over_budget(&self) -> bool {
+        self.guest_time() > self.budget
+    }
+
+    pub fn budget(&self) -> Duration {
+        self.budget
+    }
+
+    /// Awaits `f`, counting its time as host time.
+    pub async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
+        let t = Instant::now();
+        let out = f.await;
+        self.in_host += t.elapsed();
+        out
+    }
+}
