@@ -2,19 +2,23 @@
 //! Mutation Broker.
 //!
 //! Read in this order: `wit/broker.wit` (everything the component can reach; its companion crate
-//! `equinix-broker-contract` holds the names both sides spell alike) and [`bindings`] (the host's
-//! types for it), [`component`] (how the sandbox is built and limited), [`capabilities`] (what
-//! the host grants behind each import, one module per interface) over its backends
-//! [`fabric_client`] (credentials and the Fabric allow-list) and [`proposals`] (memory or Redis),
-//! [`approval_page`] (where a signed-in person approves), [`mcp`] (the MCP front), [`transports`]
-//! (stdio and HTTP), [`commands`] (the subcommands). The
-//! loopback Fabric simulator behind `--fabric-sim` is a crate of its own, `equinix-fabric-sim`,
-//! and so are the benchmarks, `equinix-mcp-bench`; this crate never links the broker natively.
+//! `equinix-broker-contract` holds the names and the one TTL both sides spell alike) and
+//! [`bindings`] (the host's types for it), [`component`] (how the sandbox is built and limited),
+//! [`capabilities`] (what the host grants behind each import, one module and one view of the call
+//! per interface) over its backends [`fabric_client`] (credentials and the Fabric allow-list) and
+//! [`proposals`] (memory or Redis, behind one trait), [`approval`] (the rules of a yes, with no
+//! I/O: who may ask, about which proposal, when an answer mints an approval, how the person is
+//! reached), [`approval_page`] (where a signed-in person approves), [`mcp`] (the MCP front),
+//! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). Each concern's flags are a
+//! settings group beside its code, which [`cli`] composes. The loopback Fabric simulator behind
+//! `--fabric-sim` is a crate of its own, `equinix-fabric-sim`, and so are the benchmarks,
+//! `equinix-mcp-bench`; this crate never links the broker natively.
 //!
-//! Layers point down only, and no module imports one that imports it: `commands` →
-//! `transports` → `mcp` → `approval_page`, `component` → `capabilities` → `fabric_client`, `proposals`,
-//! `bindings` and the leaves (`clock`, `metrics`, `audit`, `principal`, `secret`, `shutdown`);
-//! the simulator stands beside them and the client never names it.
+//! Layers point down only, and no module imports one that imports it: `commands` → `cli` →
+//! `transports` → `mcp` → `approval_page`, `component` → `passkeys`, `capabilities` →
+//! `proposals` → `approval` → `policy`, `oauth`, `bindings` → `audit`, `fabric_client`,
+//! `exact_json` and the leaves (`clock`, `metrics`, `principal`, `secret`, `shutdown`,
+//! `value_parsers`); the simulator stands beside them and the client never names it.
 
 pub mod approval;
 pub mod approval_page;
