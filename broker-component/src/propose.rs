@@ -281,7 +281,7 @@ fn next_step_for(err: &ToolError) -> String {
 }
 
 const NEXT_STEP: &str = "Show the user this proposal, then call fabric_confirm_change with the confirm_token; the \
-user approves or declines in their MCP client's prompt, not in chat.";
+user approves or declines where the server asks them (a form, or the approval page), not in chat.";
 
 fn is_dry_run_unsupported(err: &ToolError) -> bool {
     err.details

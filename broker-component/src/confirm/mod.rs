@@ -31,10 +31,11 @@ use redeem::{is_token, redeem, unknown_token};
 
 pub const NAME: &str = equinix_broker_contract::CONFIRM_TOOL;
 
-pub const DESCRIPTION: &str = "Execute a proposal once the person at the MCP client approves it in a form the server \
-shows (form elicitation, or the 2026-07-28 input-required round trip). Sends exactly the request the dry run \
-validated. The token is spent whatever happens; if declined, propose again. Without such a client nothing runs \
-(unsupported_by_client) unless the operator set EQUINIX_MCP_ALLOW_UNCONFIRMED_MUTATIONS=true.";
+pub const DESCRIPTION: &str = "Execute a proposal once a person approves it: in a form the server shows (form \
+elicitation, or the 2026-07-28 input-required round trip), or on the server's approval page (the result is then \
+approval_pending with an approval_url to show the person; call again once they decided). Sends exactly the request \
+the dry run validated. The token is spent once the person answered; if declined, propose again. The propose result's \
+next_step says which applies to this client.";
 
 static ARGS: Object =
     arguments(&[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>)").from(propose::NAME)]);

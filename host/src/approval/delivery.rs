@@ -5,19 +5,23 @@
 //! The order, first match wins:
 //!
 //! 1. the tool may not ask (not in the `mutate` toolset): nobody is asked ([`Delivery::NotAsked`]);
-//! 2. a client on the stateless protocol (2026-07-28) gets the input round trip
-//!    ([`Delivery::RoundTrip`]): a retry whose sealed state names an approval page, with a page
-//!    configured, looks for the decision there; any other retry carries the form's answer; a
-//!    first round sends the page's link when a page is configured and the client declared URL
-//!    elicitation, the form otherwise;
-//! 3. a page is configured and the client declared URL elicitation: the link through
-//!    `elicitation/create` in URL mode, and the call waits for the decision
-//!    ([`Delivery::UrlElicitation`]);
-//! 4. the client declared form elicitation: the form, and the call waits ([`Delivery::Form`]);
-//! 5. a page is configured: its link in the result, and the same call made again collects the
-//!    decision ([`Delivery::PageLink`]);
+//! 2. a retry on the stateless protocol (2026-07-28) follows its first round
+//!    ([`Delivery::RoundTrip`]): a sealed state that names an approval page, with a page
+//!    configured, looks for the decision there; any other carries the form's answer;
+//! 3. a page is configured and the client declared URL elicitation: the link through URL-mode
+//!    elicitation, and the call waits for the decision ([`Delivery::UrlElicitation`]; stateless, as a
+//!    URL-mode input request, [`Round::FirstPage`]);
+//! 4. the client declared form elicitation: the form, and the call waits ([`Delivery::Form`];
+//!    stateless, as an input request, [`Round::FirstForm`]);
+//! 5. a page is configured: its link in a plain result (`approval_pending`), and the same call
+//!    made again collects the decision ([`Delivery::PageLink`]), on either protocol;
 //! 6. the operator opted in to creates nobody confirmed ([`Delivery::OptIn`]);
 //! 7. nobody can be asked ([`Delivery::Nobody`]: `unsupported_by_client`).
+//!
+//! A client is sent only what it declared it can show: a form to a client that declared forms, a
+//! URL elicitation to one that declared URL mode, and otherwise a plain result. Where the
+//! operator's policy allows a create only on the page, [`Delivery::page_instead`] names the road
+//! to the page for a client that was to get the form.
 
 /// What the client declared in its session (or, stateless, with its request).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,6 +75,9 @@ pub enum Delivery {
     RoundTrip(Round),
     UrlElicitation,
     Form,
+    /// The page's link in the client's form, and the call waits for the decision (a form client
+    /// whose create the policy allows only on the page).
+    PageByForm,
     PageLink,
     OptIn,
     Nobody,
@@ -82,19 +89,22 @@ pub fn plan(declared: Declared, offered: Offered, tool_asks: bool, sealed: Seale
     if !tool_asks {
         return Delivery::NotAsked;
     }
-    if declared.stateless {
-        return Delivery::RoundTrip(match sealed {
-            Sealed::Page if offered.page => Round::RetryPage,
-            Sealed::Page | Sealed::Form => Round::RetryForm,
-            Sealed::FirstRound if offered.page && declared.url => Round::FirstPage,
-            Sealed::FirstRound => Round::FirstForm,
-        });
+    match sealed {
+        Sealed::Page if offered.page => return Delivery::RoundTrip(Round::RetryPage),
+        Sealed::Page | Sealed::Form => return Delivery::RoundTrip(Round::RetryForm),
+        Sealed::FirstRound => {}
     }
     if offered.page && declared.url {
-        return Delivery::UrlElicitation;
+        return match declared.stateless {
+            true => Delivery::RoundTrip(Round::FirstPage),
+            false => Delivery::UrlElicitation,
+        };
     }
     if declared.form {
-        return Delivery::Form;
+        return match declared.stateless {
+            true => Delivery::RoundTrip(Round::FirstForm),
+            false => Delivery::Form,
+        };
     }
     if offered.page {
         return Delivery::PageLink;
@@ -103,6 +113,20 @@ pub fn plan(declared: Declared, offered: Offered, tool_asks: bool, sealed: Seale
         return Delivery::OptIn;
     }
     Delivery::Nobody
+}
+
+impl Delivery {
+    /// The road to the approval page for a call that was to get the form, when the operator's
+    /// policy allows the create only there: the page's link in the client's own form (the call
+    /// waits for the decision) or, stateless, in the first round's input request. A road that
+    /// already leads to the page, or one with no form, has none.
+    pub fn page_instead(self, offered: Offered) -> Option<Delivery> {
+        match (self, offered.page) {
+            (Delivery::Form, true) => Some(Delivery::PageByForm),
+            (Delivery::RoundTrip(Round::FirstForm), true) => Some(Delivery::RoundTrip(Round::FirstPage)),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -150,18 +174,39 @@ mod tests {
     }
 
     #[test]
-    fn a_stateless_client_gets_its_round_trip() {
+    fn a_stateless_client_gets_only_what_it_declared() {
         let stateless = |declared: Declared| Declared { stateless: true, ..declared };
         let round = |declared, offered, sealed| plan(stateless(declared), offered, true, sealed);
         assert_eq!(round(FORM, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
-        assert_eq!(round(NONE, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+        assert_eq!(round(FORM, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
         assert_eq!(round(BOTH, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstPage));
-        assert_eq!(round(URL, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+        assert_eq!(round(URL, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstPage));
+        // no form for a client that declared none: the link as a plain result, or nobody
+        assert_eq!(round(NONE, PAGE, Sealed::FirstRound), Delivery::PageLink);
+        assert_eq!(round(NONE, BARE, Sealed::FirstRound), Delivery::Nobody);
+        assert_eq!(round(URL, BARE, Sealed::FirstRound), Delivery::Nobody, "URL mode alone shows no form");
+        assert_eq!(round(NONE, OPT_IN, Sealed::FirstRound), Delivery::OptIn);
         assert_eq!(round(FORM, BARE, Sealed::Form), Delivery::RoundTrip(Round::RetryForm));
         assert_eq!(round(FORM, PAGE, Sealed::Form), Delivery::RoundTrip(Round::RetryForm));
         // a retry follows where its first round sent the person, whatever it declares now
         assert_eq!(round(FORM, PAGE, Sealed::Page), Delivery::RoundTrip(Round::RetryPage));
+        assert_eq!(round(NONE, PAGE, Sealed::Page), Delivery::RoundTrip(Round::RetryPage));
         assert_eq!(round(URL, BARE, Sealed::Page), Delivery::RoundTrip(Round::RetryForm), "no page to look on");
-        assert_eq!(round(NONE, OPT_IN, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
+    }
+
+    #[test]
+    fn where_the_policy_wants_the_page_a_form_client_is_sent_there() {
+        let first_form = Delivery::RoundTrip(Round::FirstForm);
+        assert_eq!(Delivery::Form.page_instead(PAGE), Some(Delivery::PageByForm));
+        assert_eq!(first_form.page_instead(PAGE), Some(Delivery::RoundTrip(Round::FirstPage)));
+        assert_eq!(Delivery::Form.page_instead(BARE), None, "no page to send anyone to");
+        for already in [Delivery::UrlElicitation, Delivery::PageLink, Delivery::RoundTrip(Round::FirstPage)] {
+            assert_eq!(already.page_instead(PAGE), None, "{already:?} is the page already");
+        }
+        for formless in [Delivery::OptIn, Delivery::Nobody, Delivery::NotAsked] {
+            assert_eq!(formless.page_instead(PAGE), None, "{formless:?}");
+        }
+        // a retry's answer was given already: it is judged, never rerouted
+        assert_eq!(Delivery::RoundTrip(Round::RetryForm).page_instead(PAGE), None);
     }
 }

@@ -90,6 +90,9 @@ pub struct CallContext {
     /// What the principal's token grants (everything but for an OAuth principal).
     pub scopes: Scopes,
     pub confirmer: Arc<dyn Confirmer>,
+    /// Who to ask instead when the operator's policy allows the create only on the approval page
+    /// and `confirmer` would not send the person there (it answers in the same rounds).
+    pub page_instead: Option<Arc<dyn Confirmer>>,
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn StepReporter>>,
 }
@@ -97,7 +100,14 @@ pub struct CallContext {
 impl CallContext {
     /// A call by the local principal.
     pub fn new(confirmer: Arc<dyn Confirmer>, cancel: CancellationToken) -> Self {
-        CallContext { principal: Principal::local(), scopes: Scopes::ALL, confirmer, cancel, progress: None }
+        CallContext {
+            principal: Principal::local(),
+            scopes: Scopes::ALL,
+            confirmer,
+            page_instead: None,
+            cancel,
+            progress: None,
+        }
     }
 
     /// A call with nobody to ask and nothing to cancel it.
@@ -114,7 +124,12 @@ impl CallState {
             meter: GuestMeter::new(grants.guest_time),
             fabric: FabricCtx::new(grants.fabric.clone(), correlation_ids),
             store: StoreCtx::new(grants.proposals.clone()),
-            confirm: ConfirmCtx::new(call.confirmer, grants.audit.clone(), grants.unconfirmed_allowed),
+            confirm: ConfirmCtx::new(
+                call.confirmer,
+                call.page_instead,
+                grants.audit.clone(),
+                grants.unconfirmed_allowed,
+            ),
             policy: PolicyCtx::new(grants.policy.clone()),
             call: CallFacts {
                 principal: call.principal,

@@ -42,6 +42,8 @@ pub enum Awaiting {
 /// minted (the WIT resources the component holds handles to), and where they are recorded.
 pub struct ConfirmCtx {
     confirmer: Arc<dyn Confirmer>,
+    /// The road to the approval page, when the policy may allow the create only there.
+    page_instead: Option<Arc<dyn Confirmer>>,
     asked: bool,
     table: ResourceTable,
     /// Where approvals and creates are recorded before they take effect (none: nothing can be
@@ -56,9 +58,19 @@ pub struct ConfirmCtx {
 }
 
 impl ConfirmCtx {
-    pub(super) fn new(confirmer: Arc<dyn Confirmer>, audit: Option<Arc<AuditLog>>, opt_in: bool) -> Self {
+    pub(super) fn new(
+        confirmer: Arc<dyn Confirmer>,
+        page_instead: Option<Arc<dyn Confirmer>>,
+        audit: Option<Arc<AuditLog>>,
+        opt_in: bool,
+    ) -> Self {
+        debug_assert!(
+            page_instead.as_ref().is_none_or(|p| p.round() == confirmer.round()),
+            "the page's road answers in the rounds of the one it replaces"
+        );
         ConfirmCtx {
             confirmer,
+            page_instead,
             asked: false,
             table: ResourceTable::new(),
             audit,
@@ -142,10 +154,26 @@ impl ConfirmView<'_> {
             let facts = Facts::of(change_type, &body, &form.subject.request_sha256);
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
-            match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
-                Ok(permit) => permit.inspect(|p| form.note_policy(&p.said())),
-                Err(why) => return Err(format!("the operator's policy does not allow this create: {why}")),
+            let permit = match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
+                Ok(permit) => permit,
+                Err(why) => match self.confirm.page_instead.clone() {
+                    // a policy that allows this create only on the page sends the person there
+                    Some(page) => {
+                        let on_page = Approving { method: page.method(), ..Approving::default() };
+                        match self.judge().judge("approval", change_type, &facts, Some(&on_page)).await {
+                            Ok(permit) => {
+                                self.confirm.confirmer = page;
+                                permit
+                            }
+                            Err(_) => return Err(format!("the operator's policy does not allow this create: {why}")),
+                        }
+                    }
+                    None => return Err(format!("the operator's policy does not allow this create: {why}")),
+                },
             };
+            if let Some(p) = permit {
+                form.note_policy(&p.said());
+            }
             form.policy_facts = Some(Arc::new(facts));
         }
         let approval = Approval {

@@ -52,6 +52,9 @@ pub struct PagePending {
     pub url: String,
     pub subject: Subject,
     pub expires_at_ms: u64,
+    /// A 2026-07-28 round sends the link in a URL-mode input request (else written in a form:
+    /// the client declared only forms).
+    pub by_url: bool,
 }
 
 /// For calls with no person behind them (a client that shows no form and no page to send them

@@ -44,6 +44,8 @@ pub struct Banner {
     pub state_key: String,
     pub unconfirmed_allowed: bool,
     pub policy: String,
+    /// How a person approves a create, whatever the client.
+    pub confirmations: String,
 }
 
 impl Banner {
@@ -58,6 +60,7 @@ impl Banner {
             audit_log = %self.audit_log,
             confirmation_state_key = %self.state_key,
             policy = %self.policy,
+            confirmations = %self.confirmations,
             "equinix-mcp ready"
         );
         if self.unconfirmed_allowed {
@@ -116,6 +119,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
             || "none (every create a person approves is permitted)".into(),
             |p| format!("{} ({} policies, sha256 {})", p.path.display(), p.policies, p.sha256),
         ),
+        confirmations: String::new(),
     };
     let approval_page = match args.page.settings(&args.auth)? {
         Some(settings) => {
@@ -135,6 +139,8 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         }
         None => None,
     };
+    let mut banner = banner;
+    banner.confirmations = confirmations(grants.audit.is_some(), approval_page.is_some(), grants.unconfirmed_allowed);
     let fairness = Fairness::new(args.fairness.limits());
     let broker = McpServer::new(Shared {
         runtime,
@@ -147,6 +153,23 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         approval_page,
     });
     Ok(Ready { broker, policy, sim, banner })
+}
+
+/// How a person approves a create on this server, whatever the client, as the banner says it
+/// (each propose result says it again for its own client).
+fn confirmations(mutate: bool, page: bool, opt_in: bool) -> String {
+    let without = match (page, opt_in) {
+        (true, _) => "the approval page's link (approval_pending)",
+        (false, true) => "NOBODY is asked: the operator's opt-in creates without a person",
+        (false, false) => {
+            "nobody can approve (unsupported_by_client): serve the approval page (docs/approval-page.md) or use a \
+             client that shows forms"
+        }
+    };
+    match mutate {
+        false => "none: the mutate toolset is not served".into(),
+        true => format!("clients that show forms: the form; clients without: {without}"),
+    }
 }
 
 /// The chosen component, loaded under the operator's limits; with where it came from.

@@ -11,6 +11,11 @@
 //!   URL-mode input request with a sealed state naming the page; a retry before anyone decided
 //!   gets another input request, the one after the decision the result.
 //!
+//! A client that declared only forms, whose create the operator's policy allows only on the page,
+//! gets the same roads with the link written in a form instead: [`UrlElicit`] with
+//! [`LinkBy::Form`] (it waits for the decision after the person answers the form), and a 2026-07-28
+//! round's input request in form mode.
+//!
 //! Either way a decision counts only for the proposal and validation it was made about, and only
 //! once: its id is claimed in the proposal store, shared by every replica.
 
@@ -62,12 +67,47 @@ async fn claimed(
     }
 }
 
+/// How a client is given the page's link: in a URL-mode elicitation, or written in a form (a
+/// client that declared only forms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkBy {
+    Url,
+    Form,
+}
+
+/// The words that go with the link.
+fn link_message(request_sha256: &str, by: LinkBy, url: &str) -> String {
+    let open = match by {
+        LinkBy::Url => "Open the link".to_string(),
+        LinkBy::Form => format!("The operator's policy allows this create only on the approval page: open {url}"),
+    };
+    format!(
+        "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {request_sha256}). {open}, \
+         sign in, read the exact request and approve or decline it there"
+    )
+}
+
+/// The elicitation that gives the person the link to page `id`, its message ending with `then`.
+pub fn link_request(request_sha256: &str, by: LinkBy, url: String, id: String, then: &str) -> ElicitRequestParams {
+    let message = format!("{}{then}", link_message(request_sha256, by, &url));
+    match by {
+        LinkBy::Url => ElicitRequestParams::UrlElicitationParams { meta: None, message, url, elicitation_id: id },
+        LinkBy::Form => ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: super::elicitation::schema(),
+        },
+    }
+}
+
 /// For a client with no elicitation: the page opened by an earlier identical call, and its
 /// decision, looked up before the component runs (so it knows whether to take the token).
 pub struct PageRound {
     page: Arc<ApprovalPage>,
     principal: Principal,
     tool: String,
+    /// How a 2026-07-28 round's input request carries the link.
+    link_by: LinkBy,
     /// The call's page index, under which a client with no elicitation finds its page again;
     /// none for a 2026-07-28 round, whose sealed state names the page.
     call: Option<String>,
@@ -90,7 +130,8 @@ impl PageRound {
             }
             None => None,
         };
-        Ok(PageRound { page, principal: principal.clone(), tool: tool.to_string(), call: Some(call), earlier })
+        let (principal, tool) = (principal.clone(), tool.to_string());
+        Ok(PageRound { page, principal, tool, link_by: LinkBy::Url, call: Some(call), earlier })
     }
 
     /// For a 2026-07-28 round: the page the sealed state names (none in a first round), and its
@@ -100,6 +141,7 @@ impl PageRound {
         principal: &Principal,
         tool: &str,
         id: Option<&str>,
+        link_by: LinkBy,
     ) -> Result<Self, String> {
         let notes = page.notes();
         let earlier = match id {
@@ -112,7 +154,8 @@ impl PageRound {
             },
             None => None,
         };
-        Ok(PageRound { page, principal: principal.clone(), tool: tool.to_string(), call: None, earlier })
+        let (principal, tool) = (principal.clone(), tool.to_string());
+        Ok(PageRound { page, principal, tool, link_by, call: None, earlier })
     }
 
     fn decided(&self) -> Option<(&PageRecord, &Decision)> {
@@ -135,6 +178,7 @@ impl PageRound {
             url: self.page.link(&record.id),
             subject: record.subject(),
             expires_at_ms: record.expires_at_ms,
+            by_url: self.link_by == LinkBy::Url,
         }))
     }
 }
@@ -158,8 +202,9 @@ impl Confirmer for PageRound {
     }
 }
 
-/// For a client that declared URL elicitation: the link through `elicitation/create`, then the
-/// wait for the decision.
+/// For a client that declared URL elicitation (or, with [`LinkBy::Form`], one whose form must
+/// send the person to the page): the link through `elicitation/create`, then the wait for the
+/// decision.
 pub struct UrlElicit {
     pub page: Arc<ApprovalPage>,
     pub fairness: Arc<super::fairness::Fairness>,
@@ -167,6 +212,7 @@ pub struct UrlElicit {
     pub timeout: Duration,
     pub principal: Principal,
     pub tool: String,
+    pub link_by: LinkBy,
 }
 
 impl UrlElicit {
@@ -174,16 +220,12 @@ impl UrlElicit {
         let started = tokio::time::Instant::now();
         let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
-        let params = ElicitRequestParams::UrlElicitationParams {
-            meta: None,
-            message: format!(
-                "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {}). Open the link, \
-                 sign in, read the exact request and approve or decline it there.",
-                record.request_sha256
-            ),
-            url: self.page.link(&record.id),
-            elicitation_id: record.id.clone(),
+        let then = match self.link_by {
+            LinkBy::Url => ".",
+            LinkBy::Form => ". Then answer this form (confirm or not: the decision on the page is what counts).",
         };
+        let params =
+            link_request(&record.request_sha256, self.link_by, self.page.link(&record.id), record.id.clone(), then);
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         let handle =
             match self.peer.send_request_with_option(request, PeerRequestOptions::with_timeout(self.timeout)).await {
@@ -231,10 +273,14 @@ impl UrlElicit {
             }
         };
         let reached = claimed(&self.page, &record, &decision, form).await?;
-        let complete =
-            CustomNotification::new("notifications/elicitation/complete", Some(json!({"elicitationId": record.id})));
-        if let Err(e) = self.peer.send_notification(ServerNotification::CustomNotification(complete)).await {
-            tracing::info!("could not tell the client the approval is complete: {e}");
+        if self.link_by == LinkBy::Url {
+            let complete = CustomNotification::new(
+                "notifications/elicitation/complete",
+                Some(json!({"elicitationId": record.id})),
+            );
+            if let Err(e) = self.peer.send_notification(ServerNotification::CustomNotification(complete)).await {
+                tracing::info!("could not tell the client the approval is complete: {e}");
+            }
         }
         Ok(reached)
     }

@@ -8,7 +8,7 @@ use rmcp::model::InputResponses;
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 
 use super::elicitation::ElicitConfirmer;
-use super::page_confirm::{PageRound, UrlElicit};
+use super::page_confirm::{LinkBy, PageRound, UrlElicit};
 use super::shared::Shared;
 use super::stateless_confirm::{self, FirstRound, Sealed};
 use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
@@ -45,10 +45,13 @@ impl ConfirmationArgs {
 /// What the client of `context` declared it can do.
 pub fn declared(context: &RequestContext<RoleServer>) -> Declared {
     if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
-        // a 2026-07-28 client declares its capabilities with each request
-        let elicitation = context.client_capabilities().and_then(|c| c.elicitation);
-        let url = elicitation.as_ref().is_some_and(|e| e.url.is_some());
-        return Declared { stateless: true, form: elicitation.is_some() && !url, url };
+        // a 2026-07-28 client declares its capabilities with each request; an `elicitation`
+        // that names no mode means form, as for the pre-2026 handshake
+        let Some(e) = context.client_capabilities().and_then(|c| c.elicitation) else {
+            return Declared { stateless: true, form: false, url: false };
+        };
+        let form = e.form.is_some() || e.url.is_none();
+        return Declared { stateless: true, form, url: e.url.is_some() };
     }
     let modes = context.peer.supported_elicitation_modes();
     Declared {
@@ -75,6 +78,7 @@ pub fn sealed_kind(sealed: Option<&Sealed>) -> crate::approval::Sealed {
 /// Everything a confirmer may need of one call.
 pub struct Call<'a> {
     pub shared: &'a Shared,
+    pub declared: Declared,
     pub peer: &'a Peer<RoleServer>,
     pub principal: &'a Principal,
     pub tool: &'a str,
@@ -86,9 +90,11 @@ pub struct Call<'a> {
 
 /// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
 /// records live, did not answer.
-pub async fn confirmer(delivery: Delivery, call: Call<'_>) -> Result<Arc<dyn Confirmer>, String> {
+pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Confirmer>, String> {
     let shared = call.shared;
     let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
+    // a 2026-07-28 round's link goes in the mode the client declared
+    let round_link = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
     Ok(match delivery {
         Delivery::NotAsked | Delivery::OptIn | Delivery::Nobody => Arc::new(NobodyToAsk),
         Delivery::Form => Arc::new(ElicitConfirmer {
@@ -97,27 +103,67 @@ pub async fn confirmer(delivery: Delivery, call: Call<'_>) -> Result<Arc<dyn Con
             fairness: shared.fairness.clone(),
             principal: call.principal.clone(),
         }),
-        Delivery::UrlElicitation => Arc::new(UrlElicit {
+        Delivery::UrlElicitation | Delivery::PageByForm => Arc::new(UrlElicit {
             page: page(),
             fairness: shared.fairness.clone(),
             peer: call.peer.clone(),
             timeout: shared.elicit_timeout,
             principal: call.principal.clone(),
             tool: call.tool.to_string(),
+            link_by: if delivery == Delivery::PageByForm { LinkBy::Form } else { LinkBy::Url },
         }),
         Delivery::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
         Delivery::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
         Delivery::RoundTrip(Round::FirstPage) => {
-            Arc::new(PageRound::for_state(page(), call.principal, call.tool, None).await?)
+            Arc::new(PageRound::for_state(page(), call.principal, call.tool, None, round_link).await?)
         }
         Delivery::RoundTrip(Round::RetryPage) => {
             let id = call.sealed.as_ref().and_then(|s| s.page.clone());
-            Arc::new(PageRound::for_state(page(), call.principal, call.tool, id.as_deref()).await?)
+            Arc::new(PageRound::for_state(page(), call.principal, call.tool, id.as_deref(), round_link).await?)
         }
         Delivery::RoundTrip(Round::RetryForm) => {
-            let sealed = call.sealed.expect("a retry's delivery comes from its sealed state");
+            let sealed = call.sealed.clone().expect("a retry's delivery comes from its sealed state");
             let (store, clock) = (shared.grants.proposals.clone(), shared.grants.clock.clone());
             Arc::new(stateless_confirm::answer(sealed, call.responses, store, clock))
         }
+    })
+}
+
+/// The confirmer of the road to the page for a call that was to get the form, when the operator's
+/// policy allows its create only there (`Delivery::page_instead`); none when there is no such road.
+pub async fn page_instead(delivery: Delivery, call: &Call<'_>) -> Result<Option<Arc<dyn Confirmer>>, String> {
+    match delivery.page_instead(offered(call.shared)) {
+        Some(instead) => Ok(Some(confirmer(instead, call).await?)),
+        None => Ok(None),
+    }
+}
+
+/// The next step of a proposal, in the host's words: what this client's confirm will do, said
+/// before the token can be spent, never discovered after.
+pub fn next_step(delivery: Delivery) -> Option<&'static str> {
+    Some(match delivery {
+        Delivery::Form | Delivery::RoundTrip(Round::FirstForm) => {
+            "Show the user this proposal, then call fabric_confirm_change: this client shows the person a form with \
+             the exact request to approve or decline, not in chat."
+        }
+        Delivery::UrlElicitation | Delivery::RoundTrip(Round::FirstPage) => {
+            "Show the user this proposal, then call fabric_confirm_change: this client opens the approval page, where \
+             the person approves or declines the exact request."
+        }
+        Delivery::PageLink => {
+            "Show the user this proposal, then call fabric_confirm_change: it answers approval_pending with an \
+             approval_url for the person (nothing used up); once they decided on that page, call it again."
+        }
+        Delivery::OptIn => {
+            "Show the user this proposal; call fabric_confirm_change only if they want it: this client shows no form \
+             and the operator allows creates without one, so the call creates at once."
+        }
+        Delivery::Nobody => {
+            "Do not call fabric_confirm_change: this client shows no form and this server has no approval page, so \
+             it would answer unsupported_by_client and spend the token. Confirm from a client that shows forms, or ask \
+             the operator for the approval page."
+        }
+        // a propose is never a retry, and its tool may ask
+        Delivery::NotAsked | Delivery::PageByForm | Delivery::RoundTrip(_) => return None,
     })
 }

@@ -20,7 +20,7 @@ use crate::audit::events::{Call, PolicyDecision};
 use crate::audit::{self, AuditLog, Record};
 use crate::capabilities::{Awaiting, CallContext, CallState, CorrelationIds, PagePending, StepReporter, ToolGrant};
 use crate::mcp::progress::Progress;
-use crate::oauth::Scopes;
+use crate::oauth::{Scope, Scopes};
 use crate::principal::Principal;
 
 /// The MCP server; cheap to clone.
@@ -219,6 +219,19 @@ impl McpServer {
     }
 }
 
+/// A proposal's result whose next step says what this client's confirm will do, in the host's
+/// words (only the host knows the client).
+fn with_next_step(response: CallToolResponse, step: &str) -> CallToolResponse {
+    let CallToolResponse::Complete(result) = response else { return response };
+    let proposed = result.is_error != Some(true)
+        && result.structured_content.as_ref().is_some_and(|v| v.get("confirm_token").is_some());
+    let Some(mut value) = result.structured_content.clone().filter(|_| proposed) else {
+        return CallToolResponse::Complete(result);
+    };
+    value["next_step"] = json!(step);
+    results::structured(value, false).into()
+}
+
 /// A call stopped because the proposal store (where the page's records live) did not answer.
 fn store_unavailable(why: &str) -> CallToolResponse {
     ToolError::new("proposal_store_unavailable", format!("{why}; nothing was done")).result()
@@ -309,8 +322,10 @@ impl ServerHandler for McpServer {
             self.shared.registry.get(&name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET);
         let delivery =
             approval::plan(declared, reach::offered(&self.shared), tool_asks, reach::sealed_kind(sealed.as_ref()));
+        tracing::debug!(tool = %self.logged_name(&name), ?declared, ?delivery, "how the person is reached");
         let reaching = reach::Call {
             shared: &self.shared,
+            declared,
             peer: &context.peer,
             principal: &principal,
             tool: &name,
@@ -318,16 +333,29 @@ impl ServerHandler for McpServer {
             sealed,
             responses: request.input_responses.as_ref(),
         };
-        let confirmer = match reach::confirmer(delivery, reaching).await {
-            Ok(c) => c,
+        let reached = match reach::confirmer(delivery, &reaching).await {
+            Ok(c) => reach::page_instead(delivery, &reaching).await.map(|page| (c, page)),
+            Err(why) => Err(why),
+        };
+        let (confirmer, page_instead) = match reached {
+            Ok(both) => both,
             Err(why) => return Ok(store_unavailable(&why)),
         };
         let progress = context
             .meta
             .get_progress_token()
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
-        let call = CallContext { principal, scopes, confirmer, cancel: flight.cancel.clone(), progress };
-        self.run_delivered(&name, arguments, call, delivery).await
+        let call = CallContext { principal, scopes, confirmer, page_instead, cancel: flight.cancel.clone(), progress };
+        let response = self.run_delivered(&name, arguments, call, delivery).await?;
+        if self.shared.registry.scope_of(&name) != Scope::Propose {
+            return Ok(response);
+        }
+        // how this client's confirm of what was just proposed will reach a person
+        let confirm = approval::plan(declared, reach::offered(&self.shared), true, approval::Sealed::FirstRound);
+        Ok(match reach::next_step(confirm) {
+            Some(step) => with_next_step(response, step),
+            None => response,
+        })
     }
 }
 

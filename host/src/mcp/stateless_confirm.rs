@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::elicitation::{schema, status_of};
+use super::page_confirm::{LinkBy, link_request};
 use super::results::ToolError;
 use crate::approval::{AnsweredOn, CallKey, Form, Once, Subject};
 use crate::bindings::confirmation::{Delivery as Round, Status};
@@ -155,16 +156,12 @@ pub fn page_input_required(
             &SealOptions::new().associated_data(&call.sealing_data()),
         )
         .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
-    let params = ElicitRequestParams::UrlElicitationParams {
-        meta: None,
-        message: format!(
-            "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {}). Open the link, sign \
-             in, read the exact request and approve or decline it there; then retry this call.",
-            pending.subject.request_sha256
-        ),
-        url: pending.url.clone(),
-        elicitation_id: String::new(),
+    let by = if pending.by_url { LinkBy::Url } else { LinkBy::Form };
+    let then = match by {
+        LinkBy::Url => "; then retry this call.",
+        LinkBy::Form => ". Then retry this call (whatever this form says: the decision on the page is what counts).",
     };
+    let params = link_request(&pending.subject.request_sha256, by, pending.url.clone(), String::new(), then);
     let mut requests = BTreeMap::new();
     requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())

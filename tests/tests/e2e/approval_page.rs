@@ -351,19 +351,34 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     assert_eq!(decision["approver_groups"], json!(["netops"]));
     assert_eq!(decision["policy_ids"], json!(["our-metros"]), "the policies that let alice decide");
 
-    // a client with the form: above 1 Gbps nobody is asked; at 1 Gbps the form is enough
-    let form = server.connect(Some(&token), TestClient::accepting(), false).await;
+    // a client with the form: above 1 Gbps its form sends the person to the page (never a
+    // refusal that leaves no way to approve); at 1 Gbps the form is enough
+    let person = TestClient::accepting();
+    let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
     let big = call_on(&form, "fabric_propose_change", connection_at("four-eyes-2", 312, 2000)).await;
     let big_token = structured(&big)["confirm_token"].as_str().unwrap().to_string();
-    let (failed, refused) = confirm(&form, &big_token).await;
-    assert!(failed, "{refused}");
-    let text = refused.to_string();
-    assert!(text.contains("above-1-gbps-on-the-page"), "{text}");
+    let confirming = {
+        let form = form.clone();
+        tokio::spawn(async move { confirm(&form, &big_token).await.1 })
+    };
+    let prompt = wait::until_some("the form", wait::WITHIN, async || person.prompt_texts().into_iter().next()).await;
+    assert!(prompt.contains("allows this create only on the approval page"), "{prompt}");
+    let at = prompt.find("http://").expect("the form names the page");
+    let big_link: String = prompt[at..].chars().take_while(|c| !c.is_whitespace() && *c != ',').collect();
+    assert_eq!(creates(&server.sim, "connections").await, 1, "nothing is sent before the page decides");
+    let alice = Browser::default();
+    let page = alice.sign_in(&big_link, "alice").await;
+    assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
+    let done = confirming.await.unwrap();
+    assert_eq!(done["executed"], true, "{done}");
     let small = call_on(&form, "fabric_propose_change", connection_at("four-eyes-3", 313, 1000)).await;
     let small_token = structured(&small)["confirm_token"].as_str().unwrap().to_string();
     let (_, done) = confirm(&form, &small_token).await;
     assert_eq!(done["executed"], true, "{done}");
-    assert_eq!(creates(&server.sim, "connections").await, 2, "the 2 Gbps request was never sent");
+    assert_eq!(creates(&server.sim, "connections").await, 3, "the 2 Gbps request once, on the page's decision");
+    let minted = audit_events(&server.audit_entries(), "approval_minted").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(minted[1]["method"], "page", "{minted:?}");
+    assert_eq!(minted[1]["approver"], format!("{}#alice", provider.issuer));
     provider.stop().await;
 }
 

@@ -212,8 +212,8 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     // A, its create held by Fabric), and between the two rounds of a 2026-07-28 confirm.
     let proposal = propose_on(&on_b, "outcome-lost", 4004).await;
     let token = proposal["confirm_token"].as_str().unwrap().to_string();
-    let stateless_a = h.a.connect(None, TestClient::plain(), true).await;
-    let stateless_b = h.b.connect(None, TestClient::plain(), true).await;
+    let stateless_a = h.a.connect(None, TestClient::by_hand(), true).await;
+    let stateless_b = h.b.connect(None, TestClient::by_hand(), true).await;
     let two_rounds = propose_on(&stateless_a, "two-rounds", 4005).await;
     let second = two_rounds["confirm_token"].as_str().unwrap();
     let state = first_round(&stateless_a, second, two_rounds["request_sha256"].as_str().unwrap()).await;

@@ -33,7 +33,7 @@ async fn the_catalog_and_the_broker_work_over_streamable_http() {
 #[tokio::test]
 async fn a_2026_client_confirms_statelessly_over_http() {
     let server = Launch::serve().args(&["--toolsets", "metros,mutate"]).http("127.0.0.1:0").await;
-    let service = server.connect(None, TestClient::plain(), true).await;
+    let service = server.connect(None, TestClient::by_hand(), true).await;
     crate::harness::rounds::stateless_round_trips(&service, &server.sim).await;
     let _ = service.cancel().await;
 }
@@ -88,7 +88,7 @@ async fn proposals_belong_to_the_principal_of_the_token_not_to_the_session() {
         .await;
     let alice = server.connect(Some(ALICE), TestClient::accepting(), false).await;
     let bob = server.connect(Some(BOB), TestClient::accepting(), false).await;
-    let bob_2026 = server.connect(Some(BOB), TestClient::plain(), true).await;
+    let bob_2026 = server.connect(Some(BOB), TestClient::by_hand(), true).await;
     let p = propose_on(&alice, "alices", 1601).await;
     let token = p["confirm_token"].clone();
 

@@ -11,6 +11,7 @@ mod catalog;
 mod component_build;
 mod conformance;
 mod contract;
+mod delivery_matrix;
 mod evidence;
 mod failover;
 mod faults;

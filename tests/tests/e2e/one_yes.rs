@@ -55,7 +55,7 @@ async fn a_replayed_stateless_retry_creates_nothing_whatever_proposal_the_compon
     let sim = sim(SimConfig::default()).await;
     let probe = probe_component();
     let args = ["--component", probe.to_str().unwrap(), "--toolsets", PROBE_TOOLSETS];
-    let server = Launch::serve().against(&sim).args(&args).stateless().stdio().await;
+    let server = Launch::serve().against(&sim).args(&args).client(TestClient::by_hand()).stateless().stdio().await;
     let body = connection_spec("one-yes", 1001);
     let (t1, t2) = two_proposals_of(&server.client, &body).await;
     let (params, sha) = (retry_params(&[&t1, &t2], &body), form_hash(&body));
@@ -93,7 +93,7 @@ async fn an_answer_replayed_on_another_replica_creates_nothing() {
     let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
     let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
     let (on_a, on_b) =
-        (a.connect(None, TestClient::plain(), true).await, b.connect(None, TestClient::plain(), true).await);
+        (a.connect(None, TestClient::by_hand(), true).await, b.connect(None, TestClient::by_hand(), true).await);
     let body = connection_spec("one-yes-replicas", 1002);
     let (t1, t2) = two_proposals_of(&on_a, &body).await;
     let (params, sha) = (retry_params(&[&t1, &t2], &body), form_hash(&body));

@@ -69,8 +69,8 @@ async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
 #[tokio::test]
 async fn the_two_rounds_of_a_2026_confirm_may_land_on_different_replicas() {
     let p = pair(&[]).await;
-    let on_a = p.a.connect(None, TestClient::plain(), true).await;
-    let on_b = p.b.connect(None, TestClient::plain(), true).await;
+    let on_a = p.a.connect(None, TestClient::by_hand(), true).await;
+    let on_b = p.b.connect(None, TestClient::by_hand(), true).await;
     let proposal = propose_on(&on_b, "two-rounds", 2002).await;
     let token = proposal["confirm_token"].as_str().unwrap();
     let state = first_round(&on_a, token, proposal["request_sha256"].as_str().unwrap()).await;

@@ -150,7 +150,7 @@ async fn a_stateless_client_confirms_through_input_required_and_a_sealed_state()
 
 #[tokio::test]
 async fn a_2026_client_on_stdio_gets_the_same_stateless_rules() {
-    let b = stateless_broker(TestClient::plain()).await;
+    let b = stateless_broker(TestClient::by_hand()).await;
     crate::harness::rounds::stateless_round_trips(&b.server.client, &b.sim).await;
     b.server.stop().await;
 }

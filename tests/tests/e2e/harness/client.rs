@@ -78,6 +78,12 @@ impl TestClient {
         (client, receive)
     }
 
+    /// A client that declares form elicitation and leaves every 2026-07-28 round to the test,
+    /// which answers each by hand (`rounds.rs`); it never answers a form request itself.
+    pub fn by_hand() -> Self {
+        TestClient::answering(Answer::Never)
+    }
+
     pub fn answering(answer: Answer) -> Self {
         TestClient { answer: Some(answer), ..TestClient::plain() }
     }
