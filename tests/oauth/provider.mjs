@@ -184,7 +184,9 @@ server.listen(port, '127.0.0.1', () => {
 
   const provider = new Provider(issuer, {
     jwks: { keys: providerKids.map((kid) => keys.get(kid).privateJwk) },
-    scopes: SCOPES,
+    // `groups` releases the groups claim, as Okta, Dex and Authelia do: a sign-in that asks only
+    // for `openid` gets no groups
+    scopes: [...SCOPES, 'groups'],
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clients: [
       ...Object.entries(clients).map(([clientId, { scope }]) => ({
@@ -207,7 +209,7 @@ server.listen(port, '127.0.0.1', () => {
         id_token_signed_response_alg: 'ES256',
       },
     ],
-    claims: { openid: ['sub', 'groups'] },
+    claims: { openid: ['sub'], groups: ['groups'] },
     conformIdTokenClaims: false,
     async findAccount(ctx, id) {
       return { accountId: id, claims: async () => ({ sub: id, groups: GROUPS[id] ?? [] }) };

@@ -82,7 +82,11 @@ impl View<'_> {
     pub fn render(&self) -> String {
         let r = self.record;
         // the form's opening lines speak of its checkbox; the page has its own buttons
-        let start = r.form_text.find(FORM_REQUEST_PART).unwrap_or(0);
+        // (and its heading, which the page says in its own words below)
+        let start = match r.form_text.find(FORM_REQUEST_PART) {
+            Some(at) => r.form_text[at..].find('\n').map_or(at, |end| at + end + 1),
+            None => 0,
+        };
         let (host_part, component_part) = match r.form_text.find("\nFrom the component") {
             Some(at) if at >= start => (&r.form_text[start..at], r.form_text[at + 1..].trim_end()),
             _ => (&r.form_text[start..], ""),

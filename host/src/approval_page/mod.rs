@@ -56,6 +56,8 @@ pub struct PageSettings {
     pub client_secret: Option<Secret>,
     pub max_age_secs: u64,
     pub groups_claim: String,
+    /// The scopes the sign-in asks for (`--approval-scopes`).
+    pub scopes: String,
     /// The claim naming the person: `--oauth-principal-claim`.
     pub principal_claim: String,
     pub leeway_secs: u64,
@@ -171,7 +173,7 @@ impl ApprovalPage {
             principal_claim: settings.principal_claim.clone(),
             leeway_secs: settings.leeway_secs,
         };
-        let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone()).await?;
+        let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone(), settings.scopes.clone()).await?;
         let log = audit.as_ref().map(|a| a.path());
         let kept = PasskeyStore::choose(&store, settings.passkeys_file.as_deref(), log)?;
         let passkeys = Passkeys::new(kept, store.clone(), clock.clone(), audit.clone());

@@ -39,6 +39,12 @@ pub struct PageArgs {
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
     pub approval_groups_claim: String,
 
+    /// The scopes the sign-in asks for, space-separated: `openid` and those under which the
+    /// provider releases the groups claim (Okta, Dex, Authelia: `groups`; Keycloak and Entra ID
+    /// release it without one: `openid`).
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_SCOPES", default_value = "openid groups", value_name = "SCOPES")]
+    pub approval_scopes: String,
+
     /// A stdio server's approval page listens here (loopback only; port 0 picks one, and the
     /// identity provider must then accept any loopback port of the redirect URI, RFC 8252 7.3).
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", default_value = "127.0.0.1:0", value_name = "ADDR")]
@@ -86,10 +92,33 @@ impl PageArgs {
             client_secret,
             max_age_secs: self.approval_max_age_secs,
             groups_claim: self.approval_groups_claim.clone(),
+            scopes: scopes(&self.approval_scopes)?,
             principal_claim: auth.oauth_principal_claim.clone(),
             leeway_secs: auth.oauth_clock_leeway_secs,
             base_url,
             passkeys_file: self.passkeys_file.clone(),
         }))
+    }
+}
+
+/// `--approval-scopes` as the sign-in sends it: `openid` among them, each a scope token.
+fn scopes(text: &str) -> anyhow::Result<String> {
+    let scopes: Vec<&str> = text.split_whitespace().collect();
+    if !scopes.contains(&"openid") {
+        bail!("--approval-scopes {text:?} must include `openid`: the page signs people in with OpenID Connect");
+    }
+    if let Some(bad) = scopes.iter().find(|s| !s.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')) {
+        bail!("--approval-scopes: {bad:?} is no scope (printable ASCII without quotes or backslashes, RFC 6749 3.3)");
+    }
+    Ok(scopes.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_scopes_include_openid_and_are_scope_tokens() {
+        assert_eq!(super::scopes("  openid   groups ").unwrap(), "openid groups");
+        assert!(super::scopes("profile groups").unwrap_err().to_string().contains("must include `openid`"));
+        assert!(super::scopes("openid gr\"oups").is_err());
     }
 }

@@ -35,6 +35,8 @@ pub struct Started {
 pub struct RelyingParty {
     rules: IdTokenRules,
     client_secret: Option<Secret>,
+    /// What the authorization request asks for (`--approval-scopes`).
+    scopes: String,
     authorization_endpoint: Url,
     token_endpoint: Url,
     /// The issuer's keys, kept as the resource server keeps its issuer's.
@@ -47,7 +49,7 @@ fn random_text() -> String {
 
 impl RelyingParty {
     /// Reads the issuer's metadata and keys; an issuer without them stops the start.
-    pub async fn start(rules: IdTokenRules, client_secret: Option<Secret>) -> anyhow::Result<Self> {
+    pub async fn start(rules: IdTokenRules, client_secret: Option<Secret>, scopes: String) -> anyhow::Result<Self> {
         let issuer_url = discovery::check_url(&rules.issuer, "--approval-issuer")?;
         let fetcher = Fetcher::new()?;
         let metadata = fetcher
@@ -68,6 +70,7 @@ impl RelyingParty {
         Ok(RelyingParty {
             rules,
             client_secret,
+            scopes,
             authorization_endpoint,
             token_endpoint,
             keys: IssuerKeys::new(fetcher, metadata.jwks_uri, keys),
@@ -87,7 +90,7 @@ impl RelyingParty {
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.rules.client_id)
             .append_pair("redirect_uri", redirect_uri)
-            .append_pair("scope", "openid")
+            .append_pair("scope", &self.scopes)
             .append_pair("state", &state)
             .append_pair("nonce", &nonce)
             .append_pair("code_challenge", &challenge)

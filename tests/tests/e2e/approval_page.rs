@@ -383,6 +383,26 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
 }
 
 #[tokio::test]
+async fn the_groups_come_only_under_the_scope_the_provider_releases_them_with() {
+    // the fixture releases `groups` only under the `groups` scope, as Okta, Dex and Authelia do
+    let path = crate::policy::policy_file(&four_eyes_policy());
+    let provider = OidcProvider::start().await;
+    for (scopes, decides) in [("openid groups", true), ("openid", false)] {
+        let args = ["--policy", path.to_str().unwrap(), "--approval-scopes", scopes];
+        let (server, public) = serve(&provider, &args).await;
+        let token = provider.token(PROPOSER, ALL, &public).await;
+        let agent = server.connect(Some(&token), TestClient::plain(), false).await;
+        let proposed = call_on(&agent, "fabric_propose_change", connection_at("scoped", 314, 10_000)).await;
+        let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+        let link = link_of(&confirm(&agent, &confirm_token).await.1);
+        let page = Browser::default().sign_in(&link, "alice").await;
+        assert_eq!(page.body.contains("<td id=\"groups\">netops</td>"), decides, "{scopes}: {}", page.body);
+        assert_eq!(page.body.contains("You may decide"), decides, "{scopes}: {}", page.body);
+    }
+    provider.stop().await;
+}
+
+#[tokio::test]
 async fn a_2026_07_28_client_with_url_elicitation_retries_until_the_page_decided() {
     let provider = OidcProvider::start().await;
     let (server, public) = serve(&provider, &[]).await;
