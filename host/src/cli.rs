@@ -122,6 +122,53 @@ pub enum Command {
     /// The approval page's passkeys: list, revoke, export.
     #[command(subcommand)]
     Passkeys(PasskeysCommand),
+    /// The people who approve creates on this machine with a passkey (local servers, no
+    /// identity provider): add, list, remove, export.
+    #[command(subcommand)]
+    Approvers(ApproversCommand),
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum ApproversCommand {
+    /// Enroll a person with a passkey: prints a one-time link (a few minutes, one use) to a page
+    /// on this machine where the browser creates the passkey; waits until it is used.
+    Add {
+        /// Their name: as the approval page and the audit log show it, and `local:NAME` in a policy.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Where the enrollment page listens (loopback only; port 0 picks one).
+        #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// How long the link works, in seconds.
+        #[arg(long, default_value_t = 300, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=900))]
+        valid_secs: u64,
+        #[command(flatten)]
+        file: crate::approvers::ApproversArgs,
+    },
+    /// Every approver's passkeys: name, passkey id, when enrolled and last used, and whether removed.
+    List {
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        file: crate::approvers::ApproversArgs,
+    },
+    /// Remove an approver: every local server refuses their passkeys from its next approval, and
+    /// records the removal in its audit log.
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Why, for the audit logs.
+        #[arg(long, value_name = "TEXT", default_value = "removed with `equinix-mcp approvers remove`")]
+        reason: String,
+        #[command(flatten)]
+        file: crate::approvers::ApproversArgs,
+    },
+    /// Print the approvers' public keys as JSON, for `audit verify --passkeys`.
+    Export {
+        #[command(flatten)]
+        file: crate::approvers::ApproversArgs,
+    },
 }
 
 /// Where the passkeys are: the shared store, or the file a standalone server keeps.
@@ -263,6 +310,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub page: PageArgs,
+
+    #[command(flatten)]
+    pub approvers: crate::approvers::ApproversArgs,
 
     #[command(flatten)]
     pub store: crate::proposals::StoreArgs,

@@ -22,6 +22,7 @@
 
 pub mod approval;
 pub mod approval_page;
+pub mod approvers;
 pub mod audit;
 pub mod bindings;
 pub mod capabilities;

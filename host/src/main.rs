@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{audit, build_component, call, inspect, passkeys, policy, serve, tools};
+use equinix_mcp::commands::{approvers, audit, build_component, call, inspect, passkeys, policy, serve, tools};
 use equinix_mcp::component;
 
 /// EX_USAGE of sysexits.h: the command line was wrong.
@@ -63,6 +63,7 @@ fn main() -> ExitCode {
             Some(Command::Policy(command)) => Ok(policy::run(&command)),
             Some(Command::Audit(command)) => Ok(audit::run(&command)),
             Some(Command::Passkeys(command)) => passkeys::run(&command).await,
+            Some(Command::Approvers(command)) => approvers::run(&command).await,
         }
     });
     match result {

@@ -76,6 +76,8 @@ pub struct View<'a> {
     pub now_ms: u64,
     /// With a passkey enrolled: the options that ask for it (JSON), so Approve takes it.
     pub passkey_request: Option<&'a str>,
+    /// A local page's: nobody signs in, and the passkey names the approver.
+    pub local: bool,
 }
 
 impl View<'_> {
@@ -94,14 +96,21 @@ impl View<'_> {
         let left = r.expires_at_ms.saturating_sub(self.now_ms);
         let mut body = String::new();
         body.push_str("<h1>Approve one create on Equinix Fabric?</h1>");
+        let who = match self.local {
+            true => format!(
+                "<tr><td>who approves</td><td id=\"approver\">{}</td></tr>",
+                escape("an approver enrolled on this machine: their passkey names them")
+            ),
+            false => format!(
+                "<tr><td>signed in as</td><td id=\"approver\">{}</td></tr><tr><td>groups</td><td id=\"groups\">{}</td></tr>",
+                escape(&self.session.approver),
+                escape(&self.session.groups.join(", "))
+            ),
+        };
         body.push_str(&format!(
-            "<table class=\"facts\"><tr><td>signed in as</td><td id=\"approver\">{}</td></tr>\
-             <tr><td>groups</td><td id=\"groups\">{}</td></tr>\
-             <tr><td>proposed by</td><td id=\"proposer\">{}</td></tr>\
+            "<table class=\"facts\">{who}<tr><td>proposed by</td><td id=\"proposer\">{}</td></tr>\
              <tr><td>validated by Fabric</td><td>{} ago</td></tr>\
              <tr><td>time left</td><td id=\"time-left\">{}</td></tr></table>",
-            escape(&self.session.approver),
-            escape(&self.session.groups.join(", ")),
             escape(&r.proposer),
             minutes(self.now_ms.saturating_sub(r.validated_at_ms)),
             if left == 0 { "none: the proposal's 10 minutes have passed".to_string() } else { minutes(left) },
@@ -157,6 +166,24 @@ impl View<'_> {
         }
         document("Approve a change on Equinix Fabric", &body)
     }
+}
+
+/// The one-time page of `equinix-mcp approvers add`: a passkey for `name`, made in this browser.
+pub fn enroll_page(name: &str, action: &str, options: &str) -> String {
+    document(
+        "Enroll an approver",
+        &format!(
+            "<h1>Enroll {name} as an approver on this machine</h1><p>Your authenticator (PIN, fingerprint or face) \
+             makes a passkey for this machine's equinix-mcp. From then on, approving a create on a local server's \
+             approval page takes this passkey, and it signs the exact request.</p><form id=\"enroll-form\" \
+             method=\"post\" action=\"{action}\" data-passkey-create=\"{options}\"><input type=\"hidden\" \
+             name=\"credential\" value=\"\"><button id=\"enroll\" type=\"submit\">Add a passkey</button></form><p \
+             id=\"passkey-status\" class=\"refused\"></p>",
+            name = escape(name),
+            action = escape(action),
+            options = escape(options),
+        ),
+    )
 }
 
 /// How the passkeys page offers to add one.
@@ -266,6 +293,7 @@ mod tests {
             permission: &permission,
             now_ms: 1000,
             passkey_request: None,
+            local: false,
         };
         let html = view.render();
         let (head, body) = html.split_at(html.find("<body>").unwrap());

@@ -13,6 +13,7 @@
 
 pub mod html;
 pub mod id_token;
+mod local;
 pub mod record;
 pub mod routes;
 pub mod settings;
@@ -94,11 +95,16 @@ struct SignInNote {
     verifier: String,
 }
 
+/// Why a local page has no sign-in.
+pub const LOCAL_SIGNS_NOBODY_IN: &str = "this machine's approval page signs nobody in: an approver's passkey is their \
+     sign-in, enrolled in a terminal with `equinix-mcp approvers add NAME`";
+
 /// What binds a sealed sign-in to its purpose (no other sealed state of the server opens as one).
 const SIGN_IN_SEAL: &[u8] = b"equinix-mcp approval sign-in v1";
 
 pub struct ApprovalPage {
-    rp: sign_in::RelyingParty,
+    /// The team's identity provider; none: local approvers, whose passkey is their sign-in.
+    rp: Option<sign_in::RelyingParty>,
     /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
     codec: RequestStateCodec,
     settings: PageSettings,
@@ -179,7 +185,7 @@ impl ApprovalPage {
         let passkeys = Passkeys::new(kept, store.clone(), clock.clone(), audit.clone());
         let page = Arc::new(ApprovalPage {
             passkeys,
-            rp,
+            rp: Some(rp),
             codec,
             settings,
             base: OnceLock::new(),
@@ -201,6 +207,87 @@ impl ApprovalPage {
             }
         });
         Ok(page)
+    }
+
+    /// The page of a server that serves one local user and no identity provider: local approvers
+    /// (people enrolled on this machine with `equinix-mcp approvers add`, in `approvers_file`)
+    /// approve with their passkey, which is their sign-in. Its base is `http://localhost:PORT`,
+    /// set once the server listens.
+    pub fn start_local(
+        approvers_file: std::path::PathBuf,
+        store: Arc<ProposalStore>,
+        clock: Clock,
+        audit: Option<Arc<AuditLog>>,
+        policy: Arc<dyn OperatorPolicy>,
+        transport: &'static str,
+        codec: RequestStateCodec,
+    ) -> Arc<Self> {
+        let passkeys =
+            Passkeys::new(PasskeyStore::File(approvers_file.clone()), store.clone(), clock.clone(), audit.clone());
+        let settings = PageSettings {
+            issuer: String::new(),
+            client_id: String::new(),
+            client_secret: None,
+            max_age_secs: 300,
+            groups_claim: String::new(),
+            scopes: String::new(),
+            principal_claim: String::new(),
+            leeway_secs: 0,
+            base_url: None,
+            passkeys_file: Some(approvers_file),
+        };
+        let page = Arc::new(ApprovalPage {
+            passkeys,
+            rp: None,
+            codec,
+            settings,
+            base: OnceLock::new(),
+            store,
+            clock,
+            audit,
+            policy,
+            transport,
+            decided: tokio::sync::Notify::new(),
+        });
+        // enrollments and removals made while this server was down reach its audit log now
+        let sweeping = page.clone();
+        tokio::spawn(async move {
+            if let Err(why) = sweeping.passkeys.all().await {
+                tracing::warn!("the local approvers could not be read at start: {why}");
+            }
+        });
+        page
+    }
+
+    /// Whether this page's approvers are people enrolled on this machine (no identity provider).
+    pub fn is_local(&self) -> bool {
+        self.rp.is_none()
+    }
+
+    /// Whether someone may approve on the page now: with an identity provider, always; with local
+    /// approvers, once one is enrolled (read at each call: an enrollment or removal holds at once).
+    pub async fn offers(&self) -> bool {
+        if !self.is_local() {
+            return true;
+        }
+        self.base.get().is_some() && crate::approvers::enrolled(&self.passkeys.store).await.is_ok_and(|a| !a.is_empty())
+    }
+
+    /// How many approvers are enrolled on this machine now (0 for a team's page, or unreadable).
+    pub async fn offers_enrolled(&self) -> usize {
+        match self.is_local() {
+            true => crate::approvers::enrolled(&self.passkeys.store)
+                .await
+                .map_or(0, |a| a.iter().map(|e| &e.principal).collect::<std::collections::BTreeSet<_>>().len()),
+            false => 0,
+        }
+    }
+
+    /// The one `Host` a local page answers (`localhost:PORT`, the name its passkeys are bound
+    /// to); none for a team's page (the server's own Host check applies) or before it listens.
+    pub fn local_host(&self) -> Option<String> {
+        let base = self.base.get().filter(|_| self.is_local())?;
+        Some(format!("{}:{}", base.host_str()?, base.port_or_known_default()?))
     }
 
     /// Where browsers reach this server (`http(s)://HOST:PORT`, no path); set once.
@@ -250,7 +337,7 @@ impl ApprovalPage {
     }
 
     pub fn issuer(&self) -> &str {
-        self.rp.issuer()
+        self.rp.as_ref().map_or("", |rp| rp.issuer())
     }
 
     pub fn notes(&self) -> record::Notes<'_> {
@@ -260,7 +347,8 @@ impl ApprovalPage {
     /// Begins a sign-in for page `page`: the browser's cookie value (the sealed sign-in) and the
     /// provider's URL.
     pub fn begin_sign_in(&self, page: &str) -> Result<(String, Url), String> {
-        let started = self.rp.begin(&self.redirect_uri());
+        let rp = self.rp.as_ref().ok_or(LOCAL_SIGNS_NOBODY_IN)?;
+        let started = rp.begin(&self.redirect_uri());
         let note = SignInNote {
             page: page.to_string(),
             state: started.state,
@@ -288,7 +376,8 @@ impl ApprovalPage {
         if !self.store.claim(Once::PageSignIn(state), now).await.map_err(|e| e.to_string())? {
             return Err("this sign-in was already used; open the approval link again".into());
         }
-        let signed = self.rp.finish(code, &self.redirect_uri(), &note.verifier, &note.nonce).await?;
+        let rp = self.rp.as_ref().ok_or(LOCAL_SIGNS_NOBODY_IN)?;
+        let signed = rp.finish(code, &self.redirect_uri(), &note.verifier, &note.nonce).await?;
         let session = Session {
             approver: Principal::subject(self.issuer(), &signed.subject).as_str().to_string(),
             subject: signed.subject,
@@ -319,7 +408,14 @@ impl ApprovalPage {
     /// the proposer (see [`permission`]).
     pub fn permission(&self, session: &Session, record: &PageRecord, with: ApprovedWith) -> Permission {
         let Some(loaded) = self.policy.current() else {
-            return permission(session, record);
+            return match self.is_local() {
+                // without a policy, any approver enrolled on this machine decides its local requests
+                true => Permission::Permitted(
+                    format!("{} is an approver enrolled on this machine", session.subject),
+                    vec![],
+                ),
+                false => permission(session, record),
+            };
         };
         let Some(facts) = &record.facts else {
             return Permission::Refused(

@@ -23,11 +23,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::html::{self, View};
+use super::local;
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::passkeys::{ApprovedWith, Evidence};
 
 /// The largest decision body read (an assertion, URL-encoded, is most of it).
-const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
+pub(super) const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; \
                    frame-ancestors 'none'; base-uri 'none'";
@@ -42,10 +43,28 @@ pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
         .route("/approve/{id}", get(show).post(decide))
         .route("/approve/{id}/sign-in", get(sign_in))
         .layer(axum::middleware::from_fn(harden))
+        .layer(axum::middleware::from_fn_with_state(page.clone(), local_host_only))
         .with_state(page)
 }
 
-async fn harden(request: Request, next: Next) -> Response {
+/// A local page answers only at `localhost:PORT`: its passkeys are bound to that name, and a page
+/// loaded under any other name (a rebinding one, or a bare IP) is no page of this server.
+async fn local_host_only(State(page): State<Arc<ApprovalPage>>, request: Request, next: Next) -> Response {
+    let Some(want) = page.local_host() else { return next.run(request).await };
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let named = match (hosts.next().map(|h| h.to_str()), hosts.next()) {
+        (Some(Ok(host)), None) => host.eq_ignore_ascii_case(&want),
+        _ => false,
+    };
+    if named {
+        return next.run(request).await;
+    }
+    tracing::warn!(path = %request.uri().path(), "approval page: refused a request not addressed to {want}");
+    let text = format!("this approval page answers only at http://{want} (the name its passkeys are bound to)\n");
+    (StatusCode::MISDIRECTED_REQUEST, text).into_response()
+}
+
+pub(crate) async fn harden(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
@@ -56,15 +75,15 @@ async fn harden(request: Request, next: Next) -> Response {
     response
 }
 
-fn page_response(status: StatusCode, body: String) -> Response {
+pub(crate) fn page_response(status: StatusCode, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
-fn message(status: StatusCode, title: &str, text: &str) -> Response {
+pub(super) fn message(status: StatusCode, title: &str, text: &str) -> Response {
     page_response(status, html::message(title, text))
 }
 
-fn see_other(location: &str) -> Response {
+pub(super) fn see_other(location: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_string())]).into_response()
 }
 
@@ -92,11 +111,11 @@ fn cookie(page: &ApprovalPage, headers: &HeaderMap, which: &str) -> Option<Strin
         .map(|(_, v)| v.to_string())
 }
 
-async fn css() -> Response {
+pub(crate) async fn css() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], html::CSS).into_response()
 }
 
-async fn script() -> Response {
+pub(crate) async fn script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], html::SCRIPT).into_response()
 }
 
@@ -114,6 +133,9 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
+    if page.is_local() {
+        return local::show(&page, &record).await;
+    }
     let Some((session, _)) = signed_in(&page, &headers).await else {
         return page_response(StatusCode::OK, html::signed_out(&record.id));
     };
@@ -141,6 +163,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         permission: &permission,
         now_ms: notes.now_ms,
         passkey_request: passkey_request.as_deref(),
+        local: false,
     };
     page_response(StatusCode::OK, view.render())
 }
@@ -160,7 +183,7 @@ fn with_passkey_hint(page: &ApprovalPage, session: &Session, record: &PageRecord
     }
 }
 
-fn unknown() -> Response {
+pub(super) fn unknown() -> Response {
     message(
         StatusCode::NOT_FOUND,
         "No such approval",
@@ -168,7 +191,7 @@ fn unknown() -> Response {
     )
 }
 
-fn unavailable(why: &str) -> Response {
+pub(super) fn unavailable(why: &str) -> Response {
     tracing::warn!("approval page: {why}");
     message(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -178,6 +201,9 @@ fn unavailable(why: &str) -> Response {
 }
 
 async fn sign_in(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>) -> Response {
+    if page.is_local() {
+        return local::no_sign_in();
+    }
     match page.notes().record(&id).await {
         Ok(Some(_)) => {}
         Ok(None) => return unknown(),
@@ -202,6 +228,9 @@ struct Callback {
 }
 
 async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    if page.is_local() {
+        return local::no_sign_in();
+    }
     let mut callback = Callback::default();
     for (k, v) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match k.as_ref() {
@@ -241,11 +270,16 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
 /// null` on the page's own form, so `null` is accepted beside it. A browser without fetch
 /// metadata must send the page's own `Origin`. A request with neither (no browser) still needs the
 /// session and its anti-CSRF token.
-fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
+pub(super) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
+    from_origin(&page.origin(), headers)
+}
+
+/// [`same_origin`] for a page at `origin` (the enrollment page of `approvers add` too).
+pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> bool {
     let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
     match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
-        (Some(site), origin) => site == "same-origin" && origin.is_none_or(|o| o == "null" || o == page.origin()),
-        (None, Some(origin)) => origin == page.origin(),
+        (Some(site), sent) => site == "same-origin" && sent.is_none_or(|o| o == "null" || o == origin),
+        (None, Some(sent)) => sent == origin,
         (None, None) => true,
     }
 }
@@ -300,6 +334,9 @@ async fn posted(page: &ApprovalPage, request: Request, what: &str) -> Result<Pos
 }
 
 async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, request: Request) -> Response {
+    if page.is_local() {
+        return local::decide(&page, &id, request).await;
+    }
     let posted = match posted(&page, request, "a decision").await {
         Ok(p) => p,
         Err(refused) => return refused,
@@ -378,6 +415,9 @@ async fn passkey_answer(
 }
 
 async fn passkeys_sign_in(State(page): State<Arc<ApprovalPage>>) -> Response {
+    if page.is_local() {
+        return local::no_sign_in();
+    }
     match page.begin_sign_in(super::PASSKEYS_PAGE) {
         Ok((sealed, url)) => {
             let mut response = see_other(url.as_str());
@@ -390,6 +430,9 @@ async fn passkeys_sign_in(State(page): State<Arc<ApprovalPage>>) -> Response {
 
 /// A person's passkeys, and the way to add one.
 async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap) -> Response {
+    if page.is_local() {
+        return local::no_sign_in();
+    }
     let Some((session, key)) = signed_in(&page, &headers).await else {
         return page_response(StatusCode::OK, html::passkeys_signed_out());
     };
@@ -412,6 +455,9 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
 
 /// Adding a passkey: the browser's answer to the options the page gave.
 async fn enroll(State(page): State<Arc<ApprovalPage>>, request: Request) -> Response {
+    if page.is_local() {
+        return local::no_sign_in();
+    }
     let posted = match posted(&page, request, "a passkey").await {
         Ok(p) => p,
         Err(refused) => return refused,

@@ -45,10 +45,12 @@ pub struct PageArgs {
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_SCOPES", default_value = "openid groups", value_name = "SCOPES")]
     pub approval_scopes: String,
 
-    /// A stdio server's approval page listens here (loopback only; port 0 picks one, and the
-    /// identity provider must then accept any loopback port of the redirect URI, RFC 8252 7.3).
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", default_value = "127.0.0.1:0", value_name = "ADDR")]
-    pub approval_listen: std::net::SocketAddr,
+    /// A stdio server's approval page listens here, on loopback only. With an identity provider
+    /// the default is 127.0.0.1:0 (a free port: the provider must then accept any loopback port
+    /// of the redirect URI, RFC 8252 7.3); for local approvers it is 127.0.0.1:8932, and when
+    /// that is taken (another server) the page takes a free port and its links carry it.
+    #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", value_name = "ADDR")]
+    pub approval_listen: Option<std::net::SocketAddr>,
 
     /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
     /// --public-url's origin, or the address the server listens on.

@@ -1,5 +1,6 @@
 //! The subcommands of `equinix-mcp`, each built from the layers below.
 
+pub mod approvers;
 pub mod audit;
 pub mod build_component;
 pub mod call;

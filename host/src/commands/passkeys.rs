@@ -19,12 +19,12 @@ async fn open(at: &PasskeysAt) -> anyhow::Result<PasskeyStore> {
     PasskeyStore::choose(&proposals, at.passkeys_file.as_deref(), at.audit_log.as_deref())
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Who runs the command, for the audit record of a revocation.
-fn operator() -> String {
+pub(crate) fn operator() -> String {
     let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_default();
     let uid = rustix::process::getuid().as_raw();
     if user.is_empty() { format!("uid {uid} (command line)") } else { format!("{user} (uid {uid}, command line)") }

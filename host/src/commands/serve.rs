@@ -137,10 +137,16 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
             .context("the approval page")?;
             Some(page)
         }
+        None if grants.audit.is_some() && serves_one_local_user(args) => local_page(args, &grants, &request_state),
         None => None,
     };
     let mut banner = banner;
-    banner.confirmations = confirmations(grants.audit.is_some(), approval_page.is_some(), grants.unconfirmed_allowed);
+    let page = match &approval_page {
+        None => PageKind::None,
+        Some(p) if p.is_local() => PageKind::Local { enrolled: p.offers_enrolled().await },
+        Some(_) => PageKind::Team,
+    };
+    banner.confirmations = confirmations(grants.audit.is_some(), page, grants.unconfirmed_allowed);
     let fairness = Fairness::new(args.fairness.limits());
     let broker = McpServer::new(Shared {
         runtime,
@@ -155,16 +161,66 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     Ok(Ready { broker, policy, sim, banner })
 }
 
+/// Whether this server serves one person at this machine: stdio, or HTTP on loopback without an
+/// identity provider (whose page would be the team's).
+fn serves_one_local_user(args: &ServeArgs) -> bool {
+    match args.transport {
+        Transport::Stdio => true,
+        Transport::Http => args.http.listen.ip().is_loopback() && args.auth.oauth_issuer.is_none(),
+    }
+}
+
+/// The page of local approvers; none (with a warning) when no approvers file is known, which
+/// leaves every tool served.
+fn local_page(args: &ServeArgs, grants: &Grants, codec: &RequestStateCodec) -> Option<Arc<ApprovalPage>> {
+    let file = match args.approvers.file() {
+        Ok(f) => f,
+        Err(why) => {
+            tracing::warn!("no approval page for local approvers: {why:#}");
+            return None;
+        }
+    };
+    Some(ApprovalPage::start_local(
+        file,
+        grants.proposals.clone(),
+        grants.clock.clone(),
+        grants.audit.clone(),
+        grants.policy.clone(),
+        grants.transport,
+        codec.clone(),
+    ))
+}
+
+/// Which approval page a server has, for the banner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PageKind {
+    None,
+    /// A team's, behind its identity provider.
+    Team,
+    /// Local approvers', with this many enrolled at start.
+    Local {
+        enrolled: usize,
+    },
+}
+
 /// How a person approves a create on this server, whatever the client, as the banner says it
 /// (each propose result says it again for its own client).
-fn confirmations(mutate: bool, page: bool, opt_in: bool) -> String {
+fn confirmations(mutate: bool, page: PageKind, opt_in: bool) -> String {
     let without = match (page, opt_in) {
-        (true, _) => "the approval page's link (approval_pending)",
-        (false, true) => "NOBODY is asked: the operator's opt-in creates without a person",
-        (false, false) => {
-            "nobody can approve (unsupported_by_client): serve the approval page (docs/approval-page.md) or use a \
-             client that shows forms"
+        (PageKind::Team, _) => "the approval page's link (approval_pending)".to_string(),
+        (PageKind::Local { enrolled: n @ 1.. }, _) => format!(
+            "the approval page's link (approval_pending), where one of the {n} approver(s) enrolled on this machine \
+             approves with their passkey"
+        ),
+        (PageKind::Local { enrolled: 0 }, _) if !opt_in => {
+            "nobody can approve until an approver is enrolled on this machine: run `equinix-mcp approvers add NAME` \
+             (then the approval page's link, approval_pending)"
+                .to_string()
         }
+        (_, true) => "NOBODY is asked: the operator's opt-in creates without a person".to_string(),
+        (_, false) => "nobody can approve (unsupported_by_client): serve the approval page (docs/approval-page.md) \
+                       or use a client that shows forms"
+            .to_string(),
     };
     match mutate {
         false => "none: the mutate toolset is not served".into(),
@@ -414,14 +470,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         // a stdio server serves its approval page on a loopback listener of its own
         let hosts = crate::transports::http::accepted_hosts(&args.http.allowed_hosts);
         let deadline = args.http.header_read_timeout();
-        crate::transports::approval_listener::serve(
-            page.clone(),
-            args.page.approval_listen,
-            hosts,
-            deadline,
-            page_stop,
-        )
-        .await?;
+        let listen = args.page.approval_listen;
+        let served =
+            crate::transports::approval_listener::serve(page.clone(), listen, hosts, deadline, page_stop).await;
+        match served {
+            Ok(_) => {}
+            // the tools go on without the page of local approvers: creates wait until it is back
+            Err(why) if page.is_local() => tracing::error!("no approval page for local approvers: {why:#}"),
+            Err(why) => return Err(why),
+        }
     }
     let served = match http {
         None => crate::transports::stdio::serve(&ready.broker, shutdown_grace).await,

@@ -61,9 +61,14 @@ pub fn declared(context: &RequestContext<RoleServer>) -> Declared {
     }
 }
 
-/// What the server offers every call.
-pub fn offered(shared: &Shared) -> Offered {
-    Offered { page: shared.approval_page.is_some(), opt_in: shared.grants.unconfirmed_allowed }
+/// What the server offers a call now: a page of local approvers only once one is enrolled (read
+/// at each call, so an enrollment or a removal holds at once).
+pub async fn offered(shared: &Shared) -> Offered {
+    let page = match &shared.approval_page {
+        Some(page) => page.offers().await,
+        None => false,
+    };
+    Offered { page, opt_in: shared.grants.unconfirmed_allowed }
 }
 
 /// What a retry's sealed state says of its first round, for the plan.
@@ -132,15 +137,25 @@ pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Co
 /// The confirmer of the road to the page for a call that was to get the form, when the operator's
 /// policy allows its create only there (`Delivery::page_instead`); none when there is no such road.
 pub async fn page_instead(delivery: Delivery, call: &Call<'_>) -> Result<Option<Arc<dyn Confirmer>>, String> {
-    match delivery.page_instead(offered(call.shared)) {
+    match delivery.page_instead(offered(call.shared).await) {
         Some(instead) => Ok(Some(confirmer(instead, call).await?)),
         None => Ok(None),
     }
 }
 
 /// The next step of a proposal, in the host's words: what this client's confirm will do, said
-/// before the token can be spent, never discovered after.
-pub fn next_step(delivery: Delivery) -> Option<&'static str> {
+/// before the token can be spent, never discovered after. A server whose page waits for its first
+/// local approver names the one command that opens it.
+pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<&'static str> {
+    let local_page = shared.approval_page.as_ref().is_some_and(|p| p.is_local());
+    if delivery == Delivery::Nobody && local_page {
+        return Some(
+            "Do not call fabric_confirm_change yet: this client shows no form and nobody is enrolled to approve on \
+             this machine, so it would answer unsupported_by_client and spend the token. Ask the user to run \
+             `equinix-mcp approvers add NAME` in a terminal (once: it enrolls their passkey), then call \
+             fabric_confirm_change: it answers approval_pending with the link where they approve.",
+        );
+    }
     Some(match delivery {
         Delivery::Form | Delivery::RoundTrip(Round::FirstForm) => {
             "Show the user this proposal, then call fabric_confirm_change: this client shows the person a form with \

@@ -320,8 +320,13 @@ impl ServerHandler for McpServer {
         };
         let tool_asks =
             self.shared.registry.get(&name).is_some_and(|t| t.decl.toolset == equinix_broker_contract::MUTATE_TOOLSET);
-        let delivery =
-            approval::plan(declared, reach::offered(&self.shared), tool_asks, reach::sealed_kind(sealed.as_ref()));
+        let is_propose = self.shared.registry.scope_of(&name) == Scope::Propose;
+        let offered = match tool_asks || is_propose {
+            true => reach::offered(&self.shared).await,
+            // a tool that asks nobody is never sent anywhere
+            false => approval::Offered::default(),
+        };
+        let delivery = approval::plan(declared, offered, tool_asks, reach::sealed_kind(sealed.as_ref()));
         tracing::debug!(tool = %self.logged_name(&name), ?declared, ?delivery, "how the person is reached");
         let reaching = reach::Call {
             shared: &self.shared,
@@ -347,12 +352,12 @@ impl ServerHandler for McpServer {
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, scopes, confirmer, page_instead, cancel: flight.cancel.clone(), progress };
         let response = self.run_delivered(&name, arguments, call, delivery).await?;
-        if self.shared.registry.scope_of(&name) != Scope::Propose {
+        if !is_propose {
             return Ok(response);
         }
         // how this client's confirm of what was just proposed will reach a person
-        let confirm = approval::plan(declared, reach::offered(&self.shared), true, approval::Sealed::FirstRound);
-        Ok(match reach::next_step(confirm) {
+        let confirm = approval::plan(declared, offered, true, approval::Sealed::FirstRound);
+        Ok(match reach::next_step(confirm, &self.shared) {
             Some(step) => with_next_step(response, step),
             None => response,
         })

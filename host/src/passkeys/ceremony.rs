@@ -24,6 +24,9 @@ use webauthn_rs::{Webauthn, WebauthnBuilder};
 
 use super::challenge::{ApprovalIdentity, challenge};
 
+/// The one host name whose ports all belong to this machine.
+pub const LOCALHOST: &str = "localhost";
+
 /// How long the browser gives the person to use their authenticator.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -45,10 +48,23 @@ impl Ceremony {
                  there); give --approval-url with a name (http://localhost:PORT on this machine)"
             ));
         };
+        // on this machine a page may take whichever port is free (a second server takes another),
+        // and `localhost` names no one else: a passkey made there answers on any of its ports
+        let any_port = host == LOCALHOST;
         let webauthn = WebauthnBuilder::new(host, &url)
-            .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).build())
+            .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).allow_any_port(any_port).build())
             .map_err(|e| format!("the WebAuthn relying party for {origin}: {e}"))?;
         Ok(Ceremony { webauthn, rp_id: host.to_string(), origin: url.origin().ascii_serialization() })
+    }
+
+    /// Whether a passkey enrolled for the page at `origin` answers here: the same relying party,
+    /// and the same origin but on `localhost`, where any port is this machine's.
+    pub fn admits(&self, origin: &str) -> bool {
+        match Url::parse(origin) {
+            Ok(url) if self.rp_id == LOCALHOST => url.domain() == Some(LOCALHOST) && url.scheme() == "http",
+            Ok(url) => url.origin().ascii_serialization() == self.origin,
+            Err(_) => false,
+        }
     }
 
     /// The options for `navigator.credentials.create()` and the state to keep until the answer.

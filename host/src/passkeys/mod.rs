@@ -20,7 +20,7 @@ pub use crate::audit::events::Evidence;
 use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
-pub use ceremony::Ceremony;
+pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
 pub use store::{Enrollment, PasskeyStore, Revocation};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
@@ -80,12 +80,28 @@ impl Passkeys {
         Ok(self.all().await?.into_iter().filter(|e| e.principal == principal && e.revoked.is_none()).collect())
     }
 
-    /// Writes `passkey_revoked` for each revocation this server's log has not recorded yet, then
-    /// marks it recorded (a crash between the two records it twice, never not at all).
+    /// Writes `passkey_enrolled` for each local approver's enrollment (made by a command, not by
+    /// this server) and `passkey_revoked` for each revocation this server's log has not recorded
+    /// yet, then marks it recorded (a crash between the two records it twice, never not at all).
     pub async fn record_revocations(&self, all: &[Enrollment]) {
         let Some(log) = self.audit.clone() else { return };
         let chain = log.synced_head().0;
         for e in all {
+            let local = e.principal.starts_with(crate::approvers::PREFIX);
+            if local && !e.enrollment_audited_by.contains(&chain) {
+                let public_key = serde_json::to_value(e.passkey.get_public_key()).unwrap_or_default();
+                let entry = Event::PasskeyEnrolled(events::PasskeyEnrolled {
+                    credential_id: e.credential_id.clone(),
+                    principal: e.principal.clone(),
+                    rp_id: e.rp_id.clone(),
+                    origin: e.origin.clone(),
+                    algorithm: format!("{:?}", e.passkey.cred_algorithm()),
+                    public_key,
+                    peer: "equinix-mcp approvers add (this machine)".into(),
+                })
+                .at(self.clock.now_ms());
+                self.record_then_mark(&log, entry, &e.credential_id, &chain, |e| &mut e.enrollment_audited_by).await;
+            }
             let Some(revoked) = &e.revoked else { continue };
             if e.revocation_audited_by.contains(&chain) {
                 continue;
@@ -98,23 +114,37 @@ impl Passkeys {
                 reason: revoked.reason.clone(),
             })
             .at(self.clock.now_ms());
-            if let Err(why) = AuditLog::record(log.clone(), entry).await {
-                tracing::error!("a passkey revocation is not in the audit log: {why}");
-                continue;
-            }
-            let mark = chain.clone();
-            if let Err(why) = self
-                .store
-                .update(&e.credential_id, move |e| {
-                    if !e.revocation_audited_by.contains(&mark) {
-                        e.revocation_audited_by.push(mark.clone());
-                    }
-                    Ok(())
-                })
-                .await
-            {
-                tracing::warn!("a recorded revocation is not marked recorded: {why}");
-            }
+            self.record_then_mark(&log, entry, &e.credential_id, &chain, |e| &mut e.revocation_audited_by).await;
+        }
+    }
+
+    /// Records `entry`, then marks the enrollment `credential_id` as recorded by `chain` in the
+    /// list `marks` picks.
+    async fn record_then_mark(
+        &self,
+        log: &Arc<AuditLog>,
+        entry: crate::audit::Record,
+        credential_id: &str,
+        chain: &str,
+        marks: fn(&mut Enrollment) -> &mut Vec<String>,
+    ) {
+        if let Err(why) = AuditLog::record(log.clone(), entry).await {
+            tracing::error!("a passkey's enrollment or revocation is not in the audit log: {why}");
+            return;
+        }
+        let mark = chain.to_string();
+        let marked = self
+            .store
+            .update(credential_id, move |e| {
+                let list = marks(e);
+                if !list.contains(&mark) {
+                    list.push(mark.clone());
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(why) = marked {
+            tracing::warn!("a recorded enrollment or revocation is not marked recorded: {why}");
         }
     }
 
@@ -174,6 +204,7 @@ impl Passkeys {
             last_used_ms: None,
             revoked: None,
             revocation_audited_by: Vec::new(),
+            enrollment_audited_by: Vec::new(),
         };
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no passkey can be enrolled".into());
@@ -226,6 +257,27 @@ impl Passkeys {
         answer: &str,
         id: &ApprovalIdentity<'_>,
     ) -> Result<Evidence, String> {
+        self.check_as(origin, Some(approver), answer, id).await.map(|(_, evidence)| evidence)
+    }
+
+    /// [`Passkeys::check`] for whoever's enrolled passkey made the answer (a local approver, who
+    /// signs in with nothing else): whose it is, and the evidence.
+    pub async fn check_any(
+        &self,
+        origin: &str,
+        answer: &str,
+        id: &ApprovalIdentity<'_>,
+    ) -> Result<(String, Evidence), String> {
+        self.check_as(origin, None, answer, id).await
+    }
+
+    async fn check_as(
+        &self,
+        origin: &str,
+        approver: Option<&str>,
+        answer: &str,
+        id: &ApprovalIdentity<'_>,
+    ) -> Result<(String, Evidence), String> {
         let ceremony = self.ceremony(origin)?;
         let assertion: PublicKeyCredential = serde_json::from_str(answer)
             .map_err(|e| format!("the browser's answer is not a WebAuthn assertion: {e}"))?;
@@ -234,7 +286,7 @@ impl Passkeys {
         let Some(enrolled) = all.into_iter().find(|e| e.credential_id == credential_id) else {
             return Err("the answer was made with a passkey that is not enrolled on this server".into());
         };
-        if enrolled.principal != approver {
+        if let Some(approver) = approver.filter(|a| *a != enrolled.principal) {
             return Err(format!(
                 "the answer was made with a passkey of {}, and you are signed in as {approver}",
                 enrolled.principal
@@ -243,7 +295,7 @@ impl Passkeys {
         if let Some(r) = &enrolled.revoked {
             return Err(format!("this passkey was revoked ({}: {})", r.by, r.reason));
         }
-        if enrolled.rp_id != ceremony.rp_id || enrolled.origin != ceremony.origin {
+        if enrolled.rp_id != ceremony.rp_id || !ceremony.admits(&enrolled.origin) {
             return Err(format!(
                 "this passkey was enrolled for {} and the page is now at {}; enroll it again",
                 enrolled.origin, ceremony.origin
@@ -272,14 +324,15 @@ impl Passkeys {
                 Ok(())
             })
             .await?;
-        Ok(Evidence {
+        let evidence = Evidence {
             credential_id,
             rp_id: ceremony.rp_id.clone(),
             origin: ceremony.origin.clone(),
             counter,
             user_verified: result.user_verified(),
             assertion,
-        })
+        };
+        Ok((enrolled.principal, evidence))
     }
 }
 

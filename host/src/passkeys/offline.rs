@@ -115,6 +115,9 @@ fn check_one(
     if ceremony.rp_id != enrolled.rp_id {
         return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, ceremony.rp_id));
     }
+    if !ceremony.admits(&evidence.origin) {
+        return Err(format!("the assertion was made at {}, not at {}'s page", evidence.origin, enrolled.origin));
+    }
     let key = ceremony::without_counter(&enrolled.passkey)?;
     let (_, state) = ceremony.request(std::slice::from_ref(&key), &id)?;
     let result = ceremony.check(&evidence.assertion, &state)?;
@@ -186,11 +189,16 @@ mod tests {
         let (record, export) = fixture();
         let origin = export.enrollments[0].origin.clone();
         let port: u16 = origin.rsplit(':').next().unwrap().parse().unwrap();
+        // every port of localhost is this machine's page; another scheme is another site
+        let mut other_port = serde_json::to_value(&export).unwrap();
+        other_port["enrollments"][0]["origin"] = json_text(&format!("http://localhost:{}", port + 1));
+        let other_port: Export = serde_json::from_value(other_port).unwrap();
+        assert_eq!(check_log([&record], &other_port), Ok(Checked { approvals: 1 }));
         let mut elsewhere = serde_json::to_value(&export).unwrap();
-        elsewhere["enrollments"][0]["origin"] = json_text(&format!("http://localhost:{}", port + 1));
+        elsewhere["enrollments"][0]["origin"] = json_text(&format!("https://localhost:{port}"));
         let elsewhere: Export = serde_json::from_value(elsewhere).unwrap();
         let why = check_log([&record], &elsewhere).unwrap_err();
-        assert!(why.contains("another site"), "{why}");
+        assert!(why.contains("another site") || why.contains("not at"), "{why}");
 
         let mut other_rp = serde_json::to_value(&export).unwrap();
         other_rp["enrollments"][0]["rp_id"] = json_text("example.com");

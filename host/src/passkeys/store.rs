@@ -48,6 +48,10 @@ pub struct Enrollment {
     /// in its own log before it refuses or could accept the passkey again.
     #[serde(default)]
     pub revocation_audited_by: Vec<String>,
+    /// The audit logs (by chain id) that have recorded a local approver's enrollment, which a
+    /// command makes and every local server records as it first sees it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enrollment_audited_by: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -264,7 +268,12 @@ fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<
     let form = FileForm { format: FILE_FORMAT.into(), enrollments: all };
     let bytes = serde_json::to_vec_pretty(&form).expect("enrollments serialize");
     let tmp = path.with_extension("json.new");
-    let mut file = File::create(&tmp).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    // the public keys are no secret, but who may approve is: the file is the user's alone
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        File::options().create(true).write(true).truncate(true).mode(0o600).open(&tmp)
+    }
+    .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
     file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("replacing {shown}: {e}"))?;
     Ok(())

@@ -2,8 +2,13 @@
 //! beside `/mcp`): the same routes, the same hygiene as the other listeners (connection limits,
 //! the header deadline, the `Host` check), on 127.0.0.1 or ::1 only, since the page of a stdio
 //! server is for the person at this machine.
+//!
+//! A local page (local approvers, no identity provider) is at `http://localhost:PORT`, the name
+//! WebAuthn binds its passkeys to, on [`LOCAL_PORT`] by default; when that port is taken (the
+//! user's other client started a server too) it takes a free one, and its links carry it: a busy
+//! port never keeps the server from serving its tools.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,21 +20,47 @@ use crate::approval_page::ApprovalPage;
 /// Connections the page's listener serves at once: a person's browser or two.
 pub const MAX_CONNECTIONS: usize = 32;
 
-/// Serves the approval page on `addr` until `stop` fires; returns the address bound.
+/// A local page's port unless `--approval-listen` says otherwise.
+pub const LOCAL_PORT: u16 = 8932;
+
+/// Serves the approval page on `addr` (default: 127.0.0.1 on a free port, or on [`LOCAL_PORT`]
+/// for a local page) until `stop` fires; returns the address bound.
 pub async fn serve(
     page: Arc<ApprovalPage>,
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     hosts: Vec<String>,
     header_read_timeout: Duration,
     stop: CancellationToken,
 ) -> anyhow::Result<SocketAddr> {
     use super::http::{connections::SlotLimits, host_check, listener};
-    if !addr.ip().is_loopback() {
-        bail!("--approval-listen {addr}: a stdio server serves its approval page on a loopback address only");
+    let local = page.is_local();
+    let port = if local { LOCAL_PORT } else { 0 };
+    let wanted = addr.unwrap_or(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    if !wanted.ip().is_loopback() {
+        bail!("--approval-listen {wanted}: a stdio server serves its approval page on a loopback address only");
     }
-    let listener = listener::bind(addr).with_context(|| format!("binding --approval-listen {addr}"))?;
+    let listener = match (listener::bind(wanted), local) {
+        (Ok(l), _) => l,
+        (Err(e), true) => {
+            let free = SocketAddr::new(wanted.ip(), 0);
+            let l = listener::bind(free).with_context(|| format!("binding {free} for the approval page"))?;
+            tracing::info!(
+                "the approval page's port {} is taken ({e:#}; another server of this user?): it takes port {} \
+                 instead, and its links carry it",
+                wanted.port(),
+                l.local_addr()?.port()
+            );
+            l
+        }
+        (Err(e), false) => return Err(e).with_context(|| format!("binding --approval-listen {wanted}")),
+    };
     let bound = listener.local_addr()?;
-    page.set_base(&format!("http://{bound}"))?;
+    // WebAuthn takes a host name, never an IP address: a local page is at localhost
+    let base = match local {
+        true => format!("http://localhost:{}", bound.port()),
+        false => format!("http://{bound}"),
+    };
+    page.set_base(&base)?;
     let app = crate::approval_page::routes::routes(page.clone())
         .layer(axum::middleware::from_fn_with_state(Arc::new(hosts), host_check::require));
     let slots = SlotLimits {
@@ -39,6 +70,6 @@ pub async fn serve(
     };
     let limits = listener::ConnectionLimits { name: "approval", slots, header_read_timeout };
     tokio::spawn(listener::serve(listener, app, limits, None, stop));
-    tracing::info!("approval page at {}", page.link("…"));
+    tracing::info!("approval page at {base}/approve/ (listening on {bound})");
     Ok(bound)
 }

@@ -19,6 +19,7 @@ mod foundation;
 mod hostile;
 mod hostile_binding;
 mod http;
+mod local_approvers;
 mod lockout;
 mod newcomer;
 mod oauth;

@@ -57,7 +57,7 @@ async fn enroll(chrome: &Chrome, origin: &str, login: &str) {
 }
 
 /// The options the page at `link` asks the authenticator with (its Approve form's).
-async fn options_of(chrome: &Chrome, link: &str) -> String {
+pub(crate) async fn options_of(chrome: &Chrome, link: &str) -> String {
     chrome.goto(link).await;
     chrome.find("#approve-form").await;
     let options = chrome.run("return document.getElementById('approve-form').dataset.passkeyRequest;").await;
@@ -69,7 +69,7 @@ async fn options_of(chrome: &Chrome, link: &str) -> String {
 
 /// An assertion made in the browser from `options` (JSON) with `overrides` of its fields, encoded
 /// as the page's script encodes it; `error: ...` when the browser refused.
-async fn assertion(chrome: &Chrome, options: &str, overrides: Value) -> String {
+pub(crate) async fn assertion(chrome: &Chrome, options: &str, overrides: Value) -> String {
     let script = r#"
         const [text, overrides, done] = arguments;
         const b64 = (b) => btoa(String.fromCharCode(...new Uint8Array(b))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -91,7 +91,7 @@ async fn assertion(chrome: &Chrome, options: &str, overrides: Value) -> String {
 
 /// Posts `fields` to `action` from the page the browser is on (a form of the page's own origin,
 /// as the page's script would send it), and returns the text of the page that answers.
-async fn post_form(chrome: &Chrome, action: &str, fields: &[(&str, &str)]) -> String {
+pub(crate) async fn post_form(chrome: &Chrome, action: &str, fields: &[(&str, &str)]) -> String {
     let script = r#"
         const [action, fields] = arguments;
         const f = document.createElement("form");
@@ -120,7 +120,7 @@ async fn csrf(chrome: &Chrome) -> String {
     chrome.run("return document.querySelector('input[name=csrf]').value;").await.as_str().unwrap().to_string()
 }
 
-fn events<'a>(entries: &'a [Value], event: &str) -> Vec<&'a Value> {
+pub(crate) fn events<'a>(entries: &'a [Value], event: &str) -> Vec<&'a Value> {
     entries.iter().filter(|e| e["event"] == event).collect()
 }
 

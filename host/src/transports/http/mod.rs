@@ -173,10 +173,14 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
     let scheme = if options.tls.is_some() { "https" } else { "http" };
     let mut page_text = String::new();
     if let Some(page) = &broker.shared().approval_page {
-        // without --approval-url or --public-url, browsers reach the page where the server listens
-        page.set_base(&format!("{scheme}://{addr}"))?;
+        // without --approval-url or --public-url, browsers reach the page where the server
+        // listens; a local page at localhost, the only name WebAuthn binds its passkeys to
+        match page.is_local() {
+            true => page.set_base(&format!("{scheme}://localhost:{}", addr.port()))?,
+            false => page.set_base(&format!("{scheme}://{addr}"))?,
+        }
         public = public.merge(crate::approval_page::routes::routes(page.clone()));
-        page_text = format!("; approval page at {}", page.link("…"));
+        page_text = format!("; approval page at {}/approve/", page.origin());
     }
     let public = public.layer(axum::middleware::from_fn_with_state(Arc::new(options.hosts()), host_check::require));
     let router = public.merge(router);

@@ -66,7 +66,8 @@ pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     }
     cmd.env("RUST_LOG", "info,rmcp=warn")
         .env("EQUINIX_MCP_CACHE_DIR", cache_dir())
-        .env("EQUINIX_MCP_AUDIT_LOG", fresh_audit_path());
+        .env("EQUINIX_MCP_AUDIT_LOG", fresh_audit_path())
+        .env("EQUINIX_MCP_APPROVERS_FILE", fresh_approvers_path());
     cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
@@ -83,6 +84,17 @@ pub fn fresh_audit_path() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
     // pids are reused across runs (and machine restarts): a leftover log must not be read as ours
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// A new (absent) local approvers file, one per spawned command: no test reads the user's own.
+pub fn fresh_approvers_path() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join("equinix-mcp-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("approvers-{}-{}.json", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
     let _ = std::fs::remove_file(&path);
     path
 }

@@ -1,0 +1,145 @@
+//! The page of a local server, whose approvers are people enrolled on this machine
+//! (`crate::approvers`): no sign-in, and approving takes an enrolled approver's passkey, whose
+//! assertion over the request (after the authenticator verified them) names who approved. A
+//! decline needs no passkey (it creates nothing) and is recorded as made by someone at this
+//! machine unless a passkey came with it.
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Request};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::html::View;
+use super::routes::{MAX_DECISION_BYTES, message, page_response, same_origin, see_other, unavailable, unknown};
+use super::{ApprovalPage, PageRecord, Permission, Session};
+use crate::approvers::PREFIX;
+use crate::passkeys::{ApprovedWith, Evidence};
+
+/// The session a local decision is judged and recorded under: the approver the passkey named.
+fn session_of(principal: &str) -> Session {
+    Session {
+        approver: principal.to_string(),
+        subject: principal.strip_prefix(PREFIX).unwrap_or(principal).to_string(),
+        groups: Vec::new(),
+        auth_time: 0,
+        csrf: String::new(),
+        expires_at_ms: u64::MAX,
+    }
+}
+
+/// Who declines with no passkey: someone at this machine (whoever can reach its loopback page).
+const SOMEONE_HERE: &str = "local";
+
+pub(super) fn no_sign_in() -> Response {
+    message(StatusCode::NOT_FOUND, "No sign-in here", super::LOCAL_SIGNS_NOBODY_IN)
+}
+
+/// The request, and the Approve button that asks for any enrolled approver's passkey.
+pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
+    let notes = page.notes();
+    let decision = match notes.decision(&record.id).await {
+        Ok(d) => d,
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    let approvers = match crate::approvers::enrolled(&page.passkeys.store).await {
+        Ok(a) => a,
+        Err(e) => return unavailable(&e),
+    };
+    let (permission, request) = if approvers.is_empty() {
+        let why = "no approver is enrolled on this machine: in a terminal, run `equinix-mcp approvers add NAME`, then \
+                   reload this page";
+        (Permission::Refused(why.into()), None)
+    } else {
+        match page.passkeys.request_options(&page.origin(), &approvers, &record.identity()) {
+            Ok(o) => (
+                Permission::Permitted("an approver enrolled on this machine, with their passkey".into(), vec![]),
+                Some(o),
+            ),
+            Err(why) => (Permission::Refused(format!("the passkeys cannot be used here: {why}")), None),
+        }
+    };
+    let session = session_of(SOMEONE_HERE);
+    let view = View {
+        record,
+        session: &session,
+        decision: decision.as_ref(),
+        permission: &permission,
+        now_ms: notes.now_ms,
+        passkey_request: request.as_deref(),
+        local: true,
+    };
+    page_response(StatusCode::OK, view.render())
+}
+
+/// A decision posted to the local page.
+pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
+    if !same_origin(page, request.headers()) {
+        tracing::warn!(%peer, "approval page: refused a decision from another site");
+        return message(StatusCode::FORBIDDEN, "Refused", "The page accepts a decision only from itself.");
+    }
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await else {
+        return message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "This is larger than a decision can be.");
+    };
+    let fields: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
+    let field = |name: &str| fields.iter().find(|(k, v)| k == name && !v.is_empty()).map(|(_, v)| v.as_str());
+    let approve = match field("decision") {
+        Some("approve") => true,
+        Some("decline") => false,
+        _ => return message(StatusCode::BAD_REQUEST, "Refused", "A decision is `approve` or `decline`."),
+    };
+    let record = match page.notes().record(id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return unknown(),
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    let (session, evidence) = match (approve, field("assertion")) {
+        (true, None) => {
+            let why = "approving takes an enrolled approver's passkey: press Approve on the page in a browser that runs \
+                       its script, and use your authenticator";
+            return refused(&record, why);
+        }
+        (_, Some(answer)) => match checked(page, &record, answer).await {
+            Ok((principal, evidence)) => (session_of(&principal), Some(evidence)),
+            Err(why) => return refused(&record, &why),
+        },
+        (false, None) => (session_of(SOMEONE_HERE), None),
+    };
+    let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+    let (rule, policies) = match page.permission(&session, &record, with) {
+        Permission::Permitted(why, policies) => (why, policies),
+        Permission::Refused(why) => {
+            crate::metrics::metrics().page_decision("refused");
+            tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a decision: {why}");
+            return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
+        }
+    };
+    match page.decide(&session, &record, approve, &peer, (&rule, &policies), evidence.as_ref()).await {
+        Ok(true) => {
+            page.decided.notify_waiters();
+            see_other(&format!("/approve/{}", record.id))
+        }
+        Ok(false) => message(
+            StatusCode::CONFLICT,
+            "Already decided",
+            "Someone decided this request first; reload the page to see what.",
+        ),
+        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
+    }
+}
+
+/// A local approver's passkey over this record's request: whose, and the evidence.
+async fn checked(page: &ApprovalPage, record: &PageRecord, answer: &str) -> Result<(String, Evidence), String> {
+    let (principal, evidence) = page.passkeys.check_any(&page.origin(), answer, &record.identity()).await?;
+    if !principal.starts_with(PREFIX) {
+        return Err(format!("the answer was made with a passkey of {principal}, who is no approver on this machine"));
+    }
+    Ok((principal, evidence))
+}
+
+fn refused(record: &PageRecord, why: &str) -> Response {
+    crate::metrics::metrics().page_decision("refused");
+    tracing::warn!(page = %record.id, "approval page: refused a passkey: {why}");
+    message(StatusCode::FORBIDDEN, "Your passkey did not approve this request", why)
+}
