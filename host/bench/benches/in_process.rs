@@ -255,6 +255,7 @@ fn approval_page_render(bencher: divan::Bencher) {
             permission: &permission,
             now_ms: 30_000,
             passkey_request: None,
+            local: false,
         }
         .render()
     });

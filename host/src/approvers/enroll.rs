@@ -50,8 +50,10 @@ pub async fn run(
     if !listen.ip().is_loopback() {
         anyhow::bail!("--listen {listen}: the enrollment page is for the person at this machine, on loopback only");
     }
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
-    let port = listener.local_addr()?.port();
+    // both loopbacks, so nothing else answers at the link's origin
+    let listeners = crate::transports::approval_listener::bind_local(listen.port())
+        .with_context(|| format!("binding port {} on loopback", listen.port()))?;
+    let port = listeners[0].local_addr()?.port();
     // WebAuthn takes a host name, never an IP address: the page is at localhost
     let origin = format!("http://localhost:{port}");
     let ceremony = Ceremony::new(&origin).map_err(anyhow::Error::msg)?;
@@ -81,16 +83,21 @@ pub async fn run(
         ))
         .with_state(link.clone());
     let stop = tokio_util::sync::CancellationToken::new();
-    let server = {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await;
+    let servers: Vec<_> = listeners
+        .into_iter()
+        .map(|listener| {
+            let (stop, app) = (stop.clone(), app.clone());
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app).with_graceful_shutdown(stop.cancelled_owned()).await;
+            })
         })
-    };
+        .collect();
     show(&format!("{origin}/enroll/{}", link.token));
     let outcome = tokio::time::timeout(valid, finished).await;
     stop.cancel();
-    let _ = server.await;
+    for server in servers {
+        let _ = server.await;
+    }
     match outcome {
         Ok(Ok(result)) => result.map_err(anyhow::Error::msg),
         Ok(Err(_)) => anyhow::bail!("the enrollment page stopped before an answer came"),

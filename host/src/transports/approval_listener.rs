@@ -8,7 +8,7 @@
 //! user's other client started a server too) it takes a free one, and its links carry it: a busy
 //! port never keeps the server from serving its tools.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,8 +23,8 @@ pub const MAX_CONNECTIONS: usize = 32;
 /// A local page's port unless `--approval-listen` says otherwise.
 pub const LOCAL_PORT: u16 = 8932;
 
-/// Serves the approval page on `addr` (default: 127.0.0.1 on a free port, or on [`LOCAL_PORT`]
-/// for a local page) until `stop` fires; returns the address bound.
+/// Serves the approval page on `addr` (default: 127.0.0.1 on a free port; a local page on both
+/// loopbacks, on [`LOCAL_PORT`] or `addr`'s port) until `stop` fires; returns the address bound.
 pub async fn serve(
     page: Arc<ApprovalPage>,
     addr: Option<SocketAddr>,
@@ -39,22 +39,11 @@ pub async fn serve(
     if !wanted.ip().is_loopback() {
         bail!("--approval-listen {wanted}: a stdio server serves its approval page on a loopback address only");
     }
-    let listener = match (listener::bind(wanted), local) {
-        (Ok(l), _) => l,
-        (Err(e), true) => {
-            let free = SocketAddr::new(wanted.ip(), 0);
-            let l = listener::bind(free).with_context(|| format!("binding {free} for the approval page"))?;
-            tracing::info!(
-                "the approval page's port {} is taken ({e:#}; another server of this user?): it takes port {} \
-                 instead, and its links carry it",
-                wanted.port(),
-                l.local_addr()?.port()
-            );
-            l
-        }
-        (Err(e), false) => return Err(e).with_context(|| format!("binding --approval-listen {wanted}")),
+    let listeners = match local {
+        true => bind_local(wanted.port())?,
+        false => vec![listener::bind(wanted).with_context(|| format!("binding --approval-listen {wanted}"))?],
     };
-    let bound = listener.local_addr()?;
+    let bound = listeners[0].local_addr()?;
     // WebAuthn takes a host name, never an IP address: a local page is at localhost
     let base = match local {
         true => format!("http://localhost:{}", bound.port()),
@@ -68,8 +57,47 @@ pub async fn serve(
         per_principal: MAX_CONNECTIONS,
         unproven_per_peer: MAX_CONNECTIONS,
     };
-    let limits = listener::ConnectionLimits { name: "approval", slots, header_read_timeout };
-    tokio::spawn(listener::serve(listener, app, limits, None, stop));
-    tracing::info!("approval page at {base}/approve/ (listening on {bound})");
+    let on: Vec<String> = listeners.iter().filter_map(|l| l.local_addr().ok()).map(|a| a.to_string()).collect();
+    for listener in listeners {
+        let limits = listener::ConnectionLimits { name: "approval", slots, header_read_timeout };
+        tokio::spawn(listener::serve(listener, app.clone(), limits, None, stop.clone()));
+    }
+    tracing::info!("approval page at {base}/approve/ (listening on {})", on.join(" and "));
     Ok(bound)
+}
+
+/// A local page's listeners: 127.0.0.1 and ::1 on one port, [`LOCAL_PORT`] or the one given, else
+/// a free one. A browser may resolve `localhost` to either address, and whatever answered on the
+/// other would be at this page's origin: so both are this server's, or the port is not used.
+pub(crate) fn bind_local(wanted: u16) -> anyhow::Result<Vec<tokio::net::TcpListener>> {
+    use super::http::listener::bind;
+    let pair = |port: u16| -> std::io::Result<Vec<tokio::net::TcpListener>> {
+        let v4 = bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+        let port = v4.local_addr()?.port();
+        match bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))) {
+            Ok(v6) => Ok(vec![v4, v6]),
+            // taken: someone else would answer at this page's origin
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e),
+            // no IPv6 loopback on this machine: nobody else can answer there either
+            Err(_) => Ok(vec![v4]),
+        }
+    };
+    let first = match pair(wanted) {
+        Ok(listeners) => return Ok(listeners),
+        Err(e) => e,
+    };
+    // a free port on both loopbacks (one free on 127.0.0.1 is nearly always free on ::1 too)
+    for _ in 0..8 {
+        if let Ok(listeners) = pair(0) {
+            let port = listeners[0].local_addr()?.port();
+            if wanted != 0 {
+                tracing::info!(
+                    "the approval page's port {wanted} is taken ({first}; another server of this user?): it takes \
+                     port {port} instead, and its links carry it"
+                );
+            }
+            return Ok(listeners);
+        }
+    }
+    anyhow::bail!("no loopback port is free on both 127.0.0.1 and ::1 for the approval page ({first})")
 }

@@ -50,7 +50,19 @@ fn help_lists_only_what_a_user_runs() {
         .collect();
     assert_eq!(
         commands,
-        ["serve", "inspect", "fabric-sim", "tools", "call", "build-component", "policy", "audit", "passkeys", "help"],
+        [
+            "serve",
+            "inspect",
+            "fabric-sim",
+            "tools",
+            "call",
+            "build-component",
+            "policy",
+            "audit",
+            "passkeys",
+            "approvers",
+            "help"
+        ],
         "{text}"
     );
     for hidden in ["bench", "bench-echo"] {

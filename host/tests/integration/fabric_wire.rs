@@ -145,10 +145,11 @@ async fn both_wires_remember_rejected_credentials() {
 
 #[tokio::test]
 async fn the_token_is_fetched_once_and_reused_until_near_expiry_on_the_servers_clock() {
-    // A 4 s token is refreshed 0.4 s before it expires: by the clock the server's TTL rules use
-    // (the simulator's clock knob moves it), so no test waits the seconds out.
+    // A 60 s token is refreshed 6 s before it expires: by the clock the server's TTL rules use
+    // (the simulator's clock knob moves it), so no test waits the seconds out. The clock also
+    // runs in real time, so each step keeps seconds of margin for a slow machine.
     for wire in ["network", "in-process"] {
-        let sim = simulator(SimConfig { token_timeout_secs: 4, ..Default::default() }).await;
+        let sim = simulator(SimConfig { token_timeout_secs: 60, ..Default::default() }).await;
         let clock = equinix_mcp::clock::Clock::default();
         let [network, in_process] = both(&sim, |c| c.clock = clock.clone());
         let client = if wire == "network" { network.1 } else { in_process.1 };
@@ -157,10 +158,10 @@ async fn the_token_is_fetched_once_and_reused_until_near_expiry_on_the_servers_c
             assert_eq!(send(&client, &metros).await.unwrap().0, 200, "{wire}");
         }
         assert_eq!(sim.stats().token_requests, 1, "{wire}: one fetch for three requests");
-        clock.advance(3_500);
+        clock.advance(50_000);
         assert_eq!(send(&client, &metros).await.unwrap().0, 200, "{wire}");
         assert_eq!(sim.stats().token_requests, 1, "{wire}: not yet within a tenth of its lifetime");
-        clock.advance(200);
+        clock.advance(5_000);
         assert_eq!(send(&client, &metros).await.unwrap().0, 200, "{wire}");
         assert_eq!(sim.stats().token_requests, 2, "{wire}: refreshed before expiry");
         assert_eq!(sim.stats().requests.len(), 5, "{wire}: no 401 round trips were needed");

@@ -331,7 +331,7 @@ async fn every_answer_but_an_enrolled_approvers_verified_passkey_over_the_reques
     assert!(ok && out.contains("removed dana"), "{out}{err}");
     chrome.goto(&link_b).await;
     let refused = post(&link_b, approve(&for_b)).await;
-    assert!(refused.contains("was revoked") || refused.contains("no approver"), "{refused}");
+    assert!(refused.contains("was revoked") && refused.contains("approvers remove"), "{refused}");
     let removals = events(&server.audit_entries(), "passkey_revoked").len();
     assert_eq!(removals, 1, "the removal is an audit record");
     let after = confirm(&server.client, &token_b).await;
@@ -364,4 +364,45 @@ async fn two_servers_of_one_user_share_the_approvers_and_a_restart_between_enrol
         assert_eq!(enrolled, 1, "each server records the enrollment it finds");
     }
     assert_eq!(connection_creates(&sim), 2);
+
+    // a passkey in the file that is no local approver's (a team page's, copied in) approves nothing
+    let (_, link_three) = pending(&one.client, "local-three", 357).await;
+    let options = options_of(&chrome, &link_three).await;
+    let answer = assertion(&chrome, &options, json!({})).await;
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("\"local:dana\"", "\"https://idp.example#dana\"")).unwrap();
+    let fields = [("decision", "approve"), ("assertion", answer.as_str())];
+    let refused = post_form(&chrome, &link_three, &fields).await;
+    assert!(refused.contains("who is no approver on this machine"), "{refused}");
+    assert_eq!(connection_creates(&sim), 2);
+}
+
+/// Whatever answers on the other loopback at the page's port would be at the page's origin
+/// (`localhost` resolves to both): a port held there by anyone else is a busy port, and the page
+/// takes another, while the tools are served as ever.
+#[tokio::test]
+async fn a_page_port_held_by_someone_else_on_either_loopback_is_not_used() {
+    let Ok(squatter) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback on this machine: nothing to squat on");
+        return;
+    };
+    let port = squatter.local_addr().unwrap().port();
+    let v4_free = std::net::TcpListener::bind(("127.0.0.1", port));
+    assert!(v4_free.is_ok(), "127.0.0.1:{port} is free, so only the squatter makes the port busy");
+    drop(v4_free);
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--approval-listen", &format!("127.0.0.1:{port}")])
+        .stdio()
+        .await;
+    let said = wait::until_some("the page's address in the log", wait::WITHIN, async || {
+        let text = server.stderr_text();
+        let at = text.find("approval page at http://localhost:")? + "approval page at http://localhost:".len();
+        text[at..].split('/').next().map(str::to_string)
+    })
+    .await;
+    assert_ne!(said, port.to_string(), "{}", server.stderr_text());
+    assert!(server.stderr_text().contains(&format!("port {port} is taken")), "{}", server.stderr_text());
+    let metros = server.ok("fabric_list_metros", json!({})).await;
+    assert!(metros.to_string().contains("DC"), "the tools are served: {metros}");
+    drop(squatter);
 }
