@@ -11,10 +11,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::html::View;
-use super::routes::{MAX_DECISION_BYTES, message, page_response, same_origin, see_other, unavailable, unknown};
+use super::routes::{MAX_DECISION_BYTES, message, page_response, same_origin, unavailable, unknown};
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::approvers::PREFIX;
-use crate::passkeys::{ApprovedWith, Evidence};
+use crate::passkeys::Evidence;
 
 /// The session a local decision is judged and recorded under: the approver the passkey named.
 fn session_of(principal: &str) -> Session {
@@ -106,27 +106,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
         },
         (false, None) => (session_of(SOMEONE_HERE), None),
     };
-    let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-    let (rule, policies) = match page.permission(&session, &record, with) {
-        Permission::Permitted(why, policies) => (why, policies),
-        Permission::Refused(why) => {
-            crate::metrics::metrics().page_decision("refused");
-            tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a decision: {why}");
-            return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
-        }
-    };
-    match page.decide(&session, &record, approve, &peer, (&rule, &policies), evidence.as_ref()).await {
-        Ok(true) => {
-            page.decided.notify_waiters();
-            see_other(&format!("/approve/{}", record.id))
-        }
-        Ok(false) => message(
-            StatusCode::CONFLICT,
-            "Already decided",
-            "Someone decided this request first; reload the page to see what.",
-        ),
-        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
-    }
+    super::routes::judged(page, &session, &record, approve, &peer, evidence).await
 }
 
 /// A local approver's passkey over this record's request: whose, and the evidence.

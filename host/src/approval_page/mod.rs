@@ -154,17 +154,42 @@ pub(crate) fn hashed(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
+/// What a page shares with the rest of the server, whichever approvers it has.
+pub struct PageDeps {
+    pub store: Arc<ProposalStore>,
+    pub clock: Clock,
+    pub audit: Option<Arc<AuditLog>>,
+    pub policy: Arc<dyn OperatorPolicy>,
+    pub transport: &'static str,
+    /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
+    pub codec: RequestStateCodec,
+}
+
 impl ApprovalPage {
-    /// Checks the settings and reads the issuer; `base` is known once the server listens.
-    pub async fn start(
+    fn assemble(
+        rp: Option<sign_in::RelyingParty>,
         settings: PageSettings,
-        store: Arc<ProposalStore>,
-        clock: Clock,
-        audit: Option<Arc<AuditLog>>,
-        policy: Arc<dyn OperatorPolicy>,
-        transport: &'static str,
-        codec: RequestStateCodec,
-    ) -> anyhow::Result<Arc<Self>> {
+        kept: PasskeyStore,
+        deps: PageDeps,
+    ) -> Arc<Self> {
+        let PageDeps { store, clock, audit, policy, transport, codec } = deps;
+        Arc::new(ApprovalPage {
+            passkeys: Passkeys::new(kept, store.clone(), clock.clone(), audit.clone()),
+            rp,
+            codec,
+            settings,
+            base: OnceLock::new(),
+            store,
+            clock,
+            audit,
+            policy,
+            transport,
+            decided: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// Checks the settings and reads the issuer; `base` is known once the server listens.
+    pub async fn start(settings: PageSettings, deps: PageDeps) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
         }
@@ -180,22 +205,9 @@ impl ApprovalPage {
             leeway_secs: settings.leeway_secs,
         };
         let rp = sign_in::RelyingParty::start(rules, settings.client_secret.clone(), settings.scopes.clone()).await?;
-        let log = audit.as_ref().map(|a| a.path());
-        let kept = PasskeyStore::choose(&store, settings.passkeys_file.as_deref(), log)?;
-        let passkeys = Passkeys::new(kept, store.clone(), clock.clone(), audit.clone());
-        let page = Arc::new(ApprovalPage {
-            passkeys,
-            rp: Some(rp),
-            codec,
-            settings,
-            base: OnceLock::new(),
-            store,
-            clock,
-            audit,
-            policy,
-            transport,
-            decided: tokio::sync::Notify::new(),
-        });
+        let log = deps.audit.as_ref().map(|a| a.path());
+        let kept = PasskeyStore::choose(&deps.store, settings.passkeys_file.as_deref(), log)?;
+        let page = Self::assemble(Some(rp), settings, kept, deps);
         if let Some(base) = page.settings.base_url.clone() {
             page.set_base(&base)?;
         }
@@ -213,17 +225,8 @@ impl ApprovalPage {
     /// (people enrolled on this machine with `equinix-mcp approvers add`, in `approvers_file`)
     /// approve with their passkey, which is their sign-in. Its base is `http://localhost:PORT`,
     /// set once the server listens.
-    pub fn start_local(
-        approvers_file: std::path::PathBuf,
-        store: Arc<ProposalStore>,
-        clock: Clock,
-        audit: Option<Arc<AuditLog>>,
-        policy: Arc<dyn OperatorPolicy>,
-        transport: &'static str,
-        codec: RequestStateCodec,
-    ) -> Arc<Self> {
-        let passkeys =
-            Passkeys::new(PasskeyStore::File(approvers_file.clone()), store.clone(), clock.clone(), audit.clone());
+    pub fn start_local(approvers_file: std::path::PathBuf, deps: PageDeps) -> Arc<Self> {
+        let kept = PasskeyStore::File(approvers_file.clone());
         let settings = PageSettings {
             issuer: String::new(),
             client_id: String::new(),
@@ -236,19 +239,7 @@ impl ApprovalPage {
             base_url: None,
             passkeys_file: Some(approvers_file),
         };
-        let page = Arc::new(ApprovalPage {
-            passkeys,
-            rp: None,
-            codec,
-            settings,
-            base: OnceLock::new(),
-            store,
-            clock,
-            audit,
-            policy,
-            transport,
-            decided: tokio::sync::Notify::new(),
-        });
+        let page = Self::assemble(None, settings, kept, deps);
         // enrollments and removals made while this server was down reach its audit log now
         let sweeping = page.clone();
         tokio::spawn(async move {

@@ -361,8 +361,21 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "Your passkey did not approve this request", &why);
         }
     };
+    judged(&page, session, &record, approve, peer, evidence).await
+}
+
+/// A decision whose approver is known (and their passkey checked): judged by the rule or the
+/// operator's policy, then recorded once.
+pub(super) async fn judged(
+    page: &ApprovalPage,
+    session: &Session,
+    record: &PageRecord,
+    approve: bool,
+    peer: &str,
+    evidence: Option<Evidence>,
+) -> Response {
     let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-    let (rule, policies) = match page.permission(session, &record, with) {
+    let (rule, policies) = match page.permission(session, record, with) {
         Permission::Permitted(why, policies) => (why, policies),
         Permission::Refused(why) => {
             crate::metrics::metrics().page_decision("refused");
@@ -370,7 +383,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(session, &record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
+    match page.decide(session, record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))

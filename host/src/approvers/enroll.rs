@@ -17,7 +17,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use subtle::ConstantTimeEq;
 use tokio::sync::oneshot;
-use webauthn_rs::prelude::{PasskeyRegistration, RegisterPublicKeyCredential};
+use webauthn_rs::prelude::PasskeyRegistration;
 
 use super::{check_name, principal};
 use crate::approval_page::{html, routes};
@@ -162,22 +162,8 @@ async fn enroll(link: &Link, state: PasskeyRegistration, request: Request) -> Re
     let Some((_, credential)) = fields.iter().find(|(k, v)| k == "credential" && !v.is_empty()) else {
         return Err("the form carries no passkey: add one in a browser that runs the page's script".into());
     };
-    let answer: RegisterPublicKeyCredential = serde_json::from_str(credential)
-        .map_err(|e| format!("the browser's answer is not a WebAuthn registration: {e}"))?;
-    let passkey = link.ceremony.finish_enrollment(&answer, &state)?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let enrollment = Enrollment {
-        credential_id: URL_SAFE_NO_PAD.encode(passkey.cred_id()),
-        principal: principal(&link.name),
-        rp_id: link.ceremony.rp_id.clone(),
-        origin: link.ceremony.origin.clone(),
-        enrolled_at_ms: now,
-        passkey,
-        last_used_ms: None,
-        revoked: None,
-        revocation_audited_by: Vec::new(),
-        enrollment_audited_by: Vec::new(),
-    };
+    let enrollment = link.ceremony.finish_enrollment(credential, &state, &principal(&link.name), now)?;
     link.store.insert(enrollment.clone()).await?;
     Ok(enrollment)
 }

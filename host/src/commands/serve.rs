@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 
 use rmcp::model::RequestStateCodec;
 
-use crate::approval_page::ApprovalPage;
+use crate::approval_page::{ApprovalPage, PageDeps};
 use crate::audit::AuditLog;
 use crate::audit::settings::AuditArgs;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
@@ -123,18 +123,8 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     };
     let approval_page = match args.page.settings(&args.auth)? {
         Some(settings) => {
-            let (store, clock, policy) = (grants.proposals.clone(), grants.clock.clone(), grants.policy.clone());
-            let page = ApprovalPage::start(
-                settings,
-                store,
-                clock,
-                grants.audit.clone(),
-                policy,
-                grants.transport,
-                request_state.clone(),
-            )
-            .await
-            .context("the approval page")?;
+            let page =
+                ApprovalPage::start(settings, page_deps(&grants, &request_state)).await.context("the approval page")?;
             Some(page)
         }
         None if grants.audit.is_some() && serves_one_local_user(args) => local_page(args, &grants, &request_state),
@@ -180,15 +170,18 @@ fn local_page(args: &ServeArgs, grants: &Grants, codec: &RequestStateCodec) -> O
             return None;
         }
     };
-    Some(ApprovalPage::start_local(
-        file,
-        grants.proposals.clone(),
-        grants.clock.clone(),
-        grants.audit.clone(),
-        grants.policy.clone(),
-        grants.transport,
-        codec.clone(),
-    ))
+    Some(ApprovalPage::start_local(file, page_deps(grants, codec)))
+}
+
+fn page_deps(grants: &Grants, codec: &RequestStateCodec) -> PageDeps {
+    PageDeps {
+        store: grants.proposals.clone(),
+        clock: grants.clock.clone(),
+        audit: grants.audit.clone(),
+        policy: grants.policy.clone(),
+        transport: grants.transport,
+        codec: codec.clone(),
+    }
 }
 
 /// Which approval page a server has, for the banner.

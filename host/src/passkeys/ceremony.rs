@@ -84,12 +84,30 @@ impl Ceremony {
             .map_err(|e| format!("starting the enrollment: {e}"))
     }
 
+    /// The browser's answer (`navigator.credentials.create()`'s, as JSON) to the enrollment begun
+    /// with `state`, checked: the passkey, enrolled to `principal` at `now_ms`.
     pub fn finish_enrollment(
         &self,
-        answer: &RegisterPublicKeyCredential,
+        answer: &str,
         state: &PasskeyRegistration,
-    ) -> Result<Passkey, String> {
-        self.webauthn.finish_passkey_registration(answer, state).map_err(|e| explain(&e))
+        principal: &str,
+        now_ms: u64,
+    ) -> Result<super::Enrollment, String> {
+        let answer: RegisterPublicKeyCredential = serde_json::from_str(answer)
+            .map_err(|e| format!("the browser's answer is not a WebAuthn registration: {e}"))?;
+        let passkey = self.webauthn.finish_passkey_registration(&answer, state).map_err(|e| explain(&e))?;
+        Ok(super::Enrollment {
+            credential_id: URL_SAFE_NO_PAD.encode(passkey.cred_id()),
+            principal: principal.to_string(),
+            rp_id: self.rp_id.clone(),
+            origin: self.origin.clone(),
+            enrolled_at_ms: now_ms,
+            passkey,
+            last_used_ms: None,
+            revoked: None,
+            revocation_audited_by: Vec::new(),
+            enrollment_audited_by: Vec::new(),
+        })
     }
 
     /// The options for `navigator.credentials.get()` approving `id` with one of `passkeys`, and the

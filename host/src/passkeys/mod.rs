@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential, RegisterPublicKeyCredential};
+use webauthn_rs::prelude::{PasskeyRegistration, PublicKeyCredential};
 
 use crate::approval::Once;
 pub use crate::audit::events::Evidence;
@@ -191,21 +191,7 @@ impl Passkeys {
             return Err("this enrollment was answered already; reload the page to add another passkey".into());
         }
         let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-        let answer: RegisterPublicKeyCredential = serde_json::from_str(answer)
-            .map_err(|e| format!("the browser's answer is not a WebAuthn registration: {e}"))?;
-        let passkey = ceremony.finish_enrollment(&answer, &state)?;
-        let enrollment = Enrollment {
-            credential_id: URL_SAFE_NO_PAD.encode(passkey.cred_id()),
-            principal: principal.to_string(),
-            rp_id: ceremony.rp_id.clone(),
-            origin: ceremony.origin.clone(),
-            enrolled_at_ms: now,
-            passkey,
-            last_used_ms: None,
-            revoked: None,
-            revocation_audited_by: Vec::new(),
-            enrollment_audited_by: Vec::new(),
-        };
+        let enrollment = ceremony.finish_enrollment(answer, &state, principal, now)?;
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no passkey can be enrolled".into());
         };
