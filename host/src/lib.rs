@@ -8,14 +8,15 @@
 //! per interface) over its backends [`fabric_client`] (credentials and the Fabric allow-list) and
 //! [`proposals`] (memory or Redis, behind one trait), [`approval`] (the rules of a yes, with no
 //! I/O: who may ask, about which proposal, when an answer mints an approval, how the person is
-//! reached), [`approval_page`] (where a signed-in person approves), [`mcp`] (the MCP front),
+//! reached), [`approval_page`] (where a signed-in person, or a local approver with their passkey, approves)
+//! over [`approvers`] (the people enrolled on this machine), [`mcp`] (the MCP front),
 //! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). Each concern's flags are a
 //! settings group beside its code, which [`cli`] composes. The loopback Fabric simulator behind
 //! `--fabric-sim` is a crate of its own, `equinix-fabric-sim`, and so are the benchmarks,
 //! `equinix-mcp-bench`; this crate never links the broker natively.
 //!
 //! Layers point down only, and no module imports one that imports it: `commands` → `cli` →
-//! `transports` → `mcp` → `approval_page`, `component` → `passkeys`, `capabilities` →
+//! `transports` → `mcp` → `approval_page` → `approvers`, `component` → `passkeys`, `capabilities` →
 //! `proposals` → `approval` → `policy`, `oauth`, `bindings` → `audit`, `fabric_client`,
 //! `exact_json` and the leaves (`clock`, `metrics`, `principal`, `secret`, `shutdown`,
 //! `value_parsers`); the simulator stands beside them and the client never names it.

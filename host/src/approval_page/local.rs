@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::html::View;
-use super::routes::{MAX_DECISION_BYTES, message, page_response, same_origin, unavailable, unknown};
+use super::respond::{MAX_DECISION_BYTES, judged, message, page_response, same_origin, unavailable, unknown};
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::approvers::PREFIX;
 use crate::passkeys::Evidence;
@@ -106,7 +106,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
         },
         (false, None) => (session_of(SOMEONE_HERE), None),
     };
-    super::routes::judged(page, &session, &record, approve, &peer, evidence).await
+    judged(page, &session, &record, approve, &peer, evidence).await
 }
 
 /// A local approver's passkey over this record's request: whose, and the evidence.

@@ -11,10 +11,12 @@
 //! Redis store share them too. Cookies are `HttpOnly`, `SameSite=Lax`, host-only (`Secure` off
 //! loopback).
 
+pub mod enrollment;
 pub mod html;
 pub mod id_token;
 mod local;
 pub mod record;
+pub mod respond;
 pub mod routes;
 pub mod settings;
 pub mod sign_in;

@@ -19,19 +19,17 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 
 use super::html::{self, View};
 use super::local;
+use super::respond::{
+    MAX_DECISION_BYTES, css, harden, judged, message, only_at, page_response, same_origin, script, see_other,
+    unavailable, unknown,
+};
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::passkeys::{ApprovedWith, Evidence};
-
-/// The largest decision body read (an assertion, URL-encoded, is most of it).
-pub(super) const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
-
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'";
 
 pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
     axum::Router::new()
@@ -50,41 +48,10 @@ pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
 /// A local page answers only at `localhost:PORT`: its passkeys are bound to that name, and a page
 /// loaded under any other name (a rebinding one, or a bare IP) is no page of this server.
 async fn local_host_only(State(page): State<Arc<ApprovalPage>>, request: Request, next: Next) -> Response {
-    let Some(want) = page.local_host() else { return next.run(request).await };
-    let mut hosts = request.headers().get_all(header::HOST).iter();
-    let named = match (hosts.next().map(|h| h.to_str()), hosts.next()) {
-        (Some(Ok(host)), None) => host.eq_ignore_ascii_case(&want),
-        _ => false,
-    };
-    if named {
-        return next.run(request).await;
+    match page.local_host() {
+        Some(want) => only_at(&want, request, next).await,
+        None => next.run(request).await,
     }
-    tracing::warn!(path = %request.uri().path(), "approval page: refused a request not addressed to {want}");
-    let text = format!("this approval page answers only at http://{want} (the name its passkeys are bound to)\n");
-    (StatusCode::MISDIRECTED_REQUEST, text).into_response()
-}
-
-pub(crate) async fn harden(request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-pub(crate) fn page_response(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
-}
-
-pub(super) fn message(status: StatusCode, title: &str, text: &str) -> Response {
-    page_response(status, html::message(title, text))
-}
-
-pub(super) fn see_other(location: &str) -> Response {
-    (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_string())]).into_response()
 }
 
 /// The cookies' names: `__Host-` (Secure, host-only, path /) wherever cookies are Secure.
@@ -109,14 +76,6 @@ fn cookie(page: &ApprovalPage, headers: &HeaderMap, which: &str) -> Option<Strin
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(n, _)| *n == name)
         .map(|(_, v)| v.to_string())
-}
-
-pub(crate) async fn css() -> Response {
-    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], html::CSS).into_response()
-}
-
-pub(crate) async fn script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], html::SCRIPT).into_response()
 }
 
 /// The signed-in person of `headers`' session cookie, with the cookie's store key.
@@ -183,23 +142,6 @@ fn with_passkey_hint(page: &ApprovalPage, session: &Session, record: &PageRecord
     }
 }
 
-pub(super) fn unknown() -> Response {
-    message(
-        StatusCode::NOT_FOUND,
-        "No such approval",
-        "This link names no request waiting for approval: it expired, or it never existed.",
-    )
-}
-
-pub(super) fn unavailable(why: &str) -> Response {
-    tracing::warn!("approval page: {why}");
-    message(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "Try again shortly",
-        "The server cannot reach its proposal store right now.",
-    )
-}
-
 async fn sign_in(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>) -> Response {
     if page.is_local() {
         return local::no_sign_in();
@@ -262,25 +204,6 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
             tracing::warn!("approval page: a sign-in failed: {why}");
             message(StatusCode::FORBIDDEN, "Sign-in failed", &why)
         }
-    }
-}
-
-/// Whether the request comes from this page itself. A browser that sends `Sec-Fetch-Site` says it
-/// (`same-origin`); with the page's `Referrer-Policy: no-referrer` such a browser sends `Origin:
-/// null` on the page's own form, so `null` is accepted beside it. A browser without fetch
-/// metadata must send the page's own `Origin`. A request with neither (no browser) still needs the
-/// session and its anti-CSRF token.
-pub(super) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
-    from_origin(&page.origin(), headers)
-}
-
-/// [`same_origin`] for a page at `origin` (the enrollment page of `approvers add` too).
-pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> bool {
-    let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
-    match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
-        (Some(site), sent) => site == "same-origin" && sent.is_none_or(|o| o == "null" || o == origin),
-        (None, Some(sent)) => sent == origin,
-        (None, None) => true,
     }
 }
 
@@ -362,39 +285,6 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         }
     };
     judged(&page, session, &record, approve, peer, evidence).await
-}
-
-/// A decision whose approver is known (and their passkey checked): judged by the rule or the
-/// operator's policy, then recorded once.
-pub(super) async fn judged(
-    page: &ApprovalPage,
-    session: &Session,
-    record: &PageRecord,
-    approve: bool,
-    peer: &str,
-    evidence: Option<Evidence>,
-) -> Response {
-    let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-    let (rule, policies) = match page.permission(session, record, with) {
-        Permission::Permitted(why, policies) => (why, policies),
-        Permission::Refused(why) => {
-            crate::metrics::metrics().page_decision("refused");
-            tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a decision: {why}");
-            return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
-        }
-    };
-    match page.decide(session, record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
-        Ok(true) => {
-            page.decided.notify_waiters();
-            see_other(&format!("/approve/{}", record.id))
-        }
-        Ok(false) => message(
-            StatusCode::CONFLICT,
-            "Already decided",
-            "Someone decided this request first; reload the page to see what.",
-        ),
-        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
-    }
 }
 
 /// The passkey a decision carries, checked; `None` for a decision made by sign-in alone, which a

@@ -3,12 +3,12 @@
 //! assertion, made after the authenticator verified the person, signs the exact request.
 //!
 //! Only the person at the machine enrolls, with a command run in a terminal
-//! (`equinix-mcp approvers add NAME`, [`enroll`]), which serves a one-time link on loopback. The
+//! (`equinix-mcp approvers add NAME`, `approval_page::enrollment`), which serves a one-time link on loopback. The
 //! public keys live in one file of the user's state directory ([`default_file`], owner-only),
 //! which every local server of that user reads at each approval (so a removal holds at once)
 //! and records in its own audit log as it first sees each enrollment and removal.
 
-pub mod enroll;
+pub mod loopback;
 
 use std::path::{Path, PathBuf};
 
@@ -16,9 +16,8 @@ use clap::Args;
 
 use crate::passkeys::{Enrollment, PasskeyStore};
 
-/// What an approver's name is prefixed with as a principal (`local:dana`): no sign-in's
-/// principal (`ISSUER#SUBJECT`) or token label has a `:` followed by a name.
-pub const PREFIX: &str = "local:";
+/// What an approver's name is prefixed with as a principal (`local:dana`).
+pub use crate::passkeys::LOCAL_PREFIX as PREFIX;
 
 /// Where the approvers file is.
 #[derive(Args, Debug, Clone, Default)]

@@ -24,7 +24,7 @@ pub async fn run(command: &ApproversCommand) -> anyhow::Result<ExitCode> {
                 0 => format!("{} minutes", valid_secs / 60),
                 _ => format!("{valid_secs} seconds"),
             };
-            let enrolled = crate::approvers::enroll::run(name, file.store()?, *listen, valid, |link| {
+            let enrolled = crate::approval_page::enrollment::run(name, file.store()?, *listen, valid, |link| {
                 outln!(
                     "To enroll {name} as an approver on this machine, open this link in a browser here within \
                      {within} (it works once) and create a passkey:\n\n    {link}\n"

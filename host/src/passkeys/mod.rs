@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
-pub use store::{Enrollment, PasskeyStore, Revocation};
+pub use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
 pub use webauthn_rs::prelude::Passkey;
 
@@ -87,7 +87,7 @@ impl Passkeys {
         let Some(log) = self.audit.clone() else { return };
         let chain = log.synced_head().0;
         for e in all {
-            let local = e.principal.starts_with(crate::approvers::PREFIX);
+            let local = e.principal.starts_with(LOCAL_PREFIX);
             if local && !e.enrollment_audited_by.contains(&chain) {
                 let public_key = serde_json::to_value(e.passkey.get_public_key()).unwrap_or_default();
                 let entry = Event::PasskeyEnrolled(events::PasskeyEnrolled {

@@ -26,6 +26,10 @@ pub const MAX_ENROLLMENTS: usize = 10_000;
 const HASH: &str = "passkeys";
 const FILE_FORMAT: &str = "equinix-mcp passkeys v1";
 
+/// What a local approver's principal begins with (`local:dana`): no sign-in's principal
+/// (`ISSUER#SUBJECT`) or token label has a `:` followed by a name.
+pub const LOCAL_PREFIX: &str = "local:";
+
 /// One enrolled passkey.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

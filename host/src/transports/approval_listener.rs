@@ -8,7 +8,7 @@
 //! user's other client started a server too) it takes a free one, and its links carry it: a busy
 //! port never keeps the server from serving its tools.
 
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,7 +40,7 @@ pub async fn serve(
         bail!("--approval-listen {wanted}: a stdio server serves its approval page on a loopback address only");
     }
     let listeners = match local {
-        true => bind_local(wanted.port())?,
+        true => crate::approvers::loopback::bind_both(wanted.port())?,
         false => vec![listener::bind(wanted).with_context(|| format!("binding --approval-listen {wanted}"))?],
     };
     let bound = listeners[0].local_addr()?;
@@ -64,40 +64,4 @@ pub async fn serve(
     }
     tracing::info!("approval page at {base}/approve/ (listening on {})", on.join(" and "));
     Ok(bound)
-}
-
-/// A local page's listeners: 127.0.0.1 and ::1 on one port, [`LOCAL_PORT`] or the one given, else
-/// a free one. A browser may resolve `localhost` to either address, and whatever answered on the
-/// other would be at this page's origin: so both are this server's, or the port is not used.
-pub(crate) fn bind_local(wanted: u16) -> anyhow::Result<Vec<tokio::net::TcpListener>> {
-    use super::http::listener::bind;
-    let pair = |port: u16| -> std::io::Result<Vec<tokio::net::TcpListener>> {
-        let v4 = bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
-        let port = v4.local_addr()?.port();
-        match bind(SocketAddr::from((Ipv6Addr::LOCALHOST, port))) {
-            Ok(v6) => Ok(vec![v4, v6]),
-            // taken: someone else would answer at this page's origin
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(e),
-            // no IPv6 loopback on this machine: nobody else can answer there either
-            Err(_) => Ok(vec![v4]),
-        }
-    };
-    let first = match pair(wanted) {
-        Ok(listeners) => return Ok(listeners),
-        Err(e) => e,
-    };
-    // a free port on both loopbacks (one free on 127.0.0.1 is nearly always free on ::1 too)
-    for _ in 0..8 {
-        if let Ok(listeners) = pair(0) {
-            let port = listeners[0].local_addr()?.port();
-            if wanted != 0 {
-                tracing::info!(
-                    "the approval page's port {wanted} is taken ({first}; another server of this user?): it takes \
-                     port {port} instead, and its links carry it"
-                );
-            }
-            return Ok(listeners);
-        }
-    }
-    anyhow::bail!("no loopback port is free on both 127.0.0.1 and ::1 for the approval page ({first})")
 }

@@ -406,3 +406,68 @@ async fn a_page_port_held_by_someone_else_on_either_loopback_is_not_used() {
     assert!(metros.to_string().contains("DC"), "the tools are served: {metros}");
     drop(squatter);
 }
+
+/// The official TypeScript SDK, declaring no elicitation as Claude Desktop does, spawns the server
+/// over stdio: the propose result says the confirm answers with a link, the confirm does, the
+/// person approves with their passkey, the same confirm again creates once.
+#[tokio::test]
+async fn the_official_typescript_sdk_without_elicitation_reaches_a_local_approver() {
+    use tokio::io::AsyncWriteExt;
+    let sim = sim(SimConfig::default()).await;
+    let file = fresh_file();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop/no-form-client.mjs");
+    node_fixture("interop", "@modelcontextprotocol/sdk");
+    let propose = json!({"change_type": "connection_create", "spec": connection_spec("ts-sdk-local", 358)});
+    // the server's environment: the harness's hermetic one, against this test's simulator
+    let hermetic = command(&[], &[]);
+    let mut sdk = tokio::process::Command::new(node());
+    sdk.env_clear();
+    for (k, v) in hermetic.as_std().get_envs() {
+        if let Some(v) = v {
+            sdk.env(k, v);
+        }
+    }
+    for (k, v) in sim_env(&sim) {
+        sdk.env(k, v);
+    }
+    let mut sdk = sdk
+        .env("EQUINIX_MCP_APPROVERS_FILE", &file)
+        .arg(&script)
+        .arg(binary())
+        .arg(propose.to_string())
+        .args(["--toolsets", "metros,mutate"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let printed = crate::harness::printed::Printed::new("tests/interop/no-form-client.mjs");
+    printed.collect(sdk.stderr.take().unwrap());
+    let mut lines = BufReader::new(sdk.stdout.take().unwrap()).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line()).await;
+        let Ok(Ok(Some(line))) = line else { panic!("the SDK client said nothing more: {line:?}\n{}", printed.text()) };
+        serde_json::from_str(&line).unwrap()
+    };
+    let proposed = next().await;
+    let step = proposed["proposed"]["next_step"].as_str().unwrap_or_default();
+    assert!(step.contains("approval_pending"), "{proposed}");
+    let first = next().await;
+    assert_eq!(first["first"]["human_confirmation"]["status"], "approval_pending", "{first}");
+    let link = first["first"]["human_confirmation"]["approval_url"].as_str().unwrap().to_string();
+    chrome.goto(&link).await;
+    assert!(chrome.text("#request").await.contains("ts-sdk-local"));
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
+    sdk.stdin.take().unwrap().write_all(b"approved\n").await.unwrap();
+    let end = next().await;
+    assert_eq!(end["isError"], false, "{end}");
+    assert_eq!(end["result"]["executed"], true, "{end}");
+    assert_eq!(end["result"]["human_confirmation"]["status"], "accepted", "{end}");
+    assert!(sdk.wait().await.unwrap().success());
+    assert_eq!(connection_creates(&sim), 1, "exactly one create");
+}

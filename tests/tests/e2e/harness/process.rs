@@ -78,23 +78,22 @@ pub fn command(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
 
 /// A new audit-log path under the system temp dir, one per spawned server.
 pub fn fresh_audit_path() -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join("equinix-mcp-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("audit-{}-{}.jsonl", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-    // pids are reused across runs (and machine restarts): a leftover log must not be read as ours
-    let _ = std::fs::remove_file(&path);
-    path
+    fresh_path("audit", "jsonl")
 }
 
 /// A new (absent) local approvers file, one per spawned command: no test reads the user's own.
 pub fn fresh_approvers_path() -> PathBuf {
+    fresh_path("approvers", "json")
+}
+
+/// `STEM-PID-N.EXT` under the system temp dir, N counted per process, and absent.
+fn fresh_path(stem: &str, ext: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join("equinix-mcp-tests");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("approvers-{}-{}.json", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let path = dir.join(format!("{stem}-{}-{}.{ext}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    // pids are reused across runs (and machine restarts): a leftover file must not be read as ours
     let _ = std::fs::remove_file(&path);
     path
 }

@@ -19,8 +19,8 @@ use subtle::ConstantTimeEq;
 use tokio::sync::oneshot;
 use webauthn_rs::prelude::PasskeyRegistration;
 
-use super::{check_name, principal};
-use crate::approval_page::{html, routes};
+use super::{html, respond};
+use crate::approvers::{check_name, principal};
 use crate::passkeys::{Ceremony, Enrollment, MAX_ANSWER_BYTES, PasskeyStore};
 
 /// The one enrollment a link may make.
@@ -51,7 +51,7 @@ pub async fn run(
         anyhow::bail!("--listen {listen}: the enrollment page is for the person at this machine, on loopback only");
     }
     // both loopbacks, so nothing else answers at the link's origin
-    let listeners = crate::transports::approval_listener::bind_local(listen.port())
+    let listeners = crate::approvers::loopback::bind_both(listen.port())
         .with_context(|| format!("binding port {} on loopback", listen.port()))?;
     let port = listeners[0].local_addr()?.port();
     // WebAuthn takes a host name, never an IP address: the page is at localhost
@@ -73,14 +73,11 @@ pub async fn run(
         done: Mutex::new(Some(done)),
     });
     let app = axum::Router::new()
-        .route("/approve/page.css", get(routes::css))
-        .route("/approve/passkey.js", get(routes::script))
+        .route("/approve/page.css", get(respond::css))
+        .route("/approve/passkey.js", get(respond::script))
         .route("/enroll/{token}", get(page).post(answer))
-        .layer(axum::middleware::from_fn(routes::harden))
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(vec![format!("localhost:{port}")]),
-            crate::transports::http::host_check::require,
-        ))
+        .layer(axum::middleware::from_fn(respond::harden))
+        .layer(axum::middleware::from_fn_with_state(format!("localhost:{port}"), host_only))
         .with_state(link.clone());
     let stop = tokio_util::sync::CancellationToken::new();
     let servers: Vec<_> = listeners
@@ -105,12 +102,16 @@ pub async fn run(
     }
 }
 
+async fn host_only(State(want): State<String>, request: Request, next: axum::middleware::Next) -> Response {
+    respond::only_at(&want, request, next).await
+}
+
 fn mine(link: &Link, token: &str) -> bool {
     bool::from(token.as_bytes().ct_eq(link.token.as_bytes()))
 }
 
 fn say(status: StatusCode, title: &str, text: &str) -> Response {
-    routes::page_response(status, html::message(title, text))
+    respond::page_response(status, html::message(title, text))
 }
 
 async fn page(State(link): State<Arc<Link>>, UrlPath(token): UrlPath<String>) -> Response {
@@ -121,7 +122,7 @@ async fn page(State(link): State<Arc<Link>>, UrlPath(token): UrlPath<String>) ->
         return say(StatusCode::GONE, "Used", "This link was used; run `equinix-mcp approvers add` again.");
     }
     let action = format!("/enroll/{}", link.token);
-    routes::page_response(StatusCode::OK, html::enroll_page(&link.name, &action, &link.options))
+    respond::page_response(StatusCode::OK, html::enroll_page(&link.name, &action, &link.options))
 }
 
 async fn answer(State(link): State<Arc<Link>>, UrlPath(token): UrlPath<String>, request: Request) -> Response {
@@ -129,7 +130,7 @@ async fn answer(State(link): State<Arc<Link>>, UrlPath(token): UrlPath<String>, 
         return say(StatusCode::NOT_FOUND, "No such enrollment", "This link names no enrollment.");
     }
     let headers: HeaderMap = request.headers().clone();
-    if !routes::from_origin(&link.origin, &headers) {
+    if !respond::from_origin(&link.origin, &headers) {
         return say(StatusCode::FORBIDDEN, "Refused", "An enrollment is accepted only from its own page.");
     }
     // used once, whatever the answer comes to

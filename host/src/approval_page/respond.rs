@@ -1,0 +1,135 @@
+//! What every page of this server answers with: the hardening headers and the CSP, the HTML
+//! response, the few messages, the origin check of a form, and the decision judged and recorded
+//! once its approver is known. The team's routes (`routes`), the local approvers' (`local`) and
+//! the enrollment page of `approvers add` answer through these.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::html;
+use super::{ApprovalPage, PageRecord, Permission, Session};
+use crate::passkeys::{ApprovedWith, Evidence};
+
+/// The largest decision body read (an assertion, URL-encoded, is most of it).
+pub(crate) const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
+
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+pub(crate) async fn harden(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+pub(crate) fn page_response(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+pub(crate) fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    page_response(status, html::message(title, text))
+}
+
+pub(crate) fn see_other(location: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_string())]).into_response()
+}
+
+pub(crate) async fn css() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], html::CSS).into_response()
+}
+
+pub(crate) async fn script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], html::SCRIPT).into_response()
+}
+
+pub(crate) fn unknown() -> Response {
+    message(
+        StatusCode::NOT_FOUND,
+        "No such approval",
+        "This link names no request waiting for approval: it expired, or it never existed.",
+    )
+}
+
+pub(crate) fn unavailable(why: &str) -> Response {
+    tracing::warn!("approval page: {why}");
+    message(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Try again shortly",
+        "The server cannot reach its proposal store right now.",
+    )
+}
+
+/// Whether the request comes from this page itself. A browser that sends `Sec-Fetch-Site` says it
+/// (`same-origin`); with the page's `Referrer-Policy: no-referrer` such a browser sends `Origin:
+/// null` on the page's own form, so `null` is accepted beside it. A browser without fetch
+/// metadata must send the page's own `Origin`. A request with neither (no browser) still needs the
+/// session and its anti-CSRF token.
+pub(crate) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
+    from_origin(&page.origin(), headers)
+}
+
+/// [`same_origin`] for a page at `origin` (the enrollment page of `approvers add` too).
+pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> bool {
+    let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
+    match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
+        (Some(site), sent) => site == "same-origin" && sent.is_none_or(|o| o == "null" || o == origin),
+        (None, Some(sent)) => sent == origin,
+        (None, None) => true,
+    }
+}
+
+/// A decision whose approver is known (and their passkey checked): judged by the rule or the
+/// operator's policy, then recorded once.
+pub(crate) async fn judged(
+    page: &ApprovalPage,
+    session: &Session,
+    record: &PageRecord,
+    approve: bool,
+    peer: &str,
+    evidence: Option<Evidence>,
+) -> Response {
+    let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+    let (rule, policies) = match page.permission(session, record, with) {
+        Permission::Permitted(why, policies) => (why, policies),
+        Permission::Refused(why) => {
+            crate::metrics::metrics().page_decision("refused");
+            tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused a decision: {why}");
+            return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
+        }
+    };
+    match page.decide(session, record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
+        Ok(true) => {
+            page.decided.notify_waiters();
+            see_other(&format!("/approve/{}", record.id))
+        }
+        Ok(false) => message(
+            StatusCode::CONFLICT,
+            "Already decided",
+            "Someone decided this request first; reload the page to see what.",
+        ),
+        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
+    }
+}
+
+/// Middleware for a page bound to one name: a request whose one `Host` is not `want`
+/// (`localhost:PORT`) gets 421 before anything is read.
+pub(crate) async fn only_at(want: &str, request: Request, next: Next) -> Response {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let named = match (hosts.next().map(|h| h.to_str()), hosts.next()) {
+        (Some(Ok(host)), None) => host.eq_ignore_ascii_case(want),
+        _ => false,
+    };
+    if named {
+        return next.run(request).await;
+    }
+    tracing::warn!(path = %request.uri().path(), "refused a request not addressed to {want}");
+    let text = format!("this page answers only at http://{want} (the name its passkeys are bound to)\n");
+    (StatusCode::MISDIRECTED_REQUEST, text).into_response()
+}
