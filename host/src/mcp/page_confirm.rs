@@ -83,7 +83,7 @@ fn link_message(request_sha256: &str, by: LinkBy, url: &str) -> String {
     };
     format!(
         "equinix-mcp asks a person to approve ONE create on Equinix Fabric (request_sha256 {request_sha256}). {open}, \
-         sign in, read the exact request and approve or decline it there"
+         read the exact request and approve or decline it there (the page asks for your sign-in or your passkey)"
     )
 }
 
