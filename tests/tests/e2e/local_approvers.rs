@@ -471,3 +471,27 @@ async fn the_official_typescript_sdk_without_elicitation_reaches_a_local_approve
     assert!(sdk.wait().await.unwrap().success());
     assert_eq!(connection_creates(&sim), 1, "exactly one create");
 }
+
+/// HTTP on loopback without an identity provider serves one local user too: its page is beside
+/// `/mcp`, at `localhost` on the server's own port, for the same approvers.
+#[tokio::test]
+async fn an_http_server_on_loopback_serves_the_local_page_beside_mcp() {
+    let file = fresh_file();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate"])
+        .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
+        .http("127.0.0.1:0")
+        .await;
+    let client = server.connect(None, TestClient::plain(), false).await;
+    let (token, link) = pending(&client, "local-http", 359).await;
+    let port = reqwest::Url::parse(&server.url).unwrap().port();
+    assert_eq!(reqwest::Url::parse(&link).unwrap().port(), port, "beside /mcp: {link}");
+    chrome.goto(&link).await;
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
+    assert_eq!(confirm(&client, &token).await["executed"], true);
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+}
