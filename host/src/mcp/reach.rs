@@ -136,8 +136,12 @@ pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Co
 
 /// The confirmer of the road to the page for a call that was to get the form, when the operator's
 /// policy allows its create only there (`Delivery::page_instead`); none when there is no such road.
-pub async fn page_instead(delivery: Delivery, call: &Call<'_>) -> Result<Option<Arc<dyn Confirmer>>, String> {
-    match delivery.page_instead(offered(call.shared).await) {
+pub async fn page_instead(
+    delivery: Delivery,
+    offered: Offered,
+    call: &Call<'_>,
+) -> Result<Option<Arc<dyn Confirmer>>, String> {
+    match delivery.page_instead(offered) {
         Some(instead) => Ok(Some(confirmer(instead, call).await?)),
         None => Ok(None),
     }

@@ -339,7 +339,7 @@ impl ServerHandler for McpServer {
             responses: request.input_responses.as_ref(),
         };
         let reached = match reach::confirmer(delivery, &reaching).await {
-            Ok(c) => reach::page_instead(delivery, &reaching).await.map(|page| (c, page)),
+            Ok(c) => reach::page_instead(delivery, offered, &reaching).await.map(|page| (c, page)),
             Err(why) => Err(why),
         };
         let (confirmer, page_instead) = match reached {
