@@ -9,7 +9,7 @@
 //! sends, so every layer can use these types.
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "wit",
     world: "broker",
     imports: {
         "equinix:broker/fabric.send": async | trappable,

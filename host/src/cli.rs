@@ -126,6 +126,12 @@ pub enum Command {
     /// identity provider): add, list, remove, export.
     #[command(subcommand)]
     Approvers(ApproversCommand),
+    /// Exit 0 when this server's `/healthz` answers 200 (a container's health check).
+    ///
+    /// Probes the loopback at EQUINIX_MCP_LISTEN's port, or --url. Run by the image's
+    /// HEALTHCHECK, not by people, so the first screen of `--help` does not list it.
+    #[command(hide = true)]
+    Healthcheck(crate::commands::healthcheck::HealthcheckArgs),
 }
 
 #[derive(Subcommand, Debug, Clone)]

@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod oauth;
 pub mod open_files;
 pub mod passkeys;
+pub mod platform;
 pub mod policy;
 pub mod principal;
 pub mod proposals;

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 use equinix_fabric_sim as fabric_sim;
 use equinix_mcp::cli::{Cli, Command, LogFormat};
-use equinix_mcp::commands::{approvers, audit, build_component, call, inspect, passkeys, policy, serve, tools};
+use equinix_mcp::commands::{
+    approvers, audit, build_component, call, healthcheck, inspect, passkeys, policy, serve, tools,
+};
 use equinix_mcp::component;
 
 /// EX_USAGE of sysexits.h: the command line was wrong.
@@ -15,8 +17,9 @@ fn main() -> ExitCode {
     equinix_mcp::install_crypto_provider();
     let version: &'static str = Box::leak(
         format!(
-            "{} (component sha256:{})",
+            "{} {} (component sha256:{})",
             env!("CARGO_PKG_VERSION"),
+            env!("EQUINIX_MCP_TARGET"),
             component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT)
         )
         .into_boxed_str(),
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
             Some(Command::Audit(command)) => Ok(audit::run(&command)),
             Some(Command::Passkeys(command)) => passkeys::run(&command).await,
             Some(Command::Approvers(command)) => approvers::run(&command).await,
+            Some(Command::Healthcheck(args)) => healthcheck::run(&args).await,
         }
     });
     match result {

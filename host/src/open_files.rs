@@ -9,10 +9,19 @@
 pub const RESERVED: u64 = 128;
 
 /// The soft limit asked for under an unlimited hard limit.
+#[cfg(unix)]
 const UNLIMITED_TARGET: u64 = 1 << 16;
 
 /// The soft limit after raising it to the hard limit: `(now, before)`. `None` where the limit is
+/// unlimited or cannot be read, and on Windows, which has no such limit on sockets.
+#[cfg(not(unix))]
+pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
+    None
+}
+
+/// The soft limit after raising it to the hard limit: `(now, before)`. `None` where the limit is
 /// unlimited or cannot be read.
+#[cfg(unix)]
 pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);

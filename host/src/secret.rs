@@ -34,20 +34,21 @@ impl fmt::Display for Secret {
 /// so it cannot be swapped between the check and the read. Errors never hold the contents.
 pub fn read_private_file(path: &std::path::Path, flag: &str) -> anyhow::Result<String> {
     use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
     let shown = path.display();
     let mut file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
     let meta = file.metadata().map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
-    let me = rustix::process::geteuid().as_raw();
-    if meta.uid() != me && meta.uid() != 0 {
+    if let (Some(owner), Some(me)) = (crate::platform::owner(&meta), crate::platform::effective_uid())
+        && owner != me
+        && owner != 0
+    {
         anyhow::bail!(
-            "{flag} {shown} is owned by uid {}, not by the user running the server (uid {me}) or root: another user \
-             could change it (chown it, as OpenSSH requires of its key files)",
-            meta.uid()
+            "{flag} {shown} is owned by uid {owner}, not by the user running the server (uid {me}) or root: another user \
+             could change it (chown it, as OpenSSH requires of its key files)"
         );
     }
-    let mode = meta.mode() & 0o777;
-    if mode & 0o077 != 0 {
+    if let Some(mode) = crate::platform::mode(&meta)
+        && mode & 0o077 != 0
+    {
         anyhow::bail!(
             "{flag} {shown} has mode {mode:03o}: secrets must not be readable by group or others (chmod 600 {shown})"
         );

@@ -14,7 +14,6 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -50,8 +49,9 @@ fn message(chain: &str, instance: &str, seq: u64, head: &str, ts: &str) -> Strin
 pub fn load_signing_key(path: &Path) -> anyhow::Result<Ed25519KeyPair> {
     let shown = path.display();
     let meta = std::fs::metadata(path).with_context(|| format!("reading --audit-signing-key {shown}"))?;
-    let mode = meta.mode() & 0o777;
-    if mode & 0o077 != 0 {
+    if let Some(mode) = crate::platform::mode(&meta)
+        && mode & 0o077 != 0
+    {
         bail!(
             "--audit-signing-key {shown} has mode {mode:03o}: a signing key must be readable by its owner only (chmod 600 {shown})"
         );

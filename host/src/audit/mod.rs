@@ -24,7 +24,6 @@ pub mod settings;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -107,20 +106,17 @@ pub(crate) fn open_append(path: &Path, what: &str) -> anyhow::Result<File> {
         Ok(m) if !m.file_type().is_file() => anyhow::bail!("{what} {shown} is not a regular file"),
         _ => {}
     }
-    let file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .mode(0o600)
-        // a link planted between the check above and this open is refused too
-        .custom_flags(libc::O_NOFOLLOW)
+    let mut options = OpenOptions::new();
+    options.create(true).read(true).append(true);
+    // a link planted between the check above and this open is refused too
+    let file = crate::platform::no_follow(crate::platform::owner_only(&mut options))
         .open(path)
         .with_context(|| format!("opening {what} {shown}"))?;
     if !file.metadata()?.file_type().is_file() {
         anyhow::bail!("{what} {shown} is not a regular file");
     }
     // two writers would fork the chain
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|e| {
+    file.try_lock().map_err(|e| {
         anyhow::anyhow!("{what} {shown} is in use by another process ({e}): give each server its own file")
     })?;
     Ok(file)
@@ -347,7 +343,7 @@ impl AuditLog {
         let open = file.metadata().ok()?;
         match std::fs::symlink_metadata(&self.path) {
             Err(_) => Some("is no longer at its path (deleted, or moved away by a rotation)"),
-            Ok(at_path) if (at_path.dev(), at_path.ino()) != (open.dev(), open.ino()) => {
+            Ok(at_path) if crate::platform::file_id(&at_path) != crate::platform::file_id(&open) => {
                 Some("was replaced by another file at its path")
             }
             Ok(_) => None,

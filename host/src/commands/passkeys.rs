@@ -25,9 +25,7 @@ pub(crate) fn now_ms() -> u64 {
 
 /// Who runs the command, for the audit record of a revocation.
 pub(crate) fn operator() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_default();
-    let uid = rustix::process::getuid().as_raw();
-    if user.is_empty() { format!("uid {uid} (command line)") } else { format!("{user} (uid {uid}, command line)") }
+    crate::platform::user_description()
 }
 
 pub async fn run(command: &PasskeysCommand) -> anyhow::Result<ExitCode> {

@@ -492,8 +492,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 fn reread_on_sighup(gate: Arc<PolicyGate>) -> anyhow::Result<tokio_util::sync::DropGuard> {
     let stop = tokio_util::sync::CancellationToken::new();
     let guard = stop.clone().drop_guard();
-    let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        .context("cannot listen for SIGHUP, which rereads --policy")?;
+    let mut hangups = crate::platform::Hangups::listen().context("cannot listen for SIGHUP, which rereads --policy")?;
     tokio::spawn(async move {
         loop {
             tokio::select! {

@@ -12,7 +12,6 @@
 
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -92,24 +91,20 @@ fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
 }
 
 fn entry_inode(path: &Path) -> Option<u64> {
-    std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+    std::fs::symlink_metadata(path).ok().and_then(|m| crate::platform::file_id(&m)).map(|(_, inode)| inode)
 }
 
 /// An exclusive lock on the entry at `path`, held until the returned file is dropped (the
 /// kernel also drops it with the process, so no lock outlives a crash). `None` when the lock
 /// file cannot be had: then this process compiles without waiting, as before there were locks.
 fn lock_entry(path: &Path) -> Option<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    let file = crate::platform::owner_only(&mut options)
         .open(path.with_extension("lock"))
         .map_err(|e| tracing::warn!("cannot lock the precompile cache entry {}: {e}", path.display()))
         .ok()?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| tracing::warn!("cannot lock the precompile cache entry {}: {e}", path.display()))
-        .ok()?;
+    file.lock().map_err(|e| tracing::warn!("cannot lock the precompile cache entry {}: {e}", path.display())).ok()?;
     Some(file)
 }
 
@@ -125,16 +120,18 @@ pub fn engine_key(engine: &Engine) -> String {
 fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
     if !dir.exists() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        crate::platform::make_private_dir(dir)?;
     }
     let meta = std::fs::metadata(dir)?;
-    // /proc/self belongs to this process's effective uid.
-    let uid = std::fs::metadata("/proc/self").context("reading the current uid")?.uid();
-    if meta.uid() != uid {
-        bail!("{} belongs to uid {}, not to this user ({uid})", dir.display(), meta.uid());
+    if let (Some(owner), Some(uid)) = (crate::platform::owner(&meta), crate::platform::effective_uid())
+        && owner != uid
+    {
+        bail!("{} belongs to uid {owner}, not to this user ({uid})", dir.display());
     }
-    if meta.mode() & 0o022 != 0 {
-        bail!("{} is writable by other users (mode {:o})", dir.display(), meta.mode() & 0o777);
+    if let Some(mode) = crate::platform::mode(&meta)
+        && mode & 0o022 != 0
+    {
+        bail!("{} is writable by other users (mode {mode:o})", dir.display());
     }
     Ok(())
 }
@@ -144,7 +141,7 @@ fn check_private_file(path: &Path) -> anyhow::Result<()> {
     if !meta.file_type().is_file() {
         bail!("not a regular file");
     }
-    if meta.mode() & 0o022 != 0 {
+    if crate::platform::mode(&meta).is_some_and(|mode| mode & 0o022 != 0) {
         bail!("writable by other users");
     }
     Ok(())
@@ -177,7 +174,7 @@ fn read_entry(path: &Path, wasm_sha256: &str) -> anyhow::Result<Vec<u8>> {
 
 fn store(path: &Path, wasm_sha256: &str, code: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    let mut f = crate::platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
     f.write_all(MAGIC)?;
     f.write_all(format!("{wasm_sha256}\n{}\n", hex::encode(Sha256::digest(code))).as_bytes())?;
     f.write_all(code)?;

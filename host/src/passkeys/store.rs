@@ -265,19 +265,16 @@ fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<
         .write(true)
         .open(&lock_path)
         .map_err(|e| format!("opening {}: {e}", lock_path.display()))?;
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
     let mut all = read_file(path)?;
     change(&mut all)?;
     let form = FileForm { format: FILE_FORMAT.into(), enrollments: all };
     let bytes = serde_json::to_vec_pretty(&form).expect("enrollments serialize");
     let tmp = path.with_extension("json.new");
     // the public keys are no secret, but who may approve is: the file is the user's alone
-    let mut file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        File::options().create(true).write(true).truncate(true).mode(0o600).open(&tmp)
-    }
-    .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    let mut file = crate::platform::owner_only(File::options().create(true).write(true).truncate(true))
+        .open(&tmp)
+        .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
     file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("replacing {shown}: {e}"))?;
     Ok(())

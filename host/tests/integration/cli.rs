@@ -129,12 +129,20 @@ fn the_shipped_binary_links_no_broker_code_natively() {
     assert!(!tree.contains("equinix-broker-component"), "{tree}");
 }
 
+/// A downloaded binary says which release file it is: its version, the target it was built for
+/// and the component it embeds.
 #[test]
-fn version_shows_the_embedded_component_sha256() {
+fn version_shows_the_target_and_the_embedded_component_sha256() {
     let out = Command::new(env!("CARGO_BIN_EXE_equinix-mcp")).arg("--version").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     let sha = equinix_mcp::component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT);
-    assert!(text.contains(env!("CARGO_PKG_VERSION")) && text.contains(&sha), "{text}");
+    let target = env!("EQUINIX_MCP_TARGET");
+    assert!(
+        target.starts_with(std::env::consts::ARCH) && target.contains(std::env::consts::OS),
+        "{target} is not this machine's target"
+    );
+    let expected = format!("equinix-mcp {} {target} (component sha256:{sha})\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(text, expected);
 }
 
 /// A limit of 0 would refuse everything (or expire everything at once): clap refuses it, and an

@@ -1,7 +1,8 @@
 //! The host crate's integration tests, in one binary: the command line, the commands the docs
-//! show, and the Fabric client against the simulator both ways.
+//! show, the Fabric client against the simulator both ways, and what the release ships.
 
 mod audit_fixture;
 mod cli;
 mod docs;
 mod fabric_wire;
+mod packaging;

@@ -33,6 +33,29 @@ fn metrics_url(server: &HttpServer) -> String {
     text[at..].split_whitespace().next().unwrap().to_string()
 }
 
+/// The image's health check is the binary asking its own `/healthz`: 0 while the server
+/// answers, 1 with the address and the reason once nothing does. A wildcard listen address
+/// (the image's `0.0.0.0:8931`) is probed on loopback.
+#[tokio::test]
+async fn the_healthcheck_command_passes_while_the_server_answers_and_fails_after() {
+    let server = team_server(&[]).await;
+    let port = server.url.trim_start_matches("http://").split(['/', ':']).nth(1).unwrap().to_string();
+    let wildcard = format!("0.0.0.0:{port}");
+    let (ok, _, err) = run_to_exit(&["healthcheck"], &[("EQUINIX_MCP_LISTEN", wildcard.as_str())]).await;
+    assert!(ok, "{err}");
+    let url = format!("{}/healthz", base(&server));
+    let (ok, _, err) = run_to_exit(&["healthcheck", "--url", &url], &[]).await;
+    assert!(ok, "{err}");
+    drop(server);
+    let (ok, _, err) = wait::until_some("the server to stop answering", wait::WITHIN, async || {
+        let result = run_to_exit(&["healthcheck", "--url", &url], &[]).await;
+        (!result.0).then_some(result)
+    })
+    .await;
+    assert!(!ok);
+    assert!(err.contains(&format!("equinix-mcp healthcheck: {url}: ")) && err.contains("onnect"), "{err}");
+}
+
 #[tokio::test]
 async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
     let server = team_server(&["--shutdown-grace-ms", "4000"]).await;

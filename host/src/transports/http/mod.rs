@@ -219,8 +219,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
 /// SIGHUP rereads the token file and the TLS certificate; a file that fails to load is logged
 /// and the old one stays in force.
 async fn reload_on_hangup(tokens: Option<Arc<TokenFile>>, tls: Option<Arc<tls::TlsFiles>>, stop: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+    let Ok(mut hangups) = crate::platform::Hangups::listen() else {
         tracing::warn!("cannot listen for SIGHUP: the token file and certificate are read only at start");
         return;
     };
