@@ -17,7 +17,7 @@ use crate::transports::http::settings::HttpArgs;
 use crate::transports::metrics_listener::MetricsArgs;
 
 /// Environment-only settings (secrets stay out of the process list).
-const ENV_ONLY: &str = "Environment only:
+const ENV_ONLY: &str = "Secrets, from the environment or an owner-only file (--client-secret-file, --state-key-file):
   EQUINIX_API_CLIENTSECRET  OAuth2 client secret for EQUINIX_API_CLIENTID
   EQUINIX_MCP_STATE_KEY     base64 key (>= 32 bytes) sealing 2026-07-28 confirmation state;
                             the same on every HTTP replica (default: random per process)";

@@ -28,6 +28,31 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A secret from environment variable `var` or from the owner-only file `flag` names (each such
+/// flag also reads `{var}_FILE`: systemd's credentials and Kubernetes' secret volumes are files).
+/// Given both ways is an error naming both; a file's surrounding whitespace (its last newline) is
+/// not part of the secret. `from_env` is `var`'s value, passed in so tests need no environment.
+pub fn from_env_or_file(
+    from_env: Option<String>,
+    file: Option<&std::path::Path>,
+    var: &str,
+    flag: &str,
+) -> anyhow::Result<Option<Secret>> {
+    match (from_env.filter(|s| !s.is_empty()), file) {
+        (Some(_), Some(_)) => anyhow::bail!("{var} and {flag} (or {var}_FILE) are both set: keep one"),
+        (Some(value), None) => Ok(Some(Secret::new(value))),
+        (None, Some(path)) => {
+            let text = read_private_file(path, flag)?;
+            let text = text.trim();
+            if text.is_empty() {
+                anyhow::bail!("{flag} {} is empty", path.display());
+            }
+            Ok(Some(Secret::new(text)))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// Reads a file that holds secrets (`flag` names it in errors): it must be owned by the user
 /// running the server (or root) and readable by nobody else, as OpenSSH requires of its keys.
 /// Owner and mode are those of the file read (a symlink is followed), taken from the open file,

@@ -9,7 +9,6 @@ use clap::Args;
 
 use super::PageSettings;
 use crate::oauth::settings::AuthArgs;
-use crate::secret::Secret;
 
 #[derive(Args, Debug, Clone)]
 pub struct PageArgs {
@@ -72,18 +71,12 @@ impl PageArgs {
             "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the \
              same",
         )?;
-        let from_env = std::env::var("EQUINIX_MCP_APPROVAL_CLIENT_SECRET").ok().filter(|s| !s.is_empty());
-        let client_secret = match (&self.approval_client_secret_file, from_env) {
-            (Some(_), Some(_)) => bail!(
-                "the approval page's client secret is given twice: EQUINIX_MCP_APPROVAL_CLIENT_SECRET and \
-                 --approval-client-secret-file; keep one"
-            ),
-            (Some(path), None) => {
-                Some(Secret::new(crate::secret::read_private_file(path, "--approval-client-secret-file")?.trim()))
-            }
-            (None, Some(secret)) => Some(Secret::new(secret)),
-            (None, None) => None,
-        };
+        let client_secret = crate::secret::from_env_or_file(
+            std::env::var("EQUINIX_MCP_APPROVAL_CLIENT_SECRET").ok(),
+            self.approval_client_secret_file.as_deref(),
+            "EQUINIX_MCP_APPROVAL_CLIENT_SECRET",
+            "--approval-client-secret-file",
+        )?;
         let base_url = self.approval_url.clone().or_else(|| {
             let public = reqwest::Url::parse(auth.public_url.as_deref()?).ok()?;
             Some(public.origin().ascii_serialization())

@@ -104,7 +104,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let registry = load_registry(&runtime, &selection, &grants).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
-    let (request_state, key_source) = state_codec(&grants.proposals)?;
+    let (request_state, key_source) = state_codec(args, &grants.proposals)?;
     grants.audit = open_audit(&args.audit, &registry)?;
     let banner = Banner {
         component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source, runtime.origin()),
@@ -247,7 +247,7 @@ async fn connect_fabric(
         let url = sim.base_url();
         (Some(sim), url, Some(creds))
     } else {
-        (None, args.fabric.endpoint.clone(), credentials_from_env(args))
+        (None, args.fabric.endpoint.clone(), fabric_credentials(args)?)
     };
     let mut config = FabricConfig::new(base_url, credentials);
     config.mutate_enabled = selection.names_mutate();
@@ -260,22 +260,25 @@ async fn connect_fabric(
     Ok((Arc::new(fabric), sim))
 }
 
-/// `EQUINIX_API_CLIENTID` (or `--client-id`) and `EQUINIX_API_CLIENTSECRET`; without both every
-/// Fabric call fails, which the log says once.
-fn credentials_from_env(args: &ServeArgs) -> Option<Credentials> {
-    let secret = std::env::var("EQUINIX_API_CLIENTSECRET").ok().filter(|s| !s.is_empty());
-    match (&args.fabric.client_id, secret) {
-        (Some(id), Some(secret)) if !id.is_empty() => {
-            Some(Credentials { client_id: id.clone(), client_secret: Secret::new(secret) })
-        }
+/// `EQUINIX_API_CLIENTID` (or `--client-id`) and `EQUINIX_API_CLIENTSECRET` (or
+/// `--client-secret-file`); without both every Fabric call fails, which the log says once.
+fn fabric_credentials(args: &ServeArgs) -> anyhow::Result<Option<Credentials>> {
+    let secret = crate::secret::from_env_or_file(
+        std::env::var("EQUINIX_API_CLIENTSECRET").ok(),
+        args.fabric.client_secret_file.as_deref(),
+        "EQUINIX_API_CLIENTSECRET",
+        "--client-secret-file",
+    )?;
+    Ok(match (&args.fabric.client_id, secret) {
+        (Some(id), Some(client_secret)) if !id.is_empty() => Some(Credentials { client_id: id.clone(), client_secret }),
         _ => {
             tracing::warn!(
-                "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET are not set: every Fabric call will fail until they \
-                 are (or use --fabric-sim)"
+                "EQUINIX_API_CLIENTID / EQUINIX_API_CLIENTSECRET (or --client-secret-file) are not set: every Fabric \
+                 call will fail until they are (or use --fabric-sim)"
             );
             None
         }
-    }
+    })
 }
 
 /// Where Fabric requests go, as the banner says it (a URL's credentials redacted).
@@ -289,13 +292,23 @@ fn describe_fabric(fabric: &FabricClient, sim: Option<&fabric_sim::SimHandle>) -
 
 /// The key sealing 2026-07-28 confirmation state, and where it came from; a shared store without
 /// a shared key is worth a warning.
-fn state_codec(proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, &'static str)> {
-    let configured_key = std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty());
-    let codec = crate::mcp::stateless_confirm::codec(configured_key.as_deref())?;
-    if configured_key.is_none() && proposals.is_shared() {
+fn state_codec(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+    let key = crate::secret::from_env_or_file(
+        std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty()),
+        args.confirmation.state_key_file.as_deref(),
+        "EQUINIX_MCP_STATE_KEY",
+        "--state-key-file",
+    )?;
+    let from = match args.confirmation.state_key_file {
+        Some(_) => "--state-key-file",
+        None => "EQUINIX_MCP_STATE_KEY",
+    };
+    let codec = crate::mcp::stateless_confirm::codec(key.as_ref().map(|k| (k.expose(), from)))?;
+    if key.is_none() && proposals.is_shared() {
         tracing::warn!(
-            "the proposal store is shared but EQUINIX_MCP_STATE_KEY is not set: a 2026-07-28 confirmation started on \
-             another replica will be refused here (give every replica the same key)"
+            "the proposal store is shared but no state key is set (EQUINIX_MCP_STATE_KEY or --state-key-file): each \
+             replica draws its own, so a 2026-07-28 confirmation started on another replica is refused here (give \
+             every replica the same key)"
         );
     }
     Ok(codec)

@@ -263,13 +263,12 @@ impl ComponentRuntime {
     fn trapped(&self, store: &Store<CallState>, e: wasmtime::Error) -> Trapped {
         let meter = &store.data().meter;
         if let Some(down) = e.downcast_ref::<crate::proposals::StoreUnavailable>() {
-            tracing::error!("{down}");
             // the store fails before any create it guards is sent (settle, after one, never traps)
             let sent = match store.data().create_sent() {
                 false => "no create was sent to Fabric",
                 true => "a create was sent to Fabric before it: see the audit log for its outcome",
             };
-            return Trapped { kind: "proposal_store_unavailable", message: format!("{down}; {sent}") };
+            return Trapped { kind: "proposal_store_unavailable", message: format!("{}; {sent}", down.told()) };
         }
         let why = match e.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => {

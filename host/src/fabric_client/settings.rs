@@ -20,9 +20,14 @@ pub struct FabricArgs {
     #[arg(long, env = "EQUINIX_API_ENDPOINT", default_value = "https://api.equinix.com", value_name = "URL")]
     pub endpoint: String,
 
-    /// OAuth2 client id (the secret is read only from EQUINIX_API_CLIENTSECRET).
+    /// OAuth2 client id (its secret: EQUINIX_API_CLIENTSECRET or --client-secret-file).
     #[arg(long, env = "EQUINIX_API_CLIENTID", value_name = "ID")]
     pub client_id: Option<String>,
+
+    /// A file (mode 600, e.g. a systemd credential) holding the OAuth2 client secret; or set
+    /// EQUINIX_API_CLIENTSECRET.
+    #[arg(long, env = "EQUINIX_API_CLIENTSECRET_FILE", value_name = "PATH")]
+    pub client_secret_file: Option<std::path::PathBuf>,
 
     /// Timeout of one Fabric request, in milliseconds.
     #[arg(

@@ -123,9 +123,9 @@ impl PageRound {
     ) -> Result<Self, String> {
         let call = call.page_index();
         let notes = page.notes();
-        let earlier = match notes.of_call(&call).await.map_err(|e| e.to_string())? {
+        let earlier = match notes.of_call(&call).await.map_err(|e| e.told())? {
             Some(r) => {
-                let decision = notes.decision(&r.id).await.map_err(|e| e.to_string())?;
+                let decision = notes.decision(&r.id).await.map_err(|e| e.told())?;
                 Some((r, decision))
             }
             None => None,
@@ -145,9 +145,9 @@ impl PageRound {
     ) -> Result<Self, String> {
         let notes = page.notes();
         let earlier = match id {
-            Some(id) => match notes.record(id).await.map_err(|e| e.to_string())? {
+            Some(id) => match notes.record(id).await.map_err(|e| e.told())? {
                 Some(r) if r.proposer == principal.as_str() => {
-                    let decision = notes.decision(&r.id).await.map_err(|e| e.to_string())?;
+                    let decision = notes.decision(&r.id).await.map_err(|e| e.told())?;
                     Some((r, decision))
                 }
                 _ => None,
@@ -169,7 +169,7 @@ impl PageRound {
             Some((r, None)) if r.subject() == form.subject => r.clone(),
             _ => {
                 let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
-                self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.to_string())?;
+                self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
                 r
             }
         };
@@ -219,7 +219,7 @@ impl UrlElicit {
     async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Reached, String> {
         let started = tokio::time::Instant::now();
         let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
-        self.page.notes().put(&record, None).await.map_err(|e| e.to_string())?;
+        self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
         let then = match self.link_by {
             LinkBy::Url => ".",
             LinkBy::Form => ". Then answer this form (confirm or not: the decision on the page is what counts).",

@@ -34,6 +34,12 @@ pub struct ConfirmationArgs {
         default_missing_value = "true",
     )]
     pub allow_unconfirmed_mutations: bool,
+
+    /// A file (mode 600, e.g. a systemd credential) holding the base64 key that seals
+    /// 2026-07-28 confirmation state, the same on every HTTP replica; or set
+    /// EQUINIX_MCP_STATE_KEY (default: random per process).
+    #[arg(long, env = "EQUINIX_MCP_STATE_KEY_FILE", value_name = "PATH")]
+    pub state_key_file: Option<std::path::PathBuf>,
 }
 
 impl ConfirmationArgs {

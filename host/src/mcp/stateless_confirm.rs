@@ -63,13 +63,13 @@ impl Sealed {
     }
 }
 
-/// The sealing key: `EQUINIX_MCP_STATE_KEY` (base64, at least 32 bytes; every HTTP replica must
-/// share it) or a random key for this process. A malformed key stops start-up; errors never
-/// contain the key.
-pub fn codec(configured: Option<&str>) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+/// The sealing key: `configured` (base64, at least 32 bytes; every HTTP replica must share it)
+/// with where it came from (an environment variable or a flag, for errors and the banner), or a
+/// random key for this process. A malformed key stops start-up; errors never contain the key.
+pub fn codec(configured: Option<(&str, &'static str)>) -> anyhow::Result<(RequestStateCodec, &'static str)> {
     use base64::Engine;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-    let Some(text) = configured.map(str::trim) else {
+    let Some((text, from)) = configured.map(|(k, from)| (k.trim(), from)) else {
         let key: [u8; 32] = rand::random();
         let codec = RequestStateCodec::try_new(key.to_vec())
             .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
@@ -78,17 +78,17 @@ pub fn codec(configured: Option<&str>) -> anyhow::Result<(RequestStateCodec, &'s
     let key = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
         .iter()
         .find_map(|engine| engine.decode(text).ok())
-        .ok_or_else(|| anyhow::anyhow!("EQUINIX_MCP_STATE_KEY is not base64 (standard or URL-safe alphabet)"))?;
+        .ok_or_else(|| anyhow::anyhow!("the state key of {from} is not base64 (standard or URL-safe alphabet)"))?;
     if key.len() < RequestStateCodec::MIN_KEY_LENGTH {
         anyhow::bail!(
-            "EQUINIX_MCP_STATE_KEY decodes to {} bytes; at least {} are required (e.g. `openssl rand -base64 32`)",
+            "the state key of {from} decodes to {} bytes; at least {} are required (e.g. `openssl rand -base64 32`)",
             key.len(),
             RequestStateCodec::MIN_KEY_LENGTH
         );
     }
     let codec =
-        RequestStateCodec::try_new(key).map_err(|e| anyhow::anyhow!("EQUINIX_MCP_STATE_KEY is unusable: {e:?}"))?;
-    Ok((codec, "EQUINIX_MCP_STATE_KEY"))
+        RequestStateCodec::try_new(key).map_err(|e| anyhow::anyhow!("the state key of {from} is unusable: {e:?}"))?;
+    Ok((codec, from))
 }
 
 /// The first round's confirmer: the form goes to the client as an input request, and the
@@ -310,13 +310,16 @@ mod tests {
     fn a_configured_key_is_base64_of_at_least_32_bytes_and_errors_hide_it() {
         use base64::Engine;
         let good = base64::engine::general_purpose::STANDARD.encode([3u8; 32]);
-        assert_eq!(codec(Some(&good)).unwrap().1, "EQUINIX_MCP_STATE_KEY");
+        fn env(key: &str) -> Option<(&str, &'static str)> {
+            Some((key, "EQUINIX_MCP_STATE_KEY"))
+        }
+        assert_eq!(codec(env(&good)).unwrap().1, "EQUINIX_MCP_STATE_KEY");
         let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0xfbu8; 40]);
-        assert!(codec(Some(&url_safe)).is_ok());
+        assert_eq!(codec(Some((&url_safe, "--state-key-file"))).unwrap().1, "--state-key-file");
         let short = base64::engine::general_purpose::STANDARD.encode([3u8; 16]);
-        let e = codec(Some(&short)).err().unwrap().to_string();
-        assert!(e.contains("16 bytes") && !e.contains(&short), "{e}");
-        let e = codec(Some("not base64 at all!")).err().unwrap().to_string();
+        let e = codec(env(&short)).err().unwrap().to_string();
+        assert!(e.contains("16 bytes") && e.contains("EQUINIX_MCP_STATE_KEY") && !e.contains(&short), "{e}");
+        let e = codec(env("not base64 at all!")).err().unwrap().to_string();
         assert!(e.contains("not base64") && !e.contains("at all"), "{e}");
         assert_eq!(codec(None).unwrap().1, "random per process");
     }

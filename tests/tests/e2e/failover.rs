@@ -185,6 +185,7 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     assert!(lost(&r), "{:?}", r.structured_content);
     let said = structured(&r)["error"]["message"].as_str().unwrap().to_string();
     assert!(said.contains("no create was sent to Fabric"), "{said}");
+    assert!(!said.contains("127.0.0.1") && !said.contains("sentinel") && !said.contains("script"), "{said}");
     assert_eq!(connection_creates(&h.sim), 0, "nothing was sent");
     // at once: readiness says why, reads keep working, a store call fails without waiting
     let (status, why) = ready(readyz.clone()).await;

@@ -77,3 +77,58 @@ async fn secrets_never_leave_the_host() {
     let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_API_CLIENTSECRET", SECRET)]).await;
     assert!(ok && !stdout.contains(SECRET) && !stderr.contains(SECRET));
 }
+
+/// Issue 55: every secret can come from an owner-only file (systemd's `LoadCredential`, a
+/// Kubernetes secret volume): the Fabric client secret and the state key included. A file others
+/// can read, and a secret given both ways, stop the start naming what is wrong.
+#[tokio::test]
+async fn secrets_come_from_owner_only_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let sim = sim(SimConfig { client_secret: SECRET.into(), ..Default::default() }).await;
+    let secret_file = fresh_path("client-secret", "txt");
+    std::fs::write(&secret_file, format!("{SECRET}\n")).unwrap();
+    std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let key_file = fresh_path("state-key", "txt");
+    std::fs::write(&key_file, "bm90LWEtcmVhbC1rZXktYnV0LTMyLWJ5dGVzLWxvbmctZW5vdWdo\n").unwrap();
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let (secret_path, key_path) = (secret_file.to_str().unwrap(), key_file.to_str().unwrap());
+    // no secret in the environment: the harness's is blanked
+    let files = [
+        ("EQUINIX_API_CLIENTSECRET", ""),
+        ("EQUINIX_API_CLIENTSECRET_FILE", secret_path),
+        ("EQUINIX_MCP_STATE_KEY_FILE", key_path),
+        ("RUST_LOG", "debug"),
+    ];
+    let server = Launch::serve().against(&sim).env(&files).stdio().await;
+    let r = server.call("fabric_list_metros", json!({"limit": 1})).await;
+    assert!(!is_error(&r), "the secret from the file signs in: {:?}", r.structured_content);
+    let said = server.stderr_text();
+    assert!(said.contains("confirmation_state_key=--state-key-file"), "{said}");
+    assert!(!said.contains(SECRET), "the secret is not logged");
+    drop(server);
+
+    // the same settings as flags
+    let flags = ["--client-secret-file", secret_path, "--state-key-file", key_path];
+    let server = Launch::serve().against(&sim).env(&[("EQUINIX_API_CLIENTSECRET", "")]).args(&flags).stdio().await;
+    assert!(!is_error(&server.call("fabric_list_metros", json!({"limit": 1})).await));
+    drop(server);
+
+    let refused = async |env: &[(&str, &str)]| {
+        let (ok, _, stderr) = Launch::serve().against(&sim).env(env).run_to_exit().await;
+        assert!(!ok, "{stderr}");
+        assert!(!stderr.contains(SECRET), "{stderr}");
+        stderr
+    };
+    let both = [("EQUINIX_API_CLIENTSECRET", SECRET), ("EQUINIX_API_CLIENTSECRET_FILE", secret_path)];
+    let said = refused(&both).await;
+    assert!(said.contains("EQUINIX_API_CLIENTSECRET and --client-secret-file") && said.contains("keep one"), "{said}");
+    std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let said = refused(&files).await;
+    assert!(said.contains(secret_path) && said.contains("mode 644"), "{said}");
+    std::fs::write(&key_file.with_extension("short"), "c2hvcnQ=\n").unwrap();
+    let short = key_file.with_extension("short");
+    std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let said = refused(&[files[0], files[1], ("EQUINIX_MCP_STATE_KEY_FILE", short.to_str().unwrap())]).await;
+    assert!(said.contains("the state key of --state-key-file decodes to 5 bytes"), "{said}");
+}

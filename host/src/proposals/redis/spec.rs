@@ -107,13 +107,13 @@ pub fn is_shared(spec: &str) -> bool {
 pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Shared> {
     let spec = args.proposal_store.trim();
     let shown = super::redact(spec);
-    let password = secret(
+    let password = crate::secret::from_env_or_file(
         env("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD"),
         args.proposal_store_password_file.as_deref(),
         "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
         "--proposal-store-password-file",
     )?;
-    let sentinel_password = secret(
+    let sentinel_password = crate::secret::from_env_or_file(
         env("EQUINIX_MCP_SENTINEL_PASSWORD"),
         args.sentinel_password_file.as_deref(),
         "EQUINIX_MCP_SENTINEL_PASSWORD",
@@ -205,21 +205,6 @@ fn sentinel(
         password,
         sentinel_password,
     })
-}
-
-/// A password from the environment or a private file, not both.
-fn secret(
-    from_env: Option<String>,
-    file: Option<&std::path::Path>,
-    var: &str,
-    flag: &str,
-) -> anyhow::Result<Option<Secret>> {
-    match (from_env.filter(|s| !s.is_empty()), file) {
-        (Some(_), Some(_)) => bail!("the password is given twice: {var} and {flag}; keep one"),
-        (Some(value), None) => Ok(Some(Secret::new(value))),
-        (None, Some(path)) => Ok(Some(Secret::new(crate::secret::read_private_file(path, flag)?.trim()))),
-        (None, None) => Ok(None),
-    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ pub fn fresh_approvers_path() -> PathBuf {
 }
 
 /// `STEM-PID-N.EXT` under the system temp dir, N counted per process, and absent.
-fn fresh_path(stem: &str, ext: &str) -> PathBuf {
+pub fn fresh_path(stem: &str, ext: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join("equinix-mcp-tests");
