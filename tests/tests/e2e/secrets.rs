@@ -125,8 +125,8 @@ async fn secrets_come_from_owner_only_files() {
     std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let said = refused(&files).await;
     assert!(said.contains(secret_path) && said.contains("mode 644"), "{said}");
-    std::fs::write(&key_file.with_extension("short"), "c2hvcnQ=\n").unwrap();
     let short = key_file.with_extension("short");
+    std::fs::write(&short, "c2hvcnQ=\n").unwrap();
     std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o600)).unwrap();
     std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let said = refused(&[files[0], files[1], ("EQUINIX_MCP_STATE_KEY_FILE", short.to_str().unwrap())]).await;
