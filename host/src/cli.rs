@@ -298,6 +298,11 @@ pub enum LogFormat {
 #[derive(Args, Debug, Clone)]
 #[command(after_help = ENV_ONLY)]
 pub struct ServeArgs {
+    /// Serve's settings from a TOML file, one key per flag (`listen = "0.0.0.0:8931"`); a flag
+    /// or its environment variable given as well wins over the file (docs/configuration.md).
+    #[arg(long, env = "EQUINIX_MCP_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     #[command(flatten)]
     pub component: ComponentArgs,
 

@@ -31,6 +31,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod component;
+pub mod config_file;
 pub mod exact_json;
 pub mod fabric_client;
 pub mod log_lines;

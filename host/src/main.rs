@@ -24,7 +24,19 @@ fn main() -> ExitCode {
         )
         .into_boxed_str(),
     );
-    let matches = match Cli::command_with_version(version).try_get_matches() {
+    let command = Cli::command_with_version(version);
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(path) = equinix_mcp::config_file::named(&argv) {
+        argv = match equinix_mcp::config_file::apply(&command, argv, &path) {
+            Ok(with_file) => with_file,
+            Err(e) => {
+                eprintln!("equinix-mcp: {e:#}");
+                // a mistake in the settings, as clap's for a flag
+                std::process::exit(2);
+            }
+        };
+    }
+    let matches = match command.try_get_matches_from(argv) {
         Ok(matches) => matches,
         Err(e) => {
             // `audit verify` gives exit status 2 its own meaning (a torn last record), so a

@@ -362,3 +362,53 @@ async fn sighup_rereads_the_token_file_and_calls_in_flight_finish() {
 async fn sim_requests(sim_url: &str) -> usize {
     sim_stats(sim_url).await["requests"].as_array().map_or(0, Vec::len)
 }
+
+/// Issue 55: `--config FILE` holds serve's settings; the environment wins over it, a flag over
+/// both; a mistake in it stops the start naming the file, the line and the key.
+#[tokio::test]
+async fn a_config_file_sets_serve_and_flags_then_the_environment_win() {
+    let file = fresh_path("team", "toml");
+    std::fs::write(&file, "# the team's settings\ntoolsets = \"ports\"\nelicit-timeout-ms = 60000\n").unwrap();
+    let config = ["--config", file.to_str().unwrap()];
+    let toolsets = |server: &Server| {
+        let said = server.stderr_text();
+        let at = said.find(" toolsets=").unwrap_or_else(|| panic!("the banner names the toolsets: {said}"));
+        said[at + " toolsets=".len()..].split_whitespace().next().unwrap().to_string()
+    };
+    let server = Launch::serve().args(&config).stdio().await;
+    assert_eq!(toolsets(&server), "ports");
+    assert!(server.call("fabric_search_ports", json!({})).await.is_error != Some(true));
+    drop(server);
+    let env = [("EQUINIX_MCP_TOOLSETS", "connections")];
+    let server = Launch::serve().args(&config).env(&env).stdio().await;
+    assert_eq!(toolsets(&server), "connections", "the environment wins over the file");
+    drop(server);
+    let server = Launch::serve().args(&config).env(&env).args(&["--toolsets", "metros"]).stdio().await;
+    assert_eq!(toolsets(&server), "metros", "a flag wins over both");
+    drop(server);
+    // the file named by EQUINIX_MCP_CONFIG instead of the flag
+    let named = [("EQUINIX_MCP_CONFIG", file.to_str().unwrap())];
+    let server = Launch::serve().env(&named).stdio().await;
+    assert_eq!(toolsets(&server), "ports");
+    drop(server);
+
+    for (text, said) in [
+        ("toolsets = \"ports\"\n\nlisten-address = \"0.0.0.0:1\"\n", "line 3: `listen-address` is not a setting"),
+        ("elicit-timeout-ms = -5\n", "line 1: `elicit-timeout-ms`: invalid value '-5'"),
+        ("client-secret = \"s3cret-in-a-file\"\n", "secrets are not kept in the config file"),
+        ("toolsets = [\"ports\"\n", "TOML parse error"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let (ok, _, stderr) = Launch::serve().args(&config).run_to_exit().await;
+        assert!(!ok, "{text} starts");
+        assert!(stderr.contains(file.to_str().unwrap()) && stderr.contains(said), "{text}: {stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+    }
+    // the file's settings are checked together as flags are: one that needs another
+    std::fs::write(&file, "audit-signing-key = \"/nowhere/key.pem\"\n").unwrap();
+    let (ok, _, stderr) = Launch::serve().args(&config).run_to_exit().await;
+    assert!(!ok && stderr.contains("--audit-checkpoints"), "{stderr}");
+    let missing = fresh_path("absent", "toml");
+    let (ok, _, stderr) = Launch::serve().args(&["--config", missing.to_str().unwrap()]).run_to_exit().await;
+    assert!(!ok && stderr.contains(missing.to_str().unwrap()) && stderr.contains("No such file"), "{stderr}");
+}
