@@ -18,16 +18,15 @@ mod local;
 pub mod record;
 pub mod respond;
 pub mod routes;
+pub mod sealed_cookie;
 pub mod settings;
 pub mod sign_in;
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
-use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -101,14 +100,11 @@ struct SignInNote {
 pub const LOCAL_SIGNS_NOBODY_IN: &str = "this machine's approval page signs nobody in: an approver's passkey is their \
      sign-in, enrolled in a terminal with `equinix-mcp approvers add NAME`";
 
-/// What binds a sealed sign-in to its purpose (no other sealed state of the server opens as one).
-const SIGN_IN_SEAL: &[u8] = b"equinix-mcp approval sign-in v1";
-
 pub struct ApprovalPage {
     /// The team's identity provider; none: local approvers, whose passkey is their sign-in.
     rp: Option<sign_in::RelyingParty>,
     /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
-    codec: RequestStateCodec,
+    cookie_seal: sealed_cookie::CookieSeal,
     settings: PageSettings,
     base: OnceLock<Url>,
     pub(crate) store: Arc<ProposalStore>,
@@ -164,7 +160,7 @@ pub struct PageDeps {
     pub policy: Arc<dyn OperatorPolicy>,
     pub transport: &'static str,
     /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
-    pub codec: RequestStateCodec,
+    pub cookie_seal: sealed_cookie::CookieSeal,
 }
 
 impl ApprovalPage {
@@ -174,11 +170,11 @@ impl ApprovalPage {
         kept: PasskeyStore,
         deps: PageDeps,
     ) -> Arc<Self> {
-        let PageDeps { store, clock, audit, policy, transport, codec } = deps;
+        let PageDeps { store, clock, audit, policy, transport, cookie_seal } = deps;
         Arc::new(ApprovalPage {
             passkeys: Passkeys::new(kept, store.clone(), clock.clone(), audit.clone()),
             rp,
-            codec,
+            cookie_seal,
             settings,
             base: OnceLock::new(),
             store,
@@ -348,9 +344,7 @@ impl ApprovalPage {
             nonce: started.nonce,
             verifier: started.verifier,
         };
-        let options = SealOptions::new().associated_data(SIGN_IN_SEAL).ttl(Duration::from_millis(SIGN_IN_MS));
-        let sealed =
-            self.codec.seal_json_with(&note, &options).map_err(|e| format!("sealing the sign-in failed: {e}"))?;
+        let sealed = self.cookie_seal.seal(&note, self.clock.now_ms().saturating_add(SIGN_IN_MS));
         Ok((sealed, started.url))
     }
 
@@ -358,7 +352,7 @@ impl ApprovalPage {
     /// session's cookie value and the page to return to (always one of this server's own pages).
     pub async fn finish_sign_in(&self, state: &str, code: &str, cookie: &str) -> Result<(String, String), String> {
         let now = self.clock.now_ms();
-        let Ok(note) = self.codec.open_json_with::<SignInNote>(cookie, SIGN_IN_SEAL) else {
+        let Some(note) = self.cookie_seal.open::<SignInNote>(cookie, now) else {
             return Err("this browser holds no sign-in that is still open; open the approval link again".into());
         };
         use subtle::ConstantTimeEq;
@@ -366,7 +360,7 @@ impl ApprovalPage {
             return Err("this sign-in was begun in another browser or tab; open the approval link again here".into());
         }
         // a callback is used once, on every replica
-        if !self.store.claim(Once::PageSignIn(state), now).await.map_err(|e| e.to_string())? {
+        if !self.store.claim(Once::PageSignIn(state), now).await.map_err(|e| e.told())? {
             return Err("this sign-in was already used; open the approval link again".into());
         }
         let rp = self.rp.as_ref().ok_or(LOCAL_SIGNS_NOBODY_IN)?;
@@ -384,7 +378,7 @@ impl ApprovalPage {
         self.store
             .note_put(&NoteKey::Session(&hashed(&cookie)), &bytes, SESSION_MS, false, now)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.told())?;
         tracing::info!(approver = %session.approver, "approval page: a person signed in");
         Ok((cookie, note.page))
     }
@@ -493,7 +487,7 @@ impl ApprovalPage {
             crate::metrics::metrics().page_decision("refused");
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
         }
-        let written = self.notes().decide(record, &decision).await.map_err(|e| e.to_string())?;
+        let written = self.notes().decide(record, &decision).await.map_err(|e| e.told())?;
         if !written {
             // recorded before the store chose: say which decision was not the one kept
             let superseded = Event::PageDecisionNotKept(events::PageDecisionNotKept {

@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 
 use rmcp::model::RequestStateCodec;
 
+use crate::approval_page::sealed_cookie::CookieSeal;
 use crate::approval_page::{ApprovalPage, PageDeps};
 use crate::audit::AuditLog;
 use crate::audit::settings::AuditArgs;
@@ -104,7 +105,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let registry = load_registry(&runtime, &selection, &grants).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
-    let (request_state, key_source) = state_codec(args, &grants.proposals)?;
+    let (seals, key_source) = state_key(args, &grants.proposals)?;
     grants.audit = open_audit(&args.audit, &registry)?;
     let banner = Banner {
         component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source, runtime.origin()),
@@ -124,10 +125,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let approval_page = match args.page.settings(&args.auth)? {
         Some(settings) => {
             let page =
-                ApprovalPage::start(settings, page_deps(&grants, &request_state)).await.context("the approval page")?;
+                ApprovalPage::start(settings, page_deps(&grants, &seals.cookie)).await.context("the approval page")?;
             Some(page)
         }
-        None if grants.audit.is_some() && serves_one_local_user(args) => local_page(args, &grants, &request_state),
+        None if grants.audit.is_some() && serves_one_local_user(args) => local_page(args, &grants, &seals.cookie),
         None => None,
     };
     let mut banner = banner;
@@ -143,7 +144,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         registry,
         grants,
         elicit_timeout: args.confirmation.elicit_timeout(),
-        request_state,
+        request_state: seals.codec,
         lifecycle: Default::default(),
         fairness,
         approval_page,
@@ -162,7 +163,7 @@ fn serves_one_local_user(args: &ServeArgs) -> bool {
 
 /// The page of local approvers; none (with a warning) when no approvers file is known, which
 /// leaves every tool served.
-fn local_page(args: &ServeArgs, grants: &Grants, codec: &RequestStateCodec) -> Option<Arc<ApprovalPage>> {
+fn local_page(args: &ServeArgs, grants: &Grants, cookie: &CookieSeal) -> Option<Arc<ApprovalPage>> {
     let file = match args.approvers.file() {
         Ok(f) => f,
         Err(why) => {
@@ -170,17 +171,17 @@ fn local_page(args: &ServeArgs, grants: &Grants, codec: &RequestStateCodec) -> O
             return None;
         }
     };
-    Some(ApprovalPage::start_local(file, page_deps(grants, codec)))
+    Some(ApprovalPage::start_local(file, page_deps(grants, cookie)))
 }
 
-fn page_deps(grants: &Grants, codec: &RequestStateCodec) -> PageDeps {
+fn page_deps(grants: &Grants, cookie: &CookieSeal) -> PageDeps {
     PageDeps {
         store: grants.proposals.clone(),
         clock: grants.clock.clone(),
         audit: grants.audit.clone(),
         policy: grants.policy.clone(),
         transport: grants.transport,
-        codec: codec.clone(),
+        cookie_seal: cookie.clone(),
     }
 }
 
@@ -290,9 +291,10 @@ fn describe_fabric(fabric: &FabricClient, sim: Option<&fabric_sim::SimHandle>) -
     }
 }
 
-/// The key sealing 2026-07-28 confirmation state, and where it came from; a shared store without
-/// a shared key is worth a warning.
-fn state_codec(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+/// The state key and where it came from: the codec sealing 2026-07-28 confirmation state and the
+/// approval page's cookie seal are made from it. A shared store without a shared key is worth a
+/// warning.
+fn state_key(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(StateSeals, &'static str)> {
     let key = crate::secret::from_env_or_file(
         std::env::var("EQUINIX_MCP_STATE_KEY").ok().filter(|k| !k.trim().is_empty()),
         args.confirmation.state_key_file.as_deref(),
@@ -303,15 +305,22 @@ fn state_codec(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(R
         Some(_) => "--state-key-file",
         None => "EQUINIX_MCP_STATE_KEY",
     };
-    let codec = crate::mcp::stateless_confirm::codec(key.as_ref().map(|k| (k.expose(), from)))?;
+    let (bytes, from) = crate::mcp::stateless_confirm::state_key(key.as_ref().map(|k| (k.expose(), from)))?;
     if key.is_none() && proposals.is_shared() {
         tracing::warn!(
             "the proposal store is shared but no state key is set (EQUINIX_MCP_STATE_KEY or --state-key-file): each \
-             replica draws its own, so a 2026-07-28 confirmation started on another replica is refused here (give \
-             every replica the same key)"
+             replica draws its own, so a 2026-07-28 confirmation or a page sign-in begun on another replica is \
+             refused here (give every replica the same key)"
         );
     }
-    Ok(codec)
+    let seals = StateSeals { codec: crate::mcp::stateless_confirm::codec_of(&bytes)?, cookie: CookieSeal::new(&bytes) };
+    Ok((seals, from))
+}
+
+/// What the state key seals: 2026-07-28 confirmation state and the page's sign-in cookie.
+struct StateSeals {
+    codec: RequestStateCodec,
+    cookie: CookieSeal,
 }
 
 /// The audit log, opened only by a server that can mutate.

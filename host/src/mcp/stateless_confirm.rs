@@ -63,17 +63,16 @@ impl Sealed {
     }
 }
 
-/// The sealing key: `configured` (base64, at least 32 bytes; every HTTP replica must share it)
+/// The state key: `configured` (base64, at least 32 bytes; every HTTP replica must share it)
 /// with where it came from (an environment variable or a flag, for errors and the banner), or a
-/// random key for this process. A malformed key stops start-up; errors never contain the key.
-pub fn codec(configured: Option<(&str, &'static str)>) -> anyhow::Result<(RequestStateCodec, &'static str)> {
+/// random key for this process. It seals 2026-07-28 confirmation state ([`codec_of`]) and, through
+/// a key derived from it, the approval page's sign-in cookie. A malformed key stops start-up;
+/// errors never contain the key.
+pub fn state_key(configured: Option<(&str, &'static str)>) -> anyhow::Result<(Vec<u8>, &'static str)> {
     use base64::Engine;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     let Some((text, from)) = configured.map(|(k, from)| (k.trim(), from)) else {
-        let key: [u8; 32] = rand::random();
-        let codec = RequestStateCodec::try_new(key.to_vec())
-            .map_err(|e| anyhow::anyhow!("creating the request-state key: {e:?}"))?;
-        return Ok((codec, "random per process"));
+        return Ok((rand::random::<[u8; 32]>().to_vec(), "random per process"));
     };
     let key = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
         .iter()
@@ -86,9 +85,13 @@ pub fn codec(configured: Option<(&str, &'static str)>) -> anyhow::Result<(Reques
             RequestStateCodec::MIN_KEY_LENGTH
         );
     }
-    let codec =
-        RequestStateCodec::try_new(key).map_err(|e| anyhow::anyhow!("the state key of {from} is unusable: {e:?}"))?;
-    Ok((codec, from))
+    codec_of(&key).map_err(|e| anyhow::anyhow!("the state key of {from} is unusable: {e}"))?;
+    Ok((key, from))
+}
+
+/// The codec sealing 2026-07-28 confirmation state with `key`.
+pub fn codec_of(key: &[u8]) -> anyhow::Result<RequestStateCodec> {
+    RequestStateCodec::try_new(key.to_vec()).map_err(|e| anyhow::anyhow!("{e:?}"))
 }
 
 /// The first round's confirmer: the form goes to the client as an input request, and the
@@ -313,15 +316,16 @@ mod tests {
         fn env(key: &str) -> Option<(&str, &'static str)> {
             Some((key, "EQUINIX_MCP_STATE_KEY"))
         }
-        assert_eq!(codec(env(&good)).unwrap().1, "EQUINIX_MCP_STATE_KEY");
+        assert_eq!(state_key(env(&good)).unwrap(), (vec![3u8; 32], "EQUINIX_MCP_STATE_KEY"));
         let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([0xfbu8; 40]);
-        assert_eq!(codec(Some((&url_safe, "--state-key-file"))).unwrap().1, "--state-key-file");
+        assert_eq!(state_key(Some((&url_safe, "--state-key-file"))).unwrap().1, "--state-key-file");
         let short = base64::engine::general_purpose::STANDARD.encode([3u8; 16]);
-        let e = codec(env(&short)).err().unwrap().to_string();
+        let e = state_key(env(&short)).err().unwrap().to_string();
         assert!(e.contains("16 bytes") && e.contains("EQUINIX_MCP_STATE_KEY") && !e.contains(&short), "{e}");
-        let e = codec(env("not base64 at all!")).err().unwrap().to_string();
+        let e = state_key(env("not base64 at all!")).err().unwrap().to_string();
         assert!(e.contains("not base64") && !e.contains("at all"), "{e}");
-        assert_eq!(codec(None).unwrap().1, "random per process");
+        let (random, from) = state_key(None).unwrap();
+        assert_eq!((random.len(), from), (32, "random per process"));
     }
 
     #[tokio::test]

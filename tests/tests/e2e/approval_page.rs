@@ -590,3 +590,52 @@ async fn the_official_typescript_sdk_with_url_elicitation_follows_the_link_to_on
     assert_eq!(creates(&server.sim, "connections").await, 1, "exactly one create");
     provider.stop().await;
 }
+
+/// Issue 55: the sign-in under way lives in its browser's cookie sealed with an AEAD: reading it
+/// shows nothing of the sign-in (its `state`, `nonce`, PKCE verifier or page), and a cookie edited
+/// by one bit signs nobody in.
+#[tokio::test]
+async fn the_sign_in_cookie_is_sealed_unreadable_and_unforgeable() {
+    use base64::Engine as _;
+    let provider = OidcProvider::start().await;
+    let (server, public) = serve(&provider, &[]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let client = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposal = propose_on(&client, "page-sealed", 321).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let link = link_of(&confirm(&client, &confirm_token).await.1);
+    let page_id = link.rsplit('/').next().unwrap().to_string();
+
+    let browser = Browser::default();
+    let url = reqwest::Url::parse(&format!("{link}/sign-in")).unwrap();
+    let started = browser.send(reqwest::Method::GET, &url, None, &[]).await;
+    assert_eq!(started.status, 303, "{}", started.body);
+    let to_provider = reqwest::Url::parse(&started.header("location")).unwrap();
+    let asked: std::collections::HashMap<_, _> = to_provider.query_pairs().into_owned().collect();
+    let sealed = browser.cookies_of("127.0.0.1")["equinix-mcp-signin"].clone();
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&sealed).expect("base64url");
+    let shown = String::from_utf8_lossy(&raw);
+    for hidden in [asked["state"].as_str(), &asked["nonce"], &page_id, "verifier", "nonce", "state", "page"] {
+        assert!(!shown.contains(hidden) && !sealed.contains(hidden), "the cookie shows {hidden}");
+    }
+
+    // one bit edited: the sign-in finishes at the provider, and the page refuses it
+    let login_page = browser.get(to_provider.as_str()).await;
+    let mut edited = raw.clone();
+    edited[raw.len() / 2] ^= 1;
+    let edited = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&edited);
+    browser.set_cookie("127.0.0.1", "equinix-mcp-signin", &edited);
+    let refused = browser.log_in(&login_page, PROPOSER).await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(refused.body.contains("holds no sign-in that is still open"), "{}", refused.body);
+    assert!(!browser.cookies_of("127.0.0.1").contains_key("equinix-mcp-session"), "nobody is signed in");
+
+    // unedited, the same steps sign the proposer in and the create goes once
+    let browser = Browser::default();
+    let page = browser.sign_in(&link, PROPOSER).await;
+    assert!(page.body.contains("You may decide"), "{}", page.body);
+    assert!(browser.decide(&page, "approve").await.body.contains("Approved by"));
+    assert_eq!(confirm(&client, &confirm_token).await.1["executed"], true);
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    provider.stop().await;
+}

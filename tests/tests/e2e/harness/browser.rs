@@ -73,6 +73,11 @@ impl Browser {
         self.cookies.lock().unwrap().get(host).cloned().unwrap_or_default()
     }
 
+    /// Replaces the value of cookie `name` for `host`, as someone editing their browser's cookies.
+    pub fn set_cookie(&self, host: &str, name: &str, value: &str) {
+        self.cookies.lock().unwrap().entry(host.to_string()).or_default().insert(name.to_string(), value.to_string());
+    }
+
     /// One request, no redirect followed.
     pub async fn send(
         &self,
@@ -126,10 +131,20 @@ impl Browser {
 
     /// Opens an approval link and signs in at the test provider as `login`: the page it ends on.
     pub async fn sign_in(&self, link: &str, login: &str) -> Page {
+        let login_page = self.begin_sign_in(link).await;
+        self.log_in(&login_page, login).await
+    }
+
+    /// Opens an approval link and follows its sign-in link to the provider's login page.
+    pub async fn begin_sign_in(&self, link: &str) -> Page {
         let page = self.get(link).await;
         let href =
             page.attr_after("id=\"sign-in\"", "href").unwrap_or_else(|| panic!("no sign-in link: {}", page.body));
-        let login_page = self.get(page.url.join(&href).unwrap().as_str()).await;
+        self.get(page.url.join(&href).unwrap().as_str()).await
+    }
+
+    /// Logs in as `login` on the provider's `login_page`: the page it ends on.
+    pub async fn log_in(&self, login_page: &Page, login: &str) -> Page {
         let action = login_page
             .attr_after("<form", "action")
             .unwrap_or_else(|| panic!("no login form at {}: {}", login_page.url, login_page.body));
