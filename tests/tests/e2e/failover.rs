@@ -36,23 +36,34 @@ struct Ha {
     b: HttpServer,
 }
 
-/// The cluster and two `equinix-mcp` replicas that find its primary through the Sentinels. A
-/// write waits up to 3 s for its replica, so a test can kill the primary while one waits.
+/// The cluster and two `equinix-mcp` replicas that find its primary through the Sentinels, each
+/// write acknowledged by one replica (availability chosen over the default of every replica: the
+/// servers create again as soon as a new primary is named). A write waits up to 3 s for its
+/// replica, so a test can kill the primary while one waits.
 async fn ha() -> Ha {
+    let h = ha_with(&["--proposal-store-acks", "1"]).await;
+    let said = h.a.stderr_text();
+    assert!(said.contains("each write acknowledged by 1 replica within"), "{said}");
+    // 1 of 2 replicas: a partition could still undo a take, and the operator is told how to close it
+    assert!(said.contains("set --proposal-store-acks 2 (and min-replicas-to-write 2)"), "{said}");
+    h
+}
+
+/// [`ha`] with `extra` arguments for both servers instead of one acknowledgement.
+async fn ha_with(extra: &[&str]) -> Ha {
     let cluster = block_in_place(Cluster::start);
     let sim = sim(SimConfig::default()).await;
     let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
     let url = cluster.url();
-    let args = ["--toolsets", "metros,mutate", "--proposal-store", &url, "--proposal-store-ack-timeout-ms", "3000"];
+    let mut args =
+        vec!["--toolsets", "metros,mutate", "--proposal-store", &url, "--proposal-store-ack-timeout-ms", "3000"];
+    args.extend_from_slice(extra);
     let env = [("EQUINIX_MCP_STATE_KEY", key.as_str()), ("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", PASSWORD)];
     let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
     let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
     let said = a.stderr_text();
     assert!(said.contains("proposal_store=redis+sentinel://127.0.0.1:"), "{said}");
-    assert!(said.contains("each write acknowledged by 1 replica within"), "{said}");
     assert!(!said.contains(PASSWORD), "the password never shows");
-    // 1 of 2 replicas: a partition could still undo a take, and the operator is told how to close it
-    assert!(said.contains("set --proposal-store-acks 2 (and min-replicas-to-write 2)"), "{said}");
     Ha { cluster, sim, a, b }
 }
 
@@ -187,11 +198,14 @@ async fn a_failover_at_each_point_of_a_confirm_never_creates_twice() {
     assert!(said.contains("no create was sent to Fabric"), "{said}");
     assert!(!said.contains("127.0.0.1") && !said.contains("sentinel") && !said.contains("script"), "{said}");
     assert_eq!(connection_creates(&h.sim), 0, "nothing was sent");
-    // at once: readiness says why, reads keep working, a store call fails without waiting
-    let (status, why) = ready(readyz.clone()).await;
+    // at once: readiness for mutations says why, the server stays ready to serve (reads keep
+    // working), a store call fails without waiting
+    let (status, why) = ready(format!("{readyz}/mutations")).await;
     assert_eq!(status, 503, "{why}");
     assert!(why.starts_with("proposal store "), "{why}");
     assert!(!why.contains("127.0.0.1") && !why.contains(PASSWORD), "{why}");
+    let (status, said) = ready(readyz.clone()).await;
+    assert_eq!((status, said.starts_with("ready; creates fail closed: proposal store ")), (200, true), "{said}");
     assert!(!is_error(&call_on(&on_b, "fabric_list_metros", json!({"limit": 1})).await), "reads need no store");
     let asked = Instant::now();
     let spec = connection_spec("x", 4009);
@@ -388,4 +402,51 @@ async fn random_failovers_under_concurrent_confirms_never_create_twice() {
     let executed = audit.iter().filter(|e| e["event"] == "create_outcome" && e["outcome"] == "executed").count();
     let sent = audit.iter().filter(|e| e["event"] == "create_sending").count();
     assert_eq!((sent, executed), (total.executed, total.executed), "the audit logs account for every create");
+}
+
+/// Issue 55: the default on Sentinel (each write acknowledged by both replicas, with the docs'
+/// `min-replicas-to-write 2` on the nodes): one node lost stops creates, not reads. Both servers
+/// stay ready to serve (`/readyz` 200, saying why creates fail), `/readyz/mutations` answers 503,
+/// a confirm fails closed without spending its token or creating; once the node is back, the same
+/// token confirms once, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_the_default_acknowledgements_a_lost_node_stops_creates_not_reads() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let mut h = ha_with(&[]).await;
+    assert!(h.a.stderr_text().contains("each write acknowledged by 2 replicas"), "{}", h.a.stderr_text());
+    for node in &h.cluster.nodes {
+        node.query("CONFIG SET min-replicas-to-write 2").unwrap();
+    }
+    let on_a = h.a.connect(None, TestClient::accepting(), false).await;
+    let proposal = propose_on(&on_a, "node-lost", 4011).await;
+    let killed = h.kill_primary();
+    block_in_place(|| h.cluster.wait_named(killed));
+    let ready = |url: String| async move {
+        let r = http().get(url).send().await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    };
+    let why = "proposal store has too few replicas to acknowledge writes";
+    for server in [&h.a, &h.b] {
+        let base = server.url.trim_end_matches("/mcp").to_string();
+        let what = "readiness for mutations to say the new primary has too few replicas";
+        wait::until(what, BACK_WITHIN, async || {
+            ready(format!("{base}/readyz/mutations")).await == (503, format!("{why}\n"))
+        })
+        .await;
+        assert_eq!(ready(format!("{base}/readyz")).await, (200, format!("ready; creates fail closed: {why}\n")));
+    }
+    assert!(!is_error(&call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await), "reads keep working");
+    let token = proposal["confirm_token"].clone();
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    assert!(unavailable(&r), "{:?}", r.structured_content);
+    let said = structured(&r)["error"]["message"].as_str().unwrap().to_string();
+    assert!(said.contains("too few replicas") && said.contains("no create was sent"), "{said}");
+    assert_eq!(connection_creates(&h.sim), 0);
+
+    h.after_failover(killed);
+    let mutations = format!("{}/readyz/mutations", h.a.url.trim_end_matches("/mcp"));
+    wait::until("creates to be possible again", BACK_WITHIN, async || ready(mutations.clone()).await.0 == 200).await;
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    assert_eq!(structured(&r)["executed"], true, "the refused take spent nothing: {:?}", r.structured_content);
+    assert_eq!(connection_creates(&h.sim), 1);
 }

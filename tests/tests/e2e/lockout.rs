@@ -267,7 +267,7 @@ async fn the_metrics_listener_has_a_deadline_a_cap_and_a_host_check_and_so_do_he
 
     // the MCP listener's health endpoints check Host too; a probe by IP or allowed name passes
     let base = server.url.trim_end_matches("/mcp").to_string();
-    for path in ["/healthz", "/readyz"] {
+    for path in ["/healthz", "/readyz", "/readyz/mutations"] {
         let at = format!("{base}{path}");
         let evil = http().get(&at).header("host", "rebind.evil.example:80").send().await.unwrap();
         assert_eq!(evil.status(), 421, "{path}");

@@ -260,7 +260,11 @@ impl Link {
             let why = format!("{e} ({READ_ONLY}: a failover demoted it?)");
             return self.error(Cause::ReadOnly, &why);
         }
-        self.error(Cause::Down, &e.to_string())
+        // the primary's own min-replicas-to-write refused the write before it was made
+        if e.code() == Some("NOREPLICAS") || said.contains("NOREPLICAS") {
+            return self.error(Cause::FewReplicas, &said);
+        }
+        self.error(Cause::Down, &said)
     }
 
     pub(super) fn error(&self, cause: Cause, why: &str) -> StoreUnavailable {

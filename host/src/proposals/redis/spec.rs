@@ -30,7 +30,10 @@ pub struct StoreArgs {
     pub sentinel_password_file: Option<PathBuf>,
 
     /// How many replicas must hold each store write (Redis `WAIT`) before it counts: a take that
-    /// is not acknowledged sends nothing to Fabric. Default: 1 on Sentinel, 0 on a single node.
+    /// is not acknowledged sends nothing to Fabric. Default: 2 on Sentinel (every replica of the
+    /// documented primary and two replicas, so no failover or partition tried undoes a take; one
+    /// node lost stops creates, not reads), 0 on a single node. Lower it for availability
+    /// knowingly: the start-up says what that gives up.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_ACKS", value_name = "N")]
     pub proposal_store_acks: Option<u32>,
 
@@ -57,6 +60,10 @@ impl StoreArgs {
         StoreArgs { proposal_store: spec.into(), ..Default::default() }
     }
 }
+
+/// The acknowledgements a Sentinel store waits for unless told: every replica of a primary with
+/// two, under which the partitions tried (issue 56) undid no take.
+pub const SENTINEL_ACKS: u32 = 2;
 
 /// How many replicas must acknowledge a write, and for how long it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,7 +135,7 @@ pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::
     }
     if let Some(scheme) = SENTINEL_SCHEMES.iter().find(|s| spec.starts_with(**s)) {
         let target = sentinel(spec, scheme, &shown, password, sentinel_password)?;
-        let acks = Acks { replicas: args.proposal_store_acks.unwrap_or(1), timeout };
+        let acks = Acks { replicas: args.proposal_store_acks.unwrap_or(SENTINEL_ACKS), timeout };
         return Ok(Shared { target: Target::Sentinel(target), shown, acks });
     }
     if sentinel_password.is_some() {
@@ -222,7 +229,7 @@ mod tests {
         let Target::Sentinel(t) = &shared.target else { panic!("{shared:?}") };
         assert_eq!(t.sentinels, [("10.0.0.1".into(), 26379), ("10.0.0.2".into(), 5000), ("s3".into(), 26379)]);
         assert_eq!((t.master.as_str(), t.db, t.tls, t.username.as_deref()), ("store", 2, false, Some("app")));
-        assert_eq!(shared.acks, Acks { replicas: 1, timeout: Duration::from_millis(500) }, "acknowledged by default");
+        assert_eq!(shared.acks, Acks { replicas: 2, timeout: Duration::from_millis(500) }, "acknowledged by default");
         let tls = parse(&StoreArgs::at("rediss+sentinel://h:1/m"), no_env).unwrap();
         assert!(matches!(tls.target, Target::Sentinel(SentinelTarget { tls: true, db: 0, .. })));
     }

@@ -1,5 +1,6 @@
-//! `GET /healthz` and `GET /readyz` for load balancers and orchestrators: answered without a
-//! bearer token, before the session guard, and saying nothing beyond "ok" or why not ready.
+//! `GET /healthz`, `GET /readyz` and `GET /readyz/mutations` for load balancers and orchestrators:
+//! answered without a bearer token, before the session guard, and saying nothing beyond "ok" or
+//! why not ready.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,7 +13,11 @@ use crate::mcp::McpServer;
 const STORE_PING: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn routes(broker: McpServer) -> axum::Router {
-    axum::Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(broker)
+    axum::Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/readyz/mutations", get(mutations))
+        .with_state(broker)
 }
 
 /// Alive: the process answers HTTP.
@@ -20,20 +25,40 @@ async fn healthz() -> Response {
     (StatusCode::OK, "ok\n").into_response()
 }
 
-/// Ready: the component is loaded (the server only listens once it is), the proposal store
-/// answers, and shutdown has not begun.
+/// Ready to serve: the component is loaded (the server only listens once it is) and shutdown has
+/// not begun. A proposal store that cannot take writes does not fail it: reads need no store,
+/// and every replica shares the store, so a load balancer that pulled one for it would pull them
+/// all. The body says it (`ready; creates fail closed: ...`); `/readyz/mutations` answers 503.
 async fn readyz(State(broker): State<McpServer>) -> Response {
-    let shared = broker.shared();
-    if shared.lifecycle.is_draining() {
+    if broker.shared().lifecycle.is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
-    match tokio::time::timeout(STORE_PING, shared.grants.proposals.ping()).await {
-        Ok(Ok(())) => (StatusCode::OK, "ready\n").into_response(),
-        // why, in words that name no address (the answer needs no token); the log has the rest
+    match store_ready(&broker).await {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(why) => (StatusCode::OK, format!("ready; creates fail closed: {why}\n")).into_response(),
+    }
+}
+
+/// Ready to propose and confirm: [`readyz`], and the proposal store takes writes.
+async fn mutations(State(broker): State<McpServer>) -> Response {
+    if broker.shared().lifecycle.is_draining() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
+    }
+    match store_ready(&broker).await {
+        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    }
+}
+
+/// Whether the proposal store takes writes; why not, in words that name no address (the answer
+/// needs no token; the log has the rest).
+async fn store_ready(broker: &McpServer) -> Result<(), &'static str> {
+    match tokio::time::timeout(STORE_PING, broker.shared().grants.proposals.ping()).await {
+        Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => {
-            tracing::warn!("not ready: {e}");
-            (StatusCode::SERVICE_UNAVAILABLE, format!("{}\n", e.cause.readiness())).into_response()
+            tracing::warn!("not ready for mutations: {e}");
+            Err(e.cause.readiness())
         }
-        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "proposal store unreachable\n").into_response(),
+        Err(_) => Err("proposal store unreachable"),
     }
 }
