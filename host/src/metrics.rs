@@ -23,6 +23,9 @@ type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
 pub struct Metrics {
     registry: Registry,
+    /// The pending-proposal gauge alone: written only by a process that can count them (its
+    /// memory store), so with a shared store the family is absent rather than a wrong 0.
+    pending_registry: Registry,
     tool_calls: Family<Labels, Counter>,
     tool_seconds: Histograms,
     confirmations: Family<Labels, Counter>,
@@ -78,6 +81,7 @@ impl Metrics {
             audit_syncs: Counter::default(),
             audit_records: Counter::default(),
             registry: Registry::default(),
+            pending_registry: Registry::default(),
         };
         registry.register(
             "tool_calls",
@@ -129,9 +133,10 @@ impl Metrics {
             m.store_unacknowledged.clone(),
         );
         registry.register("component_traps", "Tool calls that ended in a component trap", m.traps.clone());
-        registry.register(
+        let mut pending_registry = Registry::with_prefix("equinix_mcp");
+        pending_registry.register(
             "pending_proposals",
-            "Unexpired proposals awaiting confirmation in this process's memory store (absent with Redis)",
+            "Unexpired proposals awaiting confirmation in this process's memory store (absent with a shared store)",
             m.pending.clone(),
         );
         registry.register(
@@ -140,7 +145,7 @@ impl Metrics {
             m.audit_syncs.clone(),
         );
         registry.register("audit_records", "Records made durable in the audit log", m.audit_records.clone());
-        Metrics { registry, ..m }
+        Metrics { registry, pending_registry, ..m }
     }
 
     pub fn tool_call(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
@@ -210,11 +215,14 @@ impl Metrics {
 
     /// The exposition (OpenMetrics text), with the pending-proposal gauge read now.
     pub fn render(&self, pending: Option<usize>) -> String {
+        use prometheus_client::encoding::text::{encode_eof, encode_registry};
+        let mut out = String::new();
+        encode_registry(&mut out, &self.registry).expect("writing to a String cannot fail");
         if let Some(n) = pending {
             self.pending.set(n as i64);
+            encode_registry(&mut out, &self.pending_registry).expect("writing to a String cannot fail");
         }
-        let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String cannot fail");
+        encode_eof(&mut out).expect("writing to a String cannot fail");
         out
     }
 }
@@ -306,5 +314,8 @@ mod tests {
         assert!(classic.contains("# HELP equinix_mcp_tool_calls_total Tool calls"), "{classic}");
         assert!(classic.contains("# TYPE equinix_mcp_pending_proposals gauge\n"), "{classic}");
         assert!(!classic.contains("# EOF"));
+        let shared = m.render(None);
+        assert!(!shared.contains("pending_proposals") && shared.ends_with("# EOF\n"), "{shared}");
+        assert_eq!(shared.matches("# EOF").count(), 1);
     }
 }
