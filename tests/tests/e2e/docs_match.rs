@@ -22,24 +22,9 @@ fn table(first: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The `code` spans of `text`.
+/// The `code` spans of `text`, a span broken over lines read as one line.
 fn spans(text: &str) -> Vec<String> {
-    text.split('`').skip(1).step_by(2).map(str::to_string).collect()
-}
-
-/// `text` without its parenthesised parts (a label's values, a remark).
-fn outside_parentheses(text: &str) -> String {
-    let mut depth = 0;
-    text.chars()
-        .filter(|c| {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => return depth == 0,
-            }
-            false
-        })
-        .collect()
+    text.split('`').skip(1).step_by(2).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
 }
 
 /// The documented metrics: each family's name and, per label, the values listed (empty when the
