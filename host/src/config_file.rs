@@ -43,13 +43,15 @@ pub fn named(args: &[OsString]) -> Option<PathBuf> {
 
 /// `argv` with the settings of the file at `path` added as flags where neither the command line
 /// nor the environment sets them: for serve's flags, wherever they are taken (at the top level,
-/// by `serve` and by `call`). Other commands take no config file; a command line clap refuses
-/// is left for clap to report.
+/// by `serve` and by `call`). Other commands take no config file; what clap refuses of the
+/// whole is left for it to report.
 pub fn apply(cmd: &clap::Command, argv: Vec<OsString>, path: &Path) -> anyhow::Result<Vec<OsString>> {
     let text = read(path)?;
     let serve = cmd.find_subcommand("serve").context("the command line has a serve command")?;
     let settings = settings(&text, path, serve)?;
-    let Ok(matches) = cmd.clone().try_get_matches_from(&argv) else { return Ok(argv) };
+    // what the command line and the environment give, before the file's settings complete them
+    // (so a flag there that needs one of the file's is not refused yet)
+    let Ok(matches) = cmd.clone().ignore_errors(true).try_get_matches_from(&argv) else { return Ok(argv) };
     // top-level flags cannot go with a command, so a command is the first word
     let (given, at) = match matches.subcommand() {
         None => (&matches, 1),

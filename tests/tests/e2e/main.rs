@@ -12,6 +12,7 @@ mod component_build;
 mod conformance;
 mod contract;
 mod delivery_matrix;
+mod deployment;
 mod docs_match;
 mod evidence;
 mod failover;

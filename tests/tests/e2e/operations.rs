@@ -233,27 +233,6 @@ async fn wait_for_access_lines(server: &HttpServer, n: usize) -> Vec<Value> {
     .await
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, as PEM files (key mode 600).
-fn certificate(dir: &std::path::Path, name: &str) -> (PathBuf, PathBuf, String) {
-    let issued = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.join(format!("{name}.crt")), dir.join(format!("{name}.key")));
-    let pem = issued.cert.pem();
-    std::fs::write(&cert, &pem).unwrap();
-    std::fs::write(&key, issued.signing_key.serialize_pem()).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    (cert, key, pem)
-}
-
-/// A client that trusts only `pem`.
-fn trusting(pem: &str) -> reqwest::Client {
-    equinix_mcp::install_crypto_provider();
-    reqwest::Client::builder()
-        .tls_certs_only([reqwest::Certificate::from_pem(pem.as_bytes()).unwrap()])
-        .build()
-        .unwrap()
-}
-
 async fn wait_for_log(server: &HttpServer, needle: &str, times: usize) {
     wait_until(needle, async || server.stderr_text().matches(needle).count() >= times).await;
 }
@@ -279,11 +258,7 @@ async fn https_serves_mcp_and_a_renewed_certificate_is_served_after_sighup() {
     assert_eq!(trusting(&first).get(&health).send().await.unwrap().status().as_u16(), 200);
 
     // a real MCP client over HTTPS
-    let config =
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(server.url.clone())
-            .auth_header(TOKEN.to_string());
-    let transport = rmcp::transport::StreamableHttpClientTransport::with_client(trusting(&first), config);
-    let client = rmcp::ServiceExt::serve(TestClient::plain(), transport).await.unwrap();
+    let client = connect_trusting(&server.url, &first, TOKEN, TestClient::plain()).await;
     assert!(!is_error(&call_on(&client, "fabric_list_metros", json!({"limit": 1})).await));
 
     // plain HTTP to the TLS port gets nowhere

@@ -15,6 +15,7 @@ pub mod redis;
 pub mod rounds;
 pub mod sentinel;
 pub mod sim;
+pub mod tls;
 pub mod wait;
 pub mod webdriver;
 
@@ -25,3 +26,4 @@ pub use launch::*;
 pub use oidc::*;
 pub use process::*;
 pub use sim::*;
+pub use tls::*;
