@@ -152,6 +152,9 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
             assert!(said.contains(field), "{field} in {said}");
         }
         assert!(!said.contains("\"level\":\"WARN\""), "the deployment starts without a warning: {said}");
+        // the page's address as browsers reach it: the public URL's origin, on both replicas
+        assert!(said.contains(&format!("approval page at https://127.0.0.1:{port_a}/approve/\"")), "{said}");
+        assert!(!said.contains("%E2%80%A6"), "{said}");
         replicas.push((server, dir.path().join(name).join("state/equinix-mcp")));
     }
     let (a, b) = (&replicas[0].0, &replicas[1].0);

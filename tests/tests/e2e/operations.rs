@@ -345,26 +345,30 @@ async fn a_config_file_sets_serve_and_flags_then_the_environment_win() {
     let file = fresh_path("team", "toml");
     std::fs::write(&file, "# the team's settings\ntoolsets = \"ports\"\nelicit-timeout-ms = 60000\n").unwrap();
     let config = ["--config", file.to_str().unwrap()];
-    let toolsets = |server: &Server| {
-        let said = server.stderr_text();
-        let at = said.find(" toolsets=").unwrap_or_else(|| panic!("the banner names the toolsets: {said}"));
-        said[at + " toolsets=".len()..].split_whitespace().next().unwrap().to_string()
+    // the banner, once the server's stderr has been read that far
+    let toolsets = async |server: &Server| {
+        wait::until_some("the banner's toolsets", wait::WITHIN, async || {
+            let said = server.stderr_text();
+            let at = said.find(" toolsets=")? + " toolsets=".len();
+            said[at..].split_whitespace().next().map(str::to_string)
+        })
+        .await
     };
     let server = Launch::serve().args(&config).stdio().await;
-    assert_eq!(toolsets(&server), "ports");
+    assert_eq!(toolsets(&server).await, "ports");
     assert!(server.call("fabric_search_ports", json!({})).await.is_error != Some(true));
     drop(server);
     let env = [("EQUINIX_MCP_TOOLSETS", "connections")];
     let server = Launch::serve().args(&config).env(&env).stdio().await;
-    assert_eq!(toolsets(&server), "connections", "the environment wins over the file");
+    assert_eq!(toolsets(&server).await, "connections", "the environment wins over the file");
     drop(server);
     let server = Launch::serve().args(&config).env(&env).args(&["--toolsets", "metros"]).stdio().await;
-    assert_eq!(toolsets(&server), "metros", "a flag wins over both");
+    assert_eq!(toolsets(&server).await, "metros", "a flag wins over both");
     drop(server);
     // the file named by EQUINIX_MCP_CONFIG instead of the flag
     let named = [("EQUINIX_MCP_CONFIG", file.to_str().unwrap())];
     let server = Launch::serve().env(&named).stdio().await;
-    assert_eq!(toolsets(&server), "ports");
+    assert_eq!(toolsets(&server).await, "ports");
     drop(server);
 
     for (text, said) in [

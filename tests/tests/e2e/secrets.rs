@@ -102,9 +102,9 @@ async fn secrets_come_from_owner_only_files() {
     let server = Launch::serve().against(&sim).env(&files).stdio().await;
     let r = server.call("fabric_list_metros", json!({"limit": 1})).await;
     assert!(!is_error(&r), "the secret from the file signs in: {:?}", r.structured_content);
-    let said = server.stderr_text();
-    assert!(said.contains("confirmation_state_key=--state-key-file"), "{said}");
-    assert!(!said.contains(SECRET), "the secret is not logged");
+    let key_from = "confirmation_state_key=--state-key-file";
+    wait_until("the banner naming the key's file", async || server.stderr_text().contains(key_from)).await;
+    assert!(!server.stderr_text().contains(SECRET), "the secret is not logged");
     drop(server);
 
     // the same settings as flags
