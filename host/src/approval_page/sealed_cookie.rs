@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(seal.open::<Note>(&text, 1_999), Some(Note { verifier: "pkce-verifier-3f9a".into() }));
         let raw = URL_SAFE_NO_PAD.decode(&text).unwrap();
         let shown = String::from_utf8_lossy(&raw);
-        assert!(!shown.contains("pkce") && !shown.contains("verifier") && !shown.contains('{'), "{shown}");
+        assert!(!shown.contains("pkce") && !shown.contains("verifier"), "{shown}");
         assert_ne!(seal.seal(&note, 2_000), text, "a new nonce each time");
         assert_eq!(seal.open::<Note>(&text, 2_000), None, "expired");
         assert_eq!(CookieSeal::new(&[8u8; 32]).open::<Note>(&text, 1), None, "another key");
