@@ -6,8 +6,8 @@
 //! environment variable, then the file, then the built-in default; and what clap checks of flags
 //! (types, ranges, flags that need each other) it checks of the file's. A key the flags do not
 //! have, or a value of the wrong type, stops the start naming the file, the line and the key.
-//! Secrets are not
-//! settings here: they come from the environment or their `_FILE` (see `crate::secret`).
+//! Secrets are not settings here: they come from the environment or their `_FILE` (see
+//! `crate::secret`), so the file can be world-readable and reviewed.
 
 use std::ffi::OsString;
 use std::ops::Range;

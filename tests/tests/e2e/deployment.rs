@@ -236,6 +236,16 @@ fn the_systemd_unit_verifies_and_sets_only_what_the_server_reads() {
         .expect("systemd-analyze: .ci/install-test-tools installs Debian's systemd");
     let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && said.trim().is_empty(), "systemd-analyze verify: {said}");
+    // the exposure docs/deploying.md quotes (1.4, "OK"): the sandboxing is not lost by an edit
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["security", "--offline=yes", "--no-pager", unit.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    let level =
+        said.split("Overall exposure level for equinix-mcp.service: ").nth(1).unwrap_or_else(|| panic!("{said}"));
+    let level: f64 = level.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(level <= 1.5, "systemd-analyze security rates the unit {level}, the docs say 1.4");
 
     let help = std::process::Command::new(binary()).args(["serve", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);

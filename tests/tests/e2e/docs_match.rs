@@ -180,6 +180,8 @@ async fn the_metrics_and_health_answers_are_the_ones_docs_deploying_lists() {
     let args = ["--toolsets", "metros,mutate", "--metrics-listen", "127.0.0.1:0", "--proposal-store", &store];
     let server = Launch::serve().args(&args).http("127.0.0.1:0").await;
     let base = server.url.trim_end_matches("/mcp").to_string();
+    // a shared store and no state key of its own: each replica would draw its own, and is told
+    assert!(server.stderr_text().contains("the proposal store is shared but no state key is set"));
     assert_metrics_documented(&metrics_of(&server).await, true);
     assert_eq!(assert_answer_documented(&base, "/readyz").await, "200 ready");
     redis.replica_of(Some(free_port()));
