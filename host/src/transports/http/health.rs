@@ -30,23 +30,22 @@ async fn healthz() -> Response {
 /// and every replica shares the store, so a load balancer that pulled one for it would pull them
 /// all. The body says it (`ready; creates fail closed: ...`); `/readyz/mutations` answers 503.
 async fn readyz(State(broker): State<McpServer>) -> Response {
-    if broker.shared().lifecycle.is_draining() {
-        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
-    }
-    match store_ready(&broker).await {
-        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
-        Err(why) => (StatusCode::OK, format!("ready; creates fail closed: {why}\n")).into_response(),
-    }
+    ready(&broker, false).await
 }
 
 /// Ready to propose and confirm: [`readyz`], and the proposal store takes writes.
 async fn mutations(State(broker): State<McpServer>) -> Response {
+    ready(&broker, true).await
+}
+
+async fn ready(broker: &McpServer, needs_store: bool) -> Response {
     if broker.shared().lifecycle.is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
-    match store_ready(&broker).await {
-        Ok(()) => (StatusCode::OK, "ready\n").into_response(),
-        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
+    match (store_ready(broker).await, needs_store) {
+        (Ok(()), _) => (StatusCode::OK, "ready\n").into_response(),
+        (Err(why), false) => (StatusCode::OK, format!("ready; creates fail closed: {why}\n")).into_response(),
+        (Err(why), true) => (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")).into_response(),
     }
 }
 
