@@ -17,6 +17,7 @@
 //! holds the rules every backend shares: the note size cap, the failure metric, and the keys
 //! (each derived by [`NoteKey`] or `approval::Once`, never typed by a caller).
 
+pub mod etcd;
 pub mod memory;
 mod notes;
 pub mod redis;
@@ -162,13 +163,22 @@ impl ProposalStore {
             }
             return Ok(Self::default());
         }
+        if etcd::is_etcd(spec) {
+            if args.proposal_store_acks.is_some() || args.sentinel_password_file.is_some() {
+                anyhow::bail!(
+                    "--proposal-store {spec}: etcd commits each write on a majority of its members, so \
+                     --proposal-store-acks and a Sentinel password do not apply; drop them"
+                );
+            }
+            return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec).await?));
+        }
         if redis::spec::is_shared(spec) {
             let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;
             return Ok(ProposalStore::over(RedisStore::connect(shared).await?));
         }
         anyhow::bail!(
-            "--proposal-store {:?}: expected `memory`, `redis://HOST:PORT/DB` or \
-             `redis+sentinel://HOST:PORT,HOST:PORT/MASTER/DB`",
+            "--proposal-store {:?}: expected `memory`, `redis://HOST:PORT/DB`, \
+             `redis+sentinel://HOST:PORT,HOST:PORT/MASTER/DB` or `etcd://HOST:PORT,HOST:PORT,HOST:PORT`",
             redis::redact(spec)
         )
     }

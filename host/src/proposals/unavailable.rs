@@ -30,6 +30,9 @@ pub enum Cause {
     Unacknowledged,
     /// The store refused to keep more (too large, or full).
     Full,
+    /// The consensus store's members that answer are not a majority (a partition, or too many
+    /// down): it takes no write and serves no read.
+    NoQuorum,
 }
 
 impl Cause {
@@ -40,6 +43,7 @@ impl Cause {
             Cause::NoPrimary => "proposal store has no primary (a failover under way?)",
             Cause::ReadOnly => "proposal store is a read-only replica",
             Cause::FewReplicas | Cause::Unacknowledged => "proposal store has too few replicas to acknowledge writes",
+            Cause::NoQuorum => "proposal store has no quorum",
         }
     }
 }
@@ -55,6 +59,7 @@ impl Cause {
             Cause::ReadOnly => "the node reached is a read-only replica (a failover under way?)",
             Cause::FewReplicas => "its primary has too few replicas to acknowledge writes",
             Cause::Unacknowledged => "a write reached too few replicas in time, so it does not count",
+            Cause::NoQuorum => "its cluster has no quorum (a partition, or too many members down)",
         }
     }
 }

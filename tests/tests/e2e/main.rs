@@ -10,6 +10,7 @@ mod broker;
 mod catalog;
 mod component_build;
 mod conformance;
+mod consensus;
 mod contract;
 mod delivery_matrix;
 mod deployment;

@@ -16,6 +16,8 @@ pub struct StoreArgs {
     /// or Valkey shared by every replica; `rediss://` for TLS), or
     /// `redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER/DB` (the primary Sentinel names, followed
     /// across failovers; `rediss+sentinel://` for TLS). Passwords: see the two settings below.
+    /// Or `etcd://HOST:PORT,HOST:PORT,HOST:PORT[/PREFIX]` (an etcd cluster: each write committed
+    /// by a majority of its members; `etcds://` for TLS).
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "STORE")]
     pub proposal_store: String,
 

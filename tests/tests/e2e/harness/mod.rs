@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod client;
+pub mod etcd;
 pub mod fixtures;
 pub mod launch;
 pub mod oidc;

@@ -1,0 +1,232 @@
+//! etcd's v3 API over its JSON gateway (the client port's `/v3/...`), with the `reqwest` client
+//! already in the tree: no gRPC stack, and the same TLS as the Fabric client. Keys and values are
+//! base64 in JSON, revisions and lease ids decimal strings.
+//!
+//! Every request goes to the first member that answers; a member that cannot reach the leader
+//! (cut off in a minority, or during an election) answers with an error or not at all within
+//! [`MEMBER_TIMEOUT`], and the next member is asked. Reads are etcd's default, linearizable: a
+//! member answers them only with the quorum, so no replica reads a state a majority has left.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use crate::proposals::{Cause, StoreUnavailable};
+
+/// How long one member may take to answer before the next is asked: above an election (1 s
+/// with etcd's defaults) and a disk sync, below the time a caller waits for a confirm's store.
+pub const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// One key as a range read it.
+#[derive(Debug, Clone)]
+pub struct Kv {
+    pub key: String,
+    pub value: Vec<u8>,
+    pub mod_revision: i64,
+    pub lease: i64,
+}
+
+/// A condition of a transaction.
+pub enum Compare<'a> {
+    /// The key does not exist.
+    Absent(&'a str),
+    /// The key was last written at this revision (0: absent).
+    ModifiedAt(&'a str, i64),
+    /// The key holds this value.
+    Holds(&'a str, &'a [u8]),
+}
+
+/// A write of a transaction.
+pub enum Op {
+    Put { key: String, value: Vec<u8>, lease: i64 },
+    Delete(String),
+}
+
+pub struct Gateway {
+    http: reqwest::Client,
+    endpoints: Vec<String>,
+    /// How the store is shown (the endpoints, no credentials).
+    pub shown: String,
+}
+
+fn b64(bytes: &[u8]) -> String {
+    STANDARD.encode(bytes)
+}
+
+/// The end of the range of keys that begin with `prefix` (etcd's `range_end`).
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+fn number(v: &Value) -> i64 {
+    match v {
+        Value::String(s) => s.parse().unwrap_or(0),
+        Value::Number(n) => n.as_i64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+impl Gateway {
+    pub fn new(endpoints: Vec<String>, shown: String) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT).build()?;
+        Ok(Gateway { http, endpoints, shown })
+    }
+
+    fn error(&self, cause: Cause, reason: String) -> StoreUnavailable {
+        StoreUnavailable { backend: self.shown.clone(), reason, cause }
+    }
+
+    /// POSTs `body` to `path` on the first member that answers it.
+    async fn call(&self, path: &str, body: &Value) -> Result<Value, StoreUnavailable> {
+        let mut said = Vec::new();
+        let mut no_quorum = false;
+        for endpoint in &self.endpoints {
+            let answer = match self.http.post(format!("{endpoint}{path}")).json(body).send().await {
+                Ok(a) => a,
+                Err(e) => {
+                    // a member that does not answer in time may be cut off from the leader
+                    no_quorum |= e.is_timeout();
+                    said.push(format!("{endpoint}: {e}"));
+                    continue;
+                }
+            };
+            let status = answer.status();
+            let value: Value = match answer.json().await {
+                Ok(v) => v,
+                Err(e) => {
+                    said.push(format!("{endpoint}: HTTP {status}, unreadable answer: {e}"));
+                    continue;
+                }
+            };
+            if status.is_success() {
+                return Ok(value);
+            }
+            let message = value["message"].as_str().or(value["error"].as_str()).unwrap_or("").to_string();
+            no_quorum |=
+                ["no leader", "timed out", "leader changed", "not capable"].iter().any(|w| message.contains(w));
+            said.push(format!("{endpoint}: HTTP {status}: {message}"));
+        }
+        let cause = if no_quorum { Cause::NoQuorum } else { Cause::Down };
+        Err(self.error(cause, said.join("; ")))
+    }
+
+    /// Whether some member knows a leader (`/v3/maintenance/status`, answered by the member
+    /// itself without the quorum, so a cluster without one is told at once rather than after a
+    /// read's time-out).
+    pub async fn has_leader(&self) -> Result<bool, StoreUnavailable> {
+        let mut said = Vec::new();
+        for endpoint in &self.endpoints {
+            match self.http.post(format!("{endpoint}/v3/maintenance/status")).json(&json!({})).send().await {
+                Ok(answer) if answer.status().is_success() => match answer.json::<Value>().await {
+                    // a member id is a uint64: read as text, not as a signed number
+                    Ok(status) if status["leader"].as_str().is_some_and(|l| !l.is_empty() && l != "0") => {
+                        return Ok(true);
+                    }
+                    Ok(_) => said.push(format!("{endpoint}: no leader")),
+                    Err(e) => said.push(format!("{endpoint}: unreadable status: {e}")),
+                },
+                Ok(answer) => said.push(format!("{endpoint}: HTTP {}", answer.status())),
+                Err(e) => said.push(format!("{endpoint}: {e}")),
+            }
+        }
+        match said.iter().any(|s| s.ends_with("no leader")) {
+            true => Ok(false),
+            false => Err(self.error(Cause::Down, said.join("; "))),
+        }
+    }
+
+    /// The key `key`, if it exists.
+    pub async fn get(&self, key: &str) -> Result<Option<Kv>, StoreUnavailable> {
+        let answer = self.call("/v3/kv/range", &json!({"key": b64(key.as_bytes())})).await?;
+        Ok(kvs(&answer).into_iter().next())
+    }
+
+    /// Every key beginning with `prefix`, oldest first (by creation).
+    pub async fn prefixed(&self, prefix: &str) -> Result<Vec<Kv>, StoreUnavailable> {
+        let body = json!({
+            "key": b64(prefix.as_bytes()),
+            "range_end": b64(&prefix_end(prefix)),
+            "sort_order": "ASCEND",
+            "sort_target": "CREATE",
+        });
+        Ok(kvs(&self.call("/v3/kv/range", &body).await?))
+    }
+
+    /// A lease of `ttl` (rounded up to whole seconds, at least one): keys put with it are deleted
+    /// when it ends.
+    pub async fn lease(&self, ttl: Duration) -> Result<i64, StoreUnavailable> {
+        let secs = ttl.as_millis().div_ceil(1000).max(1) as u64;
+        let answer = self.call("/v3/lease/grant", &json!({"TTL": secs.to_string()})).await?;
+        match number(&answer["ID"]) {
+            0 => Err(self.error(Cause::Down, format!("the lease grant answered no lease: {answer}"))),
+            id => Ok(id),
+        }
+    }
+
+    /// Applies `ops` if every one of `conditions` holds, atomically (one etcd transaction):
+    /// whether they held.
+    pub async fn txn(&self, conditions: &[Compare<'_>], ops: &[Op]) -> Result<bool, StoreUnavailable> {
+        let compare: Vec<Value> = conditions
+            .iter()
+            .map(|c| match c {
+                Compare::Absent(key) => {
+                    json!({"key": b64(key.as_bytes()), "target": "CREATE", "create_revision": "0", "result": "EQUAL"})
+                }
+                Compare::ModifiedAt(key, rev) => {
+                    json!({"key": b64(key.as_bytes()), "target": "MOD", "mod_revision": rev.to_string(), "result": "EQUAL"})
+                }
+                Compare::Holds(key, value) => {
+                    json!({"key": b64(key.as_bytes()), "target": "VALUE", "value": b64(value), "result": "EQUAL"})
+                }
+            })
+            .collect();
+        let success: Vec<Value> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { key, value, lease } => json!({"request_put": {
+                    "key": b64(key.as_bytes()), "value": b64(value), "lease": lease.to_string()
+                }}),
+                Op::Delete(key) => json!({"request_delete_range": {"key": b64(key.as_bytes())}}),
+            })
+            .collect();
+        let answer = self.call("/v3/kv/txn", &json!({"compare": compare, "success": success})).await?;
+        Ok(answer["succeeded"].as_bool().unwrap_or(false))
+    }
+}
+
+fn kvs(answer: &Value) -> Vec<Kv> {
+    let decode = |v: &Value| v.as_str().and_then(|s| STANDARD.decode(s).ok()).unwrap_or_default();
+    answer["kvs"]
+        .as_array()
+        .map(|kvs| {
+            kvs.iter()
+                .map(|kv| Kv {
+                    key: String::from_utf8_lossy(&decode(&kv["key"])).into_owned(),
+                    value: decode(&kv["value"]),
+                    mod_revision: number(&kv["mod_revision"]),
+                    lease: number(&kv["lease"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_range_ends_after_every_key_that_begins_with_it() {
+        assert_eq!(prefix_end("equinix-mcp/p/"), b"equinix-mcp/p0");
+        assert_eq!(prefix_end("a\u{7f}"), b"a\x80");
+    }
+}

@@ -1,0 +1,460 @@
+//! The consensus backend: proposals in etcd, whose writes are committed by a majority of its
+//! members (Raft) and whose reads are linearizable, so a take that counted is seen by every later
+//! read on any member, before and after any election, and a member cut off in a minority serves
+//! nothing. Redis replication cannot promise that under a partition (docs/store.md).
+//!
+//! Each operation that changes state is one etcd transaction that compares what it read (a
+//! key's `mod_revision`, or that it is absent) and writes only if nothing changed; a transaction
+//! whose comparison failed is retried from a fresh read, so of concurrent takes of one token on
+//! any replica exactly one wins. Keys (under `PREFIX`, `equinix-mcp/` unless the URL names one):
+//! - `t/<token>`: the token's record as JSON {owner, state: pending|used|evicted, record,
+//!   expires_at_ms, outcome}, on a lease that ends [`TOMBSTONE`] after the proposal does;
+//! - `p/<principal>/<token>`: the principal's pending tokens (capacity counts per principal),
+//!   oldest first by creation; `f/<principal>/<token>`: those that stopped being pending, the
+//!   newest [`FINISHED_PER_PRINCIPAL`] kept; `g/<principal>`: rewritten by every put of the
+//!   principal, so two puts never both count the same pending set;
+//! - `c/<key>`: claimed once keys (on a lease of [`super::ANSWER_MEMORY_MS`]); `n/<key>`: notes
+//!   (on a lease of their TTL, whole seconds); `r/<name>/<field>`: the shared records.
+//!
+//! Principals are written base64url in keys (an issuer's URL holds `/`).
+
+pub mod gateway;
+
+use std::time::Duration;
+
+use anyhow::bail;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::{Deserialize, Serialize};
+
+use super::token::mint_token;
+use super::{NoteKey, SharedRecords, Stored};
+use crate::bindings::proposal_store::Taken;
+use crate::principal::Principal;
+use crate::proposals::{Cause, StoreUnavailable};
+use gateway::{Compare, Gateway, Kv, Op};
+
+pub use crate::proposals::redis::{FINISHED_PER_PRINCIPAL, TOMBSTONE};
+
+/// The URL schemes of an etcd store: `etcd://` (plain HTTP to the members), `etcds://` (TLS).
+pub const SCHEMES: [&str; 2] = ["etcd://", "etcds://"];
+
+/// How long a server starting waits for the cluster to have a leader before it gives up.
+const ELECTION_AT_START: Duration = Duration::from_secs(5);
+
+/// How often a transaction whose comparison failed (another replica changed what it read) is
+/// tried again from a fresh read before the store is reported unavailable.
+const RETRIES: usize = 16;
+
+pub fn is_etcd(spec: &str) -> bool {
+    SCHEMES.iter().any(|s| spec.starts_with(s))
+}
+
+#[derive(Serialize, Deserialize)]
+struct Record {
+    owner: String,
+    state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "b64_opt")]
+    record: Option<Vec<u8>>,
+    expires_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "b64_opt")]
+    outcome: Option<Vec<u8>>,
+}
+
+mod b64_opt {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(bytes) => s.serialize_str(&STANDARD.encode(bytes)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+        let text: Option<String> = Option::deserialize(d)?;
+        text.map(|t| STANDARD.decode(t).map_err(serde::de::Error::custom)).transpose()
+    }
+}
+
+pub struct EtcdStore {
+    gateway: Gateway,
+    prefix: String,
+}
+
+impl EtcdStore {
+    /// `etcd://HOST:PORT,HOST:PORT,...[/PREFIX]`: connects and checks the cluster answers with
+    /// its quorum (a linearizable read).
+    pub async fn connect(spec: &str) -> anyhow::Result<Self> {
+        let (scheme, rest) = spec.split_once("://").expect("an etcd:// URL");
+        let (hosts, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if hosts.contains('@') {
+            bail!(
+                "--proposal-store {spec}: etcd users and passwords are not supported yet; run the members with \
+                 client TLS and no authentication on a network only the servers reach (docs/store.md)"
+            );
+        }
+        let http = if scheme == "etcds" { "https" } else { "http" };
+        let mut endpoints = Vec::new();
+        for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            let with_port = if host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+                host.to_string()
+            } else {
+                format!("{host}:2379")
+            };
+            endpoints.push(format!("{http}://{with_port}"));
+        }
+        if endpoints.is_empty() {
+            bail!(
+                "--proposal-store {spec}: name the etcd members, e.g. etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379"
+            );
+        }
+        let prefix = match prefix.trim_matches('/') {
+            "" => "equinix-mcp/".to_string(),
+            p => format!("{p}/"),
+        };
+        let store = EtcdStore { gateway: Gateway::new(endpoints, spec.to_string())?, prefix };
+        // a cluster may be between leaders as the server starts (an election takes about a second)
+        let started = std::time::Instant::now();
+        loop {
+            match store.ping().await {
+                Ok(()) => return Ok(store),
+                Err(e) if e.cause == Cause::NoQuorum && started.elapsed() < ELECTION_AT_START => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => bail!("cannot reach the proposal store {spec}: {}", e.reason),
+            }
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} (shared, etcd: each write committed by a majority of its members)", self.gateway.shown)
+    }
+
+    fn key(&self, rest: &str) -> String {
+        format!("{}{rest}", self.prefix)
+    }
+
+    fn principal(who: &Principal) -> String {
+        URL_SAFE_NO_PAD.encode(who.as_str())
+    }
+
+    fn token_key(&self, token: &str) -> String {
+        self.key(&format!("t/{token}"))
+    }
+
+    fn pending_prefix(&self, who: &Principal) -> String {
+        self.key(&format!("p/{}/", Self::principal(who)))
+    }
+
+    fn finished_prefix(&self, who: &Principal) -> String {
+        self.key(&format!("f/{}/", Self::principal(who)))
+    }
+
+    fn unreadable(&self, what: &str) -> StoreUnavailable {
+        StoreUnavailable {
+            backend: self.gateway.shown.clone(),
+            reason: format!("{what} does not read as this server writes it"),
+            cause: Cause::Down,
+        }
+    }
+
+    fn contended(&self, what: &str) -> StoreUnavailable {
+        StoreUnavailable {
+            backend: self.gateway.shown.clone(),
+            reason: format!("{what} changed under {RETRIES} attempts in a row"),
+            cause: Cause::Down,
+        }
+    }
+
+    /// A member that knows a leader, then a linearizable read (answered only with the quorum).
+    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
+        if !self.gateway.has_leader().await? {
+            let reason = "no member that answers knows a leader".to_string();
+            return Err(StoreUnavailable { backend: self.gateway.shown.clone(), reason, cause: Cause::NoQuorum });
+        }
+        self.gateway.get(&self.key("ping")).await.map(|_| ())
+    }
+
+    async fn record(&self, token: &str) -> Result<Option<(Record, Kv)>, StoreUnavailable> {
+        let Some(kv) = self.gateway.get(&self.token_key(token)).await? else { return Ok(None) };
+        let record = serde_json::from_slice(&kv.value).map_err(|_| self.unreadable("a token's record"))?;
+        Ok(Some((record, kv)))
+    }
+
+    pub async fn put(
+        &self,
+        who: &Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Result<(String, Vec<String>), StoreUnavailable> {
+        let token = mint_token();
+        let life = Duration::from_millis(expires_at_ms.saturating_sub(now_ms)) + TOMBSTONE;
+        let lease = self.gateway.lease(life).await?;
+        let (pending_prefix, finished_prefix) = (self.pending_prefix(who), self.finished_prefix(who));
+        let guard = self.key(&format!("g/{}", Self::principal(who)));
+        let encoded = serde_json::to_vec(&Record {
+            owner: who.as_str().to_string(),
+            state: "pending".into(),
+            record: Some(record),
+            expires_at_ms,
+            outcome: None,
+        })
+        .expect("a record serializes");
+        for _ in 0..RETRIES {
+            let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
+            let pending = self.gateway.prefixed(&pending_prefix).await?;
+            let mut ops = Vec::new();
+            let mut conditions = vec![Compare::ModifiedAt(&guard, guard_at)];
+            let mut evicted = Vec::new();
+            let mut finished = Vec::new();
+            let mut still = Vec::new();
+            for kv in &pending {
+                let tok = kv.key[pending_prefix.len()..].to_string();
+                let expires: u64 = String::from_utf8_lossy(&kv.value).parse().unwrap_or(0);
+                conditions.push(Compare::ModifiedAt(&kv.key, kv.mod_revision));
+                if expires <= now_ms {
+                    finished.push(tok);
+                } else {
+                    still.push((tok, expires));
+                }
+            }
+            // the oldest beyond capacity make room for the new one
+            let over = (still.len() + 1).saturating_sub(capacity.max(1) as usize);
+            for (tok, expires) in still.drain(..over) {
+                let tombstone = Record {
+                    owner: who.as_str().to_string(),
+                    state: "evicted".into(),
+                    record: None,
+                    expires_at_ms: expires,
+                    outcome: None,
+                };
+                let value = serde_json::to_vec(&tombstone).expect("a record serializes");
+                ops.push(Op::Put { key: self.token_key(&tok), value, lease });
+                evicted.push(tok.clone());
+                finished.push(tok);
+            }
+            for tok in &finished {
+                ops.push(Op::Delete(format!("{pending_prefix}{tok}")));
+                ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: Vec::new(), lease });
+            }
+            ops.push(Op::Put { key: self.token_key(&token), value: encoded.clone(), lease });
+            ops.push(Op::Put {
+                key: format!("{pending_prefix}{token}"),
+                value: expires_at_ms.to_string().into(),
+                lease,
+            });
+            ops.push(Op::Put { key: guard.clone(), value: Vec::new(), lease });
+            if self.gateway.txn(&conditions, &ops).await? {
+                self.forget_finished(&finished_prefix).await?;
+                return Ok((token, evicted));
+            }
+        }
+        Err(self.contended("the principal's pending proposals"))
+    }
+
+    /// Forgets the oldest finished tokens beyond [`FINISHED_PER_PRINCIPAL`]: their records and
+    /// their index entries (they then read as unknown, as in the Redis store).
+    async fn forget_finished(&self, finished_prefix: &str) -> Result<(), StoreUnavailable> {
+        let finished = self.gateway.prefixed(finished_prefix).await?;
+        let extra = finished.len().saturating_sub(FINISHED_PER_PRINCIPAL as usize);
+        let mut ops = Vec::new();
+        for kv in &finished[..extra] {
+            ops.push(Op::Delete(self.token_key(&kv.key[finished_prefix.len()..])));
+            ops.push(Op::Delete(kv.key.clone()));
+        }
+        if !ops.is_empty() {
+            self.gateway.txn(&[], &ops).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        let Some((record, _)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+        if record.owner != who.as_str() {
+            return Ok(Taken::Unknown);
+        }
+        Ok(match (record.state.as_str(), record.record) {
+            ("pending", Some(bytes)) => Taken::Found(bytes),
+            ("used", _) => Taken::Used(record.outcome),
+            ("evicted", _) => Taken::Evicted,
+            _ => Taken::Unknown,
+        })
+    }
+
+    /// Single use: the take counts once a majority of the members committed it, and only if the
+    /// record was still the one read.
+    pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        for _ in 0..RETRIES {
+            let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+            if record.owner != who.as_str() {
+                return Ok(Taken::Unknown);
+            }
+            match record.state.as_str() {
+                "pending" => {}
+                "used" => return Ok(Taken::Used(record.outcome)),
+                "evicted" => return Ok(Taken::Evicted),
+                _ => return Ok(Taken::Unknown),
+            }
+            let Some(bytes) = record.record.take() else { return Err(self.unreadable("a pending record")) };
+            record.state = "used".into();
+            let value = serde_json::to_vec(&record).expect("a record serializes");
+            let ops = [
+                Op::Put { key: kv.key.clone(), value, lease: kv.lease },
+                Op::Delete(format!("{}{token}", self.pending_prefix(who))),
+                Op::Put { key: format!("{}{token}", self.finished_prefix(who)), value: Vec::new(), lease: kv.lease },
+            ];
+            if self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await? {
+                return Ok(Taken::Found(bytes));
+            }
+        }
+        Err(self.contended("the token's record"))
+    }
+
+    pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
+        for _ in 0..RETRIES {
+            let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
+            if record.owner != who.as_str() || record.state != "used" {
+                return Ok(());
+            }
+            record.outcome = Some(outcome.clone());
+            let value = serde_json::to_vec(&record).expect("a record serializes");
+            let op = Op::Put { key: kv.key.clone(), value, lease: kv.lease };
+            if self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &[op]).await? {
+                return Ok(());
+            }
+        }
+        Err(self.contended("the token's record"))
+    }
+
+    /// Writes `value` at `key` on a lease of `ttl`, unless (`only_if_absent`) the key exists:
+    /// whether it was written.
+    async fn put_leased(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl: Duration,
+        only_if_absent: bool,
+    ) -> Result<bool, StoreUnavailable> {
+        let lease = self.gateway.lease(ttl).await?;
+        let op = Op::Put { key: key.to_string(), value: value.to_vec(), lease };
+        match only_if_absent {
+            true => self.gateway.txn(&[Compare::Absent(key)], &[op]).await,
+            false => self.gateway.txn(&[], &[op]).await,
+        }
+    }
+
+    pub async fn claim(&self, key: &str) -> Result<bool, StoreUnavailable> {
+        let ttl = Duration::from_millis(super::ANSWER_MEMORY_MS);
+        self.put_leased(&self.key(&format!("c/{key}")), b"1", ttl, true).await
+    }
+
+    pub async fn note_put(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+    ) -> Result<bool, StoreUnavailable> {
+        let key = self.key(&format!("n/{key}"));
+        self.put_leased(&key, value, Duration::from_millis(ttl_ms), only_if_absent).await
+    }
+
+    pub async fn note_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        Ok(self.gateway.get(&self.key(&format!("n/{key}"))).await?.map(|kv| kv.value))
+    }
+
+    fn field_key(&self, name: &str, field: &str) -> String {
+        self.key(&format!("r/{name}/{field}"))
+    }
+}
+
+impl super::Backend for EtcdStore {
+    fn describe(&self) -> String {
+        EtcdStore::describe(self)
+    }
+
+    fn shared_records(&self) -> Option<&dyn SharedRecords> {
+        Some(self)
+    }
+
+    fn ping(&self) -> Stored<'_, ()> {
+        Box::pin(EtcdStore::ping(self))
+    }
+
+    fn put<'a>(
+        &'a self,
+        who: &'a Principal,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Stored<'a, (String, Vec<String>)> {
+        Box::pin(EtcdStore::put(self, who, record, expires_at_ms, capacity, now_ms))
+    }
+
+    fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        Box::pin(EtcdStore::peek(self, who, token))
+    }
+
+    fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
+        Box::pin(EtcdStore::take(self, who, token))
+    }
+
+    fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
+        Box::pin(EtcdStore::settle(self, who, token, outcome))
+    }
+
+    fn claim<'a>(&'a self, key: &'a str, _now_ms: u64) -> Stored<'a, bool> {
+        Box::pin(EtcdStore::claim(self, key))
+    }
+
+    fn note_put<'a>(
+        &'a self,
+        key: &'a NoteKey<'a>,
+        value: &'a [u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        _now_ms: u64,
+    ) -> Stored<'a, bool> {
+        Box::pin(async move { EtcdStore::note_put(self, &key.key(), value, ttl_ms, only_if_absent).await })
+    }
+
+    fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, _now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
+        Box::pin(async move { EtcdStore::note_get(self, &key.key()).await })
+    }
+}
+
+/// The passkeys' and approvers' records: one key per field, changed by compare-and-swap.
+impl SharedRecords for EtcdStore {
+    fn values<'a>(&'a self, name: &'a str) -> Stored<'a, Vec<Vec<u8>>> {
+        Box::pin(async move {
+            let kvs = self.gateway.prefixed(&self.key(&format!("r/{name}/"))).await?;
+            Ok(kvs.into_iter().map(|kv| kv.value).collect())
+        })
+    }
+
+    fn get<'a>(&'a self, name: &'a str, field: &'a str) -> Stored<'a, Option<Vec<u8>>> {
+        Box::pin(async move { Ok(self.gateway.get(&self.field_key(name, field)).await?.map(|kv| kv.value)) })
+    }
+
+    fn put_new<'a>(&'a self, name: &'a str, field: &'a str, value: &'a [u8]) -> Stored<'a, bool> {
+        Box::pin(async move {
+            let key = self.field_key(name, field);
+            let op = Op::Put { key: key.clone(), value: value.to_vec(), lease: 0 };
+            self.gateway.txn(&[Compare::Absent(&key)], &[op]).await
+        })
+    }
+
+    fn swap<'a>(&'a self, name: &'a str, field: &'a str, old: &'a [u8], new: &'a [u8]) -> Stored<'a, bool> {
+        Box::pin(async move {
+            let key = self.field_key(name, field);
+            let op = Op::Put { key: key.clone(), value: new.to_vec(), lease: 0 };
+            self.gateway.txn(&[Compare::Holds(&key, old)], &[op]).await
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! Issue 56, first part: the proposal store on etcd (a real three-member cluster on loopback,
+//! Debian's `etcd-server`). Two replicas share it: a proposal made on one is confirmed on the
+//! other, concurrent confirms over both create once, capacity evicts across them; a member lost
+//! changes nothing, and without a quorum every store call fails closed while reads go on, until
+//! the members are back and the takes made before are still taken. The partition campaign in
+//! network namespaces is not built yet.
+
+use crate::harness::etcd::EtcdCluster;
+use crate::harness::*;
+use equinix_fabric_sim::SimConfig;
+use serde_json::json;
+use tokio::task::block_in_place;
+
+struct Pair {
+    sim: equinix_fabric_sim::SimHandle,
+    a: HttpServer,
+    b: HttpServer,
+}
+
+async fn pair(cluster: &EtcdCluster) -> Pair {
+    let sim = sim(SimConfig::default()).await;
+    let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
+    let url = cluster.url();
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", &url];
+    let env = [("EQUINIX_MCP_STATE_KEY", key.as_str())];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let said = a.stderr_text();
+    assert!(said.contains("etcd: each write committed by a majority of its members"), "{said}");
+    Pair { sim, a, b }
+}
+
+async fn get(url: String) -> (u16, String) {
+    let r = http().get(url).send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_share_an_etcd_store_and_concurrent_confirms_create_once() {
+    let cluster = block_in_place(EtcdCluster::start);
+    let p = pair(&cluster).await;
+    let on_a = p.a.connect(None, TestClient::accepting(), false).await;
+    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
+
+    let proposal = propose_on(&on_a, "etcd-1", 2501).await;
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+    assert_eq!(structured(&r)["error"]["first_attempt"]["executed"], true, "the outcome was settled");
+
+    for trial in 0..3u64 {
+        let proposal = propose_on(&on_a, &format!("etcd-race-{trial}"), 2510 + trial).await;
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let peer = if i % 2 == 0 { on_a.peer().clone() } else { on_b.peer().clone() };
+                let params = confirm_request(proposal["confirm_token"].clone());
+                tokio::spawn(async move { peer.call_tool(params).await.unwrap() })
+            })
+            .collect();
+        let mut executed = 0;
+        for c in calls {
+            let r = c.await.unwrap();
+            if structured(&r)["executed"] == true {
+                executed += 1;
+            } else {
+                assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+            }
+        }
+        assert_eq!(executed, 1, "trial {trial}");
+    }
+    assert_eq!(connection_creates(&p.sim), 4);
+
+    // capacity counts per principal across both replicas: the 21st evicts the oldest
+    let first = propose_on(&on_a, "etcd-evict-0", 2520).await;
+    for i in 1..20 {
+        let client = if i % 2 == 0 { &on_a } else { &on_b };
+        let q = propose_on(client, &format!("etcd-evict-{i}"), 2520 + i).await;
+        assert!(q.get("evicted_proposals").is_none(), "only 20 pending so far: {q}");
+    }
+    let last = propose_on(&on_b, "etcd-evict-20", 2540).await;
+    assert_eq!(last["evicted_proposals"], json!([first["confirm_token"]]));
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": first["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "evicted_token", "{:?}", r.structured_content);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_member_changes_nothing_and_without_a_quorum_every_store_call_fails_closed() {
+    let mut cluster = block_in_place(EtcdCluster::start);
+    let p = pair(&cluster).await;
+    let on_a = p.a.connect(None, TestClient::accepting(), false).await;
+    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
+    let taken = propose_on(&on_a, "etcd-quorum-1", 2601).await;
+    let waiting = propose_on(&on_a, "etcd-quorum-2", 2602).await;
+
+    // one member of three lost: a majority still commits
+    block_in_place(|| cluster.kill(0));
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": taken["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+
+    // two lost: no quorum, so nothing is read or written; reads of Fabric go on
+    block_in_place(|| cluster.kill(1));
+    let base = p.a.url.trim_end_matches("/mcp").to_string();
+    let why = "proposal store has no quorum";
+    wait::until("readiness to say the store has no quorum", wait::WITHIN, async || {
+        get(format!("{base}/readyz/mutations")).await == (503, format!("{why}\n"))
+    })
+    .await;
+    assert_eq!(get(format!("{base}/readyz")).await, (200, format!("ready; creates fail closed: {why}\n")));
+    assert!(!is_error(&call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await), "reads need no store");
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": waiting["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "proposal_store_unavailable", "{:?}", r.structured_content);
+    let said = structured(&r)["error"]["message"].as_str().unwrap().to_string();
+    assert!(said.contains("no create was sent") && !said.contains("127.0.0.1"), "{said}");
+    let spec = connection_spec("etcd-no-quorum", 2603);
+    let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "proposal_store_unavailable", "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&p.sim), 1);
+
+    // the members back: the take made before stays taken, the waiting proposal confirms once
+    block_in_place(|| {
+        cluster.resume(0);
+        cluster.resume(1);
+        cluster.until_quorum();
+    });
+    wait::until("creates to be possible again", wait::WITHIN, async || {
+        get(format!("{base}/readyz/mutations")).await.0 == 200
+    })
+    .await;
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": taken["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": waiting["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&p.sim), 2);
+}

@@ -1,0 +1,125 @@
+//! A real three-member etcd cluster per test (Debian's `etcd-server`), on free loopback ports,
+//! each member with a data folder of its own. Members can be killed with SIGKILL and started
+//! again on their data: a member back rejoins the cluster. What each printed is shown when the
+//! test that started them fails.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Member {
+    name: String,
+    client: u16,
+    peer: u16,
+    child: Option<Child>,
+}
+
+pub struct EtcdCluster {
+    members: Vec<Member>,
+    dir: PathBuf,
+}
+
+impl EtcdCluster {
+    /// Three members, started together, once a linearizable read answers.
+    pub fn start() -> EtcdCluster {
+        let dir = super::fresh_audit_path().with_extension("etcd");
+        std::fs::create_dir_all(&dir).unwrap();
+        let members = (0..3)
+            .map(|i| Member {
+                name: format!("m{i}"),
+                client: super::free_port(),
+                peer: super::free_port(),
+                child: None,
+            })
+            .collect();
+        let mut cluster = EtcdCluster { members, dir };
+        for i in 0..3 {
+            cluster.resume(i);
+        }
+        cluster.until_quorum();
+        cluster
+    }
+
+    /// `etcd://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`
+    pub fn url(&self) -> String {
+        let hosts: Vec<_> = self.members.iter().map(|m| format!("127.0.0.1:{}", m.client)).collect();
+        format!("etcd://{}", hosts.join(","))
+    }
+
+    /// Kills member `i` with SIGKILL.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.members[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts member `i` (again) on its data folder.
+    pub fn resume(&mut self, i: usize) {
+        let cluster: Vec<String> =
+            self.members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer)).collect();
+        let m = &self.members[i];
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log(i)).unwrap();
+        let child = Command::new("etcd")
+            .args(["--name", &m.name, "--data-dir", self.dir.join(&m.name).to_str().unwrap()])
+            .args(["--listen-client-urls", &format!("http://127.0.0.1:{}", m.client)])
+            .args(["--advertise-client-urls", &format!("http://127.0.0.1:{}", m.client)])
+            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", m.peer)])
+            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", m.peer)])
+            .args(["--initial-cluster", &cluster.join(","), "--initial-cluster-state", "new"])
+            .args(["--initial-cluster-token", &format!("equinix-mcp-test-{}", self.dir.display())])
+            // an election within about a second, as a busy 2-core machine allows
+            .args(["--heartbeat-interval", "100", "--election-timeout", "1000", "--pre-vote"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start etcd ({e}): `.ci/install-etcd` installs it"));
+        self.members[i].child = Some(child);
+    }
+
+    /// Waits until a linearizable read answers (a leader with its quorum).
+    pub fn until_quorum(&self) {
+        super::wait::until_blocking("the etcd cluster to have a quorum", Duration::from_secs(30), || {
+            self.members.iter().any(|m| self.answers(m.client)).then_some(())
+        })
+    }
+
+    /// Whether the member on `port` answers a linearizable read with 200 (HTTP/1.1 by hand: a
+    /// blocking check needs no client).
+    fn answers(&self, port: u16) -> bool {
+        use std::io::{Read, Write};
+        let body = r#"{"key":"cGluZw=="}"#;
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        let request = format!(
+            "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let mut answer = String::new();
+        s.write_all(request.as_bytes()).is_ok()
+            && s.read_to_string(&mut answer).is_ok()
+            && answer.starts_with("HTTP/1.1 200")
+    }
+
+    fn log(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("{}.log", self.members[i].name))
+    }
+}
+
+impl Drop for EtcdCluster {
+    fn drop(&mut self) {
+        for i in 0..self.members.len() {
+            self.kill(i);
+        }
+        if std::thread::panicking() {
+            for i in 0..self.members.len() {
+                let log = std::fs::read_to_string(self.log(i)).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+                eprintln!("--- etcd member {i} (last lines) ---\n{}", tail.join("\n"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
