@@ -133,3 +133,116 @@ async fn a_lost_member_changes_nothing_and_without_a_quorum_every_store_call_fai
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
     assert_eq!(connection_creates(&p.sim), 2);
 }
+
+/// The leader stopped (SIGSTOP: to the others, a leader cut off from them) while both replicas
+/// confirm the same tokens at once, a new leader elected, the old one continued: every confirm
+/// answers a documented outcome, no proposal is created twice, and the creates are exactly the
+/// confirms that said `executed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_cut_off_while_both_replicas_confirm_creates_nothing_twice() {
+    const PROPOSALS: usize = 24;
+    let cluster = std::sync::Arc::new(block_in_place(EtcdCluster::start));
+    let p = pair(&cluster).await;
+    let on_a = std::sync::Arc::new(p.a.connect(None, TestClient::accepting(), false).await);
+    let on_b = std::sync::Arc::new(p.b.connect(None, TestClient::accepting(), false).await);
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // the load goes on until the fault is over and at least PROPOSALS were made (at most a minute)
+    let fault_over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..3)
+        .map(|w| {
+            let (on_a, on_b, next, fault_over) = (on_a.clone(), on_b.clone(), next.clone(), fault_over.clone());
+            tokio::spawn(async move {
+                let mut executed = 0usize;
+                let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let enough = i >= PROPOSALS && fault_over.load(std::sync::atomic::Ordering::SeqCst);
+                    if enough || started.elapsed() > std::time::Duration::from_secs(60) {
+                        return (executed, outcomes);
+                    }
+                    let on = if w % 2 == 0 { &on_a } else { &on_b };
+                    let spec = connection_spec(&format!("etcd-cut-{i}"), 2700 + i as u64);
+                    let r =
+                        call_on(on, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec}))
+                            .await;
+                    let Some(token) = structured(&r).get("confirm_token").cloned() else {
+                        let kind = structured(&r)["error"]["kind"].as_str().unwrap_or("?").to_string();
+                        assert_eq!(kind, "proposal_store_unavailable", "a propose fails closed or works");
+                        *outcomes.entry(format!("propose {kind}")).or_default() += 1;
+                        continue;
+                    };
+                    // both replicas confirm the same token at once
+                    let (x, y) = tokio::join!(
+                        call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": token})),
+                        call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": token})),
+                    );
+                    let mut this = 0;
+                    for r in [x, y] {
+                        let out = structured(&r);
+                        if out["executed"] == true {
+                            this += 1;
+                            *outcomes.entry("executed".into()).or_default() += 1;
+                        } else {
+                            let kind = out["error"]["kind"].as_str().unwrap_or("?").to_string();
+                            let documented = ["replayed_token", "proposal_store_unavailable"];
+                            assert!(documented.contains(&kind.as_str()), "{out}");
+                            *outcomes.entry(kind).or_default() += 1;
+                        }
+                    }
+                    assert!(this <= 1, "one token executed twice");
+                    executed += this;
+                }
+            })
+        })
+        .collect();
+
+    // the fault, while the load runs: stop the leader until another is elected, then continue it
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let old = block_in_place(|| cluster.leader()).expect("a leader");
+    block_in_place(|| cluster.signal(old, "-STOP"));
+    let stopped = std::time::Instant::now();
+    let made_before = next.load(std::sync::atomic::Ordering::SeqCst);
+    let elected = wait::until_some("another member to lead", std::time::Duration::from_secs(20), async || {
+        block_in_place(|| cluster.leader()).filter(|l| *l != old)
+    })
+    .await;
+    let election = stopped.elapsed();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    block_in_place(|| {
+        cluster.signal(old, "-CONT");
+        cluster.until_quorum();
+    });
+    let made_during = next.load(std::sync::atomic::Ordering::SeqCst) - made_before;
+    fault_over.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let mut executed = 0;
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    for w in workers {
+        let (e, o) = w.await.unwrap();
+        executed += e;
+        for (k, n) in o {
+            *outcomes.entry(k).or_default() += n;
+        }
+    }
+    eprintln!(
+        "leader {old} stopped, member {elected} elected after {election:?}, {made_during} proposals begun meanwhile; \
+         outcomes {outcomes:?}"
+    );
+    // the workers stop only once the fault is over, so calls were in flight all through it
+    let mut names = std::collections::BTreeMap::<String, usize>::new();
+    for seen in p
+        .sim
+        .stats()
+        .requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
+    {
+        let body: serde_json::Value = serde_json::from_str(seen.body.as_deref().unwrap()).unwrap();
+        *names.entry(body["name"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    assert!(names.values().all(|n| *n == 1), "created twice: {names:?}");
+    assert_eq!(connection_creates(&p.sim) as usize, executed, "{outcomes:?}");
+    assert!(executed >= PROPOSALS / 2, "most proposals were confirmed: {outcomes:?}");
+    drop((on_a, on_b));
+}

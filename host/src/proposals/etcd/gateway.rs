@@ -47,6 +47,9 @@ pub enum Op {
 pub struct Gateway {
     http: reqwest::Client,
     endpoints: Vec<String>,
+    /// The member that answered last, asked first: a member cut off costs one time-out, not one
+    /// per request.
+    preferred: std::sync::atomic::AtomicUsize,
     /// How the store is shown (the endpoints, no credentials).
     pub shown: String,
 }
@@ -78,7 +81,7 @@ fn number(v: &Value) -> i64 {
 impl Gateway {
     pub fn new(endpoints: Vec<String>, shown: String) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT).build()?;
-        Ok(Gateway { http, endpoints, shown })
+        Ok(Gateway { http, endpoints, preferred: Default::default(), shown })
     }
 
     fn error(&self, cause: Cause, reason: String) -> StoreUnavailable {
@@ -87,9 +90,13 @@ impl Gateway {
 
     /// POSTs `body` to `path` on the first member that answers it.
     async fn call(&self, path: &str, body: &Value) -> Result<Value, StoreUnavailable> {
+        use std::sync::atomic::Ordering::Relaxed;
         let mut said = Vec::new();
         let mut no_quorum = false;
-        for endpoint in &self.endpoints {
+        let first = self.preferred.load(Relaxed);
+        for n in 0..self.endpoints.len() {
+            let at = (first + n) % self.endpoints.len();
+            let endpoint = &self.endpoints[at];
             let answer = match self.http.post(format!("{endpoint}{path}")).json(body).send().await {
                 Ok(a) => a,
                 Err(e) => {
@@ -108,6 +115,7 @@ impl Gateway {
                 }
             };
             if status.is_success() {
+                self.preferred.store(at, Relaxed);
                 return Ok(value);
             }
             let message = value["message"].as_str().or(value["error"].as_str()).unwrap_or("").to_string();

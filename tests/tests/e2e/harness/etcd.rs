@@ -78,6 +78,31 @@ impl EtcdCluster {
         self.members[i].child = Some(child);
     }
 
+    /// Sends `signal` (`-STOP`, `-CONT`) to member `i`: a stopped leader is, to the others, a
+    /// leader cut off from them; continued, it finds a newer term and steps down.
+    pub fn signal(&self, i: usize, signal: &str) {
+        let pid = self.members[i].child.as_ref().expect("the member runs").id();
+        let done = Command::new("kill").args([signal, &pid.to_string()]).status().unwrap();
+        assert!(done.success(), "kill {signal} {pid}");
+    }
+
+    /// The member the answering members name as leader, by index.
+    pub fn leader(&self) -> Option<usize> {
+        let mut ids = Vec::new();
+        let mut leader = None;
+        for m in &self.members {
+            let status = post(m.client, "/v3/maintenance/status", "{}");
+            let field = |name: &str| {
+                let at = status.find(&format!("\"{name}\":\""))? + name.len() + 4;
+                Some(status[at..at + status[at..].find('"')?].to_string())
+            };
+            ids.push(field("member_id"));
+            leader = leader.or(field("leader").filter(|l| l != "0"));
+        }
+        let leader = leader?;
+        ids.iter().position(|id| id.as_deref() == Some(leader.as_str()))
+    }
+
     /// Waits until a linearizable read answers (a leader with its quorum).
     pub fn until_quorum(&self) {
         super::wait::until_blocking("the etcd cluster to have a quorum", Duration::from_secs(30), || {
@@ -85,22 +110,9 @@ impl EtcdCluster {
         })
     }
 
-    /// Whether the member on `port` answers a linearizable read with 200 (HTTP/1.1 by hand: a
-    /// blocking check needs no client).
+    /// Whether the member on `port` answers a linearizable read with 200.
     fn answers(&self, port: u16) -> bool {
-        use std::io::{Read, Write};
-        let body = r#"{"key":"cGluZw=="}"#;
-        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        let request = format!(
-            "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let mut answer = String::new();
-        s.write_all(request.as_bytes()).is_ok()
-            && s.read_to_string(&mut answer).is_ok()
-            && answer.starts_with("HTTP/1.1 200")
+        post(port, "/v3/kv/range", r#"{"key":"cGluZw=="}"#).starts_with("HTTP/1.1 200")
     }
 
     fn log(&self, i: usize) -> PathBuf {
@@ -122,4 +134,22 @@ impl Drop for EtcdCluster {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// POSTs `body` to `path` on the member's client port and returns the whole answer (empty when
+/// it does not answer within 2 s). HTTP/1.1 by hand: a blocking check needs no client.
+fn post(port: u16, path: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return String::new() };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut answer = String::new();
+    if s.write_all(request.as_bytes()).is_err() || s.read_to_string(&mut answer).is_err() {
+        return String::new();
+    }
+    answer
 }
