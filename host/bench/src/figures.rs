@@ -79,6 +79,7 @@ pub async fn run(server: &Path, quick: bool) -> anyhow::Result<()> {
     evidence_cost(&bench, &mut t, team_cpu_us).await;
     shared_store(&bench, &mut t).await;
     crate::store_failover::rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
+    crate::store_failover::etcd_rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
     crate::approval::rows(&bench.server, None, &bench.cache, &bench.audit_dir, quick, &mut t).await?;
     t.print();
     let _ = std::fs::remove_dir_all(&bench.cache);
@@ -94,6 +95,7 @@ pub async fn store_failover_only(server: &Path, quick: bool) -> anyhow::Result<(
     warm_cache(&bench).await?;
     let mut t = Table::default();
     crate::store_failover::rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
+    crate::store_failover::etcd_rows(&bench.server, &bench.cache, &bench.audit_dir, quick, &mut t).await;
     t.print();
     let _ = std::fs::remove_dir_all(&bench.cache);
     let _ = std::fs::remove_dir_all(&bench.audit_dir);

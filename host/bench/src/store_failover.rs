@@ -1,9 +1,11 @@
 //! What surviving a store failover costs (issue 44): two replicas on one plain Redis (no
 //! acknowledgement) against two replicas on a primary with two replicas found through a
-//! Sentinel, where every store write waits for one replica (`WAIT`). Rows: a confirm's median
-//! latency (propose on A untimed, confirm on B timed, one at a time), and proposes/s from 8
-//! clients spread over both replicas. The two set-ups are measured alternately, and
-//! compared within the run (three rounds each; one with `--quick`). Loopback only, bounded in time.
+//! Sentinel, where every store write waits for one replica (`WAIT`), and (issue 56) against two
+//! replicas on a three-member etcd cluster, where every write is committed by a majority. Rows:
+//! a confirm's median latency (propose on A untimed, confirm on B timed, one at a time), and
+//! proposes/s from 8 clients spread over both replicas. The set-ups are measured alternately,
+//! and compared within the run (three rounds each; one with `--quick`). Loopback only, bounded
+//! in time.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -49,6 +51,110 @@ pub async fn rows(exe: &Path, cache: &Path, audit_dir: &Path, quick: bool, t: &m
         }
         Err(e) => t.context("store failover cost (Sentinel, acknowledged writes)", format!("not measured: {e:#}")),
     }
+}
+
+/// The same two rows for the consensus store, as context (no target yet: what it costs).
+pub async fn etcd_rows(exe: &Path, cache: &Path, audit_dir: &Path, quick: bool, t: &mut Table) {
+    let measured = async {
+        let plain = start_redis_with(&[])?;
+        let cluster = Etcd::start(audit_dir)?;
+        let stores = [(format!("redis://127.0.0.1:{}/0", plain.port), "plain"), (cluster.url(), "etcd")];
+        let (confirms, window, rounds) =
+            if quick { (10, Duration::from_millis(300), 1) } else { (300, Duration::from_secs(4), 3) };
+        let (mut plain_runs, mut etcd_runs) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            for (store, name) in &stores {
+                let m = one(exe, cache, audit_dir, store, &format!("{name}-c-{round}"), confirms, window).await?;
+                if *name == "plain" { plain_runs.push(m) } else { etcd_runs.push(m) }
+            }
+        }
+        anyhow::Ok((plain_runs, etcd_runs))
+    };
+    match measured.await {
+        Ok((plain, etcd)) => {
+            let plain_ms = median(plain.iter().map(|m| m.confirm_p50_ms).collect());
+            let etcd_ms = median(etcd.iter().map(|m| m.confirm_p50_ms).collect());
+            t.context(
+                "a confirm across two replicas, etcd store (3 members, majority commits) vs plain Redis: median",
+                format!("{etcd_ms:.2} vs {plain_ms:.2} ms ({:+.2} ms)", etcd_ms - plain_ms),
+            );
+            let rate = |runs: &[Measured]| runs.iter().map(|m| m.proposes_per_second).sum::<f64>() / runs.len() as f64;
+            let (plain_rate, etcd_rate) = (rate(&plain), rate(&etcd));
+            t.context(
+                "proposes/s, 8 clients over two replicas, etcd store (3 members) vs plain Redis",
+                format!("{etcd_rate:.0} vs {plain_rate:.0}/s: {:.2}x", etcd_rate / plain_rate),
+            );
+        }
+        Err(e) => t.context("the etcd store's cost", format!("not measured: {e:#}")),
+    }
+}
+
+/// Three etcd members on loopback, their data in the bench's folder, stopped on drop.
+struct Etcd {
+    children: Vec<std::process::Child>,
+    clients: Vec<u16>,
+}
+
+impl Etcd {
+    fn start(dir: &Path) -> anyhow::Result<Etcd> {
+        let port = || -> anyhow::Result<u16> { Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()) };
+        let (clients, peers) = ([port()?, port()?, port()?], [port()?, port()?, port()?]);
+        let cluster: Vec<String> = (0..3).map(|i| format!("b{i}=http://127.0.0.1:{}", peers[i])).collect();
+        let mut etcd = Etcd { children: Vec::new(), clients: clients.to_vec() };
+        for i in 0..3 {
+            let data = dir.join(format!("etcd-{i}"));
+            let child = std::process::Command::new("etcd")
+                .args(["--name", &format!("b{i}"), "--data-dir", data.to_str().context("a UTF-8 folder")?])
+                .args(["--listen-client-urls", &format!("http://127.0.0.1:{}", clients[i])])
+                .args(["--advertise-client-urls", &format!("http://127.0.0.1:{}", clients[i])])
+                .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", peers[i])])
+                .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", peers[i])])
+                .args(["--initial-cluster", &cluster.join(","), "--initial-cluster-state", "new"])
+                .args(["--heartbeat-interval", "100", "--election-timeout", "1000"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .context("etcd is not installed (.ci/install-etcd installs it)")?;
+            etcd.children.push(child);
+        }
+        for _ in 0..300 {
+            if etcd.clients.iter().any(|p| answers(*p)) {
+                return Ok(etcd);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        anyhow::bail!("the etcd cluster had no quorum within 15 s")
+    }
+
+    fn url(&self) -> String {
+        let hosts: Vec<_> = self.clients.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        format!("etcd://{}", hosts.join(","))
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Whether the member on `port` answers a linearizable read (HTTP/1.1 by hand).
+fn answers(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let body = r#"{"key":"cGluZw=="}"#;
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+    let request = format!(
+        "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut answer = String::new();
+    s.write_all(request.as_bytes()).is_ok()
+        && s.read_to_string(&mut answer).is_ok()
+        && answer.starts_with("HTTP/1.1 200")
 }
 
 async fn measure(exe: &Path, cache: &Path, dir: &Path, quick: bool) -> anyhow::Result<(Vec<Measured>, Vec<Measured>)> {

@@ -56,12 +56,15 @@ fn bench_quick_prints_every_row() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
-    assert_eq!(rows.len(), 34, "{text}");
+    assert_eq!(rows.len(), 36, "{text}");
     let judged = rows.iter().filter(|r| r.ends_with("| met |") || r.ends_with("| MISSED |")).count();
     assert_eq!(judged, 25, "every figure with a target has a verdict:\n{text}");
     let failover =
         rows.iter().filter(|r| r.contains("Sentinel store") && (r.contains(" ms (") || r.contains("/s: "))).count();
     assert_eq!(failover, 2, "the acknowledgement's cost in latency and throughput:\n{text}");
+    let consensus =
+        rows.iter().filter(|r| r.contains("etcd store") && (r.contains(" ms (") || r.contains("/s: "))).count();
+    assert_eq!(consensus, 2, "the etcd store's cost in latency and throughput:\n{text}");
     assert!(
         rows.iter().any(|r| r.starts_with("| approval page: server CPU per signed-in render") && r.contains(" µs / "))
     );
