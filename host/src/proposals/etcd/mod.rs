@@ -43,8 +43,15 @@ pub const SCHEMES: [&str; 2] = ["etcd://", "etcds://"];
 const ELECTION_AT_START: Duration = Duration::from_secs(5);
 
 /// How often a transaction whose comparison failed (another replica changed what it read) is
-/// tried again from a fresh read before the store is reported unavailable.
-const RETRIES: usize = 16;
+/// tried again from a fresh read, after a random pause, before the store is reported unavailable.
+const RETRIES: usize = 32;
+
+/// A pause before attempt `n` of a transaction another replica's beat: random, growing, so two
+/// replicas racing for one principal's keys stop colliding.
+async fn backoff(n: usize) {
+    let most = 2 * (n as u64).min(10);
+    tokio::time::sleep(Duration::from_millis(1 + rand::random::<u64>() % most.max(1))).await;
+}
 
 pub fn is_etcd(spec: &str) -> bool {
     SCHEMES.iter().any(|s| spec.starts_with(s))
@@ -82,6 +89,9 @@ mod b64_opt {
 pub struct EtcdStore {
     gateway: Gateway,
     prefix: String,
+    /// Puts of one principal on this replica one at a time (striped by principal): they would
+    /// only make each other's transactions fail and retry. Across replicas the guard key decides.
+    put_locks: [tokio::sync::Mutex<()>; 32],
 }
 
 impl EtcdStore {
@@ -115,7 +125,8 @@ impl EtcdStore {
             "" => "equinix-mcp/".to_string(),
             p => format!("{p}/"),
         };
-        let store = EtcdStore { gateway: Gateway::new(endpoints, spec.to_string())?, prefix };
+        let put_locks = std::array::from_fn(|_| tokio::sync::Mutex::new(()));
+        let store = EtcdStore { gateway: Gateway::new(endpoints, spec.to_string())?, prefix, put_locks };
         // a cluster may be between leaders as the server starts (an election takes about a second)
         let started = std::time::Instant::now();
         loop {
@@ -205,7 +216,17 @@ impl EtcdStore {
             outcome: None,
         })
         .expect("a record serializes");
-        for _ in 0..RETRIES {
+        let stripe = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            who.as_str().hash(&mut h);
+            (h.finish() % self.put_locks.len() as u64) as usize
+        };
+        let _one_at_a_time = self.put_locks[stripe].lock().await;
+        for attempt in 0..RETRIES {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
             let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
             let pending = self.gateway.prefixed(&pending_prefix).await?;
             let mut ops = Vec::new();
@@ -289,7 +310,10 @@ impl EtcdStore {
     /// Single use: the take counts once a majority of the members committed it, and only if the
     /// record was still the one read.
     pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        for _ in 0..RETRIES {
+        for attempt in 0..RETRIES {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
             let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
             if record.owner != who.as_str() {
                 return Ok(Taken::Unknown);
@@ -316,7 +340,10 @@ impl EtcdStore {
     }
 
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
-        for _ in 0..RETRIES {
+        for attempt in 0..RETRIES {
+            if attempt > 0 {
+                backoff(attempt).await;
+            }
             let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
             if record.owner != who.as_str() || record.state != "used" {
                 return Ok(());
