@@ -51,22 +51,7 @@ async fn two_replicas_share_an_etcd_store_and_concurrent_confirms_create_once() 
 
     for trial in 0..3u64 {
         let proposal = propose_on(&on_a, &format!("etcd-race-{trial}"), 2510 + trial).await;
-        let calls: Vec<_> = (0..8)
-            .map(|i| {
-                let peer = if i % 2 == 0 { on_a.peer().clone() } else { on_b.peer().clone() };
-                let params = confirm_request(proposal["confirm_token"].clone());
-                tokio::spawn(async move { peer.call_tool(params).await.unwrap() })
-            })
-            .collect();
-        let mut executed = 0;
-        for c in calls {
-            let r = c.await.unwrap();
-            if structured(&r)["executed"] == true {
-                executed += 1;
-            } else {
-                assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
-            }
-        }
+        let executed = confirm_at_once(&on_a, &on_b, &proposal["confirm_token"], 8).await;
         assert_eq!(executed, 1, "trial {trial}");
     }
     assert_eq!(connection_creates(&p.sim), 4);
@@ -230,17 +215,7 @@ async fn a_leader_cut_off_while_both_replicas_confirm_creates_nothing_twice() {
          outcomes {outcomes:?}"
     );
     // the workers stop only once the fault is over, so calls were in flight all through it
-    let mut names = std::collections::BTreeMap::<String, usize>::new();
-    for seen in p
-        .sim
-        .stats()
-        .requests
-        .iter()
-        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
-    {
-        let body: serde_json::Value = serde_json::from_str(seen.body.as_deref().unwrap()).unwrap();
-        *names.entry(body["name"].as_str().unwrap().to_string()).or_default() += 1;
-    }
+    let names = connection_create_names(&p.sim);
     assert!(names.values().all(|n| *n == 1), "created twice: {names:?}");
     assert_eq!(connection_creates(&p.sim) as usize, executed, "{outcomes:?}");
     assert!(executed >= PROPOSALS / 2, "most proposals were confirmed: {outcomes:?}");

@@ -383,17 +383,7 @@ async fn random_failovers_under_concurrent_confirms_never_create_twice() {
     // no proposal created twice: each create request's name once, and the creates are the
     // confirms that said so
     let h = h.lock().unwrap();
-    let mut names = BTreeMap::<String, usize>::new();
-    for seen in h
-        .sim
-        .stats()
-        .requests
-        .iter()
-        .filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections" && r.query.is_empty())
-    {
-        let body: Value = serde_json::from_str(seen.body.as_deref().unwrap()).unwrap();
-        *names.entry(body["name"].as_str().unwrap().to_string()).or_default() += 1;
-    }
+    let names = connection_create_names(&h.sim);
     let twice: Vec<_> = names.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "created twice: {twice:?} (seed {seed})");
     assert_eq!(connection_creates(&h.sim) as usize, total.executed, "(seed {seed})");

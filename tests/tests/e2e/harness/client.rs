@@ -260,3 +260,25 @@ pub async fn connect(url: &str, token: Option<&str>, client: TestClient, statele
     };
     Ok(service)
 }
+
+/// `n` confirms of `token` at once, alternating between `a` and `b` (two replicas): how many said
+/// `executed`; every other one must have said `replayed_token`.
+pub async fn confirm_at_once(a: &Client, b: &Client, token: &Value, n: usize) -> usize {
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            let peer = if i % 2 == 0 { a.peer().clone() } else { b.peer().clone() };
+            let params = confirm_request(token.clone());
+            tokio::spawn(async move { peer.call_tool(params).await.unwrap() })
+        })
+        .collect();
+    let mut executed = 0;
+    for c in calls {
+        let r = c.await.unwrap();
+        if structured(&r)["executed"] == true {
+            executed += 1;
+        } else {
+            assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+        }
+    }
+    executed
+}

@@ -52,6 +52,19 @@ pub fn connection_creates(sim: &SimHandle) -> u64 {
     sim.stats().creates.get("connections").copied().unwrap_or(0)
 }
 
+/// How many create requests (not dry runs) `sim` received for each connection name: a name seen
+/// twice is a proposal created twice.
+pub fn connection_create_names(sim: &SimHandle) -> std::collections::BTreeMap<String, usize> {
+    let mut names = std::collections::BTreeMap::new();
+    let stats = sim.stats();
+    let creates = stats.requests.iter().filter(|r| r.method == "POST" && r.path == "/fabric/v4/connections");
+    for seen in creates.filter(|r| r.query.is_empty()) {
+        let body: Value = serde_json::from_str(seen.body.as_deref().unwrap()).unwrap();
+        *names.entry(body["name"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    names
+}
+
 /// Connection create requests (not dry runs) an in-process simulator received, completed or not.
 pub fn connection_create_requests(sim: &SimHandle) -> usize {
     sim.stats()
