@@ -48,6 +48,15 @@ async fn two_replicas_share_an_etcd_store_and_concurrent_confirms_create_once() 
     let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
     assert_eq!(structured(&r)["error"]["first_attempt"]["executed"], true, "the outcome was settled");
+    // a hostile client's tokens that spell other keys of the store reach nothing
+    for hostile in
+        ["chg-../g/x", "../t/chg-0", "chg-\u{0}", &format!("{}/", proposal["confirm_token"].as_str().unwrap())]
+    {
+        let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": hostile})).await;
+        let kind = structured(&r)["error"]["kind"].clone();
+        assert!(kind == "unknown_token" || kind == "invalid_arguments", "{hostile:?}: {:?}", r.structured_content);
+    }
+    assert_eq!(connection_creates(&p.sim), 1);
 
     for trial in 0..3u64 {
         let proposal = propose_on(&on_a, &format!("etcd-race-{trial}"), 2510 + trial).await;
