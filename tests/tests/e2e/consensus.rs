@@ -79,7 +79,7 @@ async fn two_replicas_share_an_etcd_store_and_concurrent_confirms_create_once() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_lost_member_changes_nothing_and_without_a_quorum_every_store_call_fails_closed() {
+async fn a_lost_leader_costs_a_confirm_a_pause_and_without_a_quorum_every_store_call_fails_closed() {
     let mut cluster = block_in_place(EtcdCluster::start);
     let p = pair(&cluster).await;
     let on_a = p.a.connect(None, TestClient::accepting(), false).await;
@@ -87,13 +87,15 @@ async fn a_lost_member_changes_nothing_and_without_a_quorum_every_store_call_fai
     let taken = propose_on(&on_a, "etcd-quorum-1", 2601).await;
     let waiting = propose_on(&on_a, "etcd-quorum-2", 2602).await;
 
-    // one member of three lost: a majority still commits
-    block_in_place(|| cluster.kill(0));
+    // the leader lost: the others elect one and commit; the confirm waits for the election
+    let leader = block_in_place(|| cluster.leader()).expect("a leader");
+    let other = (leader + 1) % 3;
+    block_in_place(|| cluster.kill(leader));
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": taken["confirm_token"]})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
 
     // two lost: no quorum, so nothing is read or written; reads of Fabric go on
-    block_in_place(|| cluster.kill(1));
+    block_in_place(|| cluster.kill(other));
     let base = p.a.url.trim_end_matches("/mcp").to_string();
     let why = "proposal store has no quorum";
     wait::until("readiness to say the store has no quorum", wait::WITHIN, async || {
@@ -113,8 +115,8 @@ async fn a_lost_member_changes_nothing_and_without_a_quorum_every_store_call_fai
 
     // the members back: the take made before stays taken, the waiting proposal confirms once
     block_in_place(|| {
-        cluster.resume(0);
-        cluster.resume(1);
+        cluster.resume(leader);
+        cluster.resume(other);
         cluster.until_quorum();
     });
     wait::until("creates to be possible again", wait::WITHIN, async || {

@@ -19,6 +19,14 @@ use crate::proposals::{Cause, StoreUnavailable};
 /// with etcd's defaults) and a disk sync, below the time a caller waits for a confirm's store.
 pub const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long a request keeps being asked again while the members answer at once that they have
+/// no leader (an election: about a second with etcd's defaults, up to twice that when the votes
+/// split): long enough that losing a leader costs a confirm a pause, not a failure.
+pub const ELECTION_WAIT: Duration = Duration::from_secs(4);
+
+/// etcd's words for "no leader to commit this now" (an election, or a member in a minority).
+const NO_LEADER_WORDS: [&str; 5] = ["no leader", "leader changed", "timed out", "not capable", "proposal dropped"];
+
 /// One key as a range read it.
 #[derive(Debug, Clone)]
 pub struct Kv {
@@ -88,11 +96,34 @@ impl Gateway {
         StoreUnavailable { backend: self.shown.clone(), reason, cause }
     }
 
-    /// POSTs `body` to `path` on the first member that answers it.
+    /// POSTs `body` to `path` on the first member that answers it; while every member answers
+    /// at once that it has no leader, asks again for up to [`ELECTION_WAIT`].
+    ///
+    /// A write asked again may have been applied the first time (etcd's "leader changed" does
+    /// not say): every transaction of the store compares what it read, so a second application
+    /// fails its comparison instead of writing twice, and the caller reads what happened.
     async fn call(&self, path: &str, body: &Value) -> Result<Value, StoreUnavailable> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.round(path, body).await {
+                Err((e, true)) if started.elapsed() < ELECTION_WAIT => {
+                    tracing::debug!("etcd: {}; asking again", e.reason);
+                    tokio::time::sleep(Duration::from_millis(100 + rand::random::<u64>() % 150)).await;
+                }
+                Err((e, _)) => return Err(e),
+                Ok(v) => return Ok(v),
+            }
+        }
+    }
+
+    /// One pass over the members. An error comes with whether asking again soon may help: every
+    /// member that was reached answered at once that it has no leader.
+    async fn round(&self, path: &str, body: &Value) -> Result<Value, (StoreUnavailable, bool)> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut said = Vec::new();
         let mut no_quorum = false;
+        let mut electing = false;
+        let mut timed_out = false;
         let first = self.preferred.load(Relaxed);
         for n in 0..self.endpoints.len() {
             let at = (first + n) % self.endpoints.len();
@@ -102,6 +133,7 @@ impl Gateway {
                 Err(e) => {
                     // a member that does not answer in time may be cut off from the leader
                     no_quorum |= e.is_timeout();
+                    timed_out |= e.is_timeout();
                     said.push(format!("{endpoint}: {e}"));
                     continue;
                 }
@@ -119,12 +151,14 @@ impl Gateway {
                 return Ok(value);
             }
             let message = value["message"].as_str().or(value["error"].as_str()).unwrap_or("").to_string();
-            no_quorum |=
-                ["no leader", "timed out", "leader changed", "not capable"].iter().any(|w| message.contains(w));
+            let leaderless = NO_LEADER_WORDS.iter().any(|w| message.contains(w));
+            no_quorum |= leaderless;
+            electing |= leaderless;
             said.push(format!("{endpoint}: HTTP {status}: {message}"));
         }
         let cause = if no_quorum { Cause::NoQuorum } else { Cause::Down };
-        Err(self.error(cause, said.join("; ")))
+        // members that took their time-out each already cost MEMBER_TIMEOUT: no second pass
+        Err((self.error(cause, said.join("; ")), electing && !timed_out))
     }
 
     /// Whether some member knows a leader (`/v3/maintenance/status`, answered by the member
@@ -231,6 +265,62 @@ fn kvs(answer: &Value) -> Vec<Kv> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A member on loopback that answers "leader changed" to its first `leaderless` requests, then
+    /// a read of one key; counts the requests.
+    async fn member(leaderless: usize) -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counted = asked.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else { return };
+                let n = counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    // the request's head and its (small) body
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") || !seen.ends_with(b"}") {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => seen.extend_from_slice(&buf[..k]),
+                        }
+                    }
+                    let (status, body) = match n < leaderless {
+                        true => ("503 Service Unavailable", r#"{"error":"etcdserver: leader changed","code":14}"#),
+                        false => ("200 OK", r#"{"kvs":[{"key":"aw==","value":"dg==","mod_revision":"7"}]}"#),
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        (url, asked)
+    }
+
+    #[tokio::test]
+    async fn an_election_is_waited_for_and_a_cluster_that_stays_leaderless_is_no_quorum() {
+        crate::install_crypto_provider();
+        let (url, asked) = member(3).await;
+        let gateway = Gateway::new(vec![url], "etcd://test".into()).unwrap();
+        let kv = gateway.get("k").await.unwrap().expect("the key, once a leader is elected");
+        assert_eq!((kv.value, kv.mod_revision, asked.load(Ordering::SeqCst)), (b"v".to_vec(), 7, 4));
+
+        let (url, asked) = member(usize::MAX).await;
+        let gateway = Gateway::new(vec![url], "etcd://test".into()).unwrap();
+        let started = std::time::Instant::now();
+        let e = gateway.get("k").await.unwrap_err();
+        assert_eq!(e.cause, Cause::NoQuorum, "{e}");
+        assert!(e.reason.contains("leader changed"), "{e}");
+        assert!(started.elapsed() >= ELECTION_WAIT && asked.load(Ordering::SeqCst) > 3);
+    }
 
     #[test]
     fn a_prefix_range_ends_after_every_key_that_begins_with_it() {

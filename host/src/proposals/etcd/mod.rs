@@ -66,6 +66,15 @@ struct Record {
     expires_at_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "b64_opt")]
     outcome: Option<Vec<u8>>,
+    /// The take that made it `used`: a random mark of the call, so a take whose transaction was
+    /// applied though its answer was lost (an election, a time-out) knows it won.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    taken_by: Option<String>,
+}
+
+/// A random mark for one call's writes, to recognise them when the answer to a write was lost.
+fn mark() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 12]>())
 }
 
 mod b64_opt {
@@ -214,6 +223,7 @@ impl EtcdStore {
             record: Some(record),
             expires_at_ms,
             outcome: None,
+            taken_by: None,
         })
         .expect("a record serializes");
         let stripe = {
@@ -223,9 +233,15 @@ impl EtcdStore {
             (h.finish() % self.put_locks.len() as u64) as usize
         };
         let _one_at_a_time = self.put_locks[stripe].lock().await;
+        let mut evicted_before = Vec::new();
         for attempt in 0..RETRIES {
             if attempt > 0 {
                 backoff(attempt).await;
+                // the last transaction may have been applied though it seemed not to be
+                if self.gateway.get(&self.token_key(&token)).await?.is_some() {
+                    self.forget_finished(&finished_prefix).await?;
+                    return Ok((token, evicted_before));
+                }
             }
             let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
             let pending = self.gateway.prefixed(&pending_prefix).await?;
@@ -253,6 +269,7 @@ impl EtcdStore {
                     record: None,
                     expires_at_ms: expires,
                     outcome: None,
+                    taken_by: None,
                 };
                 let value = serde_json::to_vec(&tombstone).expect("a record serializes");
                 ops.push(Op::Put { key: self.token_key(&tok), value, lease });
@@ -270,10 +287,19 @@ impl EtcdStore {
                 lease,
             });
             ops.push(Op::Put { key: guard.clone(), value: Vec::new(), lease });
-            if self.gateway.txn(&conditions, &ops).await? {
+            let applied = match self.gateway.txn(&conditions, &ops).await {
+                Ok(applied) => applied,
+                // the answer lost, not necessarily the write: the token's key says which
+                Err(e) => match self.gateway.get(&self.token_key(&token)).await {
+                    Ok(Some(_)) => true,
+                    _ => return Err(e),
+                },
+            };
+            if applied {
                 self.forget_finished(&finished_prefix).await?;
                 return Ok((token, evicted));
             }
+            evicted_before = evicted;
         }
         Err(self.contended("the principal's pending proposals"))
     }
@@ -309,7 +335,13 @@ impl EtcdStore {
 
     /// Single use: the take counts once a majority of the members committed it, and only if the
     /// record was still the one read.
+    ///
+    /// A take whose answer was lost (the member's time-out, an election) reads the record again:
+    /// marked as its own, it won; otherwise the store is reported unavailable, and a person's yes
+    /// may then be spent without a create, never a create made twice.
     pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
+        let me = mark();
+        let mut read = None;
         for attempt in 0..RETRIES {
             if attempt > 0 {
                 backoff(attempt).await;
@@ -317,6 +349,11 @@ impl EtcdStore {
             let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
             if record.owner != who.as_str() {
                 return Ok(Taken::Unknown);
+            }
+            if let (Some(bytes), Some(by)) = (read.take(), &record.taken_by)
+                && *by == me
+            {
+                return Ok(Taken::Found(bytes));
             }
             match record.state.as_str() {
                 "pending" => {}
@@ -326,14 +363,25 @@ impl EtcdStore {
             }
             let Some(bytes) = record.record.take() else { return Err(self.unreadable("a pending record")) };
             record.state = "used".into();
+            record.taken_by = Some(me.clone());
             let value = serde_json::to_vec(&record).expect("a record serializes");
             let ops = [
                 Op::Put { key: kv.key.clone(), value, lease: kv.lease },
                 Op::Delete(format!("{}{token}", self.pending_prefix(who))),
                 Op::Put { key: format!("{}{token}", self.finished_prefix(who)), value: Vec::new(), lease: kv.lease },
             ];
-            if self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await? {
-                return Ok(Taken::Found(bytes));
+            match self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await {
+                Ok(true) => return Ok(Taken::Found(bytes)),
+                // applied by an earlier sending of this transaction, or another take won
+                Ok(false) => read = Some(bytes),
+                Err(e) => {
+                    let Ok(Some((now, _))) = self.record(token).await else { return Err(e) };
+                    return match now.taken_by == Some(me) {
+                        true => Ok(Taken::Found(bytes)),
+                        false if now.state == "used" => Ok(Taken::Used(now.outcome)),
+                        false => Err(e),
+                    };
+                }
             }
         }
         Err(self.contended("the token's record"))
@@ -375,9 +423,19 @@ impl EtcdStore {
         }
     }
 
+    /// Once: the key is written with this call's mark, so a claim whose answer was lost but was
+    /// applied still counts as this call's (and as nobody else's).
     pub async fn claim(&self, key: &str) -> Result<bool, StoreUnavailable> {
         let ttl = Duration::from_millis(super::ANSWER_MEMORY_MS);
-        self.put_leased(&self.key(&format!("c/{key}")), b"1", ttl, true).await
+        let (key, me) = (self.key(&format!("c/{key}")), mark());
+        match self.put_leased(&key, me.as_bytes(), ttl, true).await {
+            Ok(true) => Ok(true),
+            Ok(false) => Ok(self.gateway.get(&key).await?.is_some_and(|kv| kv.value == me.as_bytes())),
+            Err(e) => match self.gateway.get(&key).await {
+                Ok(Some(kv)) => Ok(kv.value == me.as_bytes()),
+                _ => Err(e),
+            },
+        }
     }
 
     pub async fn note_put(
