@@ -29,6 +29,7 @@ mod oauth;
 mod observability;
 mod one_yes;
 mod operations;
+mod partitions;
 mod passkeys;
 mod plugin;
 mod policy;

@@ -9,6 +9,9 @@ use std::time::Duration;
 
 struct Member {
     name: String,
+    /// Its address, and the network namespace it runs in (None: this machine's loopback).
+    host: String,
+    netns: Option<String>,
     client: u16,
     peer: u16,
     child: Option<Child>,
@@ -22,18 +25,29 @@ pub struct EtcdCluster {
 impl EtcdCluster {
     /// Three members, started together, once a linearizable read answers.
     pub fn start() -> EtcdCluster {
+        let on_loopback = (0..3).map(|_| ("127.0.0.1".to_string(), None)).collect();
+        EtcdCluster::start_on(on_loopback)
+    }
+
+    /// One member per (address, network namespace), started together, once a linearizable read
+    /// answers.
+    pub fn start_on(hosts: Vec<(String, Option<String>)>) -> EtcdCluster {
         let dir = super::fresh_audit_path().with_extension("etcd");
         std::fs::create_dir_all(&dir).unwrap();
-        let members = (0..3)
-            .map(|i| Member {
+        let members = hosts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (host, netns))| Member {
                 name: format!("m{i}"),
+                host,
+                netns,
                 client: super::free_port(),
                 peer: super::free_port(),
                 child: None,
             })
             .collect();
         let mut cluster = EtcdCluster { members, dir };
-        for i in 0..3 {
+        for i in 0..cluster.members.len() {
             cluster.resume(i);
         }
         cluster.until_quorum();
@@ -42,7 +56,7 @@ impl EtcdCluster {
 
     /// `etcd://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`
     pub fn url(&self) -> String {
-        let hosts: Vec<_> = self.members.iter().map(|m| format!("127.0.0.1:{}", m.client)).collect();
+        let hosts: Vec<_> = self.members.iter().map(|m| format!("{}:{}", m.host, m.client)).collect();
         format!("etcd://{}", hosts.join(","))
     }
 
@@ -57,15 +71,24 @@ impl EtcdCluster {
     /// Starts member `i` (again) on its data folder.
     pub fn resume(&mut self, i: usize) {
         let cluster: Vec<String> =
-            self.members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer)).collect();
+            self.members.iter().map(|m| format!("{}=http://{}:{}", m.name, m.host, m.peer)).collect();
         let m = &self.members[i];
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log(i)).unwrap();
-        let child = Command::new("etcd")
+        // `ip netns exec` execs etcd in place: the child's PID is the member's
+        let mut command = match &m.netns {
+            Some(netns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", netns, "etcd"]);
+                c
+            }
+            None => Command::new("etcd"),
+        };
+        let child = command
             .args(["--name", &m.name, "--data-dir", self.dir.join(&m.name).to_str().unwrap()])
-            .args(["--listen-client-urls", &format!("http://127.0.0.1:{}", m.client)])
-            .args(["--advertise-client-urls", &format!("http://127.0.0.1:{}", m.client)])
-            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", m.peer)])
-            .args(["--initial-advertise-peer-urls", &format!("http://127.0.0.1:{}", m.peer)])
+            .args(["--listen-client-urls", &format!("http://{}:{}", m.host, m.client)])
+            .args(["--advertise-client-urls", &format!("http://{}:{}", m.host, m.client)])
+            .args(["--listen-peer-urls", &format!("http://{}:{}", m.host, m.peer)])
+            .args(["--initial-advertise-peer-urls", &format!("http://{}:{}", m.host, m.peer)])
             .args(["--initial-cluster", &cluster.join(","), "--initial-cluster-state", "new"])
             .args(["--initial-cluster-token", &format!("equinix-mcp-test-{}", self.dir.display())])
             // an election within about a second, as a busy 2-core machine allows
@@ -91,7 +114,7 @@ impl EtcdCluster {
         let mut ids = Vec::new();
         let mut leader = None;
         for m in &self.members {
-            let status = post(m.client, "/v3/maintenance/status", "{}");
+            let status = post(&m.host, m.client, "/v3/maintenance/status", "{}");
             let field = |name: &str| {
                 let at = status.find(&format!("\"{name}\":\""))? + name.len() + 4;
                 Some(status[at..at + status[at..].find('"')?].to_string())
@@ -106,13 +129,13 @@ impl EtcdCluster {
     /// Waits until a linearizable read answers (a leader with its quorum).
     pub fn until_quorum(&self) {
         super::wait::until_blocking("the etcd cluster to have a quorum", Duration::from_secs(30), || {
-            self.members.iter().any(|m| self.answers(m.client)).then_some(())
+            self.members.iter().any(|m| self.answers(m)).then_some(())
         })
     }
 
-    /// Whether the member on `port` answers a linearizable read with 200.
-    fn answers(&self, port: u16) -> bool {
-        post(port, "/v3/kv/range", r#"{"key":"cGluZw=="}"#).starts_with("HTTP/1.1 200")
+    /// Whether the member answers a linearizable read with 200.
+    fn answers(&self, m: &Member) -> bool {
+        post(&m.host, m.client, "/v3/kv/range", r#"{"key":"cGluZw=="}"#).starts_with("HTTP/1.1 200")
     }
 
     fn log(&self, i: usize) -> PathBuf {
@@ -138,12 +161,15 @@ impl Drop for EtcdCluster {
 
 /// POSTs `body` to `path` on the member's client port and returns the whole answer (empty when
 /// it does not answer within 2 s). HTTP/1.1 by hand: a blocking check needs no client.
-fn post(port: u16, path: &str, body: &str) -> String {
+fn post(host: &str, port: u16, path: &str, body: &str) -> String {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return String::new() };
+    let Ok(address) = format!("{host}:{port}").parse::<std::net::SocketAddr>() else { return String::new() };
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)) else {
+        return String::new();
+    };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
     let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
         body.len()
     );

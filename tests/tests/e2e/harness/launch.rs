@@ -33,6 +33,8 @@ pub struct Launch {
     /// `ulimit` options the server starts under (`-f 100`, `-H -n 400`).
     limits: Vec<String>,
     sim_url: Option<String>,
+    /// The network namespace it runs in (`ip netns exec`), if not this machine's.
+    netns: Option<String>,
 }
 
 impl Launch {
@@ -56,7 +58,14 @@ impl Launch {
             stateless: false,
             limits: Vec::new(),
             sim_url: None,
+            netns: None,
         }
+    }
+
+    /// In the network namespace `netns` (see [`super::netns::Network`]).
+    pub fn in_netns(mut self, netns: &str) -> Launch {
+        self.netns = Some(netns.to_string());
+        self
     }
 
     /// Against `sim`, a simulator in this test process, instead of the embedded one.
@@ -107,18 +116,26 @@ impl Launch {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let inner = command(&args, &env);
-        if self.limits.is_empty() {
+        if self.limits.is_empty() && self.netns.is_none() {
             return inner;
         }
-        let limits: Vec<String> = self.limits.iter().map(|l| format!("ulimit {l} && ")).collect();
-        let mut cmd = tokio::process::Command::new("sh");
+        // each wrapper execs the next in place: the child's PID stays the server's
+        let mut line: Vec<String> = Vec::new();
+        if let Some(netns) = &self.netns {
+            line.extend(["ip", "netns", "exec", netns].map(String::from));
+        }
+        if !self.limits.is_empty() {
+            let limits: Vec<String> = self.limits.iter().map(|l| format!("ulimit {l} && ")).collect();
+            line.extend(["sh".into(), "-c".into(), format!("{}exec \"$0\" \"$@\"", limits.concat())]);
+        }
+        let mut cmd = tokio::process::Command::new(&line[0]);
         cmd.env_clear();
         for (k, v) in inner.as_std().get_envs() {
             if let Some(v) = v {
                 cmd.env(k, v);
             }
         }
-        cmd.arg("-c").arg(format!("{}exec \"$0\" \"$@\"", limits.concat())).arg(binary()).args(&args);
+        cmd.args(&line[1..]).arg(binary()).args(&args);
         cmd.kill_on_drop(true);
         cmd
     }

@@ -9,6 +9,7 @@ pub mod client;
 pub mod etcd;
 pub mod fixtures;
 pub mod launch;
+pub mod netns;
 pub mod oidc;
 pub mod printed;
 pub mod process;
