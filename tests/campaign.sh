@@ -31,6 +31,7 @@ run "Fabric faults (500/502/401/403/429, stalls, bad JSON, create timeouts)" -p 
 PROPTEST_CASES=$FUZZ_CASES run "fuzz + properties ($FUZZ_CASES cases per property)" -p equinix-broker-component --test properties
 run "secrets (every tool, error paths, debug logs, audit log)" -p equinix-mcp-tests --test secrets
 run "audit log durability (kill -9 after confirm)" -p equinix-mcp-tests --test broker audit
+EXTRA=--ignored run "partitions in network namespaces (etcd; Sentinel with 1 and 2 acknowledgements)" -p equinix-mcp-tests --test e2e partitions
 
 echo
 echo "| check | result | time |"

@@ -1,9 +1,9 @@
-//! Issue 56, first part: the proposal store on etcd (a real three-member cluster on loopback,
-//! Debian's `etcd-server`). Two replicas share it: a proposal made on one is confirmed on the
-//! other, concurrent confirms over both create once, capacity evicts across them; a member lost
-//! changes nothing, and without a quorum every store call fails closed while reads go on, until
-//! the members are back and the takes made before are still taken. The partition campaign in
-//! network namespaces is not built yet.
+//! Issue 56: the proposal store on etcd (a real three-member cluster on loopback, Debian's
+//! `etcd-server`). Two replicas share it: a proposal made on one is confirmed on the other,
+//! concurrent confirms over both create once, capacity evicts across them; the leader lost costs
+//! a confirm the election's pause, and without a quorum every store call fails closed while reads
+//! go on, until the members are back and the takes made before are still taken. Partitions, in
+//! network namespaces, are `partitions.rs`.
 
 use crate::harness::etcd::EtcdCluster;
 use crate::harness::*;

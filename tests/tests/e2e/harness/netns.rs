@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// What every namespace of ours is called before its run's process id.
 const PREFIX: &str = "emcp";
 
+/// Numbers the namespaces' sets within a run (tests run in parallel).
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
 pub struct Network {
     /// `emcpPID-N`: the run and the network within it.
     name: String,
@@ -37,7 +40,7 @@ fn in_netns(netns: &str, program: &str, args: &[&str]) {
 
 /// Whether this machine lets the test make namespaces (root, iproute2, iptables).
 pub fn available() -> Result<(), String> {
-    let probe = format!("{PREFIX}{}-probe", std::process::id());
+    let probe = format!("{PREFIX}{}-{}-probe", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
     let made = Command::new("ip").args(["netns", "add", &probe]).output().map_err(|e| format!("ip: {e}"))?;
     if !made.status.success() {
         return Err(format!("ip netns add: {}", String::from_utf8_lossy(&made.stderr).trim()));
@@ -78,7 +81,6 @@ fn kill_everything_in(netns: &str) {
 impl Network {
     /// A hub at 10.77.0.254 and one namespace per node, at 10.77.0.1, .2, ... in order.
     pub fn new(nodes: &[&str]) -> Network {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
         delete_leftovers();
         let name = format!("{PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
         let hub = format!("{name}-hub");

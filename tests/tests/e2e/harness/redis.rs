@@ -10,6 +10,9 @@ use std::time::Duration;
 
 pub struct RedisServer {
     child: Option<Child>,
+    /// Its address, and the network namespace it runs in (None: this machine's loopback).
+    pub host: String,
+    netns: Option<String>,
     pub port: u16,
     dir: PathBuf,
     /// Arguments beyond port, bind and no persistence (replication, a password).
@@ -25,10 +28,16 @@ impl RedisServer {
 
     /// A server started with `args` added, whose commands here send `AUTH password` first.
     pub fn start_with(args: Vec<String>, password: Option<&str>) -> RedisServer {
+        Self::start_on("127.0.0.1", None, args, password)
+    }
+
+    /// [`RedisServer::start_with`] on `host`, in the network namespace `netns` when given.
+    pub fn start_on(host: &str, netns: Option<&str>, args: Vec<String>, password: Option<&str>) -> RedisServer {
         let port = super::free_port();
         let dir = super::fresh_audit_path().with_extension("redis");
         std::fs::create_dir_all(&dir).unwrap();
-        let mut server = RedisServer { child: None, port, dir, args, password: password.map(str::to_string) };
+        let (host, netns, password) = (host.to_string(), netns.map(str::to_string), password.map(str::to_string));
+        let mut server = RedisServer { child: None, host, netns, port, dir, args, password };
         server.resume();
         server
     }
@@ -42,7 +51,7 @@ impl RedisServer {
 
     /// `redis://127.0.0.1:PORT/DB`
     pub fn url(&self, db: u8) -> String {
-        format!("redis://127.0.0.1:{}/{db}", self.port)
+        format!("redis://{}:{}/{db}", self.host, self.port)
     }
 
     /// Stops the server (its data is gone: no persistence).
@@ -56,8 +65,17 @@ impl RedisServer {
     /// Starts it (again) on the same port and waits until it answers PING.
     pub fn resume(&mut self) {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log()).unwrap();
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        // `ip netns exec` execs redis-server in place: the child's PID is the server's
+        let mut command = match &self.netns {
+            Some(netns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", netns, "redis-server"]);
+                c
+            }
+            None => Command::new("redis-server"),
+        };
+        let child = command
+            .args(["--port", &self.port.to_string(), "--bind", &self.host, "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
             .args(&self.args)
@@ -107,7 +125,7 @@ impl RedisServer {
 
     /// A connection, authenticated when the server has a password.
     fn session(&self) -> std::io::Result<TcpStream> {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        let mut s = TcpStream::connect((self.host.as_str(), self.port))?;
         s.set_read_timeout(Some(Duration::from_secs(1)))?;
         if let Some(password) = &self.password {
             s.write_all(format!("AUTH {password}\r\n").as_bytes())?;

@@ -18,28 +18,41 @@ const DOWN_AFTER_MS: u64 = 1500;
 pub struct Cluster {
     /// Every data node, the primary among them (see [`Cluster::primary`]).
     pub nodes: Vec<RedisServer>,
-    sentinels: Vec<(Child, u16)>,
+    /// Each Sentinel's process, address and port.
+    sentinels: Vec<(Child, String, u16)>,
     dir: PathBuf,
 }
 
 impl Cluster {
     pub fn start() -> Cluster {
-        let primary = RedisServer::start_with(node_args(None), Some(PASSWORD));
-        let replicas: Vec<_> =
-            (0..2).map(|_| RedisServer::start_with(node_args(Some(primary.port)), Some(PASSWORD))).collect();
+        let loopback = || ("127.0.0.1".to_string(), None);
+        Cluster::start_on([loopback(), loopback(), loopback()], [loopback(), loopback(), loopback()])
+    }
+
+    /// The first data node primary, the others its replicas, and the Sentinels, each on its
+    /// (address, network namespace).
+    pub fn start_on(data: [(String, Option<String>); 3], sentinels: [(String, Option<String>); 3]) -> Cluster {
+        let [(host, netns), replicas @ ..] = data;
+        let primary = RedisServer::start_on(&host, netns.as_deref(), node_args(None), Some(PASSWORD));
+        let replicas: Vec<_> = replicas
+            .iter()
+            .map(|(h, ns)| {
+                RedisServer::start_on(h, ns.as_deref(), node_args(Some((&host, primary.port))), Some(PASSWORD))
+            })
+            .collect();
         let dir = super::fresh_audit_path().with_extension("sentinels");
         std::fs::create_dir_all(&dir).unwrap();
         let mut cluster = Cluster { nodes: vec![primary], sentinels: Vec::new(), dir };
         cluster.nodes.extend(replicas);
         cluster.wait_replicas_linked(2);
         let primary = cluster.nodes[0].port;
-        for i in 0..3 {
+        for (i, (sentinel_host, sentinel_netns)) in sentinels.into_iter().enumerate() {
             let port = super::free_port();
             let conf = cluster.dir.join(format!("sentinel-{i}.conf"));
             std::fs::write(
                 &conf,
                 format!(
-                    "port {port}\nbind 127.0.0.1\ndir {dir}\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
+                    "port {port}\nbind {sentinel_host}\ndir {dir}\nsentinel monitor {MASTER} {host} {primary} 2\n\
                      sentinel auth-pass {MASTER} {PASSWORD}\nsentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}\n\
                      sentinel failover-timeout {MASTER} 4000\nsentinel parallel-syncs {MASTER} 2\n",
                     dir = cluster.dir.display()
@@ -47,18 +60,26 @@ impl Cluster {
             )
             .unwrap();
             let log = std::fs::File::create(cluster.dir.join(format!("sentinel-{i}.log"))).unwrap();
-            let child = Command::new("redis-sentinel")
+            let mut command = match &sentinel_netns {
+                Some(netns) => {
+                    let mut c = Command::new("ip");
+                    c.args(["netns", "exec", netns, "redis-sentinel"]);
+                    c
+                }
+                None => Command::new("redis-sentinel"),
+            };
+            let child = command
                 .arg(&conf)
                 .stdout(log.try_clone().unwrap())
                 .stderr(log)
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start redis-sentinel ({e}): `.ci/install-redis` installs it"));
-            cluster.sentinels.push((child, port));
+            cluster.sentinels.push((child, sentinel_host, port));
         }
         // every Sentinel must know the replicas before a failover can promote one
         cluster.until("each Sentinel to see both replicas", Duration::from_secs(20), |c| {
-            c.sentinels.iter().all(|(_, port)| {
-                ask(*port, &format!("SENTINEL replicas {MASTER}"))
+            c.sentinels.iter().all(|(_, host, port)| {
+                ask(host, *port, &format!("SENTINEL replicas {MASTER}"))
                     .is_ok_and(|said| said.iter().filter(|w| *w == "slave").count() >= 2)
             })
         });
@@ -67,7 +88,7 @@ impl Cluster {
 
     /// `redis+sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/store/0`
     pub fn url(&self) -> String {
-        let hosts: Vec<_> = self.sentinels.iter().map(|(_, p)| format!("127.0.0.1:{p}")).collect();
+        let hosts: Vec<_> = self.sentinels.iter().map(|(_, h, p)| format!("{h}:{p}")).collect();
         format!("redis+sentinel://{}/{MASTER}/0", hosts.join(","))
     }
 
@@ -79,8 +100,8 @@ impl Cluster {
 
     /// The port the first Sentinel that answers names as the primary.
     fn named_primary(&self) -> Option<u16> {
-        self.sentinels.iter().find_map(|(_, port)| {
-            let said = ask(*port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok()?;
+        self.sentinels.iter().find_map(|(_, host, port)| {
+            let said = ask(host, *port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok()?;
             said.get(1)?.parse().ok()
         })
     }
@@ -95,16 +116,23 @@ impl Cluster {
     /// Waits until every Sentinel names one primary other than the node `old`'s port and that
     /// node says it is primary; returns how long that took.
     pub fn wait_named(&self, old: usize) -> Duration {
+        self.wait_named_by(old, &[0, 1, 2])
+    }
+
+    /// [`Cluster::wait_named`] as the Sentinels `asked` see it (those on one side of a partition).
+    pub fn wait_named_by(&self, old: usize, asked: &[usize]) -> Duration {
         let old_port = self.nodes[old].port;
         let start = Instant::now();
         self.until("a failover", Duration::from_secs(30), |c| {
-            let named: Vec<_> = c
-                .sentinels
+            let named: Vec<_> = asked
                 .iter()
-                .filter_map(|(_, port)| ask(*port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok())
+                .map(|i| &c.sentinels[*i])
+                .filter_map(|(_, host, port)| {
+                    ask(host, *port, &format!("SENTINEL get-master-addr-by-name {MASTER}")).ok()
+                })
                 .filter_map(|said| said.get(1)?.parse::<u16>().ok())
                 .collect();
-            named.len() == c.sentinels.len()
+            named.len() == asked.len()
                 && named.iter().all(|p| *p != old_port && *p == named[0])
                 && c.nodes.iter().find(|n| n.port == named[0]).and_then(|n| n.role()).as_deref() == Some("master")
         });
@@ -117,7 +145,7 @@ impl Cluster {
         let start = Instant::now();
         self.wait_named(old);
         self.until("the Sentinels to settle", Duration::from_secs(30), |c| {
-            c.sentinels.iter().all(|(_, port)| settled(*port))
+            c.sentinels.iter().all(|(_, host, port)| settled(host, *port))
         });
         start.elapsed()
     }
@@ -127,7 +155,8 @@ impl Cluster {
     pub fn rejoin(&mut self, i: usize) {
         let primary = self.primary();
         assert_ne!(i, primary, "node {i} is the primary");
-        self.nodes[i].args = node_args(Some(self.nodes[primary].port));
+        let args = node_args(Some((&self.nodes[primary].host, self.nodes[primary].port)));
+        self.nodes[i].args = args;
         self.nodes[i].resume();
         self.wait_replicas_linked(self.nodes.len() - 1);
     }
@@ -148,14 +177,14 @@ impl Cluster {
 }
 
 /// A data node's arguments: the password, its primary's (as `masterauth`), and replication.
-fn node_args(primary: Option<u16>) -> Vec<String> {
+fn node_args(primary: Option<(&str, u16)>) -> Vec<String> {
     let mut args: Vec<String> =
         ["--requirepass", PASSWORD, "--masterauth", PASSWORD, "--repl-diskless-sync-delay", "0"]
             .iter()
             .map(|s| s.to_string())
             .collect();
-    if let Some(port) = primary {
-        args.extend(["--replicaof".into(), "127.0.0.1".into(), port.to_string()]);
+    if let Some((host, port)) = primary {
+        args.extend(["--replicaof".into(), host.to_string(), port.to_string()]);
     }
     args
 }
@@ -163,20 +192,20 @@ fn node_args(primary: Option<u16>) -> Vec<String> {
 /// Whether the Sentinel on `port` sees the master up with no failover of its own in progress (a
 /// Sentinel that led a failover names the replica it promoted before it has finished, and one
 /// killed mid-way leaves it stuck until its failover times out).
-fn settled(port: u16) -> bool {
-    let Ok(fields) = ask(port, &format!("SENTINEL master {MASTER}")) else { return false };
+fn settled(host: &str, port: u16) -> bool {
+    let Ok(fields) = ask(host, port, &format!("SENTINEL master {MASTER}")) else { return false };
     fields.iter().position(|f| f == "flags").and_then(|i| fields.get(i + 1)).is_some_and(|flags| flags == "master")
 }
 
-fn ask(port: u16, command: &str) -> std::io::Result<Vec<String>> {
-    let s = TcpStream::connect(("127.0.0.1", port))?;
+fn ask(host: &str, port: u16, command: &str) -> std::io::Result<Vec<String>> {
+    let s = TcpStream::connect((host, port))?;
     s.set_read_timeout(Some(Duration::from_secs(1)))?;
     query_at(s, command)
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        for (child, _) in &mut self.sentinels {
+        for (child, _, _) in &mut self.sentinels {
             let _ = child.kill();
             let _ = child.wait();
         }
