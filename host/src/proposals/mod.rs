@@ -170,7 +170,13 @@ impl ProposalStore {
                      --proposal-store-acks and a Sentinel password do not apply; drop them"
                 );
             }
-            return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec).await?));
+            let password = crate::secret::from_env_or_file(
+                std::env::var("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD").ok(),
+                args.proposal_store_password_file.as_deref(),
+                "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
+                "--proposal-store-password-file",
+            )?;
+            return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec, password).await?));
         }
         if redis::spec::is_shared(spec) {
             let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;

@@ -232,3 +232,63 @@ async fn a_leader_cut_off_while_both_replicas_confirm_creates_nothing_twice() {
     assert!(executed >= PROPOSALS / 2, "most proposals were confirmed: {outcomes:?}");
     drop((on_a, on_b));
 }
+
+/// An etcd cluster with its authentication on: the server signs in as the URL's user with the
+/// password from a private file (or the environment) and works across two replicas; no user, a
+/// wrong password, a password in the URL and a user without rights on the server's keys each
+/// stop the start with an error that says which, and no password is ever printed. A token that
+/// expired unused (a TTL of one second here) is replaced by signing in again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_etcd_cluster_with_authentication_takes_a_user_and_its_password_from_a_file() {
+    const PASSWORD: &str = "etcd-user-password-5d2a";
+    let cluster = block_in_place(|| EtcdCluster::start_with_args(&["--auth-token-ttl", "1"]));
+    block_in_place(|| cluster.enable_auth("mcp", PASSWORD, "equinix-mcp/"));
+    let sim = sim(SimConfig::default()).await;
+    let plain = cluster.url();
+    let with_user = plain.replacen("etcd://", "etcd://mcp@", 1);
+    let starts = async |url: &str, env: &[(&str, &str)]| {
+        let (ok, _, stderr) = Launch::serve()
+            .against(&sim)
+            .args(&["--toolsets", "metros,mutate", "--proposal-store", url])
+            .env(env)
+            .run_to_exit()
+            .await;
+        assert!(!ok, "the start is refused");
+        assert!(!stderr.contains(PASSWORD) && !stderr.contains("not-the-password"), "{stderr}");
+        stderr
+    };
+    let said = starts(&plain, &[]).await;
+    assert!(said.contains("requires a user") && said.contains("etcd://USER@"), "{said}");
+    let said = starts(&with_user, &[("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", "not-the-password")]).await;
+    assert!(said.contains("refused the user's name or password"), "{said}");
+    let said = starts(&plain.replacen("etcd://", &format!("etcd://mcp:{PASSWORD}@"), 1), &[]).await;
+    assert!(said.contains("takes no password in its URL"), "{said}");
+    let said = starts(&with_user, &[]).await;
+    assert!(said.contains("needs its password"), "{said}");
+    let said = starts(&format!("{with_user}/elsewhere"), &[("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", PASSWORD)]).await;
+    assert!(said.contains("permission denied"), "a user with no rights on the prefix: {said}");
+
+    let file = fresh_path("etcd-password", "txt");
+    std::fs::write(&file, format!("{PASSWORD}\n")).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", &with_user];
+    let env =
+        [("EQUINIX_MCP_STATE_KEY", key.as_str()), ("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD_FILE", file.to_str().unwrap())];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let on_a = a.connect(None, TestClient::accepting(), false).await;
+    let on_b = b.connect(None, TestClient::accepting(), false).await;
+    let proposal = propose_on(&on_a, "etcd-auth-1", 2801).await;
+    // both servers' tokens expire unused
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
+    assert_eq!(connection_creates(&sim), 1);
+    for server in [&a, &b] {
+        let said = server.stderr_text();
+        assert!(said.contains("proposal_store=etcd://mcp@127.0.0.1:") && !said.contains(PASSWORD), "{said}");
+    }
+}

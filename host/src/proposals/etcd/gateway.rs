@@ -14,6 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::proposals::{Cause, StoreUnavailable};
+use crate::secret::Secret;
 
 /// How long one member may take to answer before the next is asked: above an election (1 s
 /// with etcd's defaults) and a disk sync, below the time a caller waits for a confirm's store.
@@ -52,9 +53,25 @@ pub enum Op {
     Delete(String),
 }
 
+/// A user of etcd's authentication: its password, and the token etcd gave for it (a simple
+/// token expires after its TTL unused; a member that no longer knows it says so, and the server
+/// authenticates again).
+pub struct Login {
+    pub user: String,
+    pub password: Secret,
+    token: tokio::sync::Mutex<Option<Secret>>,
+}
+
+impl Login {
+    pub fn new(user: String, password: Secret) -> Self {
+        Login { user, password, token: Default::default() }
+    }
+}
+
 pub struct Gateway {
     http: reqwest::Client,
     endpoints: Vec<String>,
+    login: Option<Login>,
     /// The member that answered last, asked first: a member cut off costs one time-out, not one
     /// per request.
     preferred: std::sync::atomic::AtomicUsize,
@@ -87,9 +104,32 @@ fn number(v: &Value) -> i64 {
 }
 
 impl Gateway {
-    pub fn new(endpoints: Vec<String>, shown: String) -> anyhow::Result<Self> {
+    pub fn new(endpoints: Vec<String>, shown: String, login: Option<Login>) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT).build()?;
-        Ok(Gateway { http, endpoints, preferred: Default::default(), shown })
+        Ok(Gateway { http, endpoints, login, preferred: Default::default(), shown })
+    }
+
+    /// The token to send, authenticating first when there is none (or `again`: the one sent was
+    /// refused). The password goes only to `/v3/auth/authenticate`, and neither it nor the token
+    /// is ever in an error.
+    async fn token(&self, again: bool) -> Result<Option<Secret>, StoreUnavailable> {
+        let Some(login) = &self.login else { return Ok(None) };
+        let mut token = login.token.lock().await;
+        if again {
+            *token = None;
+        }
+        if let Some(t) = token.as_ref() {
+            return Ok(Some(Secret::new(t.expose())));
+        }
+        let body = json!({"name": login.user, "password": login.password.expose()});
+        let answer = self.round("/v3/auth/authenticate", &body, None).await.map_err(|(e, _)| e)?;
+        match answer["token"].as_str().filter(|t| !t.is_empty()) {
+            Some(t) => {
+                *token = Some(Secret::new(t));
+                Ok(Some(Secret::new(t)))
+            }
+            None => Err(self.error(Cause::Down, "etcd's authenticate answered no token".into())),
+        }
     }
 
     fn error(&self, cause: Cause, reason: String) -> StoreUnavailable {
@@ -104,8 +144,15 @@ impl Gateway {
     /// fails its comparison instead of writing twice, and the caller reads what happened.
     async fn call(&self, path: &str, body: &Value) -> Result<Value, StoreUnavailable> {
         let started = std::time::Instant::now();
+        let mut token = self.token(false).await?;
+        let mut renewed = false;
         loop {
-            match self.round(path, body).await {
+            match self.round(path, body, token.as_ref()).await {
+                // a token expired (its TTL unused) or from before a restart of auth: once more
+                Err((e, _)) if self.login.is_some() && !renewed && e.reason.contains("invalid auth token") => {
+                    renewed = true;
+                    token = self.token(true).await?;
+                }
                 Err((e, true)) if started.elapsed() < ELECTION_WAIT => {
                     tracing::debug!("etcd: {}; asking again", e.reason);
                     tokio::time::sleep(Duration::from_millis(100 + rand::random::<u64>() % 150)).await;
@@ -118,7 +165,7 @@ impl Gateway {
 
     /// One pass over the members. An error comes with whether asking again soon may help: every
     /// member that was reached answered at once that it has no leader.
-    async fn round(&self, path: &str, body: &Value) -> Result<Value, (StoreUnavailable, bool)> {
+    async fn round(&self, path: &str, body: &Value, token: Option<&Secret>) -> Result<Value, (StoreUnavailable, bool)> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut said = Vec::new();
         let mut no_quorum = false;
@@ -128,7 +175,11 @@ impl Gateway {
         for n in 0..self.endpoints.len() {
             let at = (first + n) % self.endpoints.len();
             let endpoint = &self.endpoints[at];
-            let answer = match self.http.post(format!("{endpoint}{path}")).json(body).send().await {
+            let mut request = self.http.post(format!("{endpoint}{path}")).json(body);
+            if let Some(token) = token {
+                request = request.header(reqwest::header::AUTHORIZATION, token.expose());
+            }
+            let answer = match request.send().await {
                 Ok(a) => a,
                 Err(e) => {
                     // a member that does not answer in time may be cut off from the leader
@@ -166,8 +217,13 @@ impl Gateway {
     /// read's time-out).
     pub async fn has_leader(&self) -> Result<bool, StoreUnavailable> {
         let mut said = Vec::new();
+        let token = self.token(false).await?;
         for endpoint in &self.endpoints {
-            match self.http.post(format!("{endpoint}/v3/maintenance/status")).json(&json!({})).send().await {
+            let mut request = self.http.post(format!("{endpoint}/v3/maintenance/status")).json(&json!({}));
+            if let Some(token) = &token {
+                request = request.header(reqwest::header::AUTHORIZATION, token.expose());
+            }
+            match request.send().await {
                 Ok(answer) if answer.status().is_success() => match answer.json::<Value>().await {
                     // a member id is a uint64: read as text, not as a signed number
                     Ok(status) if status["leader"].as_str().is_some_and(|l| !l.is_empty() && l != "0") => {
@@ -309,12 +365,12 @@ mod tests {
     async fn an_election_is_waited_for_and_a_cluster_that_stays_leaderless_is_no_quorum() {
         crate::install_crypto_provider();
         let (url, asked) = member(3).await;
-        let gateway = Gateway::new(vec![url], "etcd://test".into()).unwrap();
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None).unwrap();
         let kv = gateway.get("k").await.unwrap().expect("the key, once a leader is elected");
         assert_eq!((kv.value, kv.mod_revision, asked.load(Ordering::SeqCst)), (b"v".to_vec(), 7, 4));
 
         let (url, asked) = member(usize::MAX).await;
-        let gateway = Gateway::new(vec![url], "etcd://test".into()).unwrap();
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None).unwrap();
         let started = std::time::Instant::now();
         let e = gateway.get("k").await.unwrap_err();
         assert_eq!(e.cause, Cause::NoQuorum, "{e}");

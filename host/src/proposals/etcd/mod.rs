@@ -32,6 +32,7 @@ use super::{NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 use crate::proposals::{Cause, StoreUnavailable};
+use crate::secret::Secret;
 use gateway::{Compare, Gateway, Kv, Op};
 
 pub use crate::proposals::redis::{FINISHED_PER_PRINCIPAL, TOMBSTONE};
@@ -106,15 +107,37 @@ pub struct EtcdStore {
 impl EtcdStore {
     /// `etcd://HOST:PORT,HOST:PORT,...[/PREFIX]`: connects and checks the cluster answers with
     /// its quorum (a linearizable read).
-    pub async fn connect(spec: &str) -> anyhow::Result<Self> {
+    ///
+    /// `etcd://USER@HOST:PORT,...` signs in as USER (etcd's authentication) with `password`.
+    pub async fn connect(spec: &str, password: Option<Secret>) -> anyhow::Result<Self> {
         let (scheme, rest) = spec.split_once("://").expect("an etcd:// URL");
-        let (hosts, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if hosts.contains('@') {
-            bail!(
-                "--proposal-store {spec}: etcd users and passwords are not supported yet; run the members with \
-                 client TLS and no authentication on a network only the servers reach (docs/store.md)"
-            );
-        }
+        let (authority, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let (user, hosts) = match authority.rsplit_once('@') {
+            Some((user, hosts)) => (Some(user), hosts),
+            None => (None, authority),
+        };
+        let shown = match user {
+            Some(user) => {
+                format!("{scheme}://{}@{hosts}{}", user.split(':').next().unwrap_or(""), &rest[authority.len()..])
+            }
+            None => spec.to_string(),
+        };
+        let login = match (user, password) {
+            (Some(user), _) if user.contains(':') => bail!(
+                "--proposal-store {shown}: an etcd store takes no password in its URL (it would show in the process \
+                 list); set EQUINIX_MCP_PROPOSAL_STORE_PASSWORD or --proposal-store-password-file"
+            ),
+            (Some(""), _) => bail!("--proposal-store {shown}: the user before `@` is empty"),
+            (Some(user), Some(password)) => Some(gateway::Login::new(user.to_string(), password)),
+            (Some(user), None) => bail!(
+                "--proposal-store {shown}: user {user:?} needs its password: set EQUINIX_MCP_PROPOSAL_STORE_PASSWORD \
+                 or --proposal-store-password-file"
+            ),
+            (None, Some(_)) => bail!(
+                "--proposal-store {shown}: a store password is given but no user: name it, etcd://USER@HOST:PORT,..."
+            ),
+            (None, None) => None,
+        };
         let http = if scheme == "etcds" { "https" } else { "http" };
         let mut endpoints = Vec::new();
         for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
@@ -135,7 +158,7 @@ impl EtcdStore {
             p => format!("{p}/"),
         };
         let put_locks = std::array::from_fn(|_| tokio::sync::Mutex::new(()));
-        let store = EtcdStore { gateway: Gateway::new(endpoints, spec.to_string())?, prefix, put_locks };
+        let store = EtcdStore { gateway: Gateway::new(endpoints, shown.clone(), login)?, prefix, put_locks };
         // a cluster may be between leaders as the server starts (an election takes about a second)
         let started = std::time::Instant::now();
         loop {
@@ -144,7 +167,15 @@ impl EtcdStore {
                 Err(e) if e.cause == Cause::NoQuorum && started.elapsed() < ELECTION_AT_START => {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
-                Err(e) => bail!("cannot reach the proposal store {spec}: {}", e.reason),
+                Err(e) if e.reason.contains("user name is empty") => bail!(
+                    "the proposal store {shown} requires a user (its authentication is enabled): name it, \
+                     etcd://USER@HOST:PORT,..., with its password in EQUINIX_MCP_PROPOSAL_STORE_PASSWORD or \
+                     --proposal-store-password-file"
+                ),
+                Err(e) if e.reason.contains("authentication failed") => {
+                    bail!("the proposal store {shown} refused the user's name or password ({})", e.reason)
+                }
+                Err(e) => bail!("cannot reach the proposal store {shown}: {}", e.reason),
             }
         }
     }

@@ -16,13 +16,15 @@ pub struct StoreArgs {
     /// or Valkey shared by every replica; `rediss://` for TLS), or
     /// `redis+sentinel://HOST:PORT,HOST:PORT,.../MASTER/DB` (the primary Sentinel names, followed
     /// across failovers; `rediss+sentinel://` for TLS). Passwords: see the two settings below.
-    /// Or `etcd://HOST:PORT,HOST:PORT,HOST:PORT[/PREFIX]` (an etcd cluster: each write committed
-    /// by a majority of its members; `etcds://` for TLS).
+    /// Or `etcd://[USER@]HOST:PORT,HOST:PORT,HOST:PORT[/PREFIX]` (an etcd cluster: each write
+    /// committed by a majority of its members; `etcds://` for TLS; USER signs in with the
+    /// password below).
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE", default_value = "memory", value_name = "STORE")]
     pub proposal_store: String,
 
-    /// A file (mode 600) holding the Redis/Valkey password of the store's nodes; or set
-    /// EQUINIX_MCP_PROPOSAL_STORE_PASSWORD. A Sentinel store takes no password in its URL.
+    /// A file (mode 600) holding the Redis/Valkey password of the store's nodes, or the etcd
+    /// user's; or set EQUINIX_MCP_PROPOSAL_STORE_PASSWORD. Sentinel and etcd stores take no
+    /// password in their URL.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD_FILE", value_name = "PATH")]
     pub proposal_store_password_file: Option<PathBuf>,
 

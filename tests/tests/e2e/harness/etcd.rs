@@ -20,6 +20,8 @@ struct Member {
 pub struct EtcdCluster {
     members: Vec<Member>,
     dir: PathBuf,
+    /// Arguments every member is started with beyond the cluster's own.
+    extra: Vec<String>,
 }
 
 impl EtcdCluster {
@@ -32,6 +34,15 @@ impl EtcdCluster {
     /// One member per (address, network namespace), started together, once a linearizable read
     /// answers.
     pub fn start_on(hosts: Vec<(String, Option<String>)>) -> EtcdCluster {
+        EtcdCluster::start_with(hosts, &[])
+    }
+
+    /// Three members on loopback started with `extra` arguments too.
+    pub fn start_with_args(extra: &[&str]) -> EtcdCluster {
+        EtcdCluster::start_with((0..3).map(|_| ("127.0.0.1".to_string(), None)).collect(), extra)
+    }
+
+    fn start_with(hosts: Vec<(String, Option<String>)>, extra: &[&str]) -> EtcdCluster {
         let dir = super::fresh_audit_path().with_extension("etcd");
         std::fs::create_dir_all(&dir).unwrap();
         let members = hosts
@@ -46,7 +57,8 @@ impl EtcdCluster {
                 child: None,
             })
             .collect();
-        let mut cluster = EtcdCluster { members, dir };
+        let extra = extra.iter().map(|a| a.to_string()).collect();
+        let mut cluster = EtcdCluster { members, dir, extra };
         for i in 0..cluster.members.len() {
             cluster.resume(i);
         }
@@ -93,6 +105,7 @@ impl EtcdCluster {
             .args(["--initial-cluster-token", &format!("equinix-mcp-test-{}", self.dir.display())])
             // an election within about a second, as a busy 2-core machine allows
             .args(["--heartbeat-interval", "100", "--election-timeout", "1000", "--pre-vote"])
+            .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -126,6 +139,37 @@ impl EtcdCluster {
         ids.iter().position(|id| id.as_deref() == Some(leader.as_str()))
     }
 
+    /// Turns on etcd's authentication: a `root` user (etcd requires one) and `user` with
+    /// `password`, allowed to read and write only the keys under `prefix`.
+    pub fn enable_auth(&self, user: &str, password: &str, prefix: &str) {
+        use base64::Engine as _;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let mut end = prefix.as_bytes().to_vec();
+        *end.last_mut().unwrap() += 1;
+        let root_password = format!("root-{}", std::process::id());
+        let m = &self.members[0];
+        for (path, body) in [
+            ("/v3/auth/role/add", r#"{"name":"root"}"#.to_string()),
+            ("/v3/auth/user/add", format!(r#"{{"name":"root","password":"{root_password}"}}"#)),
+            ("/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#.to_string()),
+            ("/v3/auth/role/add", format!(r#"{{"name":"{user}"}}"#)),
+            (
+                "/v3/auth/role/grant",
+                format!(
+                    r#"{{"name":"{user}","perm":{{"permType":"READWRITE","key":"{}","range_end":"{}"}}}}"#,
+                    b64(prefix.as_bytes()),
+                    b64(&end)
+                ),
+            ),
+            ("/v3/auth/user/add", format!(r#"{{"name":"{user}","password":"{password}"}}"#)),
+            ("/v3/auth/user/grant", format!(r#"{{"user":"{user}","role":"{user}"}}"#)),
+            ("/v3/auth/enable", "{}".to_string()),
+        ] {
+            let answer = post(&m.host, m.client, path, &body);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+        }
+    }
+
     /// Waits until a linearizable read answers (a leader with its quorum).
     pub fn until_quorum(&self) {
         super::wait::until_blocking("the etcd cluster to have a quorum", Duration::from_secs(30), || {
@@ -133,9 +177,11 @@ impl EtcdCluster {
         })
     }
 
-    /// Whether the member answers a linearizable read with 200.
+    /// Whether the member answers a linearizable read with 200 (or, authentication on, refuses
+    /// it for want of a user: it could only say so with its quorum).
     fn answers(&self, m: &Member) -> bool {
-        post(&m.host, m.client, "/v3/kv/range", r#"{"key":"cGluZw=="}"#).starts_with("HTTP/1.1 200")
+        let answer = post(&m.host, m.client, "/v3/kv/range", r#"{"key":"cGluZw=="}"#);
+        answer.starts_with("HTTP/1.1 200") || answer.contains("user name is empty")
     }
 
     fn log(&self, i: usize) -> PathBuf {
