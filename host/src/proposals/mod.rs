@@ -153,11 +153,12 @@ impl ProposalStore {
             if args.proposal_store_acks.is_some()
                 || args.proposal_store_password_file.is_some()
                 || args.sentinel_password_file.is_some()
+                || args.proposal_store_ca_file.is_some()
                 || set_env("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD")
                 || set_env("EQUINIX_MCP_SENTINEL_PASSWORD")
             {
                 anyhow::bail!(
-                    "a shared store's setting is given (--proposal-store-acks, a store or Sentinel password), but \
+                    "a shared store's setting is given (--proposal-store-acks, a store or Sentinel password, a CA file), but \
                      --proposal-store is `memory`: name the shared store, or drop the setting"
                 );
             }
@@ -176,9 +177,16 @@ impl ProposalStore {
                 "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
                 "--proposal-store-password-file",
             )?;
-            return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec, password).await?));
+            let ca = args.proposal_store_ca_file.as_deref();
+            return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec, password, ca).await?));
         }
         if redis::spec::is_shared(spec) {
+            if let Some(file) = &args.proposal_store_ca_file {
+                anyhow::bail!(
+                    "--proposal-store-ca-file {}: not built for Redis yet; put the CA in the system's trust store",
+                    file.display()
+                );
+            }
             let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;
             return Ok(ProposalStore::over(RedisStore::connect(shared).await?));
         }

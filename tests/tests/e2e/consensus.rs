@@ -292,3 +292,41 @@ async fn an_etcd_cluster_with_authentication_takes_a_user_and_its_password_from_
         assert!(said.contains("proposal_store=etcd://mcp@127.0.0.1:") && !said.contains(PASSWORD), "{said}");
     }
 }
+
+/// `etcds://`: the members' client ports over TLS, their CA given in `--proposal-store-ca-file`.
+/// Without it the start is refused (the certificate is not trusted); a CA file with `etcd://`,
+/// and one that holds no certificate, are refused naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_etcd_cluster_over_tls_is_trusted_through_the_ca_file_and_not_without_it() {
+    let dir = fresh_path("etcd-tls", "d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key, _) = certificate(&dir, "etcd");
+    let cluster = block_in_place(|| EtcdCluster::start_tls(cert.clone(), key.clone()));
+    let sim = sim(SimConfig::default()).await;
+    let refused = async |args: &[&str]| {
+        let (ok, _, stderr) =
+            Launch::serve().against(&sim).args(&["--toolsets", "metros,mutate"]).args(args).run_to_exit().await;
+        assert!(!ok, "the start is refused");
+        stderr
+    };
+    let said = refused(&["--proposal-store", &cluster.tls_url()]).await;
+    assert!(said.contains("cannot reach the proposal store") && said.contains("certificate"), "{said}");
+    let ca = cert.to_str().unwrap();
+    let said = refused(&["--proposal-store", &cluster.url(), "--proposal-store-ca-file", ca]).await;
+    assert!(said.contains("write etcds://"), "{said}");
+    let said =
+        refused(&["--proposal-store", &cluster.tls_url(), "--proposal-store-ca-file", key.to_str().unwrap()]).await;
+    assert!(said.contains("no PEM certificate") && said.contains("etcd.key"), "{said}");
+
+    let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
+    let url = cluster.tls_url();
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", &url, "--proposal-store-ca-file", ca];
+    let env = [("EQUINIX_MCP_STATE_KEY", key.as_str())];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let on_a = a.connect(None, TestClient::accepting(), false).await;
+    let on_b = b.connect(None, TestClient::accepting(), false).await;
+    let proposal = propose_on(&on_a, "etcd-tls-1", 2811).await;
+    assert_eq!(confirm_at_once(&on_a, &on_b, &proposal["confirm_token"], 4).await, 1);
+    assert_eq!(connection_creates(&sim), 1);
+}

@@ -104,8 +104,18 @@ fn number(v: &Value) -> i64 {
 }
 
 impl Gateway {
-    pub fn new(endpoints: Vec<String>, shown: String, login: Option<Login>) -> anyhow::Result<Self> {
-        let http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT).build()?;
+    /// `authorities`: trusted for the members' certificates beside the system's.
+    pub fn new(
+        endpoints: Vec<String>,
+        shown: String,
+        login: Option<Login>,
+        authorities: Vec<reqwest::Certificate>,
+    ) -> anyhow::Result<Self> {
+        let mut http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT);
+        for ca in authorities {
+            http = http.add_root_certificate(ca);
+        }
+        let http = http.build()?;
         Ok(Gateway { http, endpoints, login, preferred: Default::default(), shown })
     }
 
@@ -365,12 +375,12 @@ mod tests {
     async fn an_election_is_waited_for_and_a_cluster_that_stays_leaderless_is_no_quorum() {
         crate::install_crypto_provider();
         let (url, asked) = member(3).await;
-        let gateway = Gateway::new(vec![url], "etcd://test".into(), None).unwrap();
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None, Vec::new()).unwrap();
         let kv = gateway.get("k").await.unwrap().expect("the key, once a leader is elected");
         assert_eq!((kv.value, kv.mod_revision, asked.load(Ordering::SeqCst)), (b"v".to_vec(), 7, 4));
 
         let (url, asked) = member(usize::MAX).await;
-        let gateway = Gateway::new(vec![url], "etcd://test".into(), None).unwrap();
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None, Vec::new()).unwrap();
         let started = std::time::Instant::now();
         let e = gateway.get("k").await.unwrap_err();
         assert_eq!(e.cause, Cause::NoQuorum, "{e}");

@@ -109,7 +109,9 @@ impl EtcdStore {
     /// its quorum (a linearizable read).
     ///
     /// `etcd://USER@HOST:PORT,...` signs in as USER (etcd's authentication) with `password`.
-    pub async fn connect(spec: &str, password: Option<Secret>) -> anyhow::Result<Self> {
+    ///
+    /// `ca`: a PEM file of the authorities that sign the members' certificates (`etcds://`).
+    pub async fn connect(spec: &str, password: Option<Secret>, ca: Option<&std::path::Path>) -> anyhow::Result<Self> {
         let (scheme, rest) = spec.split_once("://").expect("an etcd:// URL");
         let (authority, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let (user, hosts) = match authority.rsplit_once('@') {
@@ -139,6 +141,21 @@ impl EtcdStore {
             (None, None) => None,
         };
         let http = if scheme == "etcds" { "https" } else { "http" };
+        let authorities = match ca {
+            None => Vec::new(),
+            Some(file) if http == "http" => bail!(
+                "--proposal-store-ca-file {}: a CA is for a store reached over TLS; write etcds:// to use it",
+                file.display()
+            ),
+            Some(file) => {
+                let pem = std::fs::read(file)
+                    .map_err(|e| anyhow::anyhow!("--proposal-store-ca-file {}: {e}", file.display()))?;
+                match reqwest::Certificate::from_pem_bundle(&pem) {
+                    Ok(certs) if !certs.is_empty() => certs,
+                    _ => bail!("--proposal-store-ca-file {}: no PEM certificate in it", file.display()),
+                }
+            }
+        };
         let mut endpoints = Vec::new();
         for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {
             let with_port = if host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
@@ -158,7 +175,8 @@ impl EtcdStore {
             p => format!("{p}/"),
         };
         let put_locks = std::array::from_fn(|_| tokio::sync::Mutex::new(()));
-        let store = EtcdStore { gateway: Gateway::new(endpoints, shown.clone(), login)?, prefix, put_locks };
+        let store =
+            EtcdStore { gateway: Gateway::new(endpoints, shown.clone(), login, authorities)?, prefix, put_locks };
         // a cluster may be between leaders as the server starts (an election takes about a second)
         let started = std::time::Instant::now();
         loop {

@@ -33,6 +33,11 @@ pub struct StoreArgs {
     #[arg(long, env = "EQUINIX_MCP_SENTINEL_PASSWORD_FILE", value_name = "PATH")]
     pub sentinel_password_file: Option<PathBuf>,
 
+    /// A PEM file of the certificate authorities that sign an `etcds://` store's members, when
+    /// not in the system's trust store (not built for Redis yet).
+    #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_CA_FILE", value_name = "PATH")]
+    pub proposal_store_ca_file: Option<PathBuf>,
+
     /// How many replicas must hold each store write (Redis `WAIT`) before it counts: a take that
     /// is not acknowledged sends nothing to Fabric. Default: 2 on Sentinel (every replica of the
     /// documented primary and two replicas, so no failover or partition tried undoes a take; one
@@ -52,6 +57,7 @@ impl Default for StoreArgs {
             proposal_store: "memory".into(),
             proposal_store_password_file: None,
             sentinel_password_file: None,
+            proposal_store_ca_file: None,
             proposal_store_acks: None,
             proposal_store_ack_timeout_ms: 500,
         }

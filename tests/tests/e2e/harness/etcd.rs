@@ -13,6 +13,8 @@ struct Member {
     host: String,
     netns: Option<String>,
     client: u16,
+    /// The client port that speaks TLS, beside the plain one the harness's checks use.
+    tls_client: u16,
     peer: u16,
     child: Option<Child>,
 }
@@ -22,6 +24,8 @@ pub struct EtcdCluster {
     dir: PathBuf,
     /// Arguments every member is started with beyond the cluster's own.
     extra: Vec<String>,
+    /// The certificate and key the TLS client ports serve (none: no TLS port).
+    tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl EtcdCluster {
@@ -42,6 +46,25 @@ impl EtcdCluster {
         EtcdCluster::start_with((0..3).map(|_| ("127.0.0.1".to_string(), None)).collect(), extra)
     }
 
+    /// Three members on loopback that also serve clients over TLS with `cert` and `key` (see
+    /// [`EtcdCluster::tls_url`]).
+    pub fn start_tls(cert: PathBuf, key: PathBuf) -> EtcdCluster {
+        let mut cluster = EtcdCluster::start_with((0..3).map(|_| ("127.0.0.1".to_string(), None)).collect(), &[]);
+        cluster.tls = Some((cert, key));
+        for i in 0..3 {
+            cluster.kill(i);
+            cluster.resume(i);
+        }
+        cluster.until_quorum();
+        cluster
+    }
+
+    /// `etcds://127.0.0.1:T1,...`: the members' TLS client ports.
+    pub fn tls_url(&self) -> String {
+        let hosts: Vec<_> = self.members.iter().map(|m| format!("{}:{}", m.host, m.tls_client)).collect();
+        format!("etcds://{}", hosts.join(","))
+    }
+
     fn start_with(hosts: Vec<(String, Option<String>)>, extra: &[&str]) -> EtcdCluster {
         let dir = super::fresh_audit_path().with_extension("etcd");
         std::fs::create_dir_all(&dir).unwrap();
@@ -53,12 +76,13 @@ impl EtcdCluster {
                 host,
                 netns,
                 client: super::free_port(),
+                tls_client: super::free_port(),
                 peer: super::free_port(),
                 child: None,
             })
             .collect();
         let extra = extra.iter().map(|a| a.to_string()).collect();
-        let mut cluster = EtcdCluster { members, dir, extra };
+        let mut cluster = EtcdCluster { members, dir, extra, tls: None };
         for i in 0..cluster.members.len() {
             cluster.resume(i);
         }
@@ -95,10 +119,15 @@ impl EtcdCluster {
             }
             None => Command::new("etcd"),
         };
+        let mut clients = format!("http://{}:{}", m.host, m.client);
+        if let Some((cert, key)) = &self.tls {
+            clients.push_str(&format!(",https://{}:{}", m.host, m.tls_client));
+            command.arg("--cert-file").arg(cert).arg("--key-file").arg(key);
+        }
         let child = command
             .args(["--name", &m.name, "--data-dir", self.dir.join(&m.name).to_str().unwrap()])
-            .args(["--listen-client-urls", &format!("http://{}:{}", m.host, m.client)])
-            .args(["--advertise-client-urls", &format!("http://{}:{}", m.host, m.client)])
+            .args(["--listen-client-urls", &clients])
+            .args(["--advertise-client-urls", &clients])
             .args(["--listen-peer-urls", &format!("http://{}:{}", m.host, m.peer)])
             .args(["--initial-advertise-peer-urls", &format!("http://{}:{}", m.host, m.peer)])
             .args(["--initial-cluster", &cluster.join(","), "--initial-cluster-state", "new"])
