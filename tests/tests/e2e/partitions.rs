@@ -22,8 +22,10 @@ use crate::harness::etcd::EtcdCluster;
 use crate::harness::netns::{self, Network};
 use crate::harness::*;
 
-/// How soon after a heal a proposal must confirm again on either server.
-const HEAL_BOUND: Duration = Duration::from_secs(30);
+/// How soon after a heal a proposal must confirm again on either server: a bound, well above
+/// what runs measure (about 1 s on etcd, 11 to 13 s on Sentinel, whose cut-off side must learn
+/// the new primary and resynchronise from it), so a busy machine does not fail it.
+const HEAL_BOUND: Duration = Duration::from_secs(45);
 /// How long each fault holds while the load runs: longer than a server takes to give up on
 /// every member it cannot reach (three time-outs), so a fault is felt as failures, not a pause.
 const HOLD: Duration = Duration::from_secs(8);
@@ -435,7 +437,17 @@ fn report_undone(store: &str, u: &Undone) {
     );
 }
 
-const SENTINEL_NODES: [&str; 8] = ["r0", "r1", "r2", "q0", "q1", "q2", "s0", "s1"];
+/// [`sentinel_campaign`] in namespaces of its own, reported as `store`.
+fn sentinel_run(acks: &str, store: &str) -> (Verdict, Undone) {
+    need_namespaces();
+    let net = Network::new(&["r0", "r1", "r2", "q0", "q1", "q2", "s0", "s1"]);
+    net.run_in_hub(|| async {
+        let (v, phases, undone, ledger) = sentinel_campaign(&net, acks).await;
+        report(store, &phases, &v, &ledger);
+        report_undone(store, &undone);
+        (v, undone)
+    })
+}
 
 /// With one acknowledgement the cut-off primary keeps taking tokens its replica on the same side
 /// acknowledges; the other side promotes its replica, and the heal replaces the old primary's
@@ -444,17 +456,10 @@ const SENTINEL_NODES: [&str; 8] = ["r0", "r1", "r2", "q0", "q1", "q2", "s0", "s1
 #[test]
 #[ignore = "campaign: run by .ci/run after the test command, and by tests/campaign.sh"]
 fn sentinel_with_one_acknowledgement_loses_takes_to_a_partition() {
-    need_namespaces();
-    let net = Network::new(&SENTINEL_NODES);
-    net.run_in_hub(|| async {
-        let (v, phases, undone, ledger) = sentinel_campaign(&net, "1").await;
-        let store = "Redis Sentinel, 1 acknowledgement";
-        report(store, &phases, &v, &ledger);
-        report_undone(store, &undone);
-        assert_eq!(undone.executed_during, undone.batch, "the cut-off side took every token");
-        assert!(undone.taken_again > 0, "the heal undid takes: {} of {}", undone.taken_again, undone.batch);
-        assert!(v.created_twice > 0, "and a second create request was sent");
-    });
+    let (v, undone) = sentinel_run("1", "Redis Sentinel, 1 acknowledgement");
+    assert_eq!(undone.executed_during, undone.batch, "the cut-off side took every token");
+    assert!(undone.taken_again > 0, "the heal undid takes: {} of {}", undone.taken_again, undone.batch);
+    assert!(v.created_twice > 0, "and a second create request was sent");
 }
 
 /// With two acknowledgements the cut-off primary (one replica on its side) and the promoted one
@@ -463,16 +468,9 @@ fn sentinel_with_one_acknowledgement_loses_takes_to_a_partition() {
 #[test]
 #[ignore = "campaign: run by .ci/run after the test command, and by tests/campaign.sh"]
 fn sentinel_with_two_acknowledgements_fails_closed_in_a_partition() {
-    need_namespaces();
-    let net = Network::new(&SENTINEL_NODES);
-    net.run_in_hub(|| async {
-        let (v, phases, undone, ledger) = sentinel_campaign(&net, "2").await;
-        let store = "Redis Sentinel, 2 acknowledgements";
-        report(store, &phases, &v, &ledger);
-        report_undone(store, &undone);
-        assert_eq!(undone.executed_during, 0, "no take counts without two replicas");
-        assert_eq!((v.created_twice, v.unconsumed, undone.taken_again), (0, 0, 0));
-        assert!(v.undocumented.is_empty(), "undocumented answers: {:?}", v.undocumented);
-        assert_eq!(v.creates, v.executed, "every create is a confirm that said executed");
-    });
+    let (v, undone) = sentinel_run("2", "Redis Sentinel, 2 acknowledgements");
+    assert_eq!(undone.executed_during, 0, "no take counts without two replicas");
+    assert_eq!((v.created_twice, v.unconsumed, undone.taken_again), (0, 0, 0));
+    assert!(v.undocumented.is_empty(), "undocumented answers: {:?}", v.undocumented);
+    assert_eq!(v.creates, v.executed, "every create is a confirm that said executed");
 }

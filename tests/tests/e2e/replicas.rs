@@ -190,13 +190,14 @@ async fn an_unreachable_store_stops_start_up_with_its_address() {
         !ok && stderr.contains("expected `memory`, `redis://HOST:PORT/DB`,") && stderr.contains("etcd://"),
         "{stderr}"
     );
-    // an etcd cluster nobody answers for, and one named with a user (not supported yet)
+    // an etcd cluster nobody answers for, and one named with a password in its URL
     let url = format!("etcd://127.0.0.1:{port}");
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--proposal-store", &url], &[]).await;
     assert!(!ok && stderr.contains(&format!("cannot reach the proposal store {url}")), "{stderr}");
     let url = format!("etcd://app:hunter2@127.0.0.1:{port}");
     let (ok, _, stderr) = run_to_exit(&["serve", "--fabric-sim", "--proposal-store", &url], &[]).await;
-    assert!(!ok && stderr.contains("etcd users and passwords are not supported yet"), "{stderr}");
+    assert!(!ok && stderr.contains("takes no password in its URL"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
 #[tokio::test]

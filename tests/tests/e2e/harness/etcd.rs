@@ -31,41 +31,31 @@ pub struct EtcdCluster {
 impl EtcdCluster {
     /// Three members, started together, once a linearizable read answers.
     pub fn start() -> EtcdCluster {
-        let on_loopback = (0..3).map(|_| ("127.0.0.1".to_string(), None)).collect();
-        EtcdCluster::start_on(on_loopback)
+        EtcdCluster::start_on(loopback())
     }
 
     /// One member per (address, network namespace), started together, once a linearizable read
     /// answers.
     pub fn start_on(hosts: Vec<(String, Option<String>)>) -> EtcdCluster {
-        EtcdCluster::start_with(hosts, &[])
+        EtcdCluster::start_with(hosts, &[], None)
     }
 
     /// Three members on loopback started with `extra` arguments too.
     pub fn start_with_args(extra: &[&str]) -> EtcdCluster {
-        EtcdCluster::start_with((0..3).map(|_| ("127.0.0.1".to_string(), None)).collect(), extra)
+        EtcdCluster::start_with(loopback(), extra, None)
     }
 
     /// Three members on loopback that also serve clients over TLS with `cert` and `key` (see
     /// [`EtcdCluster::tls_url`]).
     pub fn start_tls(cert: PathBuf, key: PathBuf) -> EtcdCluster {
-        let mut cluster = EtcdCluster::start_with((0..3).map(|_| ("127.0.0.1".to_string(), None)).collect(), &[]);
-        cluster.tls = Some((cert, key));
-        for i in 0..3 {
-            cluster.kill(i);
-            cluster.resume(i);
-        }
-        cluster.until_quorum();
-        cluster
+        EtcdCluster::start_with(loopback(), &[], Some((cert, key)))
     }
 
-    /// `etcds://127.0.0.1:T1,...`: the members' TLS client ports.
-    pub fn tls_url(&self) -> String {
-        let hosts: Vec<_> = self.members.iter().map(|m| format!("{}:{}", m.host, m.tls_client)).collect();
-        format!("etcds://{}", hosts.join(","))
-    }
-
-    fn start_with(hosts: Vec<(String, Option<String>)>, extra: &[&str]) -> EtcdCluster {
+    fn start_with(
+        hosts: Vec<(String, Option<String>)>,
+        extra: &[&str],
+        tls: Option<(PathBuf, PathBuf)>,
+    ) -> EtcdCluster {
         let dir = super::fresh_audit_path().with_extension("etcd");
         std::fs::create_dir_all(&dir).unwrap();
         let members = hosts
@@ -82,7 +72,7 @@ impl EtcdCluster {
             })
             .collect();
         let extra = extra.iter().map(|a| a.to_string()).collect();
-        let mut cluster = EtcdCluster { members, dir, extra, tls: None };
+        let mut cluster = EtcdCluster { members, dir, extra, tls };
         for i in 0..cluster.members.len() {
             cluster.resume(i);
         }
@@ -92,8 +82,17 @@ impl EtcdCluster {
 
     /// `etcd://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3`
     pub fn url(&self) -> String {
-        let hosts: Vec<_> = self.members.iter().map(|m| format!("{}:{}", m.host, m.client)).collect();
-        format!("etcd://{}", hosts.join(","))
+        self.urls("etcd", |m| m.client)
+    }
+
+    /// `etcds://127.0.0.1:T1,...`: the members' TLS client ports.
+    pub fn tls_url(&self) -> String {
+        self.urls("etcds", |m| m.tls_client)
+    }
+
+    fn urls(&self, scheme: &str, port: impl Fn(&Member) -> u16) -> String {
+        let hosts: Vec<_> = self.members.iter().map(|m| format!("{}:{}", m.host, port(m))).collect();
+        format!("{scheme}://{}", hosts.join(","))
     }
 
     /// Kills member `i` with SIGKILL.
@@ -232,6 +231,11 @@ impl Drop for EtcdCluster {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Three members' places on this machine's loopback.
+fn loopback() -> Vec<(String, Option<String>)> {
+    (0..3).map(|_| ("127.0.0.1".to_string(), None)).collect()
 }
 
 /// POSTs `body` to `path` on the member's client port and returns the whole answer (empty when
