@@ -457,8 +457,9 @@ fn sentinel_run(acks: &str, store: &str) -> (Verdict, Undone) {
 #[ignore = "campaign: run by .ci/run after the test command, and by tests/campaign.sh"]
 fn sentinel_with_one_acknowledgement_loses_takes_to_a_partition() {
     let (v, undone) = sentinel_run("1", "Redis Sentinel, 1 acknowledgement");
-    assert_eq!(undone.executed_during, undone.batch, "the cut-off side took every token");
-    assert!(undone.taken_again > 0, "the heal undid takes: {} of {}", undone.taken_again, undone.batch);
+    // (every one in the runs so far; one whose WAIT timed out on a busy machine would fail closed)
+    assert!(undone.executed_during > 0, "the cut-off side took tokens");
+    assert_eq!(undone.taken_again, undone.executed_during, "the heal undid every take made on the cut-off side");
     assert!(v.created_twice > 0, "and a second create request was sent");
 }
 
