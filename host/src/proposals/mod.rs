@@ -17,6 +17,7 @@
 //! holds the rules every backend shares: the note size cap, the failure metric, and the keys
 //! (each derived by [`NoteKey`] or `approval::Once`, never typed by a caller).
 
+mod ca_file;
 pub mod etcd;
 pub mod memory;
 mod notes;
@@ -177,16 +178,13 @@ impl ProposalStore {
                 "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
                 "--proposal-store-password-file",
             )?;
-            let ca = args.proposal_store_ca_file.as_deref();
+            let ca = match &args.proposal_store_ca_file {
+                Some(file) => Some(ca_file::read(file, spec.starts_with("etcds://"), "etcds://")?),
+                None => None,
+            };
             return Ok(ProposalStore::over(etcd::EtcdStore::connect(spec, password, ca).await?));
         }
         if redis::spec::is_shared(spec) {
-            if let Some(file) = &args.proposal_store_ca_file {
-                anyhow::bail!(
-                    "--proposal-store-ca-file {}: not built for Redis yet; put the CA in the system's trust store",
-                    file.display()
-                );
-            }
             let shared = redis::spec::parse(args, |var| std::env::var(var).ok())?;
             return Ok(ProposalStore::over(RedisStore::connect(shared).await?));
         }

@@ -314,3 +314,42 @@ async fn writes_that_too_few_replicas_acknowledge_fail_closed() {
     assert!(metrics.contains("equinix_mcp_proposal_store_unacknowledged_writes_total 1"), "{metrics}");
     assert_eq!(connection_creates(&p.sim), 0);
 }
+
+/// `rediss://`: a Redis that speaks TLS, its authority given in `--proposal-store-ca-file`. Without
+/// the file the start is refused (the certificate is not trusted); a CA file with `redis://` and
+/// one that holds no certificate are refused naming the file. With it, two replicas share the
+/// store: a proposal made on one creates once over both.
+#[tokio::test]
+async fn a_tls_redis_is_trusted_through_the_ca_file_and_not_without_it() {
+    let dir = fresh_path("redis-tls", "d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key, _) = certificate(&dir, "redis");
+    let (redis, tls_port) = RedisServer::start_tls(&cert, &key);
+    let sim = sim(SimConfig::default()).await;
+    let tls_url = format!("rediss://127.0.0.1:{tls_port}/0");
+    let ca = cert.to_str().unwrap();
+    let refused = async |args: &[&str]| {
+        let (ok, _, stderr) =
+            Launch::serve().against(&sim).args(&["--toolsets", "metros,mutate"]).args(args).run_to_exit().await;
+        assert!(!ok, "the start is refused");
+        stderr
+    };
+    let said = refused(&["--proposal-store", &tls_url]).await;
+    assert!(said.contains("cannot reach the proposal store") && said.contains("certificate"), "{said}");
+    let said = refused(&["--proposal-store", &redis.url(0), "--proposal-store-ca-file", ca]).await;
+    assert!(said.contains("write rediss://"), "{said}");
+    let said = refused(&["--proposal-store", &tls_url, "--proposal-store-ca-file", key.to_str().unwrap()]).await;
+    assert!(said.contains("no PEM certificate") && said.contains("redis.key"), "{said}");
+
+    let state_key = base64::engine::general_purpose::STANDARD.encode(rand_key());
+    let args = ["--toolsets", "metros,mutate", "--proposal-store", &tls_url, "--proposal-store-ca-file", ca];
+    let env = [("EQUINIX_MCP_STATE_KEY", state_key.as_str())];
+    let a = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let b = Launch::serve().against(&sim).args(&args).env(&env).http("127.0.0.1:0").await;
+    let (on_a, on_b) =
+        (a.connect(None, TestClient::accepting(), false).await, b.connect(None, TestClient::accepting(), false).await);
+    let proposal = propose_on(&on_a, "redis-tls-1", 2821).await;
+    assert_eq!(confirm_at_once(&on_a, &on_b, &proposal["confirm_token"], 4).await, 1);
+    assert_eq!(connection_creates(&sim), 1);
+    assert!(redis.dbsize() > 0, "the proposals are in this Redis");
+}

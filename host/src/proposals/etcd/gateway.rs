@@ -104,7 +104,7 @@ fn number(v: &Value) -> i64 {
 }
 
 impl Gateway {
-    /// `authorities`: trusted for the members' certificates beside the system's.
+    /// `authorities`: when given, the only ones trusted for the members' certificates.
     pub fn new(
         endpoints: Vec<String>,
         shown: String,
@@ -112,8 +112,8 @@ impl Gateway {
         authorities: Vec<reqwest::Certificate>,
     ) -> anyhow::Result<Self> {
         let mut http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT);
-        for ca in authorities {
-            http = http.add_root_certificate(ca);
+        if !authorities.is_empty() {
+            http = http.tls_certs_only(authorities);
         }
         let http = http.build()?;
         Ok(Gateway { http, endpoints, login, preferred: Default::default(), shown })

@@ -110,8 +110,8 @@ impl EtcdStore {
     ///
     /// `etcd://USER@HOST:PORT,...` signs in as USER (etcd's authentication) with `password`.
     ///
-    /// `ca`: a PEM file of the authorities that sign the members' certificates (`etcds://`).
-    pub async fn connect(spec: &str, password: Option<Secret>, ca: Option<&std::path::Path>) -> anyhow::Result<Self> {
+    /// `ca`: PEM, the only authorities trusted for the members' certificates (`etcds://`).
+    pub async fn connect(spec: &str, password: Option<Secret>, ca: Option<Vec<u8>>) -> anyhow::Result<Self> {
         let (scheme, rest) = spec.split_once("://").expect("an etcd:// URL");
         let (authority, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let (user, hosts) = match authority.rsplit_once('@') {
@@ -142,19 +142,8 @@ impl EtcdStore {
         };
         let http = if scheme == "etcds" { "https" } else { "http" };
         let authorities = match ca {
+            Some(pem) => reqwest::Certificate::from_pem_bundle(&pem)?,
             None => Vec::new(),
-            Some(file) if http == "http" => bail!(
-                "--proposal-store-ca-file {}: a CA is for a store reached over TLS; write etcds:// to use it",
-                file.display()
-            ),
-            Some(file) => {
-                let pem = std::fs::read(file)
-                    .map_err(|e| anyhow::anyhow!("--proposal-store-ca-file {}: {e}", file.display()))?;
-                match reqwest::Certificate::from_pem_bundle(&pem) {
-                    Ok(certs) if !certs.is_empty() => certs,
-                    _ => bail!("--proposal-store-ca-file {}: no PEM certificate in it", file.display()),
-                }
-            }
         };
         let mut endpoints = Vec::new();
         for host in hosts.split(',').map(str::trim).filter(|h| !h.is_empty()) {

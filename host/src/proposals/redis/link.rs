@@ -89,7 +89,8 @@ pub(super) enum Conn {
 
 impl Link {
     pub(super) async fn open(shared: Shared) -> anyhow::Result<Link> {
-        let Shared { target, shown, acks } = shared;
+        let Shared { target, ca, shown, acks } = shared;
+        let certificates = || ::redis::TlsCertificates { client_tls: None, root_cert: ca.clone() };
         // `rediss://` uses rustls, which needs its provider chosen once per process
         crate::install_crypto_provider();
         // a write's WAIT blocks its connection up to the ack timeout: answers may take that long
@@ -98,8 +99,11 @@ impl Link {
         let mut watcher = None;
         let route = match target {
             Target::Node { url } => {
-                let client = ::redis::Client::open(url.expose())
-                    .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {}", super::redact(&e.to_string())))?;
+                let client = match ca {
+                    Some(_) => ::redis::Client::build_with_tls(url.expose(), certificates()),
+                    None => ::redis::Client::open(url.expose()),
+                }
+                .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {}", super::redact(&e.to_string())))?;
                 let config = ConnectionManagerConfig::new()
                     .set_connection_timeout(Some(CONNECT_TIMEOUT))
                     .set_response_timeout(Some(response))
@@ -112,8 +116,11 @@ impl Link {
                 Route::Node(managers)
             }
             Target::Sentinel(target) => {
-                let sentinels =
-                    || sentinel_client(&target).map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"));
+                let certificates = ca.as_ref().map(|_| certificates());
+                let sentinels = || {
+                    sentinel_client(&target, certificates.clone())
+                        .map_err(|e| anyhow::anyhow!("--proposal-store {shown}: {e}"))
+                };
                 let followed = Arc::new(Followed {
                     sentinels: tokio::sync::Mutex::new(sentinels()?),
                     current: Mutex::default(),
@@ -377,7 +384,11 @@ async fn watch_switches(followed: Weak<Followed>, mut sentinels: SentinelClient,
     }
 }
 
-fn sentinel_client(target: &SentinelTarget) -> Result<SentinelClient, RedisError> {
+/// `certificates`: the only authorities trusted for the Sentinels' and the data nodes'.
+fn sentinel_client(
+    target: &SentinelTarget,
+    certificates: Option<::redis::TlsCertificates>,
+) -> Result<SentinelClient, RedisError> {
     let addresses = target.sentinels.iter().map(|(host, port)| match target.tls {
         true => ConnectionAddr::TcpTls { host: host.clone(), port: *port, insecure: false, tls_params: None },
         false => ConnectionAddr::Tcp(host.clone(), *port),
@@ -388,6 +399,11 @@ fn sentinel_client(target: &SentinelTarget) -> Result<SentinelClient, RedisError
         builder = builder
             .set_client_to_redis_tls_mode(::redis::TlsMode::Secure)
             .set_client_to_sentinel_tls_mode(::redis::TlsMode::Secure);
+    }
+    if let Some(certificates) = certificates {
+        builder = builder
+            .set_client_to_redis_certificates(certificates.clone())
+            .set_client_to_sentinel_certificates(certificates);
     }
     if let Some(user) = &target.username {
         builder = builder.set_client_to_redis_username(user);

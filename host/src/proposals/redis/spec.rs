@@ -33,8 +33,9 @@ pub struct StoreArgs {
     #[arg(long, env = "EQUINIX_MCP_SENTINEL_PASSWORD_FILE", value_name = "PATH")]
     pub sentinel_password_file: Option<PathBuf>,
 
-    /// A PEM file of the certificate authorities that sign an `etcds://` store's members, when
-    /// not in the system's trust store (not built for Redis yet).
+    /// A PEM file of the certificate authorities that sign a TLS store's certificates
+    /// (`rediss://`, `rediss+sentinel://`, `etcds://`): with it, only those are trusted for the
+    /// store, not the system's.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_CA_FILE", value_name = "PATH")]
     pub proposal_store_ca_file: Option<PathBuf>,
 
@@ -107,6 +108,8 @@ pub struct SentinelTarget {
 #[derive(Debug)]
 pub struct Shared {
     pub target: Target,
+    /// PEM: the only authorities trusted for the store's certificates (`--proposal-store-ca-file`).
+    pub ca: Option<Vec<u8>>,
     pub shown: String,
     pub acks: Acks,
 }
@@ -143,10 +146,15 @@ pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::
             args.proposal_store_ack_timeout_ms
         );
     }
+    let tls = spec.starts_with("rediss") || spec.starts_with("valkeys");
+    let ca = match &args.proposal_store_ca_file {
+        Some(file) => Some(super::super::ca_file::read(file, tls, "rediss://")?),
+        None => None,
+    };
     if let Some(scheme) = SENTINEL_SCHEMES.iter().find(|s| spec.starts_with(**s)) {
         let target = sentinel(spec, scheme, &shown, password, sentinel_password)?;
         let acks = Acks { replicas: args.proposal_store_acks.unwrap_or(SENTINEL_ACKS), timeout };
-        return Ok(Shared { target: Target::Sentinel(target), shown, acks });
+        return Ok(Shared { target: Target::Sentinel(target), ca, shown, acks });
     }
     if sentinel_password.is_some() {
         bail!("a Sentinel password is set, but --proposal-store {shown} names no Sentinels (redis+sentinel://...)");
@@ -162,7 +170,7 @@ pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::
             .map_err(|()| anyhow::anyhow!("--proposal-store {shown}: this URL cannot carry a password"))?;
     }
     let acks = Acks { replicas: args.proposal_store_acks.unwrap_or(0), timeout };
-    Ok(Shared { target: Target::Node { url: Secret::new(parsed.to_string()) }, shown, acks })
+    Ok(Shared { target: Target::Node { url: Secret::new(parsed.to_string()) }, ca, shown, acks })
 }
 
 /// `redis+sentinel://[USER@]HOST:PORT[,HOST:PORT...]/MASTER[/DB]`

@@ -31,6 +31,18 @@ impl RedisServer {
         Self::start_on("127.0.0.1", None, args, password)
     }
 
+    /// A server that also serves TLS with `cert` and `key` on its second port (returned), which
+    /// `rediss://` URLs name; the plain port stays for the harness's own checks.
+    pub fn start_tls(cert: &std::path::Path, key: &std::path::Path) -> (RedisServer, u16) {
+        let tls_port = super::free_port();
+        let mut args: Vec<String> = vec!["--tls-port".into(), tls_port.to_string()];
+        for (flag, file) in [("--tls-cert-file", cert), ("--tls-key-file", key), ("--tls-ca-cert-file", cert)] {
+            args.extend([flag.to_string(), file.display().to_string()]);
+        }
+        args.extend(["--tls-auth-clients".into(), "no".into()]);
+        (Self::start_with(args, None), tls_port)
+    }
+
     /// [`RedisServer::start_with`] on `host`, in the network namespace `netns` when given.
     pub fn start_on(host: &str, netns: Option<&str>, args: Vec<String>, password: Option<&str>) -> RedisServer {
         let port = super::free_port();
