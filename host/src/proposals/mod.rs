@@ -172,12 +172,7 @@ impl ProposalStore {
                      --proposal-store-acks and a Sentinel password do not apply; drop them"
                 );
             }
-            let password = crate::secret::from_env_or_file(
-                std::env::var("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD").ok(),
-                args.proposal_store_password_file.as_deref(),
-                "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
-                "--proposal-store-password-file",
-            )?;
+            let password = redis::spec::store_password(args, |var| std::env::var(var).ok())?;
             let ca = match &args.proposal_store_ca_file {
                 Some(file) => Some(ca_file::read(file, spec.starts_with("etcds://"), "etcds://")?),
                 None => None,

@@ -142,6 +142,15 @@ impl Gateway {
         }
     }
 
+    /// A POST of `body` to `path` on `endpoint`, with the sign-in token when there is one.
+    fn post(&self, endpoint: &str, path: &str, body: &Value, token: Option<&Secret>) -> reqwest::RequestBuilder {
+        let request = self.http.post(format!("{endpoint}{path}")).json(body);
+        match token {
+            Some(token) => request.header(reqwest::header::AUTHORIZATION, token.expose()),
+            None => request,
+        }
+    }
+
     fn error(&self, cause: Cause, reason: String) -> StoreUnavailable {
         StoreUnavailable { backend: self.shown.clone(), reason, cause }
     }
@@ -185,11 +194,7 @@ impl Gateway {
         for n in 0..self.endpoints.len() {
             let at = (first + n) % self.endpoints.len();
             let endpoint = &self.endpoints[at];
-            let mut request = self.http.post(format!("{endpoint}{path}")).json(body);
-            if let Some(token) = token {
-                request = request.header(reqwest::header::AUTHORIZATION, token.expose());
-            }
-            let answer = match request.send().await {
+            let answer = match self.post(endpoint, path, body, token).send().await {
                 Ok(a) => a,
                 Err(e) => {
                     // a member that does not answer in time may be cut off from the leader
@@ -229,11 +234,7 @@ impl Gateway {
         let mut said = Vec::new();
         let token = self.token(false).await?;
         for endpoint in &self.endpoints {
-            let mut request = self.http.post(format!("{endpoint}/v3/maintenance/status")).json(&json!({}));
-            if let Some(token) = &token {
-                request = request.header(reqwest::header::AUTHORIZATION, token.expose());
-            }
-            match request.send().await {
+            match self.post(endpoint, "/v3/maintenance/status", &json!({}), token.as_ref()).send().await {
                 Ok(answer) if answer.status().is_success() => match answer.json::<Value>().await {
                     // a member id is a uint64: read as text, not as a signed number
                     Ok(status) if status["leader"].as_str().is_some_and(|l| !l.is_empty() && l != "0") => {

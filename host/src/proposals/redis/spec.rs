@@ -123,16 +123,22 @@ pub fn is_shared(spec: &str) -> bool {
     NODE_SCHEMES.iter().chain(SENTINEL_SCHEMES.iter()).any(|s| spec.starts_with(s))
 }
 
-/// The settings, with the secrets read from `env` (the process environment in the server).
-pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Shared> {
-    let spec = args.proposal_store.trim();
-    let shown = super::redact(spec);
-    let password = crate::secret::from_env_or_file(
+/// The store's password (Redis's data nodes', or the etcd user's): from `env` or the file
+/// `--proposal-store-password-file` names.
+pub fn store_password(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Secret>> {
+    crate::secret::from_env_or_file(
         env("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD"),
         args.proposal_store_password_file.as_deref(),
         "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD",
         "--proposal-store-password-file",
-    )?;
+    )
+}
+
+/// The settings, with the secrets read from `env` (the process environment in the server).
+pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Shared> {
+    let spec = args.proposal_store.trim();
+    let shown = super::redact(spec);
+    let password = store_password(args, &env)?;
     let sentinel_password = crate::secret::from_env_or_file(
         env("EQUINIX_MCP_SENTINEL_PASSWORD"),
         args.sentinel_password_file.as_deref(),

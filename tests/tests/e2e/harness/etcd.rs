@@ -109,15 +109,7 @@ impl EtcdCluster {
             self.members.iter().map(|m| format!("{}=http://{}:{}", m.name, m.host, m.peer)).collect();
         let m = &self.members[i];
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log(i)).unwrap();
-        // `ip netns exec` execs etcd in place: the child's PID is the member's
-        let mut command = match &m.netns {
-            Some(netns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", netns, "etcd"]);
-                c
-            }
-            None => Command::new("etcd"),
-        };
+        let mut command = super::netns::command(m.netns.as_deref(), "etcd");
         let mut clients = format!("http://{}:{}", m.host, m.client);
         if let Some((cert, key)) = &self.tls {
             clients.push_str(&format!(",https://{}:{}", m.host, m.tls_client));

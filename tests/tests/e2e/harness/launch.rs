@@ -149,6 +149,13 @@ impl Launch {
         (out.status.success(), text(&out.stdout), text(&out.stderr))
     }
 
+    /// Runs the command to completion, which must fail (a start refused): what it printed.
+    pub async fn refused(self) -> String {
+        let (ok, _, stderr) = self.run_to_exit().await;
+        assert!(!ok, "the start is refused: {stderr}");
+        stderr
+    }
+
     /// Spawns the server and connects the client over stdio.
     pub async fn try_stdio(self) -> anyhow::Result<Server> {
         let cmd = self.command_line();

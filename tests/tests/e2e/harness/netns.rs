@@ -33,8 +33,21 @@ fn ip(args: &[&str]) {
     assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
 }
 
+/// `program`, run in the network namespace `netns` when given (`ip netns exec`, which execs it in
+/// place: the child's PID is the program's, so it is stopped by that PID), else as it is.
+pub fn command(netns: Option<&str>, program: &str) -> Command {
+    match netns {
+        Some(netns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", netns, program]);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
 fn in_netns(netns: &str, program: &str, args: &[&str]) {
-    let out = Command::new("ip").args(["netns", "exec", netns, program]).args(args).output().unwrap();
+    let out = command(Some(netns), program).args(args).output().unwrap();
     assert!(out.status.success(), "in {netns}: {program} {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
 }
 

@@ -77,15 +77,7 @@ impl RedisServer {
     /// Starts it (again) on the same port and waits until it answers PING.
     pub fn resume(&mut self) {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log()).unwrap();
-        // `ip netns exec` execs redis-server in place: the child's PID is the server's
-        let mut command = match &self.netns {
-            Some(netns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", netns, "redis-server"]);
-                c
-            }
-            None => Command::new("redis-server"),
-        };
+        let mut command = super::netns::command(self.netns.as_deref(), "redis-server");
         let child = command
             .args(["--port", &self.port.to_string(), "--bind", &self.host, "--save", "", "--appendonly", "no"])
             .arg("--dir")

@@ -5,7 +5,7 @@
 
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use super::redis::{RedisServer, query_at};
@@ -60,14 +60,7 @@ impl Cluster {
             )
             .unwrap();
             let log = std::fs::File::create(cluster.dir.join(format!("sentinel-{i}.log"))).unwrap();
-            let mut command = match &sentinel_netns {
-                Some(netns) => {
-                    let mut c = Command::new("ip");
-                    c.args(["netns", "exec", netns, "redis-sentinel"]);
-                    c
-                }
-                None => Command::new("redis-sentinel"),
-            };
+            let mut command = super::netns::command(sentinel_netns.as_deref(), "redis-sentinel");
             let child = command
                 .arg(&conf)
                 .stdout(log.try_clone().unwrap())
