@@ -293,7 +293,8 @@ async fn an_etcd_cluster_with_authentication_takes_a_user_and_its_password_from_
 }
 
 /// `etcds://`: the members' client ports over TLS, their CA given in `--proposal-store-ca-file`.
-/// Without it the start is refused (the certificate is not trusted); a CA file with `etcd://`,
+/// Without it, or with another authority's, the start is refused (the certificate is not
+/// trusted); a CA file with `etcd://`,
 /// and one that holds no certificate, are refused naming the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_etcd_cluster_over_tls_is_trusted_through_the_ca_file_and_not_without_it() {
@@ -313,6 +314,11 @@ async fn an_etcd_cluster_over_tls_is_trusted_through_the_ca_file_and_not_without
     let said =
         refused(&["--proposal-store", &cluster.tls_url(), "--proposal-store-ca-file", key.to_str().unwrap()]).await;
     assert!(said.contains("no PEM certificate") && said.contains("etcd.key"), "{said}");
+    // a store whose certificate another authority signed (a store put in its place) is refused
+    let (other, _, _) = certificate(&dir, "other");
+    let said =
+        refused(&["--proposal-store", &cluster.tls_url(), "--proposal-store-ca-file", other.to_str().unwrap()]).await;
+    assert!(said.contains("cannot reach the proposal store") && said.contains("certificate"), "{said}");
 
     let key = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, crate::replicas::rand_key());
     let url = cluster.tls_url();

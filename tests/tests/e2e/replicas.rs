@@ -337,6 +337,10 @@ async fn a_tls_redis_is_trusted_through_the_ca_file_and_not_without_it() {
     assert!(said.contains("write rediss://"), "{said}");
     let said = refused(&["--proposal-store", &tls_url, "--proposal-store-ca-file", key.to_str().unwrap()]).await;
     assert!(said.contains("no PEM certificate") && said.contains("redis.key"), "{said}");
+    // a store whose certificate another authority signed (a store put in its place) is refused
+    let (other, _, _) = certificate(&dir, "other");
+    let said = refused(&["--proposal-store", &tls_url, "--proposal-store-ca-file", other.to_str().unwrap()]).await;
+    assert!(said.contains("cannot reach the proposal store") && said.contains("certificate"), "{said}");
 
     let state_key = base64::engine::general_purpose::STANDARD.encode(rand_key());
     let args = ["--toolsets", "metros,mutate", "--proposal-store", &tls_url, "--proposal-store-ca-file", ca];

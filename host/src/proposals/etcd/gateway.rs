@@ -13,6 +13,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
+use crate::fabric_client::root_cause;
 use crate::proposals::{Cause, StoreUnavailable};
 use crate::secret::Secret;
 
@@ -200,7 +201,9 @@ impl Gateway {
                     // a member that does not answer in time may be cut off from the leader
                     no_quorum |= e.is_timeout();
                     timed_out |= e.is_timeout();
-                    said.push(format!("{endpoint}: {e}"));
+                    // the innermost cause ("invalid peer certificate: UnknownIssuer", a refused
+                    // connection), not reqwest's "error sending request", for the operator's log
+                    said.push(format!("{endpoint}: {}", root_cause(&e.without_url())));
                     continue;
                 }
             };
@@ -244,7 +247,7 @@ impl Gateway {
                     Err(e) => said.push(format!("{endpoint}: unreadable status: {e}")),
                 },
                 Ok(answer) => said.push(format!("{endpoint}: HTTP {}", answer.status())),
-                Err(e) => said.push(format!("{endpoint}: {e}")),
+                Err(e) => said.push(format!("{endpoint}: {}", root_cause(&e.without_url()))),
             }
         }
         match said.iter().any(|s| s.ends_with("no leader")) {
