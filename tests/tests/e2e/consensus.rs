@@ -294,8 +294,8 @@ async fn an_etcd_cluster_with_authentication_takes_a_user_and_its_password_from_
 
 /// `etcds://`: the members' client ports over TLS, their CA given in `--proposal-store-ca-file`.
 /// Without it, or with another authority's, the start is refused (the certificate is not
-/// trusted); a CA file with `etcd://`,
-/// and one that holds no certificate, are refused naming the file.
+/// trusted); a CA file with `etcd://`, and one that holds no certificate, are refused naming the
+/// file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_etcd_cluster_over_tls_is_trusted_through_the_ca_file_and_not_without_it() {
     let dir = fresh_path("etcd-tls", "d");
