@@ -581,3 +581,134 @@ impl SharedRecords for EtcdStore {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A take or a claim whose answer is lost after it was applied: a member on loopback that
+    //! keeps keys as etcd does (revisions, compares of MOD and CREATE) and, when told to, applies
+    //! a transaction and then closes the connection without answering.
+    use super::*;
+    use base64::engine::general_purpose::STANDARD;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[derive(Default)]
+    struct Keys {
+        kv: BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
+        revision: i64,
+    }
+
+    fn bytes(v: &Value) -> Vec<u8> {
+        v.as_str().map(|s| STANDARD.decode(s).unwrap()).unwrap_or_default()
+    }
+
+    fn answer(keys: &Mutex<Keys>, path: &str, body: &Value) -> Value {
+        let mut keys = keys.lock().unwrap();
+        match path {
+            "/v3/maintenance/status" => json!({"leader": "1", "member_id": "1"}),
+            "/v3/lease/grant" => json!({"ID": "7"}),
+            "/v3/kv/range" => {
+                let key = bytes(&body["key"]);
+                let end = bytes(&body["range_end"]);
+                let kvs: Vec<Value> = keys
+                    .kv
+                    .iter()
+                    .filter(|(k, _)| if end.is_empty() { **k == key } else { **k >= key && **k < end })
+                    .map(|(k, (v, rev))| {
+                        json!({"key": STANDARD.encode(k), "value": STANDARD.encode(v), "mod_revision": rev.to_string()})
+                    })
+                    .collect();
+                json!({"kvs": kvs})
+            }
+            "/v3/kv/txn" => {
+                let holds = body["compare"].as_array().unwrap().iter().all(|c| {
+                    let at = keys.kv.get(&bytes(&c["key"])).map_or(0, |(_, rev)| *rev);
+                    match c["target"].as_str() {
+                        Some("MOD") => at.to_string() == c["mod_revision"].as_str().unwrap(),
+                        Some("CREATE") => at == 0,
+                        other => panic!("compare {other:?} not kept by this member"),
+                    }
+                });
+                if holds {
+                    keys.revision += 1;
+                    let revision = keys.revision;
+                    for op in body["success"].as_array().unwrap() {
+                        if let Some(put) = op.get("request_put") {
+                            keys.kv.insert(bytes(&put["key"]), (bytes(&put["value"]), revision));
+                        } else {
+                            keys.kv.remove(&bytes(&op["request_delete_range"]["key"]));
+                        }
+                    }
+                }
+                json!({"succeeded": holds})
+            }
+            other => panic!("{other} not kept by this member"),
+        }
+    }
+
+    /// The member's URL, its keys, and the switch that makes it lose its next transaction's answer.
+    async fn member() -> (String, Arc<Mutex<Keys>>, Arc<AtomicBool>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("etcd://{}", listener.local_addr().unwrap());
+        let (keys, lose) = (Arc::new(Mutex::new(Keys::default())), Arc::new(AtomicBool::new(false)));
+        let (k, l) = (keys.clone(), lose.clone());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (keys, lose) = (k.clone(), l.clone());
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 8192];
+                    let (head, length) = loop {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => seen.extend_from_slice(&buf[..n]),
+                        }
+                        let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else { continue };
+                        let head = String::from_utf8_lossy(&seen[..end]).to_lowercase();
+                        let length = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:").map(|n| n.trim().parse().unwrap()))
+                            .unwrap_or(0);
+                        if seen.len() >= end + 4 + length {
+                            break (head, end + 4);
+                        }
+                    };
+                    let path = head.split_whitespace().nth(1).unwrap().to_string();
+                    let body: Value = serde_json::from_slice(&seen[length..]).unwrap();
+                    let value = answer(&keys, &path, &body);
+                    if path == "/v3/kv/txn" && lose.swap(false, Ordering::SeqCst) {
+                        return; // applied, and the connection closed with no answer
+                    }
+                    let text = value.to_string();
+                    let reply =
+                        format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}", text.len());
+                    let _ = socket.write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        (url, keys, lose)
+    }
+
+    #[tokio::test]
+    async fn a_take_or_a_claim_applied_but_unanswered_counts_as_the_callers_and_only_once() {
+        crate::install_crypto_provider();
+        let (url, keys, lose) = member().await;
+        let store = EtcdStore::connect(&url, None, None).await.unwrap();
+        let who = Principal::named("dana");
+        let (token, _) = store.put(&who, b"the request".to_vec(), u64::MAX / 2, 20, 0).await.unwrap();
+
+        lose.store(true, Ordering::SeqCst);
+        assert!(matches!(store.take(&who, &token).await.unwrap(), Taken::Found(b) if b == b"the request"));
+        assert!(!lose.load(Ordering::SeqCst), "the take's answer was lost");
+        assert!(matches!(store.take(&who, &token).await.unwrap(), Taken::Used(None)), "and it counted once");
+
+        lose.store(true, Ordering::SeqCst);
+        assert!(store.claim("decision").await.unwrap(), "the claim whose answer was lost is this call's");
+        assert!(!lose.load(Ordering::SeqCst));
+        assert!(!store.claim("decision").await.unwrap(), "and nobody else's");
+        assert!(keys.lock().unwrap().revision >= 3);
+    }
+}
