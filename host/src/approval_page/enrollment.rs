@@ -130,8 +130,12 @@ async fn answer(State(link): State<Arc<Link>>, UrlPath(token): UrlPath<String>, 
         return say(StatusCode::NOT_FOUND, "No such enrollment", "This link names no enrollment.");
     }
     let headers: HeaderMap = request.headers().clone();
-    if !respond::from_origin(&link.origin, &headers) {
-        return say(StatusCode::FORBIDDEN, "Refused", "An enrollment is accepted only from its own page.");
+    if let Err(why) = respond::from_origin(&link.origin, &headers) {
+        return say(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            &format!("An enrollment is accepted only from its own page: {why}."),
+        );
     }
     // used once, whatever the answer comes to
     let Some(state) = link.state.lock().unwrap_or_else(|p| p.into_inner()).take() else {

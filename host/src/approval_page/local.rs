@@ -47,9 +47,10 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
         Err(e) => return unavailable(&e),
     };
     let (permission, request) = if approvers.is_empty() {
-        let why = "no approver is enrolled on this machine: in a terminal, run `equinix-mcp approvers add NAME`, then \
-                   reload this page";
-        (Permission::Refused(why.into()), None)
+        let command = page.enroll_command().unwrap_or_else(|| "equinix-mcp approvers add NAME".into());
+        let why =
+            format!("no approver is enrolled on this machine: in a terminal, run `{command}`, then reload this page");
+        (Permission::Refused(why), None)
     } else {
         match page.passkeys.request_options(&page.origin(), &approvers, &record.identity()) {
             Ok(o) => (
@@ -75,9 +76,13 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
 /// A decision posted to the local page.
 pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> Response {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
-    if !same_origin(page, request.headers()) {
-        tracing::warn!(%peer, "approval page: refused a decision from another site");
-        return message(StatusCode::FORBIDDEN, "Refused", "The page accepts a decision only from itself.");
+    if let Err(why) = same_origin(page, request.headers()) {
+        tracing::warn!(%peer, "approval page: refused a decision not sent from the page: {why}");
+        return message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            &format!("The page accepts a decision only from itself: {why}."),
+        );
     }
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await else {
         return message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "This is larger than a decision can be.");

@@ -248,6 +248,15 @@ impl ApprovalPage {
         page
     }
 
+    /// The command that enrolls an approver for this local page (this binary's own path, the
+    /// page's approvers file when not the default); none for a team's page.
+    pub fn enroll_command(&self) -> Option<String> {
+        match (&self.passkeys.store, self.is_local()) {
+            (PasskeyStore::File(file), true) => Some(crate::approvers::add_command(file)),
+            _ => None,
+        }
+    }
+
     /// Whether this page's approvers are people enrolled on this machine (no identity provider).
     pub fn is_local(&self) -> bool {
         self.rp.is_none()

@@ -69,19 +69,34 @@ pub(crate) fn unavailable(why: &str) -> Response {
 /// Whether the request comes from this page itself. A browser that sends `Sec-Fetch-Site` says it
 /// (`same-origin`); with the page's `Referrer-Policy: no-referrer` such a browser sends `Origin:
 /// null` on the page's own form, so `null` is accepted beside it. A browser without fetch
-/// metadata must send the page's own `Origin`. A request with neither (no browser) still needs the
-/// session and its anti-CSRF token.
-pub(crate) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> bool {
+/// metadata must send the page's own `Origin`. A request with neither is no browser's (every
+/// browser that can make a passkey sends one of them on a POST), so it is refused: the page decides
+/// only for a person at a browser. These headers stop other sites, not other programs on this
+/// machine, which may send any header: against those the passkey's signature is bound to this
+/// page's exact origin, and a team page's decision needs the session's cookie and anti-CSRF token.
+/// `Err`: why not, in words for the refusal.
+pub(crate) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> Result<(), String> {
     from_origin(&page.origin(), headers)
 }
 
 /// [`same_origin`] for a page at `origin` (the enrollment page of `approvers add` too).
-pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> bool {
+pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> Result<(), String> {
     let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
+    let shown = |s: &str| equinix_broker_contract::clip(s, 80);
     match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
-        (Some(site), sent) => site == "same-origin" && sent.is_none_or(|o| o == "null" || o == origin),
-        (None, Some(sent)) => sent == origin,
-        (None, None) => true,
+        (Some("same-origin"), sent) if sent.is_none_or(|o| o == "null" || o == origin) => Ok(()),
+        (Some(site), sent) => Err(format!(
+            "the browser says it was sent from a {} page (Origin {}), not from this page ({origin})",
+            shown(site),
+            shown(sent.unwrap_or("none"))
+        )),
+        (None, Some(sent)) if sent == origin => Ok(()),
+        (None, Some(sent)) => Err(format!("it was sent from {}, not from this page ({origin})", shown(sent))),
+        (None, None) => Err(
+            "it names neither Origin nor Sec-Fetch-Site, which every browser that can make a passkey sends: the page \
+             takes it only from itself, in a browser"
+                .into(),
+        ),
     }
 }
 
@@ -132,4 +147,35 @@ pub(crate) async fn only_at(want: &str, request: Request, next: Next) -> Respons
     tracing::warn!(path = %request.uri().path(), "refused a request not addressed to {want}");
     let text = format!("this page answers only at http://{want} (the name its passkeys are bound to)\n");
     (StatusCode::MISDIRECTED_REQUEST, text).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs.iter().map(|(k, v)| (header::HeaderName::from_static(k), HeaderValue::from_static(v))).collect()
+    }
+
+    #[test]
+    fn a_post_counts_only_from_the_page_itself_in_a_browser() {
+        let page = "http://localhost:8932";
+        for ok in [
+            headers(&[("sec-fetch-site", "same-origin"), ("origin", "null")]),
+            headers(&[("sec-fetch-site", "same-origin"), ("origin", "http://localhost:8932")]),
+            headers(&[("sec-fetch-site", "same-origin")]),
+            headers(&[("origin", "http://localhost:8932")]),
+        ] {
+            assert_eq!(from_origin(page, &ok), Ok(()), "{ok:?}");
+        }
+        let other_port = headers(&[("origin", "http://localhost:8933")]);
+        assert!(from_origin(page, &other_port).unwrap_err().contains("sent from http://localhost:8933"));
+        let cross = headers(&[("sec-fetch-site", "same-site"), ("origin", "http://localhost:8933")]);
+        assert!(from_origin(page, &cross).unwrap_err().contains("same-site"));
+        let forged = headers(&[("sec-fetch-site", "same-origin"), ("origin", "http://evil.example")]);
+        assert!(from_origin(page, &forged).is_err());
+        // no browser: neither header
+        let why = from_origin(page, &HeaderMap::new()).unwrap_err();
+        assert!(why.contains("neither Origin nor Sec-Fetch-Site"), "{why}");
+    }
 }

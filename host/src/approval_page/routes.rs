@@ -228,9 +228,13 @@ impl Posted {
 async fn posted(page: &ApprovalPage, request: Request, what: &str) -> Result<Posted, Response> {
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.to_string()).unwrap_or_default();
     let headers = request.headers().clone();
-    if !same_origin(page, &headers) {
-        tracing::warn!(%peer, "approval page: refused {what} from another site");
-        return Err(message(StatusCode::FORBIDDEN, "Refused", &format!("The page accepts {what} only from itself.")));
+    if let Err(why) = same_origin(page, &headers) {
+        tracing::warn!(%peer, "approval page: refused {what} not sent from the page: {why}");
+        return Err(message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            &format!("The page accepts {what} only from itself: {why}."),
+        ));
     }
     let Some((session, key)) = signed_in(page, &headers).await else {
         return Err(message(

@@ -78,6 +78,40 @@ pub async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, String> {
     Ok(store.all().await?.into_iter().filter(active).collect())
 }
 
+/// The command that enrolls an approver for a server whose approvers are in `file`, as a person
+/// types it in a terminal of this machine: this very binary's path (one who installed the Claude
+/// Desktop bundle has no `equinix-mcp` on their `PATH`, and the bundle's folder differs by
+/// platform), quoted for the platform's shell, and the file when it is not the default one. It
+/// holds no secret: the enrollment's one-time link is printed by the command, in that terminal,
+/// and never passes through the agent.
+pub fn add_command(file: &Path) -> String {
+    let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "equinix-mcp".into());
+    let mut command = format!("{} approvers add NAME", invoked(&exe));
+    if default_file().as_deref() != Some(file) {
+        command.push_str(&format!(" --approvers-file {}", quoted(&file.display().to_string())));
+    }
+    command
+}
+
+/// `exe` as the first word of a command line.
+fn invoked(exe: &str) -> String {
+    // PowerShell, Windows' terminal, runs a quoted path only through its call operator
+    if cfg!(windows) { format!("& {}", quoted(exe)) } else { quoted(exe) }
+}
+
+/// `text` as one word for the platform's shell (POSIX `sh`; PowerShell on Windows).
+fn quoted(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'+' | b':' | b'@' | b','));
+    match (plain, cfg!(windows)) {
+        (true, _) => text.to_string(),
+        (false, true) => format!("\"{}\"", text.replace('`', "``").replace('"', "`\"").replace('$', "`$")),
+        (false, false) => format!("'{}'", text.replace('\'', r"'\''")),
+    }
+}
+
 /// Whether the file at `path` names any approver who may approve now.
 pub async fn any(path: &Path) -> bool {
     enrolled(&PasskeyStore::File(path.to_path_buf())).await.is_ok_and(|all| !all.is_empty())
@@ -96,5 +130,19 @@ mod tests {
             assert!(check_name(bad).is_err(), "{bad}");
         }
         assert_eq!(principal("dana"), "local:dana");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_enrollment_command_is_this_binary_quoted_for_the_shell() {
+        // macOS keeps Claude Desktop's extensions under "Application Support": a space
+        assert_eq!(quoted("/home/dana/.local/bin/equinix-mcp"), "/home/dana/.local/bin/equinix-mcp");
+        assert_eq!(quoted("/Users/dana/Library/Application Support/x"), "'/Users/dana/Library/Application Support/x'");
+        assert_eq!(quoted("/tmp/it's"), r"'/tmp/it'\''s'");
+        let exe = std::env::current_exe().unwrap().display().to_string();
+        let default = default_file().unwrap();
+        assert_eq!(add_command(&default), format!("{} approvers add NAME", quoted(&exe)));
+        let other = Path::new("/srv/my approvers.json");
+        assert!(add_command(other).ends_with(" approvers add NAME --approvers-file '/srv/my approvers.json'"));
     }
 }

@@ -36,6 +36,8 @@ pub enum Event {
     AuditLogOpened(Opened),
     /// The file at the log's path was replaced (a rotation): the new file's first record.
     AuditLogReopened(Reopened),
+    /// Another process that shares the log crashed inside a record, never acknowledged: cut off.
+    AuditLogTailCut(TailCut),
     /// An approval was minted after a person's yes (or the operator's opt-in).
     ApprovalMinted(ApprovalEvent),
     /// Its create is about to leave.
@@ -71,6 +73,13 @@ pub struct Opened {
 pub struct TornTail {
     pub bytes: u64,
     pub sha256: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TailCut {
+    /// The process that found and cut it.
+    pub instance: String,
+    pub torn_tail_cut: TornTail,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

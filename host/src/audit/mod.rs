@@ -14,6 +14,11 @@
 //! writer also waits up to [`GATHER`] for their records to join before it syncs, as PostgreSQL's
 //! `commit_delay` does with its `commit_siblings`; a lone record is synced at once, as before.
 //!
+//! Several processes may append to one log (two, three local servers of one user, each started
+//! with the default path): each write takes the file's exclusive lock, first reads past what the
+//! others appended since (the chain continues from the file's last record, not from this
+//! process's), and holds the lock until its lines are synced, so the chain stays one.
+//!
 //! The chain's own rules are [`chain`]'s; the signed checkpoints kept beside the log are
 //! [`checkpoints`]'; what each record says is a type of [`events`].
 
@@ -36,6 +41,10 @@ pub use events::{Event, Record};
 
 /// The longest a sync waits for the records of mutating calls still under way.
 pub const GATHER: Duration = Duration::from_millis(2);
+
+/// The longest a write waits for another process's write to the same log (a write and its sync
+/// take milliseconds; a process stopped while it held the lock is what this bounds).
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 pub struct AuditLog {
     path: PathBuf,
@@ -80,6 +89,9 @@ impl Drop for Away {
 struct Writing {
     file: File,
     chain: Chain,
+    /// The file's length after this process's last write: another length means another process
+    /// appended since (or the file was cut), and the chain is read again from the file.
+    end: u64,
 }
 
 /// Lines waiting for the writer, each with whoever waits for it to be durable.
@@ -95,9 +107,20 @@ pub fn default_path() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("audit.jsonl"))
 }
 
-/// Opens (or creates) `what` ("the audit log", "the checkpoint file") at `path` for appending:
-/// a regular file, never through a symbolic link, and written by this process alone.
+/// Opens (or creates) `what` ("the checkpoint file") at `path` for appending: a regular file,
+/// never through a symbolic link, and written by this process alone.
 pub(crate) fn open_append(path: &Path, what: &str) -> anyhow::Result<File> {
+    let file = open_regular(path, what)?;
+    // two writers would fork the chain
+    file.try_lock().map_err(|e| {
+        anyhow::anyhow!("{what} {} is in use by another process ({e}): give each server its own file", path.display())
+    })?;
+    Ok(file)
+}
+
+/// Opens (or creates) `what` at `path` for appending: a regular file, never through a symbolic
+/// link. Who else may write it is the caller's to settle.
+fn open_regular(path: &Path, what: &str) -> anyhow::Result<File> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -115,11 +138,27 @@ pub(crate) fn open_append(path: &Path, what: &str) -> anyhow::Result<File> {
     if !file.metadata()?.file_type().is_file() {
         anyhow::bail!("{what} {shown} is not a regular file");
     }
-    // two writers would fork the chain
-    file.try_lock().map_err(|e| {
-        anyhow::anyhow!("{what} {shown} is in use by another process ({e}): give each server its own file")
-    })?;
     Ok(file)
+}
+
+/// Takes `file`'s exclusive lock, waiting up to [`LOCK_WAIT`] for another process's write.
+fn lock_for_writing(file: &File) -> std::io::Result<()> {
+    let until = Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::other(format!(
+                    "another process has held its lock for over {} s (stopped in the middle of a write?)",
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
 }
 
 impl AuditLog {
@@ -127,8 +166,10 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let mut file = open_append(path, "the audit log")?;
+        let mut file = open_regular(path, "the audit log")?;
         let shown = path.display();
+        // released when `file` closes, should anything below fail
+        lock_for_writing(&file).with_context(|| format!("locking the audit log {shown}"))?;
         let resumed = resume(&mut file).with_context(|| format!("reading the end of the audit log {shown}"))?;
         let instance = format!("{}-{}", std::process::id(), hex::encode(rand::random::<[u8; 6]>()));
         let mut chain = resumed.chain.clone().unwrap_or_else(Chain::fresh);
@@ -152,6 +193,8 @@ impl AuditLog {
         let line = chain.link(&start.at(now_ms()).line());
         file.write_all(line.as_bytes()).and_then(|()| file.sync_data()).with_context(|| format!("writing {shown}"))?;
         chain.advance(&line);
+        let end = file.metadata().with_context(|| format!("reading {shown}"))?.len();
+        file.unlock().with_context(|| format!("unlocking {shown}"))?;
         let synced = Mutex::new((chain.next_seq.checked_sub(1), chain.prev.clone()));
         Ok(AuditLog {
             path: path.to_path_buf(),
@@ -159,7 +202,7 @@ impl AuditLog {
             since_checkpoint: AtomicU64::new(0),
             checkpoint_every: AtomicU64::new(0),
             checkpoint_due: tokio::sync::Notify::new(),
-            file: Mutex::new(Writing { file, chain }),
+            file: Mutex::new(Writing { file, chain, end }),
             instance,
             queue: Mutex::default(),
             arrived: Condvar::new(),
@@ -284,7 +327,21 @@ impl AuditLog {
     fn append_lines(&self, lines: &[String]) -> Vec<std::io::Result<()>> {
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         let w = &mut *guard;
-        let mut outcomes: Vec<std::io::Result<()>> = match self.reopen_if_replaced(w) {
+        if let Err(e) = lock_for_writing(&w.file) {
+            return lines.iter().map(|_| Err(std::io::Error::new(e.kind(), e.to_string()))).collect();
+        }
+        let outcomes = self.append_locked(w, lines);
+        // the lock of whichever file is open now (a rotation may have switched it)
+        if let Err(e) = w.file.unlock() {
+            tracing::warn!("the audit log {} could not be unlocked: {e}", self.path.display());
+        }
+        outcomes
+    }
+
+    /// [`AuditLog::append_lines`] with the open file's lock held.
+    fn append_locked(&self, w: &mut Writing, lines: &[String]) -> Vec<std::io::Result<()>> {
+        let ready = self.catch_up(w).and_then(|()| self.reopen_if_replaced(w));
+        let mut outcomes: Vec<std::io::Result<()>> = match ready {
             Ok(()) => lines
                 .iter()
                 .map(|record| {
@@ -304,6 +361,9 @@ impl AuditLog {
                     *outcome = Err(std::io::Error::new(e.kind(), e.to_string()));
                 }
             }
+            if let Ok(m) = file.metadata() {
+                w.end = m.len();
+            }
             let durable = outcomes.iter().filter(|o| o.is_ok()).count();
             crate::metrics::metrics().audit_sync(durable);
             if durable > 0 {
@@ -320,21 +380,68 @@ impl AuditLog {
         outcomes
     }
 
-    fn reopen_if_replaced(&self, w: &mut Writing) -> std::io::Result<()> {
-        if let Some(why) = self.replaced(&w.file) {
-            tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
-            w.file = open_append(&self.path, "the audit log").map_err(std::io::Error::other)?;
-            // the new file starts with the chain's next link, naming the last file's head
-            let note = Event::AuditLogReopened(events::Reopened {
-                reason: why.into(),
+    /// Moves the chain past what other processes appended since this one last wrote (the file's
+    /// lock held): its last record, a torn tail cut off and said, or a file emptied in place
+    /// started again with a note naming the chain's head.
+    fn catch_up(&self, w: &mut Writing) -> std::io::Result<()> {
+        if w.file.metadata()?.len() == w.end {
+            return Ok(());
+        }
+        let resumed = resume(&mut w.file)?;
+        if resumed.unchained {
+            return Err(std::io::Error::other(
+                "the file now ends with a line that is no chained record: something other than equinix-mcp wrote it",
+            ));
+        }
+        match resumed.chain {
+            Some(chain) => w.chain = chain,
+            None => {
+                self.note_new_file(w, "was emptied in place (truncated)")?;
+            }
+        }
+        if let Some((bytes, sha256)) = resumed.torn_tail {
+            // another process crashed in the middle of a record it never acknowledged
+            tracing::warn!("the audit log {} ended inside a record ({bytes} bytes); cut it off", self.path.display());
+            let note = Event::AuditLogTailCut(events::TailCut {
                 instance: self.instance.clone(),
-                chain: w.chain.id.clone(),
-                previous_file_head: w.chain.prev.clone(),
+                torn_tail_cut: events::TornTail { bytes, sha256 },
             });
             let line = w.chain.link(&note.at(now_ms()).line());
             write_whole(&mut w.file, &line)?;
             w.chain.advance(&line);
         }
+        w.end = w.file.metadata()?.len();
+        Ok(())
+    }
+
+    /// Switches to the file now at the path, if the open one was replaced (the old file's lock
+    /// held, so its head is final): a new empty file starts with the chain's next link naming the
+    /// old file's head; one another process started already is caught up with.
+    fn reopen_if_replaced(&self, w: &mut Writing) -> std::io::Result<()> {
+        let Some(why) = self.replaced(&w.file) else { return Ok(()) };
+        tracing::warn!("the audit log {} {why}; reopening it", self.path.display());
+        let file = open_regular(&self.path, "the audit log").map_err(std::io::Error::other)?;
+        lock_for_writing(&file)?;
+        let old = std::mem::replace(&mut w.file, file);
+        let _ = old.unlock();
+        w.end = 0;
+        match w.file.metadata()?.len() {
+            0 => self.note_new_file(w, why),
+            _ => self.catch_up(w),
+        }
+    }
+
+    /// Starts the empty open file with the chain's next link, naming the last file's head.
+    fn note_new_file(&self, w: &mut Writing, why: &str) -> std::io::Result<()> {
+        let note = Event::AuditLogReopened(events::Reopened {
+            reason: why.into(),
+            instance: self.instance.clone(),
+            chain: w.chain.id.clone(),
+            previous_file_head: w.chain.prev.clone(),
+        });
+        let line = w.chain.link(&note.at(now_ms()).line());
+        write_whole(&mut w.file, &line)?;
+        w.chain.advance(&line);
         Ok(())
     }
 
@@ -504,12 +611,95 @@ mod tests {
         assert_ne!(starts[0]["instance"], starts[1]["instance"], "each process names itself");
     }
 
+    /// Issue 60: two, three local servers of one user append to the default log at once; each
+    /// write continues the chain from the file's last record, whoever wrote it.
+    #[test]
+    fn several_processes_share_one_log_and_its_chain_stays_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        // each open is its own file description, so their locks exclude each other as two
+        // processes' would
+        let logs: Vec<Arc<AuditLog>> = (0..3).map(|_| Arc::new(AuditLog::open(&path).unwrap())).collect();
+        let writers: Vec<_> = logs
+            .iter()
+            .enumerate()
+            .map(|(i, log)| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    for n in 0..40 {
+                        log.append(&json!({"server": i, "n": n})).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Verdict::Intact { records, chain, .. } = verify(text.as_bytes()) else {
+            panic!("{:?}", verify(text.as_bytes()))
+        };
+        assert_eq!(records, 3 + 120, "three start records and every record once");
+        assert_eq!(chain, logs[0].synced_head().0);
+        assert!(logs.iter().all(|l| l.synced_head().0 == chain), "one chain for all three");
+        let mut seen: Vec<(u64, u64)> =
+            payloads(&path).iter().map(|r| (r["server"].as_u64().unwrap(), r["n"].as_u64().unwrap())).collect();
+        seen.sort();
+        assert_eq!(seen, (0..3).flat_map(|i| (0..40).map(move |n| (i, n))).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_record_torn_by_another_process_or_a_file_emptied_in_place_keeps_the_chain_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let (a, b) = (AuditLog::open(&path).unwrap(), AuditLog::open(&path).unwrap());
+        a.append(&json!({"n": 1})).unwrap();
+        // b "crashes" in the middle of a line
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"seq\":9,\"pr").unwrap();
+        a.append(&json!({"n": 2})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(matches!(verify(text.as_bytes()), Verdict::Intact { .. }), "{text}");
+        assert!(text.contains("\"event\":\"audit_log_tail_cut\"") && text.contains("\"bytes\":12"), "{text}");
+        // emptied in place (a copy-and-truncate rotation): a new file that names the head the
+        // writer knew (the last writer's, here; another process knows only its own last head,
+        // which is why the docs ask for rotation by renaming)
+        let head = a.synced_head().2;
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+        a.append(&json!({"n": 3})).unwrap();
+        b.append(&json!({"n": 4})).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Verdict::Intact { first_prev, .. } = verify(text.as_bytes()) else { panic!("{text}") };
+        assert_eq!(first_prev, head, "{text}");
+        assert!(text.contains("emptied in place"), "{text}");
+        assert_eq!(payloads(&path), [json!({"n": 3}), json!({"n": 4})]);
+    }
+
+    #[test]
+    fn a_write_waits_for_another_processs_lock_and_gives_up_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::open(&path).unwrap();
+        let other = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        other.lock().unwrap();
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            other.unlock().unwrap();
+        });
+        let t = Instant::now();
+        log.append(&json!({"n": 1})).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(250), "the write waited for the lock");
+        released.join().unwrap();
+        assert_eq!(payloads(&path), [json!({"n": 1})]);
+    }
+
     /// The records of the file at `path` without their links, start records left out.
     fn payloads(path: &Path) -> Vec<Value> {
         let text = std::fs::read_to_string(path).unwrap();
         text.lines()
             .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| r["event"] != "audit_log_opened" && r["event"] != "audit_log_reopened")
+            .filter(|r| {
+                !matches!(r["event"].as_str(), Some("audit_log_opened" | "audit_log_reopened" | "audit_log_tail_cut"))
+            })
             .map(|mut r| {
                 let m = r.as_object_mut().unwrap();
                 assert!(m.remove("seq").is_some() && m.remove("prev").is_some(), "every record is a link");

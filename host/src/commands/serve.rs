@@ -134,7 +134,9 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let mut banner = banner;
     let page = match &approval_page {
         None => PageKind::None,
-        Some(p) if p.is_local() => PageKind::Local { enrolled: p.offers_enrolled().await },
+        Some(p) if p.is_local() => {
+            PageKind::Local { enrolled: p.offers_enrolled().await, command: p.enroll_command().unwrap_or_default() }
+        }
         Some(_) => PageKind::Team,
     };
     banner.confirmations = confirmations(grants.audit.is_some(), page, grants.unconfirmed_allowed);
@@ -186,7 +188,7 @@ fn page_deps(grants: &Grants, cookie: &CookieSeal) -> PageDeps {
 }
 
 /// Which approval page a server has, for the banner.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum PageKind {
     None,
     /// A team's, behind its identity provider.
@@ -194,6 +196,8 @@ enum PageKind {
     /// Local approvers', with this many enrolled at start.
     Local {
         enrolled: usize,
+        /// The command that enrolls one, with this binary's path.
+        command: String,
     },
 }
 
@@ -202,15 +206,14 @@ enum PageKind {
 fn confirmations(mutate: bool, page: PageKind, opt_in: bool) -> String {
     let without = match (page, opt_in) {
         (PageKind::Team, _) => "the approval page's link (approval_pending)".to_string(),
-        (PageKind::Local { enrolled: n @ 1.. }, _) => format!(
+        (PageKind::Local { enrolled: n @ 1.., .. }, _) => format!(
             "the approval page's link (approval_pending), where one of the {n} approver(s) enrolled on this machine \
              approves with their passkey"
         ),
-        (PageKind::Local { enrolled: 0 }, _) if !opt_in => {
-            "nobody can approve until an approver is enrolled on this machine: run `equinix-mcp approvers add NAME` \
-             (then the approval page's link, approval_pending)"
-                .to_string()
-        }
+        (PageKind::Local { enrolled: 0, command }, _) if !opt_in => format!(
+            "nobody can approve until an approver is enrolled on this machine: run `{command}` (then the approval \
+             page's link, approval_pending)"
+        ),
         (_, true) => "NOBODY is asked: the operator's opt-in creates without a person".to_string(),
         (_, false) => "nobody can approve (unsupported_by_client): serve the approval page (docs/approval-page.md) \
                        or use a client that shows forms"

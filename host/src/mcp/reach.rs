@@ -156,15 +156,16 @@ pub async fn page_instead(
 /// The next step of a proposal, in the host's words: what this client's confirm will do, said
 /// before the token can be spent, never discovered after. A server whose page waits for its first
 /// local approver names the one command that opens it.
-pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<&'static str> {
-    let local_page = shared.approval_page.as_ref().is_some_and(|p| p.is_local());
-    if delivery == Delivery::Nobody && local_page {
-        return Some(
+pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<String> {
+    if delivery == Delivery::Nobody
+        && let Some(command) = enroll_command(shared)
+    {
+        return Some(format!(
             "Do not call fabric_confirm_change yet: this client shows no form and nobody is enrolled to approve on \
              this machine, so it would answer unsupported_by_client and spend the token. Ask the user to run \
-             `equinix-mcp approvers add NAME` in a terminal (once: it enrolls their passkey), then call \
-             fabric_confirm_change: it answers approval_pending with the link where they approve.",
-        );
+             `{command}` in a terminal (once: it enrolls their passkey), then call fabric_confirm_change: it answers \
+             approval_pending with the link where they approve."
+        ));
     }
     Some(match delivery {
         Delivery::Form | Delivery::RoundTrip(Round::FirstForm) => {
@@ -190,5 +191,29 @@ pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<&'static str> {
         }
         // a propose is never a retry, and its tool may ask
         Delivery::NotAsked | Delivery::PageByForm | Delivery::RoundTrip(_) => return None,
-    })
+    }
+    .to_string())
+}
+
+/// What a confirm that reached nobody (a client that shows no form, and no page anyone could
+/// approve on) should be followed by, in the host's words: only the host knows whether the way
+/// out is an enrollment on this machine or the operator's page. The token is spent by then.
+pub fn after_nobody(shared: &Shared) -> String {
+    match enroll_command(shared) {
+        Some(command) => format!(
+            "Nothing was created, and this token is used up: nobody is enrolled to approve on this machine yet, and \
+             this client shows no form. Ask the user to run `{command}` in a terminal on this machine (once: it \
+             enrolls their passkey in their browser), then call fabric_propose_change again and fabric_confirm_change \
+             with the new token: it answers approval_pending with the link where they approve."
+        ),
+        None => "Nothing was created, and this token is used up: this client shows no form and this server has no \
+                 approval page, so nobody could approve it. Confirm from a client that shows forms (Claude Code, VS \
+                 Code, Cursor), or ask the operator to set up the approval page, then propose again."
+            .into(),
+    }
+}
+
+/// The enrollment command of a local page (which is never offered while nobody is enrolled).
+fn enroll_command(shared: &Shared) -> Option<String> {
+    shared.approval_page.as_ref().and_then(|p| p.enroll_command())
 }

@@ -232,6 +232,20 @@ fn with_next_step(response: CallToolResponse, step: &str) -> CallToolResponse {
     results::structured(value, false).into()
 }
 
+/// A confirm's result that reached nobody (`unsupported_by_client`), its next step in the host's
+/// words: the component's cannot know whether this server's way out is an enrollment.
+fn reached_nobody(response: CallToolResponse, step: &str) -> CallToolResponse {
+    let CallToolResponse::Complete(result) = response else { return response };
+    let nobody =
+        |v: &Value| v.pointer("/human_confirmation/status").and_then(Value::as_str) == Some("unsupported_by_client");
+    let Some(mut value) = result.structured_content.clone().filter(|v| nobody(v) && v.get("next_step").is_some())
+    else {
+        return CallToolResponse::Complete(result);
+    };
+    value["next_step"] = json!(step);
+    results::structured(value, result.is_error == Some(true)).into()
+}
+
 /// A call stopped because the proposal store (where the page's records live) did not answer.
 fn store_unavailable(why: &str) -> CallToolResponse {
     ToolError::new("proposal_store_unavailable", format!("{why}; nothing was done")).result()
@@ -353,12 +367,15 @@ impl ServerHandler for McpServer {
         let call = CallContext { principal, scopes, confirmer, page_instead, cancel: flight.cancel.clone(), progress };
         let response = self.run_delivered(&name, arguments, call, delivery).await?;
         if !is_propose {
-            return Ok(response);
+            return Ok(match delivery {
+                Delivery::Nobody => reached_nobody(response, &reach::after_nobody(&self.shared)),
+                _ => response,
+            });
         }
         // how this client's confirm of what was just proposed will reach a person
         let confirm = approval::plan(declared, offered, true, approval::Sealed::FirstRound);
         Ok(match reach::next_step(confirm, &self.shared) {
-            Some(step) => with_next_step(response, step),
+            Some(step) => with_next_step(response, &step),
             None => response,
         })
     }

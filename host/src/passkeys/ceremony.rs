@@ -48,22 +48,26 @@ impl Ceremony {
                  there); give --approval-url with a name (http://localhost:PORT on this machine)"
             ));
         };
-        // on this machine a page may take whichever port is free (a second server takes another),
-        // and `localhost` names no one else: a passkey made there answers on any of its ports
-        let any_port = host == LOCALHOST;
+        // the signed origin must be this page's exactly, port included: any process of any user can
+        // listen on another port of `localhost`, show a harmless request there and collect the
+        // person's signature over this page's challenge (issue 60). A passkey enrolled at another
+        // port still answers here ([`Ceremony::admits`]): the RP ID, `localhost`, is the same.
         let webauthn = WebauthnBuilder::new(host, &url)
-            .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).allow_any_port(any_port).build())
+            .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).allow_any_port(false).build())
             .map_err(|e| format!("the WebAuthn relying party for {origin}: {e}"))?;
         Ok(Ceremony { webauthn, rp_id: host.to_string(), origin: url.origin().ascii_serialization() })
     }
 
     /// Whether a passkey enrolled for the page at `origin` answers here: the same relying party,
-    /// and the same origin but on `localhost`, where any port is this machine's.
+    /// and the same origin but on `localhost`, where a page takes whichever port is free (the
+    /// enrollment page of `approvers add` has one, each local server's page another). Where it
+    /// answers, the assertion is still for this page's own origin ([`Ceremony::check`]).
     pub fn admits(&self, origin: &str) -> bool {
-        match Url::parse(origin) {
-            Ok(url) if self.rp_id == LOCALHOST => url.domain() == Some(LOCALHOST) && url.scheme() == "http",
-            Ok(url) => url.origin().ascii_serialization() == self.origin,
-            Err(_) => false,
+        let Ok(url) = Url::parse(origin) else { return false };
+        let ours = Url::parse(&self.origin).ok();
+        match ours {
+            Some(ours) if self.rp_id == LOCALHOST => url.domain() == Some(LOCALHOST) && url.scheme() == ours.scheme(),
+            _ => url.origin().ascii_serialization() == self.origin,
         }
     }
 
@@ -125,13 +129,24 @@ impl Ceremony {
         Ok((options, state))
     }
 
-    /// Checks `assertion` against `state`: the origin, the RP ID, UP and UV, the challenge, the
-    /// signature, and that a counter the authenticator keeps moved past the one enrolled.
+    /// Checks `assertion` against `state`: the origin (this page's exactly), the RP ID, UP and
+    /// UV, the challenge, the signature, and that a counter the authenticator keeps moved past
+    /// the one enrolled.
     pub fn check(
         &self,
         assertion: &PublicKeyCredential,
         state: &PasskeyAuthentication,
     ) -> Result<AuthenticationResult, String> {
+        // said in the person's words before webauthn-rs refuses it as "another site"
+        let signed = signed_origin(assertion)?;
+        if signed != self.origin {
+            return Err(format!(
+                "the passkey signed this request on the page at {signed}, not on this page ({}): an answer counts \
+                 only on the page that asked for it, and another page on this machine may show one request and \
+                 ask for a signature over another",
+                self.origin
+            ));
+        }
         let result = self.webauthn.finish_passkey_authentication(assertion, state).map_err(|e| explain(&e))?;
         if !result.user_verified() {
             // the passkey flow requires UV already; stated again where the approval depends on it
@@ -139,6 +154,18 @@ impl Ceremony {
         }
         Ok(result)
     }
+}
+
+/// The origin the browser wrote into the assertion's signed client data (checked again, with
+/// the rest of it, by webauthn-rs).
+pub fn signed_origin(assertion: &PublicKeyCredential) -> Result<String, String> {
+    #[derive(serde::Deserialize)]
+    struct ClientData {
+        origin: String,
+    }
+    let data: ClientData = serde_json::from_slice(&assertion.response.client_data_json)
+        .map_err(|e| format!("the assertion's client data names no origin: {e}"))?;
+    Ok(data.origin)
 }
 
 /// `state` with its challenge replaced by `ours`, read back to be sure it took.

@@ -111,13 +111,15 @@ fn check_one(
         ));
     }
     let id = identity(decision);
-    let ceremony = Ceremony::new(&enrolled.origin)?;
-    if ceremony.rp_id != enrolled.rp_id {
-        return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, ceremony.rp_id));
+    let at_enrollment = Ceremony::new(&enrolled.origin)?;
+    if at_enrollment.rp_id != enrolled.rp_id {
+        return Err(format!("the export's RP ID {} is not its origin's host {}", enrolled.rp_id, at_enrollment.rp_id));
     }
-    if !ceremony.admits(&evidence.origin) {
+    if !at_enrollment.admits(&evidence.origin) || evidence.rp_id != enrolled.rp_id {
         return Err(format!("the assertion was made at {}, not at {}'s page", evidence.origin, enrolled.origin));
     }
+    // the page that asked, as the record keeps it: the signature must be for exactly that origin
+    let ceremony = Ceremony::new(&evidence.origin)?;
     let key = ceremony::without_counter(&enrolled.passkey)?;
     let (_, state) = ceremony.request(std::slice::from_ref(&key), &id)?;
     let result = ceremony.check(&evidence.assertion, &state)?;
@@ -204,6 +206,20 @@ mod tests {
         other_rp["enrollments"][0]["rp_id"] = json_text("example.com");
         let other_rp: Export = serde_json::from_value(other_rp).unwrap();
         assert!(check_log([&record], &other_rp).unwrap_err().contains("RP ID"));
+    }
+
+    /// Issue 60: a signature collected by another page of this machine (another port of
+    /// `localhost`) over this page's challenge, recorded as this page's approval.
+    #[test]
+    fn an_assertion_signed_on_another_port_than_the_recorded_page_fails() {
+        let (record, export) = fixture();
+        let page = record["passkey"]["origin"].as_str().unwrap().to_string();
+        let port: u16 = page.rsplit(':').next().unwrap().parse().unwrap();
+        let mut swapped = record.clone();
+        swapped["passkey"]["origin"] = json_text(&format!("http://localhost:{}", port + 1));
+        let why = check_log([&swapped], &export).unwrap_err();
+        assert!(why.starts_with("record 6:") && why.contains(&format!("on the page at {page}")), "{why}");
+        assert!(why.contains("not on this page"), "{why}");
     }
 
     #[test]

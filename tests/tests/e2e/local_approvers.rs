@@ -20,17 +20,21 @@ use crate::harness::webdriver::Chrome;
 use crate::harness::*;
 
 /// `equinix-mcp approvers add NAME` under way: its link, and the rest of what it prints.
-struct Enrolling {
+pub(crate) struct Enrolling {
     child: Child,
     lines: Lines<BufReader<ChildStdout>>,
-    link: String,
+    pub(crate) link: String,
 }
 
 impl Enrolling {
     async fn start(file: &Path, name: &str, extra: &[&str]) -> Enrolling {
         let mut args = vec!["approvers", "add", name, "--approvers-file", file.to_str().unwrap()];
         args.extend_from_slice(extra);
-        let mut cmd = command(&args, &[]);
+        Enrolling::spawn(command(&args, &[])).await
+    }
+
+    /// `cmd`, an `approvers add` command line, started: its link once printed.
+    pub(crate) async fn spawn(mut cmd: tokio::process::Command) -> Enrolling {
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -48,7 +52,7 @@ impl Enrolling {
     }
 
     /// Waits for the command to end: (success, stdout after the link, stderr).
-    async fn finish(mut self) -> (bool, String, String) {
+    pub(crate) async fn finish(mut self) -> (bool, String, String) {
         let mut out = String::new();
         while let Ok(Some(line)) = self.lines.next_line().await {
             out.push_str(&line);
@@ -63,7 +67,7 @@ impl Enrolling {
 
 /// Opens the enrollment link and adds a passkey with the browser's authenticator, as the page's
 /// own button and script do; the text of the page that answers.
-async fn enroll_in(chrome: &Chrome, link: &str) -> String {
+pub(crate) async fn enroll_in(chrome: &Chrome, link: &str) -> String {
     chrome.goto(link).await;
     chrome.click("#enroll").await;
     let answered = wait::first(Duration::from_secs(20), async || {
@@ -76,7 +80,7 @@ async fn enroll_in(chrome: &Chrome, link: &str) -> String {
 }
 
 /// Enrolls `name` in `file` through the command's link, in `chrome`.
-async fn enrolled(chrome: &Chrome, file: &Path, name: &str) {
+pub(crate) async fn enrolled(chrome: &Chrome, file: &Path, name: &str) {
     let enrolling = Enrolling::start(file, name, &[]).await;
     let page = enroll_in(chrome, &enrolling.link).await;
     assert!(page.contains(&format!("{name} is an approver on this machine")), "{page}");
@@ -85,7 +89,7 @@ async fn enrolled(chrome: &Chrome, file: &Path, name: &str) {
 }
 
 /// A stdio server on `sim` serving the mutate toolset, whose local approvers are in `file`.
-async fn local_server(sim: &SimHandle, file: &Path, client: TestClient) -> Server {
+pub(crate) async fn local_server(sim: &SimHandle, file: &Path, client: TestClient) -> Server {
     Launch::serve()
         .against(sim)
         .args(&["--toolsets", "metros,mutate"])
@@ -95,12 +99,12 @@ async fn local_server(sim: &SimHandle, file: &Path, client: TestClient) -> Serve
         .await
 }
 
-async fn confirm(client: &Client, token: &str) -> Value {
+pub(crate) async fn confirm(client: &Client, token: &str) -> Value {
     structured(&call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await)
 }
 
 /// Proposes `name` and confirms once: the token and the page's link.
-async fn pending(client: &Client, name: &str, vlan: u64) -> (String, String) {
+pub(crate) async fn pending(client: &Client, name: &str, vlan: u64) -> (String, String) {
     let proposal = propose_on(client, name, vlan).await;
     let step = proposal["next_step"].as_str().unwrap();
     assert!(step.contains("approval_pending"), "{step}");
@@ -112,7 +116,7 @@ async fn pending(client: &Client, name: &str, vlan: u64) -> (String, String) {
     (token, link)
 }
 
-async fn approvers(args: &[&str], file: &Path) -> (bool, String, String) {
+pub(crate) async fn approvers(args: &[&str], file: &Path) -> (bool, String, String) {
     let mut all = vec!["approvers"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--approvers-file", file.to_str().unwrap()]);
@@ -244,15 +248,21 @@ async fn every_answer_but_an_enrolled_approvers_verified_passkey_over_the_reques
     assert!(!ok && err.contains("expired"), "{err}");
     let (_, out, _) = approvers(&["list"], &file).await;
     assert!(out.contains("no approver is enrolled"), "{out}");
-    // a link whose answer failed is used up
+    // a link whose answer failed is used up; a post that names no origin at all (no browser's)
+    // is refused before it is read, and spends nothing
     let spent = Enrolling::start(&file, "dana", &[]).await;
-    let junk = http()
-        .post(&spent.link)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("credential=%7B%22id%22%3A1%7D")
-        .send()
-        .await
-        .unwrap();
+    let post = |origin: Option<String>| {
+        let mut request = http().post(&spent.link).header("content-type", "application/x-www-form-urlencoded");
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.body("credential=%7B%22id%22%3A1%7D").send()
+    };
+    let bare = post(None).await.unwrap();
+    assert_eq!(bare.status(), 403);
+    assert!(bare.text().await.unwrap().contains("neither Origin nor Sec-Fetch-Site"));
+    let own_origin = reqwest::Url::parse(&spent.link).unwrap().origin().ascii_serialization();
+    let junk = post(Some(own_origin)).await.unwrap();
     assert_eq!(junk.status(), 403);
     let spent_link = spent.link.clone();
     let (ok, _, err) = spent.finish().await;

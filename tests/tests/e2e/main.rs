@@ -23,6 +23,8 @@ mod hostile;
 mod hostile_binding;
 mod http;
 mod local_approvers;
+mod local_origin;
+mod local_servers;
 mod lockout;
 mod newcomer;
 mod oauth;

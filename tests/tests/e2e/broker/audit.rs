@@ -58,16 +58,19 @@ async fn failed_confirms_are_audited_too() {
 
 #[tokio::test]
 async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
-    // once the server has started (its start record written), the audit log is grown to just
-    // under the process's file-size limit (ulimit -f), so every record fails with EFBIG, as on a
-    // full disk (the sparse filler takes no space)
-    const LIMIT_BLOCKS: u64 = 32 << 10;
+    // once the server has started (its start record written, the component's code mapped), its
+    // file-size limit (RLIMIT_FSIZE) is lowered to the log's length, so every record fails with
+    // EFBIG, as on a full disk. (The log is not grown from outside: it may be shared by several
+    // servers, and bytes that no server wrote there are refused as foreign.)
     let audit = fresh_audit_path();
     let args = ["serve", "--fabric-sim", "--toolsets", "metros,mutate", "--no-cache"];
     let env = [("EQUINIX_MCP_AUDIT_LOG", audit.to_str().unwrap())];
-    let server =
-        Launch::command(&args).env(&env).client(TestClient::accepting()).file_size_limit(LIMIT_BLOCKS).stdio().await;
-    std::fs::OpenOptions::new().write(true).open(&audit).unwrap().set_len(LIMIT_BLOCKS * 512 - 16).unwrap();
+    let server = Launch::command(&args).env(&env).client(TestClient::accepting()).stdio().await;
+    let started = std::fs::metadata(&audit).unwrap().len();
+    let pid = server.pid.expect("the server's pid").to_string();
+    let limit = format!("--fsize={started}");
+    let lowered = tokio::process::Command::new("prlimit").args(["--pid", &pid, &limit]).status().await.unwrap();
+    assert!(lowered.success(), "util-linux's prlimit lowers the running server's limit");
     let sim = embedded_sim_url(&server).await;
     let b = Broker { server, sim };
     let p = b.propose("full-disk", 1001).await;
@@ -79,7 +82,7 @@ async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
     assert_eq!(out["error"]["result"]["executed"], false);
     assert!(out["confirm_checks"].is_object());
     assert_eq!(b.creates().await, 0, "nothing created without a durable record");
-    assert_eq!(std::fs::metadata(&audit).unwrap().len(), LIMIT_BLOCKS * 512 - 16, "no torn record was left");
+    assert_eq!(std::fs::metadata(&audit).unwrap().len(), started, "no torn record was left");
     b.server.stop().await;
     let _ = std::fs::remove_file(&audit);
 }

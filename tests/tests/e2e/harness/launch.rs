@@ -30,7 +30,7 @@ pub struct Launch {
     env: Vec<(String, String)>,
     client: TestClient,
     stateless: bool,
-    /// `ulimit` options the server starts under (`-f 100`, `-H -n 400`).
+    /// `ulimit` options the server starts under (`-S -n 400`, `-H -n 400`).
     limits: Vec<String>,
     sim_url: Option<String>,
     /// The network namespace it runs in (`ip netns exec`), if not this machine's.
@@ -95,13 +95,6 @@ impl Launch {
     /// Connect with the 2026-07-28 discover lifecycle.
     pub fn stateless(mut self) -> Launch {
         self.stateless = true;
-        self
-    }
-
-    /// Writes to files limited to `blocks` of 512 bytes (`ulimit -f`): a full disk, as far as
-    /// the process can tell.
-    pub fn file_size_limit(mut self, blocks: u64) -> Launch {
-        self.limits.push(format!("-f {blocks}"));
         self
     }
 
@@ -219,6 +212,10 @@ pub struct Server {
 }
 
 impl Server {
+    pub(crate) fn new(client: Client, stderr: Printed, audit_log: PathBuf, pid: Option<u32>) -> Server {
+        Server { client, stderr, audit_log, pid }
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         call_on(&self.client, tool, args).await
     }

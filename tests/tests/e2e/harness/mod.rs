@@ -4,6 +4,7 @@
 //! identity provider ([`oidc`]), show what any of those processes printed when a test fails
 //! ([`printed`]), and wait for an event with a bound ([`wait`]).
 
+pub mod account;
 pub mod browser;
 pub mod client;
 pub mod etcd;
@@ -21,6 +22,7 @@ pub mod tls;
 pub mod wait;
 pub mod webdriver;
 
+pub use account::*;
 pub use browser::*;
 pub use client::*;
 pub use fixtures::*;
