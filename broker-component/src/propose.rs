@@ -101,14 +101,19 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         .map_err(|why| ToolError::new("proposal_not_stored", format!("the host stored no proposal: {why}")))?;
     let Proposal { canonical_spec, request_sha256, expires_at_ms, price_context, touches, .. } = proposal;
     // The body once, as the exact text that is sent and hashed; of the dry run's answer only
-    // what it adds to the request.
+    // what it adds to the request, less the names `touches` already gives.
+    let mut answer_adds = adds(&validated, spec.body());
+    if let (Some(adds), Some(known)) = (answer_adds.as_object_mut(), touches.as_object()) {
+        let known: alloc::vec::Vec<&Value> = known.values().collect();
+        without_names(adds, &known);
+    }
     let mut result = json!({
         "confirm_token": stored.token,
         "change_type": change_type.as_str(),
         "request_sha256": request_sha256,
         "compiled_request": {"method": "POST", "path": change_type.path(), "body_canonical": canonical_spec},
         "expires_at": format_rfc3339_ms(expires_at_ms),
-        "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": adds(&validated, spec.body())},
+        "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": answer_adds},
         "price_context": price::lean(price_context),
         "next_step": NEXT_STEP,
     });
@@ -186,6 +191,21 @@ fn adds(answer: &Value, request: &Value) -> Value {
         }
         _ => answer.clone(),
     }
+}
+
+/// `map` without any `name` member whose value is among `known`, and without the objects that
+/// leaves empty: a name the result says once, in `touches`, costs the model's budget once.
+fn without_names(map: &mut Map<String, Value>, known: &[&Value]) {
+    if map.get("name").is_some_and(|n| known.contains(&n)) {
+        map.remove("name");
+    }
+    map.retain(|_, v| match v.as_object_mut() {
+        Some(inner) => {
+            without_names(inner, known);
+            !inner.is_empty()
+        }
+        None => true,
+    });
 }
 
 /// The names of the ports, profiles and networks a body touches, by uuid: the person's form says

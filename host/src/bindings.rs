@@ -66,4 +66,7 @@ pub struct Approval {
     pub method: &'static str,
     /// The person who approved on the approval page (`ISSUER#SUBJECT`); none for the other methods.
     pub approver: Option<String>,
+    /// The plan the person was shown (none for a proposal validated before plans), recorded with
+    /// the approval.
+    pub plan: Option<crate::plan::Plan>,
 }

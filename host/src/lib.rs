@@ -40,6 +40,7 @@ pub mod metrics;
 pub mod oauth;
 pub mod open_files;
 pub mod passkeys;
+pub mod plan;
 pub mod platform;
 pub mod policy;
 pub mod principal;

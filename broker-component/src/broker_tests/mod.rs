@@ -197,6 +197,8 @@ fn names_come_from_the_dry_run_answer_and_only_the_missing_ones_are_read() {
     let args = json!({"change_type": "connection_create", "spec": connection_spec()}).to_string();
     let out: Value = serde_json::from_str(&call_tool(&mut host, "fabric_propose_change", &args).unwrap()).unwrap();
     assert_eq!(out["touches"], json!({PORT_A: "DC-PRI-01", PORT_Z: "DC-SEC-02"}));
+    // each name said once: `touches` has the port's, so the dry run's additions leave it out
+    assert_eq!(out["dry_run"]["answer_adds"], json!({"uuid": "11111111-2222-3333-4444-555555555555"}));
     let gets: alloc::vec::Vec<&str> =
         host.sent.iter().filter(|r| r.method == Method::Get).map(|r| r.path.as_str()).collect();
     assert_eq!(gets, [alloc::format!("/fabric/v4/ports/{PORT_Z}")], "no GET for a name the answer gave");

@@ -222,8 +222,14 @@ fn page_record() -> equinix_mcp::approval_page::PageRecord {
         change_type: "connection_create",
         path: "/fabric/v4/connections",
         body: &tree,
-        subject: Subject { token: "chg-0123".into(), validation: "v-1".into(), request_sha256 },
+        subject: Subject {
+            token: "chg-0123".into(),
+            validation: "v-1".into(),
+            request_sha256,
+            plan_sha256: String::new(),
+        },
         validated_at_ms: 1_000,
+        plan: None,
     };
     let form = form::render(shown, &context).unwrap();
     let proposer = equinix_mcp::principal::Principal::subject("https://idp.example", "alice");

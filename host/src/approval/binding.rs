@@ -37,6 +37,8 @@ pub struct Validation {
     /// Metros the host learned for the request's access points (from Fabric's answer), for the
     /// policy's second look at `ask`.
     pub learned_metros: Vec<String>,
+    /// What the host resolved the request into after the dry run, for the person.
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// A validation bound to one stored record.
@@ -51,12 +53,21 @@ pub struct Binding {
     pub validated_at_ms: u64,
     #[serde(default)]
     pub learned_metros: Vec<String>,
+    /// The plan of the validation (stored with the proposal, so every replica shows the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::Plan>,
 }
 
 impl Validation {
     /// A validation of `request_sha256` at `validated_at_ms`, with a fresh id.
     pub fn new(request_sha256: String, validated_at_ms: u64, learned_metros: Vec<String>) -> Self {
-        Validation { id: hex::encode(rand::random::<[u8; 16]>()), request_sha256, validated_at_ms, learned_metros }
+        Validation {
+            id: hex::encode(rand::random::<[u8; 16]>()),
+            request_sha256,
+            validated_at_ms,
+            learned_metros,
+            plan: None,
+        }
     }
 }
 
@@ -68,6 +79,7 @@ impl Binding {
             principal: principal.to_string(),
             validated_at_ms: v.validated_at_ms,
             learned_metros: v.learned_metros,
+            plan: v.plan,
         }
     }
 
@@ -118,6 +130,7 @@ mod tests {
             principal: "alice".into(),
             validated_at_ms: 7,
             learned_metros: vec!["DC".into()],
+            plan: None,
         };
         let record = b"{\"component\":\"bytes\n with a newline\"}";
         let stored = b.wrap(record);

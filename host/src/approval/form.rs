@@ -1,6 +1,7 @@
-//! The form the person reads, rendered by the host. The request part comes from the exact bytes
-//! an approval would send, read by [`exact_json`] (what it cannot show exactly is refused); the
-//! component's context is shown below it, marked as the component's words. Every value is one
+//! The form the person reads, rendered by the host. First the plan ([`crate::plan`]): what the
+//! request will do, in names the host resolved itself; then the request from the exact bytes an
+//! approval would send, read by [`exact_json`] (what it cannot show exactly is refused); the
+//! component's context is shown below them, marked as the component's words. Every value is one
 //! line with its invisible characters escaped, so no value can pose as a line of the host's part
 //! or hide a difference, and the whole form is bounded so that a person can read it.
 
@@ -38,6 +39,8 @@ pub struct Form {
     /// What the operator's policy judged of the request, when there is a policy (the approval
     /// page judges the person who decides on the same facts).
     pub policy_facts: Option<std::sync::Arc<crate::policy::Facts>>,
+    /// The plan shown first (its hash is the subject's `plan_sha256`).
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// The request a form shows: its tool, route and bytes (read once, by [`exact_json::parse`]),
@@ -49,12 +52,14 @@ pub struct Request<'a> {
     pub body: &'a Node<'a>,
     pub subject: Subject,
     pub validated_at_ms: u64,
+    /// The plan the host resolved after the dry run (none for a proposal validated before plans).
+    pub plan: Option<&'a crate::plan::Plan>,
 }
 
 /// Renders the form for `request`, with the component's `context` below it. `Err` says why it
 /// cannot be put before a person.
 pub fn render(request: Request, context: &Context) -> Result<Form, String> {
-    let Request { tool, change_type, path, body, subject, validated_at_ms } = request;
+    let Request { tool, change_type, path, body, subject, validated_at_ms, plan } = request;
     let fields = exact_json::leaves_of(body);
     if context.fields.len() > MAX_CONTEXT_FIELDS {
         return Err(format!(
@@ -73,6 +78,10 @@ pub fn render(request: Request, context: &Context) -> Result<Form, String> {
         "equinix-mcp asks you to approve ONE create on Equinix Fabric. It sends exactly the request below, once, \
          and only if you accept with confirm = true; decline or cancel and nothing is created.\n",
     );
+    if let Some(plan) = plan {
+        text.push('\n');
+        text.push_str(&plan.text());
+    }
     text.push_str("\nThe request, rendered by equinix-mcp from the exact bytes it will send:\n");
     let _ = writeln!(text, "asked by tool: {}", visible(tool));
     let _ = writeln!(text, "change_type: {change_type}");
@@ -96,7 +105,14 @@ pub fn render(request: Request, context: &Context) -> Result<Form, String> {
             text.len() + reserved
         ));
     }
-    Ok(Form { text, subject, validated_at_ms, change_type: change_type.to_string(), policy_facts: None })
+    Ok(Form {
+        text,
+        subject,
+        validated_at_ms,
+        change_type: change_type.to_string(),
+        policy_facts: None,
+        plan: plan.cloned(),
+    })
 }
 
 /// A context text as the form shows it: cut, each backslash doubled (so the component cannot type
@@ -125,7 +141,10 @@ mod tests {
     fn render(tool: &str, change_type: &str, path: &str, body: &str, context: &Context) -> Result<Form, String> {
         let tree = exact_json::parse(body)?;
         let subject = Subject { request_sha256: request_sha256(change_type, body), ..Subject::default() };
-        super::render(Request { tool, change_type, path, body: &tree, subject, validated_at_ms: 0 }, context)
+        super::render(
+            Request { tool, change_type, path, body: &tree, subject, validated_at_ms: 0, plan: None },
+            context,
+        )
     }
 
     fn context(fields: &[(&str, &str)]) -> Context {

@@ -129,6 +129,7 @@ mod tests {
             principal: "alice".into(),
             validated_at_ms: T0,
             learned_metros: vec![],
+            plan: None,
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Subject {
     pub validation: String,
     /// The hash of the exact request the person was shown.
     pub request_sha256: String,
+    /// The hash of the plan the person was shown (empty for a proposal validated before plans).
+    pub plan_sha256: String,
 }
 
 /// Where an answer was given, for the words of a refusal.
@@ -67,6 +69,13 @@ impl Subject {
             return Some(format!(
                 "{answer} {given} about proposal {}, and {asker} asks about proposal {}; {counts}, so nothing was approved",
                 self.token, asked.token
+            ));
+        }
+        if self.validation == asked.validation && self.request_sha256 == asked.request_sha256 {
+            return Some(format!(
+                "{answer} {given} about plan {} of this request, and {asker} asks about plan {}: the plan changed between \
+                 showing and deciding, so nothing was approved",
+                self.plan_sha256, asked.plan_sha256
             ));
         }
         Some(format!(
@@ -120,7 +129,12 @@ mod tests {
     use serde_json::json;
 
     fn subject() -> Subject {
-        Subject { token: "chg-a".into(), validation: "v-1".into(), request_sha256: "abc".into() }
+        Subject {
+            token: "chg-a".into(),
+            validation: "v-1".into(),
+            request_sha256: "abc".into(),
+            plan_sha256: "p1".into(),
+        }
     }
 
     #[test]
@@ -131,6 +145,7 @@ mod tests {
             (Subject { token: "chg-b".into(), ..subject() }, "another proposal of the same bytes"),
             (Subject { validation: "v-2".into(), ..subject() }, "another validation"),
             (Subject { request_sha256: "def".into(), ..subject() }, "other bytes"),
+            (Subject { plan_sha256: "p2".into(), ..subject() }, "another plan of the same bytes"),
         ] {
             for on in [AnsweredOn::Page, AnsweredOn::StatelessRound] {
                 let refused = other.mismatch(&asked, on).unwrap_or_else(|| panic!("{why} was taken as an answer"));
@@ -141,6 +156,8 @@ mod tests {
         assert!(page.starts_with("the decision on the approval page was made about proposal chg-b"), "{page}");
         let round = Subject { validation: "v-2".into(), ..subject() }.mismatch(&asked, AnsweredOn::StatelessRound);
         assert!(round.unwrap().contains("requestState was given about request abc as validated then"));
+        let replanned = Subject { plan_sha256: "p2".into(), ..subject() }.mismatch(&asked, AnsweredOn::Page).unwrap();
+        assert!(replanned.contains("about plan p2") && replanned.contains("the plan changed"), "{replanned}");
     }
 
     #[test]

@@ -13,10 +13,51 @@ pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;
 h1{font-size:1.35rem}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.8rem;border:1px solid #ccc}\
 pre.component{background:#fffbe6;border-color:#d9c36a}.facts td{padding:.15rem .8rem .15rem 0;vertical-align:top}\
 .refused{color:#8a1f11}.permitted{color:#1d5e20}form{display:inline-block;margin-right:1rem}\
-button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff}";
+button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff}\
+.summary{font-size:1.1rem;font-weight:600}.plan td{padding:.25rem .8rem .25rem 0;vertical-align:top;overflow-wrap:anywhere}\
+.plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#666}\
+.checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#666;overflow-wrap:anywhere}";
 
 /// Where the form's request part begins (after its opening lines about the form's checkbox).
 const FORM_REQUEST_PART: &str = "The request, rendered by equinix-mcp";
+
+/// The plan, first on the page: one meaning per row with where it came from, then the checks.
+fn plan_view(plan: &crate::plan::Plan) -> String {
+    let mut out = format!(
+        "<h2>What this create will do</h2><p>Resolved by equinix-mcp from the exact bytes and its own Fabric reads at \
+         {}.</p><p id=\"plan-summary\" class=\"summary\">{}</p><table id=\"plan\" class=\"plan\">",
+        escape(&plan.read_at),
+        escape(&plan.summary)
+    );
+    for line in &plan.lines {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}<span class=\"from\">{}</span></td></tr>",
+            escape(&line.label),
+            escape(&line.value),
+            escape(&line.from)
+        ));
+    }
+    out.push_str("</table>");
+    if !plan.checks.is_empty() {
+        out.push_str("<h3>Checked at read time</h3><ul id=\"checks\" class=\"checks\">");
+        for check in &plan.checks {
+            let class = match check.verdict.as_str() {
+                crate::plan::OK => "ok",
+                crate::plan::FAILED => "failed",
+                _ => "unchecked",
+            };
+            out.push_str(&format!(
+                "<li class=\"{class}\">{}: {}<span class=\"from\">{}</span></li>",
+                escape(&check.verdict),
+                escape(&check.what),
+                escape(&check.from)
+            ));
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str(&format!("<p class=\"hash\" id=\"plan-sha256\">plan_sha256: {}</p>", plan.sha256()));
+    out
+}
 
 /// Escapes text for an HTML element or a quoted attribute.
 pub fn escape(text: &str) -> String {
@@ -115,6 +156,9 @@ impl View<'_> {
             minutes(self.now_ms.saturating_sub(r.validated_at_ms)),
             if left == 0 { "none: the proposal's 10 minutes have passed".to_string() } else { minutes(left) },
         ));
+        if let Some(plan) = &r.plan {
+            body.push_str(&plan_view(plan));
+        }
         body.push_str("<h2>The request</h2><p>Rendered by equinix-mcp from the exact bytes it will send:</p>");
         body.push_str(&format!("<pre id=\"request\">{}</pre>", escape(host_part)));
         if !component_part.is_empty() {
@@ -276,6 +320,7 @@ mod tests {
             change_type: "connection_create".into(),
             transport: "http".into(),
             facts: None,
+            plan: None,
         };
         let session = Session {
             approver: "i#\"><svg onload=1>".into(),

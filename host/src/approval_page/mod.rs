@@ -491,6 +491,8 @@ impl ApprovalPage {
             peer: peer.into(),
             approved_with: approve.then(|| with.name().into()),
             passkey: passkey.cloned(),
+            plan_sha256: record.plan.as_ref().map(crate::plan::Plan::sha256),
+            plan: record.plan.clone(),
         });
         if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
@@ -551,6 +553,7 @@ mod tests {
             change_type: "connection_create".into(),
             transport: "http".into(),
             facts: None,
+            plan: None,
         }
     }
 

@@ -38,6 +38,9 @@ pub struct PageRecord {
     pub change_type: String,
     pub transport: String,
     pub facts: Option<Facts>,
+    /// The plan shown first on the page (none for a proposal validated before plans).
+    #[serde(default)]
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// How a decision reached the host.
@@ -73,7 +76,13 @@ impl PageRecord {
             change_type: form.change_type.clone(),
             transport: transport.to_string(),
             facts: form.policy_facts.as_deref().cloned(),
+            plan: form.plan.clone(),
         }
+    }
+
+    /// The hash of the plan the page shows (empty without one).
+    pub fn plan_sha256(&self) -> String {
+        self.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default()
     }
 
     /// What a passkey signs to approve this record's request.
@@ -84,6 +93,7 @@ impl PageRecord {
             request_sha256: &self.request_sha256,
             validation: &self.validation,
             proposer: &self.proposer,
+            plan_sha256: self.plan_sha256(),
         }
     }
 
@@ -95,6 +105,7 @@ impl PageRecord {
             token: self.token.clone(),
             validation: self.validation.clone(),
             request_sha256: self.request_sha256.clone(),
+            plan_sha256: self.plan_sha256(),
         }
     }
 }
@@ -169,10 +180,16 @@ mod tests {
     fn form() -> Form {
         Form {
             text: "request_sha256: abc".into(),
-            subject: Subject { token: "chg-a".into(), validation: "v-1".into(), request_sha256: "abc".into() },
+            subject: Subject {
+                token: "chg-a".into(),
+                validation: "v-1".into(),
+                request_sha256: "abc".into(),
+                plan_sha256: String::new(),
+            },
             validated_at_ms: 1000,
             change_type: "connection_create".into(),
             policy_facts: None,
+            plan: None,
         }
     }
 

@@ -121,6 +121,12 @@ pub struct ApprovalEvent {
     /// Why the create was not sent, or got no answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The hash of the plan the person was shown (absent for proposals validated before plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
+    /// The plan itself, in the `approval_minted` record (`audit verify` checks its hash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// One decision of the operator's policy.
@@ -164,6 +170,13 @@ pub struct PageDecision {
     /// The assertion of a passkey approval, whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passkey: Option<Evidence>,
+    /// The hash of the plan the page showed, which a passkey's challenge covers beside the
+    /// request's (absent for pages of proposals validated before plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_sha256: Option<String>,
+    /// The plan the page showed, whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::Plan>,
 }
 
 /// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public
@@ -381,6 +394,7 @@ mod tests {
             change_type: "connection_create".into(),
             transport: "http".into(),
             facts: None,
+            plan: None,
         };
         use crate::passkeys::challenge::challenge;
         assert_eq!(challenge(&crate::passkeys::offline::identity(&decision)), challenge(&record.identity()));

@@ -137,7 +137,8 @@ impl ConfirmView<'_> {
         let binding = approval::bound(self.redeemed.iter().find(|r| r.token == token), &question)?.clone();
         // the bytes are read once: for the form, and for the policy's facts
         let body = exact_json::parse(&request.body)?;
-        let subject = Subject { token: token.into(), validation: binding.id.clone(), request_sha256 };
+        let plan_sha256 = binding.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default();
+        let subject = Subject { token: token.into(), validation: binding.id.clone(), request_sha256, plan_sha256 };
         let shown = approval::form::Request {
             tool: &self.call.tool.name,
             change_type,
@@ -145,6 +146,7 @@ impl ConfirmView<'_> {
             body: &body,
             subject,
             validated_at_ms: binding.validated_at_ms,
+            plan: binding.plan.as_ref(),
         };
         let mut form = approval::form::render(shown, context)?;
         if self.confirm.audit.is_none() {
@@ -183,6 +185,7 @@ impl ConfirmView<'_> {
             status: Status::Accepted,
             method: self.confirm.confirmer.method(),
             approver: None,
+            plan: form.plan.clone(),
         };
         Ok(Prepared { form, binding, approval })
     }
@@ -214,6 +217,8 @@ impl ConfirmView<'_> {
             correlation_id: None,
             fabric_uuid: None,
             error: None,
+            plan_sha256: approval.plan.as_ref().map(crate::plan::Plan::sha256),
+            plan: None,
         }
     }
 }
@@ -278,7 +283,8 @@ impl confirmation::Host for ConfirmView<'_> {
                 }
             }
         }
-        if let Err(e) = self.record(Event::ApprovalMinted(self.about(&approval))).await {
+        let minted = ApprovalEvent { plan: approval.plan.clone(), ..self.about(&approval) };
+        if let Err(e) = self.record(Event::ApprovalMinted(minted)).await {
             tracing::error!("no approval minted: the audit log failed: {e}");
             return Ok(Err(format!(
                 "the person's answer was {} but the audit log could not record the approval ({e}), so nothing can be \

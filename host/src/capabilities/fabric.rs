@@ -11,6 +11,7 @@ use crate::bindings::fabric;
 use crate::exact_json;
 use crate::fabric_client::{ApiRequest, ApiResponse, CreateRoute, FabricClient, Method, RouteClass, SendError};
 use crate::oauth::Scope;
+use crate::plan::{self, Plan};
 use crate::policy::Facts;
 
 /// The `fabric` interface's part of a call: the client, the correlation ids it collected, and
@@ -137,8 +138,24 @@ impl FabricView<'_> {
             }
             learned = metros.into_iter().collect();
         }
-        self.fabric.validations.push(Validation::new(request_sha256, self.call.clock.now_ms(), learned));
+        let plan = self.plan(change_type, body, &request_sha256).await;
+        let mut validation = Validation::new(request_sha256, self.call.clock.now_ms(), learned);
+        validation.plan = plan;
+        self.fabric.validations.push(validation);
         Ok(answer)
+    }
+
+    /// The plan of a request Fabric just validated: what its bytes name, resolved by the host's
+    /// own reads (at once, each bounded), never from the component's words. Host time.
+    async fn plan(&mut self, change_type: &str, body: &str, request_sha256: &str) -> Option<Plan> {
+        let value: serde_json::Value = serde_json::from_str(body).ok()?;
+        let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
+        let reading = plan::resolve::read_all(&client, &cancel, change_type, &value);
+        let (answers, over) = self.meter.outside_guest(reading).await;
+        let read_at = crate::audit::rfc3339(self.call.clock.now_ms());
+        let input =
+            plan::compose::Input { change_type, body: &value, request_sha256, answers: &answers, over, read_at };
+        Some(plan::compose::compose(input))
     }
 
     /// A dry run the policy denied. When the body names a metro Fabric does not know, Fabric's

@@ -74,6 +74,14 @@ pub fn run(command: &AuditCommand) -> ExitCode {
             }
         }
     }
+    match check_plans(files) {
+        Ok(0) => {}
+        Ok(n) => outln!("{shown}: {n} plans shown to a person match the hashes their records name"),
+        Err(why) => {
+            outln!("{shown}: BROKEN: {why}");
+            return ExitCode::from(1);
+        }
+    }
     if let Some(export) = passkeys {
         match check_passkeys(files, export) {
             Ok(n) => outln!("{}: {n} passkey approvals verify against its keys", export.display()),
@@ -159,15 +167,41 @@ fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), Failure> {
 fn check_passkeys(files: &[PathBuf], export: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(export).map_err(|e| format!("{}: {e}", export.display()))?;
     let export_read = Export::parse(&text).map_err(|e| format!("{}: {e}", export.display()))?;
+    check_log(&records_of(files)?, &export_read).map(|c| c.approvals)
+}
+
+/// Checks that every plan a record keeps (what a person was shown) hashes to the `plan_sha256`
+/// the record names, which a passkey's signature covers: how many did.
+fn check_plans(files: &[PathBuf]) -> Result<usize, String> {
+    let mut checked = 0;
+    for record in records_of(files)? {
+        let Some(kept) = record.get("plan").filter(|p| !p.is_null()) else { continue };
+        let seq = record["seq"].as_u64().map_or("?".into(), |s| s.to_string());
+        let plan: crate::plan::Plan = serde_json::from_value(kept.clone())
+            .map_err(|e| format!("record {seq}: a plan that does not read: {e}"))?;
+        let named = record["plan_sha256"].as_str().unwrap_or_default();
+        if plan.sha256() != named {
+            return Err(format!(
+                "record {seq}: the plan it keeps hashes to {}, and the record names {named:?}: the plan or its hash \
+                 was edited",
+                plan.sha256()
+            ));
+        }
+        checked += 1;
+    }
+    Ok(checked)
+}
+
+/// The records of `files` (the chain was verified first; a torn last line is no record).
+fn records_of(files: &[PathBuf]) -> Result<Vec<serde_json::Value>, String> {
     let mut records = Vec::new();
     for file in files {
         let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        // the chain was verified above; a torn last line is no record
         for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
             if let Ok(record) = serde_json::from_slice::<serde_json::Value>(line) {
                 records.push(record);
             }
         }
     }
-    check_log(&records, &export_read).map(|c| c.approvals)
+    Ok(records)
 }

@@ -161,10 +161,9 @@ pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<String> {
         && let Some(command) = enroll_command(shared)
     {
         return Some(format!(
-            "Do not call fabric_confirm_change yet: this client shows no form and nobody is enrolled to approve on \
-             this machine, so it would answer unsupported_by_client and spend the token. Ask the user to run \
-             `{command}` in a terminal (once: it enrolls their passkey), then call fabric_confirm_change: it answers \
-             approval_pending with the link where they approve."
+            "Do not call fabric_confirm_change yet: this client shows no form and nobody here is enrolled to \
+             approve, so it would spend the token. Ask the user to run `{command}` in a terminal once, then confirm: \
+             it answers approval_pending with their link."
         ));
     }
     Some(match delivery {

@@ -50,6 +50,9 @@ pub struct Sealed {
     /// The approval page the round sent the person to, when it sent a link instead of the form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<String>,
+    /// The hash of the plan the form showed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub plan_sha256: String,
 }
 
 impl Sealed {
@@ -59,6 +62,7 @@ impl Sealed {
             token: self.token.clone(),
             validation: self.validation.clone(),
             request_sha256: self.request_sha256.clone(),
+            plan_sha256: self.plan_sha256.clone(),
         }
     }
 }
@@ -126,6 +130,7 @@ pub fn input_required(codec: &RequestStateCodec, call: &CallKey, form: &Form) ->
                 validation: form.subject.validation.clone(),
                 answer: hex::encode(rand::random::<[u8; 16]>()),
                 page: None,
+                plan_sha256: form.subject.plan_sha256.clone(),
             },
             &SealOptions::new().associated_data(&call.sealing_data()),
         )
@@ -155,6 +160,7 @@ pub fn page_input_required(
                 validation: pending.subject.validation.clone(),
                 answer: String::new(),
                 page: Some(pending.id.clone()),
+                plan_sha256: pending.subject.plan_sha256.clone(),
             },
             &SealOptions::new().associated_data(&call.sealing_data()),
         )
@@ -245,10 +251,16 @@ mod tests {
     fn form(sha: &str) -> Form {
         Form {
             text: format!("request_sha256: {sha}"),
-            subject: Subject { token: "chg-a".into(), validation: "v-1".into(), request_sha256: sha.into() },
+            subject: Subject {
+                token: "chg-a".into(),
+                validation: "v-1".into(),
+                request_sha256: sha.into(),
+                plan_sha256: String::new(),
+            },
             validated_at_ms: 0,
             change_type: "connection_create".into(),
             policy_facts: None,
+            plan: None,
         }
     }
 
@@ -264,6 +276,7 @@ mod tests {
             validation: asked.subject.validation.clone(),
             answer: "answer-1".into(),
             page: None,
+            plan_sha256: asked.subject.plan_sha256.clone(),
         };
         Answered { status, sealed, store: store.clone(), clock: Clock::default() }
     }

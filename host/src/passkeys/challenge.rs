@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 /// What the signed challenge is about. Every field comes from the page's record, and each is
 /// written into the `page_decision` audit record, so `audit verify` recomputes it from the
 /// record alone.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ApprovalIdentity<'a> {
     /// The approval page's id (`apv-...`).
     pub page: &'a str,
@@ -19,18 +19,28 @@ pub struct ApprovalIdentity<'a> {
     pub validation: &'a str,
     /// `ISSUER#SUBJECT` (or the label) of who proposed it.
     pub proposer: &'a str,
+    /// The SHA-256 of the plan the page showed (empty for a page of a proposal validated before
+    /// plans, whose challenge is the first version's).
+    pub plan_sha256: String,
 }
 
 /// Sets this derivation apart from every other use of the same key: a WebAuthn signature over a
 /// challenge of another site or purpose can never be one of ours, nor ours another's.
 const DOMAIN: &[u8] = b"equinix-mcp passkey approval v1: approve";
+/// The same, for an identity that names the plan the person was shown: what they read is signed
+/// beside what will be sent.
+const DOMAIN_WITH_PLAN: &[u8] = b"equinix-mcp passkey approval v2: approve the plan and the request";
 
 /// The 32-byte challenge. Each field is length-prefixed, so no two identities share an encoding.
 pub fn challenge(id: &ApprovalIdentity) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update((DOMAIN.len() as u32).to_be_bytes());
-    h.update(DOMAIN);
-    for field in [id.page, id.token, id.request_sha256, id.validation, id.proposer] {
+    let (domain, plan) = match id.plan_sha256.as_str() {
+        "" => (DOMAIN, None),
+        plan => (DOMAIN_WITH_PLAN, Some(plan)),
+    };
+    h.update((domain.len() as u32).to_be_bytes());
+    h.update(domain);
+    for field in [id.page, id.token, id.request_sha256, id.validation, id.proposer].into_iter().chain(plan) {
         h.update((field.len() as u32).to_be_bytes());
         h.update(field.as_bytes());
     }
@@ -48,6 +58,7 @@ mod tests {
             request_sha256: "ab".repeat(32).leak(),
             validation: "val-1",
             proposer: "https://idp.example#alice",
+            plan_sha256: String::new(),
         }
     }
 
@@ -61,6 +72,7 @@ mod tests {
             ApprovalIdentity { request_sha256: "cd", ..id() },
             ApprovalIdentity { validation: "val-2", ..id() },
             ApprovalIdentity { proposer: "https://idp.example#bob", ..id() },
+            ApprovalIdentity { plan_sha256: "cd".repeat(32), ..id() },
         ];
         for v in variants {
             assert_ne!(challenge(&v), base, "{v:?}");
@@ -85,7 +97,18 @@ mod tests {
             request_sha256: "00",
             validation: "v",
             proposer: "p",
+            plan_sha256: String::new(),
         });
         assert_eq!(hex::encode(c), "973280859cc4fcd2796bb18c92ac42a0c7b1525496462762fb3e548f3ecf6c49");
+        // with a plan: the second domain, the plan's hash last (computed the same way)
+        let c = challenge(&ApprovalIdentity {
+            page: "apv-0",
+            token: "chg-0",
+            request_sha256: "00",
+            validation: "v",
+            proposer: "p",
+            plan_sha256: "11".into(),
+        });
+        assert_eq!(hex::encode(c), "f3922d9acda93136980917de50227d787ae0289e6708449bc6222226e1b354e2");
     }
 }

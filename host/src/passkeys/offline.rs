@@ -88,6 +88,7 @@ pub fn identity(decision: &events::PageDecision) -> ApprovalIdentity<'_> {
         request_sha256: &decision.request_sha256,
         validation: &decision.validation,
         proposer: &decision.proposer,
+        plan_sha256: decision.plan_sha256.clone().unwrap_or_default(),
     }
 }
 

@@ -33,6 +33,7 @@ mod one_yes;
 mod operations;
 mod partitions;
 mod passkeys;
+mod plan;
 mod plugin;
 mod policy;
 mod races;

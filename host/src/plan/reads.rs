@@ -1,0 +1,283 @@
+//! What the host reads of Fabric to resolve a create body's references, from the exact bytes
+//! alone: each port (and the VLANs in use on it), service profile, network, Cloud Router and
+//! service token the body names, each metro code, whether another resource already has the name,
+//! and the price, with a filter built here from the bytes. Pure: [`super::resolve`] sends them.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::fabric_client::{ApiRequest, Method};
+
+/// At most this many reads per plan; what is past it is said to be not read.
+pub const MAX_READS: usize = 16;
+
+/// One thing the plan reads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    Port(String),
+    /// The link protocols (VLANs) in use on a port.
+    PortVlans(String),
+    Profile(String),
+    Network(String),
+    Router(String),
+    Token(String),
+    Metro(String),
+    /// Resources of this kind that already have the body's name.
+    SameName,
+    Price,
+}
+
+impl Key {
+    /// The request that reads it, for `change_type`'s `body`.
+    pub fn request(&self, change_type: &str, body: &Value) -> Option<ApiRequest> {
+        let get = |path: String| ApiRequest { method: Method::Get, path, query: vec![], body: None };
+        Some(match self {
+            Key::Port(u) => get(format!("/fabric/v4/ports/{u}")),
+            Key::PortVlans(u) => ApiRequest {
+                method: Method::Get,
+                path: format!("/fabric/v4/ports/{u}/linkProtocols"),
+                query: vec![("offset".into(), "0".into()), ("limit".into(), "100".into())],
+                body: None,
+            },
+            Key::Profile(u) => get(format!("/fabric/v4/serviceProfiles/{u}")),
+            Key::Network(u) => get(format!("/fabric/v4/networks/{u}")),
+            Key::Router(u) => get(format!("/fabric/v4/routers/{u}")),
+            Key::Token(u) => get(format!("/fabric/v4/serviceTokens/{u}")),
+            Key::Metro(m) => get(format!("/fabric/v4/metros/{m}")),
+            Key::SameName => {
+                let collection = match change_type {
+                    "connection_create" => "connections",
+                    "network_create" => "networks",
+                    _ => return None,
+                };
+                let name = body["name"].as_str()?;
+                let filter = json!({"filter": {"and": [eq("/name", name)]}, "pagination": {"offset": 0, "limit": 20}});
+                post(format!("/fabric/v4/{collection}/search"), &filter)
+            }
+            Key::Price => post("/fabric/v4/prices/search".into(), &price_filter(body).ok()?),
+        })
+    }
+
+    /// The id the read asks about, which Fabric's answer must name as its own (`uuid`, or a
+    /// metro's `code`): the member and the value.
+    pub fn asked_id(&self) -> Option<(&'static str, &str)> {
+        match self {
+            Key::Port(u) | Key::Profile(u) | Key::Network(u) | Key::Router(u) | Key::Token(u) => Some(("uuid", u)),
+            Key::Metro(code) => Some(("code", code)),
+            Key::PortVlans(_) | Key::SameName | Key::Price => None,
+        }
+    }
+
+    /// How a line names the read it came from.
+    pub fn source(&self, change_type: &str, body: &Value) -> String {
+        match self.request(change_type, body) {
+            Some(r) => format!("Fabric: {} {}", r.method, r.path),
+            None => "not read".into(),
+        }
+    }
+}
+
+fn post(path: String, body: &Value) -> ApiRequest {
+    ApiRequest { method: Method::Post, path, query: vec![], body: Some(body.to_string()) }
+}
+
+/// One `property = value` row of a search filter (values are strings, as Fabric's schema says).
+fn eq(property: &str, value: impl ToString) -> Value {
+    json!({"property": property, "operator": "=", "values": [value.to_string()]})
+}
+
+/// The connection types and access point types Fabric's price search prices
+/// (`VirtualConnectionPriceConnectionType`, `VirtualConnectionPriceAccessPointType`).
+const PRICED_CONNECTION_TYPES: &[&str] = &[
+    "EVPL_VC",
+    "EPL_VC",
+    "EC_VC",
+    "IP_VC",
+    "VD_CHAIN_VC",
+    "ACCESS_EPL_VC",
+    "EVPLAN_VC",
+    "EPLAN_VC",
+    "IPWAN_VC",
+    "EVPTREE_VC",
+    "EPTREE_VC",
+    "IA_VC",
+];
+const PRICED_ACCESS_POINT_TYPES: &[&str] =
+    &["VD", "SP", "COLO", "CLOUD_ROUTER", "CHAINGROUP", "NETWORK", "METAL_NETWORK"];
+
+/// The price search filter for a connection body, built from its bytes, or why there is none.
+pub fn price_filter(body: &Value) -> Result<Value, String> {
+    let kind = body["type"].as_str().unwrap_or_default();
+    if !PRICED_CONNECTION_TYPES.contains(&kind) {
+        return Err(format!("Fabric's price search has no prices for {} connections", super::shown(kind)));
+    }
+    let Some(bandwidth) = body["bandwidth"].as_u64() else {
+        return Err("the body names no bandwidth in whole Mbps".into());
+    };
+    let mut and = vec![
+        eq("/type", "VIRTUAL_CONNECTION_PRODUCT"),
+        eq("/connection/type", kind),
+        json!({"property": "/connection/bandwidth", "operator": "IN", "values": [bandwidth.to_string()]}),
+    ];
+    for side in ["aSide", "zSide"] {
+        let Some(ap) = body[side].get("accessPoint") else { continue };
+        let base = format!("/connection/{side}/accessPoint");
+        if let Some(t) = ap["type"].as_str().filter(|t| PRICED_ACCESS_POINT_TYPES.contains(t)) {
+            and.push(eq(&format!("{base}/type"), t));
+        }
+        if let Some(metro) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8)) {
+            and.push(eq(&format!("{base}/location/metroCode"), metro));
+        }
+        let id = if side == "aSide" { "/port/uuid" } else { "/profile/uuid" };
+        if let Some(uuid) = ap.pointer(id).and_then(Value::as_str).filter(|u| plain(u, 64)) {
+            and.push(eq(&format!("{base}{id}"), uuid));
+        }
+    }
+    Ok(json!({"filter": {"and": and}}))
+}
+
+/// Whether `s` is an id the host puts in a path: letters, digits and `-`, at most `max` long.
+pub fn plain(s: &str, max: usize) -> bool {
+    !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// The access points of a body: (which side, the access point object).
+pub fn access_points<'a>(change_type: &str, body: &'a Value) -> Vec<(&'static str, &'a Value)> {
+    let mut out = Vec::new();
+    match change_type {
+        "connection_create" => {
+            for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
+                if let Some(ap) = body[side].get("accessPoint").filter(|v| v.is_object()) {
+                    out.push((label, ap));
+                }
+            }
+        }
+        "service_token_create" => {
+            for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
+                let selectors = body["connection"][side]["accessPointSelectors"].as_array();
+                for selector in selectors.into_iter().flatten().filter(|v| v.is_object()) {
+                    out.push((label, selector));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Everything to read for `change_type`'s `body`, in a fixed order, at most [`MAX_READS`]; and
+/// how many were left unread.
+pub fn of(change_type: &str, body: &Value) -> (Vec<Key>, usize) {
+    let mut keys: Vec<Key> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut want = |key: Key| {
+        if seen.insert(key.clone()) {
+            keys.push(key);
+        }
+    };
+    for (_, ap) in access_points(change_type, body) {
+        let id = |pointer: &str| ap.pointer(pointer).and_then(Value::as_str).filter(|u| plain(u, 64)).map(String::from);
+        if let Some(u) = id("/port/uuid") {
+            want(Key::Port(u.clone()));
+            if ap.get("linkProtocol").is_some_and(Value::is_object) {
+                want(Key::PortVlans(u));
+            }
+        }
+        for (pointer, key) in [
+            ("/profile/uuid", Key::Profile as fn(String) -> Key),
+            ("/network/uuid", Key::Network),
+            ("/router/uuid", Key::Router),
+        ] {
+            if let Some(u) = id(pointer) {
+                want(key(u));
+            }
+        }
+        if let Some(m) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8)) {
+            want(Key::Metro(m.to_string()));
+        }
+    }
+    if change_type == "connection_create" {
+        for side in ["aSide", "zSide"] {
+            if let Some(u) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str).filter(|u| plain(u, 64)) {
+                want(Key::Token(u.to_string()));
+            }
+        }
+    }
+    if change_type == "network_create"
+        && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
+    {
+        want(Key::Metro(m.to_string()));
+    }
+    if body["name"].is_string() && Key::SameName.request(change_type, body).is_some() {
+        want(Key::SameName);
+    }
+    if change_type == "connection_create" && price_filter(body).is_ok() {
+        want(Key::Price);
+    }
+    let over = keys.len().saturating_sub(MAX_READS);
+    keys.truncate(MAX_READS);
+    (keys, over)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connection() -> Value {
+        json!({
+            "type": "EVPL_VC", "name": "to-aws", "bandwidth": 500,
+            "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": "c4d9350e-783c-83cd-1ce0-306a5c00a600"},
+                                      "linkProtocol": {"type": "DOT1Q", "vlanTag": 300}}},
+            "zSide": {"accessPoint": {"type": "SP", "profile": {"uuid": "9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01"},
+                                      "location": {"metroCode": "SV"}}},
+            "project": {"projectId": "ac4d"}
+        })
+    }
+
+    #[test]
+    fn a_connection_reads_its_port_vlans_profile_metro_name_and_price() {
+        let (keys, over) = of("connection_create", &connection());
+        assert_eq!(over, 0);
+        assert_eq!(
+            keys,
+            vec![
+                Key::Port("c4d9350e-783c-83cd-1ce0-306a5c00a600".into()),
+                Key::PortVlans("c4d9350e-783c-83cd-1ce0-306a5c00a600".into()),
+                Key::Profile("9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01".into()),
+                Key::Metro("SV".into()),
+                Key::SameName,
+                Key::Price,
+            ]
+        );
+        let price = Key::Price.request("connection_create", &connection()).unwrap();
+        assert_eq!(price.path, "/fabric/v4/prices/search");
+        let filter: Value = serde_json::from_str(price.body.as_deref().unwrap()).unwrap();
+        assert!(
+            filter.to_string().contains("\"500\"")
+                && filter.to_string().contains("/connection/zSide/accessPoint/profile/uuid")
+        );
+    }
+
+    #[test]
+    fn ids_that_are_no_plain_ids_are_never_put_in_a_path_and_reads_are_bounded() {
+        let mut body = connection();
+        body["aSide"]["accessPoint"]["port"]["uuid"] = json!("../connections/x");
+        body["zSide"]["accessPoint"]["location"]["metroCode"] = json!("SV?x=1");
+        let (keys, _) = of("connection_create", &body);
+        assert!(!keys.iter().any(|k| matches!(k, Key::Port(_) | Key::Metro(_))), "{keys:?}");
+        let selectors: Vec<Value> =
+            (0..40).map(|i| json!({"type": "COLO", "port": {"uuid": format!("p-{i}")}})).collect();
+        let token = json!({"type": "VC_TOKEN", "connection": {"aSide": {"accessPointSelectors": selectors}}});
+        let (keys, over) = of("service_token_create", &token);
+        assert_eq!((keys.len(), over), (MAX_READS, 40 - MAX_READS));
+    }
+
+    #[test]
+    fn an_unpriced_type_has_no_price_read_and_says_why() {
+        let mut body = connection();
+        body["type"] = json!("IPWAN_SOMETHING");
+        assert!(price_filter(&body).unwrap_err().contains("no prices for IPWAN_SOMETHING"));
+        assert!(!of("connection_create", &body).0.contains(&Key::Price));
+    }
+}

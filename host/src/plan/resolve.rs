@@ -1,0 +1,72 @@
+//! Sends the plan's reads ([`super::reads`]): all at once, each bounded in time and in the size
+//! of its answer, once per proposal (the plan is stored with it). A read that fails says why and
+//! the plan says it could not resolve that value; nothing here can block or hide the exact bytes.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::reads::{self, Key};
+use crate::fabric_client::{FabricClient, SendError};
+
+/// The longest the host waits for one read (they run at once, so also for all of them).
+pub const READ_TIMEOUT: Duration = Duration::from_secs(3);
+/// The largest answer read.
+pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
+
+/// What each read came to: Fabric's JSON answer, or why there is none.
+pub type Answers = BTreeMap<Key, Result<Value, String>>;
+
+/// Reads what `change_type`'s `body` references: the answers, and how many reads were over the
+/// limit and not sent.
+pub async fn read_all(
+    client: &FabricClient,
+    cancel: &CancellationToken,
+    change_type: &str,
+    body: &Value,
+) -> (Answers, usize) {
+    let (keys, over) = reads::of(change_type, body);
+    let sends = keys.into_iter().filter_map(|key| {
+        let request = key.request(change_type, body)?;
+        Some(async move {
+            let answer = match tokio::time::timeout(READ_TIMEOUT, client.send(&request, cancel)).await {
+                Err(_) => Err(format!("Fabric did not answer within {} s", READ_TIMEOUT.as_secs())),
+                Ok(Err(e)) => Err(failed(e)),
+                Ok(Ok(r)) if r.body.len() > MAX_ANSWER_BYTES => {
+                    Err(format!("Fabric's answer has {} bytes, over the {MAX_ANSWER_BYTES} read", r.body.len()))
+                }
+                Ok(Ok(r)) if (200..300).contains(&r.status) => {
+                    serde_json::from_str(&r.body).map_err(|_| "Fabric's answer is not JSON".to_string())
+                }
+                Ok(Ok(r)) => Err(format!("Fabric answered HTTP {}{}", r.status, first_error(&r.body))),
+            };
+            (key, answer)
+        })
+    });
+    (futures_util::future::join_all(sends).await.into_iter().collect(), over)
+}
+
+/// Why a read was not answered, in words that carry no secret.
+fn failed(e: SendError) -> String {
+    match e {
+        SendError::Refused(why) | SendError::Denied(why) => format!("the host did not send it: {}", super::shown(&why)),
+        SendError::Cancelled => "the call was cancelled".into(),
+        SendError::Unavailable(_) => "Fabric could not be reached".into(),
+        SendError::Timeout => "Fabric did not answer in time".into(),
+        SendError::Transport(_) => "the connection to Fabric broke".into(),
+    }
+}
+
+/// `: CODE message` of Fabric's first error, when its answer is one.
+fn first_error(body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap_or_default();
+    let first = v.as_array().and_then(|a| a.first()).unwrap_or(&v);
+    let code = first["errorCode"].as_str().unwrap_or_default();
+    let message = first["errorMessage"].as_str().unwrap_or_default();
+    match (code, message) {
+        ("", "") => String::new(),
+        _ => format!(": {}", super::shown(format!("{code} {message}").trim())),
+    }
+}

@@ -1,0 +1,179 @@
+//! Issue 61: the person reads a plan the host resolved itself, before the bytes: the ports, the
+//! metros, the price and the checks, each value saying where it came from; a component that lies
+//! in its own words leaves the plan true; what cannot be read says so without hiding the bytes;
+//! the plan's hash is bound to the answer and kept in the audit log, which `audit verify` checks.
+
+use equinix_fabric_sim::SimConfig;
+use serde_json::json;
+
+use super::local_origin::relink;
+use super::passkeys::events;
+use crate::harness::*;
+use crate::hostile::rogue;
+
+/// `text`'s plan section (from its heading to the request's).
+fn plan_of(text: &str) -> &str {
+    let start = text.find("The plan, resolved by equinix-mcp").unwrap_or_else(|| panic!("no plan in:\n{text}"));
+    let end = text.find("The request, rendered by equinix-mcp").unwrap_or_else(|| panic!("no request in:\n{text}"));
+    assert!(start < end, "the plan comes first:\n{text}");
+    &text[start..end]
+}
+
+async fn form_server(sim: &equinix_fabric_sim::SimHandle, client: &TestClient) -> Server {
+    Launch::serve().against(sim).args(&["--toolsets", "metros,mutate"]).client(client.clone()).stdio().await
+}
+
+#[tokio::test]
+async fn the_form_shows_the_hosts_plan_first_and_the_audit_log_keeps_what_was_shown() {
+    let sim = sim(SimConfig::default()).await;
+    let client = TestClient::accepting();
+    let server = form_server(&sim, &client).await;
+    let proposal = propose_on(&server.client, "plan-shown", 1201).await;
+    let done = structured(
+        &call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await,
+    );
+    assert_eq!(done["executed"], true, "{done}");
+    let texts = client.prompt_texts();
+    let text = &texts[0];
+    let plan = plan_of(text);
+    for shown in [
+        "+ create connection \"plan-shown\" (billable): EVPL_VC, 1000 Mbps",
+        "A side: port \"DC-PRI-01\" (…306a5c00a600) in DC (IBX DC1), 10000 Mbps, ACTIVE, DOT1Q   [Fabric: GET /fabric/v4/ports/",
+        "Z side: port \"SV-PRI-01\"",
+        "A side VLAN: DOT1Q VLAN 1201   [the exact bytes]",
+        "price: USD 300.00 per month + USD 0.00 one-time, term 1 month(s)   [Fabric: POST /fabric/v4/prices/search",
+        "notifications: ALL to noc@example.com   [the exact bytes]",
+        "ok: A side VLAN 1201 is free on port \"DC-PRI-01\"",
+        "ok: no other connection has the name \"plan-shown\"",
+        "ok: Z side port \"SV-PRI-01\" (…306a5c00a610) is ACTIVE",
+    ] {
+        assert!(plan.contains(shown), "the plan lacks {shown:?}:\n{plan}");
+    }
+    assert!(!plan.contains("FAILED"), "{plan}");
+    let sha = plan.lines().find_map(|l| l.strip_prefix("plan_sha256: ")).expect("the plan names its hash").to_string();
+
+    // the approval's record keeps the plan whole and its hash, which verify checks
+    let entries = server.audit_entries();
+    let minted = events(&entries, "approval_minted")[0].clone();
+    assert_eq!(minted["plan_sha256"], sha, "{minted}");
+    assert_eq!(minted["plan"]["summary"], "+ create connection \"plan-shown\" (billable): EVPL_VC, 1000 Mbps");
+    for event in ["create_sending", "create_outcome"] {
+        assert_eq!(events(&entries, event)[0]["plan_sha256"], sha, "{event}");
+    }
+    let log = server.audit_log.clone();
+    let (ok, out, err) = run_to_exit(&["audit", "verify", log.to_str().unwrap()], &[]).await;
+    assert!(ok && out.contains("1 plans shown to a person match"), "{out}{err}");
+    // the plan edited in a copy whose chain was made whole again: refused by its hash
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let at = lines.iter().position(|l| l.contains("\"event\":\"approval_minted\"")).unwrap();
+    lines[at] = lines[at].replacen("USD 300.00 per month", "USD 3.00 per month", 1);
+    relink(&mut lines);
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("edited.jsonl");
+    std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let (ok, out, _) = run_to_exit(&["audit", "verify", edited.to_str().unwrap()], &[]).await;
+    assert!(!ok && out.contains("the plan or its hash was edited"), "{out}");
+}
+
+/// A component that says the create is harmless and free: the host's plan above its words says
+/// what the bytes will do and what Fabric prices it at.
+#[tokio::test]
+async fn the_plan_tells_the_truth_whatever_the_component_says() {
+    let r = rogue().await;
+    let body = connection_spec("lied-about", 1202);
+    let (_, proposed) = r.call("rogue_propose", json!({"body": body})).await;
+    let token = proposed["token"].as_str().unwrap_or_else(|| panic!("{proposed}")).to_string();
+    let lie = json!([["price", "USD 0.00/month"], ["A side", "a harmless test port"]]);
+    let (_, asked) = r.call("rogue_confirm", json!({"token": token, "body": body, "fields": lie})).await;
+    assert_eq!(asked["status"], "Status::Accepted", "{asked}");
+    let texts = r.client.prompt_texts();
+    let plan = plan_of(&texts[0]);
+    assert!(plan.contains("price: USD 300.00 per month"), "{plan}");
+    assert!(plan.contains("A side: port \"DC-PRI-01\""), "{plan}");
+    assert!(!plan.contains("harmless") && !plan.contains("USD 0.00/month"), "{plan}");
+    let words = &texts[0][texts[0].find("From the component").unwrap()..];
+    assert!(words.contains("| price: USD 0.00/month"), "the component's words stay below, marked: {words}");
+    r.ends_with(1).await;
+}
+
+/// Fabric errs on one read and is slow on another, and a bandwidth has no rate-card row: the plan
+/// says which value it could not resolve and why, the propose still succeeds, the bytes are whole.
+#[tokio::test]
+async fn what_fabric_cannot_answer_is_said_and_never_hides_the_bytes() {
+    let sim = sim(SimConfig::default()).await;
+    let url = sim.base_url();
+    inject(&url, json!({"route": format!("GET /fabric/v4/ports/{PORT_A}"), "status": 500})).await;
+    inject(&url, json!({"route": "GET /fabric/v4/metros/SV", "mode": "stall", "stall_ms": 4000})).await;
+    // the Z-side port answers with another port's object
+    let other = json!({"uuid": "ffffffff-0000-4000-8000-00000000beef", "name": "NOT-THE-ONE", "state": "ACTIVE"});
+    inject(&url, json!({"route": format!("GET /fabric/v4/ports/{PORT_Z}"), "status": 200, "body": other.to_string()}))
+        .await;
+    let client = TestClient::accepting();
+    let server = form_server(&sim, &client).await;
+    let mut spec = connection_spec("half-known", 1203);
+    spec["bandwidth"] = json!(300);
+    spec["zSide"]["accessPoint"]["location"] = json!({"metroCode": "SV"});
+    let r = call_on(&server.client, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec}))
+        .await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    let token = structured(&r)["confirm_token"].clone();
+    let _ = call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": token})).await;
+    let texts = client.prompt_texts();
+    let plan = plan_of(&texts[0]);
+    assert!(plan.contains("A side: …306a5c00a600 not resolved: Fabric answered HTTP 500"), "{plan}");
+    assert!(
+        plan.contains("Z side: …306a5c00a610 not resolved: Fabric answered about another object (…00000000beef)"),
+        "{plan}"
+    );
+    assert!(!plan.contains("NOT-THE-ONE"), "{plan}");
+    assert!(plan.contains("Z side metro: SV (its name not resolved: Fabric did not answer within 3 s)"), "{plan}");
+    assert!(plan.contains("price: no rate-card row matched this connection"), "{plan}");
+    assert!(
+        plan.contains("not checked: A side VLAN 1203 is free") || plan.contains("ok: A side VLAN 1203 is free"),
+        "{plan}"
+    );
+    assert!(texts[0].contains(&format!("body.aSide.accessPoint.port.uuid: \"{PORT_A}\"")), "the bytes, whole");
+}
+
+/// A second connection of the same name: the plan's check says so before anyone approves.
+#[tokio::test]
+async fn a_name_already_taken_fails_its_check_in_the_plan() {
+    let sim = sim(SimConfig::default()).await;
+    let client = TestClient::accepting();
+    let server = form_server(&sim, &client).await;
+    for vlan in [1204, 1205] {
+        let p = propose_on(&server.client, "twice-named", vlan).await;
+        let _ = call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    }
+    let texts = client.prompt_texts();
+    assert!(plan_of(&texts[0]).contains("ok: no other connection has the name \"twice-named\""));
+    let second = plan_of(&texts[1]);
+    assert!(second.contains("FAILED: no other connection has the name \"twice-named\":"), "{second}");
+}
+
+/// The propose result the model reads stays within its 1.5 KB budget, whatever road its confirm
+/// takes (the plan is for the person, never in the model's result).
+#[tokio::test]
+async fn the_propose_result_the_model_reads_stays_within_its_budget() {
+    // the README walk-through's spec
+    let spec = json!({"type": "EVPL_VC", "name": "to-aws", "bandwidth": 500,
+        "aSide": {"accessPoint": {"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 102}}},
+        "zSide": {"accessPoint": {"type": "SP", "profile": {"type": "L2_PROFILE", "uuid": "9f4b3a7e-1c2d-4e5f-8a9b-0c1d2e3f4a01"},
+            "location": {"metroCode": "DC"}, "authenticationKey": "123456789012", "sellerRegion": "us-east-1"}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+    let args = json!({"change_type": "connection_create", "spec": spec});
+    // a client with the form, and one without as Claude Desktop starts it (the longest next step:
+    // nobody enrolled yet, the enrollment command with this binary's path)
+    let account = Account::fresh();
+    let documented = ["serve", "--fabric-sim", "--toolsets", "all,mutate"];
+    let with_form =
+        Launch::serve().args(&["--toolsets", "metros,mutate"]).client(TestClient::accepting()).stdio().await;
+    let without = account.serve(&documented, TestClient::plain()).await;
+    for server in [&with_form, &without] {
+        let r = call_on(&server.client, "fabric_propose_change", args.clone()).await;
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert!(text.len() <= 1536, "{} bytes: {text}", text.len());
+        assert!(!text.contains("plan_sha256") && !text.contains("The plan"), "{text}");
+    }
+}
