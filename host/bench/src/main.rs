@@ -13,6 +13,7 @@ mod figures;
 mod load;
 mod native;
 mod passkey;
+mod plan;
 mod server;
 mod soak;
 mod store_failover;
@@ -50,6 +51,11 @@ struct Cli {
     /// Only the approval page's rows (its render and a decision, and the form path beside it).
     #[arg(long, conflicts_with = "soak")]
     approval_page: bool,
+
+    /// Only the plan's rows: what resolving a proposal's plan adds to a propose, and to the form
+    /// (in process, against the simulator).
+    #[arg(long, conflicts_with_all = ["soak", "approval_page"])]
+    plan: bool,
 
     /// Only the store-failover rows: two replicas on Sentinel with acknowledged writes against
     /// two on plain Redis (needs redis-server and redis-sentinel).
@@ -93,6 +99,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         if let Some(Command::Echo) = cli.command {
             return echo::run().await;
+        }
+        if cli.plan {
+            return plan::run(cli.quick).await;
         }
         let server = server::locate(cli.server.as_deref())?;
         if cli.soak {

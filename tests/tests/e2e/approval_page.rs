@@ -504,6 +504,10 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
     for shown in [sha.as_str(), "<img src=x onerror=", "<script>window.__hostile=2</script>"] {
         assert!(request.contains(shown), "the request shows {shown:?} as text: {request}");
     }
+    // the plan names the connection by the same markup, quoted, as text, before the bytes
+    let summary = chrome.text("#plan-summary").await;
+    assert!(summary.starts_with("+ create connection \"<img src=x onerror="), "{summary}");
+    assert!(chrome.text("#plan").await.contains("\"DC-PRI-01\""), "the host's names");
     assert_eq!(chrome.run("return typeof window.__hostile;").await, "undefined", "no markup from the body ran");
     let shot = chrome.screenshot().await;
     assert!(shot.starts_with(b"\x89PNG"), "a PNG");

@@ -230,7 +230,11 @@ async fn a_component_cannot_show_one_body_and_send_another() {
     assert!(prompt.contains("body.name: \"shown-to-the-person\"") && !prompt.contains("sent-instead"), "{prompt}");
     // the component's own words are shown as its words, below the host's rendering of the request
     let (host_part, component_part) = prompt.split_once("From the component").unwrap();
-    assert!(component_part.contains("| price: USD 0.00/month") && !host_part.contains("price:"), "{prompt}");
+    assert!(component_part.contains("| price: USD 0.00/month") && !host_part.contains("USD 0.00/month"), "{prompt}");
+    // the host's own price line is the plan's, from Fabric's price search
+    let host_prices: Vec<&str> = host_part.lines().filter(|l| l.contains("price:")).collect();
+    assert_eq!(host_prices.len(), 1, "{prompt}");
+    assert!(host_prices[0].starts_with("  price: USD 300.00 per month"), "{prompt}");
     // the host audited the approval and the create, whatever the component reports
     assert_eq!(r.approval_events(), ["approval_minted", "create_sending", "create_outcome"]);
     let outcome = r.server.audit_entries().into_iter().find(|e| e["event"] == "create_outcome").unwrap();

@@ -177,3 +177,70 @@ async fn the_propose_result_the_model_reads_stays_within_its_budget() {
         assert!(!text.contains("plan_sha256") && !text.contains("The plan"), "{text}");
     }
 }
+
+/// On a local approver's page in Chromium the plan comes first, the passkey signs it beside the
+/// request (its hash is in the challenge), and a log whose decision names another plan hash fails
+/// `audit verify --passkeys` even with its chain made whole.
+#[tokio::test]
+async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
+    use super::local_approvers::{approvers, confirm, enrolled, local_server, pending};
+    use crate::harness::webdriver::Chrome;
+    let sim = sim(SimConfig::default()).await;
+    let file = fresh_approvers_path();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let server = local_server(&sim, &file, TestClient::plain()).await;
+    let (token, link) = pending(&server.client, "plan-on-the-page", 1207).await;
+    chrome.goto(&link).await;
+    let summary = chrome.text("#plan-summary").await;
+    assert_eq!(summary, "+ create connection \"plan-on-the-page\" (billable): EVPL_VC, 1000 Mbps");
+    let rows = chrome.text("#plan").await;
+    assert!(rows.contains("\"DC-PRI-01\"") && rows.contains("USD 300.00 per month"), "{rows}");
+    assert!(chrome.text("#checks").await.contains("VLAN 1207 is free"));
+    let page = chrome.run("return document.body.innerText;").await.as_str().unwrap().to_string();
+    let (plan_at, request_at) = (page.find("What this create will do").unwrap(), page.find("The request").unwrap());
+    assert!(plan_at < request_at, "the plan first, the exact bytes below it:\n{page}");
+    let shown_sha = chrome.text("#plan-sha256").await.trim_start_matches("plan_sha256: ").to_string();
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
+    assert_eq!(confirm(&server.client, &token).await["executed"], true);
+
+    let entries = server.audit_entries();
+    let decision = events(&entries, "page_decision")[0].clone();
+    assert_eq!(decision["plan_sha256"], shown_sha, "{decision}");
+    assert_eq!(events(&entries, "approval_minted")[0]["plan_sha256"], shown_sha);
+    let (ok, export, err) = approvers(&["export"], &file).await;
+    assert!(ok, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let export_path = dir.path().join("approvers.json");
+    std::fs::write(&export_path, export).unwrap();
+    let verify = async |log: &std::path::Path| {
+        let args = ["audit", "verify", log.to_str().unwrap(), "--passkeys", export_path.to_str().unwrap()];
+        run_to_exit(&args, &[]).await
+    };
+    let (ok, out, err) = verify(&server.audit_log).await;
+    assert!(
+        ok && out.contains("1 passkey approvals verify") && out.contains("plans shown to a person match"),
+        "{out}{err}"
+    );
+    // the decision's plan and its hash swapped for another plan's, the chain rebuilt: the
+    // signature was over the plan shown, so it no longer verifies
+    let text = std::fs::read_to_string(&server.audit_log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let at = lines.iter().position(|l| l.contains("\"event\":\"page_decision\"")).unwrap();
+    let line = &lines[at];
+    let start = line.find("\"value\":\"").unwrap() + 9;
+    let end = start + line[start..].find("\",\"from\"").unwrap();
+    let mut edited = format!("{}port \\\"SOMEWHERE-HARMLESS\\\"{}", &line[..start], &line[end..]);
+    let parsed: serde_json::Value = serde_json::from_str(&edited).unwrap();
+    let other: equinix_mcp::plan::Plan = serde_json::from_value(parsed["plan"].clone()).unwrap();
+    assert!(other.lines[0].value.contains("SOMEWHERE-HARMLESS"));
+    edited = edited.replace(&shown_sha, &other.sha256());
+    lines[at] = edited;
+    relink(&mut lines);
+    let edited = dir.path().join("edited.jsonl");
+    std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let (ok, out, _) = verify(&edited).await;
+    assert!(!ok && out.contains("BROKEN") && out.contains("another request"), "{out}");
+}

@@ -1,0 +1,107 @@
+//! What the plan adds to a propose (issue 61): the host's reads of what a connection's bytes name
+//! (at once, as the server makes them) and the lines composed from them, against the simulator in
+//! this process, taking turns with the dry run of the same body, which every propose sends anyway;
+//! and what it adds to the form a person reads.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use equinix_fabric_sim::{self as fabric_sim, SimConfig};
+use equinix_mcp::approval::{Subject, form};
+use equinix_mcp::bindings::confirmation::Context;
+use equinix_mcp::fabric_client::{ApiRequest, Credentials, FabricClient, FabricConfig, Method};
+use equinix_mcp::plan::{compose, resolve};
+use equinix_mcp::secret::Secret;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ms, spec};
+use crate::table::Table;
+
+/// `sorted`'s value at quantile `q`.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+pub async fn run(quick: bool) -> anyhow::Result<()> {
+    let rounds = if quick { 100 } else { 1000 };
+    let sim = fabric_sim::start("127.0.0.1:0".parse()?, SimConfig::default()).await?;
+    let credentials = Credentials {
+        client_id: fabric_sim::SIM_CLIENT_ID.into(),
+        client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
+    };
+    let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
+    config.mutate_enabled = true;
+    let client = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
+    let cancel = CancellationToken::new();
+    let (mut plans, mut dry_runs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let mut last = None;
+    for i in 0..rounds {
+        let body = spec(i)["spec"].clone();
+        let text = body.to_string();
+        let dry_run = ApiRequest {
+            method: Method::Post,
+            path: "/fabric/v4/connections".into(),
+            query: vec![("dryRun".into(), "true".into())],
+            body: Some(text.clone()),
+        };
+        let t = Instant::now();
+        let answer = client.send(&dry_run, &cancel).await.map_err(|e| anyhow::anyhow!("the dry run: {e:?}"))?;
+        dry_runs.push(ms(t.elapsed()));
+        anyhow::ensure!(answer.status == 200, "the dry run answered {}: {}", answer.status, answer.body);
+        let t = Instant::now();
+        let (answers, over) = resolve::read_all(&client, &cancel, "connection_create", &body).await;
+        let sha = equinix_broker_contract::request_sha256("connection_create", &text);
+        let input = compose::Input {
+            change_type: "connection_create",
+            body: &body,
+            request_sha256: &sha,
+            answers: &answers,
+            over,
+            read_at: "2026-12-04T00:00:00Z".into(),
+        };
+        let plan = compose::compose(input);
+        plans.push(ms(t.elapsed()));
+        anyhow::ensure!(plan.failed() == 0 && !plan.text().contains("not resolved"), "{}", plan.text());
+        last = Some((text, plan));
+    }
+    for v in [&mut plans, &mut dry_runs] {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    }
+    let (text, plan) = last.expect("at least one round");
+    let tree = equinix_mcp::exact_json::parse(&text).map_err(anyhow::Error::msg)?;
+    let context = Context { title: "Create Fabric connection?".into(), message: "m".into(), fields: vec![] };
+    let form_of = |plan| {
+        let shown = form::Request {
+            tool: "fabric_confirm_change",
+            change_type: "connection_create",
+            path: "/fabric/v4/connections",
+            body: &tree,
+            subject: Subject::default(),
+            validated_at_ms: 0,
+            plan,
+        };
+        form::render(shown, &context).map(|f| f.text.len())
+    };
+    let (with, without) =
+        (form_of(Some(&plan)).map_err(anyhow::Error::msg)?, form_of(None).map_err(anyhow::Error::msg)?);
+    let mut table = Table::default();
+    let (p50, p99) = (quantile(&plans, 0.5), quantile(&plans, 0.99));
+    table.row(
+        "what the plan adds to a propose: its reads at once and its lines, p50 / p99",
+        format!("{p50:.2} / {p99:.2} ms ({rounds} proposes)"),
+        "≤ 10 ms",
+        p99 <= 10.0,
+    );
+    table.context(
+        "the dry run every propose sends, p50 / p99",
+        format!(
+            "{:.2} / {:.2} ms; the plan is {:.2}x its p50",
+            quantile(&dry_runs, 0.5),
+            quantile(&dry_runs, 0.99),
+            p50 / quantile(&dry_runs, 0.5)
+        ),
+    );
+    table.context("the form a person reads, with the plan / without", format!("{with} / {without} bytes"));
+    table.print();
+    Ok(())
+}
