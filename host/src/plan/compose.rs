@@ -60,6 +60,11 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// The body's name, quoted, or that it has none.
+fn name_of(body: &Value) -> String {
+    body["name"].as_str().map_or_else(|| "(no name)".to_string(), quoted)
+}
+
 /// The name member of `v`, quoted, or the uuid shortened.
 fn named(v: &Value, uuid: &str) -> String {
     match v["name"].as_str() {
@@ -141,7 +146,7 @@ impl Builder<'_> {
         let bandwidth = body["bandwidth"].as_u64();
         let summary = format!(
             "+ create connection {} (billable): {}, {} Mbps",
-            quoted(body["name"].as_str().unwrap_or_default()),
+            name_of(&body),
             text(&body["type"]),
             bandwidth.map_or_else(|| text(&body["bandwidth"]), |b| b.to_string())
         );
@@ -245,7 +250,15 @@ impl Builder<'_> {
                 )
             });
         }
-        if id("/port/uuid").is_none() && id("/profile/uuid").is_none() && id("/network/uuid").is_none() {
+        if let Some(uuid) = id("/virtualDevice/uuid") {
+            self.line(
+                label,
+                format!("virtual device {}, interface {}", short_uuid(&uuid), text(&ap["interface"]["id"])),
+                format!("{FROM_BYTES}; the device is not read (Network Edge is not on this server's allow-list)"),
+            );
+        }
+        let named = ["/port/uuid", "/profile/uuid", "/network/uuid", "/router/uuid", "/virtualDevice/uuid"];
+        if named.iter().all(|p| id(p).is_none()) {
             self.bytes(&format!("{label} access point"), text(&ap["type"]));
         }
         if let Some(code) = ap.pointer("/location/metroCode").and_then(Value::as_str) {
@@ -375,12 +388,8 @@ impl Builder<'_> {
 
     fn network(&mut self) -> String {
         let body = self.body().clone();
-        let summary = format!(
-            "+ create network {}: {}, scope {}",
-            quoted(body["name"].as_str().unwrap_or_default()),
-            text(&body["type"]),
-            text(&body["scope"])
-        );
+        let summary =
+            format!("+ create network {}: {}, scope {}", name_of(&body), text(&body["type"]), text(&body["scope"]));
         if let Some(code) = body.pointer("/location/metroCode").and_then(Value::as_str) {
             self.metro("metro", code);
         }
@@ -400,13 +409,19 @@ impl Builder<'_> {
         let body = self.body().clone();
         let summary = format!(
             "+ create service token {}: {}, expires {}",
-            quoted(body["name"].as_str().unwrap_or_default()),
+            name_of(&body),
             text(&body["type"]),
             text(&body["expirationDateTime"])
         );
         let connection = &body["connection"];
         self.bytes("connection type", text(&connection["type"]));
-        self.bytes("bandwidth limit", text(&connection["bandwidthLimit"]).to_string() + " Mbps");
+        if let Some(limit) = connection["bandwidthLimit"].as_u64() {
+            self.bytes("bandwidth limit", format!("{limit} Mbps"));
+        }
+        if let Some(offered) = connection["supportedBandwidths"].as_array() {
+            let list: Vec<String> = offered.iter().map(text).collect();
+            self.bytes("bandwidths offered", format!("{} Mbps", list.join(", ")));
+        }
         let bandwidth = connection["bandwidthLimit"].as_u64();
         for (label, selector) in reads::access_points("service_token_create", &body) {
             self.access_point(label, selector, bandwidth);
@@ -614,6 +629,45 @@ mod tests {
         let a = &value(&plan, "A side").value;
         assert!(a.contains("\\\"\\n") && a.contains("more characters"), "{a}");
         assert_eq!(text.lines().filter(|l| l.starts_with("  price:")).count(), 1);
+    }
+
+    #[test]
+    fn a_network_and_a_service_token_read_as_what_they_are() {
+        let network = json!({"type": "EVPLAN", "name": "n-1", "scope": "REGIONAL", "location": {"region": "AMER"},
+                             "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]});
+        let mut named = Answers::new();
+        named.insert(Key::SameName, Ok(json!({"data": []})));
+        let plan = compose(Input {
+            change_type: "network_create",
+            body: &network,
+            request_sha256: "ab",
+            answers: &named,
+            over: 0,
+            read_at: "t".into(),
+        });
+        assert_eq!(plan.summary, "+ create network \"n-1\": EVPLAN, scope REGIONAL");
+        assert_eq!(value(&plan, "region").value, "AMER");
+        assert!(value(&plan, "price").value.starts_with("not priced: Fabric has no price product for networks"));
+        assert_eq!(plan.checks.len(), 1, "the name");
+
+        let token = json!({"type": "VC_TOKEN", "expirationDateTime": "2031-01-01T00:00:00.000Z",
+            "connection": {"type": "EVPL_VC", "supportedBandwidths": [50, 100],
+                "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": PORT}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 300}}]},
+                "zSide": {"accessPointSelectors": [{"type": "VD", "virtualDevice": {"type": "EDGE", "uuid": "5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a61"},
+                                                    "interface": {"type": "NETWORK", "id": 5}}]}}});
+        let plan = compose(Input {
+            change_type: "service_token_create",
+            body: &token,
+            request_sha256: "ab",
+            answers: &answers(),
+            over: 0,
+            read_at: "t".into(),
+        });
+        assert_eq!(plan.summary, "+ create service token (no name): VC_TOKEN, expires 2031-01-01T00:00:00.000Z");
+        assert_eq!(value(&plan, "bandwidths offered").value, "50, 100 Mbps");
+        assert!(value(&plan, "A side").value.contains("\"DC-PRI-01\""));
+        assert!(value(&plan, "Z side").value.starts_with("virtual device …1c2d3e4f5a61, interface 5"));
+        assert!(plan.checks.iter().any(|c| c.verdict == OK && c.what.contains("VLAN 300 is free")));
     }
 
     #[test]

@@ -244,3 +244,71 @@ async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
     let (ok, out, _) = verify(&edited).await;
     assert!(!ok && out.contains("BROKEN") && out.contains("another request"), "{out}");
 }
+
+/// The 2026-07-28 round's form opens with the plan too, and its sealed answer is bound to it.
+#[tokio::test]
+async fn the_stateless_rounds_form_shows_the_plan_first() {
+    use crate::harness::rounds::{accept, retry};
+    let sim = sim(SimConfig::default()).await;
+    let server = Launch::serve()
+        .against(&sim)
+        .args(&["--toolsets", "metros,mutate"])
+        .client(TestClient::by_hand())
+        .stateless()
+        .stdio()
+        .await;
+    let proposal = propose_on(&server.client, "plan-stateless", 1208).await;
+    let token = proposal["confirm_token"].as_str().unwrap();
+    let sha = proposal["request_sha256"].as_str().unwrap();
+    let r = server.client.call_tool_once(confirm_request(token)).await.unwrap();
+    let rmcp::model::CallToolResponse::InputRequired(ir) = r else { panic!("{r:?}") };
+    let requests = serde_json::to_value(ir.input_requests.as_ref().unwrap()).unwrap();
+    let message = text_containing(&requests, "The plan, resolved").unwrap_or_else(|| panic!("{requests}"));
+    assert!(plan_of(&message).contains("A side: port \"DC-PRI-01\""), "{message}");
+    assert!(message.contains(sha), "and the bytes' hash below it");
+    let state = ir.request_state.expect("a sealed requestState");
+    let done = retry(&server.client, token, &state, accept()).await;
+    assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+}
+
+/// What the simulator answers for a port that went down and a VLAN another connection took
+/// after the dry run (both through its fault knob): the plan's checks fail, in words, before
+/// anyone approves, and Fabric's own checks still stand behind them at the create.
+#[tokio::test]
+async fn a_port_that_is_down_and_a_vlan_in_use_fail_their_checks_before_anyone_approves() {
+    let sim = sim(SimConfig::default()).await;
+    let url = sim.base_url();
+    let down = json!({"uuid": PORT_A, "name": "DC-PRI-01", "state": "INACTIVE", "bandwidth": 10000, "availableBandwidth": 0,
+                      "location": {"metroCode": "DC", "ibx": "DC1"}, "encapsulation": {"type": "DOT1Q"}});
+    inject(&url, json!({"route": format!("GET /fabric/v4/ports/{PORT_A}"), "status": 200, "body": down.to_string()}))
+        .await;
+    let taken = json!({"pagination": {"offset": 0, "limit": 100, "total": 1},
+                       "data": [{"type": "DOT1Q", "vlanTag": 1209, "state": "RESERVED",
+                                 "asset": {"uuid": "11111111-2222-4333-8444-00000000f00d", "type": "EVPL_VC"}}]});
+    let vlans = format!("GET /fabric/v4/ports/{PORT_Z}/linkProtocols");
+    inject(&url, json!({"route": vlans, "status": 200, "body": taken.to_string()})).await;
+    let client = TestClient::answering(Answer::Decline);
+    let server = form_server(&sim, &client).await;
+    let p = propose_on(&server.client, "plan-checked", 1209).await;
+    let _ = call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    let texts = client.prompt_texts();
+    let plan = plan_of(&texts[0]);
+    assert!(plan.contains("FAILED: A side port \"DC-PRI-01\" (…306a5c00a600) is ACTIVE: it is INACTIVE"), "{plan}");
+    assert!(plan.contains("FAILED: 1000 Mbps fits the 0 Mbps the A side port has available"), "{plan}");
+    assert!(
+        plan.contains("FAILED: Z side VLAN 1209 is free on port \"SV-PRI-01\"")
+            && plan.contains("held by …00000000f00d"),
+        "{plan}"
+    );
+    assert_eq!(connection_creates(&sim), 0, "declined: nothing created");
+}
+
+/// The first string in `v` (at any depth) that contains `needle`.
+fn text_containing(v: &serde_json::Value, needle: &str) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) if s.contains(needle) => Some(s.clone()),
+        serde_json::Value::Array(items) => items.iter().find_map(|i| text_containing(i, needle)),
+        serde_json::Value::Object(map) => map.values().find_map(|i| text_containing(i, needle)),
+        _ => None,
+    }
+}
