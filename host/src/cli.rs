@@ -20,7 +20,9 @@ use crate::transports::metrics_listener::MetricsArgs;
 const ENV_ONLY: &str = "Secrets, from the environment or an owner-only file (--client-secret-file, --state-key-file):
   EQUINIX_API_CLIENTSECRET  OAuth2 client secret for EQUINIX_API_CLIENTID
   EQUINIX_MCP_STATE_KEY     base64 key (>= 32 bytes) sealing 2026-07-28 confirmation state;
-                            the same on every HTTP replica (default: random per process)";
+                            the same on every HTTP replica (default: random per process)
+  EQUINIX_MCP_NOTIFY_SLACK_URL, EQUINIX_MCP_NOTIFY_TEAMS_URL
+                            Slack's and Teams' incoming-webhook URLs (or --notify-*-url-file)";
 
 /// What the first screen of `--help` shows instead of serve's 60-odd options.
 const EXAMPLES: &str = "A change is proposed, dry-run by Fabric, approved by a person, then sent.
@@ -356,6 +358,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub audit: AuditArgs,
+
+    #[command(flatten)]
+    pub notify: crate::notify::settings::NotifyArgs,
 
     /// Log format on stderr (filters come from RUST_LOG, default `info`).
     #[arg(long, env = "EQUINIX_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]

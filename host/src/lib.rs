@@ -38,6 +38,7 @@ pub mod fabric_client;
 pub mod log_lines;
 pub mod mcp;
 pub mod metrics;
+pub mod notify;
 pub mod oauth;
 pub mod open_files;
 pub mod passkeys;

@@ -43,6 +43,7 @@ pub struct Metrics {
     pending: Gauge,
     audit_syncs: Counter,
     audit_records: Counter,
+    notifications: Family<Labels, Counter>,
 }
 
 /// 5 ms to ~80 s: a read takes milliseconds, a confirmation waits for a person.
@@ -80,6 +81,7 @@ impl Metrics {
             pending: Gauge::default(),
             audit_syncs: Counter::default(),
             audit_records: Counter::default(),
+            notifications: Family::default(),
             registry: Registry::default(),
             pending_registry: Registry::default(),
         };
@@ -145,6 +147,11 @@ impl Metrics {
             m.audit_syncs.clone(),
         );
         registry.register("audit_records", "Records made durable in the audit log", m.audit_records.clone());
+        registry.register(
+            "notifications",
+            "Notifications by destination (webhook, slack, teams; queue, store) and outcome (delivered, failed, dropped)",
+            m.notifications.clone(),
+        );
         Metrics { registry, pending_registry, ..m }
     }
 
@@ -193,6 +200,13 @@ impl Metrics {
     /// A request refused before MCP for its credentials: `reason` is one of a fixed few.
     pub fn auth_refusal(&self, reason: &'static str) {
         self.auth_refusals.get_or_create(&label("reason", reason)).inc();
+    }
+
+    /// A notification to a `destination` kind came to `outcome`.
+    pub fn notification(&self, destination: &'static str, outcome: &'static str) {
+        let labels =
+            vec![("destination".to_string(), destination.to_string()), ("outcome".to_string(), outcome.to_string())];
+        self.notifications.get_or_create(&labels).inc();
     }
 
     pub fn store_error(&self) {

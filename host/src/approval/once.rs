@@ -15,6 +15,8 @@ pub enum Once<'a> {
     PageSignIn(&'a str),
     /// A passkey enrollment's state, as stored while the browser makes the key.
     PasskeyEnrollment(&'a [u8]),
+    /// A notification of one event, by what makes the event one: sent once across replicas.
+    Notice(&'a str),
 }
 
 impl Once<'_> {
@@ -27,6 +29,7 @@ impl Once<'_> {
             Once::PageDecision(id) => format!("page:{id}"),
             Once::PageSignIn(state) => format!("page-signin:{}", hex::encode(Sha256::digest(state.as_bytes()))),
             Once::PasskeyEnrollment(state) => format!("passkey-enroll-used:{}", hex::encode(Sha256::digest(state))),
+            Once::Notice(event) => format!("notice:{}", hex::encode(Sha256::digest(event.as_bytes()))),
         }
     }
 }

@@ -118,6 +118,8 @@ pub struct ApprovalPage {
     pub decided: tokio::sync::Notify,
     /// The people's enrolled passkeys, and the WebAuthn ceremonies.
     pub passkeys: Passkeys,
+    /// The operator's notifications.
+    notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
 /// What a person may do with a page.
@@ -161,6 +163,8 @@ pub struct PageDeps {
     pub transport: &'static str,
     /// Seals sign-ins under way (`EQUINIX_MCP_STATE_KEY`, or this process's own key).
     pub cookie_seal: sealed_cookie::CookieSeal,
+    /// The operator's notifications.
+    pub notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
 impl ApprovalPage {
@@ -170,7 +174,7 @@ impl ApprovalPage {
         kept: PasskeyStore,
         deps: PageDeps,
     ) -> Arc<Self> {
-        let PageDeps { store, clock, audit, policy, transport, cookie_seal } = deps;
+        let PageDeps { store, clock, audit, policy, transport, cookie_seal, notifier } = deps;
         Arc::new(ApprovalPage {
             passkeys: Passkeys::new(kept, store.clone(), clock.clone(), audit.clone()),
             rp,
@@ -183,6 +187,7 @@ impl ApprovalPage {
             policy,
             transport,
             decided: tokio::sync::Notify::new(),
+            notifier,
         })
     }
 
@@ -519,7 +524,30 @@ impl ApprovalPage {
             (true, true) => "approved",
             (true, false) => "declined",
         });
+        if written {
+            let event = if approve { "change_approved" } else { "change_declined" };
+            self.notify(event, record, Some(session.approver.clone()));
+        }
         Ok(written)
+    }
+
+    /// Tells the operator's destinations of `event` about `record` (never waits).
+    pub fn notify(&self, event: &'static str, record: &PageRecord, approver: Option<String>) {
+        let Some(notifier) = &self.notifier else { return };
+        let policy = record.form_text.lines().find_map(|l| l.strip_prefix("operator policy: ")).map(str::to_string);
+        notifier.notify(crate::notify::Notice {
+            event,
+            key: format!("{event} {}", record.id),
+            change_type: record.change_type.clone(),
+            summary: record.plan.as_ref().map(|p| p.summary.clone()),
+            approval_url: self.base.get().map(|_| self.link(&record.id)),
+            proposer: record.proposer.clone(),
+            approver,
+            policy,
+            outcome: None,
+            request_sha256: record.request_sha256.clone(),
+            at: crate::audit::rfc3339(self.clock.now_ms()),
+        });
     }
 }
 

@@ -130,7 +130,12 @@ impl RelyingParty {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("the identity provider's token endpoint did not answer: {}", e.without_url()))?;
+            .map_err(|e| {
+                format!(
+                    "the identity provider's token endpoint did not answer: {}",
+                    crate::fabric_client::root_cause(&e.without_url())
+                )
+            })?;
         let status = response.status();
         let body =
             response.bytes().await.map_err(|e| format!("reading the token response failed: {}", e.without_url()))?;

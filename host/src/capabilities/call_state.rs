@@ -65,6 +65,8 @@ pub struct Grants {
     pub policy: Arc<dyn OperatorPolicy>,
     /// `stdio` or `http`, for the policy's context.
     pub transport: &'static str,
+    /// The operator's notifications (none configured: none sent).
+    pub notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
 impl Grants {
@@ -80,6 +82,7 @@ impl Grants {
             guest_time,
             policy: Arc::new(crate::policy::PolicyGate::open()),
             transport: "stdio",
+            notifier: None,
         }
     }
 }
@@ -129,7 +132,8 @@ impl CallState {
                 call.page_instead,
                 grants.audit.clone(),
                 grants.unconfirmed_allowed,
-            ),
+            )
+            .notifying(grants.notifier.clone()),
             policy: PolicyCtx::new(grants.policy.clone()),
             call: CallFacts {
                 principal: call.principal,

@@ -53,6 +53,8 @@ pub struct ConfirmCtx {
     opt_in: bool,
     /// This call sent a create to Fabric.
     pub(super) create_sent: bool,
+    /// The operator's notifications of a create's outcome.
+    pub(super) notifier: Option<Arc<crate::notify::Notifier>>,
     /// The question this call left waiting, if it did.
     pub(super) awaiting: Option<Awaiting>,
 }
@@ -77,7 +79,14 @@ impl ConfirmCtx {
             opt_in,
             create_sent: false,
             awaiting: None,
+            notifier: None,
         }
+    }
+
+    /// With the operator's notifications of a create's outcome.
+    pub(super) fn notifying(mut self, notifier: Option<Arc<crate::notify::Notifier>>) -> Self {
+        self.notifier = notifier;
+        self
     }
 
     pub(super) fn audited(&self) -> bool {
@@ -324,7 +333,9 @@ impl confirmation::HostApproval for ConfirmView<'_> {
         let mut sending = Sending { call: self.call, ids: &self.fabric.correlation_ids, meter: self.meter };
         let outcome = sending.send(Some("Fabric create"), path, send).await;
         let mut entry = self.about(&approval);
-        crate::metrics::metrics().create(describe_outcome(&mut entry, &outcome));
+        let outcome_name = describe_outcome(&mut entry, &outcome);
+        crate::metrics::metrics().create(outcome_name);
+        self.notify_outcome(&approval, outcome_name);
         if let Err(e) = self.record(Event::CreateOutcome(entry)).await {
             // The create has left: its result must reach the caller whatever the log does.
             tracing::error!(request_sha256 = %approval.request_sha256, "the create's outcome is not in the audit log: {e}");
@@ -338,6 +349,31 @@ impl confirmation::HostApproval for ConfirmView<'_> {
             tracing::error!("an unused approval is not in the audit log: {e}");
         }
         Ok(())
+    }
+}
+
+impl ConfirmView<'_> {
+    /// Tells the operator's destinations what became of an approved create (never waits).
+    fn notify_outcome(&self, approval: &Approval, outcome: &'static str) {
+        let Some(notifier) = &self.confirm.notifier else { return };
+        let event = match outcome {
+            "executed" => "change_executed",
+            "unknown" => "change_outcome_unknown",
+            _ => "change_failed",
+        };
+        notifier.notify(crate::notify::Notice {
+            event,
+            key: format!("{event} {} {}", approval.token, approval.request_sha256),
+            change_type: approval.create.route().change_type().into(),
+            summary: approval.plan.as_ref().map(|p| p.summary.clone()),
+            approval_url: None,
+            proposer: self.call.principal.as_str().into(),
+            approver: approval.approver.clone(),
+            policy: None,
+            outcome: Some(outcome.into()),
+            request_sha256: approval.request_sha256.clone(),
+            at: crate::audit::rfc3339(self.call.clock.now_ms()),
+        });
     }
 }
 

@@ -101,12 +101,21 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
             Transport::Http => "http",
             Transport::Stdio => "stdio",
         },
+        notifier: None,
     };
     let registry = load_registry(&runtime, &selection, &grants).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "catalog checked");
 
     let (seals, key_source) = state_key(args, &grants.proposals)?;
     grants.audit = open_audit(&args.audit, &registry)?;
+    let destinations = args.notify.destinations()?;
+    grants.notifier = crate::notify::Notifier::start(
+        destinations,
+        args.notify.attempt_timeout(),
+        grants.proposals.clone(),
+        grants.clock.clone(),
+        grants.audit.clone(),
+    )?;
     let banner = Banner {
         component: format!("sha256:{} ({}, {:?})", runtime.sha256(), source, runtime.origin()),
         toolsets: registry.enabled_toolsets().iter().cloned().collect::<Vec<_>>().join(","),
@@ -184,6 +193,7 @@ fn page_deps(grants: &Grants, cookie: &CookieSeal) -> PageDeps {
         policy: grants.policy.clone(),
         transport: grants.transport,
         cookie_seal: cookie.clone(),
+        notifier: grants.notifier.clone(),
     }
 }
 

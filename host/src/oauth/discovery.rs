@@ -15,6 +15,9 @@ use crate::fabric_client::root_cause;
 pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// Time for one fetch, connect included.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an idle connection to the provider is kept for reuse: less than the shortest keep-alive
+/// a provider is known to use, so the client never reuses one the provider is closing.
+const IDLE_REUSE: Duration = Duration::from_secs(2);
 
 /// Whether a URL may be used for the issuer, its keys or this server's own address.
 pub fn check_url(url: &str, flag: &str) -> anyhow::Result<Url> {
@@ -65,6 +68,9 @@ impl Fetcher {
             .timeout(FETCH_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
+            // a connection left idle is not reused once the provider may be closing it (Node's
+            // servers close after 5 s): a sign-in's code, usable once, must not meet a closing socket
+            .pool_idle_timeout(IDLE_REUSE)
             .build()?;
         Ok(Fetcher { client })
     }

@@ -40,11 +40,17 @@ async fn two_replicas_share_an_etcd_store_and_concurrent_confirms_create_once() 
     let cluster = block_in_place(EtcdCluster::start);
     let p = pair(&cluster).await;
     let on_a = p.a.connect(None, TestClient::accepting(), false).await;
-    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
+    let person = TestClient::accepting();
+    let on_b = p.b.connect(None, person.clone(), false).await;
 
     let proposal = propose_on(&on_a, "etcd-1", 2501).await;
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(structured(&r)["executed"], true, "{:?}", r.structured_content);
+    let form = &person.prompt_texts()[0];
+    assert!(
+        form.contains("The plan, resolved by equinix-mcp") && form.contains("port \"DC-PRI-01\""),
+        "the plan A resolved: {form}"
+    );
     let r = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(structured(&r)["error"]["kind"], "replayed_token", "{:?}", r.structured_content);
     assert_eq!(structured(&r)["error"]["first_attempt"]["executed"], true, "the outcome was settled");

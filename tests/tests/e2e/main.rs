@@ -27,6 +27,7 @@ mod local_origin;
 mod local_servers;
 mod lockout;
 mod newcomer;
+mod notifications;
 mod oauth;
 mod observability;
 mod one_yes;

@@ -9,15 +9,15 @@ use base64::Engine;
 use equinix_fabric_sim::SimConfig;
 use serde_json::json;
 
-struct Pair {
-    sim: equinix_fabric_sim::SimHandle,
-    a: HttpServer,
-    b: HttpServer,
-    redis: RedisServer,
+pub(crate) struct Pair {
+    pub(crate) sim: equinix_fabric_sim::SimHandle,
+    pub(crate) a: HttpServer,
+    pub(crate) b: HttpServer,
+    pub(crate) redis: RedisServer,
 }
 
 /// Two replicas on one simulator and one Redis, with one state key.
-async fn pair(extra: &[&str]) -> Pair {
+pub(crate) async fn pair(extra: &[&str]) -> Pair {
     let redis = RedisServer::start();
     let sim = sim(SimConfig::default()).await;
     let key = base64::engine::general_purpose::STANDARD.encode(rand_key());
@@ -55,11 +55,15 @@ pub(crate) fn rand_key() -> [u8; 32] {
 async fn a_proposal_made_on_one_replica_is_confirmed_on_the_other() {
     let p = pair(&[]).await;
     let on_a = p.a.connect(None, TestClient::plain(), false).await;
-    let on_b = p.b.connect(None, TestClient::accepting(), false).await;
+    let person = TestClient::accepting();
+    let on_b = p.b.connect(None, person.clone(), false).await;
     let proposal = propose_on(&on_a, "replicated", 2001).await;
     let r = call_on(&on_b, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     let out = structured(&r);
     assert_eq!(out["executed"], true, "{out}");
+    // the plan A resolved after its dry run travels with the proposal: B shows it, read nothing
+    let form = &person.prompt_texts()[0];
+    assert!(form.contains("The plan, resolved by equinix-mcp") && form.contains("port \"DC-PRI-01\""), "{form}");
     assert_eq!(connection_creates(&p.sim), 1);
     let replay = call_on(&on_a, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
     assert_eq!(structured(&replay)["error"]["kind"], "replayed_token", "the replay on A sees B's take");

@@ -1,0 +1,256 @@
+//! Telling people that a change waits for them, and what became of it: to destinations the
+//! operator configured and no client can ([`settings`]): a JSON webhook signed with HMAC-SHA256,
+//! and Slack's and Microsoft Teams' incoming webhooks ([`formats`]).
+//!
+//! Nothing here can hold the broker back: a notice goes into a bounded queue without waiting
+//! (a full queue drops it, counted and logged), and one background task delivers it: each event
+//! once across replicas (claimed in the proposal store first), each destination with a timeout
+//! per attempt, at most [`ATTEMPTS`] attempts with a growing pause between them, no redirect
+//! followed. Each delivery and each failure is counted in `/metrics` and recorded in the audit log.
+
+pub mod formats;
+pub mod settings;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::approval::Once;
+use crate::audit::{AuditLog, Event, events};
+use crate::clock::Clock;
+use crate::proposals::ProposalStore;
+use crate::secret::Secret;
+
+/// Notices waiting for delivery at most; more are dropped (and counted).
+pub const QUEUE: usize = 256;
+/// Attempts per destination and notice.
+pub const ATTEMPTS: u32 = 3;
+/// The pause before the second attempt; it doubles before each next one.
+const FIRST_PAUSE: Duration = Duration::from_millis(500);
+
+/// What happened, as a destination is told. The same words for every destination.
+#[derive(Clone, Debug, Serialize)]
+pub struct Notice {
+    /// `change_waiting`, `change_approved`, `change_declined`, `change_expired`,
+    /// `change_executed`, `change_failed`, `change_outcome_unknown`.
+    pub event: &'static str,
+    /// What makes this event one (the page or the request, and the event): claimed once across
+    /// replicas. Not sent.
+    #[serde(skip)]
+    pub key: String,
+    pub change_type: String,
+    /// The plan's summary line (`+ create connection "to-aws" (billable): EVPL_VC, 500 Mbps`).
+    pub summary: Option<String>,
+    /// The approval page's link (no credential: the page asks the person to sign in).
+    pub approval_url: Option<String>,
+    pub proposer: String,
+    pub approver: Option<String>,
+    /// What the operator's policy said, when there is one.
+    pub policy: Option<String>,
+    /// A create's outcome (`executed`, `rejected`, `unknown`, `not_sent`), for the last three events.
+    pub outcome: Option<String>,
+    pub request_sha256: String,
+    pub at: String,
+}
+
+/// Where notices go.
+#[derive(Clone)]
+pub enum Destination {
+    /// A generic JSON webhook, signed with each of its keys (two during a rotation).
+    Webhook { url: reqwest::Url, keys: Vec<Vec<u8>> },
+    /// A Slack incoming webhook (its URL is its secret).
+    Slack { url: Secret },
+    /// A Microsoft Teams incoming webhook (its URL is its secret).
+    Teams { url: Secret },
+}
+
+/// Its label only: the keys and the chat URLs are secrets.
+impl std::fmt::Debug for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl Destination {
+    /// How metrics, logs and the audit name it: the generic webhook by its host, a chat by its
+    /// kind (their URLs are secrets).
+    pub fn label(&self) -> String {
+        match self {
+            Destination::Webhook { url, .. } => format!("webhook {}", url.host_str().unwrap_or("?")),
+            Destination::Slack { .. } => "slack".into(),
+            Destination::Teams { .. } => "teams".into(),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Destination::Webhook { .. } => "webhook",
+            Destination::Slack { .. } => "slack",
+            Destination::Teams { .. } => "teams",
+        }
+    }
+}
+
+/// The operator's notifications: a queue and the task that empties it.
+pub struct Notifier {
+    queue: mpsc::Sender<Notice>,
+}
+
+impl Notifier {
+    /// Starts delivering to `destinations`, each attempt within `timeout` (none: no notifier).
+    pub fn start(
+        destinations: Vec<Destination>,
+        timeout: Duration,
+        store: Arc<ProposalStore>,
+        clock: Clock,
+        audit: Option<Arc<AuditLog>>,
+    ) -> anyhow::Result<Option<Arc<Notifier>>> {
+        if destinations.is_empty() {
+            return Ok(None);
+        }
+        crate::install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        let (queue, mut waiting) = mpsc::channel::<Notice>(QUEUE);
+        let delivery = Arc::new(Delivery { client, destinations, store, clock, audit, timeout });
+        tokio::spawn(async move {
+            while let Some(notice) = waiting.recv().await {
+                let delivery = delivery.clone();
+                // each notice on its own task: a slow destination delays no other notice
+                tokio::spawn(async move { delivery.deliver(notice).await });
+            }
+        });
+        Ok(Some(Arc::new(Notifier { queue })))
+    }
+
+    /// Queues `notice` without waiting; a full queue drops it (counted and logged).
+    pub fn notify(&self, notice: Notice) {
+        if let Err(e) = self.queue.try_send(notice) {
+            crate::metrics::metrics().notification("queue", "dropped");
+            tracing::warn!("a notification was dropped: {e}");
+        }
+    }
+}
+
+struct Delivery {
+    client: reqwest::Client,
+    destinations: Vec<Destination>,
+    store: Arc<ProposalStore>,
+    clock: Clock,
+    audit: Option<Arc<AuditLog>>,
+    timeout: Duration,
+}
+
+impl Delivery {
+    async fn deliver(&self, notice: Notice) {
+        // one notification per event, however many replicas saw it
+        match self.store.claim(Once::Notice(&notice.key), self.clock.now_ms()).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                crate::metrics::metrics().notification("store", "failed");
+                tracing::warn!(event = notice.event, "a notification was not sent: {e}");
+                return;
+            }
+        }
+        let id = hex::encode(rand::random::<[u8; 16]>());
+        let sends = self.destinations.iter().map(|d| self.to(d, &notice, &id));
+        futures_util::future::join_all(sends).await;
+    }
+
+    /// Delivers `notice` to `destination`, attempt after attempt; counts and audits the outcome.
+    async fn to(&self, destination: &Destination, notice: &Notice, id: &str) {
+        let mut pause = FIRST_PAUSE;
+        let mut attempt = 0;
+        let outcome = loop {
+            attempt += 1;
+            let answer = self.attempt(destination, notice, id).await;
+            let retry = match &answer {
+                Ok(status) if (200..300).contains(status) => break Ok(*status),
+                // a redirect is not followed, and asking again would meet it again
+                Ok(status) if (300..400).contains(status) => false,
+                Ok(status) => *status >= 500 || matches!(status, 408 | 429),
+                Err(_) => true,
+            };
+            if !retry || attempt >= ATTEMPTS {
+                break Err(match answer {
+                    Ok(status) => format!("answered HTTP {status}"),
+                    Err(why) => why,
+                });
+            }
+            tokio::time::sleep(pause).await;
+            pause *= 2;
+        };
+        let label = destination.label();
+        let (name, event) = match &outcome {
+            Ok(status) => {
+                crate::metrics::metrics().notification(destination.kind(), "delivered");
+                let e = events::Notification {
+                    notice: notice.event.into(),
+                    destination: label.clone(),
+                    delivery: id.into(),
+                    attempts: attempt,
+                    http_status: Some(*status),
+                    error: None,
+                    request_sha256: notice.request_sha256.clone(),
+                };
+                ("delivered", Event::NotificationDelivered(e))
+            }
+            Err(why) => {
+                crate::metrics::metrics().notification(destination.kind(), "failed");
+                tracing::warn!(destination = %label, event = notice.event, attempts = attempt, "a notification failed: {why}");
+                let e = events::Notification {
+                    notice: notice.event.into(),
+                    destination: label.clone(),
+                    delivery: id.into(),
+                    attempts: attempt,
+                    http_status: None,
+                    error: Some(why.clone()),
+                    request_sha256: notice.request_sha256.clone(),
+                };
+                ("failed", Event::NotificationFailed(e))
+            }
+        };
+        if let Some(log) = self.audit.clone()
+            && let Err(e) = AuditLog::record(log, event.at(self.clock.now_ms())).await
+        {
+            tracing::error!("a notification {name} is not in the audit log: {e}");
+        }
+    }
+
+    /// One attempt: the status the destination answered, or why none came.
+    async fn attempt(&self, destination: &Destination, notice: &Notice, id: &str) -> Result<u16, String> {
+        let (url, body) = match destination {
+            Destination::Webhook { url, .. } => (url.clone(), formats::webhook_body(notice)),
+            Destination::Slack { url } => (parse(url)?, formats::slack_body(notice)),
+            Destination::Teams { url } => (parse(url)?, formats::teams_body(notice)),
+        };
+        let mut request = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(formats::EVENT_HEADER, notice.event)
+            .header(formats::DELIVERY_HEADER, id);
+        if let Destination::Webhook { keys, .. } = destination {
+            // the receiver compares it with its own wall clock, not with this server's test clock
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            request = request.header(formats::SIGNATURE_HEADER, formats::signature(keys, now, &body));
+        }
+        match request.body(body).send().await {
+            Ok(answer) => Ok(answer.status().as_u16()),
+            // the URL may be a secret: never in an error
+            Err(e) if e.is_timeout() => Err(format!("no answer within {} ms", self.timeout.as_millis())),
+            Err(e) => Err(crate::fabric_client::root_cause(&e.without_url())),
+        }
+    }
+}
+
+fn parse(url: &Secret) -> Result<reqwest::Url, String> {
+    reqwest::Url::parse(url.expose()).map_err(|_| "its URL does not parse".to_string())
+}

@@ -1,0 +1,158 @@
+//! Where notifications go: the operator's flags (and the config file, whose keys are these flags'
+//! names); no client can add or change a destination.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::Destination;
+use crate::secret::{from_env_or_file, read_private_file};
+
+#[derive(Args, Debug, Clone)]
+pub struct NotifyArgs {
+    /// Send each approval event (a change waits, approved, declined, executed, failed, outcome
+    /// unknown) as JSON to this URL (https, or http on loopback), signed with the keys of
+    /// --notify-webhook-key-file (header x-equinix-mcp-signature; see docs/approval-page.md).
+    #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK", value_name = "URL", requires = "notify_webhook_key_file")]
+    pub notify_webhook: Option<reqwest::Url>,
+
+    /// An owner-only file holding a signing key of the webhook (its whole contents, at least 32
+    /// bytes). Give it twice while rotating: each notification is signed with both.
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_NOTIFY_WEBHOOK_KEY_FILE",
+        value_name = "PATH",
+        requires = "notify_webhook",
+        value_delimiter = ','
+    )]
+    pub notify_webhook_key_file: Vec<PathBuf>,
+
+    /// An owner-only file holding a Slack incoming-webhook URL (a secret: whoever has it can
+    /// post), or set EQUINIX_MCP_NOTIFY_SLACK_URL.
+    #[arg(long, env = "EQUINIX_MCP_NOTIFY_SLACK_URL_FILE", value_name = "PATH")]
+    pub notify_slack_url_file: Option<PathBuf>,
+
+    /// An owner-only file holding a Microsoft Teams incoming-webhook URL (a Workflows webhook; a
+    /// secret), or set EQUINIX_MCP_NOTIFY_TEAMS_URL.
+    #[arg(long, env = "EQUINIX_MCP_NOTIFY_TEAMS_URL_FILE", value_name = "PATH")]
+    pub notify_teams_url_file: Option<PathBuf>,
+
+    /// How long one delivery attempt may take, connecting included, in milliseconds (at most
+    /// three attempts per destination, 0.5 s then 1 s apart).
+    #[arg(long, env = "EQUINIX_MCP_NOTIFY_ATTEMPT_TIMEOUT_MS", default_value_t = 5000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub notify_attempt_timeout_ms: u64,
+}
+
+/// The shortest signing key accepted.
+const MIN_KEY_BYTES: usize = 32;
+
+impl NotifyArgs {
+    pub fn attempt_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.notify_attempt_timeout_ms)
+    }
+
+    /// The destinations these settings name; an error names the setting that is wrong.
+    pub fn destinations(&self) -> anyhow::Result<Vec<Destination>> {
+        let mut out = Vec::new();
+        if let Some(url) = &self.notify_webhook {
+            let loopback = url.host_str().is_some_and(|h| matches!(h, "127.0.0.1" | "[::1]" | "localhost"));
+            if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
+                anyhow::bail!("--notify-webhook {url}: https, or http on loopback only (a notification names people)");
+            }
+            if self.notify_webhook_key_file.len() > 2 {
+                anyhow::bail!("--notify-webhook-key-file: at most two keys (the current one and the next)");
+            }
+            let mut keys = Vec::new();
+            for path in &self.notify_webhook_key_file {
+                let key = read_private_file(path, "--notify-webhook-key-file")?;
+                let key = key.trim().as_bytes().to_vec();
+                if key.len() < MIN_KEY_BYTES {
+                    anyhow::bail!(
+                        "--notify-webhook-key-file {}: {} bytes; a signing key has at least {MIN_KEY_BYTES}",
+                        path.display(),
+                        key.len()
+                    );
+                }
+                keys.push(key);
+            }
+            out.push(Destination::Webhook { url: url.clone(), keys });
+        }
+        let chat = |var: &str, file: &Option<PathBuf>, flag: &str| {
+            let url = from_env_or_file(std::env::var(var).ok(), file.as_deref(), var, flag)?;
+            if let Some(u) = &url
+                && !reqwest::Url::parse(u.expose()).is_ok_and(|u| u.scheme() == "https" || u.scheme() == "http")
+            {
+                anyhow::bail!("{flag}: the URL it holds does not parse as an http(s) URL");
+            }
+            anyhow::Ok(url)
+        };
+        if let Some(url) = chat("EQUINIX_MCP_NOTIFY_SLACK_URL", &self.notify_slack_url_file, "--notify-slack-url-file")?
+        {
+            out.push(Destination::Slack { url });
+        }
+        if let Some(url) = chat("EQUINIX_MCP_NOTIFY_TEAMS_URL", &self.notify_teams_url_file, "--notify-teams-url-file")?
+        {
+            out.push(Destination::Teams { url });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> NotifyArgs {
+        NotifyArgs {
+            notify_webhook: None,
+            notify_webhook_key_file: vec![],
+            notify_slack_url_file: None,
+            notify_teams_url_file: None,
+            notify_attempt_timeout_ms: 5000,
+        }
+    }
+
+    fn private(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, text).unwrap();
+        #[cfg(unix)]
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn a_webhook_needs_https_or_loopback_and_keys_long_enough() {
+        let (_d, short) = private("too-short");
+        let (_e, good) = private(&"k".repeat(32));
+        let with = |url: &str, keys: Vec<PathBuf>| NotifyArgs {
+            notify_webhook: Some(url.parse().unwrap()),
+            notify_webhook_key_file: keys,
+            ..args()
+        };
+        let e = with("http://hooks.example/x", vec![good.clone()]).destinations().unwrap_err().to_string();
+        assert!(e.contains("https, or http on loopback only"), "{e}");
+        let e = with("https://hooks.example/x", vec![short]).destinations().unwrap_err().to_string();
+        assert!(e.contains("9 bytes; a signing key has at least 32"), "{e}");
+        let e = with("https://hooks.example/x", vec![good.clone(); 3]).destinations().unwrap_err().to_string();
+        assert!(e.contains("at most two keys"), "{e}");
+        let ok = with("http://127.0.0.1:9/x", vec![good.clone(), good]).destinations().unwrap();
+        assert!(matches!(&ok[..], [Destination::Webhook { keys, .. }] if keys.len() == 2));
+        assert_eq!(ok[0].label(), "webhook 127.0.0.1", "named by its host, never its path");
+        assert!(args().destinations().unwrap().is_empty(), "none configured: none");
+    }
+
+    #[test]
+    fn a_chat_url_comes_from_an_owner_only_file_and_must_parse() {
+        let (_d, slack) = private("https://hooks.slack.com/services/T/B/secret\n");
+        let got = NotifyArgs { notify_slack_url_file: Some(slack), ..args() }.destinations().unwrap();
+        assert!(
+            matches!(&got[..], [Destination::Slack { url }] if url.expose() == "https://hooks.slack.com/services/T/B/secret")
+        );
+        assert_eq!(got[0].label(), "slack");
+        let (_e, junk) = private("not a url");
+        let e = NotifyArgs { notify_teams_url_file: Some(junk), ..args() }.destinations().unwrap_err().to_string();
+        assert!(e.contains("--notify-teams-url-file") && !e.contains("not a url"), "{e}");
+    }
+}
