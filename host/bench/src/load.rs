@@ -164,7 +164,12 @@ pub struct Pairs {
 
 /// Each client proposes on `propose_url` and confirms on `confirm_url` (the opt-in for clients
 /// without a form is on: the benchmark has no person to ask).
-async fn pairs(propose_url: &str, confirm_url: &str, clients: usize, duration: Duration) -> anyhow::Result<Pairs> {
+pub(crate) async fn pairs(
+    propose_url: &str,
+    confirm_url: &str,
+    clients: usize,
+    duration: Duration,
+) -> anyhow::Result<Pairs> {
     let proposers = sessions(propose_url, clients).await?;
     let confirmers = sessions(confirm_url, clients).await?;
     let started = Instant::now();

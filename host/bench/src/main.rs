@@ -12,6 +12,7 @@ mod echo;
 mod figures;
 mod load;
 mod native;
+mod notify;
 mod passkey;
 mod plan;
 mod server;
@@ -51,6 +52,11 @@ struct Cli {
     /// Only the approval page's rows (its render and a decision, and the form path beside it).
     #[arg(long, conflicts_with = "soak")]
     approval_page: bool,
+
+    /// Only the notifications' row: what two destinations (one down) cost propose + confirm
+    /// pairs, against none.
+    #[arg(long, conflicts_with_all = ["soak", "approval_page", "plan"])]
+    notify: bool,
 
     /// Only the plan's rows: what resolving a proposal's plan adds to a propose, and to the form
     /// (in process, against the simulator).
@@ -104,6 +110,9 @@ fn main() -> ExitCode {
             return plan::run(cli.quick).await;
         }
         let server = server::locate(cli.server.as_deref())?;
+        if cli.notify {
+            return notify::run(&server, cli.quick).await;
+        }
         if cli.soak {
             soak::run(&server, cli.quick, cli.rounds).await
         } else if cli.store_failover {

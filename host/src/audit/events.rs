@@ -55,10 +55,8 @@ pub enum Event {
     PasskeyEnrolled(PasskeyEnrolled),
     PasskeyEnrollmentNotKept(PasskeyNotKept),
     PasskeyRevoked(PasskeyRevoked),
-    /// A notification reached its destination (the operator's webhook, Slack, Teams).
-    NotificationDelivered(Notification),
-    /// A notification did not, after its attempts.
-    NotificationFailed(Notification),
+    /// A notice was sent to the operator's destinations (webhook, Slack, Teams): what each came to.
+    Notification(Notification),
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -229,16 +227,25 @@ pub struct Notification {
     /// What the notice was of: `change_waiting`, `change_approved`, ... (not `event`, which names
     /// the record's own kind)
     pub notice: String,
-    /// `webhook HOST`, `slack` or `teams` (never a secret URL).
-    pub destination: String,
     /// The delivery's id, sent in `x-equinix-mcp-delivery`.
     pub delivery: String,
+    pub request_sha256: String,
+    /// What each destination's delivery came to.
+    pub destinations: Vec<Delivered>,
+}
+
+/// One destination's delivery of a notice.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Delivered {
+    /// `webhook HOST`, `slack` or `teams` (never a secret URL).
+    pub destination: String,
+    /// `delivered` or `failed`.
+    pub outcome: String,
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    pub request_sha256: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

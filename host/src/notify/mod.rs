@@ -161,11 +161,23 @@ impl Delivery {
         }
         let id = hex::encode(rand::random::<[u8; 16]>());
         let sends = self.destinations.iter().map(|d| self.to(d, &notice, &id));
-        futures_util::future::join_all(sends).await;
+        let destinations = futures_util::future::join_all(sends).await;
+        // one record for the notice, once every destination's attempts are over
+        let record = Event::Notification(events::Notification {
+            notice: notice.event.into(),
+            delivery: id,
+            request_sha256: notice.request_sha256.clone(),
+            destinations,
+        });
+        if let Some(log) = self.audit.clone()
+            && let Err(e) = AuditLog::record(log, record.at(self.clock.now_ms())).await
+        {
+            tracing::error!("a notification is not in the audit log: {e}");
+        }
     }
 
-    /// Delivers `notice` to `destination`, attempt after attempt; counts and audits the outcome.
-    async fn to(&self, destination: &Destination, notice: &Notice, id: &str) {
+    /// Delivers `notice` to `destination`, attempt after attempt: what it came to (counted).
+    async fn to(&self, destination: &Destination, notice: &Notice, id: &str) -> events::Delivered {
         let mut pause = FIRST_PAUSE;
         let mut attempt = 0;
         let outcome = loop {
@@ -187,40 +199,29 @@ impl Delivery {
             tokio::time::sleep(pause).await;
             pause *= 2;
         };
-        let label = destination.label();
-        let (name, event) = match &outcome {
+        let destination_label = destination.label();
+        match outcome {
             Ok(status) => {
                 crate::metrics::metrics().notification(destination.kind(), "delivered");
-                let e = events::Notification {
-                    notice: notice.event.into(),
-                    destination: label.clone(),
-                    delivery: id.into(),
+                events::Delivered {
+                    destination: destination_label,
+                    outcome: "delivered".into(),
                     attempts: attempt,
-                    http_status: Some(*status),
+                    http_status: Some(status),
                     error: None,
-                    request_sha256: notice.request_sha256.clone(),
-                };
-                ("delivered", Event::NotificationDelivered(e))
+                }
             }
             Err(why) => {
                 crate::metrics::metrics().notification(destination.kind(), "failed");
-                tracing::warn!(destination = %label, event = notice.event, attempts = attempt, "a notification failed: {why}");
-                let e = events::Notification {
-                    notice: notice.event.into(),
-                    destination: label.clone(),
-                    delivery: id.into(),
+                tracing::warn!(destination = %destination_label, event = notice.event, attempts = attempt, "a notification failed: {why}");
+                events::Delivered {
+                    destination: destination_label,
+                    outcome: "failed".into(),
                     attempts: attempt,
                     http_status: None,
-                    error: Some(why.clone()),
-                    request_sha256: notice.request_sha256.clone(),
-                };
-                ("failed", Event::NotificationFailed(e))
+                    error: Some(why),
+                }
             }
-        };
-        if let Some(log) = self.audit.clone()
-            && let Err(e) = AuditLog::record(log, event.at(self.clock.now_ms())).await
-        {
-            tracing::error!("a notification {name} is not in the audit log: {e}");
         }
     }
 

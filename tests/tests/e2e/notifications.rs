@@ -233,13 +233,21 @@ async fn a_signed_webhook_hears_that_a_change_waits_what_the_person_decided_and_
         assert!(!got.body.contains("chg-") && !got.body.contains(&token), "no confirm token: {}", got.body);
     }
     assert_eq!(receiver.got().len(), 3, "one notification per event");
-    wait::until("each delivery to be audited", Duration::from_secs(20), async || {
-        events(&server.audit_entries(), "notification_delivered").len() == 3
+    wait::until("each notice to be audited", Duration::from_secs(20), async || {
+        events(&server.audit_entries(), "notification").len() == 3
     })
     .await;
     let recorded = server.audit_entries();
-    let delivered = events(&recorded, "notification_delivered");
-    assert!(delivered.iter().all(|d| d["destination"] == "webhook 127.0.0.1" && d["attempts"] == 1), "{delivered:?}");
+    let notices: Vec<&str> = events(&recorded, "notification").iter().map(|n| n["notice"].as_str().unwrap()).collect();
+    assert_eq!(notices, ["change_waiting", "change_approved", "change_executed"]);
+    for n in events(&recorded, "notification") {
+        let d = &n["destinations"][0];
+        assert_eq!(
+            (d["destination"].as_str(), d["outcome"].as_str(), d["attempts"].as_u64()),
+            (Some("webhook 127.0.0.1"), Some("delivered"), Some(1)),
+            "{n}"
+        );
+    }
 }
 
 /// Slack's and Teams' incoming-webhook shapes; a destination that answers 500, one that
@@ -280,13 +288,15 @@ async fn chat_destinations_get_their_shapes_and_failing_ones_cost_the_change_not
     assert_eq!(card["attachments"][0]["content"]["type"], "AdaptiveCard");
     assert!(to_teams[2].at > confirmed_at, "the retries came after the confirm had returned");
     // the redirect answered once and was not followed; the silent one took its three attempts
-    let failed = wait::until_some("the failures to be audited", Duration::from_secs(20), async || {
-        let entries = server.audit_entries();
-        let failed: Vec<Value> = events(&entries, "notification_failed").into_iter().cloned().collect();
-        (failed.len() == 2).then_some(failed)
+    let record = wait::until_some("the notice to be audited", Duration::from_secs(20), async || {
+        events(&server.audit_entries(), "notification").first().map(|r| (*r).clone())
     })
     .await;
-    let by = |dest: &str| failed.iter().find(|f| f["destination"].as_str().unwrap().starts_with(dest)).unwrap().clone();
+    let by = |dest: &str| {
+        let all = record["destinations"].as_array().unwrap();
+        all.iter().find(|f| f["destination"].as_str().unwrap().starts_with(dest)).unwrap().clone()
+    };
+    assert_eq!((by("slack")["outcome"].as_str(), by("slack")["attempts"].as_u64()), (Some("delivered"), Some(1)));
     assert_eq!((by("teams")["attempts"].as_u64(), by("teams")["error"].as_str()), (Some(3), Some("answered HTTP 500")));
     assert_eq!(
         (by("webhook")["attempts"].as_u64(), by("webhook")["error"].as_str()),
@@ -314,10 +324,12 @@ async fn chat_destinations_get_their_shapes_and_failing_ones_cost_the_change_not
     let took = t.elapsed();
     silent.wait_for("change_executed", 3).await;
     assert!(silent.got()[2].at.duration_since(t) > took, "the attempts went on after the confirm returned");
-    let failed = wait::until_some("the failure to be audited", Duration::from_secs(20), async || {
-        events(&server2.audit_entries(), "notification_failed").first().map(|f| (*f).clone())
+    let record = wait::until_some("the failure to be audited", Duration::from_secs(20), async || {
+        events(&server2.audit_entries(), "notification").first().map(|f| (*f).clone())
     })
     .await;
+    let failed = record["destinations"][0].clone();
+    assert_eq!(failed["outcome"], "failed");
     assert_eq!(failed["attempts"], 3);
     assert!(failed["error"].as_str().unwrap().contains("no answer within 300 ms"), "{failed}");
 }
@@ -337,9 +349,9 @@ async fn two_replicas_send_one_notification_per_event() {
     assert_eq!(structured(&done)["executed"], true);
     receiver.wait_for("change_executed", 1).await;
     wait::until("B to record its delivery", Duration::from_secs(20), async || {
-        !events(&p.b.audit_entries(), "notification_delivered").is_empty()
+        !events(&p.b.audit_entries(), "notification").is_empty()
     })
     .await;
     assert_eq!(receiver.got().len(), 1, "one event, one notification: {:?}", receiver.got());
-    assert!(events(&p.a.audit_entries(), "notification_delivered").is_empty(), "A sent nothing of B's create");
+    assert!(events(&p.a.audit_entries(), "notification").is_empty(), "A sent nothing of B's create");
 }
