@@ -122,6 +122,9 @@ pub struct ApprovalPage {
     notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
+/// How often a waiting page's watcher reads the clock for its expiry.
+const EXPIRY_WATCH: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a person may do with a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Permission {
@@ -529,6 +532,26 @@ impl ApprovalPage {
             self.notify(event, record, Some(session.approver.clone()));
         }
         Ok(written)
+    }
+
+    /// Tells the operator's destinations that `record`'s question waits, and, if nobody decided
+    /// it by the end of its proposal's time, that it expired (watched on this replica; the
+    /// once-claim keeps it one notice if another replica watches the same page).
+    pub fn waiting(self: &Arc<Self>, record: &PageRecord) {
+        if self.notifier.is_none() {
+            return;
+        }
+        self.notify("change_waiting", record, None);
+        let (page, record) = (self.clone(), record.clone());
+        tokio::spawn(async move {
+            // the host's clock, by which the proposal's time is judged, read every few seconds
+            while page.clock.now_ms() < record.expires_at_ms {
+                tokio::time::sleep(EXPIRY_WATCH).await;
+            }
+            if let Ok(None) = page.notes().decision(&record.id).await {
+                page.notify("change_expired", &record, None);
+            }
+        });
     }
 
     /// Tells the operator's destinations of `event` about `record` (never waits).

@@ -170,7 +170,7 @@ impl PageRound {
             _ => {
                 let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
-                self.page.notify("change_waiting", &r, None);
+                self.page.waiting(&r);
                 r
             }
         };
@@ -221,7 +221,7 @@ impl UrlElicit {
         let started = tokio::time::Instant::now();
         let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
-        self.page.notify("change_waiting", &record, None);
+        self.page.waiting(&record);
         let then = match self.link_by {
             LinkBy::Url => ".",
             LinkBy::Form => ". Then answer this form (confirm or not: the decision on the page is what counts).",

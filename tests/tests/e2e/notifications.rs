@@ -355,3 +355,28 @@ async fn two_replicas_send_one_notification_per_event() {
     assert_eq!(receiver.got().len(), 1, "one event, one notification: {:?}", receiver.got());
     assert!(events(&p.a.audit_entries(), "notification").is_empty(), "A sent nothing of B's create");
 }
+
+/// A question nobody decided within its proposal's time: the destinations hear that it expired.
+#[tokio::test]
+async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
+    let receiver = Receiver::start(Answers::Status(200)).await;
+    let key = private_file(KEY_NEW);
+    let file = fresh_approvers_path();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    // the embedded simulator: its clock knob moves the server's clock, by which the time is judged
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--notify-webhook", &receiver.url])
+        .args(&["--notify-webhook-key-file", key.to_str().unwrap()])
+        .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
+        .stdio()
+        .await;
+    let (_, link) = pending(&server.client, "left-waiting", 1305).await;
+    receiver.wait_for("change_waiting", 1).await;
+    assert!(receiver.of("change_expired").is_empty(), "not before its time");
+    advance_clock(&embedded_sim_url(&server).await, 10 * 60 * 1000 + 1).await;
+    let expired = receiver.wait_for("change_expired", 1).await;
+    assert_eq!(expired[0].json()["approval_url"], link);
+    assert_eq!(expired[0].json()["summary"], "+ create connection \"left-waiting\" (billable): EVPL_VC, 1000 Mbps");
+}
