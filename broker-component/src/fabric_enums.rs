@@ -139,25 +139,9 @@ pub const PORT_STATES: &[&str] = &[
 /// `Presence` (metros).
 pub const PRESENCES: &[&str] = &["MY_PORTS"];
 
-/// `VirtualConnectionPriceConnectionType`: the connection types the price search prices.
-pub const PRICED_CONNECTION_TYPES: &[&str] = &[
-    "EVPL_VC",
-    "EPL_VC",
-    "EC_VC",
-    "IP_VC",
-    "VD_CHAIN_VC",
-    "ACCESS_EPL_VC",
-    "EVPLAN_VC",
-    "EPLAN_VC",
-    "IPWAN_VC",
-    "EVPTREE_VC",
-    "EPTREE_VC",
-    "IA_VC",
-];
-
-/// `VirtualConnectionPriceAccessPointType`.
-pub const PRICED_ACCESS_POINT_TYPES: &[&str] =
-    &["VD", "SP", "COLO", "CLOUD_ROUTER", "CHAINGROUP", "NETWORK", "METAL_NETWORK"];
+/// `VirtualConnectionPriceConnectionType` and `VirtualConnectionPriceAccessPointType`: what the
+/// price search prices (in the contract crate: the host builds the plan's price filter from them).
+pub use equinix_broker_contract::{PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
 
 /// `CloudRouterAccessPointState`.
 pub const ROUTER_STATES: &[&str] = &[

@@ -34,6 +34,28 @@ pub const PROPOSAL_TTL_MS: u64 = 10 * 60 * 1000;
 /// named. A component whose catalog has none of these gets every read-only toolset by default.
 pub const DEFAULT_TOOLSETS: &[&str] = &["metros", "ports", "service_profiles", "connections", "cloud_routers"];
 
+/// `VirtualConnectionPriceConnectionType`: the connection types Fabric's price search prices. Both
+/// sides build a price search from a connection's bytes (the component for its price context, the
+/// host for the plan it vouches for), so both read this one list.
+pub const PRICED_CONNECTION_TYPES: &[&str] = &[
+    "EVPL_VC",
+    "EPL_VC",
+    "EC_VC",
+    "IP_VC",
+    "VD_CHAIN_VC",
+    "ACCESS_EPL_VC",
+    "EVPLAN_VC",
+    "EPLAN_VC",
+    "IPWAN_VC",
+    "EVPTREE_VC",
+    "EPTREE_VC",
+    "IA_VC",
+];
+
+/// `VirtualConnectionPriceAccessPointType`.
+pub const PRICED_ACCESS_POINT_TYPES: &[&str] =
+    &["VD", "SP", "COLO", "CLOUD_ROUTER", "CHAINGROUP", "NETWORK", "METAL_NETWORK"];
+
 /// An input-schema keyword a property may carry: the name of the read tool that lists its valid
 /// values (`"x-values-from": "fabric_search_ports"`). The host reads it to say where valid values
 /// come from when a call fails its schema, and leaves it out of the schema clients see.

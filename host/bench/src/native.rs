@@ -145,8 +145,8 @@ pub struct SandboxCost {
     pub native_us: f64,
 }
 
-/// Runs `calls` reads and proposes each way, alternating in rounds so drift hits both alike.
-pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
+/// A simulator and the host's Fabric client calling it in process, creates allowed.
+pub async fn in_process_fabric() -> anyhow::Result<(fabric_sim::SimHandle, Arc<FabricClient>)> {
     let sim = fabric_sim::start("127.0.0.1:0".parse()?, SimConfig::default()).await?;
     let credentials = Credentials {
         client_id: fabric_sim::SIM_CLIENT_ID.into(),
@@ -155,6 +155,12 @@ pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
     let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
     config.mutate_enabled = true;
     let fabric = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
+    Ok((sim, fabric))
+}
+
+/// Runs `calls` reads and proposes each way, alternating in rounds so drift hits both alike.
+pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
+    let (_sim, fabric) = in_process_fabric().await?;
     let runtime = Arc::new(ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?);
     let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), Duration::from_secs(2));
     // a fresh call state per call on both sides, as the server makes one per call

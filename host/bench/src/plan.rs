@@ -3,15 +3,12 @@
 //! this process, taking turns with the dry run of the same body, which every propose sends anyway;
 //! and what it adds to the form a person reads.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use equinix_fabric_sim::{self as fabric_sim, SimConfig};
 use equinix_mcp::approval::{Subject, form};
 use equinix_mcp::bindings::confirmation::Context;
-use equinix_mcp::fabric_client::{ApiRequest, Credentials, FabricClient, FabricConfig, Method};
+use equinix_mcp::fabric_client::{ApiRequest, Method};
 use equinix_mcp::plan::{compose, resolve};
-use equinix_mcp::secret::Secret;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ms, spec};
@@ -24,14 +21,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 pub async fn run(quick: bool) -> anyhow::Result<()> {
     let rounds = if quick { 100 } else { 1000 };
-    let sim = fabric_sim::start("127.0.0.1:0".parse()?, SimConfig::default()).await?;
-    let credentials = Credentials {
-        client_id: fabric_sim::SIM_CLIENT_ID.into(),
-        client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
-    };
-    let mut config = FabricConfig::new(sim.base_url(), Some(credentials));
-    config.mutate_enabled = true;
-    let client = Arc::new(FabricClient::in_process(config, sim.router(), sim.base_url()));
+    let (_sim, client) = crate::native::in_process_fabric().await?;
     let cancel = CancellationToken::new();
     let (mut plans, mut dry_runs) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     let mut last = None;

@@ -7,6 +7,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use equinix_broker_contract::{PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
+
 use crate::fabric_client::{ApiRequest, Method};
 
 /// At most this many reads per plan; what is past it is said to be not read.
@@ -86,25 +88,6 @@ fn post(path: String, body: &Value) -> ApiRequest {
 fn eq(property: &str, value: impl ToString) -> Value {
     json!({"property": property, "operator": "=", "values": [value.to_string()]})
 }
-
-/// The connection types and access point types Fabric's price search prices
-/// (`VirtualConnectionPriceConnectionType`, `VirtualConnectionPriceAccessPointType`).
-const PRICED_CONNECTION_TYPES: &[&str] = &[
-    "EVPL_VC",
-    "EPL_VC",
-    "EC_VC",
-    "IP_VC",
-    "VD_CHAIN_VC",
-    "ACCESS_EPL_VC",
-    "EVPLAN_VC",
-    "EPLAN_VC",
-    "IPWAN_VC",
-    "EVPTREE_VC",
-    "EPTREE_VC",
-    "IA_VC",
-];
-const PRICED_ACCESS_POINT_TYPES: &[&str] =
-    &["VD", "SP", "COLO", "CLOUD_ROUTER", "CHAINGROUP", "NETWORK", "METAL_NETWORK"];
 
 /// The price search filter for a connection body, built from its bytes, or why there is none.
 pub fn price_filter(body: &Value) -> Result<Value, String> {

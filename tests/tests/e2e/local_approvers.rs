@@ -99,6 +99,18 @@ pub(crate) async fn local_server(sim: &SimHandle, file: &Path, client: TestClien
         .await
 }
 
+/// A person alone at her laptop: the simulator, Chromium with an authenticator, `dana` enrolled in
+/// a fresh approvers file, and a stdio server of hers with a client that shows no form.
+pub(crate) async fn dana_at_her_server() -> (SimHandle, PathBuf, Chrome, Server) {
+    let sim = sim(SimConfig::default()).await;
+    let file = fresh_file();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let server = local_server(&sim, &file, TestClient::plain()).await;
+    (sim, file, chrome, server)
+}
+
 pub(crate) async fn confirm(client: &Client, token: &str) -> Value {
     structured(&call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await)
 }

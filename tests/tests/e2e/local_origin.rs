@@ -7,13 +7,11 @@
 
 use std::time::Duration;
 
-use equinix_fabric_sim::SimConfig;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::local_approvers::{approvers, confirm, enrolled, local_server, pending};
+use super::local_approvers::{approvers, confirm, dana_at_her_server, pending};
 use super::passkeys::{assertion, events, options_of, post_form};
-use crate::harness::webdriver::Chrome;
 use crate::harness::*;
 
 /// Another program's page on this machine: a harmless HTML page at `http://localhost:PORT`, on
@@ -77,12 +75,7 @@ async fn posted_by_a_program(link: &str, fields: &[(&str, String)], origin: Opti
 
 #[tokio::test]
 async fn a_passkey_answer_made_on_another_localhost_page_approves_nothing_and_fails_verify_in_an_edited_log() {
-    let sim = sim(SimConfig::default()).await;
-    let file = fresh_approvers_path();
-    let chrome = Chrome::start().await;
-    chrome.add_authenticator().await;
-    enrolled(&chrome, &file, "dana").await;
-    let server = local_server(&sim, &file, TestClient::plain()).await;
+    let (sim, file, chrome, server) = dana_at_her_server().await;
     let (token, link) = pending(&server.client, "origin-bound", 360).await;
     let page = reqwest::Url::parse(&link).unwrap().origin().ascii_serialization();
     let options = options_of(&chrome, &link).await;

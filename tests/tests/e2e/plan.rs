@@ -183,14 +183,8 @@ async fn the_propose_result_the_model_reads_stays_within_its_budget() {
 /// `audit verify --passkeys` even with its chain made whole.
 #[tokio::test]
 async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
-    use super::local_approvers::{approvers, confirm, enrolled, local_server, pending};
-    use crate::harness::webdriver::Chrome;
-    let sim = sim(SimConfig::default()).await;
-    let file = fresh_approvers_path();
-    let chrome = Chrome::start().await;
-    chrome.add_authenticator().await;
-    enrolled(&chrome, &file, "dana").await;
-    let server = local_server(&sim, &file, TestClient::plain()).await;
+    use super::local_approvers::{approvers, confirm, dana_at_her_server, pending};
+    let (_sim, file, chrome, server) = dana_at_her_server().await;
     let (token, link) = pending(&server.client, "plan-on-the-page", 1207).await;
     chrome.goto(&link).await;
     let summary = chrome.text("#plan-summary").await;
