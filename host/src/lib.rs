@@ -17,9 +17,9 @@
 //! `equinix-mcp-bench`; this crate never links the broker natively.
 //!
 //! Layers point down only, and no module imports one that imports it: `commands` → `cli` →
-//! `transports` → `mcp` → `approval_page` → `approvers`, `component` → `passkeys`, `capabilities` →
-//! `proposals` → `approval` → `policy`, `oauth`, `bindings` → `audit`, `fabric_client`,
-//! `exact_json` and the leaves (`clock`, `metrics`, `principal`, `secret`, `shutdown`,
+//! `transports` → `mcp` → `approval_page`, `component` → `approvers`, `capabilities` → `passkeys`,
+//! `notify` → `proposals` → `approval` → `audit`, `bindings` → `oauth`, `plan` → `policy`,
+//! `fabric_client` → `exact_json`, `secret` and the leaves (`clock`, `metrics`, `principal`, `secret`, `shutdown`,
 //! `value_parsers`); the simulator stands beside them and the client never names it.
 
 pub mod approval;
