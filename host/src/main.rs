@@ -103,6 +103,11 @@ fn init_logging(format: LogFormat, default: &str) {
     if !configured.as_deref().is_some_and(|f| f.contains(SESSION_LOGS)) {
         filter = filter.add_directive(format!("{SESSION_LOGS}=warn").parse().expect("a valid directive"));
     }
+    // rmcp says three INFO lines of every request (a unit's `RUST_LOG=info` would log them all):
+    // the library speaks from WARN up unless RUST_LOG names it; the access log says each call once
+    if !configured.as_deref().is_some_and(|f| f.split(',').any(|d| d.trim().starts_with("rmcp"))) {
+        filter = filter.add_directive("rmcp=warn".parse().expect("a valid directive"));
+    }
     // Colour only for a person at a terminal: a file, a pipe or a log collector gets plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

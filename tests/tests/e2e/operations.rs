@@ -391,3 +391,24 @@ async fn a_config_file_sets_serve_and_flags_then_the_environment_win() {
     let (ok, _, stderr) = Launch::serve().args(&["--config", missing.to_str().unwrap()]).run_to_exit().await;
     assert!(!ok && stderr.contains(missing.to_str().unwrap()) && stderr.contains("No such file"), "{stderr}");
 }
+
+/// Issue 63: under the unit's `RUST_LOG=info`, a call leaves its one access line and the MCP
+/// library's per-request INFO lines stay off (they speak when RUST_LOG names `rmcp`).
+#[tokio::test]
+async fn at_rust_log_info_a_call_leaves_one_line_and_the_library_stays_quiet() {
+    // a 2026-07-28 client: rmcp serves each of its requests as a session of its own
+    let server = Launch::serve().env(&[("RUST_LOG", "info")]).http("127.0.0.1:0").await;
+    let client = server.connect(None, TestClient::plain(), true).await;
+    for _ in 0..3 {
+        let r = call_on(&client, "fabric_list_metros", json!({})).await;
+        assert!(!is_error(&r));
+    }
+    wait_for_log(&server, "equinix_mcp::access", 3).await;
+    let text = server.stderr_text();
+    let library: Vec<&str> = text.lines().filter(|l| l.contains(" INFO ") && l.contains(" rmcp::")).collect();
+    assert!(library.is_empty(), "the library's INFO lines: {library:?}");
+    let loud = Launch::serve().env(&[("RUST_LOG", "info,rmcp=info")]).http("127.0.0.1:0").await;
+    let client = loud.connect(None, TestClient::plain(), true).await;
+    let _ = call_on(&client, "fabric_list_metros", json!({})).await;
+    wait_for_log(&loud, "rmcp::service: Service initialized as server", 1).await;
+}
