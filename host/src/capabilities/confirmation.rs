@@ -266,6 +266,9 @@ impl confirmation::Host for ConfirmView<'_> {
                 }
             }
         };
+        // a question left on the page is counted by the MCP front, which knows what its client is
+        // told (an input request, or approval_pending)
+        let left_on_page = matches!(reached, Reached::AwaitsPage(_));
         let (status, approver) = match reached {
             Reached::Answer { status, approver } => (status, approver),
             Reached::NeedsInput => {
@@ -277,7 +280,9 @@ impl confirmation::Host for ConfirmView<'_> {
                 (Status::InputRequired, None)
             }
         };
-        crate::metrics::metrics().confirmation(status_name(status));
+        if !left_on_page {
+            crate::metrics::metrics().confirmation(status_name(status));
+        }
         match approval::may_mint(status, self.confirm.opt_in, &binding, self.call.clock.now_ms()) {
             Mint::Nothing => return Ok(Ok(Answer { status, approval: None })),
             Mint::TooLate => {

@@ -146,12 +146,14 @@ impl McpServer {
                     result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
                 }
                 (Awaiting::Page(pending), Delivery::RoundTrip(_)) => {
+                    crate::metrics::metrics().confirmation("input_required");
                     let result = stateless_confirm::page_input_required(&self.shared.request_state, &key(), &pending);
                     self.audit_first_round(audited, decisions).await;
                     result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
                 }
                 // nobody has decided on the page yet: the agent shows the person the link
                 (Awaiting::Page(pending), _) => {
+                    crate::metrics::metrics().confirmation("approval_pending");
                     let value = self.audit(true, audited, approval_pending(name, &pending), false, decisions).await;
                     let mut result = results::structured(value, false);
                     if tool.check_output(result.structured_content.as_ref().expect("just set")).is_err() {

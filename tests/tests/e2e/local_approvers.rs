@@ -503,12 +503,21 @@ async fn an_http_server_on_loopback_serves_the_local_page_beside_mcp() {
     chrome.add_authenticator().await;
     enrolled(&chrome, &file, "dana").await;
     let server = Launch::serve()
-        .args(&["--toolsets", "metros,mutate"])
+        .args(&["--toolsets", "metros,mutate", "--metrics-listen", "127.0.0.1:0"])
         .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
         .http("127.0.0.1:0")
         .await;
     let client = server.connect(None, TestClient::plain(), false).await;
     let (token, link) = pending(&client, "local-http", 359).await;
+    // the question left on the page is counted as what the client was told (issue 63)
+    let metrics = {
+        let text = server.stderr_text();
+        let at = text.find("Prometheus metrics at ").expect("the metrics line") + "Prometheus metrics at ".len();
+        text[at..].split_whitespace().next().unwrap().to_string()
+    };
+    let counted = http().get(&metrics).send().await.unwrap().text().await.unwrap();
+    assert!(counted.contains("equinix_mcp_confirmations_total{status=\"approval_pending\"} 1"), "{counted}");
+    assert!(!counted.contains("status=\"input_required\""), "{counted}");
     let port = reqwest::Url::parse(&server.url).unwrap().port();
     assert_eq!(reqwest::Url::parse(&link).unwrap().port(), port, "beside /mcp: {link}");
     chrome.goto(&link).await;
