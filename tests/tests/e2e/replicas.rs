@@ -166,6 +166,19 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     assert_eq!(why, "proposal store is a read-only replica\n", "no address to a caller without a token");
     let serving = (200, "ready; creates fail closed: proposal store is a read-only replica\n".to_string());
     assert_eq!(ready(readyz.clone()).await, serving, "reads need no store: still ready to serve");
+    // a load balancer probing all along: the outage is one WARN line as it begins, not one a probe
+    for _ in 0..5 {
+        assert_eq!(ready(readyz.clone()).await, serving);
+    }
+    // a call's access line, written after every probe's, marks the log as read that far
+    let calls = p.a.stderr_text().matches("equinix_mcp::access").count();
+    assert!(!is_error(&call_on(&on_a, "fabric_list_metros", json!({"limit": 1})).await));
+    wait::until("the call's access line", wait::WITHIN, async || {
+        p.a.stderr_text().matches("equinix_mcp::access").count() > calls
+    })
+    .await;
+    let warned = p.a.stderr_text().matches("not ready for mutations").count();
+    assert_eq!(warned, 1, "{}", p.a.stderr_text());
     let spec = connection_spec("on-a-replica", 2304);
     let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
     let err = &structured(&r)["error"];
@@ -175,6 +188,10 @@ async fn with_redis_down_propose_and_confirm_fail_closed_and_recover_when_it_is_
     // a primary again: ready, and proposing works, with no restart
     p.redis.replica_of(None);
     assert_eq!(ready(format!("{readyz}/mutations")).await, (200, "ready\n".to_string()));
+    wait::until("the end of the outage to be logged", wait::WITHIN, async || {
+        p.a.stderr_text().contains("the proposal store takes writes again")
+    })
+    .await;
     assert_eq!(ready(readyz).await, (200, "ready\n".to_string()));
     let spec = connection_spec("primary-again", 2305);
     let r = call_on(&on_a, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;

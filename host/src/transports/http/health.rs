@@ -50,14 +50,27 @@ async fn ready(broker: &McpServer, needs_store: bool) -> Response {
 }
 
 /// Whether the proposal store takes writes; why not, in words that name no address (the answer
-/// needs no token; the log has the rest).
+/// needs no token; the log has the rest, once per state: see [`noted`]).
 async fn store_ready(broker: &McpServer) -> Result<(), &'static str> {
-    match tokio::time::timeout(STORE_PING, broker.shared().grants.proposals.ping()).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) => {
-            tracing::warn!("not ready for mutations: {e}");
-            Err(e.cause.readiness())
-        }
-        Err(_) => Err("proposal store unreachable"),
+    let (state, detail) = match tokio::time::timeout(STORE_PING, broker.shared().grants.proposals.ping()).await {
+        Ok(Ok(())) => (Ok(()), String::new()),
+        Ok(Err(e)) => (Err(e.cause.readiness()), e.to_string()),
+        Err(_) => (Err("proposal store unreachable"), format!("no answer within {} s", STORE_PING.as_secs())),
+    };
+    noted(state, &detail);
+    state
+}
+
+/// What the probes last found of the store: a load balancer probes every few seconds, and an
+/// outage is logged once, as it begins (and as its cause changes), with one line when it ends.
+static LAST_STATE: std::sync::Mutex<Option<&'static str>> = std::sync::Mutex::new(None);
+
+fn noted(state: Result<(), &'static str>, detail: &str) {
+    let mut last = LAST_STATE.lock().unwrap_or_else(|p| p.into_inner());
+    match (state, *last) {
+        (Ok(()), Some(_)) => tracing::info!("the proposal store takes writes again"),
+        (Err(now), before) if before != Some(now) => tracing::warn!("not ready for mutations: {detail}"),
+        _ => {}
     }
+    *last = state.err();
 }
