@@ -21,6 +21,8 @@ pub const MAX_FORM_BYTES: usize = 16 * 1024;
 const POLICY_LINE_CHARS: usize = 400;
 /// A component's context value is cut beyond this many characters.
 const MAX_CONTEXT_CHARS: usize = 500;
+/// How the host's line with the operator policy's verdict begins (the page's notices read it back).
+pub const POLICY_LINE: &str = "operator policy: ";
 /// Prefix of every line the component wrote.
 const COMPONENT_MARK: &str = "| ";
 
@@ -126,7 +128,7 @@ impl Form {
     /// Adds what the operator's policy said of the request to the host's part, below its hash.
     pub fn note_policy(&mut self, verdict: &str) {
         let shown = equinix_broker_contract::clip(&visible(verdict), POLICY_LINE_CHARS);
-        let line = format!("operator policy: {shown}\n");
+        let line = format!("{POLICY_LINE}{shown}\n");
         let at = self.text.find("\nFrom the component").unwrap_or(self.text.len());
         self.text.insert_str(at, &line);
     }

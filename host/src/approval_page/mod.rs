@@ -557,7 +557,11 @@ impl ApprovalPage {
     /// Tells the operator's destinations of `event` about `record` (never waits).
     pub fn notify(&self, event: &'static str, record: &PageRecord, approver: Option<String>) {
         let Some(notifier) = &self.notifier else { return };
-        let policy = record.form_text.lines().find_map(|l| l.strip_prefix("operator policy: ")).map(str::to_string);
+        let policy = record
+            .form_text
+            .lines()
+            .find_map(|l| l.strip_prefix(crate::approval::form::POLICY_LINE))
+            .map(str::to_string);
         notifier.notify(crate::notify::Notice {
             event,
             key: format!("{event} {}", record.id),

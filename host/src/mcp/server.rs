@@ -221,31 +221,30 @@ impl McpServer {
     }
 }
 
-/// A proposal's result whose next step says what this client's confirm will do, in the host's
-/// words (only the host knows the client).
-fn with_next_step(response: CallToolResponse, step: &str) -> CallToolResponse {
+/// `response` with its `next_step` in the host's words (only the host knows the client and the
+/// server's way out), when `applies` to its structured content and error flag; any other
+/// response as it is.
+fn with_next_step(response: CallToolResponse, step: &str, applies: fn(&Value, bool) -> bool) -> CallToolResponse {
     let CallToolResponse::Complete(result) = response else { return response };
-    let proposed = result.is_error != Some(true)
-        && result.structured_content.as_ref().is_some_and(|v| v.get("confirm_token").is_some());
-    let Some(mut value) = result.structured_content.clone().filter(|_| proposed) else {
+    let is_error = result.is_error == Some(true);
+    let Some(mut value) = result.structured_content.clone().filter(|v| applies(v, is_error)) else {
         return CallToolResponse::Complete(result);
     };
     value["next_step"] = json!(step);
-    results::structured(value, false).into()
+    results::structured(value, is_error).into()
 }
 
-/// A confirm's result that reached nobody (`unsupported_by_client`), its next step in the host's
-/// words: the component's cannot know whether this server's way out is an enrollment.
-fn reached_nobody(response: CallToolResponse, step: &str) -> CallToolResponse {
-    let CallToolResponse::Complete(result) = response else { return response };
-    let nobody =
-        |v: &Value| v.pointer("/human_confirmation/status").and_then(Value::as_str) == Some("unsupported_by_client");
-    let Some(mut value) = result.structured_content.clone().filter(|v| nobody(v) && v.get("next_step").is_some())
-    else {
-        return CallToolResponse::Complete(result);
-    };
-    value["next_step"] = json!(step);
-    results::structured(value, result.is_error == Some(true)).into()
+/// A proposal's result (it names its confirm token): its next step says what this client's
+/// confirm will do.
+fn proposed(v: &Value, is_error: bool) -> bool {
+    !is_error && v.get("confirm_token").is_some()
+}
+
+/// A confirm's result that reached nobody (`unsupported_by_client`): the component cannot know
+/// whether this server's way out is an enrollment.
+fn reached_nobody(v: &Value, _is_error: bool) -> bool {
+    v.pointer("/human_confirmation/status").and_then(Value::as_str) == Some("unsupported_by_client")
+        && v.get("next_step").is_some()
 }
 
 /// A call stopped because the proposal store (where the page's records live) did not answer.
@@ -370,14 +369,14 @@ impl ServerHandler for McpServer {
         let response = self.run_delivered(&name, arguments, call, delivery).await?;
         if !is_propose {
             return Ok(match delivery {
-                Delivery::Nobody => reached_nobody(response, &reach::after_nobody(&self.shared)),
+                Delivery::Nobody => with_next_step(response, &reach::after_nobody(&self.shared), reached_nobody),
                 _ => response,
             });
         }
         // how this client's confirm of what was just proposed will reach a person
         let confirm = approval::plan(declared, offered, true, approval::Sealed::FirstRound);
         Ok(match reach::next_step(confirm, &self.shared) {
-            Some(step) => with_next_step(response, &step),
+            Some(step) => with_next_step(response, &step, proposed),
             None => response,
         })
     }
