@@ -281,7 +281,10 @@ fn approval_page_decision(bencher: divan::Bencher) {
             let notes = Notes { store: &store, now_ms: 3_000 };
             notes.put(&record, None).await.unwrap();
             let found = notes.record(&record.id).await.unwrap().unwrap();
-            assert!(matches!(permission(&session, &found), equinix_mcp::approval_page::Permission::Permitted(..)));
+            assert!(matches!(
+                permission(&session, &found.question()),
+                equinix_mcp::approval_page::Permission::Permitted(..)
+            ));
             let decision = Decision {
                 id: "d".into(),
                 approve: true,

@@ -10,6 +10,7 @@ mod approval;
 mod client;
 mod echo;
 mod figures;
+mod inbox;
 mod load;
 mod native;
 mod notify;
@@ -57,6 +58,11 @@ struct Cli {
     /// pairs, against none.
     #[arg(long, conflicts_with_all = ["soak", "approval_page", "plan"])]
     notify: bool,
+
+    /// Only the inbox's rows: `/approve` with 200 changes waiting, on the memory store and on a
+    /// Redis of its own (in process).
+    #[arg(long, conflicts_with_all = ["soak", "approval_page", "notify", "plan"])]
+    inbox: bool,
 
     /// Only the plan's rows: what resolving a proposal's plan adds to a propose, and to the form
     /// (in process, against the simulator).
@@ -108,6 +114,9 @@ fn main() -> ExitCode {
         }
         if cli.plan {
             return plan::run(cli.quick).await;
+        }
+        if cli.inbox {
+            return inbox::run(cli.quick).await;
         }
         let server = server::locate(cli.server.as_deref())?;
         if cli.notify {

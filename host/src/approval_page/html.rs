@@ -1,5 +1,6 @@
 //! The page's HTML: every text escaped, the request in the form's own words, and no script but
-//! the one file that asks the browser for a passkey (its options ride in an escaped attribute).
+//! the one file that asks the browser for a passkey (its options ride in an escaped attribute)
+//! and keeps the inbox current.
 
 use super::record::{Decision, PageRecord};
 use super::{Permission, Session};
@@ -16,7 +17,8 @@ pre.component{background:#fffbe6;border-color:#d9c36a}.facts td{padding:.15rem .
 button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff}\
 .summary{font-size:1.1rem;font-weight:600}.plan td{padding:.25rem .8rem .25rem 0;vertical-align:top;overflow-wrap:anywhere}\
 .plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#666}\
-.checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#666;overflow-wrap:anywhere}";
+.checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#666;overflow-wrap:anywhere}\
+th{text-align:left;padding:.25rem .8rem .25rem 0;border-bottom:1px solid #ccc}";
 
 /// Where the form's request part begins (after its opening lines about the form's checkbox).
 const FORM_REQUEST_PART: &str = "The request, rendered by equinix-mcp";
@@ -76,11 +78,17 @@ pub fn escape(text: &str) -> String {
 }
 
 fn document(title: &str, body: &str) -> String {
-    // the script only acts on forms that carry passkey options, so every page may load it
+    document_with(title, "", body)
+}
+
+/// A page with `head` (markup of this module's own) added to its head.
+pub(super) fn document_with(title: &str, head: &str, body: &str) -> String {
+    // the script only acts on forms that carry passkey options and on the inbox's list, so every
+    // page may load it
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
          content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"/approve/page.css\">\
-         <script src=\"/approve/passkey.js\" defer></script></head><body>{body}</body></html>",
+         <script src=\"/approve/passkey.js\" defer></script>{head}</head><body>{body}</body></html>",
         escape(title)
     )
 }
@@ -103,7 +111,7 @@ pub fn signed_out(id: &str) -> String {
     )
 }
 
-fn minutes(ms: u64) -> String {
+pub(super) fn minutes(ms: u64) -> String {
     let s = ms / 1000;
     format!("{} min {:02} s", s / 60, s % 60)
 }

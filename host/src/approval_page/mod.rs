@@ -14,6 +14,7 @@
 pub mod enrollment;
 pub mod html;
 pub mod id_token;
+pub mod inbox;
 mod local;
 pub mod record;
 pub mod respond;
@@ -40,13 +41,20 @@ use crate::principal::Principal;
 use crate::proposals::{NoteKey, ProposalStore};
 use crate::secret::Secret;
 pub use id_token::{IdTokenRules, SignedIn};
-pub use record::{Decision, PageRecord};
+pub use record::{Decision, PageRecord, Question};
 
 /// How long a signed-in session on the page lasts: a little longer than one proposal's TTL, so a
 /// person who signed in to read a request can still decide it, and no longer.
 pub const SESSION_MS: u64 = 15 * 60 * 1000;
 /// What a sign-in begun on the passkeys page returns to (no page id has this form).
 pub const PASSKEYS_PAGE: &str = "passkeys";
+/// The sign-in of the inbox returns to it (no page id is spelled so).
+pub const INBOX_PAGE: &str = "inbox";
+
+/// Where a sign-in begun for `page` returns to: always one of this server's own pages.
+pub fn return_path(page: &str) -> String {
+    if page == INBOX_PAGE { "/approve".into() } else { format!("/approve/{page}") }
+}
 /// How long a sign-in may take at the provider.
 const SIGN_IN_MS: u64 = 10 * 60 * 1000;
 
@@ -135,7 +143,7 @@ pub enum Permission {
 
 /// Whether `session`'s person may decide `record` when the operator has no policy: only the person
 /// whose own sign-in proposed it.
-pub fn permission(session: &Session, record: &PageRecord) -> Permission {
+pub fn permission(session: &Session, record: &Question) -> Permission {
     if !record.proposer.contains('#') {
         return Permission::Refused(format!(
             "this request was proposed by {:?}, which is no signed-in person; without an operator policy naming who \
@@ -410,7 +418,17 @@ impl ApprovalPage {
     /// Whether `session`'s person may decide `record`: the operator's policy when there is one
     /// (its approval phase, with the approver, their groups and the method `page`), else only
     /// the proposer (see [`permission`]).
-    pub fn permission(&self, session: &Session, record: &PageRecord, with: ApprovedWith) -> Permission {
+    pub fn permission(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
+        self.judge(session, record, with, true)
+    }
+
+    /// [`Self::permission`], for a list of pages (the inbox): the policy's decisions there decide
+    /// nothing, so they are not counted in the metrics.
+    pub fn may_decide(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
+        self.judge(session, record, with, false)
+    }
+
+    fn judge(&self, session: &Session, record: &Question, with: ApprovedWith, counted: bool) -> Permission {
         let Some(loaded) = self.policy.current() else {
             return match self.is_local() {
                 // without a policy, any approver enrolled on this machine decides its local requests
@@ -421,7 +439,7 @@ impl ApprovalPage {
                 false => permission(session, record),
             };
         };
-        let Some(facts) = &record.facts else {
+        let Some(facts) = record.facts else {
             return Permission::Refused(
                 "the operator's policy was loaded after this request was put on the page, so the facts it judges were \
                  not kept; ask the agent to propose again"
@@ -436,15 +454,17 @@ impl ApprovalPage {
             user_verified: Some(with == ApprovedWith::Passkey),
         };
         let asking = Asking {
-            action: &record.change_type,
-            principal: &record.proposer,
+            action: record.change_type,
+            principal: record.proposer,
             phase: "approval",
-            transport: &record.transport,
-            tool: &record.tool,
+            transport: record.transport,
+            tool: record.tool,
             approving: Some(&approving),
         };
         let decision = loaded.recall(&asking, facts).unwrap_or_else(|| loaded.decide(&asking, facts));
-        crate::metrics::metrics().policy_decision("approval", decision.allowed);
+        if counted {
+            crate::metrics::metrics().policy_decision("approval", decision.allowed);
+        }
         if decision.allowed {
             let by: Vec<String> = decision.policies.iter().map(|p| format!("{p:?}")).collect();
             Permission::Permitted(
@@ -615,17 +635,21 @@ mod tests {
     #[test]
     fn only_the_proposer_by_their_own_sign_in_may_decide() {
         let alice = "https://idp.example#alice";
-        assert!(matches!(permission(&session(alice), &record(alice)), Permission::Permitted(..)));
-        let Permission::Refused(why) = permission(&session("https://idp.example#bob"), &record(alice)) else {
+        assert!(matches!(permission(&session(alice), &record(alice).question()), Permission::Permitted(..)));
+        let Permission::Refused(why) = permission(&session("https://idp.example#bob"), &record(alice).question())
+        else {
             panic!("bob decided alice's request")
         };
         assert!(why.contains("only the person who proposed"), "{why}");
         // the same subject at another issuer is another person
-        assert!(matches!(permission(&session("https://other.example#alice"), &record(alice)), Permission::Refused(_)));
+        assert!(matches!(
+            permission(&session("https://other.example#alice"), &record(alice).question()),
+            Permission::Refused(_)
+        ));
         // a token-file label or the local user is no signed-in person, whoever signs in
         for label in ["ops", "local"] {
             let Permission::Refused(why) =
-                permission(&session(&format!("https://idp.example#{label}")), &record(label))
+                permission(&session(&format!("https://idp.example#{label}")), &record(label).question())
             else {
                 panic!("{label}")
             };

@@ -1,7 +1,8 @@
 // The approval page's one script (served from /approve/passkey.js; the CSP runs no other and
 // nothing inline). It asks the browser for a passkey with the options the server put on the
 // form, puts the authenticator's answer in the form, and submits it. The server checks
-// everything; this only carries bytes.
+// everything; this only carries bytes. On the inbox it reads the same page again every few
+// seconds and puts the fresh list in place (without it, the page reloads itself).
 "use strict";
 (function () {
   function b64(buffer) {
@@ -64,5 +65,24 @@
         },
       );
     });
+  }
+  const inbox = document.getElementById("inbox");
+  if (inbox) {
+    const every = Number(inbox.dataset.refreshMs) || 5000;
+    const update = async () => {
+      try {
+        const answer = await fetch(location.href, { credentials: "same-origin", cache: "no-store" });
+        const fresh = answer.ok
+          ? new DOMParser().parseFromString(await answer.text(), "text/html").getElementById("inbox")
+          : null;
+        // signed out meanwhile, or the store away: the list stays as it was, marked stale
+        if (fresh) inbox.replaceChildren(...fresh.childNodes);
+        else inbox.dataset.stale = "true";
+      } catch (e) {
+        inbox.dataset.stale = "true";
+      }
+      setTimeout(update, every);
+    };
+    setTimeout(update, every);
   }
 })();

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::approval::{Form, Subject, TTL_MS};
 use crate::policy::Facts;
 use crate::principal::Principal;
-use crate::proposals::{NoteKey, ProposalStore, StoreUnavailable};
+use crate::proposals::{IndexKey, NoteKey, ProposalStore, StoreUnavailable};
 
 /// How long a record and its decision stay readable after the proposal's TTL, so the page can
 /// still say what happened.
@@ -41,6 +41,58 @@ pub struct PageRecord {
     /// The plan shown first on the page (none for a proposal validated before plans).
     #[serde(default)]
     pub plan: Option<crate::plan::Plan>,
+}
+
+/// What the rules of who may decide judge a question by: who asked, for what, how.
+#[derive(Clone, Copy, Debug)]
+pub struct Question<'a> {
+    pub proposer: &'a str,
+    pub change_type: &'a str,
+    pub transport: &'a str,
+    pub tool: &'a str,
+    pub facts: Option<&'a Facts>,
+}
+
+/// The longest summary the inbox keeps of a page (the plan's first line is far shorter).
+const SUMMARY_CHARS: usize = 300;
+
+/// What the inbox lists of a page: kept in the store's index beside the page, so a list of two
+/// hundred reads in one go. A decision made adds who, how and when.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Listed {
+    pub id: String,
+    /// The plan's summary line (the change type for a proposal validated before plans).
+    pub summary: String,
+    pub proposer: String,
+    pub tool: String,
+    pub transport: String,
+    pub change_type: String,
+    pub facts: Option<Facts>,
+    pub created_at_ms: u64,
+    pub expires_at_ms: u64,
+    #[serde(default)]
+    pub decision: Option<ListedDecision>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListedDecision {
+    pub approver: String,
+    pub approve: bool,
+    pub at_ms: u64,
+}
+
+impl Listed {
+    pub fn question(&self) -> Question<'_> {
+        Question {
+            proposer: &self.proposer,
+            change_type: &self.change_type,
+            transport: &self.transport,
+            tool: &self.tool,
+            facts: self.facts.as_ref(),
+        }
+    }
 }
 
 /// How a decision reached the host.
@@ -77,6 +129,37 @@ impl PageRecord {
             transport: transport.to_string(),
             facts: form.policy_facts.as_deref().cloned(),
             plan: form.plan.clone(),
+        }
+    }
+
+    /// What the rules of who may decide judge this record by.
+    pub fn question(&self) -> Question<'_> {
+        Question {
+            proposer: &self.proposer,
+            change_type: &self.change_type,
+            transport: &self.transport,
+            tool: &self.tool,
+            facts: self.facts.as_ref(),
+        }
+    }
+
+    /// What the inbox lists of this record.
+    pub fn listed(&self) -> Listed {
+        let summary = match &self.plan {
+            Some(plan) => equinix_broker_contract::clip(&plan.summary, SUMMARY_CHARS),
+            None => self.change_type.clone(),
+        };
+        Listed {
+            id: self.id.clone(),
+            summary,
+            proposer: self.proposer.clone(),
+            tool: self.tool.clone(),
+            transport: self.transport.clone(),
+            change_type: self.change_type.clone(),
+            facts: self.facts.clone(),
+            created_at_ms: self.created_at_ms,
+            expires_at_ms: self.expires_at_ms,
+            decision: None,
         }
     }
 
@@ -130,6 +213,7 @@ impl Notes<'_> {
         record.expires_at_ms.saturating_add(AFTERWARDS_MS).saturating_sub(self.now_ms).max(1)
     }
 
+    /// Puts `record` on the page (and in the inbox until it is decided or its time is up).
     pub async fn put(&self, record: &PageRecord, call: Option<&str>) -> Result<(), StoreUnavailable> {
         let bytes = serde_json::to_vec(record).expect("a record serializes");
         let ttl = self.ttl(record);
@@ -137,7 +221,34 @@ impl Notes<'_> {
         if let Some(call) = call {
             self.store.note_put(&NoteKey::PageOfCall(call), record.id.as_bytes(), ttl, false, self.now_ms).await?;
         }
-        Ok(())
+        let listed = serde_json::to_vec(&record.listed()).expect("a listing serializes");
+        let (at, until) = (record.created_at_ms, record.expires_at_ms);
+        self.store.index_put(IndexKey::Waiting, &record.id, at, until, &listed, self.now_ms).await
+    }
+
+    /// Takes `record` out of the inbox: its question no longer waits (another page asks it again).
+    pub async fn superseded(&self, record: &PageRecord) -> Result<(), StoreUnavailable> {
+        self.store.index_remove(IndexKey::Waiting, &record.id).await
+    }
+
+    /// Up to `limit` of the inbox's waiting pages, newest first, put before `before_ms` if given.
+    pub async fn waiting(&self, before_ms: Option<u64>, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
+        self.listed(IndexKey::Waiting, before_ms, limit).await
+    }
+
+    /// Up to `limit` of the latest decisions, newest first.
+    pub async fn decided(&self, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
+        self.listed(IndexKey::Decided, None, limit).await
+    }
+
+    async fn listed(
+        &self,
+        index: IndexKey,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<Listed>, StoreUnavailable> {
+        let found = self.store.index_newest(index, before, limit, self.now_ms).await?;
+        found.iter().map(|e| serde_json::from_slice(&e.value).map_err(|e| unreadable("inbox entry", e))).collect()
     }
 
     pub async fn record(&self, id: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
@@ -166,10 +277,30 @@ impl Notes<'_> {
     }
 
     /// Writes `decision` unless one was made already: `true` when this one is the decision.
+    /// The inbox follows: the page leaves the waiting ones and joins the latest decisions (kept
+    /// as long as the page says what happened). A failure there is logged, not returned: the
+    /// decision is made, and a list a little behind misleads nobody (the page tells the truth).
     pub async fn decide(&self, record: &PageRecord, decision: &Decision) -> Result<bool, StoreUnavailable> {
         let bytes = serde_json::to_vec(decision).expect("a decision serializes");
         let key = NoteKey::PageDecision(&record.id);
-        self.store.note_put(&key, &bytes, self.ttl(record), true, self.now_ms).await
+        let written = self.store.note_put(&key, &bytes, self.ttl(record), true, self.now_ms).await?;
+        if written && let Err(e) = self.list_decision(record, decision).await {
+            tracing::warn!(page = %record.id, "the inbox does not show this decision yet: {e}");
+        }
+        Ok(written)
+    }
+
+    async fn list_decision(&self, record: &PageRecord, decision: &Decision) -> Result<(), StoreUnavailable> {
+        self.store.index_remove(IndexKey::Waiting, &record.id).await?;
+        let mut listed = record.listed();
+        listed.decision = Some(ListedDecision {
+            approver: decision.approver.clone(),
+            approve: decision.approve,
+            at_ms: decision.at_ms,
+        });
+        let bytes = serde_json::to_vec(&listed).expect("a listing serializes");
+        let until = decision.at_ms.saturating_add(AFTERWARDS_MS);
+        self.store.index_put(IndexKey::Decided, &record.id, decision.at_ms, until, &bytes, self.now_ms).await
     }
 }
 
@@ -212,7 +343,12 @@ mod tests {
         assert_eq!(notes.record("apv-../../etc").await.unwrap(), None);
         let decision =
             |approve| Decision { id: "d".into(), approve, approver: "i#alice".into(), groups: vec![], at_ms: 2 };
+        assert_eq!(notes.waiting(None, 10).await.unwrap(), [record.listed()], "in the inbox while it waits");
         assert!(notes.decide(&record, &decision(false)).await.unwrap());
+        assert!(notes.waiting(None, 10).await.unwrap().is_empty(), "decided, it no longer waits");
+        let decided = notes.decided(10).await.unwrap();
+        assert_eq!(decided.len(), 1);
+        assert_eq!(decided[0].decision.as_ref().map(|d| (d.approve, d.approver.as_str())), Some((false, "i#alice")));
         assert!(!notes.decide(&record, &decision(true)).await.unwrap(), "the first decision stands");
         assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decision(false)));
         assert_eq!(record.subject(), form().subject, "a record is about its form's subject");

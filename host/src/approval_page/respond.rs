@@ -15,7 +15,9 @@ use crate::passkeys::{ApprovedWith, Evidence};
 /// The largest decision body read (an assertion, URL-encoded, is most of it).
 pub(crate) const MAX_DECISION_BYTES: usize = 4 * crate::passkeys::MAX_ANSWER_BYTES;
 
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; \
+// `connect-src 'self'`: the inbox's script reads the inbox again, from this origin only
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+                   form-action 'self'; \
                    frame-ancestors 'none'; base-uri 'none'";
 
 pub(crate) async fn harden(request: Request, next: Next) -> Response {
@@ -111,7 +113,7 @@ pub(crate) async fn judged(
     evidence: Option<Evidence>,
 ) -> Response {
     let with = if evidence.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
-    let (rule, policies) = match page.permission(session, record, with) {
+    let (rule, policies) = match page.permission(session, &record.question(), with) {
         Permission::Permitted(why, policies) => (why, policies),
         Permission::Refused(why) => {
             crate::metrics::metrics().page_decision("refused");

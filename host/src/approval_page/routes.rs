@@ -1,5 +1,7 @@
 //! The page's HTTP routes, behind the same `Host` check as the server's other public routes:
 //!
+//! - `GET /approve`: the inbox, the changes waiting that the signed-in person may decide
+//!   (`GET /approve/sign-in` signs in for it);
 //! - `GET /approve/{id}`: signed out, a sign-in link and nothing of the request; signed in, the
 //!   request, who may decide and the buttons; afterwards, what was decided;
 //! - `GET /approve/{id}/sign-in`: to the identity provider (code flow, PKCE, state, nonce, max_age);
@@ -10,7 +12,8 @@
 //! - `GET /approve/passkeys`, `POST /approve/passkeys`: a signed-in person's passkeys, and adding
 //!   one (with a recent sign-in; `GET /approve/passkeys/sign-in` signs in for it).
 //!
-//! Every answer carries a CSP that runs no script but that file (none inline), with
+//! Every answer carries a CSP that runs no script but that file (none inline), fetches from this
+//! origin only, with
 //! `frame-ancestors 'none'`, `nosniff`, `no-referrer` and `no-store`.
 
 use std::net::SocketAddr;
@@ -23,12 +26,12 @@ use axum::response::Response;
 use axum::routing::get;
 
 use super::html::{self, View};
-use super::local;
 use super::respond::{
     MAX_DECISION_BYTES, css, harden, judged, message, only_at, page_response, same_origin, script, see_other,
     unavailable, unknown,
 };
 use super::{ApprovalPage, PageRecord, Permission, Session};
+use super::{inbox, local};
 use crate::passkeys::{ApprovedWith, Evidence};
 
 pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
@@ -38,6 +41,8 @@ pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
         .route("/approve/passkeys", get(passkeys_page).post(enroll))
         .route("/approve/passkeys/sign-in", get(passkeys_sign_in))
         .route("/approve/callback", get(callback))
+        .route("/approve", get(inbox))
+        .route("/approve/sign-in", get(inbox_sign_in))
         .route("/approve/{id}", get(show).post(decide))
         .route("/approve/{id}/sign-in", get(sign_in))
         .layer(axum::middleware::from_fn(harden))
@@ -111,7 +116,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     } else {
         let options = page.passkeys.request_options(&page.origin(), &mine, &record.identity());
         match options {
-            Ok(o) => (page.permission(&session, &record, ApprovedWith::Passkey), Some(o)),
+            Ok(o) => (page.permission(&session, &record.question(), ApprovedWith::Passkey), Some(o)),
             Err(why) => (Permission::Refused(format!("your passkey cannot be used here: {why}")), None),
         }
     };
@@ -130,8 +135,8 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
 /// The permission of a person with no passkey; when only a passkey would do, says so and where
 /// to enroll one.
 fn with_passkey_hint(page: &ApprovalPage, session: &Session, record: &PageRecord) -> Permission {
-    match page.permission(session, record, ApprovedWith::SignIn) {
-        Permission::Refused(why) => match page.permission(session, record, ApprovedWith::Passkey) {
+    match page.permission(session, &record.question(), ApprovedWith::SignIn) {
+        Permission::Refused(why) => match page.permission(session, &record.question(), ApprovedWith::Passkey) {
             Permission::Permitted(..) => Permission::Refused(format!(
                 "the operator's policy needs your passkey for this request, and you have none enrolled; add one at \
                  /approve/passkeys, then come back ({why})"
@@ -194,7 +199,7 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
     };
     match page.finish_sign_in(&state, &code, &browser).await {
         Ok((session, page_id)) => {
-            let mut response = see_other(&format!("/approve/{page_id}"));
+            let mut response = see_other(&super::return_path(&page_id));
             let h = response.headers_mut();
             h.append(header::SET_COOKIE, set_cookie(&page, "session", &session, super::SESSION_MS / 1000));
             h.append(header::SET_COOKIE, set_cookie(&page, "signin", "", 0));
@@ -321,14 +326,37 @@ async fn passkey_answer(
     Ok(Some(evidence))
 }
 
+/// The inbox of the signed-in person (see [`super::inbox`]).
+async fn inbox(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    if page.is_local() {
+        return inbox::none_here();
+    }
+    let Some((session, _)) = signed_in(&page, &headers).await else {
+        return page_response(StatusCode::OK, inbox::signed_out());
+    };
+    match inbox::read(&page, &session, inbox::before(query.as_deref())).await {
+        Ok(listed) => inbox::response(&listed, &session, page.clock.now_ms()),
+        Err(e) => unavailable(&e),
+    }
+}
+
+async fn inbox_sign_in(State(page): State<Arc<ApprovalPage>>) -> Response {
+    page_sign_in(&page, super::INBOX_PAGE)
+}
+
 async fn passkeys_sign_in(State(page): State<Arc<ApprovalPage>>) -> Response {
+    page_sign_in(&page, super::PASSKEYS_PAGE)
+}
+
+/// To the identity provider, returning to `to` (one of [`super::INBOX_PAGE`], [`super::PASSKEYS_PAGE`]).
+fn page_sign_in(page: &ApprovalPage, to: &str) -> Response {
     if page.is_local() {
         return local::no_sign_in();
     }
-    match page.begin_sign_in(super::PASSKEYS_PAGE) {
+    match page.begin_sign_in(to) {
         Ok((sealed, url)) => {
             let mut response = see_other(url.as_str());
-            response.headers_mut().insert(header::SET_COOKIE, set_cookie(&page, "signin", &sealed, 600));
+            response.headers_mut().insert(header::SET_COOKIE, set_cookie(page, "signin", &sealed, 600));
             response
         }
         Err(e) => unavailable(&e),

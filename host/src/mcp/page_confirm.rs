@@ -168,6 +168,11 @@ impl PageRound {
             // the same question as before: the same page, so the link the person has still works
             Some((r, None)) if r.subject() == form.subject => r.clone(),
             _ => {
+                if let Some((old, None)) = &self.earlier
+                    && let Err(e) = self.page.notes().superseded(old).await
+                {
+                    tracing::warn!(page = %old.id, "the inbox still lists a page another one replaces: {e}");
+                }
                 let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
                 self.page.waiting(&r);

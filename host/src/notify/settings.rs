@@ -55,6 +55,12 @@ impl NotifyArgs {
     /// The destinations these settings name; an error names the setting that is wrong.
     pub fn destinations(&self) -> anyhow::Result<Vec<Destination>> {
         let mut out = Vec::new();
+        if self.notify_webhook.is_none() && !self.notify_webhook_key_file.is_empty() {
+            anyhow::bail!(
+                "--notify-webhook-key-file is given, but no --notify-webhook to sign for: name the webhook, or drop the \
+                 key (in the systemd unit, its LoadCredential= and Environment= pair)"
+            );
+        }
         if let Some(url) = &self.notify_webhook {
             let loopback = url.host_str().is_some_and(|h| matches!(h, "127.0.0.1" | "[::1]" | "localhost"));
             if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
@@ -141,6 +147,9 @@ mod tests {
         assert!(matches!(&ok[..], [Destination::Webhook { keys, .. }] if keys.len() == 2));
         assert_eq!(ok[0].label(), "webhook 127.0.0.1", "named by its host, never its path");
         assert!(args().destinations().unwrap().is_empty(), "none configured: none");
+        let (_f, key) = private(&"k".repeat(32));
+        let e = NotifyArgs { notify_webhook_key_file: vec![key], ..args() }.destinations().unwrap_err().to_string();
+        assert!(e.contains("no --notify-webhook to sign for"), "a key for nothing is no silent no-op: {e}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::token::mint_token;
-use super::{NoteKey, StoreUnavailable, Stored};
+use super::{IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
@@ -78,6 +78,8 @@ pub struct MemoryStore {
     inner: Mutex<Inner>,
     /// The host's notes (the approval page's records and decisions).
     pub(super) notes: Box<super::notes::AllNotes>,
+    /// The approval page's indexes.
+    pub(super) indexes: super::notes::Indexes,
 }
 
 impl MemoryStore {
@@ -252,6 +254,35 @@ impl super::Backend for MemoryStore {
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
         let note = self.notes.get(key, now_ms);
         Box::pin(async { Ok(note) })
+    }
+
+    fn index_put<'a>(
+        &'a self,
+        index: IndexKey,
+        member: &'a str,
+        at_ms: u64,
+        until_ms: u64,
+        value: &'a [u8],
+        now_ms: u64,
+    ) -> Stored<'a, ()> {
+        self.indexes.put(index, member, at_ms, until_ms, value, now_ms);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()> {
+        self.indexes.remove(index, member);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn index_newest(
+        &self,
+        index: IndexKey,
+        before_ms: Option<u64>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Stored<'_, Vec<Indexed>> {
+        let found = self.indexes.newest(index, before_ms, limit, now_ms);
+        Box::pin(async { Ok(found) })
     }
 }
 

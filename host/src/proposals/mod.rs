@@ -32,7 +32,7 @@ use crate::approval::Once;
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
-pub use notes::{MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
+pub use notes::{IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
 pub use redis::RedisStore;
 pub use redis::spec::StoreArgs;
 pub use unavailable::{Cause, StoreUnavailable};
@@ -106,6 +106,29 @@ pub trait Backend: Send + Sync {
     ) -> Stored<'a, bool>;
 
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, now_ms: u64) -> Stored<'a, Option<Vec<u8>>>;
+
+    /// Puts (or moves) `member` in `index` at `at_ms` with `value`, kept until `until_ms`; the
+    /// index keeps its newest [`MAX_INDEXED`].
+    fn index_put<'a>(
+        &'a self,
+        index: IndexKey,
+        member: &'a str,
+        at_ms: u64,
+        until_ms: u64,
+        value: &'a [u8],
+        now_ms: u64,
+    ) -> Stored<'a, ()>;
+
+    fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()>;
+
+    /// `index`'s live members, newest first, older than `before_ms` when given, at most `limit`.
+    fn index_newest(
+        &self,
+        index: IndexKey,
+        before_ms: Option<u64>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Stored<'_, Vec<Indexed>>;
 }
 
 /// Small records every replica reads and changes by compare-and-swap (the enrolled passkeys),
@@ -265,6 +288,39 @@ impl ProposalStore {
     /// The live note `key`, if any.
     pub async fn note_get(&self, key: &NoteKey<'_>, now_ms: u64) -> Result<Option<Vec<u8>>, StoreUnavailable> {
         counted(self.backend.note_get(key, now_ms).await)
+    }
+
+    /// Puts `member` in the approval page's `index` (see [`Backend::index_put`]); a value larger than
+    /// a note is refused before any backend.
+    pub async fn index_put(
+        &self,
+        index: IndexKey,
+        member: &str,
+        at_ms: u64,
+        until_ms: u64,
+        value: &[u8],
+        now_ms: u64,
+    ) -> Result<(), StoreUnavailable> {
+        if value.len() > MAX_NOTE_BYTES {
+            let reason = format!("an index entry of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len());
+            return Err(StoreUnavailable { backend: self.describe(), reason, cause: Cause::Full });
+        }
+        counted(self.backend.index_put(index, member, at_ms, until_ms, value, now_ms).await)
+    }
+
+    pub async fn index_remove(&self, index: IndexKey, member: &str) -> Result<(), StoreUnavailable> {
+        counted(self.backend.index_remove(index, member).await)
+    }
+
+    /// `index`'s live members, newest first (see [`Backend::index_newest`]).
+    pub async fn index_newest(
+        &self,
+        index: IndexKey,
+        before_ms: Option<u64>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<Indexed>, StoreUnavailable> {
+        counted(self.backend.index_newest(index, before_ms, limit, now_ms).await)
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.

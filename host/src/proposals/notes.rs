@@ -2,7 +2,7 @@
 //! decisions made on it), in the memory store: bounded in count and size whatever the callers
 //! do, forgotten when their time is up. The Redis store keeps them as plain keys with a TTL.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
 /// The largest note kept (a page record holds one form, at most 16 KiB, and a little more).
@@ -43,6 +43,100 @@ impl NoteKey<'_> {
     /// Sessions are kept apart from the other notes (see [`MAX_SESSIONS`]).
     fn is_session(&self) -> bool {
         matches!(self, NoteKey::Session(_))
+    }
+}
+
+/// A list the approval page reads newest first (the inbox's waiting changes and its recent
+/// decisions): members with a time, a small value each, kept until their own end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexKey {
+    /// Pages whose question waits for a decision, by when they were put.
+    Waiting,
+    /// Pages decided, by when.
+    Decided,
+}
+
+impl IndexKey {
+    /// The key in the store.
+    pub fn key(&self) -> &'static str {
+        match self {
+            IndexKey::Waiting => "inbox-waiting",
+            IndexKey::Decided => "inbox-decided",
+        }
+    }
+}
+
+/// The most members an index keeps: beyond it the oldest goes (a reader never needs more than a
+/// page of the newest, and a user proposing in a loop cannot grow it).
+pub const MAX_INDEXED: usize = 1024;
+
+/// One member of an index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Indexed {
+    pub at_ms: u64,
+    pub member: String,
+    pub value: Vec<u8>,
+}
+
+/// The memory store's indexes.
+#[derive(Default)]
+pub struct Indexes(Mutex<HashMap<IndexKey, Index>>);
+
+#[derive(Default)]
+struct Index {
+    /// (at, member) -> (until, value)
+    by_at: BTreeMap<(u64, String), (u64, Vec<u8>)>,
+    at_of: HashMap<String, u64>,
+}
+
+impl Index {
+    fn remove(&mut self, member: &str) {
+        if let Some(at) = self.at_of.remove(member) {
+            self.by_at.remove(&(at, member.to_string()));
+        }
+    }
+}
+
+impl Indexes {
+    /// Puts (or moves) `member` at `at_ms` with `value`, kept until `until_ms`; forgets the
+    /// expired and the oldest beyond [`MAX_INDEXED`].
+    pub fn put(&self, index: IndexKey, member: &str, at_ms: u64, until_ms: u64, value: &[u8], now_ms: u64) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let index = all.entry(index).or_default();
+        index.remove(member);
+        let gone: Vec<String> =
+            index.by_at.iter().filter(|(_, (until, _))| *until <= now_ms).map(|((_, m), _)| m.clone()).collect();
+        for m in gone {
+            index.remove(&m);
+        }
+        index.by_at.insert((at_ms, member.to_string()), (until_ms, value.to_vec()));
+        index.at_of.insert(member.to_string(), at_ms);
+        while index.by_at.len() > MAX_INDEXED {
+            let ((_, oldest), _) = index.by_at.pop_first().expect("a full index has a first member");
+            index.at_of.remove(&oldest);
+        }
+    }
+
+    pub fn remove(&self, index: IndexKey, member: &str) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(index) = all.get_mut(&index) {
+            index.remove(member);
+        }
+    }
+
+    /// The live members, newest first, older than `before_ms` when given, at most `limit`.
+    pub fn newest(&self, index: IndexKey, before_ms: Option<u64>, limit: usize, now_ms: u64) -> Vec<Indexed> {
+        let all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(index) = all.get(&index) else { return Vec::new() };
+        let end = before_ms.unwrap_or(u64::MAX);
+        index
+            .by_at
+            .range(..(end, String::new()))
+            .rev()
+            .filter(|(_, (until, _))| *until > now_ms)
+            .take(limit)
+            .map(|((at, member), (_, value))| Indexed { at_ms: *at, member: member.clone(), value: value.clone() })
+            .collect()
     }
 }
 
@@ -179,6 +273,28 @@ mod tests {
         assert_eq!(notes.put("d", b"decline", 1000, true, 1000), Ok(true), "an expired note is absent");
         assert_eq!(notes.put("d", b"x", 5, false, 1001), Ok(true), "an overwrite");
         assert_eq!(notes.get("d", 1006), None, "with its own time");
+    }
+
+    #[test]
+    fn an_index_is_newest_first_paged_bounded_and_forgets_the_expired() {
+        let index = Indexes::default();
+        for i in 0..5u64 {
+            index.put(IndexKey::Waiting, &format!("m{i}"), 100 + i, 1000 + i, b"v", 0);
+        }
+        let names = |v: Vec<Indexed>| v.into_iter().map(|e| e.member).collect::<Vec<_>>();
+        assert_eq!(names(index.newest(IndexKey::Waiting, None, 3, 0)), ["m4", "m3", "m2"]);
+        assert_eq!(names(index.newest(IndexKey::Waiting, Some(102), 3, 0)), ["m1", "m0"], "the next page");
+        assert!(index.newest(IndexKey::Decided, None, 3, 0).is_empty(), "each index is its own");
+        index.remove(IndexKey::Waiting, "m3");
+        index.put(IndexKey::Waiting, "m0", 200, 2000, b"w", 0);
+        assert_eq!(names(index.newest(IndexKey::Waiting, None, 9, 0)), ["m0", "m4", "m2", "m1"], "moved, not doubled");
+        assert_eq!(names(index.newest(IndexKey::Waiting, None, 9, 1002)), ["m0", "m4"], "the expired are not read");
+        for i in 0..MAX_INDEXED as u64 + 10 {
+            index.put(IndexKey::Decided, &i.to_string(), i, u64::MAX, b"", 0);
+        }
+        let kept = index.newest(IndexKey::Decided, None, usize::MAX, 0);
+        assert_eq!(kept.len(), MAX_INDEXED);
+        assert_eq!(kept.last().unwrap().member, "10", "the oldest went");
     }
 
     #[test]

@@ -96,6 +96,7 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
     }
     let sim = sim(fabric_sim::SimConfig::default()).await;
     let (tls_cert, tls_key, pem) = certificate(dir.path(), "operator-ca");
+    let receiver = crate::notifications::Receiver::start(crate::notifications::Answers::Status(200)).await;
 
     // 1. the secrets script, as root would run it
     let script = on_etc(&etc, &block("sh", "secrets.sh"));
@@ -122,6 +123,7 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         .replace("https://sso.example.internal/realms/netops", &provider.issuer)
         .replace("equinix-mcp-approval", "approval-page")
         .replace("your-fabric-client-id", fabric_sim::SIM_CLIENT_ID)
+        .replace("https://hooks.example.internal/equinix-mcp", &receiver.url)
         .replace(
             "redis+sentinel://redis-1.internal:26379,redis-2.internal:26379,redis-3.internal:26379/equinix-mcp/0",
             &cluster.url(),
@@ -173,6 +175,22 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
     assert_eq!(page.status().as_u16(), 200);
     assert!(page.text().await.unwrap().contains("id=\"sign-in\""), "the page asks a person to sign in");
     assert_eq!(connection_creates(&sim), 0, "nothing is created before a person approves");
+    // the receiver of the config file's webhook: one notice of the waiting change, whichever
+    // replica, signed with the secrets script's key as approval-page.md tells a receiver to check
+    let notices = receiver.wait_for("change_waiting", 1).await;
+    let key = std::fs::read_to_string(etc.join("credentials/notify-key")).unwrap();
+    let signature = notices[0].header("x-equinix-mcp-signature");
+    assert!(crate::notifications::verify(
+        signature,
+        &notices[0].body,
+        key.trim().as_bytes(),
+        crate::notifications::now()
+    ));
+    assert_eq!(notices[0].json()["approval_url"], link.as_str(), "{}", notices[0].body);
+    // the inbox, where the second engineer finds it, behind the same origin
+    let inbox = trusting(&pem).get(format!("https://127.0.0.1:{port_a}/approve")).send().await.unwrap();
+    assert_eq!(inbox.status().as_u16(), 200);
+    assert!(inbox.text().await.unwrap().contains("href=\"/approve/sign-in\""), "the inbox asks a person to sign in");
     for (server, _) in &replicas {
         let readyz = server.url.replace("/mcp", "/readyz");
         let answer = trusting(&pem).get(&readyz).send().await.unwrap();
@@ -194,6 +212,7 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         let said = String::from_utf8_lossy(&verified.stdout).to_string() + &String::from_utf8_lossy(&verified.stderr);
         assert!(verified.status.success(), "audit verify {}: {said}", log.display());
     }
+    assert_eq!(receiver.of("change_waiting").len(), 1, "one notice for two replicas");
     provider.stop().await;
     drop(cluster);
 }

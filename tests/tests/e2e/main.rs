@@ -22,6 +22,7 @@ mod foundation;
 mod hostile;
 mod hostile_binding;
 mod http;
+mod inbox;
 mod local_approvers;
 mod local_origin;
 mod local_servers;

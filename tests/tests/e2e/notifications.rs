@@ -18,7 +18,7 @@ use crate::harness::*;
 
 /// How a receiver answers.
 #[derive(Clone, Copy)]
-enum Answers {
+pub(crate) enum Answers {
     Status(u16),
     /// A redirect to another receiver's address.
     RedirectTo(u16),
@@ -28,31 +28,31 @@ enum Answers {
 
 /// One request a receiver got: its headers (lower-case names), its body, and when.
 #[derive(Clone, Debug)]
-struct Got {
+pub(crate) struct Got {
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
     at: Instant,
 }
 
 impl Got {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 }
 
 /// An HTTP receiver on loopback that records what it gets.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     port: u16,
     got: Arc<Mutex<Vec<Got>>>,
 }
 
 impl Receiver {
-    async fn start(answers: Answers) -> Receiver {
+    pub(crate) async fn start(answers: Answers) -> Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -88,12 +88,12 @@ impl Receiver {
     }
 
     /// What it got for `event`.
-    fn of(&self, event: &str) -> Vec<Got> {
+    pub(crate) fn of(&self, event: &str) -> Vec<Got> {
         self.got().into_iter().filter(|g| g.header("x-equinix-mcp-event") == event).collect()
     }
 
     /// Waits for `n` requests of `event`.
-    async fn wait_for(&self, event: &str, n: usize) -> Vec<Got> {
+    pub(crate) async fn wait_for(&self, event: &str, n: usize) -> Vec<Got> {
         wait::until(&format!("{n} notification(s) of {event}"), Duration::from_secs(20), async || {
             self.of(event).len() >= n
         })
@@ -136,7 +136,7 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Got> {
 /// The check docs/approval-page.md tells a receiver to make: the header's time within five
 /// minutes of now, and one `v1` equal (in constant time) to HMAC-SHA256 of `t.` and the raw body
 /// under the receiver's key.
-fn verify(header: &str, body: &str, key: &[u8], now: u64) -> bool {
+pub(crate) fn verify(header: &str, body: &str, key: &[u8], now: u64) -> bool {
     let mut t = None;
     let mut signatures = Vec::new();
     for part in header.split(',') {
@@ -172,7 +172,7 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
     Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize().to_vec()
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
 

@@ -30,7 +30,7 @@ use ::redis::Cmd;
 
 use super::token::mint_token;
 pub use super::unavailable::{Cause, StoreUnavailable};
-use super::{NoteKey, SharedRecords, Stored};
+use super::{IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
@@ -120,6 +120,60 @@ if f[1] == ARGV[1] and f[2] == 'used' then
 end
 return 0
 "#;
+
+/// An index of the approval page: KEYS[1] members by time, KEYS[2] members by their end, KEYS[3]
+/// their values. Puts (or moves) ARGV member at ARGV at, forgets the ended and the oldest beyond
+/// the cap, and keeps the three keys as long as their newest member.
+const INDEX_PUT: &str = r#"
+local member, now, cap = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[6])
+redis.call('ZADD', KEYS[1], ARGV[2], member)
+redis.call('ZADD', KEYS[2], ARGV[3], member)
+redis.call('HSET', KEYS[3], member, ARGV[4])
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+local extra = redis.call('ZCARD', KEYS[1]) - cap
+if extra > 0 then
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, extra - 1)) do table.insert(gone, m) end
+end
+for _, m in ipairs(gone) do
+  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZREM', KEYS[2], m)
+  redis.call('HDEL', KEYS[3], m)
+end
+local life = math.max(tonumber(ARGV[3]) - now, 1)
+for i = 1, 3 do
+  if redis.call('PTTL', KEYS[i]) < life then redis.call('PEXPIRE', KEYS[i], life) end
+end
+return 1
+"#;
+
+const INDEX_REMOVE: &str = r#"
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
+"#;
+
+/// The live members older than ARGV[1] (a score bound), newest first, at most ARGV[3]: member,
+/// time, value, flattened.
+const INDEX_NEWEST: &str = r#"
+local now, limit, out = tonumber(ARGV[2]), tonumber(ARGV[3]), {}
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'WITHSCORES')
+for i = 1, #found, 2 do
+  local ends = redis.call('ZSCORE', KEYS[2], found[i])
+  if ends and tonumber(ends) > now then
+    table.insert(out, found[i])
+    table.insert(out, found[i + 1])
+    table.insert(out, redis.call('HGET', KEYS[3], found[i]) or '')
+    if #out >= 3 * limit then break end
+  end
+end
+return out
+"#;
+
+fn index_keys(index: IndexKey) -> [String; 3] {
+    let name = index.key();
+    [format!("{PREFIX}{name}:at"), format!("{PREFIX}{name}:until"), format!("{PREFIX}{name}:value")]
+}
 
 pub struct RedisStore {
     link: link::Link,
@@ -333,6 +387,55 @@ impl RedisStore {
         Ok(swapped == 1)
     }
 
+    pub async fn index_put(
+        &self,
+        index: IndexKey,
+        member: &str,
+        (at_ms, until_ms): (u64, u64),
+        value: &[u8],
+        now_ms: u64,
+    ) -> Result<(), StoreUnavailable> {
+        let keys = index_keys(index);
+        let mut cmd = eval(INDEX_PUT, &keys.each_ref().map(String::as_str));
+        cmd.arg(member).arg(at_ms).arg(until_ms).arg(value).arg(now_ms).arg(MAX_INDEXED);
+        let _: i64 = self.link.write(&cmd).await?;
+        Ok(())
+    }
+
+    pub async fn index_remove(&self, index: IndexKey, member: &str) -> Result<(), StoreUnavailable> {
+        let keys = index_keys(index);
+        let mut cmd = eval(INDEX_REMOVE, &keys.each_ref().map(String::as_str));
+        cmd.arg(member);
+        let _: i64 = self.link.write(&cmd).await?;
+        Ok(())
+    }
+
+    pub async fn index_newest(
+        &self,
+        index: IndexKey,
+        before_ms: Option<u64>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<Vec<Indexed>, StoreUnavailable> {
+        let keys = index_keys(index);
+        let mut cmd = eval(INDEX_NEWEST, &keys.each_ref().map(String::as_str));
+        cmd.arg(before_ms.map_or("+inf".to_string(), |b| format!("({b}"))).arg(now_ms).arg(limit.max(1));
+        let flat: Vec<Vec<u8>> = self.link.read(&cmd).await?;
+        let mut found = Vec::with_capacity(flat.len() / 3);
+        for entry in flat.chunks(3) {
+            let [member, at, value] = entry else {
+                return Err(self.link.error(Cause::Down, "the index script answered something unexpected"));
+            };
+            // Redis writes a score as a double: a whole number of ms below 2^53 reads back exactly
+            let at_ms = std::str::from_utf8(at).ok().and_then(|a| a.parse::<f64>().ok()).map(|a| a as u64);
+            let (Some(at_ms), Ok(member)) = (at_ms, String::from_utf8(member.clone())) else {
+                return Err(self.link.error(Cause::Down, "the index script answered something unexpected"));
+            };
+            found.push(Indexed { at_ms, member, value: value.clone() });
+        }
+        Ok(found)
+    }
+
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
         let mut cmd = eval(SETTLE, &[&token_key(token)]);
         cmd.arg(who.as_str()).arg(outcome);
@@ -394,6 +497,32 @@ impl super::Backend for RedisStore {
 
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, _now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
         Box::pin(async move { RedisStore::note_get(self, &key.key()).await })
+    }
+
+    fn index_put<'a>(
+        &'a self,
+        index: IndexKey,
+        member: &'a str,
+        at_ms: u64,
+        until_ms: u64,
+        value: &'a [u8],
+        now_ms: u64,
+    ) -> Stored<'a, ()> {
+        Box::pin(RedisStore::index_put(self, index, member, (at_ms, until_ms), value, now_ms))
+    }
+
+    fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()> {
+        Box::pin(RedisStore::index_remove(self, index, member))
+    }
+
+    fn index_newest(
+        &self,
+        index: IndexKey,
+        before_ms: Option<u64>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Stored<'_, Vec<Indexed>> {
+        Box::pin(RedisStore::index_newest(self, index, before_ms, limit, now_ms))
     }
 }
 
