@@ -408,11 +408,15 @@ impl ApprovalPage {
         Ok((cookie, note.page))
     }
 
-    /// The session of the cookie value `cookie`, if it is live.
-    pub async fn session(&self, cookie: &str) -> Option<Session> {
+    /// The session of the cookie value `cookie`, if it is live; `Err` when the store that keeps
+    /// the sessions did not answer (which is no reason to tell a person they are signed out).
+    pub async fn session(&self, cookie: &str) -> Result<Option<Session>, String> {
         let now = self.clock.now_ms();
-        let bytes = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await.ok()??;
-        serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now)
+        let Some(bytes) = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await.map_err(|e| e.told())?
+        else {
+            return Ok(None);
+        };
+        Ok(serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now))
     }
 
     /// Whether `session`'s person may decide `record`: the operator's policy when there is one

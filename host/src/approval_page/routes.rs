@@ -83,11 +83,15 @@ fn cookie(page: &ApprovalPage, headers: &HeaderMap, which: &str) -> Option<Strin
         .map(|(_, v)| v.to_string())
 }
 
-/// The signed-in person of `headers`' session cookie, with the cookie's store key.
-async fn signed_in(page: &ApprovalPage, headers: &HeaderMap) -> Option<(Session, String)> {
-    let cookie = cookie(page, headers, "session")?;
-    let session = page.session(&cookie).await?;
-    Some((session, super::hashed(&cookie)))
+/// The signed-in person of `headers`' session cookie, with the cookie's store key; `Err`: the
+/// answer to give when the store that keeps the sessions did not answer.
+async fn signed_in(page: &ApprovalPage, headers: &HeaderMap) -> Result<Option<(Session, String)>, Response> {
+    let Some(cookie) = cookie(page, headers, "session") else { return Ok(None) };
+    match page.session(&cookie).await {
+        Ok(Some(session)) => Ok(Some((session, super::hashed(&cookie)))),
+        Ok(None) => Ok(None),
+        Err(why) => Err(unavailable(&why)),
+    }
 }
 
 async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
@@ -100,8 +104,10 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     if page.is_local() {
         return local::show(&page, &record).await;
     }
-    let Some((session, _)) = signed_in(&page, &headers).await else {
-        return page_response(StatusCode::OK, html::signed_out(&record.id));
+    let (session, _) = match signed_in(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => return page_response(StatusCode::OK, html::signed_out(&record.id)),
+        Err(unavailable) => return unavailable,
     };
     let decision = match notes.decision(&record.id).await {
         Ok(d) => d,
@@ -241,7 +247,7 @@ async fn posted(page: &ApprovalPage, request: Request, what: &str) -> Result<Pos
             &format!("The page accepts {what} only from itself: {why}."),
         ));
     }
-    let Some((session, key)) = signed_in(page, &headers).await else {
+    let Some((session, key)) = signed_in(page, &headers).await? else {
         return Err(message(
             StatusCode::UNAUTHORIZED,
             "Sign in first",
@@ -331,8 +337,10 @@ async fn inbox(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQuery,
     if page.is_local() {
         return inbox::none_here();
     }
-    let Some((session, _)) = signed_in(&page, &headers).await else {
-        return page_response(StatusCode::OK, inbox::signed_out());
+    let (session, _) = match signed_in(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => return page_response(StatusCode::OK, inbox::signed_out()),
+        Err(unavailable) => return unavailable,
     };
     match inbox::read(&page, &session, inbox::before(query.as_deref())).await {
         Ok(listed) => inbox::response(&listed, &session, page.clock.now_ms()),
@@ -368,8 +376,10 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
     if page.is_local() {
         return local::no_sign_in();
     }
-    let Some((session, key)) = signed_in(&page, &headers).await else {
-        return page_response(StatusCode::OK, html::passkeys_signed_out());
+    let (session, key) = match signed_in(&page, &headers).await {
+        Ok(Some(signed)) => signed,
+        Ok(None) => return page_response(StatusCode::OK, html::passkeys_signed_out()),
+        Err(unavailable) => return unavailable,
     };
     let all = match page.passkeys.all().await {
         Ok(a) => a,

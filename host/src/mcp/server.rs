@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -303,24 +305,102 @@ impl ServerHandler for McpServer {
         self.shared.registry.get(name).map(|t| t.tool.clone())
     }
 
+    /// Every call, however it ends (refused before the component ran, a store that did not
+    /// answer, a panic caught), leaves its access line and its count, and a propose's or a
+    /// confirm's its audit record.
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        use futures_util::FutureExt as _;
+        let name = request.name.to_string();
+        let principal = principal_of(&context);
+        let started = (std::time::Instant::now(), self.shared.grants.clock.now_ms());
+        // a confirm refused before it ran is still recorded under its token
+        let token = request.arguments.as_ref().and_then(|a| a.get("confirm_token")).filter(|t| t.is_string()).cloned();
+        let answered = std::panic::AssertUnwindSafe(self.answer(request, context)).catch_unwind().await;
+        let response = match answered {
+            Ok(Answered::Accounted(result)) => return result,
+            Ok(Answered::Before(response)) => response,
+            Err(panic) => {
+                let reference = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 6]>());
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(reference = %reference, tool = %self.logged_name(&name), "a tool call failed: {what}");
+                let message = format!(
+                    "the server failed while handling this call (its log has the details under reference \
+                     {reference}); the audit log says whether anything was sent"
+                );
+                ToolError::new("internal_error", message).result()
+            }
+        };
+        self.account_before(&name, &principal, started, &response, token).await;
+        Ok(response)
+    }
+}
+
+/// How a call ended, for its accounting: through [`McpServer::run_delivered`] (which logged,
+/// counted and audited it), or before it.
+enum Answered {
+    Accounted(Result<CallToolResponse, ErrorData>),
+    Before(CallToolResponse),
+}
+
+impl McpServer {
+    /// The access line, the count and (a mutating tool's) audit record of a call that ended
+    /// before it ran.
+    async fn account_before(
+        &self,
+        name: &str,
+        principal: &Principal,
+        (started, started_ms): (std::time::Instant, u64),
+        response: &CallToolResponse,
+        token: Option<Value>,
+    ) {
+        let elapsed = started.elapsed();
+        let result = Ok(response.clone());
+        let (outcome, kind) = results::outcome_of(&result);
+        tracing::info!(
+            target: "equinix_mcp::access",
+            tool = %self.logged_name(name),
+            principal = %principal,
+            duration_ms = elapsed.as_millis() as u64,
+            outcome,
+            error_kind = kind.as_deref().unwrap_or(""),
+            correlation_ids = "",
+            "tool call"
+        );
+        let Some(tool) = self.shared.registry.get(name) else { return };
+        crate::metrics::metrics().tool_call(name, outcome, elapsed);
+        let CallToolResponse::Complete(result) = response else { return };
+        if let Some(mut value) = result.structured_content.clone() {
+            if let (Some(token), Some(error)) = (token, value.get_mut("error").and_then(Value::as_object_mut)) {
+                error.entry("result").or_insert_with(|| json!({"confirm_token": token}));
+            }
+            let audited = Audited { tool: name, principal, started: started_ms };
+            self.audit(!tool.decl.read_only, audited, value, result.is_error == Some(true), Vec::new()).await;
+        }
+    }
+
+    /// [`ServerHandler::call_tool`]'s work.
+    async fn answer(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Answered {
         let name = request.name.to_string();
         tracing::debug!(tool = %self.logged_name(&name), "tools/call");
         let Some(flight) = self.shared.lifecycle.begin(&context.ct) else {
             let message = "the server is shutting down and accepts no new calls; nothing was done. Retry once it (or \
                            another replica) is back";
-            return Ok(ToolError::new("shutting_down", message).result());
+            return Answered::Before(ToolError::new("shutting_down", message).result());
         };
         let principal = principal_of(&context);
         let scopes = scopes_of(&context);
         if !scopes.allows(self.shared.registry.scope_of(&name)) {
             // the HTTP layer answers 403 first; this holds if a call reaches here another way
             let message = "the access token's scopes do not allow this tool; nothing was done";
-            return Ok(ToolError::new("insufficient_scope", message).result());
+            return Answered::Before(ToolError::new("insufficient_scope", message).result());
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let key = CallKey::new(&principal, &name, &arguments);
@@ -329,7 +409,7 @@ impl ServerHandler for McpServer {
         let sealed = match (&request.request_state, declared.stateless) {
             (Some(state), true) => match stateless_confirm::open(&self.shared.request_state, &key, state) {
                 Ok(sealed) => Some(sealed),
-                Err(refused) => return Ok((*refused).into()),
+                Err(refused) => return Answered::Before((*refused).into()),
             },
             _ => None,
         };
@@ -359,26 +439,29 @@ impl ServerHandler for McpServer {
         };
         let (confirmer, page_instead) = match reached {
             Ok(both) => both,
-            Err(why) => return Ok(store_unavailable(&why)),
+            Err(why) => return Answered::Before(store_unavailable(&why)),
         };
         let progress = context
             .meta
             .get_progress_token()
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, scopes, confirmer, page_instead, cancel: flight.cancel.clone(), progress };
-        let response = self.run_delivered(&name, arguments, call, delivery).await?;
+        let response = match self.run_delivered(&name, arguments, call, delivery).await {
+            Ok(r) => r,
+            Err(e) => return Answered::Accounted(Err(e)),
+        };
         if !is_propose {
-            return Ok(match delivery {
+            return Answered::Accounted(Ok(match delivery {
                 Delivery::Nobody => with_next_step(response, &reach::after_nobody(&self.shared), reached_nobody),
                 _ => response,
-            });
+            }));
         }
         // how this client's confirm of what was just proposed will reach a person
         let confirm = approval::plan(declared, offered, true, approval::Sealed::FirstRound);
-        Ok(match reach::next_step(confirm, &self.shared) {
+        Answered::Accounted(Ok(match reach::next_step(confirm, &self.shared) {
             Some(step) => with_next_step(response, &step, proposed),
             None => response,
-        })
+        }))
     }
 }
 

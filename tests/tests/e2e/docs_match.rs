@@ -131,7 +131,7 @@ async fn assert_answer_documented(base: &str, path: &str) -> String {
     said
 }
 
-async fn metrics_of(server: &HttpServer) -> String {
+pub(crate) async fn metrics_of(server: &HttpServer) -> String {
     let said = server.stderr_text();
     let at = said.find("Prometheus metrics at ").expect("the metrics line is logged") + "Prometheus metrics at ".len();
     let url = said[at..].split_whitespace().next().unwrap().to_string();

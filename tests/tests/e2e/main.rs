@@ -15,6 +15,7 @@ mod contract;
 mod delivery_matrix;
 mod deployment;
 mod docs_match;
+mod every_call;
 mod evidence;
 mod failover;
 mod faults;
