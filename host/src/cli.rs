@@ -338,6 +338,14 @@ pub struct ServeArgs {
     #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_GRACE_MS", default_value_t = 30_000, value_name = "MS")]
     pub shutdown_grace_ms: u64,
 
+    /// Over HTTP, on SIGINT/SIGTERM: how long `/readyz` answers 503 `draining` while the server
+    /// still takes calls, before it refuses new ones (so a load balancer probing every 2 s, three
+    /// failures to mark a server down, has seen it). Default 10000 on an address other than
+    /// loopback, 0 on loopback (no load balancer in front). A second signal ends it at once.
+    #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_DRAIN_MS", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub shutdown_drain_ms: Option<u64>,
+
     /// Comma-separated toolsets to serve. Default (or `default`): metros, ports, service_profiles,
     /// connections, cloud_routers. `all` means every read-only toolset; `mutate` (the broker) is
     /// served only when named, e.g. `default,routing,events,mutate`.

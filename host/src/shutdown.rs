@@ -1,10 +1,12 @@
-//! Graceful shutdown: on SIGINT/SIGTERM new tool calls are refused, calls in flight (a person
-//! may be reading a confirmation form) get a grace period to finish, and whatever is still
-//! running after it is cancelled through its own cancellation token, so a confirmation reports
-//! `call_cancelled` (and is audited) instead of vanishing with the process.
+//! Graceful shutdown: on SIGINT/SIGTERM an HTTP server first stops being ready (`/readyz`
+//! answers 503 `draining`) while it still serves, long enough for a load balancer's probes to
+//! see it and send new calls elsewhere; then new tool calls are refused, calls in flight (a
+//! person may be reading a confirmation form) get a grace period to finish, and whatever is
+//! still running after it is cancelled through its own cancellation token, so a confirmation
+//! reports `call_cancelled` (and is audited) instead of vanishing with the process.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,7 +21,9 @@ type Running = Arc<Mutex<HashMap<u64, CancellationToken>>>;
 
 #[derive(Default)]
 pub struct Lifecycle {
-    /// Closed when shutdown begins.
+    /// Set when shutdown begins: readiness fails from then on, before any call is refused.
+    unready: AtomicBool,
+    /// Closed when new calls stop being taken.
     calls: TaskTracker,
     running: Running,
     next_id: AtomicU64,
@@ -66,14 +70,21 @@ impl Lifecycle {
         self.calls.len()
     }
 
-    /// Whether shutdown has begun (new calls are refused; a load balancer should look elsewhere).
+    /// Whether shutdown has begun (a load balancer should look elsewhere; new calls are still
+    /// served until the drain's time is up).
     pub fn is_draining(&self) -> bool {
-        self.calls.is_closed()
+        self.unready.load(Ordering::Relaxed) || self.calls.is_closed()
+    }
+
+    /// Fails readiness from now on; calls are still taken.
+    pub fn stop_being_ready(&self) {
+        self.unready.store(true, Ordering::Relaxed);
     }
 
     /// Refuses new calls, waits up to `grace` for the running ones, then cancels the rest and
     /// gives them a few seconds to report.
     pub async fn drain(&self, grace: Duration) -> Drained {
+        self.stop_being_ready();
         self.calls.close();
         let in_flight = self.calls.len();
         let mut cancelled = 0;
@@ -136,6 +147,15 @@ pub async fn signal() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_ready_comes_before_refusing_calls() {
+        let life = Lifecycle::default();
+        assert!(!life.is_draining());
+        life.stop_being_ready();
+        assert!(life.is_draining(), "readiness fails at once");
+        assert!(life.begin(&CancellationToken::new()).is_some(), "while calls are still taken");
+    }
 
     #[tokio::test]
     async fn a_drain_waits_for_calls_that_finish_within_the_grace() {

@@ -436,7 +436,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 Some(settings) => Some(crate::oauth::ResourceServer::start(&settings).await?),
                 None => None,
             };
-            let options = args.http.options(auth, oauth, shutdown_grace)?;
+            let mut options = args.http.options(auth, oauth, shutdown_grace)?;
+            options.shutdown_drain = match args.shutdown_drain_ms {
+                Some(ms) => Duration::from_millis(ms),
+                None => crate::transports::http::default_drain(options.listen.ip()),
+            };
             if options.tls.is_none() && !crate::transports::http::is_default_loopback(options.listen.ip()) {
                 tracing::warn!(
                     listen = %options.listen,

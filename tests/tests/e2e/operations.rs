@@ -91,6 +91,48 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
     pending.abort();
 }
 
+/// Issue 63: the drain lasts long enough for a load balancer to see it, and calls made meanwhile
+/// are served, not refused.
+#[tokio::test]
+async fn a_load_balancer_probing_every_2_s_sees_the_drain_before_any_call_is_refused() {
+    let server = team_server(&["--shutdown-drain-ms", "3000"]).await;
+    let client = server.connect(Some(TOKEN), TestClient::accepting(), false).await;
+    let url = format!("{}/readyz", base(&server));
+    server.terminate();
+    let signalled = std::time::Instant::now();
+    let body = wait::until_some("readiness to fail at the signal", wait::WITHIN, async || {
+        let (status, body) = get(&url).await;
+        (status == 503).then_some(body)
+    })
+    .await;
+    assert_eq!(body, "draining\n");
+    // the load balancer has not looked yet: calls still arrive, and are served
+    let read = call_on(&client, "fabric_list_metros", json!({"limit": 1})).await;
+    assert!(!is_error(&read), "{:?}", read.structured_content);
+    let proposal = propose_on(&client, "during-drain", 2250).await;
+    let done = call_on(&client, "fabric_confirm_change", json!({"confirm_token": proposal["confirm_token"]})).await;
+    assert_eq!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+    // a prober's second look, 2 s after the signal, still finds it draining
+    tokio::time::sleep_until((signalled + std::time::Duration::from_secs(2)).into()).await;
+    assert_eq!(get(&url).await, (503, "draining\n".into()));
+    wait_for_log(&server, "answers 503 draining while calls are still taken", 1).await;
+    let mut server = server;
+    let exited = tokio::time::timeout(std::time::Duration::from_secs(30), server.child.wait()).await;
+    assert!(exited.expect("it exits by itself").unwrap().success());
+    assert!(
+        signalled.elapsed() >= std::time::Duration::from_secs(3),
+        "not before its drain: {:?}",
+        signalled.elapsed()
+    );
+    // on loopback without the flag there is no wait (no load balancer stands in front)
+    let plain = team_server(&[]).await;
+    plain.terminate();
+    let mut plain = plain;
+    let exited = tokio::time::timeout(std::time::Duration::from_secs(30), plain.child.wait()).await;
+    assert!(exited.expect("it exits by itself").unwrap().success());
+    assert!(!plain.stderr_text().contains("answers 503 draining"), "{}", plain.stderr_text());
+}
+
 #[tokio::test]
 async fn a_session_delete_answers_200_and_the_session_is_gone() {
     let server = Launch::serve().http("127.0.0.1:0").await;

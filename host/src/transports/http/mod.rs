@@ -55,6 +55,15 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     pub connections: ConnectionLimits,
     pub shutdown_grace: Duration,
+    /// How long readiness fails before new calls are refused (see [`crate::shutdown`]).
+    pub shutdown_drain: Duration,
+}
+
+/// The drain a server gets unless `--shutdown-drain-ms` says: long enough for a load balancer
+/// that probes every 2 s and marks a server down after three failures, with a margin; none on
+/// loopback, where no load balancer stands in front.
+pub fn default_drain(listen: IpAddr) -> Duration {
+    if listen.is_loopback() { Duration::ZERO } else { Duration::from_secs(10) }
 }
 
 /// The `Host` names accepted: the loopback names and `allowed` (`--allowed-host`).
@@ -204,6 +213,18 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
 
     let signal = crate::shutdown::signal().await;
     let lifecycle = &broker.shared().lifecycle;
+    if !options.shutdown_drain.is_zero() {
+        lifecycle.stop_being_ready();
+        tracing::info!(
+            drain_ms = options.shutdown_drain.as_millis() as u64,
+            "{signal}: /readyz answers 503 draining while calls are still taken, so the load balancer sends new \
+             ones elsewhere; a second signal ends the wait"
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(options.shutdown_drain) => {}
+            again = crate::shutdown::signal() => tracing::info!("{again}: the drain's wait ends early"),
+        }
+    }
     tracing::info!(
         in_flight = lifecycle.in_flight(),
         grace_ms = options.shutdown_grace.as_millis() as u64,
@@ -273,6 +294,7 @@ mod tests {
                 header_read_timeout: Duration::from_secs(1),
             },
             shutdown_grace: Duration::from_secs(1),
+            shutdown_drain: Duration::ZERO,
         }
     }
 

@@ -203,6 +203,7 @@ impl HttpArgs {
                 header_read_timeout: self.header_read_timeout(),
             },
             shutdown_grace,
+            shutdown_drain: Duration::ZERO,
         };
         options.check()?;
         Ok(options)
