@@ -2,7 +2,8 @@
 //! script makes the credentials, its config file and the four-eyes policy it points at are the
 //! servers' settings, and `packaging/systemd/equinix-mcp.service` gives each replica its command
 //! line, environment and credentials (copied as systemd copies them, `%d`, `%S` and `%C` filled
-//! in). Against the simulator, the `oidc-provider` fixture and a real Redis primary with two
+//! in), and each replica runs as an unprivileged user (`nobody` when the tests run as root, as
+//! `DynamicUser` would), reaching only its own folders, its credentials and the settings. Against the simulator, the `oidc-provider` fixture and a real Redis primary with two
 //! replicas and three Sentinels, two replicas over HTTPS end on: a proposal made on one and
 //! confirmed on the other, the approval page's link served, `/readyz` ready on both, and
 //! `audit verify` passing on each log with its signed checkpoints. The page's alert rules pass
@@ -12,7 +13,7 @@
 //! What is replaced, and only this: the `/etc/equinix-mcp/` prefix (a temporary folder), the
 //! names and addresses of the example (the public URL, the identity provider, the Sentinels,
 //! the Fabric client id and the approval client's id, which are the fixtures'), the listen
-//! addresses (given as flags, which win over the file), and the component cache (the suite's).
+//! addresses (given as flags, which win over the file).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -47,18 +48,28 @@ fn mode(path: &Path, mode: u32) {
 /// What systemd does for one replica of the unit: copies each `LoadCredential=` source into a
 /// credentials folder of its own (mode 400), makes the state folder, and fills in the
 /// `Environment=` lines. Returns the environment.
-fn unit_environment(etc: &Path, replica: &Path) -> Vec<(String, String)> {
+fn unit_environment(etc: &Path, replica: &Path, user: Option<u32>) -> Vec<(String, String)> {
     let credentials = replica.join("credentials");
     let state = replica.join("state");
+    let cache = replica.join("cache");
     std::fs::create_dir_all(&credentials).unwrap();
     std::fs::create_dir_all(state.join("equinix-mcp")).unwrap();
-    mode(&state.join("equinix-mcp"), 0o700);
+    std::fs::create_dir_all(cache.join("equinix-mcp")).unwrap();
+    for open in [replica, &state, &cache] {
+        mode(open, 0o755);
+    }
+    // StateDirectoryMode=0700, CacheDirectoryMode=0700, the credentials readable by the service alone
+    for private in [state.join("equinix-mcp"), cache.join("equinix-mcp"), credentials.clone()] {
+        mode(&private, 0o700);
+        std::os::unix::fs::chown(&private, user, user).unwrap();
+    }
     for line in unit_lines("LoadCredential") {
         let (id, source) = line.split_once(':').unwrap();
         let source = on(etc, source);
         let copy = credentials.join(id);
         std::fs::copy(&source, &copy).unwrap_or_else(|e| panic!("credential {id} from {}: {e}", source.display()));
         mode(&copy, 0o400);
+        std::os::unix::fs::chown(&copy, user, user).unwrap();
     }
     unit_lines("Environment")
         .into_iter()
@@ -67,7 +78,7 @@ fn unit_environment(etc: &Path, replica: &Path) -> Vec<(String, String)> {
             let value = value
                 .replace("%d", credentials.to_str().unwrap())
                 .replace("%S", state.to_str().unwrap())
-                .replace("%C", replica.join("cache").to_str().unwrap());
+                .replace("%C", cache.to_str().unwrap());
             (name.to_string(), value)
         })
         .collect()
@@ -85,6 +96,9 @@ fn on(etc: &Path, path: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_team_deployment_of_docs_deploying_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
+    // the service's user (DynamicUser) reaches its own folders and the settings, nothing more
+    mode(dir.path(), 0o755);
+    let user = crate::harness::account::service_user();
     let etc = dir.path().join("etc");
     let provider = OidcProvider::start().await;
     let cluster = block_in_place(Cluster::start);
@@ -114,6 +128,22 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         let meta = secret.unwrap().metadata().unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o600, "every secret file is owner-only");
     }
+    // a public approval client: no secret, so no (empty) file that would stop the start
+    let public_client = dir.path().join("public-client");
+    let ran = std::process::Command::new("sh")
+        .args(["-eu", "-c", &on_etc(&public_client, &block("sh", "secrets.sh"))])
+        .env("FABRIC_CLIENT_SECRET", fabric_sim::SIM_CLIENT_SECRET)
+        .env("REDIS_PASSWORD", PASSWORD)
+        .env("TLS_KEY", &tls_key)
+        .env("TLS_CERT", &tls_cert)
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "secrets.sh without a client secret: {}", String::from_utf8_lossy(&ran.stderr));
+    assert!(!public_client.join("credentials/approval-client-secret").exists());
+    for public in ["tls-cert.pem", "audit-signing-key.pub.pem"] {
+        let meta = std::fs::metadata(etc.join(public)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644, "{public} is no secret: the service's user reads it");
+    }
 
     // 2. the settings file; 3. the policy it names
     let port_a = free_port();
@@ -138,13 +168,12 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let mut replicas = Vec::new();
     for (name, port) in [("a", port_a), ("b", free_port())] {
-        let mut env = unit_environment(&etc, &dir.path().join(name));
-        // the suite's precompiled component instead of a cold cache per replica
-        env.retain(|(k, _)| k != "EQUINIX_MCP_CACHE_DIR");
+        let mut env = unit_environment(&etc, &dir.path().join(name), user);
         // the harness's own secret for the simulator: this deployment's comes from its file
         env.push(("EQUINIX_API_CLIENTSECRET".into(), String::new()));
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let server = Launch::command(&words).against(&sim).env(&env).http(&format!("127.0.0.1:{port}")).await;
+        let server =
+            Launch::command(&words).against(&sim).env(&env).as_user(user).http(&format!("127.0.0.1:{port}")).await;
         assert!(server.url.starts_with("https://"), "{}", server.url);
         let said = server.stderr_text();
         // the page's log format is JSON lines
@@ -204,6 +233,10 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         server.terminate();
         assert!(server.child.wait().await.unwrap().success());
         let (log, checkpoints) = (state.join("audit.jsonl"), state.join("checkpoints.jsonl"));
+        if let Some(user) = user {
+            let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&log).unwrap());
+            assert_eq!(owner, user, "the replica ran as the service's user");
+        }
         let verified = std::process::Command::new(binary())
             .args(["audit", "verify", log.to_str().unwrap(), "--checkpoints", checkpoints.to_str().unwrap()])
             .args(["--public-key", public_key.to_str().unwrap()])
@@ -275,5 +308,95 @@ fn the_systemd_unit_verifies_and_sets_only_what_the_server_reads() {
     for line in unit_lines("LoadCredential") {
         let id = line.split(':').next().unwrap();
         assert!(UNIT.contains(&format!("=%d/{id}\n")), "credential {id} is handed to the server through a variable");
+    }
+}
+
+const STORE: &str = include_str!("../../../docs/store.md");
+
+/// The body of docs/store.md's ```conf `tag` block.
+fn store_block(tag: &str) -> String {
+    let open = format!("```conf {tag}\n");
+    let at = STORE.find(&open).unwrap_or_else(|| panic!("docs/store.md has a ```conf {tag} block"));
+    let body = &STORE[at + open.len()..];
+    body[..body.find("```").unwrap()].to_string()
+}
+
+/// Processes killed when the test ends, however it ends.
+struct Killed(Vec<std::process::Child>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// `command` at `port` on loopback, after `AUTH password` when given.
+fn redis_at(port: u16, password: Option<&str>, command: &str) -> Vec<String> {
+    let s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+    if let Some(password) = password {
+        crate::harness::redis::query_at(s.try_clone().unwrap(), &format!("AUTH {password}")).unwrap();
+    }
+    crate::harness::redis::query_at(s, command).unwrap()
+}
+
+/// docs/store.md's `redis.conf`, `replica.conf` and `sentinel.conf`, as written (the password,
+/// the host name and the ports replaced): Redis 7 takes them, the replicas follow the primary,
+/// a write reaches the two replicas `min-replicas-to-write` asks for, and every Sentinel names the
+/// primary.
+#[test]
+fn the_redis_and_sentinel_files_of_docs_store_start_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let ports: Vec<u16> = (0..6).map(|_| free_port()).collect();
+    let with_password = |text: String| text.replace("<password>", PASSWORD);
+    let node = with_password(store_block("redis.conf"));
+    let replica = node.clone()
+        + &store_block("replica.conf").replace("redis-1.internal 6379", &format!("127.0.0.1 {}", ports[0]));
+    let sentinel = with_password(store_block("sentinel.conf"))
+        .replace("redis-1.internal 6379", &format!("127.0.0.1 {}", ports[0]));
+    let mut running = Killed(Vec::new());
+    for (i, port) in ports.iter().enumerate() {
+        let (program, text) = match i {
+            0 => ("redis-server", &node),
+            1 | 2 => ("redis-server", &replica),
+            _ => ("redis-sentinel", &sentinel),
+        };
+        let conf = dir.path().join(format!("{i}.conf"));
+        std::fs::write(&conf, text).unwrap();
+        let log = std::fs::File::create(dir.path().join(format!("{i}.log"))).unwrap();
+        let child = std::process::Command::new(program)
+            .arg(&conf)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir", dir.path().to_str().unwrap()])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program}: {e} (`.ci/install-redis` installs it)"));
+        running.0.push(child);
+    }
+    let said = |i: usize| std::fs::read_to_string(dir.path().join(format!("{i}.log"))).unwrap_or_default();
+    wait::until_blocking("the primary to see both replicas", wait::WITHIN, || {
+        for (i, child) in running.0.iter_mut().enumerate() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("process {i} refused its file as written ({status}): {}", said(i));
+            }
+        }
+        let info = std::net::TcpStream::connect(("127.0.0.1", ports[0]))
+            .ok()
+            .map(|_| redis_at(ports[0], Some(PASSWORD), "INFO replication").join("\n"));
+        info.filter(|i| i.contains("connected_slaves:2")).map(|_| ())
+    });
+    // a replica counts as good once it acknowledged (every second): then writes are taken
+    wait::until_blocking("a write the two replicas allow", wait::WITHIN, || {
+        (redis_at(ports[0], Some(PASSWORD), "SET equinix-mcp:check 1") == ["OK"]).then_some(())
+    });
+    assert!(redis_at(ports[0], None, "GET equinix-mcp:check")[0].starts_with("-NOAUTH"), "the password is required");
+    for port in &ports[3..] {
+        wait::until_blocking("each Sentinel to name the primary", wait::WITHIN, || {
+            let named = redis_at(*port, None, "SENTINEL get-master-addr-by-name equinix-mcp");
+            (named == ["127.0.0.1".to_string(), ports[0].to_string()]).then_some(())
+        });
     }
 }

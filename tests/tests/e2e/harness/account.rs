@@ -20,6 +20,12 @@ use super::process::binary;
 /// `nobody`: no login, no files of its own but the ones made here.
 const UNPRIVILEGED: u32 = 65534;
 
+/// The user a service runs as in the tests: `nobody` when the tests run as root (as systemd's
+/// `DynamicUser` would be some unprivileged user), none (the tests' own) otherwise.
+pub fn service_user() -> Option<u32> {
+    (rustix::process::geteuid().is_root()).then_some(UNPRIVILEGED)
+}
+
 pub struct Account {
     home: tempfile::TempDir,
     /// The user the commands run as, when not the tests' own.

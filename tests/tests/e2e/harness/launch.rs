@@ -35,6 +35,8 @@ pub struct Launch {
     sim_url: Option<String>,
     /// The network namespace it runs in (`ip netns exec`), if not this machine's.
     netns: Option<String>,
+    /// The user (and group) it runs as, if not the tests' own.
+    user: Option<u32>,
 }
 
 impl Launch {
@@ -59,7 +61,14 @@ impl Launch {
             limits: Vec::new(),
             sim_url: None,
             netns: None,
+            user: None,
         }
+    }
+
+    /// As user (and group) `uid`, as a service manager would start it.
+    pub fn as_user(mut self, uid: Option<u32>) -> Launch {
+        self.user = uid;
+        self
     }
 
     /// In the network namespace `netns` (see [`super::netns::Network`]).
@@ -108,7 +117,10 @@ impl Launch {
     fn command_line(&self) -> tokio::process::Command {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let env: Vec<(&str, &str)> = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let inner = command(&args, &env);
+        let mut inner = command(&args, &env);
+        if let Some(uid) = self.user {
+            inner.uid(uid).gid(uid);
+        }
         if self.limits.is_empty() && self.netns.is_none() {
             return inner;
         }
@@ -129,6 +141,9 @@ impl Launch {
             }
         }
         cmd.args(&line[1..]).arg(binary()).args(&args);
+        if let Some(uid) = self.user {
+            cmd.uid(uid).gid(uid);
+        }
         cmd.kill_on_drop(true);
         cmd
     }
