@@ -173,7 +173,7 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         env.push(("EQUINIX_API_CLIENTSECRET".into(), String::new()));
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let server =
-            Launch::command(&words).against(&sim).env(&env).as_user(user).http(&format!("127.0.0.1:{port}")).await;
+            Launch::command(&words).against(&sim).env(&env).run_as(user).http(&format!("127.0.0.1:{port}")).await;
         assert!(server.url.starts_with("https://"), "{}", server.url);
         let said = server.stderr_text();
         // the page's log format is JSON lines

@@ -66,7 +66,7 @@ impl Launch {
     }
 
     /// As user (and group) `uid`, as a service manager would start it.
-    pub fn as_user(mut self, uid: Option<u32>) -> Launch {
+    pub fn run_as(mut self, uid: Option<u32>) -> Launch {
         self.user = uid;
         self
     }
