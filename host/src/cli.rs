@@ -244,6 +244,23 @@ pub enum AuditCommand {
         #[arg(long, value_name = "EXPORT.json")]
         passkeys: Option<PathBuf>,
     },
+    /// One change's evidence across a team's replicas: give every replica's log (files, or
+    /// folders with their rotated files and checkpoints); each chain is verified, then each
+    /// change is told whole (proposed, decided, approved, created, its outcome) with where each
+    /// record was read. Exit 1 for a broken chain or checkpoint, or a create that no decision in
+    /// the logs given accounts for.
+    Changes {
+        /// Audit logs, their rotated files and checkpoint files, or folders holding them.
+        #[arg(value_name = "PATH", required = true, num_args = 1..)]
+        paths: Vec<PathBuf>,
+        /// The Ed25519 public key of the checkpoints (PEM): every chain must then be vouched for
+        /// by a checkpoints file among the paths.
+        #[arg(long, value_name = "PUB.pem")]
+        public_key: Option<PathBuf>,
+        /// One JSON object per change instead of the text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug, Clone)]

@@ -12,13 +12,13 @@ use crate::cli::AuditCommand;
 use crate::passkeys::offline::{Export, check_log};
 
 /// The chain read so far across the files.
-struct Read {
-    records: u64,
-    first_seq: u64,
-    last_seq: u64,
+pub(super) struct Read {
+    pub records: u64,
+    pub first_seq: u64,
+    pub last_seq: u64,
     head: String,
-    chain: String,
-    hashes: Vec<String>,
+    pub chain: String,
+    pub hashes: Vec<String>,
 }
 
 /// EX_NOINPUT of sysexits.h: a file to check could not be read, which says nothing of the log
@@ -26,7 +26,7 @@ struct Read {
 const NO_INPUT: u8 = 66;
 
 /// Why the files do not verify.
-enum Failure {
+pub(super) enum Failure {
     /// A file could not be read at all.
     Unreadable(String),
     /// The chain is broken.
@@ -34,7 +34,12 @@ enum Failure {
 }
 
 pub fn run(command: &AuditCommand) -> ExitCode {
-    let AuditCommand::Verify { files, checkpoints, public_key, passkeys } = command;
+    let (files, checkpoints, public_key, passkeys) = match command {
+        AuditCommand::Verify { files, checkpoints, public_key, passkeys } => (files, checkpoints, public_key, passkeys),
+        AuditCommand::Changes { paths, public_key, json } => {
+            return super::changes::run(paths, public_key.as_deref(), *json);
+        }
+    };
     let (read, torn) = match read_files(files) {
         Ok(r) => r,
         Err(Failure::Unreadable(why)) => {
@@ -113,11 +118,11 @@ pub fn run(command: &AuditCommand) -> ExitCode {
 }
 
 /// A torn last record: the last good sequence number, and the torn bytes.
-type Torn = Option<(Option<u64>, usize)>;
+pub(super) type Torn = Option<(Option<u64>, usize)>;
 
 /// Verifies each file and that it continues the one before: the chain read, and a torn tail of
 /// the last file (an earlier file must end whole). `Err`: why not, naming the file.
-fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), Failure> {
+pub(super) fn read_files(files: &[PathBuf]) -> Result<(Read, Torn), Failure> {
     let mut read: Option<Read> = None;
     let mut torn = None;
     for (i, file) in files.iter().enumerate() {

@@ -4,6 +4,7 @@ pub mod approvers;
 pub mod audit;
 pub mod build_component;
 pub mod call;
+pub mod changes;
 pub mod healthcheck;
 pub mod inspect;
 pub mod passkeys;

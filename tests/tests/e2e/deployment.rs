@@ -229,6 +229,7 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
 
     // 6. each audit log verifies against its signed checkpoints (written at the latest on stop)
     let public_key = etc.join("audit-signing-key.pub.pem");
+    let folders: Vec<String> = replicas.iter().map(|(_, state)| state.display().to_string()).collect();
     for (mut server, state) in replicas {
         server.terminate();
         assert!(server.child.wait().await.unwrap().success());
@@ -246,6 +247,14 @@ async fn the_team_deployment_of_docs_deploying_runs_as_written() {
         assert!(verified.status.success(), "audit verify {}: {said}", log.display());
     }
     assert_eq!(receiver.of("change_waiting").len(), 1, "one notice for two replicas");
+    // the reviewer's one command over both replicas' folders, as the page gives it
+    let story = std::process::Command::new(binary())
+        .args(["audit", "changes", &folders[0], &folders[1], "--public-key", public_key.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&story.stdout).to_string() + &String::from_utf8_lossy(&story.stderr);
+    assert!(story.status.success(), "audit changes: {said}");
+    assert!(said.contains("1 changes, 0 created, 2 chains; 0 problems"), "{said}");
     provider.stop().await;
     drop(cluster);
 }

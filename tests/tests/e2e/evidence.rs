@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::*;
 
 /// `openssl genpkey -algorithm ed25519` and its public half, in `dir`: (private, public).
-fn ed25519_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn ed25519_keys(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let (private, public) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.pub.pem")));
     let made = std::process::Command::new("openssl")
         .args(["genpkey", "-algorithm", "ed25519", "-out"])
@@ -46,7 +46,7 @@ async fn verify(args: &[&Path]) -> (i32, String) {
     run_verify(argv).await
 }
 
-async fn run_verify(argv: Vec<String>) -> (i32, String) {
+pub(crate) async fn run_verify(argv: Vec<String>) -> (i32, String) {
     let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let out = tokio::time::timeout(Duration::from_secs(30), command(&argv, &[]).output()).await.unwrap().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

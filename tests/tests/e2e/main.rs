@@ -8,6 +8,7 @@ mod agent;
 mod approval_page;
 mod broker;
 mod catalog;
+mod change_story;
 mod component_build;
 mod conformance;
 mod consensus;

@@ -1,0 +1,363 @@
+//! `equinix-mcp audit changes PATH...`: one change's story across a team's replicas. A reviewer
+//! gives the logs of every replica (files, or folders of them with their rotated files and the
+//! checkpoints beside them); the command sorts the files into their chains (a chain's files
+//! oldest first), verifies each chain and, with `--public-key`, its checkpoints, then tells per
+//! change (a proposal's token) who proposed it, who decided it and how, the approval minted and
+//! what the create came to, each with the log and record it was read from. A create with no
+//! approval, or an approval on the page with no person's decision in any log given, is an error:
+//! that is the reviewer's question the command answers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+
+use super::audit::{Failure, read_files};
+use crate::audit::chain::{Verdict, verify};
+use crate::audit::checkpoints::{check, load_public_key};
+use crate::outln;
+
+/// EX_USAGE / EX_NOINPUT of sysexits.h, as `audit verify`.
+const USAGE: u8 = 64;
+const NO_INPUT: u8 = 66;
+
+/// What the paths hold, each file sorted by its first line.
+#[derive(Default)]
+struct Found {
+    logs: Vec<PathBuf>,
+    checkpoints: Vec<PathBuf>,
+}
+
+/// The files of `paths`: a folder's regular files whose names hold `.jsonl` (rotated ones too,
+/// `audit.jsonl.1`, `audit.jsonl-20261205`), and each file named.
+fn gather(paths: &[PathBuf]) -> Result<Found, (u8, String)> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| (NO_INPUT, format!("{}: {e}", path.display())))?;
+        if !meta.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path).map_err(|e| (NO_INPUT, format!("{}: {e}", path.display())))?;
+        let mut inside: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().contains(".jsonl")))
+            .collect();
+        inside.sort();
+        files.extend(inside);
+    }
+    let mut found = Found::default();
+    for file in files {
+        if file.extension().is_some_and(|e| e == "gz" || e == "zst" || e == "xz") {
+            return Err((
+                NO_INPUT,
+                format!("{}: compressed; decompress it first (the chain is checked byte for byte)", file.display()),
+            ));
+        }
+        let text = std::fs::read(&file).map_err(|e| (NO_INPUT, format!("{}: {e}", file.display())))?;
+        let first = text.split(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
+        let first: Value = serde_json::from_slice(first).unwrap_or(Value::Null);
+        if first.get("sig").is_some() && first.get("key_id").is_some() {
+            found.checkpoints.push(file);
+        } else if first.get("prev").is_some() && first.get("seq").is_some() {
+            found.logs.push(file);
+        } else if !text.is_empty() {
+            return Err((USAGE, format!("{}: neither an audit log nor its checkpoints", file.display())));
+        }
+    }
+    if found.logs.is_empty() {
+        return Err((USAGE, "no audit log among the paths given".into()));
+    }
+    Ok(found)
+}
+
+/// The log files by chain, each chain's files oldest first.
+fn chains(logs: &[PathBuf]) -> Result<BTreeMap<String, Vec<PathBuf>>, String> {
+    let mut by_chain: BTreeMap<String, Vec<(u64, PathBuf)>> = BTreeMap::new();
+    for file in logs {
+        let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let intact = match verify(&bytes) {
+            Verdict::Broken { line, why } => return Err(format!("{}: BROKEN at line {line}: {why}", file.display())),
+            Verdict::TornTail { intact, .. } => *intact,
+            intact => intact,
+        };
+        let Verdict::Intact { chain, first_seq, .. } = intact else { unreachable!("verify returns an intact prefix") };
+        by_chain.entry(chain).or_default().push((first_seq, file.clone()));
+    }
+    Ok(by_chain
+        .into_iter()
+        .map(|(chain, mut files)| {
+            files.sort();
+            (chain, files.into_iter().map(|(_, f)| f).collect())
+        })
+        .collect())
+}
+
+/// Where a record was read: its file and sequence number.
+fn at(file: &Path, record: &Value) -> String {
+    format!("{} seq {}", file.display(), record["seq"].as_u64().map_or("?".into(), |s| s.to_string()))
+}
+
+fn text(record: &Value, key: &str) -> String {
+    record[key].as_str().unwrap_or_default().to_string()
+}
+
+/// One change's story.
+#[derive(Default)]
+struct Change {
+    token: String,
+    change_type: String,
+    request_sha256: String,
+    proposed: Option<Value>,
+    decisions: Vec<Value>,
+    minted: Vec<Value>,
+    sending: Vec<Value>,
+    outcomes: Vec<Value>,
+    confirms: Vec<Value>,
+}
+
+impl Change {
+    /// What is wrong with this story, if anything.
+    fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for sent in &self.sending {
+            let sha = &sent["request_sha256"];
+            let minted = self.minted.iter().find(|m| m["request_sha256"] == *sha);
+            match minted {
+                None => problems.push(format!(
+                    "a create was sent ({}) with no approval minted for it in the logs given",
+                    sent["at"].as_str().unwrap_or("?")
+                )),
+                Some(m) if m["method"] == "page" => {
+                    let decided = self.decisions.iter().any(|d| {
+                        d["request_sha256"] == *sha && d["decision"] == "approve" && d["approver"] == m["approver"]
+                    });
+                    if !decided {
+                        problems.push(format!(
+                            "a create was approved on the page by {} ({}), and no log given holds that person's \
+                             decision: a replica's log is missing, or the approval was not a person's",
+                            m["approver"].as_str().unwrap_or("nobody"),
+                            m["at"].as_str().unwrap_or("?")
+                        ));
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        for outcome in &self.outcomes {
+            if !self.sending.iter().any(|s| s["request_sha256"] == outcome["request_sha256"]) {
+                problems.push(format!(
+                    "a create's outcome ({}) has no record of the create being sent: a log is missing",
+                    outcome["at"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+        problems
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "token": self.token,
+            "change_type": self.change_type,
+            "request_sha256": self.request_sha256,
+            "proposed": self.proposed,
+            "decisions": self.decisions,
+            "approvals": self.minted,
+            "creates": self.sending,
+            "outcomes": self.outcomes,
+            "confirms": self.confirms,
+            "problems": self.problems(),
+        })
+    }
+
+    fn print(&self) {
+        outln!("change {} ({}, request sha256 {})", self.token, self.change_type, self.request_sha256);
+        match &self.proposed {
+            Some(p) => outln!("  proposed  {} by {} [{}]", text(p, "ts"), text(p, "principal"), text(p, "at")),
+            None => outln!("  proposed  (not in the logs given)"),
+        }
+        for d in &self.decisions {
+            let with = if d["passkey"].is_object() { ", with a passkey" } else { "" };
+            outln!(
+                "  decided   {} {} by {} on the page{with} [{}]",
+                text(d, "ts"),
+                text(d, "decision"),
+                text(d, "approver"),
+                text(d, "at")
+            );
+        }
+        for m in &self.minted {
+            let by = m["approver"].as_str().map(|a| format!(" by {a}")).unwrap_or_default();
+            outln!("  approved  {} {}{by} [{}]", text(m, "ts"), text(m, "method"), text(m, "at"));
+        }
+        for s in &self.sending {
+            outln!("  create    {} sent {} [{}]", text(s, "ts"), text(s, "request"), text(s, "at"));
+        }
+        for o in &self.outcomes {
+            let status = o["http_status"].as_u64().map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+            let uuid = o["fabric_uuid"].as_str().map(|u| format!(", uuid {u}")).unwrap_or_default();
+            outln!("  outcome   {} {}{status}{uuid} [{}]", text(o, "ts"), text(o, "outcome"), text(o, "at"));
+        }
+        if self.sending.is_empty() {
+            let last = self.confirms.last();
+            let said = last.map(|c| {
+                let kind = c["error_kind"]
+                    .as_str()
+                    .or(c["human_status"].as_str())
+                    .unwrap_or(c["outcome"].as_str().unwrap_or("?"));
+                format!("last confirm {}: {kind}", text(c, "ts"))
+            });
+            outln!("  no create  ({})", said.unwrap_or_else(|| "never confirmed".into()));
+        }
+        for problem in self.problems() {
+            outln!("  ERROR: {problem}");
+        }
+    }
+}
+
+/// Files each record under its change.
+fn collate(records: &[(PathBuf, Value)]) -> BTreeMap<String, Change> {
+    let mut changes: BTreeMap<String, Change> = BTreeMap::new();
+    for (file, record) in records {
+        let mut r = record.clone();
+        r["at"] = json!(at(file, record));
+        let event = record["event"].as_str();
+        let token = match event {
+            None => record["confirm_token"].as_str(),
+            Some(_) => record["token"].as_str(),
+        };
+        let Some(token) = token.map(str::to_string) else { continue };
+        let change = changes.entry(token.clone()).or_insert_with(|| Change { token, ..Change::default() });
+        if change.request_sha256.is_empty()
+            && let Some(sha) = record["request_sha256"].as_str()
+        {
+            change.request_sha256 = sha.to_string();
+        }
+        if change.change_type.is_empty()
+            && let Some(t) = record["change_type"].as_str()
+        {
+            change.change_type = t.to_string();
+        }
+        match (event, record["tool"].as_str()) {
+            (None, Some("fabric_propose_change")) if record["outcome"] == "ok" => change.proposed = Some(r),
+            (None, Some("fabric_confirm_change")) => change.confirms.push(r),
+            (Some("page_decision"), _) => change.decisions.push(r),
+            (Some("approval_minted"), _) => change.minted.push(r),
+            (Some("create_sending"), _) => change.sending.push(r),
+            (Some("create_outcome"), _) => change.outcomes.push(r),
+            _ => {}
+        }
+    }
+    changes
+}
+
+pub fn run(paths: &[PathBuf], public_key: Option<&Path>, as_json: bool) -> ExitCode {
+    let found = match gather(paths) {
+        Ok(f) => f,
+        Err((code, why)) => {
+            eprintln!("equinix-mcp audit changes: {why}");
+            return ExitCode::from(code);
+        }
+    };
+    let key = match public_key.map(load_public_key).transpose() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("equinix-mcp audit changes: {e:#}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    if key.is_some() && found.checkpoints.is_empty() {
+        eprintln!("equinix-mcp audit changes: --public-key is given, but no checkpoints file among the paths");
+        return ExitCode::from(USAGE);
+    }
+    let checkpoints: Vec<(PathBuf, String)> =
+        found.checkpoints.iter().filter_map(|f| Some((f.clone(), std::fs::read_to_string(f).ok()?))).collect();
+    let by_chain = match chains(&found.logs) {
+        Ok(c) => c,
+        Err(why) => {
+            outln!("{why}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut broken = false;
+    let mut records = Vec::new();
+    for (chain, files) in &by_chain {
+        let shown: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let read = match read_files(files) {
+            Ok((read, None)) => read,
+            Ok((read, Some((_, bytes)))) => {
+                outln!("chain {chain} ({}): its last {bytes} bytes are a torn record, left out", shown.join(", "));
+                read
+            }
+            Err(Failure::Broken(why) | Failure::Unreadable(why)) => {
+                outln!("chain {chain}: {why}");
+                broken = true;
+                continue;
+            }
+        };
+        let mut vouched = String::new();
+        if let Some(key) = &key {
+            // each checkpoints file skips other chains' checkpoints; one of them must vouch for this chain
+            let mut agreed = None;
+            let mut refusals = Vec::new();
+            for (file, text) in &checkpoints {
+                match check(text, key, &read.chain, read.first_seq, &read.hashes) {
+                    Ok(n) => agreed = Some((file.clone(), n)),
+                    Err(why) => refusals.push(format!("{}: {why}", file.display())),
+                }
+            }
+            match agreed {
+                Some((file, n)) if refusals.iter().all(|r| r.contains("no checkpoint vouches")) => {
+                    vouched = format!(", {n} checkpoints of {} agree", file.display())
+                }
+                _ => {
+                    outln!("chain {chain} ({}): BROKEN: {}", shown.join(", "), refusals.join("; "));
+                    broken = true;
+                    continue;
+                }
+            }
+        }
+        let earlier = match read.first_seq {
+            0 => String::new(),
+            n => format!(" (it starts at record {n}: the files before it, rotated away, were not given)"),
+        };
+        outln!(
+            "chain {chain}: intact, {} records (seq {}-{}) in {}{vouched}{earlier}",
+            read.records,
+            read.first_seq,
+            read.last_seq,
+            shown.join(", ")
+        );
+        for file in files {
+            let Ok(bytes) = std::fs::read(file) else { continue };
+            for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                if let Ok(record) = serde_json::from_slice::<Value>(line) {
+                    records.push((file.clone(), record));
+                }
+            }
+        }
+    }
+    // the changes in the order they were proposed (then by token)
+    let changes = collate(&records);
+    let mut ordered: Vec<&Change> = changes.values().collect();
+    ordered.sort_by_key(|c| (c.proposed.as_ref().map(|p| text(p, "ts")).unwrap_or_default(), c.token.clone()));
+    let mut problems = 0;
+    for change in &ordered {
+        problems += change.problems().len();
+        if as_json {
+            outln!("{}", change.json());
+        } else {
+            change.print();
+        }
+    }
+    let created = ordered.iter().filter(|c| c.outcomes.iter().any(|o| o["outcome"] == "executed")).count();
+    outln!(
+        "{} changes, {created} created, {} chains{}; {problems} problems",
+        ordered.len(),
+        by_chain.len(),
+        if broken { " (some BROKEN)" } else { "" }
+    );
+    if broken || problems > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
