@@ -3,14 +3,16 @@
 // tokens for the client-credentials grant with RFC 8707 resource indicators, and adds test-only
 // routes to forge tokens, publish a key later and count requests.
 //
-//   node tests/oauth/provider.mjs [--port N] [--keys FILE]   (N = 0, the default, picks a free port)
+//   node tests/oauth/provider.mjs [--port N] [--keys FILE] [--until-signalled]
+//                                         (N = 0, the default, picks a free port)
 //   node tests/oauth/provider.mjs --make-keys FILE            (writes FILE and exits)
 //
 // Once listening it prints exactly one line to stdout,
 //   {"issuer":"http://127.0.0.1:PORT","token_endpoint":"...","jwks_uri":"..."}
 // and nothing else (oidc-provider's notices go to stderr). It exits on SIGTERM, SIGINT, and when
 // stdin closes, so a test that dies never leaves it behind: start it with a piped stdin (with
-// stdin at /dev/null it exits at once).
+// stdin at /dev/null it exits at once). With --until-signalled (scripts/trial, which starts it in
+// the background) only a signal stops it.
 //
 // Signing keys: rsa-1 (RS256), ec-1 (ES256), ed-1 (EdDSA, Ed25519), all three published at /jwks
 // and used by the provider; ed-2 (EdDSA) is an "outsider" that only /__test/sign uses until
@@ -340,6 +342,8 @@ server.on('error', (err) => {
 const quit = () => process.exit(0);
 process.on('SIGTERM', quit);
 process.on('SIGINT', quit);
-process.stdin.on('end', quit);
-process.stdin.on('close', quit);
-process.stdin.resume();
+if (!process.argv.includes('--until-signalled')) {
+  process.stdin.on('end', quit);
+  process.stdin.on('close', quit);
+  process.stdin.resume();
+}

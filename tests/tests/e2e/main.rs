@@ -46,3 +46,4 @@ mod route_policies;
 mod routing;
 mod secrets;
 mod shared_server;
+mod trial;
