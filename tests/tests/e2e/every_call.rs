@@ -1,8 +1,9 @@
 //! Issue 63: every tool call leaves its access line, its count in `/metrics` and, for a propose or
 //! a confirm, its audit record, whatever fails first. The hole this closes: over HTTP, with the
 //! approval page, a confirm whose page lookup met a store that did not answer ended before the
-//! call was accounted (an ERROR line with a reference, and nothing else). Here on Redis and on
-//! etcd, each stopped under a team's replica with the page, from a 2025-11-25 client and a
+//! call was accounted (an ERROR line with a reference, and nothing else). Here on Redis stopped,
+//! on Sentinels whose data nodes are all gone, and on etcd without members, under a team's
+//! replica with the page, from a 2025-11-25 client and a
 //! 2026-07-28 one. A signed-in person's decision during the outage is told the store is away,
 //! not that their session ended.
 
@@ -29,6 +30,7 @@ fn errors_counted(text: &str, tool: &str) -> u64 {
 
 enum Store {
     Redis(crate::harness::redis::RedisServer),
+    Sentinel(crate::harness::sentinel::Cluster),
     Etcd(crate::harness::etcd::EtcdCluster),
 }
 
@@ -36,6 +38,7 @@ impl Store {
     fn url(&self) -> String {
         match self {
             Store::Redis(r) => r.url(0),
+            Store::Sentinel(c) => c.url(),
             Store::Etcd(e) => e.url(),
         }
     }
@@ -43,6 +46,8 @@ impl Store {
     fn fail(&mut self) {
         match self {
             Store::Redis(r) => r.stop(),
+            // every data node gone: the Sentinels still answer, naming a primary that does not
+            Store::Sentinel(c) => c.nodes.iter_mut().for_each(|n| n.stop()),
             Store::Etcd(e) => (0..3).for_each(|i| e.kill(i)),
         }
     }
@@ -56,7 +61,9 @@ async fn every_failed_call_is_accounted(mut store: Store, what: &str) {
     let args = crate::approval_page::replica_args(&store.url(), &provider.issuer, &public);
     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(["--metrics-listen", "127.0.0.1:0"]);
-    let server = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
+    let password = [("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", crate::harness::sentinel::PASSWORD)];
+    let env: &[(&str, &str)] = if matches!(store, Store::Sentinel(_)) { &password } else { &[] };
+    let server = Launch::serve().against(&sim).args(&args).env(env).http(&format!("127.0.0.1:{port}")).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let older = server.connect(Some(&token), TestClient::plain(), false).await;
     let newer = server.connect(Some(&token), TestClient::plain(), true).await;
@@ -122,6 +129,12 @@ async fn every_failed_call_is_accounted(mut store: Store, what: &str) {
 #[tokio::test]
 async fn every_failed_call_on_a_stopped_redis_is_logged_counted_and_audited() {
     every_failed_call_is_accounted(Store::Redis(crate::harness::redis::RedisServer::start()), "redis").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_failed_call_on_a_sentinel_store_without_a_primary_is_logged_counted_and_audited() {
+    let cluster = tokio::task::block_in_place(crate::harness::sentinel::Cluster::start);
+    every_failed_call_is_accounted(Store::Sentinel(cluster), "sentinel").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
