@@ -1,5 +1,5 @@
 //! Issue 63: the one-box trial, `scripts/trial`, run as docs/deploying.md gives it (its default
-//! ports; only the binary is the suite's, through the script's own `EQUINIX_MCP_BIN`): two
+//! ports; only the binary is the suite's, through the script's own `TRIAL_BIN`): two
 //! replicas, one shared simulator, the local identity provider and Redis come up; an agent with
 //! the printed token proposes 10 Gbps on replica b, its proposer may not approve it, alice approves
 //! on replica a's page, the confirm creates once, and replica a reads the same estate. SIGTERM
@@ -37,7 +37,7 @@ fn printed(text: &str, label: &str) -> String {
 async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut trial = tokio::process::Command::new(root.join("scripts/trial"))
-        .env("EQUINIX_MCP_BIN", binary())
+        .env("TRIAL_BIN", binary())
         .env("EQUINIX_MCP_CACHE_DIR", cache_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
