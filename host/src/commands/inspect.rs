@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::capabilities::{CallState, Grants, ProposalStore};
 use crate::cli::InspectArgs;
-use crate::component::{self, ComponentRuntime, Limits, surface::Surface};
+use crate::component::{ComponentRuntime, Limits, surface::Surface};
 use crate::fabric_client::allow_list::{ROUTES, Route};
 use crate::fabric_client::{FabricClient, FabricConfig};
 use crate::mcp::{Selection, ToolRegistry};
@@ -30,9 +30,12 @@ cannot be made durable)";
 
 pub async fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let source = args.component.source()?;
-    let mut surface = component::inspect(&source.wasm)?;
     let limits = Limits::default();
-    let catalog = if surface.verdict.accepted { Some(catalog(&source.wasm, limits).await) } else { None };
+    let (mut surface, runtime) = ComponentRuntime::inspect(&source.wasm, limits)?;
+    let catalog = match runtime {
+        Some(runtime) => Some(catalog(runtime.map_err(|e| format!("cannot be loaded: {e:#}")), limits).await),
+        None => None,
+    };
     if let Some(Err(problem)) = &catalog {
         surface.verdict.accepted = false;
         surface.verdict.problems.push(problem.clone());
@@ -87,8 +90,8 @@ struct Catalog {
 
 /// Reads the catalog and checks it with `serve`'s own rules; `Err` is the problem, as a verdict
 /// line (`it ...`).
-async fn catalog(wasm: &[u8], limits: Limits) -> Result<Catalog, String> {
-    let runtime = ComponentRuntime::load(wasm, None, limits).map_err(|e| format!("cannot be loaded: {e:#}"))?;
+async fn catalog(runtime: Result<ComponentRuntime, String>, limits: Limits) -> Result<Catalog, String> {
+    let runtime = runtime?;
     // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
     let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), limits.guest_time);

@@ -172,12 +172,37 @@ impl ComponentRuntime {
         let sha = sha256_hex(wasm);
         let (component, origin) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
         let surface = surface::describe(&engine, &component, &sha, wasm.len());
+        Self::prepare(engine, &component, surface, origin, limits)
+    }
+
+    /// What `inspect` prints of `wasm` (compiled here, never from the cache), and the runtime
+    /// made from that same compilation when the component is accepted (one compilation, not two).
+    pub fn inspect(wasm: &[u8], limits: Limits) -> anyhow::Result<(surface::Surface, Option<anyhow::Result<Self>>)> {
+        let engine = engine()?;
+        let sha = sha256_hex(wasm);
+        let (component, origin) = cache::load(&engine, wasm, &sha, None).map_err(not_a_component)?;
+        let surface = surface::describe(&engine, &component, &sha, wasm.len());
+        let runtime =
+            surface.verdict.accepted.then(|| Self::prepare(engine, &component, surface.clone(), origin, limits));
+        Ok((surface, runtime))
+    }
+
+    /// Refuses `component` unless `surface` accepted it and its imports are exactly within the
+    /// broker world; pre-instantiates it.
+    fn prepare(
+        engine: Engine,
+        component: &wasmtime::component::Component,
+        surface: surface::Surface,
+        origin: cache::Origin,
+        limits: Limits,
+    ) -> anyhow::Result<Self> {
+        let sha = surface.sha256.clone();
         if !surface.verdict.accepted {
             bail!("refusing component {sha}: it {}", surface.verdict.problems.join("; it "));
         }
         let mut linker = Linker::<CallState>::new(&engine);
         crate::capabilities::add_to_linker(&mut linker)?;
-        let instance_pre = linker.instantiate_pre(&component).map_err(|e| {
+        let instance_pre = linker.instantiate_pre(component).map_err(|e| {
             anyhow::anyhow!("refusing component {sha}: its imports do not match the broker world: {e:#}")
         })?;
         let pre = BrokerPre::new(instance_pre).map_err(|e| {
