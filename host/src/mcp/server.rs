@@ -64,8 +64,20 @@ impl McpServer {
         let principal = call.principal.clone();
         let ids = CorrelationIds::default();
         let result = self.run_tool_inner(name, arguments, call, ids.clone(), delivery).await;
-        let elapsed = started.elapsed();
-        let (outcome, kind) = results::outcome_of(&result);
+        self.access_line(name, &principal, started.elapsed(), &result, &ids.joined());
+        result
+    }
+
+    /// The call's one access-log line at INFO and its count.
+    fn access_line(
+        &self,
+        name: &str,
+        principal: &Principal,
+        elapsed: std::time::Duration,
+        result: &Result<CallToolResponse, ErrorData>,
+        correlation_ids: &str,
+    ) {
+        let (outcome, kind) = results::outcome_of(result);
         tracing::info!(
             target: "equinix_mcp::access",
             tool = %self.logged_name(name),
@@ -73,14 +85,13 @@ impl McpServer {
             duration_ms = elapsed.as_millis() as u64,
             outcome,
             error_kind = kind.as_deref().unwrap_or(""),
-            correlation_ids = %ids.joined(),
+            correlation_ids,
             "tool call"
         );
         // only served tools get a label: a client's made-up names cannot grow the series
         if self.shared.registry.get(name).is_some() {
             crate::metrics::metrics().tool_call(name, outcome, elapsed);
         }
-        result
     }
 
     /// A tool name as logged: one the catalog serves, or a fixed placeholder (a client's made-up
@@ -361,21 +372,8 @@ impl McpServer {
         response: &CallToolResponse,
         token: Option<Value>,
     ) {
-        let elapsed = started.elapsed();
-        let result = Ok(response.clone());
-        let (outcome, kind) = results::outcome_of(&result);
-        tracing::info!(
-            target: "equinix_mcp::access",
-            tool = %self.logged_name(name),
-            principal = %principal,
-            duration_ms = elapsed.as_millis() as u64,
-            outcome,
-            error_kind = kind.as_deref().unwrap_or(""),
-            correlation_ids = "",
-            "tool call"
-        );
+        self.access_line(name, principal, started.elapsed(), &Ok(response.clone()), "");
         let Some(tool) = self.shared.registry.get(name) else { return };
-        crate::metrics::metrics().tool_call(name, outcome, elapsed);
         let CallToolResponse::Complete(result) = response else { return };
         if let Some(mut value) = result.structured_content.clone() {
             if let (Some(token), Some(error)) = (token, value.get_mut("error").and_then(Value::as_object_mut)) {
