@@ -6,7 +6,7 @@
 //! [`bindings`] (the host's types for it), [`component`] (how the sandbox is built and limited),
 //! [`capabilities`] (what the host grants behind each import, one module and one view of the call
 //! per interface) over its backends [`fabric_client`] (credentials and the Fabric allow-list) and
-//! [`proposals`] (memory or Redis, behind one trait), [`plan`] (what a create will do, resolved by
+//! [`proposals`] (memory, Redis or etcd, behind one trait), [`plan`] (what a create will do, resolved by
 //! the host's own Fabric reads after the dry run, shown first to the person), [`approval`] (the rules of a yes, with no
 //! I/O: who may ask, about which proposal, when an answer mints an approval, how the person is
 //! reached), [`approval_page`] (where a signed-in person, or a local approver with their passkey, approves)

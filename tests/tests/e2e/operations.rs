@@ -95,11 +95,13 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
 /// are served, not refused.
 #[tokio::test]
 async fn a_load_balancer_probing_every_2_s_sees_the_drain_before_any_call_is_refused() {
-    let server = team_server(&["--shutdown-drain-ms", "3000"]).await;
+    // a drain well past the prober's second look, so a slow hour cannot make the look late
+    let server = team_server(&["--shutdown-drain-ms", "6000"]).await;
     let client = server.connect(Some(TOKEN), TestClient::accepting(), false).await;
     let url = format!("{}/readyz", base(&server));
-    server.terminate();
+    // taken before the signal: the server cannot have received it earlier
     let signalled = std::time::Instant::now();
+    server.terminate();
     let body = wait::until_some("readiness to fail at the signal", wait::WITHIN, async || {
         let (status, body) = get(&url).await;
         (status == 503).then_some(body)
