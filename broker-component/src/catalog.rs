@@ -91,7 +91,7 @@ mod tests {
             walk(&Kind::Obj(t.args), &mut fields);
         }
         for ct in crate::spec::ChangeType::ALL {
-            walk(&Kind::Obj(ct.grammar()), &mut fields);
+            walk(&Kind::Obj(crate::spec::Grammar::grammar(ct)), &mut fields);
         }
         let mut hinted = 0;
         for f in fields {

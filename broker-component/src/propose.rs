@@ -12,7 +12,7 @@ use crate::capability::{FabricRequest, FabricResponse, Host, Method};
 use crate::grammar::{self, Kind, Object, arguments, req};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
-use crate::spec::{ChangeType, Compiled, Spec};
+use crate::spec::{ChangeType, Compiled, Grammar, Spec};
 use crate::time::format_rfc3339_ms;
 use crate::tool::{BROKER, Output, ToolDef};
 use crate::tool_error::ToolError;

@@ -34,6 +34,67 @@ pub const PROPOSAL_TTL_MS: u64 = 10 * 60 * 1000;
 /// named. A component whose catalog has none of these gets every read-only toolset by default.
 pub const DEFAULT_TOOLSETS: &[&str] = &["metros", "ports", "service_profiles", "connections", "cloud_routers"];
 
+/// What the broker can carry: three creates, and no update or delete. One type for both sides: the
+/// guest's grammar and compiler, the host's allow-list, policy facts and plan match on it
+/// exhaustively, so a fourth change type is found everywhere it must be handled (the recipe is in
+/// `docs/contributing.md`, "A new change type").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeType {
+    ConnectionCreate,
+    NetworkCreate,
+    ServiceTokenCreate,
+}
+
+impl ChangeType {
+    pub const NAMES: &'static [&'static str] = &["connection_create", "network_create", "service_token_create"];
+    pub const ALL: [ChangeType; 3] =
+        [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate];
+
+    pub fn parse(s: &str) -> Option<ChangeType> {
+        match s {
+            "connection_create" => Some(ChangeType::ConnectionCreate),
+            "network_create" => Some(ChangeType::NetworkCreate),
+            "service_token_create" => Some(ChangeType::ServiceTokenCreate),
+            _ => None,
+        }
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "connection_create",
+            ChangeType::NetworkCreate => "network_create",
+            ChangeType::ServiceTokenCreate => "service_token_create",
+        }
+    }
+
+    /// The create endpoint the compiled body is POSTed to.
+    pub const fn path(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "/fabric/v4/connections",
+            ChangeType::NetworkCreate => "/fabric/v4/networks",
+            ChangeType::ServiceTokenCreate => "/fabric/v4/serviceTokens",
+        }
+    }
+
+    /// The read tools that find what a create of this type made.
+    pub fn lookup_tools(self) -> (&'static str, &'static str) {
+        match self {
+            ChangeType::ConnectionCreate => ("fabric_search_connections", "fabric_get_connection"),
+            ChangeType::NetworkCreate => ("fabric_search_networks", "fabric_get_network"),
+            ChangeType::ServiceTokenCreate => ("fabric_search_service_tokens", "fabric_get_service_token"),
+        }
+    }
+
+    /// What a person reads: "Fabric connection".
+    pub fn noun(self) -> &'static str {
+        match self {
+            ChangeType::ConnectionCreate => "Fabric connection",
+            ChangeType::NetworkCreate => "Fabric network",
+            ChangeType::ServiceTokenCreate => "Fabric service token",
+        }
+    }
+}
+
 /// `VirtualConnectionPriceConnectionType`: the connection types Fabric's price search prices. Both
 /// sides build a price search from a connection's bytes (the component for its price context, the
 /// host for the plan it vouches for), so both read this one list.

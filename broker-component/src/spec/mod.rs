@@ -19,62 +19,12 @@ use grammars::{CONNECTION, NETWORK, SERVICE_TOKEN};
 #[cfg(test)]
 mod tests;
 
-/// What the broker can carry: three creates, and no update or delete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChangeType {
-    ConnectionCreate,
-    NetworkCreate,
-    ServiceTokenCreate,
-}
+/// What the broker can carry: the contract's change types (the host names the same ones).
+pub use equinix_broker_contract::ChangeType;
 
-impl ChangeType {
-    pub const NAMES: &'static [&'static str] = &["connection_create", "network_create", "service_token_create"];
-    pub const ALL: [ChangeType; 3] =
-        [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate];
-
-    pub fn parse(s: &str) -> Option<ChangeType> {
-        match s {
-            "connection_create" => Some(ChangeType::ConnectionCreate),
-            "network_create" => Some(ChangeType::NetworkCreate),
-            "service_token_create" => Some(ChangeType::ServiceTokenCreate),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeType::ConnectionCreate => "connection_create",
-            ChangeType::NetworkCreate => "network_create",
-            ChangeType::ServiceTokenCreate => "service_token_create",
-        }
-    }
-
-    /// The create endpoint the compiled body is POSTed to.
-    pub fn path(self) -> &'static str {
-        match self {
-            ChangeType::ConnectionCreate => "/fabric/v4/connections",
-            ChangeType::NetworkCreate => "/fabric/v4/networks",
-            ChangeType::ServiceTokenCreate => "/fabric/v4/serviceTokens",
-        }
-    }
-
-    /// The read tools that find what a create of this type made.
-    pub fn lookup_tools(self) -> (&'static str, &'static str) {
-        match self {
-            ChangeType::ConnectionCreate => ("fabric_search_connections", "fabric_get_connection"),
-            ChangeType::NetworkCreate => ("fabric_search_networks", "fabric_get_network"),
-            ChangeType::ServiceTokenCreate => ("fabric_search_service_tokens", "fabric_get_service_token"),
-        }
-    }
-
-    /// What a person reads: "Fabric connection".
-    pub fn noun(self) -> &'static str {
-        match self {
-            ChangeType::ConnectionCreate => "Fabric connection",
-            ChangeType::NetworkCreate => "Fabric network",
-            ChangeType::ServiceTokenCreate => "Fabric service token",
-        }
-    }
+/// The grammar of a create's request body, by its change type.
+pub trait Grammar {
+    fn grammar(self) -> &'static Object;
 }
 
 /// Fabric create bodies are a few hundred bytes; free-text fields carry no length of their own
@@ -91,9 +41,9 @@ pub struct Spec {
     canonical: String,
 }
 
-impl ChangeType {
+impl Grammar for ChangeType {
     /// The grammar of this create's request body.
-    pub fn grammar(self) -> &'static Object {
+    fn grammar(self) -> &'static Object {
         match self {
             ChangeType::ConnectionCreate => &CONNECTION,
             ChangeType::NetworkCreate => &NETWORK,

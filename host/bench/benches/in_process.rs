@@ -151,7 +151,8 @@ impl PolicyFixture {
     /// The body's facts, with the ports' metros the server learns once per process.
     fn facts(&self) -> equinix_mcp::policy::Facts {
         let tree = equinix_mcp::exact_json::parse(&self.body).unwrap();
-        let mut facts = equinix_mcp::policy::Facts::of("connection_create", &tree, "ab");
+        let mut facts =
+            equinix_mcp::policy::Facts::of(equinix_broker_contract::ChangeType::ConnectionCreate, &tree, "ab");
         facts.metros.extend(["DC".to_string(), "SV".to_string()]);
         facts
     }

@@ -134,7 +134,8 @@ impl ConfirmView<'_> {
             SendError::Refused(why) => why,
             other => format!("{other:?}"),
         })?;
-        let change_type = create.route().change_type();
+        let created = create.route().change_type();
+        let change_type = created.as_str();
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, &request.body);
         let question = Question {
             token,
@@ -162,7 +163,7 @@ impl ConfirmView<'_> {
             return Err("this server has no audit log, so no create can be approved".into());
         }
         if self.judge().policed() {
-            let facts = Facts::of(change_type, &body, &form.subject.request_sha256);
+            let facts = Facts::of(created, &body, &form.subject.request_sha256);
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
             let permit = match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
@@ -213,7 +214,7 @@ impl ConfirmView<'_> {
         ApprovalEvent {
             tool: self.call.tool.name.clone(),
             principal: self.call.principal.as_str().into(),
-            change_type: approval.create.route().change_type().into(),
+            change_type: approval.create.route().change_type().as_str().into(),
             request: format!("POST {}", approval.create.route().path()),
             request_sha256: approval.request_sha256.clone(),
             token: approval.token.clone(),
@@ -369,7 +370,7 @@ impl ConfirmView<'_> {
         notifier.notify(crate::notify::Notice {
             event,
             key: format!("{event} {} {}", approval.token, approval.request_sha256),
-            change_type: approval.create.route().change_type().into(),
+            change_type: approval.create.route().change_type().as_str().into(),
             summary: approval.plan.as_ref().map(|p| p.summary.clone()),
             approval_url: None,
             proposer: self.call.principal.as_str().into(),

@@ -92,10 +92,11 @@ impl FabricView<'_> {
             let why = "the principal's access token does not grant proposing changes, so no create dry run is sent";
             return Err(SendError::Refused(why.into()));
         }
-        let change_type = route.change_type();
+        let created = route.change_type();
+        let change_type = created.as_str();
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, body);
         // the policy judges the same reading of the bytes that the form will show
-        let facts = self.judge().policed().then(|| Facts::of(change_type, &tree, &request_sha256));
+        let facts = self.judge().policed().then(|| Facts::of(created, &tree, &request_sha256));
         // what the policy placed the request in, kept (rather than all its facts) across the dry run
         let placed = match facts {
             Some(_) if !self.audited => {
@@ -129,7 +130,7 @@ impl FabricView<'_> {
             if !named.iter().all(|m| metros.contains(m)) {
                 let mut facts = self
                     .judge()
-                    .place(Facts::of(change_type, &tree, &request_sha256), &[])
+                    .place(Facts::of(created, &tree, &request_sha256), &[])
                     .await
                     .map_err(SendError::Refused)?;
                 facts.metros.extend(named);

@@ -6,6 +6,7 @@
 //! open when the operator enabled the `mutate` toolset: to a component's `fabric.send` only as a
 //! dry run, and to a real create only through an approval ([`check_create`]).
 
+use equinix_broker_contract::ChangeType;
 use std::fmt;
 
 /// What a route does to the Fabric estate.
@@ -24,7 +25,7 @@ pub enum RouteClass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CreateRoute {
     template: &'static str,
-    change_type: &'static str,
+    change_type: ChangeType,
 }
 
 impl CreateRoute {
@@ -33,8 +34,8 @@ impl CreateRoute {
         self.template
     }
 
-    /// `connection_create`, `network_create` or `service_token_create`.
-    pub fn change_type(&self) -> &'static str {
+    /// The change type it creates.
+    pub fn change_type(&self) -> ChangeType {
         self.change_type
     }
 }
@@ -63,7 +64,7 @@ pub struct Route {
     pub query: &'static [&'static str],
     /// Create routes: the change type they create. Open only with the `mutate` toolset;
     /// `dryRun=true` makes them a dry run.
-    pub creates: Option<&'static str>,
+    pub creates: Option<ChangeType>,
 }
 
 const PAGING: &[&str] = &["offset", "limit"];
@@ -72,8 +73,9 @@ const fn read(method: Method, template: &'static str, query: &'static [&'static 
     Route { method, template, query, creates: None }
 }
 
-const fn create(template: &'static str, change_type: &'static str) -> Route {
-    Route { method: Method::Post, template, query: &["dryRun"], creates: Some(change_type) }
+/// The create route of `change_type`: the path the contract gives it.
+const fn create(change_type: ChangeType) -> Route {
+    Route { method: Method::Post, template: change_type.path(), query: &["dryRun"], creates: Some(change_type) }
 }
 
 /// The whole reachable Fabric surface.
@@ -118,9 +120,9 @@ pub const ROUTES: &[Route] = &[
     read(Method::Get, "/fabric/v4/routeAggregations/{routeAggregationId}", &[]),
     read(Method::Get, "/fabric/v4/routeAggregations/{routeAggregationId}/routeAggregationRules", PAGING),
     read(Method::Get, "/fabric/v4/connections/{connectionId}/routeAggregations", &[]),
-    create("/fabric/v4/connections", "connection_create"),
-    create("/fabric/v4/networks", "network_create"),
-    create("/fabric/v4/serviceTokens", "service_token_create"),
+    create(ChangeType::ConnectionCreate),
+    create(ChangeType::NetworkCreate),
+    create(ChangeType::ServiceTokenCreate),
 ];
 
 /// Why a request was refused; the text is shown to the agent and the operator.
@@ -253,7 +255,7 @@ mod tests {
         let dry = q(&[("dryRun", "true")]);
         let refused = check(Method::Post, "/fabric/v4/connections", &dry, false).unwrap_err();
         assert!(refused.0.contains("`mutate`"));
-        let connection = CreateRoute { template: "/fabric/v4/connections", change_type: "connection_create" };
+        let connection = CreateRoute { template: "/fabric/v4/connections", change_type: ChangeType::ConnectionCreate };
         assert_eq!(check(Method::Post, "/fabric/v4/connections", &dry, true), Ok(RouteClass::DryRun(connection)));
         for query in [q(&[]), q(&[("dryRun", "false")])] {
             for path in ["/fabric/v4/connections", "/fabric/v4/networks", "/fabric/v4/serviceTokens"] {
@@ -262,7 +264,10 @@ mod tests {
             }
         }
         assert!(check(Method::Post, "/fabric/v4/serviceTokens", &q(&[("dryRun", "yes")]), true).is_err());
-        assert_eq!(check_create("/fabric/v4/serviceTokens", true).unwrap().change_type(), "service_token_create");
+        assert_eq!(
+            check_create("/fabric/v4/serviceTokens", true).unwrap().change_type(),
+            ChangeType::ServiceTokenCreate
+        );
         assert!(check_create("/fabric/v4/serviceTokens", false).unwrap_err().0.contains("`mutate`"));
         assert!(check_create("/fabric/v4/ports/search", true).unwrap_err().0.contains("not a create route"));
         assert!(check_create("/fabric/v4/connections/", true).is_err());

@@ -2,6 +2,7 @@
 //! type's plan is tested with plain data. Every text that is not the host's own (from the bytes,
 //! which the component wrote, or from Fabric) passes through [`shown`] or [`quoted`].
 
+use equinix_broker_contract::ChangeType;
 use serde_json::Value;
 
 use super::reads::{self, Key};
@@ -22,11 +23,11 @@ pub struct Input<'a> {
 /// The plan of `input`.
 pub fn compose(input: Input) -> Plan {
     let mut b = Builder { input: &input, lines: Vec::new(), checks: Vec::new() };
-    let summary = match input.change_type {
-        "connection_create" => b.connection(),
-        "network_create" => b.network(),
-        "service_token_create" => b.service_token(),
-        other => format!("+ create {} (billable)", shown(other)),
+    let summary = match ChangeType::parse(input.change_type) {
+        Some(ChangeType::ConnectionCreate) => b.connection(),
+        Some(ChangeType::NetworkCreate) => b.network(),
+        Some(ChangeType::ServiceTokenCreate) => b.service_token(),
+        None => format!("+ create {} (billable)", shown(input.change_type)),
     };
     if input.over > 0 {
         b.lines.push(Line {

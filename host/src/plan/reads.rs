@@ -3,6 +3,7 @@
 //! service token the body names, each metro code, whether another resource already has the name,
 //! and the price, with a filter built here from the bytes. Pure: [`super::resolve`] sends them.
 
+use equinix_broker_contract::ChangeType;
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
@@ -48,10 +49,11 @@ impl Key {
             Key::Token(u) => get(format!("/fabric/v4/serviceTokens/{u}")),
             Key::Metro(m) => get(format!("/fabric/v4/metros/{m}")),
             Key::SameName => {
-                let collection = match change_type {
-                    "connection_create" => "connections",
-                    "network_create" => "networks",
-                    _ => return None,
+                // a service token has no name another one could already hold
+                let collection = match ChangeType::parse(change_type)? {
+                    ChangeType::ConnectionCreate => "connections",
+                    ChangeType::NetworkCreate => "networks",
+                    ChangeType::ServiceTokenCreate => return None,
                 };
                 let name = body["name"].as_str()?;
                 let filter = json!({"filter": {"and": [eq("/name", name)]}, "pagination": {"offset": 0, "limit": 20}});

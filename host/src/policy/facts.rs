@@ -2,6 +2,7 @@
 //! reader gives it (no duplicate key, only plain integers): what the policy judges is what the
 //! bytes say, and what the form shows.
 
+use equinix_broker_contract::ChangeType;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -83,13 +84,13 @@ impl Facts {
     }
 
     /// The facts of a create of `change_type` with `body` (see [`crate::exact_json::parse`]).
-    pub fn of(change_type: &str, body: &Node, request_sha256: &str) -> Facts {
+    pub fn of(change_type: ChangeType, body: &Node, request_sha256: &str) -> Facts {
         let mut f = Facts { request_sha256: request_sha256.to_string(), ..Facts::default() };
         let text = |v: &Node| v.as_str().map(str::to_string);
         f.name = text(body.get("name")).unwrap_or_default();
         f.project_id = text(body.get("project").get("projectId"));
         match change_type {
-            "service_token_create" => {
+            ChangeType::ServiceTokenCreate => {
                 f.token_type = text(body.get("type"));
                 // `connection` in the v4 create request; `serviceTokenConnections` in older bodies
                 let mut connections: Vec<&Node> = vec![body.get("connection")];
@@ -103,11 +104,11 @@ impl Facts {
                 f.bandwidth_mbps = f.bandwidths(limits);
                 f.connection_type = connections.iter().find_map(|c| text(c.get("type")));
             }
-            "network_create" => {
+            ChangeType::NetworkCreate => {
                 f.connection_type = text(body.get("type"));
                 f.network_scope = text(body.get("scope"));
             }
-            _ => {
+            ChangeType::ConnectionCreate => {
                 f.connection_type = text(body.get("type"));
                 f.bandwidth_mbps = f.bandwidths([body.get("bandwidth")]);
                 f.redundant = !body.get("redundancy").get("priority").is_null();
@@ -125,6 +126,7 @@ impl Facts {
     #[cfg(test)]
     pub(crate) fn of_json(change_type: &str, body: &Value) -> Facts {
         let text = body.to_string();
+        let change_type = ChangeType::parse(change_type).expect("a change type of the contract");
         Facts::of(change_type, &crate::exact_json::parse(&text).expect("a body the form can show"), "ab")
     }
 
@@ -253,7 +255,7 @@ mod tests {
         let body = r#"{"type":"EVPL_VC","b\u0061ndwidth":5000,"name":"\u0070rod",
             "aSide":{"accessPoint":{"type":"COLO","location":{"metr\u006fCode":"L\u0044"}}},
             "zSide":{"acc\u0065ssPoint":{"type":"VD","virtualDevice":{"uuid":"vd-1"}}}}"#;
-        let f = Facts::of("connection_create", &crate::exact_json::parse(body).unwrap(), "ab");
+        let f = Facts::of(ChangeType::ConnectionCreate, &crate::exact_json::parse(body).unwrap(), "ab");
         assert_eq!((f.bandwidth_mbps, f.name.as_str()), (Some(5000), "prod"));
         assert_eq!(f.metros, BTreeSet::from(["LD".to_string()]));
         assert!(f.metro_unknown, "the escaped `accessPoint` is an access point the host cannot place");

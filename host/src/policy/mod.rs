@@ -415,6 +415,15 @@ impl PolicyGate {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_schema_names_every_change_type_of_the_contract_as_an_action() {
+        let schema = include_str!("schema.cedarschema");
+        let line = schema.lines().map(str::trim_start).find(|l| l.starts_with("action ")).expect("an action line");
+        let named: Vec<&str> =
+            line["action ".len()..].split(" appliesTo").next().unwrap().split(',').map(str::trim).collect();
+        assert_eq!(named, equinix_broker_contract::ChangeType::NAMES, "{line}");
+    }
+
     use super::*;
     use serde_json::json;
 
