@@ -114,7 +114,9 @@ async fn chrome_inbox(base: &str, login: &str) -> crate::harness::webdriver::Chr
 /// The pages of the rows of class `class` in served HTML, in order.
 fn rows_in(html: &str, class: &str) -> Vec<String> {
     let marker = format!("<tr class=\"{class}\" data-page=\"");
-    html.match_indices(&marker).map(|(at, _)| html[at + marker.len()..].split('"').next().unwrap().to_string()).collect()
+    html.match_indices(&marker)
+        .map(|(at, _)| html[at + marker.len()..].split('"').next().unwrap().to_string())
+        .collect()
 }
 
 async fn rows(chrome: &crate::harness::webdriver::Chrome, css: &str) -> Vec<String> {

@@ -46,4 +46,5 @@ mod route_policies;
 mod routing;
 mod secrets;
 mod shared_server;
+mod store_conformance;
 mod trial;

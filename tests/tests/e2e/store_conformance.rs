@@ -1,0 +1,156 @@
+//! Issue 64: one conformance suite of a proposal's life, the same sequences against every store
+//! backend (memory, one Redis, Redis with Sentinel and acknowledged writes, etcd), through two
+//! handles of one backend where replicas share it: put, peek, take, settle, owners, capacity and
+//! eviction, expired proposals that no longer count, concurrent takes across replicas, claims and
+//! first writes of a note. Each backend's own tests keep what is its own (failovers, partitions,
+//! TLS, passwords).
+
+use clap::Parser;
+use equinix_mcp::approval::Once;
+use equinix_mcp::principal::Principal;
+use equinix_mcp::proposals::{NoteKey, ProposalStore, StoreArgs, Taken};
+
+#[derive(Parser)]
+struct Store {
+    #[command(flatten)]
+    args: StoreArgs,
+}
+
+async fn open(args: &[&str]) -> ProposalStore {
+    let mut argv = vec!["store"];
+    argv.extend_from_slice(args);
+    let store = Store::parse_from(argv);
+    ProposalStore::open(&store.args).await.unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
+}
+
+fn found(t: &Taken) -> Option<&[u8]> {
+    match t {
+        Taken::Found(record) => Some(record),
+        _ => None,
+    }
+}
+
+fn used(t: &Taken) -> Option<Option<&[u8]>> {
+    match t {
+        Taken::Used(outcome) => Some(outcome.as_deref()),
+        _ => None,
+    }
+}
+
+/// The sequences, on `a` and `b` (two replicas of one backend, or one store twice).
+async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
+    let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
+    let now = 1_000_000;
+    let later = now + 600_000;
+
+    // one proposal's life: pending, taken once, its outcome kept for a replay
+    let (token, evicted) = a.put(&alice, b"record-1".to_vec(), later, 20, now).await.unwrap();
+    assert!(token.starts_with("chg-") && evicted.is_empty(), "{what}: {token} {evicted:?}");
+    assert_eq!(found(&b.peek(&alice, &token).await.unwrap()), Some(&b"record-1"[..]), "{what}: peek on the other");
+    assert_eq!(found(&b.peek(&alice, &token).await.unwrap()), Some(&b"record-1"[..]), "{what}: a peek takes nothing");
+    assert!(matches!(b.peek(&bob, &token).await.unwrap(), Taken::Unknown), "{what}: another principal's is unknown");
+    assert!(matches!(b.take(&bob, &token).await.unwrap(), Taken::Unknown), "{what}: and cannot be taken by it");
+    assert_eq!(found(&b.take(&alice, &token).await.unwrap()), Some(&b"record-1"[..]), "{what}: taken");
+    assert_eq!(used(&a.take(&alice, &token).await.unwrap()), Some(None), "{what}: used, nothing settled yet");
+    b.settle(&bob, &token, b"not-bobs".to_vec()).await.unwrap();
+    a.settle(&alice, &token, b"executed".to_vec()).await.unwrap();
+    assert_eq!(used(&b.take(&alice, &token).await.unwrap()), Some(Some(&b"executed"[..])), "{what}: the outcome");
+    assert_eq!(used(&a.peek(&alice, &token).await.unwrap()), Some(Some(&b"executed"[..])), "{what}");
+    assert!(matches!(a.peek(&alice, "chg-00000000000000000000000000000000").await.unwrap(), Taken::Unknown));
+
+    // capacity per principal: the oldest pending goes, and says so; another principal's count apart
+    let mut tokens = Vec::new();
+    for i in 0..3 {
+        let on = if i % 2 == 0 { a } else { b };
+        let (t, evicted) = on.put(&alice, format!("cap-{i}").into_bytes(), later, 3, now + i).await.unwrap();
+        assert!(evicted.is_empty(), "{what}: {evicted:?}");
+        tokens.push(t);
+    }
+    let (bobs, evicted) = b.put(&bob, b"bob".to_vec(), later, 3, now).await.unwrap();
+    assert!(evicted.is_empty(), "{what}: bob's proposal evicts none of alice's");
+    let (fourth, evicted) = b.put(&alice, b"cap-3".to_vec(), later, 3, now + 3).await.unwrap();
+    assert_eq!(evicted, [tokens[0].clone()], "{what}: the oldest is evicted");
+    assert!(matches!(a.take(&alice, &tokens[0]).await.unwrap(), Taken::Evicted), "{what}");
+    assert!(found(&a.peek(&alice, &tokens[1]).await.unwrap()).is_some(), "{what}");
+    assert!(found(&a.peek(&bob, &bobs).await.unwrap()).is_some(), "{what}");
+    // a taken proposal frees its place
+    assert!(found(&a.take(&alice, &fourth).await.unwrap()).is_some(), "{what}");
+    let (_, evicted) = a.put(&alice, b"cap-4".to_vec(), later, 3, now + 4).await.unwrap();
+    assert!(evicted.is_empty(), "{what}: {evicted:?}");
+
+    // an expired proposal no longer counts towards capacity, and is still found (a late confirm
+    // is told it expired, by the component, rather than that it is unknown)
+    let carol = Principal::named("carol");
+    let (old, _) = a.put(&carol, b"old".to_vec(), now + 10, 2, now).await.unwrap();
+    for i in 0..2 {
+        let (_, evicted) = b.put(&carol, b"new".to_vec(), later, 2, now + 20 + i).await.unwrap();
+        assert!(evicted.is_empty(), "{what}: the expired one is not evicted, it no longer counts: {evicted:?}");
+    }
+    assert!(found(&a.peek(&carol, &old).await.unwrap()).is_some(), "{what}: still found");
+
+    // concurrent takes of one token over both replicas: exactly one wins
+    let (contested, _) = a.put(&alice, b"contested".to_vec(), later, 20, now).await.unwrap();
+    let takes = (0..16).map(|i| {
+        let (on, who, token) = (if i % 2 == 0 { a } else { b }, alice.clone(), contested.clone());
+        async move { on.take(&who, &token).await.unwrap() }
+    });
+    let taken = futures_util::future::join_all(takes).await;
+    let winners = taken.iter().filter(|t| found(t).is_some()).count();
+    assert_eq!(winners, 1, "{what}: {} takes found it", winners);
+    assert!(taken.iter().all(|t| found(t).is_some() || used(t).is_some()), "{what}: the others see it used");
+
+    // once: a claim, and a note's first write, count once across replicas
+    let claims = [a.claim(Once::PageDecision("d-1"), now), b.claim(Once::PageDecision("d-1"), now)];
+    let claimed = futures_util::future::join_all(claims).await;
+    assert_eq!(claimed.iter().filter(|c| *c.as_ref().unwrap()).count(), 1, "{what}: {claimed:?}");
+    assert!(!a.claim(Once::PageDecision("d-1"), now + 1).await.unwrap(), "{what}: remembered");
+    assert!(b.claim(Once::PageDecision("d-2"), now).await.unwrap(), "{what}: another key is its own");
+    let key = NoteKey::PageDecision("apv-1");
+    assert!(a.note_put(&key, b"approve", 60_000, true, now).await.unwrap(), "{what}");
+    assert!(!b.note_put(&key, b"decline", 60_000, true, now).await.unwrap(), "{what}: the first decision stands");
+    assert_eq!(b.note_get(&key, now).await.unwrap().as_deref(), Some(&b"approve"[..]), "{what}");
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_a_proposals_life_as_every_store_does() {
+    let memory = ProposalStore::new();
+    conformance(&memory, &memory, "memory").await;
+}
+
+#[tokio::test]
+async fn one_redis_keeps_a_proposals_life_as_every_store_does() {
+    let redis = crate::harness::redis::RedisServer::start();
+    let url = redis.url(0);
+    let (a, b) = (open(&["--proposal-store", &url]).await, open(&["--proposal-store", &url]).await);
+    conformance(&a, &b, "redis").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sentinel_store_keeps_a_proposals_life_as_every_store_does() {
+    let cluster = tokio::task::block_in_place(crate::harness::sentinel::Cluster::start);
+    let dir = tempfile::tempdir().unwrap();
+    let password = dir.path().join("password");
+    std::fs::write(&password, crate::harness::sentinel::PASSWORD).unwrap();
+    std::fs::set_permissions(&password, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let url = cluster.url();
+    // the semantics are under test here, not the acknowledgements' time (failover.rs has those):
+    // a write acknowledged late on a busy machine must not fail the sequence
+    let args = [
+        "--proposal-store",
+        &url,
+        "--proposal-store-password-file",
+        password.to_str().unwrap(),
+        "--proposal-store-ack-timeout-ms",
+        "10000",
+    ];
+    let (a, b) = (open(&args).await, open(&args).await);
+    conformance(&a, &b, "sentinel").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_etcd_store_keeps_a_proposals_life_as_every_store_does() {
+    let etcd = tokio::task::block_in_place(crate::harness::etcd::EtcdCluster::start);
+    let url = etcd.url();
+    let (a, b) = (open(&["--proposal-store", &url]).await, open(&["--proposal-store", &url]).await);
+    conformance(&a, &b, "etcd").await;
+}
