@@ -227,6 +227,22 @@ impl UrlElicit {
         let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
         self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
         self.page.waiting(&record);
+        let reached = self.link_and_wait(&record, form, cancel, started).await;
+        // however the wait ended, no call looks at this page again (a decided page left the
+        // inbox already; an undecided one leaves it now, and the next call opens its own)
+        if let Err(e) = self.page.notes().superseded(&record).await {
+            tracing::warn!(page = %record.id, "the inbox still lists a page no call waits on: {e}");
+        }
+        reached
+    }
+
+    async fn link_and_wait(
+        &self,
+        record: &PageRecord,
+        form: &Form,
+        cancel: &CancellationToken,
+        started: tokio::time::Instant,
+    ) -> Result<Reached, String> {
         let then = match self.link_by {
             LinkBy::Url => ".",
             LinkBy::Form => ". Then answer this form (confirm or not: the decision on the page is what counts).",

@@ -214,3 +214,30 @@ async fn a_local_server_lists_nothing() {
     assert_eq!(answer.status, 404, "{}", answer.body);
     assert!(answer.body.contains("lists nothing"), "{}", answer.body);
 }
+
+/// A page whose call stopped waiting (the person never decided within the elicitation's time)
+/// leaves the inbox: no call would collect a decision made there.
+#[tokio::test]
+async fn a_page_no_call_waits_on_any_more_leaves_the_inbox() {
+    let provider = OidcProvider::start().await;
+    let args = ["--approval-client-id", "approval-page", "--elicit-timeout-ms", "3000"];
+    let (server, public) = crate::oauth::serve(&provider, &args).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let (person_at_client, mut links) = TestClient::following_links();
+    let client = server.connect(Some(&token), person_at_client, false).await;
+    let proposal = propose_on(&client, "left-waiting", 341).await;
+    let confirming = tokio::spawn(async move {
+        call_on(&client, "fabric_confirm_change", serde_json::json!({"confirm_token": proposal["confirm_token"]})).await
+    });
+    let (link, id) = links.recv().await.expect("the link");
+    let base = link[..link.find("/approve/").unwrap()].to_string();
+    let person = Browser::default();
+    let listed = person.sign_in(&format!("{base}/approve"), PROPOSER).await.body;
+    assert_eq!(rows_in(&listed, "waiting"), [id.clone()], "{listed}");
+    let ended = structured(&confirming.await.unwrap());
+    assert_eq!(ended["human_confirmation"]["status"], "timed_out", "{ended}");
+    let listed = person.get(&format!("{base}/approve")).await.body;
+    assert!(rows_in(&listed, "waiting").is_empty(), "{listed}");
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+    provider.stop().await;
+}
