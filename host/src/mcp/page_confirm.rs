@@ -295,7 +295,7 @@ impl UrlElicit {
                 _ = cancel.cancelled() => return Ok(Reached::status(Status::CallCancelled)),
             }
         };
-        let reached = claimed(&self.page, &record, &decision, form).await?;
+        let reached = claimed(&self.page, record, &decision, form).await?;
         if self.link_by == LinkBy::Url {
             let complete = CustomNotification::new(
                 "notifications/elicitation/complete",
