@@ -233,7 +233,7 @@ async fn a_page_no_call_waits_on_any_more_leaves_the_inbox() {
     let base = link[..link.find("/approve/").unwrap()].to_string();
     let person = Browser::default();
     let listed = person.sign_in(&format!("{base}/approve"), PROPOSER).await.body;
-    assert_eq!(rows_in(&listed, "waiting"), [id.clone()], "{listed}");
+    assert_eq!(rows_in(&listed, "waiting"), [id], "{listed}");
     let ended = structured(&confirming.await.unwrap());
     assert_eq!(ended["human_confirmation"]["status"], "timed_out", "{ended}");
     let listed = person.get(&format!("{base}/approve")).await.body;
