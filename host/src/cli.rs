@@ -118,7 +118,8 @@ pub enum Command {
     /// Cedar policy: print the schema, or check a policy set.
     #[command(subcommand)]
     Policy(PolicyCommand),
-    /// The audit log: verify its hash chain and signed checkpoints.
+    /// The audit log: verify its hash chain and signed checkpoints, or tell each change whole
+    /// across a team's replicas' logs.
     #[command(subcommand)]
     Audit(AuditCommand),
     /// The approval page's passkeys: list, revoke, export.
