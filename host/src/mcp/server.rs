@@ -328,8 +328,15 @@ impl ServerHandler for McpServer {
         let name = request.name.to_string();
         let principal = principal_of(&context);
         let started = (std::time::Instant::now(), self.shared.grants.clock.now_ms());
-        // a confirm refused before it ran is still recorded under its token
-        let token = request.arguments.as_ref().and_then(|a| a.get("confirm_token")).filter(|t| t.is_string()).cloned();
+        // a confirm refused before it ran is still recorded under its token: only one with a
+        // token's shape (its arguments were not checked yet, and a client's text of any length
+        // must not reach the log)
+        let token = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("confirm_token"))
+            .filter(|t| t.as_str().is_some_and(crate::proposals::is_token))
+            .cloned();
         let answered = std::panic::AssertUnwindSafe(self.answer(request, context)).catch_unwind().await;
         let response = match answered {
             Ok(Answered::Accounted(result)) => return result,

@@ -37,6 +37,7 @@ pub use memory::MemoryStore;
 pub use notes::{IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
 pub use redis::RedisStore;
 pub use redis::spec::StoreArgs;
+pub use token::is_token;
 pub use unavailable::{Cause, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be

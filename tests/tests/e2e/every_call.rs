@@ -142,3 +142,24 @@ async fn every_failed_call_on_an_etcd_without_members_is_logged_counted_and_audi
     let etcd = tokio::task::block_in_place(crate::harness::etcd::EtcdCluster::start);
     every_failed_call_is_accounted(Store::Etcd(etcd), "etcd").await;
 }
+
+/// A hostile 2026-07-28 client: a forged `requestState` with a `confirm_token` of 100 KB of its
+/// own text. The call is refused before it runs and still accounted, and the audit log keeps no
+/// text of the client's choosing; a forged state with a real token is recorded under that token.
+#[tokio::test]
+async fn a_call_refused_before_it_ran_records_no_text_the_client_chose() {
+    use crate::harness::rounds::{accept, retry};
+    let server = Launch::serve().args(&["--toolsets", "metros,mutate"]).http("127.0.0.1:0").await;
+    let client = server.connect(None, TestClient::plain(), true).await;
+    let junk = format!("chg-{}", "x".repeat(100_000));
+    assert!(is_error(&retry(&client, &junk, "forged-state", accept()).await));
+    let proposal = propose_on(&client, "forged-state", 3610).await;
+    let token = proposal["confirm_token"].as_str().unwrap();
+    assert!(is_error(&retry(&client, token, "forged-state", accept()).await));
+    let audited = server.audit_entries();
+    let refused: Vec<&Value> = audited.iter().filter(|e| e["tool"] == "fabric_confirm_change").collect();
+    assert_eq!(refused.len(), 2, "both refusals are audited: {audited:?}");
+    assert!(!serde_json::to_string(&audited).unwrap().contains("xxxxxxxxxx"), "no client text in the log");
+    assert!(refused.iter().any(|e| e["confirm_token"] == token), "{refused:?}");
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+}
