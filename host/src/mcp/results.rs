@@ -94,13 +94,21 @@ pub fn component_json(text: &str) -> Result<Value, ToolError> {
 }
 
 /// `ok`, `error` or `input_required`, and an error's kind (for the access log and metrics).
-pub fn outcome_of(result: &Result<CallToolResponse, ErrorData>) -> (&'static str, Option<String>) {
+pub fn outcome_of(result: Result<&CallToolResponse, &ErrorData>) -> (&'static str, Option<String>) {
     match result {
         Err(e) => ("error", Some(equinix_broker_contract::clip(&format!("protocol_error {}", e.code.0), 40))),
         Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
-            let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.as_str()).unwrap_or("");
-            let parsed = r.structured_content.clone().or_else(|| serde_json::from_str(text).ok());
-            let kind = parsed.as_ref().and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
+            // the structured content when there is one, else the text read as JSON
+            let read;
+            let value = match &r.structured_content {
+                Some(v) => Some(v),
+                None => {
+                    let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.as_str()).unwrap_or("");
+                    read = serde_json::from_str::<Value>(text).ok();
+                    read.as_ref()
+                }
+            };
+            let kind = value.and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
             ("error", Some(equinix_broker_contract::clip(kind.unwrap_or("unknown"), 40)))
         }
         Ok(CallToolResponse::Complete(_)) => ("ok", None),

@@ -64,7 +64,7 @@ impl McpServer {
         let principal = call.principal.clone();
         let ids = CorrelationIds::default();
         let result = self.run_tool_inner(name, arguments, call, ids.clone(), delivery).await;
-        self.access_line(name, &principal, started.elapsed(), &result, &ids.joined());
+        self.access_line(name, &principal, started.elapsed(), result.as_ref(), &ids.joined());
         result
     }
 
@@ -74,7 +74,7 @@ impl McpServer {
         name: &str,
         principal: &Principal,
         elapsed: std::time::Duration,
-        result: &Result<CallToolResponse, ErrorData>,
+        result: Result<&CallToolResponse, &ErrorData>,
         correlation_ids: &str,
     ) {
         let (outcome, kind) = results::outcome_of(result);
@@ -379,7 +379,7 @@ impl McpServer {
         response: &CallToolResponse,
         token: Option<Value>,
     ) {
-        self.access_line(name, principal, started.elapsed(), &Ok(response.clone()), "");
+        self.access_line(name, principal, started.elapsed(), Ok(response), "");
         let Some(tool) = self.shared.registry.get(name) else { return };
         let CallToolResponse::Complete(result) = response else { return };
         if let Some(mut value) = result.structured_content.clone() {
