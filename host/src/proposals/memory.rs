@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use super::token::mint_token;
-use super::{IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
+use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
@@ -256,16 +256,8 @@ impl super::Backend for MemoryStore {
         Box::pin(async { Ok(note) })
     }
 
-    fn index_put<'a>(
-        &'a self,
-        index: IndexKey,
-        member: &'a str,
-        at_ms: u64,
-        until_ms: u64,
-        value: &'a [u8],
-        now_ms: u64,
-    ) -> Stored<'a, ()> {
-        self.indexes.put(index, member, at_ms, until_ms, value, now_ms);
+    fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()> {
+        self.indexes.put(entry, now_ms);
         Box::pin(async { Ok(()) })
     }
 

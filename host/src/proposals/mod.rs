@@ -34,7 +34,7 @@ use crate::approval::Once;
 pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
-pub use notes::{IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
+pub use notes::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
 pub use redis::RedisStore;
 pub use redis::spec::StoreArgs;
 pub use token::is_token;
@@ -110,17 +110,9 @@ pub trait Backend: Send + Sync {
 
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, now_ms: u64) -> Stored<'a, Option<Vec<u8>>>;
 
-    /// Puts (or moves) `member` in `index` at `at_ms` with `value`, kept until `until_ms`; the
-    /// index keeps its newest [`MAX_INDEXED`].
-    fn index_put<'a>(
-        &'a self,
-        index: IndexKey,
-        member: &'a str,
-        at_ms: u64,
-        until_ms: u64,
-        value: &'a [u8],
-        now_ms: u64,
-    ) -> Stored<'a, ()>;
+    /// Puts (or moves) `entry`'s member in its index; the index keeps its newest
+    /// [`MAX_INDEXED`] and forgets the members past their end.
+    fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()>;
 
     fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()>;
 
@@ -308,7 +300,7 @@ impl ProposalStore {
             let reason = format!("an index entry of {} bytes is more than the {MAX_NOTE_BYTES} kept", value.len());
             return Err(StoreUnavailable { backend: self.describe(), reason, cause: Cause::Full });
         }
-        counted(self.backend.index_put(index, member, at_ms, until_ms, value, now_ms).await)
+        counted(self.backend.index_put(IndexEntry { index, member, at_ms, until_ms, value }, now_ms).await)
     }
 
     pub async fn index_remove(&self, index: IndexKey, member: &str) -> Result<(), StoreUnavailable> {

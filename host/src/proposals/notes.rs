@@ -70,7 +70,18 @@ impl IndexKey {
 /// page of the newest, and a user proposing in a loop cannot grow it).
 pub const MAX_INDEXED: usize = 1024;
 
-/// One member of an index.
+/// A member put in an index: its name, when (the index's order), until when it is read, and
+/// its value.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexEntry<'a> {
+    pub index: IndexKey,
+    pub member: &'a str,
+    pub at_ms: u64,
+    pub until_ms: u64,
+    pub value: &'a [u8],
+}
+
+/// One member of an index, as read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Indexed {
     pub at_ms: u64,
@@ -100,7 +111,8 @@ impl Index {
 impl Indexes {
     /// Puts (or moves) `member` at `at_ms` with `value`, kept until `until_ms`; forgets the
     /// expired and the oldest beyond [`MAX_INDEXED`].
-    pub fn put(&self, index: IndexKey, member: &str, at_ms: u64, until_ms: u64, value: &[u8], now_ms: u64) {
+    pub fn put(&self, entry: IndexEntry, now_ms: u64) {
+        let IndexEntry { index, member, at_ms, until_ms, value } = entry;
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let index = all.entry(index).or_default();
         index.remove(member);
@@ -275,22 +287,27 @@ mod tests {
         assert_eq!(notes.get("d", 1006), None, "with its own time");
     }
 
+    fn entry<'a>(index: IndexKey, member: &'a str, at_ms: u64, until_ms: u64, value: &'a [u8]) -> IndexEntry<'a> {
+        IndexEntry { index, member, at_ms, until_ms, value }
+    }
+
     #[test]
     fn an_index_is_newest_first_paged_bounded_and_forgets_the_expired() {
         let index = Indexes::default();
         for i in 0..5u64 {
-            index.put(IndexKey::Waiting, &format!("m{i}"), 100 + i, 1000 + i, b"v", 0);
+            let member = format!("m{i}");
+            index.put(entry(IndexKey::Waiting, &member, 100 + i, 1000 + i, b"v"), 0);
         }
         let names = |v: Vec<Indexed>| v.into_iter().map(|e| e.member).collect::<Vec<_>>();
         assert_eq!(names(index.newest(IndexKey::Waiting, None, 3, 0)), ["m4", "m3", "m2"]);
         assert_eq!(names(index.newest(IndexKey::Waiting, Some(102), 3, 0)), ["m1", "m0"], "the next page");
         assert!(index.newest(IndexKey::Decided, None, 3, 0).is_empty(), "each index is its own");
         index.remove(IndexKey::Waiting, "m3");
-        index.put(IndexKey::Waiting, "m0", 200, 2000, b"w", 0);
+        index.put(entry(IndexKey::Waiting, "m0", 200, 2000, b"w"), 0);
         assert_eq!(names(index.newest(IndexKey::Waiting, None, 9, 0)), ["m0", "m4", "m2", "m1"], "moved, not doubled");
         assert_eq!(names(index.newest(IndexKey::Waiting, None, 9, 1002)), ["m0", "m4"], "the expired are not read");
         for i in 0..MAX_INDEXED as u64 + 10 {
-            index.put(IndexKey::Decided, &i.to_string(), i, u64::MAX, b"", 0);
+            index.put(entry(IndexKey::Decided, &i.to_string(), i, u64::MAX, b""), 0);
         }
         let kept = index.newest(IndexKey::Decided, None, usize::MAX, 0);
         assert_eq!(kept.len(), MAX_INDEXED);

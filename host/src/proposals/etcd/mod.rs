@@ -28,7 +28,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
 use super::token::mint_token;
-use super::{IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
+use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 use crate::proposals::{Cause, StoreUnavailable};
@@ -501,89 +501,6 @@ impl EtcdStore {
         self.key(&format!("i/{}/m/{member}", index.key()))
     }
 
-    pub async fn index_put(
-        &self,
-        index: IndexKey,
-        member: &str,
-        (at_ms, until_ms): (u64, u64),
-        value: &[u8],
-        now_ms: u64,
-    ) -> Result<(), StoreUnavailable> {
-        let by_name = self.index_member(index, member);
-        let by_time = format!("{}{at_ms:016x}/{member}", self.index_prefix(index));
-        let lease = self.gateway.lease(Duration::from_millis(until_ms.saturating_sub(now_ms).max(1))).await?;
-        let mut stored = until_ms.to_be_bytes().to_vec();
-        stored.extend_from_slice(value);
-        for _ in 0..RETRIES {
-            let before = self.gateway.get(&by_name).await?;
-            let mut ops = Vec::new();
-            if let Some(kv) = &before
-                && let Ok(old) = String::from_utf8(kv.value.clone())
-                && old != by_time
-            {
-                ops.push(Op::Delete(old));
-            }
-            ops.push(Op::Put { key: by_time.clone(), value: stored.clone(), lease });
-            ops.push(Op::Put { key: by_name.clone(), value: by_time.clone().into_bytes(), lease });
-            let unchanged = Compare::ModifiedAt(&by_name, before.as_ref().map_or(0, |kv| kv.mod_revision));
-            if self.gateway.txn(&[unchanged], &ops).await? {
-                return Ok(());
-            }
-        }
-        Err(self.contended("an index of the approval page"))
-    }
-
-    pub async fn index_remove(&self, index: IndexKey, member: &str) -> Result<(), StoreUnavailable> {
-        let by_name = self.index_member(index, member);
-        if let Some(kv) = self.gateway.get(&by_name).await? {
-            let mut ops = vec![Op::Delete(by_name.clone())];
-            if let Ok(old) = String::from_utf8(kv.value) {
-                ops.push(Op::Delete(old));
-            }
-            self.gateway.txn(&[], &ops).await?;
-        }
-        Ok(())
-    }
-
-    /// Reads the whole index (its members end within the proposal's time and a page's
-    /// afterwards), forgetting the oldest beyond [`MAX_INDEXED`].
-    pub async fn index_newest(
-        &self,
-        index: IndexKey,
-        before_ms: Option<u64>,
-        limit: usize,
-        now_ms: u64,
-    ) -> Result<Vec<Indexed>, StoreUnavailable> {
-        let prefix = self.index_prefix(index);
-        let mut all = Vec::new();
-        for kv in self.gateway.prefixed(&prefix).await? {
-            let rest = &kv.key[prefix.len()..];
-            let parsed =
-                rest.split_once('/').and_then(|(at, member)| Some((u64::from_str_radix(at, 16).ok()?, member)));
-            let (Some((at_ms, member)), Some((until, value))) = (parsed, kv.value.split_first_chunk::<8>()) else {
-                return Err(self.unreadable("an index entry of the approval page"));
-            };
-            all.push((at_ms, u64::from_be_bytes(*until), member.to_string(), value.to_vec(), kv.key.clone()));
-        }
-        all.sort_by_key(|e| std::cmp::Reverse(e.0));
-        if all.len() > MAX_INDEXED {
-            let ops: Vec<Op> = all[MAX_INDEXED..]
-                .iter()
-                .flat_map(|(_, _, member, _, key)| {
-                    [Op::Delete(key.clone()), Op::Delete(self.index_member(index, member))]
-                })
-                .collect();
-            self.gateway.txn(&[], &ops).await?;
-            all.truncate(MAX_INDEXED);
-        }
-        Ok(all
-            .into_iter()
-            .filter(|(at, until, ..)| *until > now_ms && before_ms.is_none_or(|b| *at < b))
-            .take(limit)
-            .map(|(at_ms, _, member, value, _)| Indexed { at_ms, member, value })
-            .collect())
-    }
-
     fn field_key(&self, name: &str, field: &str) -> String {
         self.key(&format!("r/{name}/{field}"))
     }
@@ -644,22 +561,50 @@ impl super::Backend for EtcdStore {
         Box::pin(async move { EtcdStore::note_get(self, &key.key()).await })
     }
 
-    fn index_put<'a>(
-        &'a self,
-        index: IndexKey,
-        member: &'a str,
-        at_ms: u64,
-        until_ms: u64,
-        value: &'a [u8],
-        now_ms: u64,
-    ) -> Stored<'a, ()> {
-        Box::pin(EtcdStore::index_put(self, index, member, (at_ms, until_ms), value, now_ms))
+    fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()> {
+        Box::pin(async move {
+            let IndexEntry { index, member, at_ms, until_ms, value } = entry;
+            let by_name = self.index_member(index, member);
+            let by_time = format!("{}{at_ms:016x}/{member}", self.index_prefix(index));
+            let lease = self.gateway.lease(Duration::from_millis(until_ms.saturating_sub(now_ms).max(1))).await?;
+            let mut stored = until_ms.to_be_bytes().to_vec();
+            stored.extend_from_slice(value);
+            for _ in 0..RETRIES {
+                let before = self.gateway.get(&by_name).await?;
+                let mut ops = Vec::new();
+                if let Some(kv) = &before
+                    && let Ok(old) = String::from_utf8(kv.value.clone())
+                    && old != by_time
+                {
+                    ops.push(Op::Delete(old));
+                }
+                ops.push(Op::Put { key: by_time.clone(), value: stored.clone(), lease });
+                ops.push(Op::Put { key: by_name.clone(), value: by_time.clone().into_bytes(), lease });
+                let unchanged = Compare::ModifiedAt(&by_name, before.as_ref().map_or(0, |kv| kv.mod_revision));
+                if self.gateway.txn(&[unchanged], &ops).await? {
+                    return Ok(());
+                }
+            }
+            Err(self.contended("an index of the approval page"))
+        })
     }
 
     fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()> {
-        Box::pin(EtcdStore::index_remove(self, index, member))
+        Box::pin(async move {
+            let by_name = self.index_member(index, member);
+            if let Some(kv) = self.gateway.get(&by_name).await? {
+                let mut ops = vec![Op::Delete(by_name.clone())];
+                if let Ok(old) = String::from_utf8(kv.value) {
+                    ops.push(Op::Delete(old));
+                }
+                self.gateway.txn(&[], &ops).await?;
+            }
+            Ok(())
+        })
     }
 
+    /// Reads the whole index (its members end within the proposal's time and a page's
+    /// afterwards), forgetting the oldest beyond [`MAX_INDEXED`].
     fn index_newest(
         &self,
         index: IndexKey,
@@ -667,7 +612,36 @@ impl super::Backend for EtcdStore {
         limit: usize,
         now_ms: u64,
     ) -> Stored<'_, Vec<Indexed>> {
-        Box::pin(EtcdStore::index_newest(self, index, before_ms, limit, now_ms))
+        Box::pin(async move {
+            let prefix = self.index_prefix(index);
+            let mut all = Vec::new();
+            for kv in self.gateway.prefixed(&prefix).await? {
+                let rest = &kv.key[prefix.len()..];
+                let parsed =
+                    rest.split_once('/').and_then(|(at, member)| Some((u64::from_str_radix(at, 16).ok()?, member)));
+                let (Some((at_ms, member)), Some((until, value))) = (parsed, kv.value.split_first_chunk::<8>()) else {
+                    return Err(self.unreadable("an index entry of the approval page"));
+                };
+                all.push((at_ms, u64::from_be_bytes(*until), member.to_string(), value.to_vec(), kv.key.clone()));
+            }
+            all.sort_by_key(|e| std::cmp::Reverse(e.0));
+            if all.len() > MAX_INDEXED {
+                let ops: Vec<Op> = all[MAX_INDEXED..]
+                    .iter()
+                    .flat_map(|(_, _, member, _, key)| {
+                        [Op::Delete(key.clone()), Op::Delete(self.index_member(index, member))]
+                    })
+                    .collect();
+                self.gateway.txn(&[], &ops).await?;
+                all.truncate(MAX_INDEXED);
+            }
+            Ok(all
+                .into_iter()
+                .filter(|(at, until, ..)| *until > now_ms && before_ms.is_none_or(|b| *at < b))
+                .take(limit)
+                .map(|(at_ms, _, member, value, _)| Indexed { at_ms, member, value })
+                .collect())
+        })
     }
 }
 

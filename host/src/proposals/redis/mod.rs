@@ -30,7 +30,7 @@ use ::redis::Cmd;
 
 use super::token::mint_token;
 pub use super::unavailable::{Cause, StoreUnavailable};
-use super::{IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
+use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
@@ -387,55 +387,6 @@ impl RedisStore {
         Ok(swapped == 1)
     }
 
-    pub async fn index_put(
-        &self,
-        index: IndexKey,
-        member: &str,
-        (at_ms, until_ms): (u64, u64),
-        value: &[u8],
-        now_ms: u64,
-    ) -> Result<(), StoreUnavailable> {
-        let keys = index_keys(index);
-        let mut cmd = eval(INDEX_PUT, &keys.each_ref().map(String::as_str));
-        cmd.arg(member).arg(at_ms).arg(until_ms).arg(value).arg(now_ms).arg(MAX_INDEXED);
-        let _: i64 = self.link.write(&cmd).await?;
-        Ok(())
-    }
-
-    pub async fn index_remove(&self, index: IndexKey, member: &str) -> Result<(), StoreUnavailable> {
-        let keys = index_keys(index);
-        let mut cmd = eval(INDEX_REMOVE, &keys.each_ref().map(String::as_str));
-        cmd.arg(member);
-        let _: i64 = self.link.write(&cmd).await?;
-        Ok(())
-    }
-
-    pub async fn index_newest(
-        &self,
-        index: IndexKey,
-        before_ms: Option<u64>,
-        limit: usize,
-        now_ms: u64,
-    ) -> Result<Vec<Indexed>, StoreUnavailable> {
-        let keys = index_keys(index);
-        let mut cmd = eval(INDEX_NEWEST, &keys.each_ref().map(String::as_str));
-        cmd.arg(before_ms.map_or("+inf".to_string(), |b| format!("({b}"))).arg(now_ms).arg(limit.max(1));
-        let flat: Vec<Vec<u8>> = self.link.read(&cmd).await?;
-        let mut found = Vec::with_capacity(flat.len() / 3);
-        for entry in flat.chunks(3) {
-            let [member, at, value] = entry else {
-                return Err(self.link.error(Cause::Down, "the index script answered something unexpected"));
-            };
-            // Redis writes a score as a double: a whole number of ms below 2^53 reads back exactly
-            let at_ms = std::str::from_utf8(at).ok().and_then(|a| a.parse::<f64>().ok()).map(|a| a as u64);
-            let (Some(at_ms), Ok(member)) = (at_ms, String::from_utf8(member.clone())) else {
-                return Err(self.link.error(Cause::Down, "the index script answered something unexpected"));
-            };
-            found.push(Indexed { at_ms, member, value: value.clone() });
-        }
-        Ok(found)
-    }
-
     pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
         let mut cmd = eval(SETTLE, &[&token_key(token)]);
         cmd.arg(who.as_str()).arg(outcome);
@@ -499,20 +450,24 @@ impl super::Backend for RedisStore {
         Box::pin(async move { RedisStore::note_get(self, &key.key()).await })
     }
 
-    fn index_put<'a>(
-        &'a self,
-        index: IndexKey,
-        member: &'a str,
-        at_ms: u64,
-        until_ms: u64,
-        value: &'a [u8],
-        now_ms: u64,
-    ) -> Stored<'a, ()> {
-        Box::pin(RedisStore::index_put(self, index, member, (at_ms, until_ms), value, now_ms))
+    fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()> {
+        Box::pin(async move {
+            let keys = index_keys(entry.index);
+            let mut cmd = eval(INDEX_PUT, &keys.each_ref().map(String::as_str));
+            cmd.arg(entry.member).arg(entry.at_ms).arg(entry.until_ms).arg(entry.value).arg(now_ms).arg(MAX_INDEXED);
+            let _: i64 = self.link.write(&cmd).await?;
+            Ok(())
+        })
     }
 
     fn index_remove<'a>(&'a self, index: IndexKey, member: &'a str) -> Stored<'a, ()> {
-        Box::pin(RedisStore::index_remove(self, index, member))
+        Box::pin(async move {
+            let keys = index_keys(index);
+            let mut cmd = eval(INDEX_REMOVE, &keys.each_ref().map(String::as_str));
+            cmd.arg(member);
+            let _: i64 = self.link.write(&cmd).await?;
+            Ok(())
+        })
     }
 
     fn index_newest(
@@ -522,7 +477,24 @@ impl super::Backend for RedisStore {
         limit: usize,
         now_ms: u64,
     ) -> Stored<'_, Vec<Indexed>> {
-        Box::pin(RedisStore::index_newest(self, index, before_ms, limit, now_ms))
+        Box::pin(async move {
+            let keys = index_keys(index);
+            let mut cmd = eval(INDEX_NEWEST, &keys.each_ref().map(String::as_str));
+            cmd.arg(before_ms.map_or("+inf".to_string(), |b| format!("({b}"))).arg(now_ms).arg(limit.max(1));
+            let flat: Vec<Vec<u8>> = self.link.read(&cmd).await?;
+            let unexpected = || self.link.error(Cause::Down, "the index script answered something unexpected");
+            let mut found = Vec::with_capacity(flat.len() / 3);
+            for entry in flat.chunks(3) {
+                let [member, at, value] = entry else { return Err(unexpected()) };
+                // Redis writes a score as a double: a whole number of ms below 2^53 reads back exactly
+                let at_ms = std::str::from_utf8(at).ok().and_then(|a| a.parse::<f64>().ok()).map(|a| a as u64);
+                let (Some(at_ms), Ok(member)) = (at_ms, String::from_utf8(member.clone())) else {
+                    return Err(unexpected());
+                };
+                found.push(Indexed { at_ms, member, value: value.clone() });
+            }
+            Ok(found)
+        })
     }
 }
 
