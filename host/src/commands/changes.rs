@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use super::audit::{Failure, read_files};
-use crate::audit::chain::{Verdict, verify};
 use crate::audit::checkpoints::{check, load_public_key};
 use crate::outln;
 
@@ -22,11 +21,12 @@ use crate::outln;
 const USAGE: u8 = 64;
 const NO_INPUT: u8 = 66;
 
-/// What the paths hold, each file sorted by its first line.
+/// What the paths hold, each file sorted by its first line: the logs by the chain and first
+/// record it names (verified afterwards, chain by chain), and the checkpoint files' text.
 #[derive(Default)]
 struct Found {
-    logs: Vec<PathBuf>,
-    checkpoints: Vec<PathBuf>,
+    logs: BTreeMap<String, Vec<(u64, PathBuf)>>,
+    checkpoints: Vec<(PathBuf, String)>,
 }
 
 /// The files of `paths`: a folder's regular files whose names hold `.jsonl` (rotated ones too,
@@ -60,9 +60,12 @@ fn gather(paths: &[PathBuf]) -> Result<Found, (u8, String)> {
         let first = text.split(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap_or_default();
         let first: Value = serde_json::from_slice(first).unwrap_or(Value::Null);
         if first.get("sig").is_some() && first.get("key_id").is_some() {
-            found.checkpoints.push(file);
-        } else if first.get("prev").is_some() && first.get("seq").is_some() {
-            found.logs.push(file);
+            found.checkpoints.push((file, String::from_utf8_lossy(&text).into_owned()));
+        } else if let (Some(_), Some(seq)) = (first.get("prev"), first["seq"].as_u64()) {
+            // a file begins with the record that opened or reopened its chain; one that lies
+            // about it fails the chain's verification below
+            let chain = first["chain"].as_str().unwrap_or_default().to_string();
+            found.logs.entry(chain).or_default().push((seq, file));
         } else if !text.is_empty() {
             return Err((USAGE, format!("{}: neither an audit log nor its checkpoints", file.display())));
         }
@@ -74,25 +77,13 @@ fn gather(paths: &[PathBuf]) -> Result<Found, (u8, String)> {
 }
 
 /// The log files by chain, each chain's files oldest first.
-fn chains(logs: &[PathBuf]) -> Result<BTreeMap<String, Vec<PathBuf>>, String> {
-    let mut by_chain: BTreeMap<String, Vec<(u64, PathBuf)>> = BTreeMap::new();
-    for file in logs {
-        let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let intact = match verify(&bytes) {
-            Verdict::Broken { line, why } => return Err(format!("{}: BROKEN at line {line}: {why}", file.display())),
-            Verdict::TornTail { intact, .. } => *intact,
-            intact => intact,
-        };
-        let Verdict::Intact { chain, first_seq, .. } = intact else { unreachable!("verify returns an intact prefix") };
-        by_chain.entry(chain).or_default().push((first_seq, file.clone()));
-    }
-    Ok(by_chain
-        .into_iter()
+fn chains(logs: BTreeMap<String, Vec<(u64, PathBuf)>>) -> BTreeMap<String, Vec<PathBuf>> {
+    logs.into_iter()
         .map(|(chain, mut files)| {
             files.sort();
             (chain, files.into_iter().map(|(_, f)| f).collect())
         })
-        .collect())
+        .collect()
 }
 
 /// Where a record was read: its file and sequence number.
@@ -272,15 +263,8 @@ pub fn run(paths: &[PathBuf], public_key: Option<&Path>, as_json: bool) -> ExitC
         eprintln!("equinix-mcp audit changes: --public-key is given, but no checkpoints file among the paths");
         return ExitCode::from(USAGE);
     }
-    let checkpoints: Vec<(PathBuf, String)> =
-        found.checkpoints.iter().filter_map(|f| Some((f.clone(), std::fs::read_to_string(f).ok()?))).collect();
-    let by_chain = match chains(&found.logs) {
-        Ok(c) => c,
-        Err(why) => {
-            outln!("{why}");
-            return ExitCode::from(1);
-        }
-    };
+    let checkpoints = found.checkpoints;
+    let by_chain = chains(found.logs);
     let mut broken = false;
     let mut records = Vec::new();
     for (chain, files) in &by_chain {
