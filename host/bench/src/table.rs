@@ -15,6 +15,11 @@ impl Table {
         self.0.push([figure.into(), value, "(context)".into(), "-".into()]);
     }
 
+    /// Another table's rows after these.
+    pub fn append(&mut self, mut other: Table) {
+        self.0.append(&mut other.0);
+    }
+
     /// The table as Markdown on stdout.
     pub fn print(&self) {
         println!("| figure | measured | target | verdict |");
