@@ -4,6 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use super::life::{Life, Room, make_room};
 use super::token::mint_token;
 use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
@@ -18,34 +19,16 @@ const REMEMBERED: usize = 4096;
 const REMEMBERED_BYTES: usize = 16 << 20;
 
 #[derive(Debug)]
-enum State {
-    Pending { record: Vec<u8>, expires_at_ms: u64 },
-    Used { outcome: Option<Vec<u8>> },
-    Evicted,
-}
-
-impl State {
-    /// The bytes this state keeps.
-    fn bytes(&self) -> usize {
-        match self {
-            State::Pending { record, .. } => record.len(),
-            State::Used { outcome } => outcome.as_ref().map_or(0, Vec::len),
-            State::Evicted => 0,
-        }
-    }
-}
-
-#[derive(Debug)]
 struct Slot {
     owner: Principal,
-    state: State,
+    state: Life,
 }
 
 #[derive(Default)]
 struct Inner {
     slots: HashMap<String, Slot>,
     /// Per principal, the pending tokens that still count towards capacity, oldest first.
-    pending: HashMap<Principal, VecDeque<String>>,
+    pending: HashMap<Principal, Vec<String>>,
     /// Every token in mint order, to forget the oldest settled ones.
     minted: VecDeque<String>,
     /// The answers used, with when each may be forgotten, and in that order.
@@ -62,11 +45,11 @@ impl Inner {
     }
 
     fn pending_total(&self) -> usize {
-        self.pending.values().map(VecDeque::len).sum()
+        self.pending.values().map(Vec::len).sum()
     }
 
     /// Sets the state of `token`'s slot, keeping the byte count.
-    fn set_state(&mut self, token: &str, state: State) -> Option<State> {
+    fn set_state(&mut self, token: &str, state: Life) -> Option<Life> {
         let slot = self.slots.get_mut(token)?;
         self.bytes = self.bytes + state.bytes() - slot.state.bytes();
         Some(std::mem::replace(&mut slot.state, state))
@@ -98,25 +81,24 @@ impl MemoryStore {
     ) -> (String, Vec<String>) {
         let mut inner = self.inner.lock().unwrap();
         let inner = &mut *inner;
-        let mut queue = inner.pending.remove(who).unwrap_or_default();
         // Expired proposals no longer occupy a slot; they stay findable so a late confirm is
         // told "expired" rather than "unknown".
-        queue.retain(|t| match inner.slots.get(t).map(|s| &s.state) {
-            Some(State::Pending { expires_at_ms, .. }) => *expires_at_ms > now_ms,
-            _ => false,
-        });
-        let mut evicted = Vec::new();
-        while queue.len() >= capacity.max(1) as usize {
-            let Some(oldest) = queue.pop_front() else {
-                break;
-            };
-            inner.set_state(&oldest, State::Evicted);
-            evicted.push(oldest);
+        let queue = inner.pending.remove(who).unwrap_or_default();
+        let pending: Vec<(String, u64)> = queue
+            .into_iter()
+            .filter_map(|t| match inner.slots.get(&t).map(|s| &s.state) {
+                Some(Life::Pending { expires_at_ms, .. }) => Some((t, *expires_at_ms)),
+                _ => None,
+            })
+            .collect();
+        let Room { evicted, kept: mut queue, .. } = make_room(pending, capacity, now_ms);
+        for oldest in &evicted {
+            inner.set_state(oldest, Life::Evicted);
         }
         let token = mint_token();
         inner.bytes += record.len();
-        inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: State::Pending { record, expires_at_ms } });
-        queue.push_back(token.clone());
+        inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: Life::Pending { record, expires_at_ms } });
+        queue.push(token.clone());
         inner.pending.insert(who.clone(), queue);
         inner.minted.push_back(token.clone());
         forget_oldest_settled(inner, now_ms);
@@ -125,12 +107,7 @@ impl MemoryStore {
 
     pub fn peek(&self, who: &Principal, token: &str) -> Taken {
         let mut inner = self.inner.lock().unwrap();
-        match inner.owned(who, token).map(|s| &s.state) {
-            Some(State::Pending { record, .. }) => Taken::Found(record.clone()),
-            Some(State::Used { outcome }) => Taken::Used(outcome.clone()),
-            Some(State::Evicted) => Taken::Evicted,
-            None => Taken::Unknown,
-        }
+        inner.owned(who, token).map_or(Taken::Unknown, |s| s.state.peek())
     }
 
     /// Single use: of any number of concurrent takes of one token, exactly one sees `Found`.
@@ -140,31 +117,23 @@ impl MemoryStore {
         let Some(slot) = inner.slots.get_mut(token).filter(|s| &s.owner == who) else {
             return Taken::Unknown;
         };
-        match std::mem::replace(&mut slot.state, State::Used { outcome: None }) {
-            State::Pending { record, .. } => {
-                inner.bytes -= record.len();
-                if let Some(queue) = inner.pending.get_mut(who) {
-                    queue.retain(|t| t != token);
-                }
-                Taken::Found(record)
-            }
-            // put back as it was (its bytes never left the count)
-            kept => {
-                let seen = match &kept {
-                    State::Used { outcome } => Taken::Used(outcome.clone()),
-                    _ => Taken::Evicted,
-                };
-                slot.state = kept;
-                seen
-            }
+        let before = slot.state.bytes();
+        let (found, after) = std::mem::replace(&mut slot.state, Life::Evicted).take();
+        inner.bytes = inner.bytes + after.bytes() - before;
+        slot.state = after;
+        if matches!(found, Taken::Found(_))
+            && let Some(queue) = inner.pending.get_mut(who)
+        {
+            queue.retain(|t| t != token);
         }
+        found
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
     pub fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
         let mut inner = self.inner.lock().unwrap();
-        if let Some(Slot { state: State::Used { .. }, .. }) = inner.owned(who, token) {
-            inner.set_state(token, State::Used { outcome: Some(outcome) });
+        if let Some(after) = inner.owned(who, token).and_then(|s| s.state.settle(outcome)) {
+            inner.set_state(token, after);
         }
     }
 
@@ -282,7 +251,7 @@ impl super::Backend for MemoryStore {
 /// pending past their expiry) while more than [`REMEMBERED`] of them are kept, or they keep more
 /// than [`REMEMBERED_BYTES`].
 fn forget_oldest_settled(inner: &mut Inner, now_ms: u64) {
-    let live = |s: &Slot| matches!(s.state, State::Pending { expires_at_ms, .. } if expires_at_ms > now_ms);
+    let live = |s: &Slot| s.state.holds_a_place(now_ms);
     // the queues hold every live proposal (and at most a capacity's worth of expired ones per
     // principal), so these bounds cost little to compute and stay close
     let keep = REMEMBERED + inner.pending_total();

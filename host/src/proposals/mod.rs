@@ -21,9 +21,11 @@
 
 mod ca_file;
 pub mod etcd;
+pub mod life;
 pub mod memory;
 mod notes;
 pub mod redis;
+pub mod settings;
 mod token;
 mod unavailable;
 
@@ -36,7 +38,7 @@ use crate::principal::Principal;
 pub use memory::MemoryStore;
 pub use notes::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
 pub use redis::RedisStore;
-pub use redis::spec::StoreArgs;
+pub use settings::StoreArgs;
 pub use token::is_token;
 pub use unavailable::{Cause, StoreUnavailable};
 
@@ -190,7 +192,7 @@ impl ProposalStore {
                      --proposal-store-acks and a Sentinel password do not apply; drop them"
                 );
             }
-            let password = redis::spec::store_password(args, |var| std::env::var(var).ok())?;
+            let password = settings::store_password(args, |var| std::env::var(var).ok())?;
             let ca = match &args.proposal_store_ca_file {
                 Some(file) => Some(ca_file::read(file, spec.starts_with("etcds://"), "etcds://")?),
                 None => None,

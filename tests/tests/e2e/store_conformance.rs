@@ -2,12 +2,16 @@
 //! backend (memory, one Redis, Redis with Sentinel and acknowledged writes, etcd), through two
 //! handles of one backend where replicas share it: put, peek, take, settle, owners, capacity and
 //! eviction, expired proposals that no longer count, concurrent takes across replicas, claims and
-//! first writes of a note. Each backend's own tests keep what is its own (failovers, partitions,
-//! TLS, passwords).
+//! first writes of a note. Then a seeded walk of puts, peeks, takes and settles by three
+//! principals, with time passing their expiries, whose every answer must be the one
+//! `proposals::life::Model` gives: the model is built from the pure steps of a proposal's life
+//! alone, so the Redis scripts and the etcd transactions are checked against them. Each
+//! backend's own tests keep what is its own (failovers, partitions, TLS, passwords).
 
 use clap::Parser;
 use equinix_mcp::approval::Once;
 use equinix_mcp::principal::Principal;
+use equinix_mcp::proposals::life::Model;
 use equinix_mcp::proposals::{NoteKey, ProposalStore, StoreArgs, Taken};
 
 #[derive(Parser)]
@@ -109,6 +113,78 @@ async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
     assert!(a.note_put(&key, b"approve", 60_000, true, now).await.unwrap(), "{what}");
     assert!(!b.note_put(&key, b"decline", 60_000, true, now).await.unwrap(), "{what}: the first decision stands");
     assert_eq!(b.note_get(&key, now).await.unwrap().as_deref(), Some(&b"approve"[..]), "{what}");
+
+    walk_against_the_model(a, b, what).await;
+}
+
+/// 200 steps, the same on every run (a fixed seed: a failure is replayed exactly), on either
+/// handle at random: each store answer is compared with the model's. Three principals share
+/// capacity 3 each, half the proposals live 2 s and the clock moves 1 s every few steps, so
+/// puts evict, find expired ones that no longer count, and takes meet pending, expired, used and
+/// evicted proposals, and other principals' tokens. No principal finishes 64 proposals, so no
+/// store forgets one.
+async fn walk_against_the_model(a: &ProposalStore, b: &ProposalStore, what: &str) {
+    let people = [Principal::named("walk-1"), Principal::named("walk-2"), Principal::named("walk-3")];
+    let mut model = Model::default();
+    let mut tokens: Vec<(String, u64)> = Vec::new();
+    let mut seed: u64 = 0x5eed_0064;
+    let mut next = move |n: usize| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize % n
+    };
+    let mut now = 50_000_000u64;
+    let (mut puts, mut evictions, mut found_expired) = (0, 0, 0);
+    for step in 0..200 {
+        let on = if next(2) == 0 { a } else { b };
+        let who = &people[next(3)];
+        let (token, expires) = match tokens.len() {
+            0 => (None, 0),
+            n => {
+                let (token, expires) = tokens[next(n)].clone();
+                (Some(token), expires)
+            }
+        };
+        let said = format!("{what}: step {step}");
+        match (next(6), token) {
+            (0 | 1, _) | (_, None) => {
+                let life = if next(2) == 0 { 2_000 } else { 60_000 };
+                let record = format!("walk-{step}").into_bytes();
+                let (token, evicted) = on.put(who, record.clone(), now + life, 3, now).await.unwrap();
+                let expected = model.put(who, &token, record, now + life, 3, now);
+                assert_eq!(evicted, expected, "{said}: evicted by a put");
+                evictions += evicted.len();
+                puts += 1;
+                tokens.push((token, now + life));
+            }
+            (2, Some(token)) => {
+                let seen = on.peek(who, &token).await.unwrap();
+                assert_eq!(format!("{seen:?}"), format!("{:?}", model.peek(who, &token)), "{said}: peek");
+            }
+            (3 | 4, Some(token)) => {
+                let taken = on.take(who, &token).await.unwrap();
+                assert_eq!(format!("{taken:?}"), format!("{:?}", model.take(who, &token)), "{said}: take");
+                found_expired += usize::from(matches!(taken, Taken::Found(_)) && expires <= now);
+            }
+            (_, Some(token)) => {
+                // an attempt's last word stands: settled twice, the second outcome is kept
+                for word in ["first", "last"] {
+                    let outcome = format!("{word}-outcome-{step}").into_bytes();
+                    on.settle(who, &token, outcome.clone()).await.unwrap();
+                    model.settle(who, &token, outcome);
+                }
+                let seen = on.peek(who, &token).await.unwrap();
+                assert_eq!(format!("{seen:?}"), format!("{:?}", model.peek(who, &token)), "{said}: after a settle");
+            }
+        }
+        if next(4) == 0 {
+            now += 1_000;
+        }
+    }
+    // the walk reached what it is for
+    assert!(
+        puts > 40 && evictions > 0 && found_expired > 0,
+        "{what}: {puts} puts, {evictions} evictions, {found_expired} expired proposals taken"
+    );
 }
 
 #[tokio::test]

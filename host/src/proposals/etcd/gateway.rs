@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use crate::fabric_client::root_cause;
@@ -26,8 +28,119 @@ pub const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
 /// split): long enough that losing a leader costs a confirm a pause, not a failure.
 pub const ELECTION_WAIT: Duration = Duration::from_secs(4);
 
-/// etcd's words for "no leader to commit this now" (an election, or a member in a minority).
-const NO_LEADER_WORDS: [&str; 5] = ["no leader", "leader changed", "timed out", "not capable", "proposal dropped"];
+/// The gRPC codes of etcd's errors this store tells apart.
+mod code {
+    /// No leader can commit the request now: "no leader", "leader changed", "request timed
+    /// out", "server stopped" (and "not capable" before etcd 3.6).
+    pub const UNAVAILABLE: i64 = 14;
+    /// This member cannot serve it now: "not leader" (and "not capable" since etcd 3.6).
+    pub const FAILED_PRECONDITION: i64 = 9;
+    /// The sign-in token expired or is from before a restart of authentication.
+    pub const UNAUTHENTICATED: i64 = 16;
+    /// An error etcd passes on untranslated: raft's own, "proposal dropped" among them (a
+    /// leader lost while the write was proposed), which is the one told apart.
+    pub const UNKNOWN: i64 = 2;
+}
+
+/// An error answer of the gateway: `{"error", "code", "message"}`.
+#[derive(Deserialize, Default)]
+struct Failure {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    error: String,
+}
+
+impl Failure {
+    fn said(&self) -> &str {
+        if self.message.is_empty() { &self.error } else { &self.message }
+    }
+
+    /// Whether asking again soon, or another member, may help: no leader can commit it now.
+    fn leaderless(&self) -> bool {
+        match self.code {
+            code::UNAVAILABLE | code::FAILED_PRECONDITION => true,
+            code::UNKNOWN => self.said().ends_with("proposal dropped"),
+            _ => false,
+        }
+    }
+}
+
+/// A range read's answer. The gateway leaves out what is zero or empty (proto3's JSON), and
+/// writes 64-bit numbers as decimal strings.
+#[derive(Deserialize)]
+struct Range {
+    #[serde(default)]
+    kvs: Vec<RangeKv>,
+}
+
+#[derive(Deserialize)]
+struct RangeKv {
+    #[serde(deserialize_with = "base64_bytes")]
+    key: Vec<u8>,
+    #[serde(default, deserialize_with = "base64_bytes")]
+    value: Vec<u8>,
+    #[serde(default, deserialize_with = "int64")]
+    mod_revision: i64,
+    #[serde(default, deserialize_with = "int64")]
+    lease: i64,
+}
+
+#[derive(Deserialize)]
+struct TxnAnswer {
+    #[serde(default)]
+    succeeded: bool,
+}
+
+#[derive(Deserialize)]
+struct LeaseGrant {
+    #[serde(rename = "ID", default, deserialize_with = "int64")]
+    id: i64,
+}
+
+#[derive(Deserialize)]
+struct Authenticated {
+    #[serde(default)]
+    token: String,
+}
+
+#[derive(Deserialize)]
+struct MemberStatus {
+    /// A member id is a uint64: kept as its decimal text ("0" or absent: none).
+    #[serde(default, deserialize_with = "uint64_text")]
+    leader: String,
+}
+
+fn base64_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    STANDARD.decode(String::deserialize(d)?).map_err(D::Error::custom)
+}
+
+/// A decimal string, as the gateway writes 64-bit numbers, or a JSON number.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Number {
+    Text(String),
+    Signed(i64),
+    Unsigned(u64),
+}
+
+fn int64<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    match Number::deserialize(d)? {
+        Number::Text(t) => t.parse().map_err(|_| D::Error::custom(format!("{t:?} is not a 64-bit number"))),
+        Number::Signed(n) => Ok(n),
+        Number::Unsigned(n) => i64::try_from(n).map_err(D::Error::custom),
+    }
+}
+
+fn uint64_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match Number::deserialize(d)? {
+        Number::Text(t) => t,
+        Number::Signed(n) => n.to_string(),
+        Number::Unsigned(n) => n.to_string(),
+    })
+}
 
 /// One key as a range read it.
 #[derive(Debug, Clone)]
@@ -96,14 +209,6 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
     vec![0]
 }
 
-fn number(v: &Value) -> i64 {
-    match v {
-        Value::String(s) => s.parse().unwrap_or(0),
-        Value::Number(n) => n.as_i64().unwrap_or(0),
-        _ => 0,
-    }
-}
-
 impl Gateway {
     /// `authorities`: when given, the only ones trusted for the members' certificates.
     pub fn new(
@@ -134,12 +239,12 @@ impl Gateway {
         }
         let body = json!({"name": login.user, "password": login.password.expose()});
         let answer = self.round("/v3/auth/authenticate", &body, None).await.map_err(|(e, _)| e)?;
-        match answer["token"].as_str().filter(|t| !t.is_empty()) {
-            Some(t) => {
-                *token = Some(Secret::new(t));
+        match self.decode::<Authenticated>("/v3/auth/authenticate", answer)?.token {
+            t if t.is_empty() => Err(self.error(Cause::Down, "etcd's authenticate answered no token".into())),
+            t => {
+                *token = Some(Secret::new(&t));
                 Ok(Some(Secret::new(t)))
             }
-            None => Err(self.error(Cause::Down, "etcd's authenticate answered no token".into())),
         }
     }
 
@@ -162,35 +267,49 @@ impl Gateway {
     /// A write asked again may have been applied the first time (etcd's "leader changed" does
     /// not say): every transaction of the store compares what it read, so a second application
     /// fails its comparison instead of writing twice, and the caller reads what happened.
-    async fn call(&self, path: &str, body: &Value) -> Result<Value, StoreUnavailable> {
+    async fn call<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, StoreUnavailable> {
         let started = std::time::Instant::now();
         let mut token = self.token(false).await?;
         let mut renewed = false;
         loop {
             match self.round(path, body, token.as_ref()).await {
                 // a token expired (its TTL unused) or from before a restart of auth: once more
-                Err((e, _)) if self.login.is_some() && !renewed && e.reason.contains("invalid auth token") => {
+                Err((e, Again::SignIn)) if self.login.is_some() && !renewed => {
+                    tracing::debug!("etcd: {}; signing in again", e.reason);
                     renewed = true;
                     token = self.token(true).await?;
                 }
-                Err((e, true)) if started.elapsed() < ELECTION_WAIT => {
+                Err((e, Again::Soon)) if started.elapsed() < ELECTION_WAIT => {
                     tracing::debug!("etcd: {}; asking again", e.reason);
                     tokio::time::sleep(Duration::from_millis(100 + rand::random::<u64>() % 150)).await;
                 }
                 Err((e, _)) => return Err(e),
-                Ok(v) => return Ok(v),
+                Ok(v) => return self.decode(path, v),
             }
         }
     }
 
-    /// One pass over the members. An error comes with whether asking again soon may help: every
-    /// member that was reached answered at once that it has no leader.
-    async fn round(&self, path: &str, body: &Value, token: Option<&Secret>) -> Result<Value, (StoreUnavailable, bool)> {
+    /// `answer` as the `T` that `path` answers; an answer of another shape is the store's
+    /// fault, named, never read as zero or empty.
+    fn decode<T: DeserializeOwned>(&self, path: &str, answer: Value) -> Result<T, StoreUnavailable> {
+        serde_json::from_value(answer).map_err(|e| self.error(Cause::Down, format!("{path} answered unreadably: {e}")))
+    }
+
+    /// One pass over the members. An error comes with what asking again may help: soon, when
+    /// every member that was reached answered at once that it has no leader; after signing in
+    /// again, when one refused the token.
+    async fn round(
+        &self,
+        path: &str,
+        body: &Value,
+        token: Option<&Secret>,
+    ) -> Result<Value, (StoreUnavailable, Again)> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut said = Vec::new();
         let mut no_quorum = false;
         let mut electing = false;
         let mut timed_out = false;
+        let mut signed_out = false;
         let first = self.preferred.load(Relaxed);
         for n in 0..self.endpoints.len() {
             let at = (first + n) % self.endpoints.len();
@@ -219,15 +338,20 @@ impl Gateway {
                 self.preferred.store(at, Relaxed);
                 return Ok(value);
             }
-            let message = value["message"].as_str().or(value["error"].as_str()).unwrap_or("").to_string();
-            let leaderless = NO_LEADER_WORDS.iter().any(|w| message.contains(w));
-            no_quorum |= leaderless;
-            electing |= leaderless;
-            said.push(format!("{endpoint}: HTTP {status}: {message}"));
+            let failure: Failure = serde_json::from_value(value).unwrap_or_default();
+            no_quorum |= failure.leaderless();
+            electing |= failure.leaderless();
+            signed_out |= failure.code == code::UNAUTHENTICATED;
+            said.push(format!("{endpoint}: HTTP {status}: {}", failure.said()));
         }
         let cause = if no_quorum { Cause::NoQuorum } else { Cause::Down };
-        // members that took their time-out each already cost MEMBER_TIMEOUT: no second pass
-        Err((self.error(cause, said.join("; ")), electing && !timed_out))
+        let again = match () {
+            () if signed_out => Again::SignIn,
+            // members that took their time-out each already cost MEMBER_TIMEOUT: no second pass
+            () if electing && !timed_out => Again::Soon,
+            () => Again::No,
+        };
+        Err((self.error(cause, said.join("; ")), again))
     }
 
     /// Whether some member knows a leader (`/v3/maintenance/status`, answered by the member
@@ -238,11 +362,8 @@ impl Gateway {
         let token = self.token(false).await?;
         for endpoint in &self.endpoints {
             match self.post(endpoint, "/v3/maintenance/status", &json!({}), token.as_ref()).send().await {
-                Ok(answer) if answer.status().is_success() => match answer.json::<Value>().await {
-                    // a member id is a uint64: read as text, not as a signed number
-                    Ok(status) if status["leader"].as_str().is_some_and(|l| !l.is_empty() && l != "0") => {
-                        return Ok(true);
-                    }
+                Ok(answer) if answer.status().is_success() => match answer.json::<MemberStatus>().await {
+                    Ok(status) if !status.leader.is_empty() && status.leader != "0" => return Ok(true),
                     Ok(_) => said.push(format!("{endpoint}: no leader")),
                     Err(e) => said.push(format!("{endpoint}: unreadable status: {e}")),
                 },
@@ -258,8 +379,8 @@ impl Gateway {
 
     /// The key `key`, if it exists.
     pub async fn get(&self, key: &str) -> Result<Option<Kv>, StoreUnavailable> {
-        let answer = self.call("/v3/kv/range", &json!({"key": b64(key.as_bytes())})).await?;
-        Ok(kvs(&answer).into_iter().next())
+        let answer: Range = self.call("/v3/kv/range", &json!({"key": b64(key.as_bytes())})).await?;
+        Ok(kvs(answer).into_iter().next())
     }
 
     /// Every key beginning with `prefix`, oldest first (by creation).
@@ -270,16 +391,16 @@ impl Gateway {
             "sort_order": "ASCEND",
             "sort_target": "CREATE",
         });
-        Ok(kvs(&self.call("/v3/kv/range", &body).await?))
+        Ok(kvs(self.call("/v3/kv/range", &body).await?))
     }
 
     /// A lease of `ttl` (rounded up to whole seconds, at least one): keys put with it are deleted
     /// when it ends.
     pub async fn lease(&self, ttl: Duration) -> Result<i64, StoreUnavailable> {
         let secs = ttl.as_millis().div_ceil(1000).max(1) as u64;
-        let answer = self.call("/v3/lease/grant", &json!({"TTL": secs.to_string()})).await?;
-        match number(&answer["ID"]) {
-            0 => Err(self.error(Cause::Down, format!("the lease grant answered no lease: {answer}"))),
+        let answer: LeaseGrant = self.call("/v3/lease/grant", &json!({"TTL": secs.to_string()})).await?;
+        match answer.id {
+            0 => Err(self.error(Cause::Down, "the lease grant answered no lease".into())),
             id => Ok(id),
         }
     }
@@ -310,26 +431,29 @@ impl Gateway {
                 Op::Delete(key) => json!({"request_delete_range": {"key": b64(key.as_bytes())}}),
             })
             .collect();
-        let answer = self.call("/v3/kv/txn", &json!({"compare": compare, "success": success})).await?;
-        Ok(answer["succeeded"].as_bool().unwrap_or(false))
+        let answer: TxnAnswer = self.call("/v3/kv/txn", &json!({"compare": compare, "success": success})).await?;
+        Ok(answer.succeeded)
     }
 }
 
-fn kvs(answer: &Value) -> Vec<Kv> {
-    let decode = |v: &Value| v.as_str().and_then(|s| STANDARD.decode(s).ok()).unwrap_or_default();
-    answer["kvs"]
-        .as_array()
-        .map(|kvs| {
-            kvs.iter()
-                .map(|kv| Kv {
-                    key: String::from_utf8_lossy(&decode(&kv["key"])).into_owned(),
-                    value: decode(&kv["value"]),
-                    mod_revision: number(&kv["mod_revision"]),
-                    lease: number(&kv["lease"]),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+fn kvs(answer: Range) -> Vec<Kv> {
+    let kv = |kv: RangeKv| Kv {
+        key: String::from_utf8_lossy(&kv.key).into_owned(),
+        value: kv.value,
+        mod_revision: kv.mod_revision,
+        lease: kv.lease,
+    };
+    answer.kvs.into_iter().map(kv).collect()
+}
+
+/// What may come of asking a failed request again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Again {
+    No,
+    /// Soon: an election is under way.
+    Soon,
+    /// After signing in again.
+    SignIn,
 }
 
 #[cfg(test)]
@@ -390,6 +514,37 @@ mod tests {
         assert_eq!(e.cause, Cause::NoQuorum, "{e}");
         assert!(e.reason.contains("leader changed"), "{e}");
         assert!(started.elapsed() >= ELECTION_WAIT && asked.load(Ordering::SeqCst) > 3);
+    }
+
+    /// etcd's errors are told apart by their gRPC code, not their words.
+    #[test]
+    fn errors_are_classified_by_code() {
+        let failure = |v: Value| serde_json::from_value::<Failure>(v).unwrap();
+        for (answer, leaderless) in [
+            (json!({"error": "etcdserver: no leader", "code": 14, "message": "etcdserver: no leader"}), true),
+            (json!({"error": "etcdserver: request timed out", "code": 14}), true),
+            (json!({"message": "etcdserver: not capable", "code": 9}), true),
+            (json!({"message": "etcdserver: proposal dropped", "code": 2}), true),
+            (json!({"message": "some other raft error", "code": 2}), false),
+            (json!({"message": "etcdserver: invalid auth token", "code": 16}), false),
+            (json!({"message": "etcdserver: no leader, in words only"}), false),
+            (json!({"message": "etcdserver: request is too large", "code": 3}), false),
+        ] {
+            assert_eq!(failure(answer.clone()).leaderless(), leaderless, "{answer}");
+        }
+    }
+
+    /// A malformed answer is an error that names it, never a zero revision or an empty list.
+    #[test]
+    fn answers_are_read_by_their_shape() {
+        let range = |v: Value| serde_json::from_value::<Range>(v);
+        let kvs = kvs(range(json!({"kvs": [{"key": "aw==", "mod_revision": "7", "lease": "12"}]})).unwrap());
+        assert_eq!((kvs[0].key.as_str(), kvs[0].value.len(), kvs[0].mod_revision, kvs[0].lease), ("k", 0, 7, 12));
+        assert!(range(json!({})).unwrap().kvs.is_empty(), "no keys: the gateway leaves `kvs` out");
+        let e = range(json!({"kvs": [{"key": "aw==", "mod_revision": "seven"}]})).err().unwrap().to_string();
+        assert!(e.contains("\"seven\" is not a 64-bit number"), "{e}");
+        assert!(range(json!({"kvs": [{"key": "not base64!"}]})).is_err());
+        assert!(serde_json::from_value::<LeaseGrant>(json!({"ID": {}})).is_err());
     }
 
     #[test]

@@ -27,15 +27,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 
+use super::life::{FINISHED_PER_PRINCIPAL, Life, Phase, Room, TOMBSTONE, make_room, owned_by};
 use super::token::mint_token;
-use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
+use super::{Backend as _, IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 use crate::proposals::{Cause, StoreUnavailable};
 use crate::secret::Secret;
 use gateway::{Compare, Gateway, Kv, Op};
-
-pub use crate::proposals::redis::{FINISHED_PER_PRINCIPAL, TOMBSTONE};
 
 /// The URL schemes of an etcd store: `etcd://` (plain HTTP to the members), `etcds://` (TLS).
 pub const SCHEMES: [&str; 2] = ["etcd://", "etcds://"];
@@ -61,7 +60,7 @@ pub fn is_etcd(spec: &str) -> bool {
 #[derive(Serialize, Deserialize)]
 struct Record {
     owner: String,
-    state: String,
+    state: Phase,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "b64_opt")]
     record: Option<Vec<u8>>,
     expires_at_ms: u64,
@@ -71,6 +70,18 @@ struct Record {
     /// applied though its answer was lost (an election, a time-out) knows it won.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     taken_by: Option<String>,
+}
+
+impl Record {
+    /// The proposal's [`Life`]: `None` for a pending record without its bytes (not written by
+    /// this host).
+    fn life(&self) -> Option<Life> {
+        Some(match self.state {
+            Phase::Pending => Life::Pending { record: self.record.clone()?, expires_at_ms: self.expires_at_ms },
+            Phase::Used => Life::Used { outcome: self.outcome.clone() },
+            Phase::Evicted => Life::Evicted,
+        })
+    }
 }
 
 /// A random mark for one call's writes, to recognise them when the answer to a write was lost.
@@ -227,119 +238,10 @@ impl EtcdStore {
         }
     }
 
-    /// A member that knows a leader, then a linearizable read (answered only with the quorum).
-    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
-        if !self.gateway.has_leader().await? {
-            let reason = "no member that answers knows a leader".to_string();
-            return Err(StoreUnavailable { backend: self.gateway.shown.clone(), reason, cause: Cause::NoQuorum });
-        }
-        self.gateway.get(&self.key("ping")).await.map(|_| ())
-    }
-
     async fn record(&self, token: &str) -> Result<Option<(Record, Kv)>, StoreUnavailable> {
         let Some(kv) = self.gateway.get(&self.token_key(token)).await? else { return Ok(None) };
         let record = serde_json::from_slice(&kv.value).map_err(|_| self.unreadable("a token's record"))?;
         Ok(Some((record, kv)))
-    }
-
-    pub async fn put(
-        &self,
-        who: &Principal,
-        record: Vec<u8>,
-        expires_at_ms: u64,
-        capacity: u32,
-        now_ms: u64,
-    ) -> Result<(String, Vec<String>), StoreUnavailable> {
-        let token = mint_token();
-        let life = Duration::from_millis(expires_at_ms.saturating_sub(now_ms)) + TOMBSTONE;
-        let lease = self.gateway.lease(life).await?;
-        let (pending_prefix, finished_prefix) = (self.pending_prefix(who), self.finished_prefix(who));
-        let guard = self.key(&format!("g/{}", Self::principal(who)));
-        let encoded = serde_json::to_vec(&Record {
-            owner: who.as_str().to_string(),
-            state: "pending".into(),
-            record: Some(record),
-            expires_at_ms,
-            outcome: None,
-            taken_by: None,
-        })
-        .expect("a record serializes");
-        let stripe = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            who.as_str().hash(&mut h);
-            (h.finish() % self.put_locks.len() as u64) as usize
-        };
-        let _one_at_a_time = self.put_locks[stripe].lock().await;
-        let mut evicted_before = Vec::new();
-        for attempt in 0..RETRIES {
-            if attempt > 0 {
-                backoff(attempt).await;
-                // the last transaction may have been applied though it seemed not to be
-                if self.gateway.get(&self.token_key(&token)).await?.is_some() {
-                    self.forget_finished(&finished_prefix).await?;
-                    return Ok((token, evicted_before));
-                }
-            }
-            let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
-            let pending = self.gateway.prefixed(&pending_prefix).await?;
-            let mut ops = Vec::new();
-            let mut conditions = vec![Compare::ModifiedAt(&guard, guard_at)];
-            let mut evicted = Vec::new();
-            let mut finished = Vec::new();
-            let mut still = Vec::new();
-            for kv in &pending {
-                let tok = kv.key[pending_prefix.len()..].to_string();
-                let expires: u64 = String::from_utf8_lossy(&kv.value).parse().unwrap_or(0);
-                conditions.push(Compare::ModifiedAt(&kv.key, kv.mod_revision));
-                if expires <= now_ms {
-                    finished.push(tok);
-                } else {
-                    still.push((tok, expires));
-                }
-            }
-            // the oldest beyond capacity make room for the new one
-            let over = (still.len() + 1).saturating_sub(capacity.max(1) as usize);
-            for (tok, expires) in still.drain(..over) {
-                let tombstone = Record {
-                    owner: who.as_str().to_string(),
-                    state: "evicted".into(),
-                    record: None,
-                    expires_at_ms: expires,
-                    outcome: None,
-                    taken_by: None,
-                };
-                let value = serde_json::to_vec(&tombstone).expect("a record serializes");
-                ops.push(Op::Put { key: self.token_key(&tok), value, lease });
-                evicted.push(tok.clone());
-                finished.push(tok);
-            }
-            for tok in &finished {
-                ops.push(Op::Delete(format!("{pending_prefix}{tok}")));
-                ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: Vec::new(), lease });
-            }
-            ops.push(Op::Put { key: self.token_key(&token), value: encoded.clone(), lease });
-            ops.push(Op::Put {
-                key: format!("{pending_prefix}{token}"),
-                value: expires_at_ms.to_string().into(),
-                lease,
-            });
-            ops.push(Op::Put { key: guard.clone(), value: Vec::new(), lease });
-            let applied = match self.gateway.txn(&conditions, &ops).await {
-                Ok(applied) => applied,
-                // the answer lost, not necessarily the write: the token's key says which
-                Err(e) => match self.gateway.get(&self.token_key(&token)).await {
-                    Ok(Some(_)) => true,
-                    _ => return Err(e),
-                },
-            };
-            if applied {
-                self.forget_finished(&finished_prefix).await?;
-                return Ok((token, evicted));
-            }
-            evicted_before = evicted;
-        }
-        Err(self.contended("the principal's pending proposals"))
     }
 
     /// Forgets the oldest finished tokens beyond [`FINISHED_PER_PRINCIPAL`]: their records and
@@ -358,92 +260,6 @@ impl EtcdStore {
         Ok(())
     }
 
-    pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let Some((record, _)) = self.record(token).await? else { return Ok(Taken::Unknown) };
-        if record.owner != who.as_str() {
-            return Ok(Taken::Unknown);
-        }
-        Ok(match (record.state.as_str(), record.record) {
-            ("pending", Some(bytes)) => Taken::Found(bytes),
-            ("used", _) => Taken::Used(record.outcome),
-            ("evicted", _) => Taken::Evicted,
-            _ => Taken::Unknown,
-        })
-    }
-
-    /// Single use: the take counts once a majority of the members committed it, and only if the
-    /// record was still the one read.
-    ///
-    /// A take whose answer was lost (the member's time-out, an election) reads the record again:
-    /// marked as its own, it won; otherwise the store is reported unavailable, and a person's yes
-    /// may then be spent without a create, never a create made twice.
-    pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let me = mark();
-        let mut read = None;
-        for attempt in 0..RETRIES {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
-            if record.owner != who.as_str() {
-                return Ok(Taken::Unknown);
-            }
-            if let (Some(bytes), Some(by)) = (read.take(), &record.taken_by)
-                && *by == me
-            {
-                return Ok(Taken::Found(bytes));
-            }
-            match record.state.as_str() {
-                "pending" => {}
-                "used" => return Ok(Taken::Used(record.outcome)),
-                "evicted" => return Ok(Taken::Evicted),
-                _ => return Ok(Taken::Unknown),
-            }
-            let Some(bytes) = record.record.take() else { return Err(self.unreadable("a pending record")) };
-            record.state = "used".into();
-            record.taken_by = Some(me.clone());
-            let value = serde_json::to_vec(&record).expect("a record serializes");
-            let ops = [
-                Op::Put { key: kv.key.clone(), value, lease: kv.lease },
-                Op::Delete(format!("{}{token}", self.pending_prefix(who))),
-                Op::Put { key: format!("{}{token}", self.finished_prefix(who)), value: Vec::new(), lease: kv.lease },
-            ];
-            match self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await {
-                Ok(true) => return Ok(Taken::Found(bytes)),
-                // applied by an earlier sending of this transaction, or another take won
-                Ok(false) => read = Some(bytes),
-                Err(e) => {
-                    let Ok(Some((now, _))) = self.record(token).await else { return Err(e) };
-                    return match now.taken_by == Some(me) {
-                        true => Ok(Taken::Found(bytes)),
-                        false if now.state == "used" => Ok(Taken::Used(now.outcome)),
-                        false => Err(e),
-                    };
-                }
-            }
-        }
-        Err(self.contended("the token's record"))
-    }
-
-    pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
-        for attempt in 0..RETRIES {
-            if attempt > 0 {
-                backoff(attempt).await;
-            }
-            let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
-            if record.owner != who.as_str() || record.state != "used" {
-                return Ok(());
-            }
-            record.outcome = Some(outcome.clone());
-            let value = serde_json::to_vec(&record).expect("a record serializes");
-            let op = Op::Put { key: kv.key.clone(), value, lease: kv.lease };
-            if self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &[op]).await? {
-                return Ok(());
-            }
-        }
-        Err(self.contended("the token's record"))
-    }
-
     /// Writes `value` at `key` on a lease of `ttl`, unless (`only_if_absent`) the key exists:
     /// whether it was written.
     async fn put_leased(
@@ -459,36 +275,6 @@ impl EtcdStore {
             true => self.gateway.txn(&[Compare::Absent(key)], &[op]).await,
             false => self.gateway.txn(&[], &[op]).await,
         }
-    }
-
-    /// Once: the key is written with this call's mark, so a claim whose answer was lost but was
-    /// applied still counts as this call's (and as nobody else's).
-    pub async fn claim(&self, key: &str) -> Result<bool, StoreUnavailable> {
-        let ttl = Duration::from_millis(super::ANSWER_MEMORY_MS);
-        let (key, me) = (self.key(&format!("c/{key}")), mark());
-        match self.put_leased(&key, me.as_bytes(), ttl, true).await {
-            Ok(true) => Ok(true),
-            Ok(false) => Ok(self.gateway.get(&key).await?.is_some_and(|kv| kv.value == me.as_bytes())),
-            Err(e) => match self.gateway.get(&key).await {
-                Ok(Some(kv)) => Ok(kv.value == me.as_bytes()),
-                _ => Err(e),
-            },
-        }
-    }
-
-    pub async fn note_put(
-        &self,
-        key: &str,
-        value: &[u8],
-        ttl_ms: u64,
-        only_if_absent: bool,
-    ) -> Result<bool, StoreUnavailable> {
-        let key = self.key(&format!("n/{key}"));
-        self.put_leased(&key, value, Duration::from_millis(ttl_ms), only_if_absent).await
-    }
-
-    pub async fn note_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        Ok(self.gateway.get(&self.key(&format!("n/{key}"))).await?.map(|kv| kv.value))
     }
 
     /// An index's members by time (`i/NAME/a/AT/MEMBER`, the value its end and its own value) and
@@ -515,8 +301,15 @@ impl super::Backend for EtcdStore {
         Some(self)
     }
 
+    /// A member that knows a leader, then a linearizable read (answered only with the quorum).
     fn ping(&self) -> Stored<'_, ()> {
-        Box::pin(EtcdStore::ping(self))
+        Box::pin(async move {
+            if !self.gateway.has_leader().await? {
+                let reason = "no member that answers knows a leader".to_string();
+                return Err(StoreUnavailable { backend: self.gateway.shown.clone(), reason, cause: Cause::NoQuorum });
+            }
+            self.gateway.get(&self.key("ping")).await.map(|_| ())
+        })
     }
 
     fn put<'a>(
@@ -527,23 +320,203 @@ impl super::Backend for EtcdStore {
         capacity: u32,
         now_ms: u64,
     ) -> Stored<'a, (String, Vec<String>)> {
-        Box::pin(EtcdStore::put(self, who, record, expires_at_ms, capacity, now_ms))
+        Box::pin(async move {
+            let token = mint_token();
+            let life = Duration::from_millis(expires_at_ms.saturating_sub(now_ms)) + TOMBSTONE;
+            let lease = self.gateway.lease(life).await?;
+            let (pending_prefix, finished_prefix) = (self.pending_prefix(who), self.finished_prefix(who));
+            let guard = self.key(&format!("g/{}", Self::principal(who)));
+            let encoded = serde_json::to_vec(&Record {
+                owner: who.as_str().to_string(),
+                state: Phase::Pending,
+                record: Some(record),
+                expires_at_ms,
+                outcome: None,
+                taken_by: None,
+            })
+            .expect("a record serializes");
+            let stripe = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                who.as_str().hash(&mut h);
+                (h.finish() % self.put_locks.len() as u64) as usize
+            };
+            let _one_at_a_time = self.put_locks[stripe].lock().await;
+            let mut evicted_before = Vec::new();
+            for attempt in 0..RETRIES {
+                if attempt > 0 {
+                    backoff(attempt).await;
+                    // the last transaction may have been applied though it seemed not to be
+                    if self.gateway.get(&self.token_key(&token)).await?.is_some() {
+                        self.forget_finished(&finished_prefix).await?;
+                        return Ok((token, evicted_before));
+                    }
+                }
+                let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
+                let pending = self.gateway.prefixed(&pending_prefix).await?;
+                let mut ops = Vec::new();
+                let mut conditions = vec![Compare::ModifiedAt(&guard, guard_at)];
+                let mut queue = Vec::new();
+                for kv in &pending {
+                    let tok = kv.key[pending_prefix.len()..].to_string();
+                    let expires: u64 = std::str::from_utf8(&kv.value)
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or_else(|| self.unreadable("a pending token's expiry"))?;
+                    conditions.push(Compare::ModifiedAt(&kv.key, kv.mod_revision));
+                    queue.push(((tok, expires), expires));
+                }
+                let Room { expired, evicted: oldest, .. } = make_room(queue, capacity, now_ms);
+                let mut finished: Vec<String> = expired.into_iter().map(|(tok, _)| tok).collect();
+                let mut evicted = Vec::new();
+                for (tok, expires) in oldest {
+                    let tombstone = Record {
+                        owner: who.as_str().to_string(),
+                        state: Phase::Evicted,
+                        record: None,
+                        expires_at_ms: expires,
+                        outcome: None,
+                        taken_by: None,
+                    };
+                    let value = serde_json::to_vec(&tombstone).expect("a record serializes");
+                    ops.push(Op::Put { key: self.token_key(&tok), value, lease });
+                    evicted.push(tok.clone());
+                    finished.push(tok);
+                }
+                for tok in &finished {
+                    ops.push(Op::Delete(format!("{pending_prefix}{tok}")));
+                    ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: Vec::new(), lease });
+                }
+                ops.push(Op::Put { key: self.token_key(&token), value: encoded.clone(), lease });
+                ops.push(Op::Put {
+                    key: format!("{pending_prefix}{token}"),
+                    value: expires_at_ms.to_string().into(),
+                    lease,
+                });
+                ops.push(Op::Put { key: guard.clone(), value: Vec::new(), lease });
+                let applied = match self.gateway.txn(&conditions, &ops).await {
+                    Ok(applied) => applied,
+                    // the answer lost, not necessarily the write: the token's key says which
+                    Err(e) => match self.gateway.get(&self.token_key(&token)).await {
+                        Ok(Some(_)) => true,
+                        _ => return Err(e),
+                    },
+                };
+                if applied {
+                    self.forget_finished(&finished_prefix).await?;
+                    return Ok((token, evicted));
+                }
+                evicted_before = evicted;
+            }
+            Err(self.contended("the principal's pending proposals"))
+        })
     }
 
     fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
-        Box::pin(EtcdStore::peek(self, who, token))
+        Box::pin(async move {
+            let Some((record, _)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+            if !owned_by(&record.owner, who) {
+                return Ok(Taken::Unknown);
+            }
+            Ok(record.life().ok_or_else(|| self.unreadable("a pending record"))?.peek())
+        })
     }
 
+    /// Single use: the take counts once a majority of the members committed it, and only if the
+    /// record was still the one read.
+    ///
+    /// A take whose answer was lost (the member's time-out, an election) reads the record again:
+    /// marked as its own, it won; otherwise the store is reported unavailable, and a person's yes
+    /// may then be spent without a create, never a create made twice.
     fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
-        Box::pin(EtcdStore::take(self, who, token))
+        Box::pin(async move {
+            let me = mark();
+            let mut read = None;
+            for attempt in 0..RETRIES {
+                if attempt > 0 {
+                    backoff(attempt).await;
+                }
+                let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+                if !owned_by(&record.owner, who) {
+                    return Ok(Taken::Unknown);
+                }
+                if let (Some(bytes), Some(by)) = (read.take(), &record.taken_by)
+                    && *by == me
+                {
+                    return Ok(Taken::Found(bytes));
+                }
+                let (found, after) = record.life().ok_or_else(|| self.unreadable("a pending record"))?.take();
+                let bytes = match found {
+                    Taken::Found(bytes) => bytes,
+                    seen => return Ok(seen),
+                };
+                record.state = after.phase();
+                record.record = None;
+                record.taken_by = Some(me.clone());
+                let value = serde_json::to_vec(&record).expect("a record serializes");
+                let ops = [
+                    Op::Put { key: kv.key.clone(), value, lease: kv.lease },
+                    Op::Delete(format!("{}{token}", self.pending_prefix(who))),
+                    Op::Put {
+                        key: format!("{}{token}", self.finished_prefix(who)),
+                        value: Vec::new(),
+                        lease: kv.lease,
+                    },
+                ];
+                match self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await {
+                    Ok(true) => return Ok(Taken::Found(bytes)),
+                    // applied by an earlier sending of this transaction, or another take won
+                    Ok(false) => read = Some(bytes),
+                    Err(e) => {
+                        let Ok(Some((now, _))) = self.record(token).await else { return Err(e) };
+                        return match now.taken_by == Some(me) {
+                            true => Ok(Taken::Found(bytes)),
+                            false if now.state == Phase::Used => Ok(Taken::Used(now.outcome)),
+                            false => Err(e),
+                        };
+                    }
+                }
+            }
+            Err(self.contended("the token's record"))
+        })
     }
 
     fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
-        Box::pin(EtcdStore::settle(self, who, token, outcome))
+        Box::pin(async move {
+            for attempt in 0..RETRIES {
+                if attempt > 0 {
+                    backoff(attempt).await;
+                }
+                let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
+                let settled =
+                    record.life().filter(|_| owned_by(&record.owner, who)).and_then(|l| l.settle(outcome.clone()));
+                let Some(Life::Used { outcome: recorded }) = settled else { return Ok(()) };
+                record.outcome = recorded;
+                let value = serde_json::to_vec(&record).expect("a record serializes");
+                let op = Op::Put { key: kv.key.clone(), value, lease: kv.lease };
+                if self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &[op]).await? {
+                    return Ok(());
+                }
+            }
+            Err(self.contended("the token's record"))
+        })
     }
 
+    /// Once: the key is written with this call's mark, so a claim whose answer was lost but was
+    /// applied still counts as this call's (and as nobody else's).
     fn claim<'a>(&'a self, key: &'a str, _now_ms: u64) -> Stored<'a, bool> {
-        Box::pin(EtcdStore::claim(self, key))
+        Box::pin(async move {
+            let ttl = Duration::from_millis(super::ANSWER_MEMORY_MS);
+            let (key, me) = (self.key(&format!("c/{key}")), mark());
+            match self.put_leased(&key, me.as_bytes(), ttl, true).await {
+                Ok(true) => Ok(true),
+                Ok(false) => Ok(self.gateway.get(&key).await?.is_some_and(|kv| kv.value == me.as_bytes())),
+                Err(e) => match self.gateway.get(&key).await {
+                    Ok(Some(kv)) => Ok(kv.value == me.as_bytes()),
+                    _ => Err(e),
+                },
+            }
+        })
     }
 
     fn note_put<'a>(
@@ -554,11 +527,18 @@ impl super::Backend for EtcdStore {
         only_if_absent: bool,
         _now_ms: u64,
     ) -> Stored<'a, bool> {
-        Box::pin(async move { EtcdStore::note_put(self, &key.key(), value, ttl_ms, only_if_absent).await })
+        Box::pin(async move {
+            let key = &key.key();
+            let key = self.key(&format!("n/{key}"));
+            self.put_leased(&key, value, Duration::from_millis(ttl_ms), only_if_absent).await
+        })
     }
 
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, _now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
-        Box::pin(async move { EtcdStore::note_get(self, &key.key()).await })
+        Box::pin(async move {
+            let key = &key.key();
+            Ok(self.gateway.get(&self.key(&format!("n/{key}"))).await?.map(|kv| kv.value))
+        })
     }
 
     fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()> {
@@ -799,9 +779,9 @@ mod tests {
         assert!(matches!(store.take(&who, &token).await.unwrap(), Taken::Used(None)), "and it counted once");
 
         lose.store(true, Ordering::SeqCst);
-        assert!(store.claim("decision").await.unwrap(), "the claim whose answer was lost is this call's");
+        assert!(store.claim("decision", 0).await.unwrap(), "the claim whose answer was lost is this call's");
         assert!(!lose.load(Ordering::SeqCst));
-        assert!(!store.claim("decision").await.unwrap(), "and nobody else's");
+        assert!(!store.claim("decision", 0).await.unwrap(), "and nobody else's");
         assert!(keys.lock().unwrap().revision >= 3);
     }
 }

@@ -24,10 +24,10 @@ mod link;
 pub mod spec;
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use ::redis::Cmd;
 
+use super::life::{FINISHED_PER_PRINCIPAL, TOMBSTONE};
 use super::token::mint_token;
 pub use super::unavailable::{Cause, StoreUnavailable};
 use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
@@ -44,14 +44,6 @@ return 1
 ";
 
 type Bytes = Vec<u8>;
-/// How long used/evicted tokens are remembered after they stop being pending.
-pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
-/// How many tokens that stopped being pending (used, evicted, expired) are remembered per
-/// principal; beyond it the oldest are forgotten (they then read as unknown). With the host's
-/// limits this bounds what one principal keeps in Redis: 20 pending records and 64 finished ones,
-/// each at most [`super::MAX_RECORD_BYTES`].
-pub const FINISHED_PER_PRINCIPAL: u32 = 64;
-
 /// Records that token `t` stopped being pending (KEYS[fin] the principal's finished tokens,
 /// KEYS[seq] the counter) and forgets the oldest finished ones beyond ARGV `keep`, so what a
 /// principal's finished tokens keep is bounded whatever the rate of its proposals.
@@ -268,101 +260,6 @@ impl RedisStore {
         }
     }
 
-    /// Whether the store answers and takes writes: a node a failover demoted to a replica answers
-    /// PING but refuses every write, and a primary with fewer replicas than each write needs would
-    /// refuse them all, so its `ROLE` is asked.
-    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
-        self.link.role().await
-    }
-
-    pub async fn put(
-        &self,
-        who: &Principal,
-        record: Vec<u8>,
-        expires_at_ms: u64,
-        capacity: u32,
-        now_ms: u64,
-    ) -> Result<(String, Vec<String>), StoreUnavailable> {
-        let token = mint_token();
-        let keys = [&pending_key(who), &format!("{PREFIX}seq"), &token_key(&token), &finished_key(who)];
-        let mut cmd = eval(&PUT_SCRIPT, &keys.map(String::as_str));
-        cmd.arg(&token)
-            .arg(who.as_str())
-            .arg(record)
-            .arg(expires_at_ms)
-            .arg(now_ms)
-            .arg(capacity.max(1))
-            .arg(TOMBSTONE.as_millis() as u64)
-            .arg(format!("{PREFIX}token:"))
-            .arg(FINISHED_PER_PRINCIPAL);
-        let evicted: Vec<String> = self.link.write(&cmd).await?;
-        Ok((token, evicted))
-    }
-
-    pub async fn peek(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let mut cmd = ::redis::cmd("HMGET");
-        cmd.arg(token_key(token)).arg(&["owner", "state", "record", "outcome"]);
-        let (owner, state, record, outcome): (Option<String>, Option<String>, Option<Bytes>, Option<Bytes>) =
-            self.link.read(&cmd).await?;
-        if owner.as_deref() != Some(who.as_str()) {
-            return Ok(Taken::Unknown);
-        }
-        Ok(match (state.as_deref(), record) {
-            (Some("pending"), Some(record)) => Taken::Found(record),
-            (Some("used"), _) => Taken::Used(outcome),
-            (Some("evicted"), _) => Taken::Evicted,
-            _ => Taken::Unknown,
-        })
-    }
-
-    /// Single use: the take counts (and the record is handed over) only once the replicas the
-    /// operator requires hold it, so no failover can make the token pending again after a create.
-    pub async fn take(&self, who: &Principal, token: &str) -> Result<Taken, StoreUnavailable> {
-        let keys = [&token_key(token), &pending_key(who), &finished_key(who), &format!("{PREFIX}seq")];
-        let mut cmd = eval(&TAKE_SCRIPT, &keys.map(String::as_str));
-        cmd.arg(who.as_str())
-            .arg(token)
-            .arg(TOMBSTONE.as_millis() as u64)
-            .arg(format!("{PREFIX}token:"))
-            .arg(FINISHED_PER_PRINCIPAL);
-        let reply: Vec<Vec<u8>> = self.link.write(&cmd).await?;
-        let mut parts = reply.into_iter();
-        Ok(match (parts.next().as_deref(), parts.next()) {
-            (Some(b"found"), Some(record)) => Taken::Found(record),
-            (Some(b"used"), outcome) => Taken::Used(outcome),
-            (Some(b"evicted"), _) => Taken::Evicted,
-            (Some(b"unknown"), _) => Taken::Unknown,
-            _ => return Err(self.link.error(Cause::Down, "the take script answered something unexpected")),
-        })
-    }
-
-    pub async fn claim_answer(&self, answer: &str) -> Result<bool, StoreUnavailable> {
-        let mut cmd = ::redis::cmd("SET");
-        cmd.arg(format!("{PREFIX}answer:{answer}")).arg(1).arg("NX").arg("PX").arg(super::ANSWER_MEMORY_MS);
-        let set: Option<String> = self.link.write(&cmd).await?;
-        Ok(set.is_some())
-    }
-
-    pub async fn note_put(
-        &self,
-        key: &str,
-        value: &[u8],
-        ttl_ms: u64,
-        only_if_absent: bool,
-    ) -> Result<bool, StoreUnavailable> {
-        let mut cmd = ::redis::cmd("SET");
-        cmd.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));
-        if only_if_absent {
-            cmd.arg("NX");
-        }
-        let done: Option<String> = self.link.write(&cmd).await?;
-        Ok(done.is_some())
-    }
-
-    pub async fn note_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        self.link.read(::redis::cmd("GET").arg(format!("{PREFIX}note:{key}"))).await
-    }
-
     /// Every value of the hash `name` (a few hundred small records at most: see `passkeys::store`).
     pub async fn hash_values(&self, name: &str) -> Result<Vec<Vec<u8>>, StoreUnavailable> {
         self.link.read(::redis::cmd("HVALS").arg(format!("{PREFIX}{name}"))).await
@@ -386,13 +283,6 @@ impl RedisStore {
         let swapped: i64 = self.link.write(&cmd).await?;
         Ok(swapped == 1)
     }
-
-    pub async fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) -> Result<(), StoreUnavailable> {
-        let mut cmd = eval(SETTLE, &[&token_key(token)]);
-        cmd.arg(who.as_str()).arg(outcome);
-        let _: i64 = self.link.write_unacknowledged(&cmd).await?;
-        Ok(())
-    }
 }
 
 impl super::Backend for RedisStore {
@@ -404,8 +294,11 @@ impl super::Backend for RedisStore {
         Some(self)
     }
 
+    /// Whether the store answers and takes writes: a node a failover demoted to a replica answers
+    /// PING but refuses every write, and a primary with fewer replicas than each write needs would
+    /// refuse them all, so its `ROLE` is asked.
     fn ping(&self) -> Stored<'_, ()> {
-        Box::pin(RedisStore::ping(self))
+        Box::pin(async move { self.link.role().await })
     }
 
     fn put<'a>(
@@ -416,23 +309,82 @@ impl super::Backend for RedisStore {
         capacity: u32,
         now_ms: u64,
     ) -> Stored<'a, (String, Vec<String>)> {
-        Box::pin(RedisStore::put(self, who, record, expires_at_ms, capacity, now_ms))
+        Box::pin(async move {
+            let token = mint_token();
+            let keys = [&pending_key(who), &format!("{PREFIX}seq"), &token_key(&token), &finished_key(who)];
+            let mut cmd = eval(&PUT_SCRIPT, &keys.map(String::as_str));
+            cmd.arg(&token)
+                .arg(who.as_str())
+                .arg(record)
+                .arg(expires_at_ms)
+                .arg(now_ms)
+                .arg(capacity.max(1))
+                .arg(TOMBSTONE.as_millis() as u64)
+                .arg(format!("{PREFIX}token:"))
+                .arg(FINISHED_PER_PRINCIPAL);
+            let evicted: Vec<String> = self.link.write(&cmd).await?;
+            Ok((token, evicted))
+        })
     }
 
     fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
-        Box::pin(RedisStore::peek(self, who, token))
+        Box::pin(async move {
+            let mut cmd = ::redis::cmd("HMGET");
+            cmd.arg(token_key(token)).arg(&["owner", "state", "record", "outcome"]);
+            let (owner, state, record, outcome): (Option<String>, Option<String>, Option<Bytes>, Option<Bytes>) =
+                self.link.read(&cmd).await?;
+            if owner.as_deref() != Some(who.as_str()) {
+                return Ok(Taken::Unknown);
+            }
+            Ok(match (state.as_deref(), record) {
+                (Some("pending"), Some(record)) => Taken::Found(record),
+                (Some("used"), _) => Taken::Used(outcome),
+                (Some("evicted"), _) => Taken::Evicted,
+                _ => Taken::Unknown,
+            })
+        })
     }
 
+    /// Single use: the take counts (and the record is handed over) only once the replicas the
+    /// operator requires hold it, so no failover can make the token pending again after a create.
     fn take<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
-        Box::pin(RedisStore::take(self, who, token))
+        Box::pin(async move {
+            let keys = [&token_key(token), &pending_key(who), &finished_key(who), &format!("{PREFIX}seq")];
+            let mut cmd = eval(&TAKE_SCRIPT, &keys.map(String::as_str));
+            cmd.arg(who.as_str())
+                .arg(token)
+                .arg(TOMBSTONE.as_millis() as u64)
+                .arg(format!("{PREFIX}token:"))
+                .arg(FINISHED_PER_PRINCIPAL);
+            let reply: Vec<Vec<u8>> = self.link.write(&cmd).await?;
+            let mut parts = reply.into_iter();
+            Ok(match (parts.next().as_deref(), parts.next()) {
+                (Some(b"found"), Some(record)) => Taken::Found(record),
+                (Some(b"used"), outcome) => Taken::Used(outcome),
+                (Some(b"evicted"), _) => Taken::Evicted,
+                (Some(b"unknown"), _) => Taken::Unknown,
+                _ => return Err(self.link.error(Cause::Down, "the take script answered something unexpected")),
+            })
+        })
     }
 
     fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
-        Box::pin(RedisStore::settle(self, who, token, outcome))
+        Box::pin(async move {
+            let mut cmd = eval(SETTLE, &[&token_key(token)]);
+            cmd.arg(who.as_str()).arg(outcome);
+            let _: i64 = self.link.write_unacknowledged(&cmd).await?;
+            Ok(())
+        })
     }
 
     fn claim<'a>(&'a self, key: &'a str, _now_ms: u64) -> Stored<'a, bool> {
-        Box::pin(self.claim_answer(key))
+        Box::pin(async move {
+            let answer = key;
+            let mut cmd = ::redis::cmd("SET");
+            cmd.arg(format!("{PREFIX}answer:{answer}")).arg(1).arg("NX").arg("PX").arg(super::ANSWER_MEMORY_MS);
+            let set: Option<String> = self.link.write(&cmd).await?;
+            Ok(set.is_some())
+        })
     }
 
     fn note_put<'a>(
@@ -443,11 +395,23 @@ impl super::Backend for RedisStore {
         only_if_absent: bool,
         _now_ms: u64,
     ) -> Stored<'a, bool> {
-        Box::pin(async move { RedisStore::note_put(self, &key.key(), value, ttl_ms, only_if_absent).await })
+        Box::pin(async move {
+            let key = &key.key();
+            let mut cmd = ::redis::cmd("SET");
+            cmd.arg(format!("{PREFIX}note:{key}")).arg(value).arg("PX").arg(ttl_ms.max(1));
+            if only_if_absent {
+                cmd.arg("NX");
+            }
+            let done: Option<String> = self.link.write(&cmd).await?;
+            Ok(done.is_some())
+        })
     }
 
     fn note_get<'a>(&'a self, key: &'a NoteKey<'a>, _now_ms: u64) -> Stored<'a, Option<Vec<u8>>> {
-        Box::pin(async move { RedisStore::note_get(self, &key.key()).await })
+        Box::pin(async move {
+            let key = &key.key();
+            self.link.read(::redis::cmd("GET").arg(format!("{PREFIX}note:{key}"))).await
+        })
     }
 
     fn index_put<'a>(&'a self, entry: IndexEntry<'a>, now_ms: u64) -> Stored<'a, ()> {

@@ -1,0 +1,316 @@
+//! A proposal's life, the same in every store: its phases and the pure steps between them.
+//!
+//! No I/O and no clock of its own (`now_ms` is passed in), so it is tested to exhaustion here.
+//! The memory store applies these steps under its mutex and etcd under a revision compare; the
+//! Redis store keeps each step one Lua script for its atomicity, spelling the phases as
+//! [`Phase`] does, and the conformance suite (`tests/tests/e2e/store_conformance.rs`) runs the
+//! same sequences on every store and on [`Model`], which is built from these steps alone.
+//!
+//! A pending proposal is found by a take whether or not it has expired: expiry is the
+//! component's rule, and it is told apart from an unknown token. A take makes it used (single
+//! use: the step that finds it is the step that spends it); a settle records what the attempt
+//! did, and only on a used proposal. Capacity counts a principal's pending proposals that have
+//! not expired: the oldest beyond it are evicted by the put that needs their place.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bindings::proposal_store::Taken;
+use crate::principal::Principal;
+
+/// How long used and evicted tokens are remembered after they stop being pending, so a replay
+/// is answered precisely (a shared store's key expiry; the memory store bounds by count).
+pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
+
+/// How many tokens that stopped being pending (used, evicted, expired) a shared store remembers
+/// per principal; beyond it the oldest are forgotten (they then read as unknown). With the
+/// host's limits this bounds what one principal keeps: 20 pending records and 64 finished ones,
+/// each at most [`super::MAX_RECORD_BYTES`].
+pub const FINISHED_PER_PRINCIPAL: u32 = 64;
+
+/// A proposal's phase, spelt the same in every store (etcd's JSON, Redis's hashes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Pending,
+    Used,
+    Evicted,
+}
+
+impl Phase {
+    /// The name stores write.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::Used => "used",
+            Phase::Evicted => "evicted",
+        }
+    }
+}
+
+/// One proposal's state and what it keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Life {
+    Pending {
+        record: Vec<u8>,
+        expires_at_ms: u64,
+    },
+    /// Taken; `outcome` once the attempt that took it settled.
+    Used {
+        outcome: Option<Vec<u8>>,
+    },
+    /// Its place was needed by a newer proposal of its principal before anyone took it.
+    Evicted,
+}
+
+impl Life {
+    pub fn phase(&self) -> Phase {
+        match self {
+            Life::Pending { .. } => Phase::Pending,
+            Life::Used { .. } => Phase::Used,
+            Life::Evicted => Phase::Evicted,
+        }
+    }
+
+    /// What a peek finds (a peek changes nothing).
+    pub fn peek(&self) -> Taken {
+        match self {
+            Life::Pending { record, .. } => Taken::Found(record.clone()),
+            Life::Used { outcome } => Taken::Used(outcome.clone()),
+            Life::Evicted => Taken::Evicted,
+        }
+    }
+
+    /// A take: what it finds, and what the proposal is afterwards. Only a pending proposal is
+    /// found, and it is then used with no outcome yet; any other is left as it was.
+    pub fn take(self) -> (Taken, Life) {
+        match self {
+            Life::Pending { record, .. } => (Taken::Found(record), Life::Used { outcome: None }),
+            kept => (kept.peek(), kept),
+        }
+    }
+
+    /// A settle: the proposal with `outcome` recorded, or `None` when there is nothing to settle
+    /// (it was not taken). A later settle replaces an earlier one, as the attempt's last word.
+    pub fn settle(&self, outcome: Vec<u8>) -> Option<Life> {
+        matches!(self, Life::Used { .. }).then_some(Life::Used { outcome: Some(outcome) })
+    }
+
+    /// Whether it still holds one of its principal's places at `now_ms`.
+    pub fn holds_a_place(&self, now_ms: u64) -> bool {
+        matches!(self, Life::Pending { expires_at_ms, .. } if *expires_at_ms > now_ms)
+    }
+
+    /// The bytes it keeps (a memory bound counts them).
+    pub fn bytes(&self) -> usize {
+        match self {
+            Life::Pending { record, .. } => record.len(),
+            Life::Used { outcome } => outcome.as_ref().map_or(0, Vec::len),
+            Life::Evicted => 0,
+        }
+    }
+}
+
+/// What a put does to its principal's pending proposals, oldest first.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Room<T> {
+    /// Past their expiry: they stop holding a place (and stay findable, to be told "expired").
+    pub expired: Vec<T>,
+    /// The oldest of the others beyond `capacity - 1`: evicted so that the new one fits.
+    pub evicted: Vec<T>,
+    /// Still pending, oldest first; the new proposal goes after them.
+    pub kept: Vec<T>,
+}
+
+/// Makes room for one more of a principal's proposals among `pending` (oldest first, each with
+/// when it expires) under `capacity` (at least one).
+pub fn make_room<T>(pending: impl IntoIterator<Item = (T, u64)>, capacity: u32, now_ms: u64) -> Room<T> {
+    let (mut expired, mut kept) = (Vec::new(), Vec::new());
+    for (t, expires_at_ms) in pending {
+        if expires_at_ms > now_ms { kept.push(t) } else { expired.push(t) }
+    }
+    let over = (kept.len() + 1).saturating_sub(capacity.max(1) as usize);
+    let evicted = kept.drain(..over).collect();
+    Room { expired, evicted, kept }
+}
+
+/// Whether `owner` (as a store wrote it) is `who`: another principal's token reads as unknown.
+pub fn owned_by(owner: &str, who: &Principal) -> bool {
+    owner == who.as_str()
+}
+
+/// A store built from these steps alone, with the tokens the store under test minted: what every
+/// backend must answer (short of forgetting, which a shared store may do after
+/// [`FINISHED_PER_PRINCIPAL`] finished tokens and the memory store after thousands).
+#[derive(Default)]
+pub struct Model {
+    proposals: HashMap<String, (Principal, Life)>,
+    /// Per principal, the tokens still pending that may hold a place, oldest first.
+    queues: HashMap<Principal, Vec<String>>,
+}
+
+impl Model {
+    /// The tokens a put of `who` at `now_ms` evicts, in order; `token` is then pending.
+    pub fn put(
+        &mut self,
+        who: &Principal,
+        token: &str,
+        record: Vec<u8>,
+        expires_at_ms: u64,
+        capacity: u32,
+        now_ms: u64,
+    ) -> Vec<String> {
+        let queue = self.queues.remove(who).unwrap_or_default();
+        let pending = queue.into_iter().filter_map(|t| match self.proposals.get(&t) {
+            Some((_, Life::Pending { expires_at_ms, .. })) => Some((t.clone(), *expires_at_ms)),
+            _ => None,
+        });
+        let Room { evicted, mut kept, .. } = make_room(pending.collect::<Vec<_>>(), capacity, now_ms);
+        for t in &evicted {
+            if let Some((_, life)) = self.proposals.get_mut(t) {
+                *life = Life::Evicted;
+            }
+        }
+        kept.push(token.to_string());
+        self.queues.insert(who.clone(), kept);
+        self.proposals.insert(token.to_string(), (who.clone(), Life::Pending { record, expires_at_ms }));
+        evicted
+    }
+
+    pub fn peek(&self, who: &Principal, token: &str) -> Taken {
+        match self.proposals.get(token) {
+            Some((owner, life)) if owner == who => life.peek(),
+            _ => Taken::Unknown,
+        }
+    }
+
+    pub fn take(&mut self, who: &Principal, token: &str) -> Taken {
+        let Some((owner, life)) = self.proposals.get_mut(token).filter(|(owner, _)| owner == who) else {
+            return Taken::Unknown;
+        };
+        let (found, after) = std::mem::replace(life, Life::Evicted).take();
+        *life = after;
+        if let Some(queue) = self.queues.get_mut(&owner.clone()) {
+            queue.retain(|t| t != token);
+        }
+        found
+    }
+
+    pub fn settle(&mut self, who: &Principal, token: &str, outcome: Vec<u8>) {
+        if let Some((owner, life)) = self.proposals.get_mut(token)
+            && owner == who
+            && let Some(after) = life.settle(outcome)
+        {
+            *life = after;
+        }
+    }
+
+    /// The proposals of every principal that hold a place at `now_ms`.
+    pub fn pending_len(&self, now_ms: u64) -> usize {
+        self.proposals.values().filter(|(_, life)| life.holds_a_place(now_ms)).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(t: &Taken) -> String {
+        format!("{t:?}")
+    }
+
+    /// Every state a proposal can be in, with a record and an outcome where it keeps one.
+    fn every_life() -> Vec<Life> {
+        vec![
+            Life::Pending { record: b"r".to_vec(), expires_at_ms: 100 },
+            Life::Used { outcome: None },
+            Life::Used { outcome: Some(b"o".to_vec()) },
+            Life::Evicted,
+        ]
+    }
+
+    #[test]
+    fn every_step_from_every_state() {
+        for life in every_life() {
+            // a peek shows the state and changes nothing
+            let peeked = life.peek();
+            let (taken, after) = life.clone().take();
+            match &life {
+                Life::Pending { record, .. } => {
+                    assert_eq!(seen(&peeked), seen(&Taken::Found(record.clone())));
+                    assert_eq!(seen(&taken), seen(&peeked), "the take finds what a peek shows");
+                    assert_eq!(after, Life::Used { outcome: None }, "and spends it");
+                    let (again, still) = after.clone().take();
+                    assert_eq!(seen(&again), seen(&Taken::Used(None)), "single use");
+                    assert_eq!(still, after);
+                }
+                other => {
+                    assert_eq!(seen(&taken), seen(&peeked), "{other:?}");
+                    assert_eq!(&after, other, "a take of a proposal not pending changes nothing");
+                }
+            }
+            let settled = life.settle(b"done".to_vec());
+            match &life {
+                Life::Used { .. } => assert_eq!(settled, Some(Life::Used { outcome: Some(b"done".to_vec()) })),
+                other => assert_eq!(settled, None, "{other:?}: only a taken proposal is settled"),
+            }
+            assert_eq!(life.phase().name(), serde_json::to_value(life.phase()).unwrap().as_str().unwrap());
+        }
+    }
+
+    #[test]
+    fn only_a_pending_proposal_before_its_expiry_holds_a_place() {
+        for life in every_life() {
+            for now in [0, 99, 100, 101] {
+                let holds = life.holds_a_place(now);
+                assert_eq!(holds, matches!(life, Life::Pending { .. }) && now < 100, "{life:?} at {now}");
+            }
+        }
+    }
+
+    /// Every queue of up to six proposals, each expired or not, under every capacity up to seven.
+    #[test]
+    fn room_is_made_by_the_expired_first_then_the_oldest() {
+        for n in 0..=6usize {
+            for expired_mask in 0..(1u32 << n) {
+                for capacity in 0..=7u32 {
+                    let queue: Vec<(usize, u64)> =
+                        (0..n).map(|i| (i, if expired_mask & (1 << i) != 0 { 10 } else { 1000 })).collect();
+                    let room = make_room(queue.clone(), capacity, 500);
+                    let live: Vec<usize> = queue.iter().filter(|(_, e)| *e > 500).map(|(i, _)| *i).collect();
+                    let expired: Vec<usize> = queue.iter().filter(|(_, e)| *e <= 500).map(|(i, _)| *i).collect();
+                    assert_eq!(room.expired, expired);
+                    // the new proposal fits: the kept ones and it are within the capacity
+                    assert!(room.kept.len() < capacity.max(1) as usize, "{room:?} under {capacity}");
+                    // the evicted are the oldest live ones, and only as many as needed
+                    let over = (live.len() + 1).saturating_sub(capacity.max(1) as usize);
+                    assert_eq!(room.evicted, live[..over]);
+                    assert_eq!(room.kept, live[over..]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_model_answers_each_principal_alone() {
+        let (alice, bob) = (Principal::named("alice"), Principal::named("bob"));
+        let mut m = Model::default();
+        assert!(m.put(&alice, "a1", vec![1], 1000, 2, 0).is_empty());
+        assert!(m.put(&alice, "a2", vec![2], 1000, 2, 0).is_empty());
+        assert!(m.put(&bob, "b1", vec![3], 1000, 2, 0).is_empty(), "bob's capacity is his own");
+        assert_eq!(m.put(&alice, "a3", vec![4], 1000, 2, 0), ["a1"]);
+        assert_eq!(seen(&m.take(&alice, "a1")), seen(&Taken::Evicted));
+        assert_eq!(seen(&m.take(&bob, "a2")), seen(&Taken::Unknown), "another's token is unknown");
+        m.settle(&bob, "a2", b"forged".to_vec());
+        assert_eq!(seen(&m.take(&alice, "a2")), seen(&Taken::Found(vec![2])));
+        assert_eq!(seen(&m.peek(&alice, "a2")), seen(&Taken::Used(None)), "bob's settle was ignored");
+        m.settle(&alice, "a2", b"sent".to_vec());
+        assert_eq!(seen(&m.take(&alice, "a2")), seen(&Taken::Used(Some(b"sent".to_vec()))));
+        assert_eq!(m.pending_len(0), 2, "a3 and b1");
+        // at 2000 everything has expired: no place is held, and nothing is evicted for a new one
+        assert!(m.put(&alice, "a4", vec![5], 3000, 1, 2000).is_empty());
+        assert_eq!(seen(&m.peek(&alice, "a3")), seen(&Taken::Found(vec![4])), "expired, still findable");
+    }
+}
