@@ -4,7 +4,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -65,6 +65,7 @@ try {
   check("no exception", false, String(e?.stack ?? e));
 } finally {
   await client.close().catch(() => {});
+  rmSync(scratch, { recursive: true, force: true });
 }
 console.log(`interop: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -201,12 +201,17 @@ pub(crate) fn network(client: usize, i: usize) -> Value {
 pub(crate) struct Redis {
     child: std::process::Child,
     pub port: u16,
+    /// The RDB file a replica's full sync writes, removed with the server.
+    rdb: Option<std::path::PathBuf>,
 }
 
 impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(rdb) = &self.rdb {
+            let _ = std::fs::remove_file(rdb);
+        }
     }
 }
 
@@ -224,7 +229,9 @@ pub(crate) fn start_redis_with(extra: &[&str]) -> anyhow::Result<Redis> {
     let file = format!("equinix-mcp-bench-{}-{n}.rdb", std::process::id());
     let mut args = vec!["--save", "", "--appendonly", "no", "--dir", &dir, "--dbfilename", &file];
     args.extend_from_slice(extra);
-    start_with_program("redis-server", None, &args)
+    let mut redis = start_with_program("redis-server", None, &args)?;
+    redis.rdb = Some(std::env::temp_dir().join(&file));
+    Ok(redis)
 }
 
 /// `program [config] --port P --bind 127.0.0.1 extra...` on a free loopback port, once it listens.
@@ -238,7 +245,7 @@ pub(crate) fn start_with_program(program: &str, config: Option<&str>, extra: &[&
         .stderr(Stdio::null())
         .spawn()
         .with_context(|| format!("{program} is not installed (.ci/install-redis installs it)"))?;
-    let redis = Redis { child, port };
+    let redis = Redis { child, port, rdb: None };
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return Ok(redis);

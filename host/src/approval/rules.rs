@@ -3,7 +3,7 @@
 //! each rule is tested here without a component, a store or a client.
 
 use super::binding::{Binding, Redeemed, TTL_MS};
-use crate::bindings::confirmation::{Delivery as Round, Status};
+use crate::bindings::confirmation::{Delivery as Answering, Status};
 
 /// Who asks: the call, its grant and its tool.
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +45,7 @@ pub struct Question<'a> {
     pub principal: &'a str,
     /// How the answer comes: a first round never approves, an answered retry brings an answer
     /// already given (judged when it is minted).
-    pub round: Round,
+    pub round: Answering,
     pub now_ms: u64,
 }
 
@@ -60,7 +60,7 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
              can be put before the person"
         ));
     };
-    if !found.taken && q.round != Round::FirstRound {
+    if !found.taken && q.round != Answering::FirstRound {
         return Err(format!(
             "this call only peeked at proposal {token:?}; a proposal is put before the person only once it is taken, so \
              that it is approved at most once"
@@ -80,7 +80,7 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
         return Err(format!("proposal {token:?} was validated for another principal"));
     }
     // a stateless retry carries an answer already given: it is judged when it is minted
-    if q.round != Round::Answered && !binding.fresh_at(q.now_ms) {
+    if q.round != Answering::Answered && !binding.fresh_at(q.now_ms) {
         let age = q.now_ms.saturating_sub(binding.validated_at_ms);
         return Err(format!(
             "Fabric validated this request {} s ago; a person may approve it only within {} minutes of its dry run",
@@ -137,7 +137,7 @@ mod tests {
         Redeemed { token: "chg-a".into(), binding: Some(binding()), taken: true }
     }
 
-    fn question(round: Round, now_ms: u64) -> Question<'static> {
+    fn question(round: Answering, now_ms: u64) -> Question<'static> {
         Question { token: "chg-a", request_sha256: "abc", principal: "alice", round, now_ms }
     }
 
@@ -159,32 +159,32 @@ mod tests {
     #[test]
     fn only_a_taken_proposal_bound_to_these_bytes_and_this_principal_is_asked_about() {
         let found = taken();
-        assert_eq!(bound(Some(&found), &question(Round::Blocking, T0 + 1)), Ok(&binding()));
-        let none = bound(None, &question(Round::Blocking, T0)).unwrap_err();
+        assert_eq!(bound(Some(&found), &question(Answering::Blocking, T0 + 1)), Ok(&binding()));
+        let none = bound(None, &question(Answering::Blocking, T0)).unwrap_err();
         assert!(none.contains("did not take proposal"), "{none}");
         let other = Redeemed { token: "chg-b".into(), ..taken() };
-        assert!(bound(Some(&other), &question(Round::Blocking, T0)).unwrap_err().contains("did not take"));
+        assert!(bound(Some(&other), &question(Answering::Blocking, T0)).unwrap_err().contains("did not take"));
         let peeked = Redeemed { taken: false, ..taken() };
-        assert!(bound(Some(&peeked), &question(Round::Blocking, T0)).unwrap_err().contains("only peeked"));
-        assert!(bound(Some(&peeked), &question(Round::Answered, T0)).unwrap_err().contains("only peeked"));
-        assert!(bound(Some(&peeked), &question(Round::FirstRound, T0)).is_ok(), "a first round may peek");
+        assert!(bound(Some(&peeked), &question(Answering::Blocking, T0)).unwrap_err().contains("only peeked"));
+        assert!(bound(Some(&peeked), &question(Answering::Answered, T0)).unwrap_err().contains("only peeked"));
+        assert!(bound(Some(&peeked), &question(Answering::FirstRound, T0)).is_ok(), "a first round may peek");
         let unbound = Redeemed { binding: None, ..taken() };
-        assert!(bound(Some(&unbound), &question(Round::Blocking, T0)).unwrap_err().contains("not bound"));
-        let bytes = Question { request_sha256: "abd", ..question(Round::Blocking, T0) };
+        assert!(bound(Some(&unbound), &question(Answering::Blocking, T0)).unwrap_err().contains("not bound"));
+        let bytes = Question { request_sha256: "abd", ..question(Answering::Blocking, T0) };
         assert!(bound(Some(&found), &bytes).unwrap_err().contains("not the one Fabric validated"));
-        let bob = Question { principal: "bob", ..question(Round::Blocking, T0) };
+        let bob = Question { principal: "bob", ..question(Answering::Blocking, T0) };
         assert!(bound(Some(&found), &bob).unwrap_err().contains("another principal"));
     }
 
     #[test]
     fn a_question_is_asked_only_within_the_ttl_except_an_answer_already_given() {
         let found = taken();
-        assert!(bound(Some(&found), &question(Round::Blocking, T0 + TTL_MS)).is_ok());
-        let late = bound(Some(&found), &question(Round::Blocking, T0 + TTL_MS + 1)).unwrap_err();
+        assert!(bound(Some(&found), &question(Answering::Blocking, T0 + TTL_MS)).is_ok());
+        let late = bound(Some(&found), &question(Answering::Blocking, T0 + TTL_MS + 1)).unwrap_err();
         assert!(late.contains("600 s ago") && late.contains("within 10 minutes"), "{late}");
-        assert!(bound(Some(&found), &question(Round::FirstRound, T0 + TTL_MS + 1)).is_err());
+        assert!(bound(Some(&found), &question(Answering::FirstRound, T0 + TTL_MS + 1)).is_err());
         // judged by may_mint instead
-        assert!(bound(Some(&found), &question(Round::Answered, T0 + TTL_MS + 1)).is_ok());
+        assert!(bound(Some(&found), &question(Answering::Answered, T0 + TTL_MS + 1)).is_ok());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use wasmtime::StoreLimits;
 use super::call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGrant};
 use super::clock::ClockView;
 use super::confirmation::{Awaiting, ConfirmCtx, ConfirmView};
-use super::confirmer::{Confirmer, NobodyToAsk};
+use super::confirmer::{Confirmer, Fallback, NobodyToAsk};
 use super::fabric::{FabricCtx, FabricView};
 use super::policy_check::{OperatorPolicy, PolicyCtx};
 use super::proposal_store::{StoreCtx, StoreView};
@@ -93,9 +93,9 @@ pub struct CallContext {
     /// What the principal's token grants (everything but for an OAuth principal).
     pub scopes: Scopes,
     pub confirmer: Arc<dyn Confirmer>,
-    /// Who to ask instead when the operator's policy allows the create only on the approval page
-    /// and `confirmer` would not send the person there (it answers in the same rounds).
-    pub page_instead: Option<Arc<dyn Confirmer>>,
+    /// The road to the approval page, kept for when the operator's policy allows the create only
+    /// there and `confirmer` would not send the person there.
+    pub page_instead: Option<Fallback>,
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn StepReporter>>,
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use wasmtime::component::{Resource, ResourceTable};
 
 use super::call_facts::{CallFacts, GuestMeter};
-use super::confirmer::{Confirmer, PagePending, Reached};
+use super::confirmer::{Confirmer, Fallback, PagePending, Reached};
 use super::fabric::{FabricCtx, Sending, to_wit};
 use super::policy_check::{Judge, PolicyCtx};
 use crate::approval::{self, Asker, Binding, Form, Mint, Question, Redeemed, Subject};
@@ -42,8 +42,9 @@ pub enum Awaiting {
 /// minted (the WIT resources the component holds handles to), and where they are recorded.
 pub struct ConfirmCtx {
     confirmer: Arc<dyn Confirmer>,
-    /// The road to the approval page, when the policy may allow the create only there.
-    page_instead: Option<Arc<dyn Confirmer>>,
+    /// The road to the approval page, when the policy may allow the create only there (built
+    /// only if it does).
+    page_instead: Option<Fallback>,
     asked: bool,
     table: ResourceTable,
     /// Where approvals and creates are recorded before they take effect (none: nothing can be
@@ -62,14 +63,10 @@ pub struct ConfirmCtx {
 impl ConfirmCtx {
     pub(super) fn new(
         confirmer: Arc<dyn Confirmer>,
-        page_instead: Option<Arc<dyn Confirmer>>,
+        page_instead: Option<Fallback>,
         audit: Option<Arc<AuditLog>>,
         opt_in: bool,
     ) -> Self {
-        debug_assert!(
-            page_instead.as_ref().is_none_or(|p| p.round() == confirmer.round()),
-            "the page's road answers in the rounds of the one it replaces"
-        );
         ConfirmCtx {
             confirmer,
             page_instead,
@@ -168,13 +165,19 @@ impl ConfirmView<'_> {
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
             let permit = match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
                 Ok(permit) => permit,
-                Err(why) => match self.confirm.page_instead.clone() {
+                Err(why) => match self.confirm.page_instead.take() {
                     // a policy that allows this create only on the page sends the person there
                     Some(page) => {
-                        let on_page = Approving { method: page.method(), ..Approving::default() };
+                        let on_page = Approving { method: page.method, ..Approving::default() };
                         match self.judge().judge("approval", change_type, &facts, Some(&on_page)).await {
                             Ok(permit) => {
-                                self.confirm.confirmer = page;
+                                let road = (page.road)();
+                                debug_assert_eq!(
+                                    road.round(),
+                                    self.confirm.confirmer.round(),
+                                    "the page's road answers in the rounds of the one it replaces"
+                                );
+                                self.confirm.confirmer = road;
                                 permit
                             }
                             Err(_) => return Err(format!("the operator's policy does not allow this create: {why}")),

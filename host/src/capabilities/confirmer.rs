@@ -6,14 +6,14 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Form, Subject};
-use crate::bindings::confirmation::{Delivery as Round, Status};
+use crate::bindings::confirmation::{Delivery as Answering, Status};
 
 /// How one tool call reaches its person.
 pub trait Confirmer: Send + Sync {
     /// How the component should order its rules for this call (`confirmation.current-delivery`):
     /// blocking unless the call is a stateless round.
-    fn round(&self) -> Round {
-        Round::Blocking
+    fn round(&self) -> Answering {
+        Answering::Blocking
     }
 
     /// How an answer this confirmer gives reaches the host: `form` (the client's form or the
@@ -23,6 +23,15 @@ pub trait Confirmer: Send + Sync {
     /// Puts `form` before the person: their answer, or where the question now waits. `Err` says
     /// why the form could not be put before anyone (a limit, the store), and nobody was asked.
     fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>>;
+}
+
+/// The road a call's plan keeps for when the operator's policy allows its create only on the
+/// approval page and the call's own road does not lead there. Nothing is built for it unless the
+/// policy refuses the call's road: `method` is what the policy is asked about, and `road` makes
+/// the confirmer then. It answers in the same rounds as the road it replaces.
+pub struct Fallback {
+    pub method: &'static str,
+    pub road: Box<dyn FnOnce() -> std::sync::Arc<dyn Confirmer> + Send + Sync>,
 }
 
 /// Where a question got to.

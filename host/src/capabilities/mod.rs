@@ -21,7 +21,7 @@ pub use call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGr
 pub use call_state::{CallContext, CallState, Ending, Grants};
 pub use clock::ClockView;
 pub use confirmation::{Awaiting, ConfirmView};
-pub use confirmer::{Confirmer, NobodyToAsk, PagePending, Reached};
+pub use confirmer::{Confirmer, Fallback, NobodyToAsk, PagePending, Reached};
 pub use fabric::FabricView;
 pub use policy_check::OperatorPolicy;
 pub use proposal_store::StoreView;

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::{AnsweredOn, CallKey, Form, Once};
 use crate::approval_page::ApprovalPage;
 use crate::approval_page::record::{self, Decision, PageRecord};
-use crate::bindings::confirmation::{Delivery as Round, Status};
+use crate::bindings::confirmation::{Delivery as Answering, Status};
 use crate::capabilities::{Confirmer, PagePending, Reached};
 use crate::principal::Principal;
 
@@ -134,8 +134,13 @@ impl PageRound {
         Ok(PageRound { page, principal, tool, link_by: LinkBy::Url, call: Some(call), earlier })
     }
 
-    /// For a 2026-07-28 round: the page the sealed state names (none in a first round), and its
-    /// decision. A page of another principal, or one no longer kept, counts as none.
+    /// For a 2026-07-28 first round: no page yet, so nothing to look up.
+    pub fn first_round(page: Arc<ApprovalPage>, principal: Principal, tool: String, link_by: LinkBy) -> Self {
+        PageRound { page, principal, tool, link_by, call: None, earlier: None }
+    }
+
+    /// For a 2026-07-28 retry: the page its sealed state names, and its decision. A page of
+    /// another principal, or one no longer kept, counts as none.
     pub async fn for_state(
         page: Arc<ApprovalPage>,
         principal: &Principal,
@@ -190,8 +195,8 @@ impl PageRound {
 }
 
 impl Confirmer for PageRound {
-    fn round(&self) -> Round {
-        if self.decided().is_some() { Round::Answered } else { Round::FirstRound }
+    fn round(&self) -> Answering {
+        if self.decided().is_some() { Answering::Answered } else { Answering::FirstRound }
     }
 
     fn method(&self) -> &'static str {

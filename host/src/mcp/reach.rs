@@ -10,9 +10,9 @@ use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use super::elicitation::ElicitConfirmer;
 use super::page_confirm::{LinkBy, PageRound, UrlElicit};
 use super::shared::Shared;
-use super::stateless_confirm::{self, FirstRound, Sealed};
+use super::stateless_confirm::{self, FirstRound, OpenedState};
 use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
-use crate::capabilities::{Confirmer, NobodyToAsk};
+use crate::capabilities::{Confirmer, Fallback, NobodyToAsk};
 use crate::principal::Principal;
 
 /// How long a person has to answer, and whether creates may go with nobody asked.
@@ -78,7 +78,7 @@ pub async fn offered(shared: &Shared) -> Offered {
 }
 
 /// What a retry's sealed state says of its first round, for the plan.
-pub fn sealed_kind(sealed: Option<&Sealed>) -> crate::approval::Sealed {
+pub fn sealed_kind(sealed: Option<&OpenedState>) -> crate::approval::Sealed {
     match sealed {
         None => crate::approval::Sealed::FirstRound,
         Some(s) if s.page.is_some() => crate::approval::Sealed::Page,
@@ -87,7 +87,7 @@ pub fn sealed_kind(sealed: Option<&Sealed>) -> crate::approval::Sealed {
 }
 
 /// Everything a confirmer may need of one call.
-pub struct Call<'a> {
+pub struct Reaching<'a> {
     pub shared: &'a Shared,
     pub declared: Declared,
     pub peer: &'a Peer<RoleServer>,
@@ -95,13 +95,13 @@ pub struct Call<'a> {
     pub tool: &'a str,
     pub key: &'a CallKey,
     /// A stateless retry's opened state and the answers it carries.
-    pub sealed: Option<Sealed>,
+    pub sealed: Option<OpenedState>,
     pub responses: Option<&'a InputResponses>,
 }
 
 /// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
 /// records live, did not answer.
-pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Confirmer>, String> {
+pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, String> {
     let shared = call.shared;
     let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
     // a 2026-07-28 round's link goes in the mode the client declared
@@ -126,7 +126,7 @@ pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Co
         Delivery::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
         Delivery::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
         Delivery::RoundTrip(Round::FirstPage) => {
-            Arc::new(PageRound::for_state(page(), call.principal, call.tool, None, round_link).await?)
+            Arc::new(PageRound::first_round(page(), call.principal.clone(), call.tool.to_string(), round_link))
         }
         Delivery::RoundTrip(Round::RetryPage) => {
             let id = call.sealed.as_ref().and_then(|s| s.page.clone());
@@ -140,17 +140,27 @@ pub async fn confirmer(delivery: Delivery, call: &Call<'_>) -> Result<Arc<dyn Co
     })
 }
 
-/// The confirmer of the road to the page for a call that was to get the form, when the operator's
-/// policy allows its create only there (`Delivery::page_instead`); none when there is no such road.
-pub async fn page_instead(
-    delivery: Delivery,
-    offered: Offered,
-    call: &Call<'_>,
-) -> Result<Option<Arc<dyn Confirmer>>, String> {
-    match delivery.page_instead(offered) {
-        Some(instead) => Ok(Some(confirmer(instead, call).await?)),
-        None => Ok(None),
-    }
+/// The road to the page a call that was to get the form keeps for when the operator's policy
+/// allows its create only there (`Delivery::page_instead`); none when there is no such road.
+/// Nothing of it is built unless the policy refuses the call's own road.
+pub fn fallback(delivery: Delivery, offered: Offered, call: &Reaching<'_>) -> Option<Fallback> {
+    let page = call.shared.approval_page.clone()?;
+    let (principal, tool) = (call.principal.clone(), call.tool.to_string());
+    let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match delivery.page_instead(offered)? {
+        Delivery::PageByForm => {
+            let (fairness, peer, timeout) =
+                (call.shared.fairness.clone(), call.peer.clone(), call.shared.elicit_timeout);
+            Box::new(move || {
+                Arc::new(UrlElicit { page, fairness, peer, timeout, principal, tool, link_by: LinkBy::Form })
+            })
+        }
+        Delivery::RoundTrip(Round::FirstPage) => {
+            let link_by = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
+            Box::new(move || Arc::new(PageRound::first_round(page, principal, tool, link_by)))
+        }
+        other => unreachable!("{other:?} is not a road instead of the form"),
+    };
+    Some(Fallback { method: crate::approval_page::record::METHOD_PAGE, road })
 }
 
 /// The next step of a proposal, in the host's words: what this client's confirm will do, said

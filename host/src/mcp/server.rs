@@ -428,7 +428,7 @@ impl McpServer {
         };
         let delivery = approval::plan(declared, offered, tool_asks, reach::sealed_kind(sealed.as_ref()));
         tracing::debug!(tool = %self.logged_name(&name), ?declared, ?delivery, "how the person is reached");
-        let reaching = reach::Call {
+        let reaching = reach::Reaching {
             shared: &self.shared,
             declared,
             peer: &context.peer,
@@ -438,14 +438,11 @@ impl McpServer {
             sealed,
             responses: request.input_responses.as_ref(),
         };
-        let reached = match reach::confirmer(delivery, &reaching).await {
-            Ok(c) => reach::page_instead(delivery, offered, &reaching).await.map(|page| (c, page)),
-            Err(why) => Err(why),
-        };
-        let (confirmer, page_instead) = match reached {
-            Ok(both) => both,
+        let confirmer = match reach::confirmer(delivery, &reaching).await {
+            Ok(c) => c,
             Err(why) => return Answered::Before(store_unavailable(&why)),
         };
+        let page_instead = reach::fallback(delivery, offered, &reaching);
         let progress = context
             .meta
             .get_progress_token()

@@ -29,7 +29,7 @@ use super::elicitation::{schema, status_of};
 use super::page_confirm::{LinkBy, link_request};
 use super::results::ToolError;
 use crate::approval::{AnsweredOn, CallKey, Form, Once, Subject};
-use crate::bindings::confirmation::{Delivery as Round, Status};
+use crate::bindings::confirmation::{Delivery as Answering, Status};
 use crate::capabilities::{Confirmer, PagePending, Reached};
 use crate::clock::Clock;
 use crate::proposals::ProposalStore;
@@ -39,7 +39,7 @@ pub const INPUT_KEY: &str = "confirm";
 
 /// What the sealed `requestState` carries (integrity-protected, readable: no secrets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Sealed {
+pub struct OpenedState {
     /// The hash the form showed.
     pub request_sha256: String,
     /// The proposal the form was about, and the validation it is bound to.
@@ -55,7 +55,7 @@ pub struct Sealed {
     pub plan_sha256: String,
 }
 
-impl Sealed {
+impl OpenedState {
     /// What the first round asked about.
     pub fn subject(&self) -> Subject {
         Subject {
@@ -103,8 +103,8 @@ pub fn codec_of(key: &[u8]) -> anyhow::Result<RequestStateCodec> {
 pub struct FirstRound;
 
 impl Confirmer for FirstRound {
-    fn round(&self) -> Round {
-        Round::FirstRound
+    fn round(&self) -> Answering {
+        Answering::FirstRound
     }
 
     fn method(&self) -> &'static str {
@@ -124,7 +124,7 @@ impl Confirmer for FirstRound {
 pub fn input_required(codec: &RequestStateCodec, call: &CallKey, form: &Form) -> Result<CallToolResponse, String> {
     let sealed = codec
         .seal_json_with(
-            &Sealed {
+            &OpenedState {
                 request_sha256: form.subject.request_sha256.clone(),
                 token: form.subject.token.clone(),
                 validation: form.subject.validation.clone(),
@@ -154,7 +154,7 @@ pub fn page_input_required(
 ) -> Result<CallToolResponse, String> {
     let sealed = codec
         .seal_json_with(
-            &Sealed {
+            &OpenedState {
                 request_sha256: pending.subject.request_sha256.clone(),
                 token: pending.subject.token.clone(),
                 validation: pending.subject.validation.clone(),
@@ -177,7 +177,7 @@ pub fn page_input_required(
 }
 
 /// Opens a retry's state, bound to this call.
-pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<Sealed, Box<CallToolResult>> {
+pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<OpenedState, Box<CallToolResult>> {
     codec.open_json_with(state, &call.sealing_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
         let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
@@ -188,7 +188,12 @@ pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<Se
 
 /// The retry of a round that showed the form: the person's answer, to be claimed in `store`
 /// when it is used.
-pub fn answer(sealed: Sealed, responses: Option<&InputResponses>, store: Arc<ProposalStore>, clock: Clock) -> Answered {
+pub fn answer(
+    sealed: OpenedState,
+    responses: Option<&InputResponses>,
+    store: Arc<ProposalStore>,
+    clock: Clock,
+) -> Answered {
     let status = responses
         .and_then(|r| r.get(INPUT_KEY))
         .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
@@ -201,14 +206,14 @@ pub fn answer(sealed: Sealed, responses: Option<&InputResponses>, store: Arc<Pro
 /// the question it answered (the same request hash, proposal and validation) and only once.
 pub struct Answered {
     pub status: Status,
-    pub sealed: Sealed,
+    pub sealed: OpenedState,
     store: Arc<ProposalStore>,
     clock: Clock,
 }
 
 impl Confirmer for Answered {
-    fn round(&self) -> Round {
-        Round::Answered
+    fn round(&self) -> Answering {
+        Answering::Answered
     }
 
     fn method(&self) -> &'static str {
@@ -270,7 +275,7 @@ mod tests {
 
     /// The retry's confirmer for `form`'s first round, answered `status`, on `store`.
     fn answered(status: Status, asked: &Form, store: &Arc<ProposalStore>) -> Answered {
-        let sealed = Sealed {
+        let sealed = OpenedState {
             request_sha256: asked.subject.request_sha256.clone(),
             token: asked.subject.token.clone(),
             validation: asked.subject.validation.clone(),

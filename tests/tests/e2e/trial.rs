@@ -36,7 +36,11 @@ fn printed(text: &str, label: &str) -> String {
 #[tokio::test]
 async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // the script keeps its files for the person who ran it (it says where): here they go in a
+    // folder the test removes
+    let scratch = tempfile::tempdir().unwrap();
     let mut trial = tokio::process::Command::new(root.join("scripts/trial"))
+        .env("TMPDIR", scratch.path())
         .env("TRIAL_BIN", binary())
         .env("EQUINIX_MCP_CACHE_DIR", cache_dir())
         .stdin(Stdio::null())
