@@ -25,13 +25,20 @@ async fn a_closed_pipe_on_standard_output_ends_a_command_quietly() {
 }
 
 /// Boolean settings in the environment take what people write: 1/0, yes/no, on/off, true/false.
+/// Each spelling is tried on the simulator's switch, whose effect a cheap `call` shows (Fabric
+/// itself is a dead loopback port here, so a switch read as off fails the call and reaches
+/// nothing), and `inspect`'s own switch is read both ways (each `inspect` compiles the
+/// component, so once each).
 #[tokio::test]
 async fn boolean_environment_variables_take_1_yes_and_on() {
+    let dead = format!("http://127.0.0.1:{}", free_port());
     for truthy in ["1", "yes", "on", "true"] {
-        let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", truthy)]).await;
-        assert!(ok, "{truthy}: {stderr}");
-        assert!(serde_json::from_str::<serde_json::Value>(&stdout).is_ok(), "{truthy} means JSON: {stdout}");
+        let env = [("EQUINIX_MCP_FABRIC_SIM", truthy), ("EQUINIX_API_ENDPOINT", dead.as_str())];
+        let (ok, stdout, stderr) = run_to_exit(&["call", "fabric_list_metros"], &env).await;
+        assert!(ok && stdout.contains("\"metros\""), "{truthy} means the simulator: {stdout} {stderr}");
     }
+    let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "yes")]).await;
+    assert!(ok && serde_json::from_str::<serde_json::Value>(&stdout).is_ok(), "yes means JSON: {stderr}");
     let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "0")]).await;
     assert!(ok && serde_json::from_str::<serde_json::Value>(&stdout).is_err(), "0 means text: {stderr}");
     let (ok, _, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "maybe")]).await;
