@@ -40,6 +40,11 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The phase a store wrote as `name`.
+    pub fn named(name: &str) -> Option<Phase> {
+        [Phase::Pending, Phase::Used, Phase::Evicted].into_iter().find(|p| p.name() == name)
+    }
+
     /// The name stores write.
     pub const fn name(self) -> &'static str {
         match self {
@@ -257,6 +262,7 @@ mod tests {
                 other => assert_eq!(settled, None, "{other:?}: only a taken proposal is settled"),
             }
             assert_eq!(life.phase().name(), serde_json::to_value(life.phase()).unwrap().as_str().unwrap());
+            assert_eq!(Phase::named(life.phase().name()), Some(life.phase()));
         }
     }
 

@@ -10,11 +10,14 @@
 //! token is unknown (it learns nothing about it and cannot consume it), and capacity counts each
 //! principal's pending proposals separately, so one client cannot evict another's.
 //!
-//! A backend is one module implementing [`Backend`] (and [`SharedRecords`] when every replica
-//! reads it): [`memory`] (one process, the default), [`redis`] (Redis or Valkey, shared by
-//! every replica behind a load balancer, one node or a primary Sentinel names; each operation is
-//! one atomic Lua script, acknowledged by replicas when the operator asks) and [`etcd`] (a
-//! cluster whose majority commits each write, one transaction per operation). Beside the
+//! A proposal's life (its phases, and what a peek, a take, a settle and a put do to them) is
+//! [`life`]'s, the same for every backend, and `--proposal-store` and its password are
+//! [`settings`]'s. A backend is one module implementing [`Backend`] (and [`SharedRecords`] when
+//! every replica reads it), applying those steps atomically its own way: [`memory`] (one
+//! process, the default), [`redis`] (Redis or Valkey, shared by every replica behind a load
+//! balancer, one node or a primary Sentinel names; each operation is one atomic Lua script,
+//! acknowledged by replicas when the operator asks) and [`etcd`] (a cluster whose majority
+//! commits each write, one transaction per operation). Beside the
 //! proposals each keeps the approval page's notes and its inbox's two indexes. [`ProposalStore`]
 //! holds the rules every backend shares: the note size cap, the failure metric, and the keys
 //! (each derived by [`NoteKey`] or `approval::Once`, never typed by a caller).

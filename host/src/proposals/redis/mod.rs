@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 
 use ::redis::Cmd;
 
-use super::life::{FINISHED_PER_PRINCIPAL, TOMBSTONE};
+use super::life::{FINISHED_PER_PRINCIPAL, Phase, TOMBSTONE, owned_by};
 use super::token::mint_token;
 pub use super::unavailable::{Cause, StoreUnavailable};
 use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
@@ -333,13 +333,13 @@ impl super::Backend for RedisStore {
             cmd.arg(token_key(token)).arg(&["owner", "state", "record", "outcome"]);
             let (owner, state, record, outcome): (Option<String>, Option<String>, Option<Bytes>, Option<Bytes>) =
                 self.link.read(&cmd).await?;
-            if owner.as_deref() != Some(who.as_str()) {
+            if !owner.is_some_and(|owner| owned_by(&owner, who)) {
                 return Ok(Taken::Unknown);
             }
-            Ok(match (state.as_deref(), record) {
-                (Some("pending"), Some(record)) => Taken::Found(record),
-                (Some("used"), _) => Taken::Used(outcome),
-                (Some("evicted"), _) => Taken::Evicted,
+            Ok(match (state.as_deref().and_then(Phase::named), record) {
+                (Some(Phase::Pending), Some(record)) => Taken::Found(record),
+                (Some(Phase::Used), _) => Taken::Used(outcome),
+                (Some(Phase::Evicted), _) => Taken::Evicted,
                 _ => Taken::Unknown,
             })
         })
