@@ -33,7 +33,8 @@ mod code {
     /// No leader can commit the request now: "no leader", "leader changed", "request timed
     /// out", "server stopped" (and "not capable" before etcd 3.6).
     pub const UNAVAILABLE: i64 = 14;
-    /// This member cannot serve it now: "not leader" (and "not capable" since etcd 3.6).
+    /// A precondition: "not leader" and ("not capable" since etcd 3.6) this member cannot serve
+    /// it now, but also "authentication is not enabled", which waiting does not mend.
     pub const FAILED_PRECONDITION: i64 = 9;
     /// The sign-in token expired or is from before a restart of authentication.
     pub const UNAUTHENTICATED: i64 = 16;
@@ -60,8 +61,10 @@ impl Failure {
 
     /// Whether asking again soon, or another member, may help: no leader can commit it now.
     fn leaderless(&self) -> bool {
+        // etcd puts other errors under two of these codes: within them, its words tell
         match self.code {
-            code::UNAVAILABLE | code::FAILED_PRECONDITION => true,
+            code::UNAVAILABLE => true,
+            code::FAILED_PRECONDITION => ["not leader", "not capable"].iter().any(|w| self.said().ends_with(w)),
             code::UNKNOWN => self.said().ends_with("proposal dropped"),
             _ => false,
         }
@@ -524,6 +527,8 @@ mod tests {
             (json!({"error": "etcdserver: no leader", "code": 14, "message": "etcdserver: no leader"}), true),
             (json!({"error": "etcdserver: request timed out", "code": 14}), true),
             (json!({"message": "etcdserver: not capable", "code": 9}), true),
+            (json!({"message": "etcdserver: not leader", "code": 9}), true),
+            (json!({"message": "etcdserver: authentication is not enabled", "code": 9}), false),
             (json!({"message": "etcdserver: proposal dropped", "code": 2}), true),
             (json!({"message": "some other raft error", "code": 2}), false),
             (json!({"message": "etcdserver: invalid auth token", "code": 16}), false),
