@@ -86,16 +86,41 @@ pub fn fresh_approvers_path() -> PathBuf {
     fresh_path("approvers", "json")
 }
 
-/// `STEM-PID-N.EXT` under the system temp dir, N counted per process, and absent.
+/// `STEM-N.EXT` in this test process's own folder under the system temp dir, N counted per
+/// process, and absent.
 pub fn fresh_path(stem: &str, ext: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join("equinix-mcp-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{stem}-{}-{}.{ext}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let path = run_dir().join(format!("{stem}-{}.{ext}", N.fetch_add(1, Ordering::Relaxed)));
     // pids are reused across runs (and machine restarts): a leftover file must not be read as ours
     let _ = std::fs::remove_file(&path);
     path
+}
+
+/// `equinix-mcp-tests/PID/` under the system temp dir. A test binary has no end to clean up at,
+/// so each run removes the folders of the runs whose process is gone (audit logs, approvers,
+/// secret files: a thousand files a run) before it makes its own.
+fn run_dir() -> &'static PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = std::env::temp_dir().join("equinix-mcp-tests");
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // a folder is named by its run's pid; the flat files of runs before these folders
+            // were `STEM-PID-N.EXT`
+            let pid = match name.parse::<u32>() {
+                Ok(pid) => Some(pid),
+                Err(_) => name.split('.').next().and_then(|n| n.rsplit('-').nth(1)).and_then(|p| p.parse().ok()),
+            };
+            let gone = pid.is_none_or(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
+            }
+        }
+        let dir = root.join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
 }
 
 /// The audit log a command built by [`command`] will write (the last `EQUINIX_MCP_AUDIT_LOG`).
