@@ -141,6 +141,24 @@ pub fn make_room<T>(pending: impl IntoIterator<Item = (T, u64)>, capacity: u32, 
     Room { expired, evicted, kept }
 }
 
+/// [`make_room`] among a principal's queued tokens (oldest first), each looked up by `life_of`:
+/// the ones no longer pending (taken, evicted, forgotten) hold no place and leave the queue.
+pub fn make_room_among<'a>(
+    queue: Vec<String>,
+    life_of: impl Fn(&str) -> Option<&'a Life>,
+    capacity: u32,
+    now_ms: u64,
+) -> Room<String> {
+    let pending: Vec<(String, u64)> = queue
+        .into_iter()
+        .filter_map(|t| match life_of(&t) {
+            Some(Life::Pending { expires_at_ms, .. }) => Some((t, *expires_at_ms)),
+            _ => None,
+        })
+        .collect();
+    make_room(pending, capacity, now_ms)
+}
+
 /// Whether `owner` (as a store wrote it) is `who`: another principal's token reads as unknown.
 pub fn owned_by(owner: &str, who: &Principal) -> bool {
     owner == who.as_str()
@@ -168,11 +186,8 @@ impl Model {
         now_ms: u64,
     ) -> Vec<String> {
         let queue = self.queues.remove(who).unwrap_or_default();
-        let pending = queue.into_iter().filter_map(|t| match self.proposals.get(&t) {
-            Some((_, Life::Pending { expires_at_ms, .. })) => Some((t.clone(), *expires_at_ms)),
-            _ => None,
-        });
-        let Room { evicted, mut kept, .. } = make_room(pending.collect::<Vec<_>>(), capacity, now_ms);
+        let life_of = |t: &str| self.proposals.get(t).map(|(_, life)| life);
+        let Room { evicted, mut kept, .. } = make_room_among(queue, life_of, capacity, now_ms);
         for t in &evicted {
             if let Some((_, life)) = self.proposals.get_mut(t) {
                 *life = Life::Evicted;

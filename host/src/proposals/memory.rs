@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::life::{Life, Room, make_room};
+use super::life::{Life, Room, make_room_among};
 use super::token::mint_token;
 use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
@@ -84,14 +84,8 @@ impl MemoryStore {
         // Expired proposals no longer occupy a slot; they stay findable so a late confirm is
         // told "expired" rather than "unknown".
         let queue = inner.pending.remove(who).unwrap_or_default();
-        let pending: Vec<(String, u64)> = queue
-            .into_iter()
-            .filter_map(|t| match inner.slots.get(&t).map(|s| &s.state) {
-                Some(Life::Pending { expires_at_ms, .. }) => Some((t, *expires_at_ms)),
-                _ => None,
-            })
-            .collect();
-        let Room { evicted, kept: mut queue, .. } = make_room(pending, capacity, now_ms);
+        let life_of = |t: &str| inner.slots.get(t).map(|s| &s.state);
+        let Room { evicted, kept: mut queue, .. } = make_room_among(queue, life_of, capacity, now_ms);
         for oldest in &evicted {
             inner.set_state(oldest, Life::Evicted);
         }
