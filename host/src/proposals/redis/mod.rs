@@ -259,30 +259,6 @@ impl RedisStore {
             ),
         }
     }
-
-    /// Every value of the hash `name` (a few hundred small records at most: see `passkeys::store`).
-    pub async fn hash_values(&self, name: &str) -> Result<Vec<Vec<u8>>, StoreUnavailable> {
-        self.link.read(::redis::cmd("HVALS").arg(format!("{PREFIX}{name}"))).await
-    }
-
-    /// `field` of the hash `name`.
-    pub async fn hash_get(&self, name: &str, field: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        self.link.read(::redis::cmd("HGET").arg(format!("{PREFIX}{name}")).arg(field)).await
-    }
-
-    /// Sets `field` of hash `name` to `value` unless it has one. `false`: it had.
-    pub async fn hash_put_new(&self, name: &str, field: &str, value: &[u8]) -> Result<bool, StoreUnavailable> {
-        self.link.write(::redis::cmd("HSETNX").arg(format!("{PREFIX}{name}")).arg(field).arg(value)).await
-    }
-
-    /// Replaces `field` of hash `name` with `new` only if it still holds `old` (one Lua script, so
-    /// two replicas changing one record never both win). `false`: it changed meanwhile.
-    pub async fn hash_swap(&self, name: &str, field: &str, old: &[u8], new: &[u8]) -> Result<bool, StoreUnavailable> {
-        let mut cmd = eval(SWAP, &[&format!("{PREFIX}{name}")]);
-        cmd.arg(field).arg(old).arg(new);
-        let swapped: i64 = self.link.write(&cmd).await?;
-        Ok(swapped == 1)
-    }
 }
 
 impl super::Backend for RedisStore {
@@ -464,20 +440,32 @@ impl super::Backend for RedisStore {
 
 /// The passkeys' records, as Redis hashes.
 impl SharedRecords for RedisStore {
+    /// Every value of the hash `name` (a few hundred small records at most: see `passkeys::store`).
     fn values<'a>(&'a self, name: &'a str) -> Stored<'a, Vec<Vec<u8>>> {
-        Box::pin(self.hash_values(name))
+        Box::pin(async move { self.link.read(::redis::cmd("HVALS").arg(format!("{PREFIX}{name}"))).await })
     }
 
+    /// `field` of the hash `name`.
     fn get<'a>(&'a self, name: &'a str, field: &'a str) -> Stored<'a, Option<Vec<u8>>> {
-        Box::pin(self.hash_get(name, field))
+        Box::pin(async move { self.link.read(::redis::cmd("HGET").arg(format!("{PREFIX}{name}")).arg(field)).await })
     }
 
+    /// Sets `field` of hash `name` to `value` unless it has one. `false`: it had.
     fn put_new<'a>(&'a self, name: &'a str, field: &'a str, value: &'a [u8]) -> Stored<'a, bool> {
-        Box::pin(self.hash_put_new(name, field, value))
+        Box::pin(async move {
+            self.link.write(::redis::cmd("HSETNX").arg(format!("{PREFIX}{name}")).arg(field).arg(value)).await
+        })
     }
 
+    /// Replaces `field` of hash `name` with `new` only if it still holds `old` (one Lua script, so
+    /// two replicas changing one record never both win). `false`: it changed meanwhile.
     fn swap<'a>(&'a self, name: &'a str, field: &'a str, old: &'a [u8], new: &'a [u8]) -> Stored<'a, bool> {
-        Box::pin(self.hash_swap(name, field, old, new))
+        Box::pin(async move {
+            let mut cmd = eval(SWAP, &[&format!("{PREFIX}{name}")]);
+            cmd.arg(field).arg(old).arg(new);
+            let swapped: i64 = self.link.write(&cmd).await?;
+            Ok(swapped == 1)
+        })
     }
 }
 
