@@ -469,6 +469,11 @@ mod tests {
     /// A member on loopback that answers "leader changed" to its first `leaderless` requests, then
     /// a read of one key; counts the requests.
     async fn member(leaderless: usize) -> (String, Arc<AtomicUsize>) {
+        member_reading(leaderless, r#"{"kvs":[{"key":"aw==","value":"dg==","mod_revision":"7"}]}"#).await
+    }
+
+    /// [`member`], with `read` as its answer once it has a leader.
+    async fn member_reading(leaderless: usize, read: &'static str) -> (String, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let asked = Arc::new(AtomicUsize::new(0));
@@ -489,7 +494,7 @@ mod tests {
                     }
                     let (status, body) = match n < leaderless {
                         true => ("503 Service Unavailable", r#"{"error":"etcdserver: leader changed","code":14}"#),
-                        false => ("200 OK", r#"{"kvs":[{"key":"aw==","value":"dg==","mod_revision":"7"}]}"#),
+                        false => ("200 OK", read),
                     };
                     let answer = format!(
                         "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -550,6 +555,19 @@ mod tests {
         assert!(e.contains("\"seven\" is not a 64-bit number"), "{e}");
         assert!(range(json!({"kvs": [{"key": "not base64!"}]})).is_err());
         assert!(serde_json::from_value::<LeaseGrant>(json!({"ID": {}})).is_err());
+    }
+
+    /// A member on loopback that answers a read with a revision that is no number (a hostile or
+    /// broken member): the read fails and says what was wrong; no key with revision 0 is made up,
+    /// which a compare-and-swap would take for "absent".
+    #[tokio::test]
+    async fn a_member_answering_a_malformed_revision_is_refused_not_read_as_zero() {
+        crate::install_crypto_provider();
+        let (url, _) = member_reading(0, r#"{"kvs":[{"key":"aw==","value":"dg==","mod_revision":"seven"}]}"#).await;
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None, Vec::new()).unwrap();
+        let e = gateway.get("k").await.unwrap_err();
+        assert_eq!(e.cause, Cause::Down, "{e}");
+        assert!(e.reason.contains("/v3/kv/range answered unreadably") && e.reason.contains("\"seven\""), "{e}");
     }
 
     #[test]
