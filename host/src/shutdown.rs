@@ -121,32 +121,64 @@ pub fn survive_file_size_limit() {
     }
 }
 
-/// Resolves on the first SIGINT or SIGTERM, naming it.
-pub async fn signal() -> &'static str {
+/// SIGINT and SIGTERM, caught from the moment [`Signals::catch`] returns. Made before the
+/// server says it listens: a supervisor (or a test) that sends SIGTERM as soon as it reads that
+/// line must get the drain, not the default action, which kills the process mid-call.
+pub struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the handlers now (inside the runtime), not at the first poll.
+    pub fn catch() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use anyhow::Context;
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt()).context("catching SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("catching SIGTERM")?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Self {})
+    }
+
+    /// Resolves on the next SIGINT or SIGTERM, naming it.
+    pub async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => "SIGINT",
+                _ = self.terminate.recv() => "SIGTERM",
             }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The handlers are in place when `catch` returns, not at the first poll: a SIGTERM sent in
+    /// between (the old lazy future's window) would have killed this test process.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_signal_sent_right_after_the_catch_is_caught() {
+        let mut signals = Signals::catch().unwrap();
+        let sent = std::process::Command::new("kill").args(["-TERM", &std::process::id().to_string()]).status();
+        assert!(sent.unwrap().success());
+        let caught = tokio::time::timeout(std::time::Duration::from_secs(10), signals.next()).await;
+        assert_eq!(caught.expect("the signal reaches the handle"), "SIGTERM");
+    }
 
     #[test]
     fn not_ready_comes_before_refusing_calls() {

@@ -15,7 +15,16 @@ pub async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
         // a person ran it by hand: MCP's JSON-RPC on a terminal is no way in
         eprintln!("{}", on_a_terminal(&this_command()));
     }
-    let service = match broker.clone().serve(rmcp::transport::stdio_pipes()).await {
+    let mut signals = crate::shutdown::Signals::catch()?;
+    // a signal before the client's `initialize` ends it here, as it would have before the catch
+    let started = tokio::select! {
+        started = broker.clone().serve(rmcp::transport::stdio_pipes()) => started,
+        signal = signals.next() => {
+            tracing::info!("{signal} before an MCP client initialized: shutting down");
+            return Ok(());
+        }
+    };
+    let service = match started {
         Ok(service) => service,
         Err(e) if e.to_string().contains("connection closed") => anyhow::bail!(
             "the input closed before an MCP client sent `initialize` ({e}): over stdio, equinix-mcp is started by \
@@ -27,7 +36,7 @@ pub async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
     let mut waiting = std::pin::pin!(service.waiting());
     tokio::select! {
         ended = &mut waiting => { ended.context("serving MCP over stdio")?; }
-        signal = crate::shutdown::signal() => {
+        signal = signals.next() => {
             tracing::info!(in_flight = broker.shared().lifecycle.in_flight(), "{signal}: shutting down");
             broker.shared().lifecycle.drain(grace).await;
             cancel.cancel();

@@ -201,6 +201,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         let tokens = if options.auth.is_some() { format!("{auth_text} and ") } else { String::new() };
         auth_text = format!("{tokens}OAuth access tokens, metadata at {}", oauth.metadata_url());
     }
+    let mut signals = crate::shutdown::Signals::catch()?;
     tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text}){page_text}");
     tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
     let server = tokio::spawn(listener::serve(
@@ -211,7 +212,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         sessions_closed.clone(),
     ));
 
-    let signal = crate::shutdown::signal().await;
+    let signal = signals.next().await;
     let lifecycle = &broker.shared().lifecycle;
     if !options.shutdown_drain.is_zero() {
         lifecycle.stop_being_ready();
@@ -222,7 +223,7 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         );
         tokio::select! {
             _ = tokio::time::sleep(options.shutdown_drain) => {}
-            again = crate::shutdown::signal() => tracing::info!("{again}: the drain's wait ends early"),
+            again = signals.next() => tracing::info!("{again}: the drain's wait ends early"),
         }
     }
     tracing::info!(
