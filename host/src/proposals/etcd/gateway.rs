@@ -220,6 +220,9 @@ impl Gateway {
         login: Option<Login>,
         authorities: Vec<reqwest::Certificate>,
     ) -> anyhow::Result<Self> {
+        // reqwest's rustls needs its provider chosen once per process, as the Redis link does:
+        // a store opened in a process that made no other TLS client before would panic here
+        crate::install_crypto_provider();
         let mut http = reqwest::Client::builder().timeout(MEMBER_TIMEOUT);
         if !authorities.is_empty() {
             http = http.tls_certs_only(authorities);
