@@ -1,6 +1,8 @@
-//! How a call's question reaches its person, chosen once per call by [`plan`] from what the
-//! client declared, the server's settings and the tool. Every delivery ends in the same host
-//! decision ([`super::rules`]); this only chooses the road.
+//! How a call's question reaches its person, chosen once per call by [`choose`] from what the
+//! client declared, the server's settings and the tool: the call's road, the road to the page
+//! kept for a policy that allows the create only there, and, for a propose, the road its confirm
+//! will take (the next step the agent is told). Every delivery ends in the same host decision
+//! ([`super::rules`]); this only chooses the roads.
 //!
 //! The order, first match wins:
 //!
@@ -21,7 +23,8 @@
 //! A client is sent only what it declared it can show: a form to a client that declared forms, a
 //! URL elicitation to one that declared URL mode, and otherwise a plain result. Where the
 //! operator's policy allows a create only on the page, [`Delivery::page_instead`] names the road
-//! to the page for a client that was to get the form.
+//! to the page for a client that was to get the form; [`Roads::page_instead`] carries it with
+//! the call, taken only if the policy refuses the call's own road.
 
 /// What the client declared in its session (or, stateless, with its request).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,9 +86,43 @@ pub enum Delivery {
     Nobody,
 }
 
+/// What the front knows of the call itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The tool may ask a person (it is in the `mutate` toolset).
+    pub tool_asks: bool,
+    /// The tool proposes: its result tells the agent how the confirm will go.
+    pub proposes: bool,
+    /// What a stateless retry's sealed state says of its first round.
+    pub sealed: Sealed,
+}
+
+/// One call's roads, chosen together by [`choose`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roads {
+    /// How this call's question reaches its person.
+    pub delivery: Delivery,
+    /// The road to the approval page, for when the operator's policy allows the create only there
+    /// ([`Delivery::page_instead`]).
+    pub page_instead: Option<Delivery>,
+    /// For a propose: how this client's confirm of what it proposes will reach a person.
+    pub confirm_next: Option<Delivery>,
+}
+
+/// The roads of one call, as the module's documentation orders them. A propose's confirm is a
+/// first round of a tool that asks: when that is this call's own road, it is not chosen again.
+pub fn choose(declared: Declared, offered: Offered, call: Call) -> Roads {
+    let delivery = road(declared, offered, call.tool_asks, call.sealed);
+    let confirm_next = call.proposes.then(|| match (call.tool_asks, call.sealed) {
+        (true, Sealed::FirstRound) => delivery,
+        _ => road(declared, offered, true, Sealed::FirstRound),
+    });
+    Roads { delivery, page_instead: delivery.page_instead(offered), confirm_next }
+}
+
 /// The delivery of a call of a tool that may (`tool_asks`) or may not ask, as the module's
 /// documentation orders them.
-pub fn plan(declared: Declared, offered: Offered, tool_asks: bool, sealed: Sealed) -> Delivery {
+fn road(declared: Declared, offered: Offered, tool_asks: bool, sealed: Sealed) -> Delivery {
     if !tool_asks {
         return Delivery::NotAsked;
     }
@@ -142,14 +179,14 @@ mod tests {
     const OPT_IN: Offered = Offered { page: false, opt_in: true };
 
     fn pre(declared: Declared, offered: Offered) -> Delivery {
-        plan(declared, offered, true, Sealed::FirstRound)
+        road(declared, offered, true, Sealed::FirstRound)
     }
 
     #[test]
     fn a_tool_that_may_not_ask_asks_nobody_whatever_the_client() {
         for declared in [FORM, URL, BOTH, NONE, Declared { stateless: true, ..BOTH }] {
             for offered in [PAGE, BARE, OPT_IN] {
-                assert_eq!(plan(declared, offered, false, Sealed::Form), Delivery::NotAsked);
+                assert_eq!(road(declared, offered, false, Sealed::Form), Delivery::NotAsked);
             }
         }
     }
@@ -176,7 +213,7 @@ mod tests {
     #[test]
     fn a_stateless_client_gets_only_what_it_declared() {
         let stateless = |declared: Declared| Declared { stateless: true, ..declared };
-        let round = |declared, offered, sealed| plan(stateless(declared), offered, true, sealed);
+        let round = |declared, offered, sealed| road(stateless(declared), offered, true, sealed);
         assert_eq!(round(FORM, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
         assert_eq!(round(FORM, BARE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstForm));
         assert_eq!(round(BOTH, PAGE, Sealed::FirstRound), Delivery::RoundTrip(Round::FirstPage));
@@ -208,5 +245,36 @@ mod tests {
         }
         // a retry's answer was given already: it is judged, never rerouted
         assert_eq!(Delivery::RoundTrip(Round::RetryForm).page_instead(PAGE), None);
+    }
+
+    const PROPOSE: Call = Call { tool_asks: true, proposes: true, sealed: Sealed::FirstRound };
+    const CONFIRM: Call = Call { tool_asks: true, proposes: false, sealed: Sealed::FirstRound };
+    const READ: Call = Call { tool_asks: false, proposes: false, sealed: Sealed::FirstRound };
+
+    #[test]
+    fn the_roads_are_chosen_together_and_a_propose_names_its_confirms() {
+        let stateless = |declared: Declared| Declared { stateless: true, ..declared };
+        for declared in [FORM, URL, BOTH, NONE, stateless(FORM), stateless(URL), stateless(NONE)] {
+            for offered in [PAGE, BARE, OPT_IN, Offered { page: true, opt_in: true }] {
+                let said = format!("{declared:?} {offered:?}");
+                let confirm = choose(declared, offered, CONFIRM);
+                assert_eq!(confirm.delivery, road(declared, offered, true, Sealed::FirstRound), "{said}");
+                assert_eq!(confirm.page_instead, confirm.delivery.page_instead(offered), "{said}");
+                assert_eq!(confirm.confirm_next, None, "{said}: only a propose names a next step");
+                // a propose's next step is the road its confirm then takes, on the same client
+                let propose = choose(declared, offered, PROPOSE);
+                assert_eq!(propose.confirm_next, Some(confirm.delivery), "{said}");
+                let read = choose(declared, offered, READ);
+                assert_eq!((read.delivery, read.page_instead, read.confirm_next), (Delivery::NotAsked, None, None));
+            }
+        }
+        // a propose of a tool that may not ask still tells the agent how its confirm will go
+        let unasked = choose(FORM, PAGE, Call { tool_asks: false, ..PROPOSE });
+        assert_eq!((unasked.delivery, unasked.confirm_next), (Delivery::NotAsked, Some(Delivery::Form)));
+        // a retry's own road is its round's; its confirm would be a first round
+        let retry = choose(stateless(FORM), PAGE, Call { sealed: Sealed::Form, ..PROPOSE });
+        assert_eq!(retry.delivery, Delivery::RoundTrip(Round::RetryForm));
+        assert_eq!(retry.confirm_next, Some(Delivery::RoundTrip(Round::FirstForm)));
+        assert_eq!(retry.page_instead, None, "an answer given already is judged, never rerouted");
     }
 }

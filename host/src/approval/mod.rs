@@ -9,7 +9,9 @@
 //! - [`rules`]: who may ask ([`may_ask`]), about which proposal ([`bound`]), and when an answer
 //!   mints an approval ([`may_mint`]), within [`TTL_MS`] of the dry run, one constant with the
 //!   guest's;
-//! - [`delivery`]: which road a call's question takes ([`plan`]), chosen once per call;
+//! - [`admit`]: the order of those checks before a question is shown ([`admit()`]), and which road
+//!   the operator's policy then lets it take ([`policed`]);
+//! - [`delivery`]: which roads a call's question takes ([`choose`]), chosen once per call;
 //! - [`binding`]: what ties a stored proposal to the dry run that validated it;
 //! - [`form`]: what the person reads, rendered by the host from the exact bytes.
 //!
@@ -17,6 +19,7 @@
 //! the MCP front (`mcp::reach` picks the road; `mcp::elicitation`, `mcp::stateless_confirm` and
 //! `mcp::page_confirm` reach the person) and the approval page.
 
+pub mod admit;
 pub mod binding;
 pub mod delivery;
 pub mod form;
@@ -24,8 +27,9 @@ mod once;
 pub mod rules;
 mod subject;
 
+pub use admit::{Admitted, Asked, Policed, admit, policed};
 pub use binding::{Binding, Redeemed, TTL_MS, Validation, answerable};
-pub use delivery::{Declared, Delivery, Offered, Round, Sealed, plan};
+pub use delivery::{Call, Declared, Delivery, Offered, Roads, Round, Sealed, choose};
 pub use form::Form;
 pub use once::Once;
 pub use rules::{Asker, Mint, Question, bound, may_ask, may_mint};

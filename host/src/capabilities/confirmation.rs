@@ -1,7 +1,8 @@
 //! The host side of the `confirmation` interface: `wit/broker.wit` states what it grants and the
 //! rules the host keeps for every component; [`crate::approval`] holds those rules, and this
-//! module is the I/O around them. `prepare` refuses what may not be asked and renders the
-//! [`Form`] from the request bytes, `ask` puts it before the person through the call's
+//! module is the I/O around them. `prepare` gathers what [`approval::admit`] checks (which
+//! refuses what may not be asked and renders the [`Form`] from the request bytes) and runs the
+//! policy's reads for [`approval::policed`], `ask` puts it before the person through the call's
 //! [`Confirmer`] and mints the [`Approval`], and `HostApproval::execute` sends its create once.
 
 use std::sync::Arc;
@@ -12,13 +13,12 @@ use super::call_facts::{CallFacts, GuestMeter};
 use super::confirmer::{Confirmer, Fallback, PagePending, Reached};
 use super::fabric::{FabricCtx, Sending, to_wit};
 use super::policy_check::{Judge, PolicyCtx};
-use crate::approval::{self, Asker, Binding, Form, Mint, Question, Redeemed, Subject};
+use crate::approval::{self, Admitted, Asked, Asker, Binding, Form, Mint, Policed, Redeemed};
 use crate::audit::events::ApprovalEvent;
 use crate::audit::{AuditLog, Event};
 pub use crate::bindings::Approval;
 use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
 use crate::bindings::fabric;
-use crate::exact_json;
 use crate::fabric_client::{ApiResponse, SendError};
 use crate::oauth::Scope;
 use crate::policy::{Approving, Facts};
@@ -115,76 +115,64 @@ impl ConfirmView<'_> {
         Judge { call: self.call, policy: self.policy, client: &self.fabric.client, meter: self.meter }
     }
 
-    /// Checks a question before anyone sees it: who asks ([`approval::may_ask`]), the create (the
-    /// allow-list, once), which proposal ([`approval::bound`]), the form; then the operator's
-    /// policy on the bytes about to be shown. The form, its binding, and the approval it would
-    /// mint.
+    /// Checks a question before anyone sees it, in [`approval::admit`]'s order (who asks, the
+    /// create, which proposal, the form, the audit log), then the operator's policy on the bytes
+    /// about to be shown, which may send the person to the page instead ([`approval::policed`]).
+    /// The form, its binding, and the approval it would mint.
     async fn prepare(&mut self, token: &str, request: &CreateRequest, context: &Context) -> Result<Prepared, String> {
-        let asker = Asker {
-            asked_before: self.confirm.asked,
-            may_confirm: self.call.scopes.allows(Scope::Confirm),
-            tool: &self.call.tool.name,
-            tool_may_ask: self.call.tool.may_ask,
-        };
-        approval::may_ask(&asker)?;
-        let create = self.fabric.client.check_create(&request.path, &request.body).map_err(|e| match e {
-            SendError::Refused(why) => why,
-            other => format!("{other:?}"),
-        })?;
-        let created = create.route().change_type();
-        let change_type = created.as_str();
-        let request_sha256 = equinix_broker_contract::request_sha256(change_type, &request.body);
-        let question = Question {
+        let asked = Asked {
+            asker: Asker {
+                asked_before: self.confirm.asked,
+                may_confirm: self.call.scopes.allows(Scope::Confirm),
+                tool: &self.call.tool.name,
+                tool_may_ask: self.call.tool.may_ask,
+            },
+            create: self.fabric.client.check_create(&request.path, &request.body).map_err(|e| match e {
+                SendError::Refused(why) => why,
+                other => format!("{other:?}"),
+            }),
+            path: &request.path,
+            body: &request.body,
             token,
-            request_sha256: &request_sha256,
             principal: self.call.principal.as_str(),
             round: self.confirm.confirmer.round(),
             now_ms: self.call.clock.now_ms(),
+            redeemed: self.redeemed,
+            context,
+            audited: self.confirm.audit.is_some(),
         };
-        let binding = approval::bound(self.redeemed.iter().find(|r| r.token == token), &question)?.clone();
-        // the bytes are read once: for the form, and for the policy's facts
-        let body = exact_json::parse(&request.body)?;
-        let plan_sha256 = binding.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default();
-        let subject = Subject { token: token.into(), validation: binding.id.clone(), request_sha256, plan_sha256 };
-        let shown = approval::form::Request {
-            tool: &self.call.tool.name,
-            change_type,
-            path: &request.path,
-            body: &body,
-            subject,
-            validated_at_ms: binding.validated_at_ms,
-            plan: binding.plan.as_ref(),
-        };
-        let mut form = approval::form::render(shown, context)?;
-        if self.confirm.audit.is_none() {
-            return Err("this server has no audit log, so no create can be approved".into());
-        }
+        let Admitted { create, body, binding, mut form } = approval::admit(asked)?;
+        let created = create.route().change_type();
+        let change_type = created.as_str();
         if self.judge().policed() {
             let facts = Facts::of(created, &body, &form.subject.request_sha256);
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
-            let permit = match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
-                Ok(permit) => permit,
-                Err(why) => match self.confirm.page_instead.take() {
-                    // a policy that allows this create only on the page sends the person there
-                    Some(page) => {
-                        let on_page = Approving { method: page.method, ..Approving::default() };
-                        match self.judge().judge("approval", change_type, &facts, Some(&on_page)).await {
-                            Ok(permit) => {
-                                let road = (page.road)();
-                                debug_assert_eq!(
-                                    road.round(),
-                                    self.confirm.confirmer.round(),
-                                    "the page's road answers in the rounds of the one it replaces"
-                                );
-                                self.confirm.confirmer = road;
-                                permit
-                            }
-                            Err(_) => return Err(format!("the operator's policy does not allow this create: {why}")),
-                        }
-                    }
-                    None => return Err(format!("the operator's policy does not allow this create: {why}")),
-                },
+            let own = self.judge().judge("approval", change_type, &facts, Some(&approving)).await;
+            // the page is judged only for a call that carries a road there, once its own is refused
+            let fallback = match own {
+                Ok(_) => None,
+                Err(_) => self.confirm.page_instead.take(),
+            };
+            let page = match &fallback {
+                Some(page) => {
+                    let on_page = Approving { method: page.method, ..Approving::default() };
+                    Some(self.judge().judge("approval", change_type, &facts, Some(&on_page)).await)
+                }
+                None => None,
+            };
+            let permit = match approval::policed(own, page)? {
+                Policed::Own(permit) => permit,
+                Policed::Page(permit) => {
+                    let road = (fallback.expect("a page permit comes from the page's road").road)();
+                    debug_assert_eq!(
+                        road.round(),
+                        self.confirm.confirmer.round(),
+                        "the page's road answers in the rounds of the one it replaces"
+                    );
+                    self.confirm.confirmer = road;
+                    permit
+                }
             };
             if let Some(p) = permit {
                 form.note_policy(&p.said());

@@ -54,7 +54,7 @@ pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status 
     }
 }
 
-/// For a client that declared form elicitation (the delivery `approval::plan` calls `Form`).
+/// For a client that declared form elicitation (the delivery `approval::choose` calls `Form`).
 impl Confirmer for ElicitConfirmer {
     fn method(&self) -> &'static str {
         "form"

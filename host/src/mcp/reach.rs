@@ -1,5 +1,5 @@
 //! How a call's question reaches its person: what the client declared ([`declared`]), the road
-//! `approval::plan` chooses from it once per call, and the [`Confirmer`] that walks that road
+//! `approval::choose` chooses from it once per call, and the [`Confirmer`] that walks that road
 //! ([`confirmer`]). The rules every road ends in are `approval`'s; this is the MCP side of it.
 
 use std::sync::Arc;
@@ -140,13 +140,13 @@ pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dy
     })
 }
 
-/// The road to the page a call that was to get the form keeps for when the operator's policy
-/// allows its create only there (`Delivery::page_instead`); none when there is no such road.
-/// Nothing of it is built unless the policy refuses the call's own road.
-pub fn fallback(delivery: Delivery, offered: Offered, call: &Reaching<'_>) -> Option<Fallback> {
+/// The road to the page (`Roads::page_instead`) a call that was to get the form keeps for when
+/// the operator's policy allows its create only there. Nothing of it is built unless the policy
+/// refuses the call's own road.
+pub fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback> {
     let page = call.shared.approval_page.clone()?;
     let (principal, tool) = (call.principal.clone(), call.tool.to_string());
-    let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match delivery.page_instead(offered)? {
+    let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match page_instead {
         Delivery::PageByForm => {
             let (fairness, peer, timeout) =
                 (call.shared.fairness.clone(), call.peer.clone(), call.shared.elicit_timeout);

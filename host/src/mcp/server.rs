@@ -426,8 +426,14 @@ impl McpServer {
             // a tool that asks nobody is never sent anywhere
             false => approval::Offered::default(),
         };
-        let delivery = approval::plan(declared, offered, tool_asks, reach::sealed_kind(sealed.as_ref()));
-        tracing::debug!(tool = %self.logged_name(&name), ?declared, ?delivery, "how the person is reached");
+        let sealed_kind = reach::sealed_kind(sealed.as_ref());
+        let roads = approval::choose(
+            declared,
+            offered,
+            approval::Call { tool_asks, proposes: is_propose, sealed: sealed_kind },
+        );
+        let delivery = roads.delivery;
+        tracing::debug!(tool = %self.logged_name(&name), ?declared, ?roads, "how the person is reached");
         let reaching = reach::Reaching {
             shared: &self.shared,
             declared,
@@ -442,7 +448,7 @@ impl McpServer {
             Ok(c) => c,
             Err(why) => return Answered::Before(store_unavailable(&why)),
         };
-        let page_instead = reach::fallback(delivery, offered, &reaching);
+        let page_instead = roads.page_instead.and_then(|road| reach::fallback(road, &reaching));
         let progress = context
             .meta
             .get_progress_token()
@@ -452,14 +458,13 @@ impl McpServer {
             Ok(r) => r,
             Err(e) => return Answered::Accounted(Err(e)),
         };
-        if !is_propose {
+        // a propose says how this client's confirm of what it proposed will reach a person
+        let Some(confirm) = roads.confirm_next else {
             return Answered::Accounted(Ok(match delivery {
                 Delivery::Nobody => with_next_step(response, &reach::after_nobody(&self.shared), reached_nobody),
                 _ => response,
             }));
-        }
-        // how this client's confirm of what was just proposed will reach a person
-        let confirm = approval::plan(declared, offered, true, approval::Sealed::FirstRound);
+        };
         Answered::Accounted(Ok(match reach::next_step(confirm, &self.shared) {
             Some(step) => with_next_step(response, &step, proposed),
             None => response,
