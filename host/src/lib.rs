@@ -10,7 +10,8 @@
 //! the host's own Fabric reads after the dry run, shown first to the person), [`approval`] (the rules of a yes, with no
 //! I/O: who may ask, about which proposal, when an answer mints an approval, how the person is
 //! reached), [`approval_page`] (where a signed-in person, or a local approver with their passkey, approves)
-//! over [`approvers`] (the people enrolled on this machine), [`mcp`] (the MCP front),
+//! over [`approvers`] (the people enrolled on this machine), [`mcp`] (the MCP front; `mcp::reach`
+//! holds the ways a person is reached),
 //! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). Each concern's flags are a
 //! settings group beside its code, which [`cli`] composes. The loopback Fabric simulator behind
 //! `--fabric-sim` is a crate of its own, `equinix-fabric-sim`, and so are the benchmarks,

@@ -16,8 +16,8 @@
 //! - [`form`]: what the person reads, rendered by the host from the exact bytes.
 //!
 //! The I/O around them lives with the capabilities (`capabilities::confirmation` asks and mints),
-//! the MCP front (`mcp::reach` picks the road; `mcp::elicitation`, `mcp::stateless_confirm` and
-//! `mcp::page_confirm` reach the person) and the approval page.
+//! the MCP front (`mcp::reach` walks the roads: `reach::form`, `reach::stateless` and
+//! `reach::page` put the question before the person) and the approval page.
 
 pub mod admit;
 pub mod binding;

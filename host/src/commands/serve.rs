@@ -318,7 +318,7 @@ fn state_key(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(Sta
         Some(_) => "--state-key-file",
         None => "EQUINIX_MCP_STATE_KEY",
     };
-    let (bytes, from) = crate::mcp::stateless_confirm::state_key(key.as_ref().map(|k| (k.expose(), from)))?;
+    let (bytes, from) = crate::mcp::reach::stateless::state_key(key.as_ref().map(|k| (k.expose(), from)))?;
     if key.is_none() && proposals.is_shared() {
         tracing::warn!(
             "the proposal store is shared but no state key is set (EQUINIX_MCP_STATE_KEY or --state-key-file): each \
@@ -326,7 +326,7 @@ fn state_key(args: &ServeArgs, proposals: &ProposalStore) -> anyhow::Result<(Sta
              refused here (give every replica the same key)"
         );
     }
-    let seals = StateSeals { codec: crate::mcp::stateless_confirm::codec_of(&bytes)?, cookie: CookieSeal::new(&bytes) };
+    let seals = StateSeals { codec: crate::mcp::reach::stateless::codec_of(&bytes)?, cookie: CookieSeal::new(&bytes) };
     Ok((seals, from))
 }
 

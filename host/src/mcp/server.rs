@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use super::reach;
 use super::results::{self, ToolError};
 pub use super::shared::Shared;
-use super::stateless_confirm;
 use crate::approval::{self, CallKey, Delivery};
 use crate::audit::events::{Call, PolicyDecision};
 use crate::audit::{self, AuditLog, Record};
@@ -154,13 +153,13 @@ impl McpServer {
             return Ok(match (awaiting, delivery) {
                 // a 2026-07-28 round: the form, or the page's link, goes out as an input request
                 (Awaiting::Input(form), _) => {
-                    let result = stateless_confirm::input_required(&self.shared.request_state, &key(), &form);
+                    let result = reach::stateless::input_required(&self.shared.request_state, &key(), &form);
                     self.audit_first_round(audited, decisions).await;
                     result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
                 }
                 (Awaiting::Page(pending), Delivery::RoundTrip(_)) => {
                     crate::metrics::metrics().confirmation("input_required");
-                    let result = stateless_confirm::page_input_required(&self.shared.request_state, &key(), &pending);
+                    let result = reach::stateless::page_input_required(&self.shared.request_state, &key(), &pending);
                     self.audit_first_round(audited, decisions).await;
                     result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
                 }
@@ -412,7 +411,7 @@ impl McpServer {
         let declared = reach::declared(&context);
         // a retry's state is bound to this call, whatever the tool: a state of another call is refused
         let sealed = match (&request.request_state, declared.stateless) {
-            (Some(state), true) => match stateless_confirm::open(&self.shared.request_state, &key, state) {
+            (Some(state), true) => match reach::stateless::open(&self.shared.request_state, &key, state) {
                 Ok(sealed) => Some(sealed),
                 Err(refused) => return Answered::Before((*refused).into()),
             },

@@ -14,10 +14,10 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::fairness::Fairness;
 use crate::approval::Form;
 use crate::bindings::confirmation::Status;
 use crate::capabilities::{Confirmer, Reached};
+use crate::mcp::fairness::Fairness;
 use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.

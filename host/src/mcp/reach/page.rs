@@ -92,11 +92,9 @@ pub fn link_request(request_sha256: &str, by: LinkBy, url: String, id: String, t
     let message = format!("{}{then}", link_message(request_sha256, by, &url));
     match by {
         LinkBy::Url => ElicitRequestParams::UrlElicitationParams { meta: None, message, url, elicitation_id: id },
-        LinkBy::Form => ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: super::elicitation::schema(),
-        },
+        LinkBy::Form => {
+            ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: super::form::schema() }
+        }
     }
 }
 
@@ -218,7 +216,7 @@ impl Confirmer for PageRound {
 /// decision.
 pub struct UrlElicit {
     pub page: Arc<ApprovalPage>,
-    pub fairness: Arc<super::fairness::Fairness>,
+    pub fairness: Arc<crate::mcp::fairness::Fairness>,
     pub peer: Peer<RoleServer>,
     pub timeout: Duration,
     pub principal: Principal,

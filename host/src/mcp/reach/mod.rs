@@ -2,15 +2,19 @@
 //! `approval::choose` chooses from it once per call, and the [`Confirmer`] that walks that road
 //! ([`confirmer`]). The rules every road ends in are `approval`'s; this is the MCP side of it.
 
+pub mod form;
+pub mod page;
+pub mod stateless;
+
 use std::sync::Arc;
 
 use rmcp::model::InputResponses;
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 
-use super::elicitation::ElicitConfirmer;
-use super::page_confirm::{LinkBy, PageRound, UrlElicit};
+use self::form::ElicitConfirmer;
+use self::page::{LinkBy, PageRound, UrlElicit};
+use self::stateless::{FirstRound, OpenedState};
 use super::shared::Shared;
-use super::stateless_confirm::{self, FirstRound, OpenedState};
 use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
 use crate::capabilities::{Confirmer, Fallback, NobodyToAsk};
 use crate::principal::Principal;
@@ -135,7 +139,7 @@ pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dy
         Delivery::RoundTrip(Round::RetryForm) => {
             let sealed = call.sealed.clone().expect("a retry's delivery comes from its sealed state");
             let (store, clock) = (shared.grants.proposals.clone(), shared.grants.clock.clone());
-            Arc::new(stateless_confirm::answer(sealed, call.responses, store, clock))
+            Arc::new(stateless::answer(sealed, call.responses, store, clock))
         }
     })
 }

@@ -25,13 +25,13 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::elicitation::{schema, status_of};
-use super::page_confirm::{LinkBy, link_request};
-use super::results::ToolError;
+use super::form::{schema, status_of};
+use super::page::{LinkBy, link_request};
 use crate::approval::{AnsweredOn, CallKey, Form, Once, Subject};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
 use crate::capabilities::{Confirmer, PagePending, Reached};
 use crate::clock::Clock;
+use crate::mcp::results::ToolError;
 use crate::proposals::ProposalStore;
 
 /// The input-request key of the confirmation form.
@@ -182,7 +182,7 @@ pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<Op
         tracing::info!("refused a requestState: {e:?}");
         let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
                        done. Call the tool again without requestState";
-        Box::new(super::results::structured(ToolError::new("invalid_request_state", message).into_value(), true))
+        Box::new(crate::mcp::results::structured(ToolError::new("invalid_request_state", message).into_value(), true))
     })
 }
 
