@@ -60,16 +60,9 @@ impl FabricError {
 /// The person's answer to a confirmation prompt, named as the contract names it.
 pub use equinix_broker_contract::ConfirmStatus;
 
-/// How this call's question reaches the person (see `confirmation.current-delivery` in the WIT).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    /// `ask` shows the form and waits for the answer.
-    Blocking,
-    /// Stateless first round: `ask` answers `InputRequired` at once.
-    FirstRound,
-    /// Stateless retry: `ask` answers with the choice made in the first round's form.
-    Answered,
-}
+/// How this call's question reaches the person (see `confirmation.current-delivery` in the WIT),
+/// as the contract names it, with the rules the host reads from it too.
+pub use equinix_broker_contract::Delivery;
 
 /// A create the person is asked to approve; the host renders all of it for them.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -51,6 +51,19 @@ impl From<confirmation::Status> for equinix_broker_contract::ConfirmStatus {
     }
 }
 
+/// The delivery as the contract names it, with the rules both sides read from it.
+impl From<confirmation::Delivery> for equinix_broker_contract::Delivery {
+    fn from(delivery: confirmation::Delivery) -> Self {
+        use confirmation::Delivery as D;
+        use equinix_broker_contract::Delivery as C;
+        match delivery {
+            D::Blocking => C::Blocking,
+            D::FirstRound => C::FirstRound,
+            D::Answered => C::Answered,
+        }
+    }
+}
+
 /// The right to send one create, minted after the person's yes: the host's side of the WIT
 /// `approval` resource. The component holds only a handle to it.
 #[derive(Debug)]

@@ -122,6 +122,33 @@ pub const PRICED_ACCESS_POINT_TYPES: &[&str] =
 /// come from when a call fails its schema, and leaves it out of the schema clients see.
 pub const VALUES_FROM: &str = "x-values-from";
 
+/// `confirmation.delivery`: how a call's question reaches the person. Both sides order the same
+/// two rules by it, read here, so neither spells them apart: what a first round may do with the
+/// proposal, and when the TTL is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Delivery {
+    /// `ask` shows the form now and waits for the answer (or answers `unsupported-by-client`).
+    Blocking,
+    /// Stateless (MCP 2026-07-28) first round: `ask` answers `input-required` at once.
+    FirstRound,
+    /// Stateless retry: `ask` answers with what the person chose in the first round's form.
+    Answered,
+}
+
+impl Delivery {
+    /// Whether the call takes (consumes) the proposal before asking: a first round only peeks,
+    /// since it never approves and its retry must still find the proposal.
+    pub const fn takes_the_proposal(self) -> bool {
+        !matches!(self, Delivery::FirstRound)
+    }
+
+    /// Whether the proposal's TTL is judged before asking: an answered retry's answer was given
+    /// already, in the first round, and is judged when it would mint an approval instead.
+    pub const fn judges_the_ttl_before_asking(self) -> bool {
+        !matches!(self, Delivery::Answered)
+    }
+}
+
 /// `confirmation.status`, as tool results, the audit log and metrics name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConfirmStatus {
@@ -251,6 +278,14 @@ pub fn clip(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_round_only_peeks_and_an_answered_retry_is_judged_when_it_mints() {
+        let rules = |d: Delivery| (d.takes_the_proposal(), d.judges_the_ttl_before_asking());
+        assert_eq!(rules(Delivery::Blocking), (true, true));
+        assert_eq!(rules(Delivery::FirstRound), (false, true));
+        assert_eq!(rules(Delivery::Answered), (true, false));
+    }
 
     #[test]
     fn long_values_are_clipped_with_a_count() {

@@ -70,7 +70,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         return Err(unknown_token(&token));
     }
     let delivery = host.delivery();
-    let consumes = delivery != Delivery::FirstRound;
+    let consumes = delivery.takes_the_proposal();
     let taken = if consumes { host.store_take(&token) } else { host.store_peek(&token) };
     let now = host.now_ms();
     let r = redeem(&token, taken, now)?;
@@ -116,7 +116,7 @@ fn checked_before_asking<'a>(
         );
         return Err(attempt.stopped_before_asking(host, "binding_mismatch", message));
     }
-    if delivery != Delivery::Answered && attempt.checks.not_expired == Some(false) {
+    if delivery.judges_the_ttl_before_asking() && attempt.checks.not_expired == Some(false) {
         let token = attempt.token;
         let message =
             format!("confirm token {token} expired (proposals live 10 minutes); nothing was sent. {PROPOSE_AGAIN}");

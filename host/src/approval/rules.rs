@@ -60,7 +60,8 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
              can be put before the person"
         ));
     };
-    if !found.taken && q.round != Answering::FirstRound {
+    let delivery = equinix_broker_contract::Delivery::from(q.round);
+    if !found.taken && delivery.takes_the_proposal() {
         return Err(format!(
             "this call only peeked at proposal {token:?}; a proposal is put before the person only once it is taken, so \
              that it is approved at most once"
@@ -80,7 +81,7 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
         return Err(format!("proposal {token:?} was validated for another principal"));
     }
     // a stateless retry carries an answer already given: it is judged when it is minted
-    if q.round != Answering::Answered && !binding.fresh_at(q.now_ms) {
+    if delivery.judges_the_ttl_before_asking() && !binding.fresh_at(q.now_ms) {
         let age = q.now_ms.saturating_sub(binding.validated_at_ms);
         return Err(format!(
             "Fabric validated this request {} s ago; a person may approve it only within {} minutes of its dry run",
