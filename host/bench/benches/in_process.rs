@@ -220,7 +220,7 @@ fn page_record() -> equinix_mcp::approval_page::PageRecord {
     let request_sha256 = equinix_broker_contract::request_sha256("connection_create", body);
     let shown = form::Request {
         tool: "fabric_confirm_change",
-        change_type: "connection_create",
+        change_type: equinix_broker_contract::ChangeType::ConnectionCreate,
         path: "/fabric/v4/connections",
         body: &tree,
         subject: Subject {

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use equinix_broker_contract::ChangeType;
 use equinix_mcp::approval::{Subject, form};
 use equinix_mcp::bindings::confirmation::Context;
 use equinix_mcp::fabric_client::{ApiRequest, Method};
@@ -39,10 +40,10 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
         dry_runs.push(ms(t.elapsed()));
         anyhow::ensure!(answer.status == 200, "the dry run answered {}: {}", answer.status, answer.body);
         let t = Instant::now();
-        let (answers, over) = resolve::read_all(&client, &cancel, "connection_create", &body).await;
+        let (answers, over) = resolve::read_all(&client, &cancel, ChangeType::ConnectionCreate, &body).await;
         let sha = equinix_broker_contract::request_sha256("connection_create", &text);
         let input = compose::Input {
-            change_type: "connection_create",
+            change_type: ChangeType::ConnectionCreate,
             body: &body,
             request_sha256: &sha,
             answers: &answers,
@@ -63,7 +64,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
     let form_of = |plan| {
         let shown = form::Request {
             tool: "fabric_confirm_change",
-            change_type: "connection_create",
+            change_type: ChangeType::ConnectionCreate,
             path: "/fabric/v4/connections",
             body: &tree,
             subject: Subject::default(),

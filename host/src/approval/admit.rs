@@ -53,8 +53,8 @@ pub struct Admitted<'a> {
 pub fn admit<'a>(asked: Asked<'a>) -> Result<Admitted<'a>, String> {
     may_ask(&asked.asker)?;
     let create = asked.create?;
-    let change_type = create.route().change_type().as_str();
-    let request_sha256 = equinix_broker_contract::request_sha256(change_type, asked.body);
+    let change_type = create.route().change_type();
+    let request_sha256 = equinix_broker_contract::request_sha256(change_type.as_str(), asked.body);
     let question = Question {
         token: asked.token,
         request_sha256: &request_sha256,

@@ -7,6 +7,8 @@
 
 use std::fmt::Write;
 
+use equinix_broker_contract::ChangeType;
+
 use super::subject::Subject;
 use crate::bindings::confirmation::Context;
 use crate::exact_json::{self, Node, visible};
@@ -49,7 +51,7 @@ pub struct Form {
 /// and what it is about.
 pub struct Request<'a> {
     pub tool: &'a str,
-    pub change_type: &'a str,
+    pub change_type: ChangeType,
     pub path: &'a str,
     pub body: &'a Node<'a>,
     pub subject: Subject,
@@ -86,7 +88,7 @@ pub fn render(request: Request, context: &Context) -> Result<Form, String> {
     }
     text.push_str("\nThe request, rendered by equinix-mcp from the exact bytes it will send:\n");
     let _ = writeln!(text, "asked by tool: {}", visible(tool));
-    let _ = writeln!(text, "change_type: {change_type}");
+    let _ = writeln!(text, "change_type: {}", change_type.as_str());
     let _ = writeln!(text, "request: POST {} (no dryRun: this creates a billable resource)", visible(path));
     let _ = writeln!(text, "request_sha256: {}", subject.request_sha256);
     for (label, value) in &fields {
@@ -111,7 +113,7 @@ pub fn render(request: Request, context: &Context) -> Result<Form, String> {
         text,
         subject,
         validated_at_ms,
-        change_type: change_type.to_string(),
+        change_type: change_type.as_str().to_string(),
         policy_facts: None,
         plan: plan.cloned(),
     })
@@ -144,7 +146,15 @@ mod tests {
         let tree = exact_json::parse(body)?;
         let subject = Subject { request_sha256: request_sha256(change_type, body), ..Subject::default() };
         super::render(
-            Request { tool, change_type, path, body: &tree, subject, validated_at_ms: 0, plan: None },
+            Request {
+                tool,
+                change_type: ChangeType::parse(change_type).unwrap(),
+                path,
+                body: &tree,
+                subject,
+                validated_at_ms: 0,
+                plan: None,
+            },
             context,
         )
     }

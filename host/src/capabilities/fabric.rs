@@ -4,6 +4,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use equinix_broker_contract::ChangeType;
+
 use super::call_facts::{CallFacts, CorrelationIds, GuestMeter};
 use super::policy_check::{Judge, PolicyCtx};
 use crate::approval::Validation;
@@ -139,7 +141,7 @@ impl FabricView<'_> {
             }
             learned = metros.into_iter().collect();
         }
-        let plan = self.plan(change_type, body, &request_sha256).await;
+        let plan = self.plan(created, body, &request_sha256).await;
         let mut validation = Validation::new(request_sha256, self.call.clock.now_ms(), learned);
         validation.plan = plan;
         self.fabric.validations.push(validation);
@@ -148,7 +150,7 @@ impl FabricView<'_> {
 
     /// The plan of a request Fabric just validated: what its bytes name, resolved by the host's
     /// own reads (at once, each bounded), never from the component's words. Host time.
-    async fn plan(&mut self, change_type: &str, body: &str, request_sha256: &str) -> Option<Plan> {
+    async fn plan(&mut self, change_type: ChangeType, body: &str, request_sha256: &str) -> Option<Plan> {
         let value: serde_json::Value = serde_json::from_str(body).ok()?;
         let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
         let reading = plan::resolve::read_all(&client, &cancel, change_type, &value);

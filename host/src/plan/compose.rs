@@ -11,7 +11,7 @@ use super::{Check, FAILED, FROM_BYTES, Line, NOT_CHECKED, OK, Plan, quoted, shor
 
 /// What a plan is made of.
 pub struct Input<'a> {
-    pub change_type: &'a str,
+    pub change_type: ChangeType,
     pub body: &'a Value,
     pub request_sha256: &'a str,
     pub answers: &'a Answers,
@@ -23,11 +23,10 @@ pub struct Input<'a> {
 /// The plan of `input`.
 pub fn compose(input: Input) -> Plan {
     let mut b = Builder { input: &input, lines: Vec::new(), checks: Vec::new() };
-    let summary = match ChangeType::parse(input.change_type) {
-        Some(ChangeType::ConnectionCreate) => b.connection(),
-        Some(ChangeType::NetworkCreate) => b.network(),
-        Some(ChangeType::ServiceTokenCreate) => b.service_token(),
-        None => format!("+ create {} (billable)", shown(input.change_type)),
+    let summary = match input.change_type {
+        ChangeType::ConnectionCreate => b.connection(),
+        ChangeType::NetworkCreate => b.network(),
+        ChangeType::ServiceTokenCreate => b.service_token(),
     };
     if input.over > 0 {
         b.lines.push(Line {
@@ -37,7 +36,7 @@ pub fn compose(input: Input) -> Plan {
         });
     }
     Plan {
-        change_type: input.change_type.to_string(),
+        change_type: input.change_type.as_str().to_string(),
         request_sha256: input.request_sha256.to_string(),
         read_at: input.read_at.clone(),
         summary,
@@ -151,7 +150,7 @@ impl Builder<'_> {
             text(&body["type"]),
             bandwidth.map_or_else(|| text(&body["bandwidth"]), |b| b.to_string())
         );
-        for (label, ap) in reads::access_points("connection_create", &body) {
+        for (label, ap) in reads::access_points(ChangeType::ConnectionCreate, &body) {
             self.access_point(label, ap, bandwidth);
         }
         for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
@@ -424,7 +423,7 @@ impl Builder<'_> {
             self.bytes("bandwidths offered", format!("{} Mbps", list.join(", ")));
         }
         let bandwidth = connection["bandwidthLimit"].as_u64();
-        for (label, selector) in reads::access_points("service_token_create", &body) {
+        for (label, selector) in reads::access_points(ChangeType::ServiceTokenCreate, &body) {
             self.access_point(label, selector, bandwidth);
         }
         self.notifications_and_project();
@@ -535,7 +534,7 @@ mod tests {
 
     fn plan(body: &Value, answers: &Answers) -> Plan {
         compose(Input {
-            change_type: "connection_create",
+            change_type: ChangeType::ConnectionCreate,
             body,
             request_sha256: "ab",
             answers,
@@ -639,7 +638,7 @@ mod tests {
         let mut named = Answers::new();
         named.insert(Key::SameName, Ok(json!({"data": []})));
         let plan = compose(Input {
-            change_type: "network_create",
+            change_type: ChangeType::NetworkCreate,
             body: &network,
             request_sha256: "ab",
             answers: &named,
@@ -657,7 +656,7 @@ mod tests {
                 "zSide": {"accessPointSelectors": [{"type": "VD", "virtualDevice": {"type": "EDGE", "uuid": "5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a61"},
                                                     "interface": {"type": "NETWORK", "id": 5}}]}}});
         let plan = compose(Input {
-            change_type: "service_token_create",
+            change_type: ChangeType::ServiceTokenCreate,
             body: &token,
             request_sha256: "ab",
             answers: &answers(),

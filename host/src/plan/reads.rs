@@ -3,12 +3,11 @@
 //! service token the body names, each metro code, whether another resource already has the name,
 //! and the price, with a filter built here from the bytes. Pure: [`super::resolve`] sends them.
 
-use equinix_broker_contract::ChangeType;
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use equinix_broker_contract::{PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
+use equinix_broker_contract::{ChangeType, PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
 
 use crate::fabric_client::{ApiRequest, Method};
 
@@ -33,7 +32,7 @@ pub enum Key {
 
 impl Key {
     /// The request that reads it, for `change_type`'s `body`.
-    pub fn request(&self, change_type: &str, body: &Value) -> Option<ApiRequest> {
+    pub fn request(&self, change_type: ChangeType, body: &Value) -> Option<ApiRequest> {
         let get = |path: String| ApiRequest { method: Method::Get, path, query: vec![], body: None };
         Some(match self {
             Key::Port(u) => get(format!("/fabric/v4/ports/{u}")),
@@ -50,7 +49,7 @@ impl Key {
             Key::Metro(m) => get(format!("/fabric/v4/metros/{m}")),
             Key::SameName => {
                 // a service token has no name another one could already hold
-                let collection = match ChangeType::parse(change_type)? {
+                let collection = match change_type {
                     ChangeType::ConnectionCreate => "connections",
                     ChangeType::NetworkCreate => "networks",
                     ChangeType::ServiceTokenCreate => return None,
@@ -74,7 +73,7 @@ impl Key {
     }
 
     /// How a line names the read it came from.
-    pub fn source(&self, change_type: &str, body: &Value) -> String {
+    pub fn source(&self, change_type: ChangeType, body: &Value) -> String {
         match self.request(change_type, body) {
             Some(r) => format!("Fabric: {} {}", r.method, r.path),
             None => "not read".into(),
@@ -128,32 +127,29 @@ pub fn plain(s: &str, max: usize) -> bool {
 }
 
 /// The access points of a body: (which side, the access point object).
-pub fn access_points<'a>(change_type: &str, body: &'a Value) -> Vec<(&'static str, &'a Value)> {
+pub fn access_points(change_type: ChangeType, body: &Value) -> Vec<(&'static str, &Value)> {
     let mut out = Vec::new();
-    match change_type {
-        "connection_create" => {
-            for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
+    for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
+        match change_type {
+            ChangeType::ConnectionCreate => {
                 if let Some(ap) = body[side].get("accessPoint").filter(|v| v.is_object()) {
                     out.push((label, ap));
                 }
             }
-        }
-        "service_token_create" => {
-            for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
+            ChangeType::ServiceTokenCreate => {
                 let selectors = body["connection"][side]["accessPointSelectors"].as_array();
-                for selector in selectors.into_iter().flatten().filter(|v| v.is_object()) {
-                    out.push((label, selector));
-                }
+                out.extend(selectors.into_iter().flatten().filter(|v| v.is_object()).map(|selector| (label, selector)));
             }
+            // a network is placed by its own location, not by access points
+            ChangeType::NetworkCreate => {}
         }
-        _ => {}
     }
     out
 }
 
 /// Everything to read for `change_type`'s `body`, in a fixed order, at most [`MAX_READS`]; and
 /// how many were left unread.
-pub fn of(change_type: &str, body: &Value) -> (Vec<Key>, usize) {
+pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
     let mut keys: Vec<Key> = Vec::new();
     let mut seen = BTreeSet::new();
     let mut want = |key: Key| {
@@ -182,14 +178,14 @@ pub fn of(change_type: &str, body: &Value) -> (Vec<Key>, usize) {
             want(Key::Metro(m.to_string()));
         }
     }
-    if change_type == "connection_create" {
+    if change_type == ChangeType::ConnectionCreate {
         for side in ["aSide", "zSide"] {
             if let Some(u) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str).filter(|u| plain(u, 64)) {
                 want(Key::Token(u.to_string()));
             }
         }
     }
-    if change_type == "network_create"
+    if change_type == ChangeType::NetworkCreate
         && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
     {
         want(Key::Metro(m.to_string()));
@@ -197,7 +193,7 @@ pub fn of(change_type: &str, body: &Value) -> (Vec<Key>, usize) {
     if body["name"].is_string() && Key::SameName.request(change_type, body).is_some() {
         want(Key::SameName);
     }
-    if change_type == "connection_create" && price_filter(body).is_ok() {
+    if change_type == ChangeType::ConnectionCreate && price_filter(body).is_ok() {
         want(Key::Price);
     }
     let over = keys.len().saturating_sub(MAX_READS);
@@ -222,7 +218,7 @@ mod tests {
 
     #[test]
     fn a_connection_reads_its_port_vlans_profile_metro_name_and_price() {
-        let (keys, over) = of("connection_create", &connection());
+        let (keys, over) = of(ChangeType::ConnectionCreate, &connection());
         assert_eq!(over, 0);
         assert_eq!(
             keys,
@@ -235,7 +231,7 @@ mod tests {
                 Key::Price,
             ]
         );
-        let price = Key::Price.request("connection_create", &connection()).unwrap();
+        let price = Key::Price.request(ChangeType::ConnectionCreate, &connection()).unwrap();
         assert_eq!(price.path, "/fabric/v4/prices/search");
         let filter: Value = serde_json::from_str(price.body.as_deref().unwrap()).unwrap();
         assert!(
@@ -249,12 +245,12 @@ mod tests {
         let mut body = connection();
         body["aSide"]["accessPoint"]["port"]["uuid"] = json!("../connections/x");
         body["zSide"]["accessPoint"]["location"]["metroCode"] = json!("SV?x=1");
-        let (keys, _) = of("connection_create", &body);
+        let (keys, _) = of(ChangeType::ConnectionCreate, &body);
         assert!(!keys.iter().any(|k| matches!(k, Key::Port(_) | Key::Metro(_))), "{keys:?}");
         let selectors: Vec<Value> =
             (0..40).map(|i| json!({"type": "COLO", "port": {"uuid": format!("p-{i}")}})).collect();
         let token = json!({"type": "VC_TOKEN", "connection": {"aSide": {"accessPointSelectors": selectors}}});
-        let (keys, over) = of("service_token_create", &token);
+        let (keys, over) = of(ChangeType::ServiceTokenCreate, &token);
         assert_eq!((keys.len(), over), (MAX_READS, 40 - MAX_READS));
     }
 
@@ -263,6 +259,6 @@ mod tests {
         let mut body = connection();
         body["type"] = json!("IPWAN_SOMETHING");
         assert!(price_filter(&body).unwrap_err().contains("no prices for IPWAN_SOMETHING"));
-        assert!(!of("connection_create", &body).0.contains(&Key::Price));
+        assert!(!of(ChangeType::ConnectionCreate, &body).0.contains(&Key::Price));
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use equinix_broker_contract::ChangeType;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +25,7 @@ pub type Answers = BTreeMap<Key, Result<Value, String>>;
 pub async fn read_all(
     client: &FabricClient,
     cancel: &CancellationToken,
-    change_type: &str,
+    change_type: ChangeType,
     body: &Value,
 ) -> (Answers, usize) {
     let (keys, over) = reads::of(change_type, body);

@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Estate, Kind, Refused, find_by_uuid};
+use equinix_broker_contract::ChangeType;
+
+use super::{Estate, Refused, collection, find_by_uuid};
 use crate::errors::{error_array, error_with};
 use crate::seed;
 
@@ -25,15 +27,15 @@ impl Estate {
     }
 
     /// Validates a create body; the same rules run for a dry run and a real create.
-    pub fn validate(&self, kind: Kind, body: &Value, dry_run: bool) -> Result<(), Refused> {
+    pub fn validate(&self, change_type: ChangeType, body: &Value, dry_run: bool) -> Result<(), Refused> {
         if !body.is_object() {
             return Err(invalid("body", "the request body must be a JSON object"));
         }
         require(body, &["type", "notifications"])?;
-        match kind {
-            Kind::Connection => self.validate_connection(body, dry_run),
-            Kind::Network => self.validate_network(body),
-            Kind::ServiceToken => self.validate_token(body),
+        match change_type {
+            ChangeType::ConnectionCreate => self.validate_connection(body, dry_run),
+            ChangeType::NetworkCreate => self.validate_network(body),
+            ChangeType::ServiceTokenCreate => self.validate_token(body),
         }
     }
 
@@ -222,19 +224,19 @@ impl Estate {
     }
 
     /// Persists a real create and returns the entity as Fabric answers it.
-    pub fn persist(&mut self, kind: Kind, body: &Value) -> Value {
+    pub fn persist(&mut self, change_type: ChangeType, body: &Value) -> Value {
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut entity = self.echo(body);
         entity["uuid"] = json!(uuid);
-        entity["href"] = json!(format!("/fabric/v4/{}/{uuid}", kind.collection()));
+        entity["href"] = json!(format!("/fabric/v4/{}/{uuid}", collection(change_type)));
         let now =
             time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
         // `ServiceToken` spells it `changelog` (and Equinix's own examples `changeLog`): tokens get none
-        if kind != Kind::ServiceToken {
+        if change_type != ChangeType::ServiceTokenCreate {
             entity["changeLog"] = json!({"createdBy": "sim-user", "createdDateTime": now});
         }
-        match kind {
-            Kind::Connection => {
+        match change_type {
+            ChangeType::ConnectionCreate => {
                 self.attach_to_router(&entity);
                 entity["state"] = json!("PROVISIONING");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING", "providerStatus": "NOT_AVAILABLE"});
@@ -242,14 +244,14 @@ impl Estate {
                                           "status": "REQUESTED", "createdDateTime": now});
                 self.connections.push(entity.clone());
             }
-            Kind::Network => {
+            ChangeType::NetworkCreate => {
                 entity["state"] = json!("INACTIVE");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING"});
                 entity["change"] = json!({"type": "NETWORK_CREATION"});
                 entity["connectionsCount"] = json!(0);
                 self.networks.push(entity.clone());
             }
-            Kind::ServiceToken => {
+            ChangeType::ServiceTokenCreate => {
                 entity["state"] = json!("INACTIVE");
                 self.service_tokens.push(entity.clone());
             }

@@ -7,6 +7,7 @@ mod routers;
 
 use std::collections::HashMap;
 
+use equinix_broker_contract::ChangeType;
 use serde_json::{Value, json};
 
 use crate::seed;
@@ -60,21 +61,14 @@ pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
     items.iter().find(|item| item["uuid"] == uuid)
 }
 
-/// Which create endpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Connection,
-    Network,
-    ServiceToken,
-}
-
-impl Kind {
-    pub fn collection(self) -> &'static str {
-        match self {
-            Kind::Connection => "connections",
-            Kind::Network => "networks",
-            Kind::ServiceToken => "serviceTokens",
-        }
+/// The collection a create of `change_type` adds to, as its path and its counters name it. One
+/// arm per change type the broker carries: a new one is not simulated until it has its arm here,
+/// in [`Estate::validate`] and in [`Estate::persist`].
+pub fn collection(change_type: ChangeType) -> &'static str {
+    match change_type {
+        ChangeType::ConnectionCreate => "connections",
+        ChangeType::NetworkCreate => "networks",
+        ChangeType::ServiceTokenCreate => "serviceTokens",
     }
 }
 

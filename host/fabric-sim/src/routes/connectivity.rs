@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use crate::answer::{Answer, by_uuid, is_dry_run, json_body, page, paging, query_map, respond, search};
 use crate::errors::{Fail, fail, json_bytes, metro_fail, not_found, unknown_id};
-use crate::estate::{Estate, Kind, Refused};
+use equinix_broker_contract::ChangeType;
+
+use crate::estate::{Estate, Refused, collection};
 use crate::seed::MY_PORT_METROS;
 use crate::state::{Inner, Sim};
 use crate::{prices, search as filters};
@@ -173,7 +175,7 @@ pub(super) async fn prices_search(body: Bytes) -> Response {
 }
 
 /// A create or its dry run: validated as Fabric would, counted, echoed or persisted.
-pub(super) async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: Kind) -> Response {
+pub(super) async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, change_type: ChangeType) -> Response {
     let body = match json_body(&body) {
         Ok(b) => b,
         Err(f) => return f.into_response(),
@@ -181,17 +183,17 @@ pub(super) async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, kind: 
     let dry_run = is_dry_run(&uri);
     let mut inner = sim.lock();
     let Inner { estate, stats, .. } = &mut *inner;
-    if let Err(Refused(status, errors)) = estate.validate(kind, &body, dry_run) {
+    if let Err(Refused(status, errors)) = estate.validate(change_type, &body, dry_run) {
         return Fail(status, errors).into_response();
     }
     let counter = if dry_run { &mut stats.dry_runs } else { &mut stats.creates };
-    *counter.entry(kind.collection().to_string()).or_default() += 1;
+    *counter.entry(collection(change_type).to_string()).or_default() += 1;
     if dry_run {
         // networks file their dry-run answer under 201 in the spec; the others under 200
-        let status = if kind == Kind::Network { StatusCode::CREATED } else { StatusCode::OK };
+        let status = if change_type == ChangeType::NetworkCreate { StatusCode::CREATED } else { StatusCode::OK };
         respond(Ok((status, json_bytes(&estate.echo(&body)))))
     } else {
-        respond(Ok((StatusCode::CREATED, json_bytes(&estate.persist(kind, &body)))))
+        respond(Ok((StatusCode::CREATED, json_bytes(&estate.persist(change_type, &body)))))
     }
 }
 

@@ -4,8 +4,8 @@
 use axum::Router;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
+use equinix_broker_contract::ChangeType;
 
-use crate::estate::Kind;
 use crate::state::Sim;
 use crate::{admin, middleware, oauth};
 
@@ -22,7 +22,11 @@ use routing::*;
 use telemetry::*;
 
 pub fn router(sim: Sim) -> Router {
-    let fabric = Router::new()
+    // every create the broker carries, at the path the contract gives it
+    let creates = ChangeType::ALL.into_iter().fold(Router::new(), |routes, change_type| {
+        routes.route(change_type.path(), post(move |s, u, b| create(s, u, b, change_type)))
+    });
+    let fabric = creates
         .route("/fabric/v4/metros", get(metros))
         .route("/fabric/v4/metros/{code}", get(metro))
         .route("/fabric/v4/ports/search", post(|s, b| searched(s, b, Searched::Ports)))
@@ -75,9 +79,6 @@ pub fn router(sim: Sim) -> Router {
             "/fabric/v4/connections/{id}/routeAggregations",
             get(|s, p| connection_policies(s, p, Policy::Aggregations)),
         )
-        .route("/fabric/v4/connections", post(|s, u, b| create(s, u, b, Kind::Connection)))
-        .route("/fabric/v4/networks", post(|s, u, b| create(s, u, b, Kind::Network)))
-        .route("/fabric/v4/serviceTokens", post(|s, u, b| create(s, u, b, Kind::ServiceToken)))
         .method_not_allowed_fallback(not_allowed)
         .fallback(unknown)
         .layer(from_fn(middleware::apply_fault))
