@@ -96,3 +96,34 @@ impl GuestMeter {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_keeps_at_most_eight_correlation_ids_each_clipped_and_none_empty() {
+        let ids = CorrelationIds::default();
+        ids.push("");
+        ids.push(&"x".repeat(100));
+        for i in 0..10 {
+            ids.push(&format!("id-{i}"));
+        }
+        let joined = ids.joined();
+        let kept: Vec<&str> = joined.split(',').collect();
+        assert_eq!(kept.len(), CorrelationIds::MAX, "{joined}");
+        assert!(kept[0].starts_with("xxxx") && kept[0].chars().count() < 100, "clipped: {}", kept[0]);
+        assert_eq!(kept[1..], ["id-0", "id-1", "id-2", "id-3", "id-4", "id-5", "id-6"]);
+    }
+
+    /// The guest's budget is not spent while the host waits (Fabric, a person): whatever the
+    /// machine's load, guest time is what passed minus the time in the host.
+    #[tokio::test]
+    async fn time_in_the_host_is_not_the_guests() {
+        let outer = Instant::now();
+        let mut meter = GuestMeter::new(Duration::from_millis(100));
+        let waited = Duration::from_millis(200);
+        meter.outside_guest(tokio::time::sleep(waited)).await;
+        assert!(meter.guest_time() + waited <= outer.elapsed(), "{:?}", meter.guest_time());
+    }
+}

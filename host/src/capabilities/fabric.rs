@@ -267,3 +267,29 @@ pub(super) fn to_wit(outcome: Result<ApiResponse, SendError>) -> Result<fabric::
             SendError::Transport(why) => fabric::Error::Transport(why),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A send that may have reached Fabric must reach the component as one that may have: a
+    /// timeout read as "unavailable" would let it retry a create that was made.
+    #[test]
+    fn each_outcome_reaches_the_component_case_for_case() {
+        for e in [
+            SendError::Refused("off the allow-list".into()),
+            SendError::Denied("the policy".into()),
+            SendError::Cancelled,
+            SendError::Unavailable("no token".into()),
+            SendError::Timeout,
+            SendError::Transport("reset".into()),
+        ] {
+            let said = format!("{e:?}");
+            let wit = to_wit(Err(e)).expect_err("an error stays an error");
+            assert_eq!(format!("{wit:?}"), said, "the WIT's case and words are the client's");
+        }
+        let answer = ApiResponse { status: 201, body: "{}".into(), correlation_id: "c-1".into() };
+        let r = to_wit(Ok(answer)).expect("an answer stays an answer");
+        assert_eq!((r.status, r.body.as_str(), r.correlation_id.as_deref()), (201, "{}", Some("c-1")));
+    }
+}
