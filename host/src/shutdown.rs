@@ -147,6 +147,12 @@ impl Signals {
         Ok(Self {})
     }
 
+    /// Forgets signals already delivered and not yet taken by [`Signals::next`].
+    pub fn forget_pending(&mut self) {
+        use futures_util::FutureExt;
+        while self.next().now_or_never().is_some() {}
+    }
+
     /// Resolves on the next SIGINT or SIGTERM, naming it.
     pub async fn next(&mut self) -> &'static str {
         #[cfg(unix)]

@@ -178,22 +178,27 @@ pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
             want(Key::Metro(m.to_string()));
         }
     }
-    if change_type == ChangeType::ConnectionCreate {
+    // what else this change type's body references, beyond its access points and its name
+    let (service_tokens, own_location, price) = match change_type {
+        ChangeType::ConnectionCreate => (true, false, true),
+        ChangeType::NetworkCreate => (false, true, false),
+        ChangeType::ServiceTokenCreate => (false, false, false),
+    };
+    if service_tokens {
         for side in ["aSide", "zSide"] {
             if let Some(u) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str).filter(|u| plain(u, 64)) {
                 want(Key::Token(u.to_string()));
             }
         }
     }
-    if change_type == ChangeType::NetworkCreate
-        && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
+    if own_location && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
     {
         want(Key::Metro(m.to_string()));
     }
     if body["name"].is_string() && Key::SameName.request(change_type, body).is_some() {
         want(Key::SameName);
     }
-    if change_type == ChangeType::ConnectionCreate && price_filter(body).is_ok() {
+    if price && price_filter(body).is_ok() {
         want(Key::Price);
     }
     let over = keys.len().saturating_sub(MAX_READS);

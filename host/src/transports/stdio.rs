@@ -15,15 +15,10 @@ pub async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
         // a person ran it by hand: MCP's JSON-RPC on a terminal is no way in
         eprintln!("{}", on_a_terminal(&this_command()));
     }
+    // Before the client's `initialize` a signal keeps its default action and ends the process:
+    // stdin may be a terminal or a socket, read by a thread no return could stop.
+    let started = broker.clone().serve(rmcp::transport::stdio_pipes()).await;
     let mut signals = crate::shutdown::Signals::catch()?;
-    // a signal before the client's `initialize` ends it here, as it would have before the catch
-    let started = tokio::select! {
-        started = broker.clone().serve(rmcp::transport::stdio_pipes()) => started,
-        signal = signals.next() => {
-            tracing::info!("{signal} before an MCP client initialized: shutting down");
-            return Ok(());
-        }
-    };
     let service = match started {
         Ok(service) => service,
         Err(e) if e.to_string().contains("connection closed") => anyhow::bail!(

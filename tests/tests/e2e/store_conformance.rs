@@ -55,8 +55,9 @@ async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
     assert!(matches!(b.peek(&bob, &token).await.unwrap(), Taken::Unknown), "{what}: another principal's is unknown");
     assert!(matches!(b.take(&bob, &token).await.unwrap(), Taken::Unknown), "{what}: and cannot be taken by it");
     assert_eq!(found(&b.take(&alice, &token).await.unwrap()), Some(&b"record-1"[..]), "{what}: taken");
-    assert_eq!(used(&a.take(&alice, &token).await.unwrap()), Some(None), "{what}: used, nothing settled yet");
     b.settle(&bob, &token, b"not-bobs".to_vec()).await.unwrap();
+    let unsettled = a.take(&alice, &token).await.unwrap();
+    assert_eq!(used(&unsettled), Some(None), "{what}: used, and another principal's settle did not count");
     a.settle(&alice, &token, b"executed".to_vec()).await.unwrap();
     assert_eq!(used(&b.take(&alice, &token).await.unwrap()), Some(Some(&b"executed"[..])), "{what}: the outcome");
     assert_eq!(used(&a.peek(&alice, &token).await.unwrap()), Some(Some(&b"executed"[..])), "{what}");

@@ -190,7 +190,10 @@ pub(super) async fn create(State(sim): State<Sim>, uri: Uri, body: Bytes, change
     *counter.entry(collection(change_type).to_string()).or_default() += 1;
     if dry_run {
         // networks file their dry-run answer under 201 in the spec; the others under 200
-        let status = if change_type == ChangeType::NetworkCreate { StatusCode::CREATED } else { StatusCode::OK };
+        let status = match change_type {
+            ChangeType::NetworkCreate => StatusCode::CREATED,
+            ChangeType::ConnectionCreate | ChangeType::ServiceTokenCreate => StatusCode::OK,
+        };
         respond(Ok((status, json_bytes(&estate.echo(&body)))))
     } else {
         respond(Ok((StatusCode::CREATED, json_bytes(&estate.persist(change_type, &body)))))

@@ -162,7 +162,8 @@ pub fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback>
             let link_by = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
             Box::new(move || Arc::new(PageRound::first_round(page, principal, tool, link_by)))
         }
-        other => unreachable!("{other:?} is not a road instead of the form"),
+        // no other road stands in for the form (`Delivery::page_instead` gives only these two)
+        _ => return None,
     };
     Some(Fallback { method: crate::approval_page::record::METHOD_PAGE, road })
 }

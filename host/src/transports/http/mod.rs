@@ -201,9 +201,12 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
         let tokens = if options.auth.is_some() { format!("{auth_text} and ") } else { String::new() };
         auth_text = format!("{tokens}OAuth access tokens, metadata at {}", oauth.metadata_url());
     }
+    // caught before the line a supervisor waits for: a signal sent on reading it gets the drain
+    // (or the reload), not the default action
     let mut signals = crate::shutdown::Signals::catch()?;
+    let hangups = crate::platform::Hangups::listen();
     tracing::info!("MCP streamable HTTP listening on {scheme}://{addr}/mcp (auth: {auth_text}){page_text}");
-    tokio::spawn(reload_on_hangup(options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
+    tokio::spawn(reload_on_hangup(hangups, options.auth.clone(), options.tls.clone(), sessions_closed.clone()));
     let server = tokio::spawn(listener::serve(
         listener,
         router,
@@ -213,6 +216,8 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
     ));
 
     let signal = signals.next().await;
+    // a signal already delivered with the first (SIGINT and SIGTERM together) is not a second one
+    signals.forget_pending();
     let lifecycle = &broker.shared().lifecycle;
     if !options.shutdown_drain.is_zero() {
         lifecycle.stop_being_ready();
@@ -240,8 +245,13 @@ pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()
 
 /// SIGHUP rereads the token file and the TLS certificate; a file that fails to load is logged
 /// and the old one stays in force.
-async fn reload_on_hangup(tokens: Option<Arc<TokenFile>>, tls: Option<Arc<tls::TlsFiles>>, stop: CancellationToken) {
-    let Ok(mut hangups) = crate::platform::Hangups::listen() else {
+async fn reload_on_hangup(
+    hangups: std::io::Result<crate::platform::Hangups>,
+    tokens: Option<Arc<TokenFile>>,
+    tls: Option<Arc<tls::TlsFiles>>,
+    stop: CancellationToken,
+) {
+    let Ok(mut hangups) = hangups else {
         tracing::warn!("cannot listen for SIGHUP: the token file and certificate are read only at start");
         return;
     };
