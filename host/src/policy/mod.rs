@@ -415,6 +415,9 @@ impl PolicyGate {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::json;
+
     #[test]
     fn the_schema_names_every_change_type_of_the_contract_as_an_action() {
         let schema = include_str!("schema.cedarschema");
@@ -423,9 +426,6 @@ mod tests {
             line["action ".len()..].split(" appliesTo").next().unwrap().split(',').map(str::trim).collect();
         assert_eq!(named, equinix_broker_contract::ChangeType::NAMES, "{line}");
     }
-
-    use super::*;
-    use serde_json::json;
 
     const TEAM: &str = r#"
         @id("our-metros-only")
