@@ -118,15 +118,8 @@ pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dy
             fairness: shared.fairness.clone(),
             principal: call.principal.clone(),
         }),
-        Delivery::UrlElicitation | Delivery::PageByForm => Arc::new(UrlElicit {
-            page: page(),
-            fairness: shared.fairness.clone(),
-            peer: call.peer.clone(),
-            timeout: shared.elicit_timeout,
-            principal: call.principal.clone(),
-            tool: call.tool.to_string(),
-            link_by: if delivery == Delivery::PageByForm { LinkBy::Form } else { LinkBy::Url },
-        }),
+        Delivery::UrlElicitation => Arc::new(url_elicit(page(), call, LinkBy::Url)),
+        Delivery::PageByForm => Arc::new(url_elicit(page(), call, LinkBy::Form)),
         Delivery::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
         Delivery::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
         Delivery::RoundTrip(Round::FirstPage) => {
@@ -144,22 +137,32 @@ pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dy
     })
 }
 
+/// The page's link by elicitation, in the mode `link_by`, for `call`'s person.
+fn url_elicit(page: Arc<crate::approval_page::ApprovalPage>, call: &Reaching<'_>, link_by: LinkBy) -> UrlElicit {
+    UrlElicit {
+        page,
+        fairness: call.shared.fairness.clone(),
+        peer: call.peer.clone(),
+        timeout: call.shared.elicit_timeout,
+        principal: call.principal.clone(),
+        tool: call.tool.to_string(),
+        link_by,
+    }
+}
+
 /// The road to the page (`Roads::page_instead`) a call that was to get the form keeps for when
-/// the operator's policy allows its create only there. Nothing of it is built unless the policy
-/// refuses the call's own road.
+/// the operator's policy allows its create only there. No confirmer of it is made unless the
+/// policy refuses the call's own road.
 pub fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback> {
     let page = call.shared.approval_page.clone()?;
-    let (principal, tool) = (call.principal.clone(), call.tool.to_string());
     let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match page_instead {
         Delivery::PageByForm => {
-            let (fairness, peer, timeout) =
-                (call.shared.fairness.clone(), call.peer.clone(), call.shared.elicit_timeout);
-            Box::new(move || {
-                Arc::new(UrlElicit { page, fairness, peer, timeout, principal, tool, link_by: LinkBy::Form })
-            })
+            let elicit = url_elicit(page, call, LinkBy::Form);
+            Box::new(move || Arc::new(elicit))
         }
         Delivery::RoundTrip(Round::FirstPage) => {
             let link_by = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
+            let (principal, tool) = (call.principal.clone(), call.tool.to_string());
             Box::new(move || Arc::new(PageRound::first_round(page, principal, tool, link_by)))
         }
         // no other road stands in for the form (`Delivery::page_instead` gives only these two)
