@@ -44,7 +44,7 @@ mod code {
 }
 
 /// An error answer of the gateway: `{"error", "code", "message"}`.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 struct Failure {
     #[serde(default)]
     code: i64,
@@ -312,7 +312,6 @@ impl Gateway {
     ) -> Result<Value, (StoreUnavailable, Again)> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut said = Vec::new();
-        let mut no_quorum = false;
         let mut electing = false;
         let mut timed_out = false;
         let mut signed_out = false;
@@ -324,7 +323,6 @@ impl Gateway {
                 Ok(a) => a,
                 Err(e) => {
                     // a member that does not answer in time may be cut off from the leader
-                    no_quorum |= e.is_timeout();
                     timed_out |= e.is_timeout();
                     // the innermost cause ("invalid peer certificate: UnknownIssuer", a refused
                     // connection), not reqwest's "error sending request", for the operator's log
@@ -344,13 +342,17 @@ impl Gateway {
                 self.preferred.store(at, Relaxed);
                 return Ok(value);
             }
-            let failure: Failure = serde_json::from_value(value).unwrap_or_default();
-            no_quorum |= failure.leaderless();
+            let Ok(failure) = Failure::deserialize(&value) else {
+                // not the gateway's error shape: its own words, for the operator's log
+                said.push(format!("{endpoint}: HTTP {status}: {value}"));
+                continue;
+            };
             electing |= failure.leaderless();
             signed_out |= failure.code == code::UNAUTHENTICATED;
             said.push(format!("{endpoint}: HTTP {status}: {}", failure.said()));
         }
-        let cause = if no_quorum { Cause::NoQuorum } else { Cause::Down };
+        // no leader now: every member reached said so, or one was cut off past its time-out
+        let cause = if electing || timed_out { Cause::NoQuorum } else { Cause::Down };
         let again = match () {
             () if signed_out => Again::SignIn,
             // members that took their time-out each already cost MEMBER_TIMEOUT: no second pass
@@ -565,7 +567,6 @@ mod tests {
     /// which a compare-and-swap would take for "absent".
     #[tokio::test]
     async fn a_member_answering_a_malformed_revision_is_refused_not_read_as_zero() {
-        crate::install_crypto_provider();
         let (url, _) = member_reading(0, r#"{"kvs":[{"key":"aw==","value":"dg==","mod_revision":"seven"}]}"#).await;
         let gateway = Gateway::new(vec![url], "etcd://test".into(), None, Vec::new()).unwrap();
         let e = gateway.get("k").await.unwrap_err();

@@ -73,12 +73,12 @@ struct Record {
 }
 
 impl Record {
-    /// The proposal's [`Life`]: `None` for a pending record without its bytes (not written by
-    /// this host).
-    fn life(&self) -> Option<Life> {
+    /// The proposal's [`Life`], its bytes moved out of the record: `None` for a pending record
+    /// without its bytes (not written by this host).
+    fn take_life(&mut self) -> Option<Life> {
         Some(match self.state {
-            Phase::Pending => Life::Pending { record: self.record.clone()?, expires_at_ms: self.expires_at_ms },
-            Phase::Used => Life::Used { outcome: self.outcome.clone() },
+            Phase::Pending => Life::Pending { record: self.record.take()?, expires_at_ms: self.expires_at_ms },
+            Phase::Used => Life::Used { outcome: self.outcome.take() },
             Phase::Evicted => Life::Evicted,
         })
     }
@@ -414,11 +414,12 @@ impl super::Backend for EtcdStore {
 
     fn peek<'a>(&'a self, who: &'a Principal, token: &'a str) -> Stored<'a, Taken> {
         Box::pin(async move {
-            let Some((record, _)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+            let Some((mut record, _)) = self.record(token).await? else { return Ok(Taken::Unknown) };
             if !owned_by(&record.owner, who) {
                 return Ok(Taken::Unknown);
             }
-            Ok(record.life().ok_or_else(|| self.unreadable("a pending record"))?.peek())
+            // what a take would find is what a peek shows; the record read is not written back
+            Ok(record.take_life().ok_or_else(|| self.unreadable("a pending record"))?.take().0)
         })
     }
 
@@ -445,13 +446,13 @@ impl super::Backend for EtcdStore {
                 {
                     return Ok(Taken::Found(bytes));
                 }
-                let (found, after) = record.life().ok_or_else(|| self.unreadable("a pending record"))?.take();
+                let (found, after) = record.take_life().ok_or_else(|| self.unreadable("a pending record"))?.take();
                 let bytes = match found {
                     Taken::Found(bytes) => bytes,
                     seen => return Ok(seen),
                 };
+                // the bytes left with the take: a used record keeps none
                 record.state = after.phase();
-                record.record = None;
                 record.taken_by = Some(me.clone());
                 let value = serde_json::to_vec(&record).expect("a record serializes");
                 let ops = [
@@ -488,8 +489,10 @@ impl super::Backend for EtcdStore {
                     backoff(attempt).await;
                 }
                 let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
-                let settled =
-                    record.life().filter(|_| owned_by(&record.owner, who)).and_then(|l| l.settle(outcome.clone()));
+                if !owned_by(&record.owner, who) {
+                    return Ok(());
+                }
+                let settled = record.take_life().and_then(|l| l.settle(outcome.clone()));
                 let Some(Life::Used { outcome: recorded }) = settled else { return Ok(()) };
                 record.outcome = recorded;
                 let value = serde_json::to_vec(&record).expect("a record serializes");

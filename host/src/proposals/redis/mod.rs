@@ -355,9 +355,8 @@ impl super::Backend for RedisStore {
 
     fn claim<'a>(&'a self, key: &'a str, _now_ms: u64) -> Stored<'a, bool> {
         Box::pin(async move {
-            let answer = key;
             let mut cmd = ::redis::cmd("SET");
-            cmd.arg(format!("{PREFIX}answer:{answer}")).arg(1).arg("NX").arg("PX").arg(super::ANSWER_MEMORY_MS);
+            cmd.arg(format!("{PREFIX}answer:{key}")).arg(1).arg("NX").arg("PX").arg(super::ANSWER_MEMORY_MS);
             let set: Option<String> = self.link.write(&cmd).await?;
             Ok(set.is_some())
         })
