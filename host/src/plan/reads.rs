@@ -49,14 +49,13 @@ impl Key {
             Key::Metro(m) => get(format!("/fabric/v4/metros/{m}")),
             Key::SameName => {
                 // a service token has no name another one could already hold
-                let collection = match change_type {
-                    ChangeType::ConnectionCreate => "connections",
-                    ChangeType::NetworkCreate => "networks",
+                match change_type {
+                    ChangeType::ConnectionCreate | ChangeType::NetworkCreate => {}
                     ChangeType::ServiceTokenCreate => return None,
-                };
+                }
                 let name = body["name"].as_str()?;
                 let filter = json!({"filter": {"and": [eq("/name", name)]}, "pagination": {"offset": 0, "limit": 20}});
-                post(format!("/fabric/v4/{collection}/search"), &filter)
+                post(format!("{}/search", change_type.path()), &filter)
             }
             Key::Price => post("/fabric/v4/prices/search".into(), &price_filter(body).ok()?),
         })

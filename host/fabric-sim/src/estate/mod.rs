@@ -61,15 +61,10 @@ pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
     items.iter().find(|item| item["uuid"] == uuid)
 }
 
-/// The collection a create of `change_type` adds to, as its path and its counters name it. One
-/// arm per change type the broker carries: a new one is not simulated until it has its arm here,
-/// in [`Estate::validate`] and in [`Estate::persist`].
+/// The collection a create of `change_type` adds to, as its path and its counters name it: the
+/// last segment of the contract's create path.
 pub fn collection(change_type: ChangeType) -> &'static str {
-    match change_type {
-        ChangeType::ConnectionCreate => "connections",
-        ChangeType::NetworkCreate => "networks",
-        ChangeType::ServiceTokenCreate => "serviceTokens",
-    }
+    change_type.path().trim_start_matches("/fabric/v4/")
 }
 
 impl Estate {
