@@ -11,12 +11,12 @@ use crate::bindings::confirmation::{Context, Delivery as Answering};
 use crate::exact_json::{self, Node};
 use crate::fabric_client::CheckedCreate;
 
-/// A question as the component put it, with what the host knows of the call.
-pub struct Asked<'a> {
+/// A question as the component put it, with what the host knows of the call. `C` judges the
+/// create by the allow-list and the size limit (`Err`: why it is no create), once the asker may
+/// ask.
+pub struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
     pub asker: Asker<'a>,
-    /// The create as the allow-list and the size limit judged it (`Err`: why it is no create).
-    pub create: Result<CheckedCreate, String>,
-    pub path: &'a str,
+    pub create: C,
     /// The body's exact bytes.
     pub body: &'a str,
     pub token: &'a str,
@@ -50,9 +50,12 @@ pub struct Admitted<'a> {
 ///
 /// The operator's policy comes after, on an admitted question only: its reads and its recorded
 /// decisions are never spent on a question refused before.
-pub fn admit<'a>(asked: Asked<'a>) -> Result<Admitted<'a>, String> {
+pub fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, String>
+where
+    C: FnOnce() -> Result<CheckedCreate, String>,
+{
     may_ask(&asked.asker)?;
-    let create = asked.create?;
+    let create = (asked.create)()?;
     let change_type = create.route().change_type();
     let request_sha256 = equinix_broker_contract::request_sha256(change_type.as_str(), asked.body);
     let question = Question {
@@ -69,7 +72,8 @@ pub fn admit<'a>(asked: Asked<'a>) -> Result<Admitted<'a>, String> {
     let shown = form::Request {
         tool: asked.asker.tool,
         change_type,
-        path: asked.path,
+        // the allow-list took only this exact path
+        path: create.route().path(),
         body: &body,
         subject,
         validated_at_ms: binding.validated_at_ms,
@@ -147,10 +151,10 @@ mod tests {
         };
         let redeemed = if failing.contains(&"proposal") { vec![] } else { taken() };
         let context = context(if failing.contains(&"form") { 41 } else { 1 });
+        let path = if failing.contains(&"create") { "/fabric/v4/ports" } else { PATH };
         let asked = Asked {
             asker,
-            create: create(if failing.contains(&"create") { "/fabric/v4/ports" } else { PATH }),
-            path: PATH,
+            create: || create(path),
             body: BODY,
             token: "chg-a",
             principal: "alice",

@@ -127,11 +127,12 @@ impl ConfirmView<'_> {
                 tool: &self.call.tool.name,
                 tool_may_ask: self.call.tool.may_ask,
             },
-            create: self.fabric.client.check_create(&request.path, &request.body).map_err(|e| match e {
-                SendError::Refused(why) => why,
-                other => format!("{other:?}"),
-            }),
-            path: &request.path,
+            create: || {
+                self.fabric.client.check_create(&request.path, &request.body).map_err(|e| match e {
+                    SendError::Refused(why) => why,
+                    other => format!("{other:?}"),
+                })
+            },
             body: &request.body,
             token,
             principal: self.call.principal.as_str(),
