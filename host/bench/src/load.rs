@@ -225,12 +225,12 @@ pub(crate) fn start_redis_with(extra: &[&str]) -> anyhow::Result<Redis> {
     // wherever the bench was started
     static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().display().to_string();
-    let file = format!("equinix-mcp-bench-{}-{n}.rdb", std::process::id());
+    let temp = std::env::temp_dir();
+    let (dir, file) = (temp.display().to_string(), format!("equinix-mcp-bench-{}-{n}.rdb", std::process::id()));
     let mut args = vec!["--save", "", "--appendonly", "no", "--dir", &dir, "--dbfilename", &file];
     args.extend_from_slice(extra);
     let mut redis = start_with_program("redis-server", None, &args)?;
-    redis.rdb = Some(std::env::temp_dir().join(&file));
+    redis.rdb = Some(temp.join(&file));
     Ok(redis)
 }
 
