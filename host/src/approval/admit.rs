@@ -88,25 +88,29 @@ where
 
 /// The road a policed question takes.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Policed<P> {
+pub enum Policed<P, R> {
     /// The call's own road, with the policy's permit.
     Own(P),
-    /// The road to the approval page the call carried, with the permit the policy gave there.
-    Page(P),
+    /// The road `R` to the approval page the call carried, with the permit the policy gave there.
+    Page(P, R),
 }
 
-/// What the operator's policy allows: the call's own road if it permits it (`own`), otherwise the
-/// page, if the call carries a road there and the policy permits that (`page`: judged by the
-/// caller only once `own` was refused, `None` when the call carries no such road). A refusal
-/// gives the reason for the call's own road, which is the one the person and agent expected.
-pub fn policed<P>(own: Result<P, String>, page: Option<Result<P, String>>) -> Result<Policed<P>, String> {
+/// What the operator's policy allows: the call's own road if it permits it (`own`); otherwise
+/// the page, if the call carries a road there and the policy permits that. `page` judges it and
+/// is called only once `own` was refused: it gives the road with the policy's word there, or
+/// `None` when the call carries no such road. A refusal gives the reason for the call's own
+/// road, which is the one the person and the agent expected.
+pub async fn policed<P, R>(
+    own: Result<P, String>,
+    page: impl AsyncFnOnce() -> Option<(R, Result<P, String>)>,
+) -> Result<Policed<P, R>, String> {
     let why = match own {
         Ok(permit) => return Ok(Policed::Own(permit)),
         Err(why) => why,
     };
-    match page {
-        Some(Ok(permit)) => Ok(Policed::Page(permit)),
-        Some(Err(_)) | None => Err(format!("the operator's policy does not allow this create: {why}")),
+    match page().await {
+        Some((road, Ok(permit))) => Ok(Policed::Page(permit, road)),
+        Some((_, Err(_))) | None => Err(format!("the operator's policy does not allow this create: {why}")),
     }
 }
 
@@ -208,14 +212,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_policy_takes_the_page_only_when_it_refuses_the_calls_own_road() {
+    #[tokio::test]
+    async fn the_policy_takes_the_page_only_when_it_refuses_the_calls_own_road() {
+        type Verdict = Result<&'static str, String>;
         let refused = || Err::<&str, _>("above 1 Gbps".to_string());
-        assert_eq!(policed(Ok("own"), Some(Ok("page"))), Ok(Policed::Own("own")), "its own road first");
-        assert_eq!(policed(Ok("own"), None), Ok(Policed::Own("own")));
-        assert_eq!(policed(refused(), Some(Ok("page"))), Ok(Policed::Page("page")));
+        let never = async || -> Option<(&str, Verdict)> { panic!("the page is judged only after a refusal") };
+        assert_eq!(policed(Ok("own"), never).await, Ok(Policed::Own("own")), "its own road first");
+        let page = async || Some(("road", Ok("page")));
+        assert_eq!(policed(refused(), page).await, Ok(Policed::Page("page", "road")));
         let expected = Err("the operator's policy does not allow this create: above 1 Gbps".to_string());
-        assert_eq!(policed(refused(), None), expected, "no page to send the person to");
-        assert_eq!(policed(refused(), Some(Err("not on the page either".into()))), expected, "the own road's reason");
+        let no_road = async || -> Option<(&str, Verdict)> { None };
+        assert_eq!(policed(refused(), no_road).await, expected, "no page to send the person to");
+        let refused_there = async || Some(("road", Err("not on the page either".to_string())));
+        assert_eq!(policed(refused(), refused_there).await, expected, "the own road's reason");
     }
 }

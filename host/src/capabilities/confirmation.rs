@@ -150,22 +150,16 @@ impl ConfirmView<'_> {
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
             let own = self.judge().judge("approval", change_type, &facts, Some(&approving)).await;
-            // the page is judged only for a call that carries a road there, once its own is refused
-            let fallback = match own {
-                Ok(_) => None,
-                Err(_) => self.confirm.page_instead.take(),
-            };
-            let page = match &fallback {
-                Some(page) => {
-                    let on_page = Approving { method: page.method, ..Approving::default() };
-                    Some(self.judge().judge("approval", change_type, &facts, Some(&on_page)).await)
-                }
-                None => None,
-            };
-            let permit = match approval::policed(own, page)? {
+            let policed = approval::policed(own, async || {
+                let page = self.confirm.page_instead.take()?;
+                let on_page = Approving { method: page.method, ..Approving::default() };
+                let verdict = self.judge().judge("approval", change_type, &facts, Some(&on_page)).await;
+                Some((page, verdict))
+            });
+            let permit = match policed.await? {
                 Policed::Own(permit) => permit,
-                Policed::Page(permit) => {
-                    let road = (fallback.expect("a page permit comes from the page's road").road)();
+                Policed::Page(permit, page) => {
+                    let road = (page.road)();
                     debug_assert_eq!(
                         road.round(),
                         self.confirm.confirmer.round(),
