@@ -343,15 +343,16 @@ impl Gateway {
                 return Ok(value);
             }
             let Ok(failure) = Failure::deserialize(&value) else {
-                // not the gateway's error shape: its own words, for the operator's log
-                said.push(format!("{endpoint}: HTTP {status}: {value}"));
+                // not the gateway's error shape: its own words, for the operator's log, clipped
+                let words = equinix_broker_contract::clip(&value.to_string(), 200);
+                said.push(format!("{endpoint}: HTTP {status}: {words}"));
                 continue;
             };
             electing |= failure.leaderless();
             signed_out |= failure.code == code::UNAUTHENTICATED;
             said.push(format!("{endpoint}: HTTP {status}: {}", failure.said()));
         }
-        // no leader now: every member reached said so, or one was cut off past its time-out
+        // no leader now: a member said it has none, or one was cut off past its time-out
         let cause = if electing || timed_out { Cause::NoQuorum } else { Cause::Down };
         let again = match () {
             () if signed_out => Again::SignIn,
