@@ -480,6 +480,17 @@ mod tests {
 
     /// [`member`], with `read` as its answer once it has a leader.
     async fn member_reading(leaderless: usize, read: &'static str) -> (String, Arc<AtomicUsize>) {
+        member_answering(move |n| match n < leaderless {
+            true => ("503 Service Unavailable", r#"{"error":"etcdserver: leader changed","code":14}"#),
+            false => ("200 OK", read),
+        })
+        .await
+    }
+
+    /// A member on loopback whose `n`th request gets `answer(n)`: a status line and a body.
+    async fn member_answering(
+        answer: impl Fn(usize) -> (&'static str, &'static str) + Send + Sync + Copy + 'static,
+    ) -> (String, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let asked = Arc::new(AtomicUsize::new(0));
@@ -498,10 +509,7 @@ mod tests {
                             Ok(k) => seen.extend_from_slice(&buf[..k]),
                         }
                     }
-                    let (status, body) = match n < leaderless {
-                        true => ("503 Service Unavailable", r#"{"error":"etcdserver: leader changed","code":14}"#),
-                        false => ("200 OK", read),
-                    };
+                    let (status, body) = answer(n);
                     let answer = format!(
                         "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
@@ -561,6 +569,25 @@ mod tests {
         assert!(e.contains("\"seven\" is not a 64-bit number"), "{e}");
         assert!(range(json!({"kvs": [{"key": "not base64!"}]})).is_err());
         assert!(serde_json::from_value::<LeaseGrant>(json!({"ID": {}})).is_err());
+    }
+
+    /// A member on loopback whose error answer is not in the gateway's shape (its code no
+    /// number): the operator's log gets its own words, clipped, and no class is made up for it.
+    #[tokio::test]
+    async fn an_error_answer_in_no_known_shape_is_told_in_its_own_words_clipped() {
+        const ODD: &str = concat!(
+            r#"{"code":"fourteen","message":"#,
+            r#""odd words "#,
+            // spaces past the 200 characters kept, then the end that the clip leaves out
+            "                                                                                                                                                                                                  ",
+            r#"tail"}"#
+        );
+        let (url, _) = member_answering(|_| ("500 Internal Server Error", ODD)).await;
+        let gateway = Gateway::new(vec![url], "etcd://test".into(), None, Vec::new()).unwrap();
+        let e = gateway.get("k").await.unwrap_err();
+        assert_eq!(e.cause, Cause::Down, "not read as an election: {e}");
+        assert!(e.reason.contains("HTTP 500") && e.reason.contains("\"code\":\"fourteen\""), "{e}");
+        assert!(!e.reason.contains("tail"), "clipped: {e}");
     }
 
     /// A member on loopback that answers a read with a revision that is no number (a hostile or
