@@ -44,7 +44,7 @@ impl Bench {
 
     /// How long a load row runs.
     fn window(&self) -> Duration {
-        if self.quick { Duration::from_millis(500) } else { Duration::from_secs(5) }
+        if self.quick { Duration::from_millis(250) } else { Duration::from_secs(5) }
     }
 
     /// How long the bench's client holds a confirmation form open before it declines.
@@ -288,7 +288,8 @@ async fn read_during_confirmation(t: &mut Table, srv: &Proc, hold: Duration) -> 
 
 /// Process start to `initialize` answered, with an empty precompile cache and then a warm one.
 async fn cold_start(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
-    let runs = if b.quick { 2 } else { 7 };
+    // each cold run compiles the component: one is enough for a smoke run's row
+    let runs = if b.quick { 1 } else { 7 };
     let (mut cold, mut warm) = (Vec::new(), Vec::new());
     let args = ["serve", "--fabric-sim", "--audit-log", &b.audit];
     for i in 0..runs {
@@ -315,7 +316,8 @@ async fn cold_start(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 /// Per-call instantiation in process: a fresh Store from the InstancePre, p50.
 async fn instantiation(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
     let n = if b.quick { 200 } else { 2000 };
-    let runtime = ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?;
+    // the runtime a server builds from its warm cache: the same code as a compile, without one
+    let runtime = ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, Some(&b.cache), Limits::default())?;
     let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), Duration::from_secs(2));
     let (mut inst, mut full) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -378,7 +380,7 @@ async fn http_throughput(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
 
 /// The sandbox's own cost: the same broker logic natively, through the same capabilities.
 async fn sandbox_cost(b: &Bench, t: &mut Table) -> anyhow::Result<()> {
-    for cost in native::measure(if b.quick { 200 } else { 2000 }).await? {
+    for cost in native::measure(if b.quick { 200 } else { 2000 }, &b.cache).await? {
         let ratio = cost.wasm_us / cost.native_us;
         t.row(
             &format!("CPU per call, component vs the same logic native: {}", cost.tool),

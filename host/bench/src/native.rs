@@ -159,9 +159,10 @@ pub async fn in_process_fabric() -> anyhow::Result<(fabric_sim::SimHandle, Arc<F
 }
 
 /// Runs `calls` reads and proposes each way, alternating in rounds so drift hits both alike.
-pub async fn measure(calls: usize) -> anyhow::Result<Vec<SandboxCost>> {
+/// The component comes from the bench's warm precompile `cache`, as a server's does.
+pub async fn measure(calls: usize, cache: &std::path::Path) -> anyhow::Result<Vec<SandboxCost>> {
     let (_sim, fabric) = in_process_fabric().await?;
-    let runtime = Arc::new(ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, None, Limits::default())?);
+    let runtime = Arc::new(ComponentRuntime::load(equinix_mcp::EMBEDDED_COMPONENT, Some(cache), Limits::default())?);
     let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), Duration::from_secs(2));
     // a fresh call state per call on both sides, as the server makes one per call
     let state = move || CallState::unattended(&grants);

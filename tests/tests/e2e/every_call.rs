@@ -61,8 +61,14 @@ async fn every_failed_call_is_accounted(mut store: Store, what: &str) {
     let args = crate::approval_page::replica_args(&store.url(), &provider.issuer, &public);
     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(["--metrics-listen", "127.0.0.1:0"]);
-    let password = [("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", crate::harness::sentinel::PASSWORD)];
-    let env: &[(&str, &str)] = if matches!(store, Store::Sentinel(_)) { &password } else { &[] };
+    // The outage is what this test is about, not the replicas' acknowledgement window: with six
+    // tests and a browser sharing two cores, a replica starved for 500 ms (the default) had the
+    // proposals before the outage refused once in a run, as failover.rs found before.
+    let sentinel = [
+        ("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD", crate::harness::sentinel::PASSWORD),
+        ("EQUINIX_MCP_PROPOSAL_STORE_ACK_TIMEOUT_MS", "3000"),
+    ];
+    let env: &[(&str, &str)] = if matches!(store, Store::Sentinel(_)) { &sentinel } else { &[] };
     let server = Launch::serve().against(&sim).args(&args).env(env).http(&format!("127.0.0.1:{port}")).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let older = server.connect(Some(&token), TestClient::plain(), false).await;

@@ -5,10 +5,14 @@ use std::process::Stdio;
 use crate::harness::*;
 
 /// A reader that stops early (`inspect | head -1`) ends the output quietly, with success: the
-/// pipe is closed before anything is written, so every write meets it closed.
+/// pipe is closed before anything is written, so every write meets it closed. `inspect` reads
+/// the small test component: every `inspect` compiles what it reads, and the output's writer is
+/// the same whichever component it describes.
 #[tokio::test]
 async fn a_closed_pipe_on_standard_output_ends_a_command_quietly() {
-    for args in [vec!["inspect"], vec!["tools"], vec!["inspect", "--json"]] {
+    let probe = probe_component();
+    let inspect = vec!["inspect", "--component", probe.to_str().unwrap()];
+    for args in [inspect.clone(), vec!["tools"], [&inspect[..], &["--json"]].concat()] {
         let mut child = tokio::process::Command::new(binary())
             .args(&args)
             .stdin(Stdio::null())
@@ -28,7 +32,7 @@ async fn a_closed_pipe_on_standard_output_ends_a_command_quietly() {
 /// Each spelling is tried on the simulator's switch, whose effect a cheap `call` shows (Fabric
 /// itself is a dead loopback port here, so a switch read as off fails the call and reaches
 /// nothing), and `inspect`'s own switch is read both ways (each `inspect` compiles the
-/// component, so once each).
+/// component it reads, so once each, of the small test component).
 #[tokio::test]
 async fn boolean_environment_variables_take_1_yes_and_on() {
     let dead = format!("http://127.0.0.1:{}", free_port());
@@ -37,11 +41,13 @@ async fn boolean_environment_variables_take_1_yes_and_on() {
         let (ok, stdout, stderr) = run_to_exit(&["call", "fabric_list_metros"], &env).await;
         assert!(ok && stdout.contains("\"metros\""), "{truthy} means the simulator: {stdout} {stderr}");
     }
-    let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "yes")]).await;
+    let probe = probe_component();
+    let inspect = ["inspect", "--component", probe.to_str().unwrap()];
+    let (ok, stdout, stderr) = run_to_exit(&inspect, &[("EQUINIX_MCP_INSPECT_JSON", "yes")]).await;
     assert!(ok && serde_json::from_str::<serde_json::Value>(&stdout).is_ok(), "yes means JSON: {stderr}");
-    let (ok, stdout, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "0")]).await;
+    let (ok, stdout, stderr) = run_to_exit(&inspect, &[("EQUINIX_MCP_INSPECT_JSON", "0")]).await;
     assert!(ok && serde_json::from_str::<serde_json::Value>(&stdout).is_err(), "0 means text: {stderr}");
-    let (ok, _, stderr) = run_to_exit(&["inspect"], &[("EQUINIX_MCP_INSPECT_JSON", "maybe")]).await;
+    let (ok, _, stderr) = run_to_exit(&inspect, &[("EQUINIX_MCP_INSPECT_JSON", "maybe")]).await;
     assert!(!ok && stderr.contains("maybe"), "an unknown word is refused, naming it: {stderr}");
 }
 

@@ -185,6 +185,9 @@ async fn servers_started_together_compile_the_component_once() {
     assert_eq!((said("CompiledAndCached"), said("LoadedFromCache")), (1, 3), "{banners:#?}");
 }
 
+/// The entries damaged and planted here are the small test component's (a component an operator
+/// swaps in), and the code planted under its name is the broker's: each step recompiles the
+/// entry it refuses, and the test component compiles in a third of the broker's time.
 #[tokio::test]
 async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_component() {
     let dir = tempfile::tempdir().unwrap();
@@ -194,8 +197,10 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     let probe_sha = equinix_mcp::component::sha256_hex(&std::fs::read(&probe).unwrap());
     let (broker_tools, _) = tools_run(&cache, &[]).await;
     assert!(broker_tools.contains(&"fabric_confirm_change".to_string()));
-    tools_run(&cache, &["--component", probe.to_str().unwrap()]).await;
-    let (ours, theirs) = (entry_of(&cache, &embedded), entry_of(&cache, &probe_sha));
+    let swapped = ["--component", probe.to_str().unwrap()];
+    let (probe_tools, _) = tools_run(&cache, &swapped).await;
+    assert!(probe_tools.contains(&"swap_echo".to_string()) && !probe_tools.contains(&"fabric_confirm_change".into()));
+    let (ours, theirs) = (entry_of(&cache, &probe_sha), entry_of(&cache, &embedded));
     let good = std::fs::read(&ours).unwrap();
 
     // 64 flipped bytes in the code: detected before loading, recompiled, rewritten
@@ -203,8 +208,8 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     let at = flipped.len() / 2;
     flipped[at..at + 64].iter_mut().for_each(|b| *b ^= 0xff);
     std::fs::write(&ours, &flipped).unwrap();
-    let (names, stderr) = tools_run(&cache, &[]).await;
-    assert_eq!(names, broker_tools);
+    let (names, stderr) = tools_run(&cache, &swapped).await;
+    assert_eq!(names, probe_tools);
     assert!(stderr.contains("does not match its recorded SHA-256"), "{stderr}");
     assert_eq!(std::fs::read(&ours).unwrap(), good, "the entry was rewritten from the .wasm");
 
@@ -212,16 +217,16 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     let planted = std::fs::read(&theirs).unwrap();
     let header_end = planted.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(2).unwrap().0 + 1;
     std::fs::write(&ours, &planted[header_end..]).unwrap();
-    let (names, stderr) = tools_run(&cache, &[]).await;
-    assert_eq!(names, broker_tools, "a planted .cwasm never runs");
+    let (names, stderr) = tools_run(&cache, &swapped).await;
+    assert_eq!(names, probe_tools, "a planted .cwasm never runs");
     assert!(stderr.contains("no header"), "{stderr}");
 
     // a consistent plant (our name in its header, its own digest right) is what someone who can
     // write the user's files could make; a pinned component is compiled from its bytes anyway
-    let text = String::from_utf8_lossy(&planted[..header_end]).replace(&probe_sha, &embedded);
+    let text = String::from_utf8_lossy(&planted[..header_end]).replace(&embedded, &probe_sha);
     let mut consistent = text.into_bytes();
     consistent.extend_from_slice(&planted[header_end..]);
     std::fs::write(&ours, &consistent).unwrap();
-    let (names, _) = tools_run(&cache, &["--component-sha256", &embedded]).await;
-    assert_eq!(names, broker_tools, "the pin describes the code that runs");
+    let (names, _) = tools_run(&cache, &[&swapped[..], &["--component-sha256", &probe_sha]].concat()).await;
+    assert_eq!(names, probe_tools, "the pin describes the code that runs");
 }
