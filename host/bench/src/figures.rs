@@ -108,23 +108,21 @@ async fn server_rows(bench: &Bench) -> anyhow::Result<Table> {
 async fn store_and_page_rows(bench: &Bench) -> anyhow::Result<Table> {
     let mut t = Table::default();
     // a smoke run measures the etcd rows beside the Sentinel's (each waits on its cluster forming)
-    let etcd = bench.quick.then(|| {
-        let b = bench.clone();
-        tokio::spawn(async move {
-            let mut t = Table::default();
-            crate::store_failover::etcd_rows(&b.server, &b.cache, &b.audit_dir, b.quick, &mut t).await;
-            t
-        })
-    });
+    let etcd = bench.quick.then(|| tokio::spawn(etcd_rows(bench.clone())));
     crate::store_failover::rows(&bench.server, &bench.cache, &bench.audit_dir, bench.quick, &mut t).await;
-    match etcd {
-        Some(rows) => t.append(rows.await?),
-        None => {
-            crate::store_failover::etcd_rows(&bench.server, &bench.cache, &bench.audit_dir, bench.quick, &mut t).await
-        }
-    }
+    t.append(match etcd {
+        Some(rows) => rows.await?,
+        None => etcd_rows(bench.clone()).await,
+    });
     crate::approval::rows(&bench.server, None, &bench.cache, &bench.audit_dir, bench.quick, &mut t).await?;
     Ok(t)
+}
+
+/// The etcd store's rows, in a table of their own.
+async fn etcd_rows(b: Bench) -> Table {
+    let mut t = Table::default();
+    crate::store_failover::etcd_rows(&b.server, &b.cache, &b.audit_dir, b.quick, &mut t).await;
+    t
 }
 
 /// Only the store-failover rows (`--store-failover`).

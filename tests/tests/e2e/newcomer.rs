@@ -10,9 +10,8 @@ use crate::harness::*;
 /// the same whichever component it describes.
 #[tokio::test]
 async fn a_closed_pipe_on_standard_output_ends_a_command_quietly() {
-    let probe = probe_component();
-    let inspect = vec!["inspect", "--component", probe.to_str().unwrap()];
-    for args in [inspect.clone(), vec!["tools"], [&inspect[..], &["--json"]].concat()] {
+    let inspect = inspect_probe();
+    for args in [inspect.to_vec(), vec!["tools"], [&inspect[..], &["--json"]].concat()] {
         let mut child = tokio::process::Command::new(binary())
             .args(&args)
             .stdin(Stdio::null())
@@ -41,8 +40,7 @@ async fn boolean_environment_variables_take_1_yes_and_on() {
         let (ok, stdout, stderr) = run_to_exit(&["call", "fabric_list_metros"], &env).await;
         assert!(ok && stdout.contains("\"metros\""), "{truthy} means the simulator: {stdout} {stderr}");
     }
-    let probe = probe_component();
-    let inspect = ["inspect", "--component", probe.to_str().unwrap()];
+    let inspect = inspect_probe();
     let (ok, stdout, stderr) = run_to_exit(&inspect, &[("EQUINIX_MCP_INSPECT_JSON", "yes")]).await;
     assert!(ok && serde_json::from_str::<serde_json::Value>(&stdout).is_ok(), "yes means JSON: {stderr}");
     let (ok, stdout, stderr) = run_to_exit(&inspect, &[("EQUINIX_MCP_INSPECT_JSON", "0")]).await;

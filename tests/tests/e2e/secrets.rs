@@ -75,9 +75,7 @@ async fn secrets_never_leave_the_host() {
 
     // a rejected secret is reported without echoing it (by a command that reads it and reaches
     // nothing: `inspect`, of the small test component, which it compiles)
-    let probe = probe_component();
-    let inspect = ["inspect", "--component", probe.to_str().unwrap()];
-    let (ok, stdout, stderr) = run_to_exit(&inspect, &[("EQUINIX_API_CLIENTSECRET", SECRET)]).await;
+    let (ok, stdout, stderr) = run_to_exit(&inspect_probe(), &[("EQUINIX_API_CLIENTSECRET", SECRET)]).await;
     assert!(ok && !stdout.contains(SECRET) && !stderr.contains(SECRET));
 }
 
