@@ -30,9 +30,10 @@ pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
 /// each at most [`super::MAX_RECORD_BYTES`].
 pub const FINISHED_PER_PRINCIPAL: u32 = 64;
 
-/// A proposal's phase, spelt the same in every store (etcd's JSON, Redis's hashes).
+/// A proposal's phase, spelt the same in every store (etcd's JSON, Redis's hashes): serde writes
+/// and reads [`Phase::name`] too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum Phase {
     Pending,
     Used,
@@ -52,6 +53,20 @@ impl Phase {
             Phase::Used => "used",
             Phase::Evicted => "evicted",
         }
+    }
+}
+
+impl From<Phase> for &'static str {
+    fn from(phase: Phase) -> Self {
+        phase.name()
+    }
+}
+
+impl TryFrom<String> for Phase {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        Phase::named(&name).ok_or_else(|| format!("unknown proposal phase {name:?}"))
     }
 }
 
@@ -278,7 +293,11 @@ mod tests {
             }
             assert_eq!(life.phase().name(), serde_json::to_value(life.phase()).unwrap().as_str().unwrap());
             assert_eq!(Phase::named(life.phase().name()), Some(life.phase()));
+            let written = serde_json::to_value(life.phase()).unwrap();
+            assert_eq!(serde_json::from_value::<Phase>(written).unwrap(), life.phase());
         }
+        let unknown = serde_json::from_value::<Phase>(serde_json::json!("taken")).unwrap_err();
+        assert!(unknown.to_string().contains(r#"unknown proposal phase "taken""#), "{unknown}");
     }
 
     #[test]

@@ -76,7 +76,7 @@ fn delete_leftovers() {
         let Some(pid) = name.strip_prefix(PREFIX).and_then(|r| r.split('-').next()?.parse::<u32>().ok()) else {
             continue;
         };
-        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if !super::process_gone(pid) {
             continue;
         }
         kill_everything_in(name);

@@ -118,8 +118,7 @@ fn run_dir() -> &'static PathBuf {
                 Ok(pid) => Some(pid),
                 Err(_) => name.split('.').next().and_then(|n| n.rsplit('-').nth(1)).and_then(|p| p.parse().ok()),
             };
-            let gone = pid.is_none_or(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
-            if gone {
+            if pid.is_none_or(process_gone) {
                 let _ = std::fs::remove_dir_all(entry.path()).or_else(|_| std::fs::remove_file(entry.path()));
             }
         }
@@ -127,6 +126,12 @@ fn run_dir() -> &'static PathBuf {
         std::fs::create_dir_all(&dir).unwrap();
         dir
     })
+}
+
+/// Whether the process `pid` has ended: what an earlier run left (folders, namespaces) is its
+/// to remove only then.
+pub fn process_gone(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The audit log a command built by [`command`] will write (the last `EQUINIX_MCP_AUDIT_LOG`).
