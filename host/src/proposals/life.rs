@@ -291,9 +291,9 @@ mod tests {
                 Life::Used { .. } => assert_eq!(settled, Some(Life::Used { outcome: Some(b"done".to_vec()) })),
                 other => assert_eq!(settled, None, "{other:?}: only a taken proposal is settled"),
             }
-            assert_eq!(life.phase().name(), serde_json::to_value(life.phase()).unwrap().as_str().unwrap());
-            assert_eq!(Phase::named(life.phase().name()), Some(life.phase()));
             let written = serde_json::to_value(life.phase()).unwrap();
+            assert_eq!(life.phase().name(), written.as_str().unwrap());
+            assert_eq!(Phase::named(life.phase().name()), Some(life.phase()));
             assert_eq!(serde_json::from_value::<Phase>(written).unwrap(), life.phase());
         }
         let unknown = serde_json::from_value::<Phase>(serde_json::json!("taken")).unwrap_err();
