@@ -29,8 +29,11 @@
 // The approval page signs people in as the client approval-page (a native, public client: PKCE,
 // no secret; any loopback port of http://127.0.0.1/approve/callback, RFC 8252 7.3). The login
 // page at /interaction/UID takes any login name as the account id (its `sub`) with the password
-// "pw-" + the login; the ID token carries `groups` from GROUPS below (none for other logins). Consent
-// is given at once.
+// "pw-" + the login; the ID token carries `groups` from GROUPS below (none for other logins) and
+// `oid`, the account id again (none for a login beginning `no-oid-`). Consent is given at once.
+// The client approval-page-pairwise is the same page under pairwise subjects: its ID tokens'
+// `sub` is a hash of the client and the login (another `sub` than any access token's), their
+// `oid` the login. Client-credentials access tokens carry `oid` = the client id.
 //
 // A token request with resource=<absolute http(s) URL> gets a JWT (typ at+jwt) whose aud is that
 // URL and whose scope is the requested scopes (a scope the client is not allowed is refused with
@@ -200,6 +203,18 @@ server.listen(port, '127.0.0.1', () => {
         redirect_uris: [],
         scope,
       })),
+      // the same page under a provider that gives each client its own `sub` for one person (as
+      // Entra ID does): the stable id is `oid`, which every token of this provider carries
+      {
+        client_id: 'approval-page-pairwise',
+        application_type: 'native',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: ['http://127.0.0.1/approve/callback'],
+        id_token_signed_response_alg: 'ES256',
+        subject_type: 'pairwise',
+      },
       {
         client_id: 'approval-page',
         application_type: 'native',
@@ -211,11 +226,18 @@ server.listen(port, '127.0.0.1', () => {
         id_token_signed_response_alg: 'ES256',
       },
     ],
-    claims: { openid: ['sub'], groups: ['groups'] },
+    claims: { openid: ['sub', 'oid'], groups: ['groups'] },
     conformIdTokenClaims: false,
+    subjectTypes: ['public', 'pairwise'],
+    pairwiseIdentifier: async (ctx, accountId, client) =>
+      crypto.createHash('sha256').update(`${client.clientId}/${accountId}`).digest('base64url'),
     async findAccount(ctx, id) {
-      return { accountId: id, claims: async () => ({ sub: id, groups: GROUPS[id] ?? [] }) };
+      // a login beginning `no-oid-` gets no `oid`: a person the provider names by `sub` alone
+      const oid = id.startsWith('no-oid-') ? undefined : id;
+      return { accountId: id, claims: async () => ({ sub: id, oid, groups: GROUPS[id] ?? [] }) };
     },
+    // a client's access tokens carry its `oid` too (its client id), as the people's ID tokens do
+    extraTokenClaims: async (ctx, token) => (token.kind === 'ClientCredentials' ? { oid: token.clientId } : undefined),
     interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
     routes: { jwks: '/jwks' },
     features: {

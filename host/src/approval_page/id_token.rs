@@ -9,8 +9,6 @@ use serde_json::Value;
 use crate::oauth::jwks::KeySet;
 use crate::oauth::jwt::{self, Invalid, UniqueKeys};
 
-/// Longest `sub` accepted (as for access tokens).
-const MAX_SUBJECT_BYTES: usize = jwt::MAX_SUBJECT_BYTES;
 /// Groups read from the token at most, and the longest group name.
 pub const MAX_GROUPS: usize = 200;
 const MAX_GROUP_BYTES: usize = 256;
@@ -34,6 +32,7 @@ pub struct IdTokenRules {
 /// Who signed in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignedIn {
+    /// The value of the principal claim (`--oauth-principal-claim`), as on the MCP endpoint.
     pub subject: String,
     pub groups: Vec<String>,
     /// When the person authenticated at the provider, seconds since the epoch.
@@ -65,9 +64,16 @@ impl IdTokenRules {
         if !audiences.contains(&self.client_id.as_str()) {
             return Err(Invalid::new("the ID token is not for the approval page's client (`aud`)"));
         }
-        // several audiences: the one the token was issued to must be this page (OIDC Core 3.1.3.7)
-        if audiences.len() > 1 && all.get("azp").and_then(Value::as_str) != Some(self.client_id.as_str()) {
-            return Err(Invalid::new("the ID token names several audiences and not this page as `azp`"));
+        // the party the token was issued to must be this page: named by `azp` whenever the token
+        // has one (a token issued to another client that lists this page among its audiences is
+        // that client's), and required when there are several audiences (OIDC Core 3.1.3.7)
+        match all.get("azp") {
+            Some(Value::String(azp)) if *azp == self.client_id => {}
+            Some(_) => return Err(Invalid::new("the ID token was issued to another client (`azp`), not this page")),
+            None if audiences.len() > 1 => {
+                return Err(Invalid::new("the ID token names several audiences and not this page as `azp`"));
+            }
+            None => {}
         }
         if all.get("nonce").and_then(Value::as_str) != Some(nonce) {
             return Err(Invalid::new("the ID token's `nonce` is not this sign-in's"));
@@ -102,14 +108,9 @@ impl IdTokenRules {
                 self.max_age_secs
             )));
         }
-        let subject = match all.get("sub").and_then(Value::as_str) {
-            Some(s) if !s.is_empty() && s.len() <= MAX_SUBJECT_BYTES => s.to_string(),
-            _ => {
-                return Err(Invalid::new(format!(
-                    "the ID token's `sub` is missing or longer than {MAX_SUBJECT_BYTES} bytes"
-                )));
-            }
-        };
+        // the person is named by the same claim as on the MCP endpoint, never by `sub` in its place:
+        // under a provider with pairwise `sub` values the page would otherwise see another person
+        let subject = jwt::principal_claim(&all, &self.principal_claim, "the ID token")?.to_string();
         let groups = match all.get(&self.groups_claim) {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) if items.len() <= MAX_GROUPS => {
@@ -196,6 +197,9 @@ mod tests {
             (Box::new(|c: &mut Value| c["auth_time"] = json!(NOW - 400)), "within the last 300 s"),
             (Box::new(|c: &mut Value| drop(c.as_object_mut().unwrap().remove("auth_time"))), "auth_time"),
             (Box::new(|c: &mut Value| c["sub"] = json!("")), "sub"),
+            (Box::new(|c: &mut Value| drop(c.as_object_mut().unwrap().remove("sub"))), "no `sub` claim"),
+            (Box::new(|c: &mut Value| c["azp"] = json!("another-client")), "issued to another client"),
+            (Box::new(|c: &mut Value| c["azp"] = json!(7)), "azp"),
             (Box::new(|c: &mut Value| c["groups"] = json!("netops")), "groups"),
             (Box::new(|c: &mut Value| c["groups"] = json!([1])), "groups"),
         ] {
@@ -206,6 +210,29 @@ mod tests {
         azp["aud"] = json!(["approval-page", "other"]);
         azp["azp"] = json!("approval-page");
         assert!(check_with(|c| *c = azp).is_ok(), "several audiences with this page as azp");
+    }
+
+    #[test]
+    fn the_person_is_named_by_the_principal_claim_alone() {
+        // a provider with pairwise `sub` values: the stable id is `oid`, as on the MCP endpoint
+        let key = TestKey::ed25519("k1");
+        let oid = IdTokenRules { principal_claim: "oid".into(), ..rules() };
+        let mut c = claims();
+        c["sub"] = json!("pairwise-for-this-page");
+        c["oid"] = json!("alice-object-id");
+        let token = sign(&key, json!({"alg": "EdDSA", "kid": "k1"}), &c);
+        assert_eq!(oid.check(&set_of(&[&key]), &token, "n-1", NOW).unwrap().subject, "alice-object-id");
+        // without the claim: refused, never read from `sub` instead
+        let without = sign(&key, json!({"alg": "EdDSA", "kid": "k1"}), &claims());
+        let e = oid.check(&set_of(&[&key]), &without, "n-1", NOW).unwrap_err();
+        assert!(e.0.contains("has no `oid` claim") && e.0.contains("no other claim is read"), "{e:?}");
+        // the access tokens' rule is the same function: the same words for the same fault
+        let access = crate::oauth::jwt::principal_claim(&serde_json::Map::new(), "oid", "the ID token").unwrap_err();
+        assert_eq!(access, e);
+        // one audience with this page's `azp` passes
+        let mut mine = claims();
+        mine["azp"] = json!("approval-page");
+        assert!(check_with(|c| *c = mine).is_ok());
     }
 
     #[test]

@@ -207,6 +207,9 @@ impl ApprovalPage {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
         }
+        if settings.principal_claim.is_empty() {
+            anyhow::bail!("--oauth-principal-claim must name the claim that names a person on the page too");
+        }
         if settings.max_age_secs == 0 || settings.max_age_secs > 3600 {
             anyhow::bail!("--approval-max-age-secs {} must be 1 to 3600", settings.max_age_secs);
         }
@@ -430,6 +433,17 @@ impl ApprovalPage {
     /// nothing, so they are not counted in the metrics.
     pub fn may_decide(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
         self.judge(session, record, with, false)
+    }
+
+    /// Whether `session`'s person may read a request's page: its proposer, whoever may decide it
+    /// (by sign-in or with a passkey, judged as the inbox judges), and whoever decided it. Anyone
+    /// else, with the link or not, learns nothing of the request.
+    pub fn may_read(&self, session: &Session, record: &Question, decision: Option<&Decision>) -> bool {
+        session.approver == record.proposer
+            || decision.is_some_and(|d| d.approver == session.approver)
+            || [ApprovedWith::SignIn, ApprovedWith::Passkey]
+                .into_iter()
+                .any(|with| matches!(self.may_decide(session, record, with), Permission::Permitted(..)))
     }
 
     fn judge(&self, session: &Session, record: &Question, with: ApprovedWith, counted: bool) -> Permission {

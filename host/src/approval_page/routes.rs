@@ -113,6 +113,18 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         Ok(d) => d,
         Err(e) => return unavailable(&e.to_string()),
     };
+    if !page.may_read(&session, &record.question(), decision.as_ref()) {
+        tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused to show a request to someone who may not decide it");
+        return message(
+            StatusCode::FORBIDDEN,
+            "Not yours to read",
+            &format!(
+                "You are signed in as {}. A request's page is shown to the person who proposed it and to those who \
+                 may decide it, and you are neither; the link alone grants nothing.",
+                session.approver
+            ),
+        );
+    }
     let mine = match page.passkeys.active_of(&session.approver).await {
         Ok(m) => m,
         Err(e) => return unavailable(&e),

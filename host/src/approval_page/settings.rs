@@ -67,6 +67,17 @@ impl PageArgs {
     /// claim and the leeway default to the OAuth sign-in's (`auth`).
     pub fn settings(&self, auth: &AuthArgs) -> anyhow::Result<Option<PageSettings>> {
         let Some(client_id) = self.approval_client_id.clone() else { return Ok(None) };
+        if let (Some(page), Some(endpoint)) = (&self.approval_issuer, &auth.oauth_issuer)
+            && page != endpoint
+        {
+            // a person is ISSUER#CLAIM: under two issuers the proposer and the approver could never
+            // be the same principal, and "not the proposer" would let anyone approve their own change
+            bail!(
+                "--approval-issuer {page} differs from --oauth-issuer {endpoint}: the page must sign people in with \
+                 the provider that issues the MCP endpoint's tokens, so one person is one principal on both (drop \
+                 --approval-issuer to use --oauth-issuer's)"
+            );
+        }
         let issuer = self.approval_issuer.clone().or_else(|| auth.oauth_issuer.clone()).context(
             "--approval-client-id needs the page's identity provider: --approval-issuer, or --oauth-issuer to use the \
              same",

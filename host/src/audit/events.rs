@@ -239,7 +239,7 @@ pub struct Notification {
 pub struct Delivered {
     /// `webhook HOST`, `slack` or `teams` (never a secret URL).
     pub destination: String,
-    /// `delivered` or `failed`.
+    /// `delivered`, `failed`, or `dropped` (never tried: the queue of notices was full).
     pub outcome: String,
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -102,7 +102,10 @@ struct Change {
     change_type: String,
     request_sha256: String,
     proposed: Option<Value>,
+    /// The page's decisions that stood.
     decisions: Vec<Value>,
+    /// Decisions recorded and then not kept (`page_decision_not_kept`: another was kept first).
+    refused: Vec<Value>,
     minted: Vec<Value>,
     sending: Vec<Value>,
     outcomes: Vec<Value>,
@@ -155,6 +158,7 @@ impl Change {
             "request_sha256": self.request_sha256,
             "proposed": self.proposed,
             "decisions": self.decisions,
+            "refused_decisions": self.refused,
             "approvals": self.minted,
             "creates": self.sending,
             "outcomes": self.outcomes,
@@ -176,6 +180,16 @@ impl Change {
                 text(d, "ts"),
                 text(d, "decision"),
                 text(d, "approver"),
+                text(d, "at")
+            );
+        }
+        for d in &self.refused {
+            outln!(
+                "  refused   {} {} by {} on the page, not kept: {} [{}]",
+                text(d, "ts"),
+                text(d, "decision"),
+                text(d, "approver"),
+                text(d, "not_kept"),
                 text(d, "at")
             );
         }
@@ -208,8 +222,15 @@ impl Change {
     }
 }
 
-/// Files each record under its change.
+/// Files each record under its change. A page decision that a `page_decision_not_kept` record (in
+/// any log given) says the store did not keep is filed as refused, with that record's reason: it
+/// decided nothing, and no count of decisions includes it.
 fn collate(records: &[(PathBuf, Value)]) -> BTreeMap<String, Change> {
+    let not_kept: BTreeMap<&str, (&str, String)> = records
+        .iter()
+        .filter(|(_, r)| r["event"] == "page_decision_not_kept")
+        .filter_map(|(file, r)| Some((r["decision_id"].as_str()?, (r["reason"].as_str().unwrap_or(""), at(file, r)))))
+        .collect();
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
     for (file, record) in records {
         let mut r = record.clone();
@@ -234,7 +255,13 @@ fn collate(records: &[(PathBuf, Value)]) -> BTreeMap<String, Change> {
         match (event, record["tool"].as_str()) {
             (None, Some("fabric_propose_change")) if record["outcome"] == "ok" => change.proposed = Some(r),
             (None, Some("fabric_confirm_change")) => change.confirms.push(r),
-            (Some("page_decision"), _) => change.decisions.push(r),
+            (Some("page_decision"), _) => match record["decision_id"].as_str().and_then(|id| not_kept.get(id)) {
+                Some((reason, marked_at)) => {
+                    r["not_kept"] = json!(format!("{reason} ({marked_at})"));
+                    change.refused.push(r)
+                }
+                None => change.decisions.push(r),
+            },
             (Some("approval_minted"), _) => change.minted.push(r),
             (Some("create_sending"), _) => change.sending.push(r),
             (Some("create_outcome"), _) => change.outcomes.push(r),
@@ -337,11 +364,62 @@ pub fn run(paths: &[PathBuf], public_key: Option<&Path>, as_json: bool) -> ExitC
         }
     }
     let created = ordered.iter().filter(|c| c.outcomes.iter().any(|o| o["outcome"] == "executed")).count();
+    let stood: usize = ordered.iter().map(|c| c.decisions.len()).sum();
+    let refused: usize = ordered.iter().map(|c| c.refused.len()).sum();
     outln!(
-        "{} changes, {created} created, {} chains{}; {problems} problems",
+        "{} changes, {created} created, {stood} decisions stood ({refused} refused, not kept), {} chains{}; {problems} \
+         problems",
         ordered.len(),
         by_chain.len(),
         if broken { " (some BROKEN)" } else { "" }
     );
     if broken || problems > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(event: &str, fields: Value) -> (PathBuf, Value) {
+        let mut r = json!({"event": event, "seq": 1, "ts": "2026-12-06T00:00:00Z"});
+        r.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        (PathBuf::from("a/audit.jsonl"), r)
+    }
+
+    #[test]
+    fn a_decision_the_page_did_not_keep_is_refused_not_counted_and_cannot_stand_for_an_approval() {
+        let decision = |id: &str, who: &str, decision: &str| {
+            record(
+                "page_decision",
+                json!({"token": "chg-1", "decision_id": id, "approver": who, "decision": decision,
+                       "request_sha256": "ab"}),
+            )
+        };
+        let records = vec![
+            decision("d-1", "i#bob", "decline"),
+            decision("d-2", "i#alice", "approve"),
+            record(
+                "page_decision_not_kept",
+                json!({"page": "apv-1", "decision_id": "d-2", "approver": "i#alice",
+                       "reason": "another decision on this page was kept first"}),
+            ),
+            record(
+                "approval_minted",
+                json!({"token": "chg-1", "method": "page", "approver": "i#alice", "request_sha256": "ab"}),
+            ),
+            record("create_sending", json!({"token": "chg-1", "request_sha256": "ab"})),
+        ];
+        let changes = collate(&records);
+        let change = &changes["chg-1"];
+        assert_eq!(change.decisions.len(), 1, "bob's decline stood");
+        assert_eq!(change.decisions[0]["approver"], "i#bob");
+        assert_eq!(change.refused.len(), 1, "alice's approve was refused");
+        assert!(change.refused[0]["not_kept"].as_str().unwrap().contains("kept first"), "{:?}", change.refused);
+        let problems = change.problems();
+        assert!(
+            problems.iter().any(|p| p.contains("no log given holds that person's decision")),
+            "a refused approval stands for no create: {problems:?}"
+        );
+        assert_eq!(change.json()["refused_decisions"].as_array().unwrap().len(), 1);
+    }
 }

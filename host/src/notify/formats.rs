@@ -85,16 +85,34 @@ pub fn slack_body(notice: &Notice) -> String {
     json!({"text": head, "blocks": blocks}).to_string()
 }
 
+/// Text for an Adaptive Card, whose `TextBlock` and `FactSet` values are Markdown: each ASCII
+/// punctuation mark Markdown gives a meaning anywhere in a line (links `[..](..)`, images,
+/// emphasis, code, autolinks `<..>`, headings, tables) escaped with a backslash (CommonMark 2.4),
+/// and a list marker that opens the text (`- `, `+ `, `1. `) too, so no text can become a link or
+/// formatting, as [`slack_escaped`] does for Slack.
+fn teams_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    for (i, c) in s.char_indices() {
+        let list_marker = (i == 0 && matches!(c, '-' | '+')) || (digits > 0 && i == digits && matches!(c, '.' | ')'));
+        if list_marker || "\\`*_[]()<>!#|~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Microsoft Teams' incoming-webhook payload (a Workflows webhook): a message with one Adaptive
 /// Card attachment.
 pub fn teams_body(notice: &Notice) -> String {
-    let facts: Vec<Value> = facts(notice).iter().map(|(k, v)| json!({"title": k, "value": v})).collect();
+    let facts: Vec<Value> = facts(notice).iter().map(|(k, v)| json!({"title": k, "value": teams_escaped(v)})).collect();
     let mut card = json!({
         "type": "AdaptiveCard",
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "version": "1.4",
         "body": [
-            {"type": "TextBlock", "text": headline(notice), "weight": "Bolder", "wrap": true},
+            {"type": "TextBlock", "text": teams_escaped(&headline(notice)), "weight": "Bolder", "wrap": true},
             {"type": "FactSet", "facts": facts},
         ],
     });
@@ -138,12 +156,42 @@ mod tests {
     }
 
     #[test]
+    fn a_markdown_link_in_a_name_stays_text_in_teams_as_in_slack() {
+        let mut hostile = notice();
+        hostile.summary =
+            Some("+ create connection \"[Approve here](https://evil.example/x) **now** <https://e.x>\"".into());
+        hostile.proposer = "https://idp#[me](https://evil.example)".into();
+        let teams: Value = serde_json::from_str(&teams_body(&hostile)).unwrap();
+        let card = &teams["attachments"][0]["content"];
+        let headline = card["body"][0]["text"].as_str().unwrap();
+        assert!(
+            headline.contains(r"\[Approve here\]\(https://evil.example/x\) \*\*now\*\* \<https://e.x\>"),
+            "{headline}"
+        );
+        let proposer = card["body"][1]["facts"][0]["value"].as_str().unwrap();
+        assert_eq!(proposer, r"https://idp\#\[me\]\(https://evil.example\)");
+        assert_eq!(teams_escaped("- a list"), r"\- a list");
+        assert_eq!(teams_escaped("12. a list"), r"12\. a list");
+        assert_eq!(teams_escaped("a-b 1.5"), "a-b 1.5", "inside a line a hyphen or a dot means nothing");
+        // every link-making sequence is broken: no unescaped `](` or `<` is left
+        for text in [headline, proposer] {
+            let unescaped =
+                text.replace("\\\\", "").replace("\\]", "").replace("\\[", "").replace("\\(", "").replace("\\<", "");
+            assert!(!unescaped.contains("](") && !unescaped.contains('<') && !unescaped.contains('['), "{text}");
+        }
+        let slack: Value = serde_json::from_str(&slack_body(&hostile)).unwrap();
+        assert!(slack["text"].as_str().unwrap().contains("&lt;https://e.x&gt;"), "{slack}");
+    }
+
+    #[test]
     fn chat_payloads_carry_the_link_and_no_markup_or_token() {
         let slack: Value = serde_json::from_str(&slack_body(&notice())).unwrap();
         assert!(slack["text"].as_str().unwrap().contains("&lt;b&gt;to-aws&lt;/b&gt;"), "{slack}");
         assert_eq!(slack["blocks"][2]["elements"][0]["url"], "https://mcp.example/approve/apv-1");
         let teams: Value = serde_json::from_str(&teams_body(&notice())).unwrap();
         assert_eq!(teams["attachments"][0]["content"]["actions"][0]["url"], "https://mcp.example/approve/apv-1");
+        let headline = teams["attachments"][0]["content"]["body"][0]["text"].as_str().unwrap();
+        assert!(headline.contains("\\<b\\>to-aws\\</b\\>"), "{headline}");
         assert_eq!(teams["attachments"][0]["contentType"], "application/vnd.microsoft.card.adaptive");
         let generic: Value = serde_json::from_str(&webhook_body(&notice())).unwrap();
         assert_eq!(generic["event"], "change_waiting");

@@ -96,6 +96,8 @@ impl Destination {
 /// The operator's notifications: a queue and the task that empties it.
 pub struct Notifier {
     queue: mpsc::Sender<Notice>,
+    /// Records a notice the full queue dropped.
+    delivery: Arc<Delivery>,
 }
 
 impl Notifier {
@@ -119,21 +121,29 @@ impl Notifier {
             .build()?;
         let (queue, mut waiting) = mpsc::channel::<Notice>(QUEUE);
         let delivery = Arc::new(Delivery { client, destinations, store, clock, audit, timeout });
+        let delivering = delivery.clone();
         tokio::spawn(async move {
             while let Some(notice) = waiting.recv().await {
-                let delivery = delivery.clone();
+                let delivery = delivering.clone();
                 // each notice on its own task: a slow destination delays no other notice
                 tokio::spawn(async move { delivery.deliver(notice).await });
             }
         });
-        Ok(Some(Arc::new(Notifier { queue })))
+        Ok(Some(Arc::new(Notifier { queue, delivery })))
     }
 
-    /// Queues `notice` without waiting; a full queue drops it (counted and logged).
-    pub fn notify(&self, notice: Notice) {
-        if let Err(e) = self.queue.try_send(notice) {
-            crate::metrics::metrics().notification("queue", "dropped");
-            tracing::warn!("a notification was dropped: {e}");
+    /// Queues `notice` without waiting; a full queue drops it: counted, logged, and recorded in
+    /// the audit log as a notice no destination was sent. Whether it was queued.
+    pub fn notify(&self, notice: Notice) -> bool {
+        match self.queue.try_send(notice) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(notice) | mpsc::error::TrySendError::Closed(notice)) => {
+                crate::metrics::metrics().notification("queue", "dropped");
+                tracing::warn!(event = notice.event, "a notification was dropped: its queue of {QUEUE} is full");
+                let delivery = self.delivery.clone();
+                tokio::spawn(async move { delivery.dropped(notice).await });
+                false
+            }
         }
     }
 }
@@ -148,6 +158,36 @@ struct Delivery {
 }
 
 impl Delivery {
+    /// Records that `notice` was dropped before any destination was tried (the queue was full).
+    async fn dropped(&self, notice: Notice) {
+        let destinations = self
+            .destinations
+            .iter()
+            .map(|d| events::Delivered {
+                destination: d.label(),
+                outcome: "dropped".into(),
+                attempts: 0,
+                http_status: None,
+                error: Some(format!("not sent: the queue of {QUEUE} notices waiting was full")),
+            })
+            .collect();
+        self.record(&notice, "-".into(), destinations).await;
+    }
+
+    async fn record(&self, notice: &Notice, delivery: String, destinations: Vec<events::Delivered>) {
+        let record = Event::Notification(events::Notification {
+            notice: notice.event.into(),
+            delivery,
+            request_sha256: notice.request_sha256.clone(),
+            destinations,
+        });
+        if let Some(log) = self.audit.clone()
+            && let Err(e) = AuditLog::record(log, record.at(self.clock.now_ms())).await
+        {
+            tracing::error!("a notification is not in the audit log: {e}");
+        }
+    }
+
     async fn deliver(&self, notice: Notice) {
         // one notification per event, however many replicas saw it
         match self.store.claim(Once::Notice(&notice.key), self.clock.now_ms()).await {
@@ -163,17 +203,7 @@ impl Delivery {
         let sends = self.destinations.iter().map(|d| self.to(d, &notice, &id));
         let destinations = futures_util::future::join_all(sends).await;
         // one record for the notice, once every destination's attempts are over
-        let record = Event::Notification(events::Notification {
-            notice: notice.event.into(),
-            delivery: id,
-            request_sha256: notice.request_sha256.clone(),
-            destinations,
-        });
-        if let Some(log) = self.audit.clone()
-            && let Err(e) = AuditLog::record(log, record.at(self.clock.now_ms())).await
-        {
-            tracing::error!("a notification is not in the audit log: {e}");
-        }
+        self.record(&notice, id, destinations).await;
     }
 
     /// Delivers `notice` to `destination`, attempt after attempt: what it came to (counted).
@@ -254,4 +284,68 @@ impl Delivery {
 
 fn parse(url: &Secret) -> Result<reqwest::Url, String> {
     reqwest::Url::parse(url.expose()).map_err(|_| "its URL does not parse".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notice(n: usize) -> Notice {
+        Notice {
+            event: "change_waiting",
+            key: format!("change_waiting apv-{n}"),
+            change_type: "connection_create".into(),
+            summary: None,
+            approval_url: None,
+            proposer: "local".into(),
+            approver: None,
+            policy: None,
+            outcome: None,
+            request_sha256: format!("{n:064x}"),
+            at: "2026-12-06T00:00:00Z".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_drops_without_waiting_and_the_audit_log_says_which_notice_was_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = Arc::new(AuditLog::open(&dir.path().join("audit.jsonl")).unwrap());
+        crate::install_crypto_provider();
+        let url: reqwest::Url = "http://127.0.0.1:9/hook".parse().unwrap();
+        let delivery = Arc::new(Delivery {
+            client: reqwest::Client::new(),
+            destinations: vec![Destination::Webhook { url, keys: vec![vec![b'k'; 32]] }],
+            store: Arc::new(ProposalStore::new()),
+            clock: Clock::default(),
+            audit: Some(audit.clone()),
+            timeout: Duration::from_millis(100),
+        });
+        // a queue nobody empties, as when every delivery task is busy
+        let (queue, _waiting) = mpsc::channel::<Notice>(QUEUE);
+        let notifier = Notifier { queue, delivery };
+        let started = std::time::Instant::now();
+        let queued = (0..QUEUE + 2).filter(|n| notifier.notify(notice(*n))).count();
+        assert_eq!(queued, QUEUE, "the queue takes {QUEUE}, the rest are dropped");
+        assert!(started.elapsed() < Duration::from_secs(5), "notify never waits for room");
+        let path = dir.path().join("audit.jsonl");
+        let recorded = || {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|r| r["event"] == "notification")
+                .collect::<Vec<_>>()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while recorded().len() < 2 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let records = recorded();
+        assert_eq!(records.len(), 2, "one record per dropped notice: {records:?}");
+        let mut shas: Vec<&str> = records.iter().map(|r| r["request_sha256"].as_str().unwrap()).collect();
+        shas.sort();
+        assert_eq!(shas, [format!("{:064x}", QUEUE), format!("{:064x}", QUEUE + 1)]);
+        let d = &records[0]["destinations"][0];
+        assert_eq!((d["outcome"].as_str(), d["attempts"].as_u64()), (Some("dropped"), Some(0)), "{d}");
+        assert!(d["error"].as_str().unwrap().contains("queue of 256"), "{d}");
+    }
 }

@@ -10,14 +10,17 @@ use crate::secret::{from_env_or_file, read_private_file};
 
 #[derive(Args, Debug, Clone)]
 pub struct NotifyArgs {
-    /// Send each approval event (a change waits, approved, declined, executed, failed, outcome
-    /// unknown) as JSON to this URL (https, or http on loopback), signed with the keys of
-    /// --notify-webhook-key-file (header x-equinix-mcp-signature; see docs/approval-page.md).
+    /// Send each approval event as JSON to this URL (https, or http on loopback), signed with the
+    /// keys of --notify-webhook-key-file (header x-equinix-mcp-signature; see
+    /// docs/approval-page.md). The events: change_waiting, change_approved, change_declined,
+    /// change_expired (nobody decided in the proposal's time), change_executed, change_failed,
+    /// change_outcome_unknown.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK", value_name = "URL", requires = "notify_webhook_key_file")]
     pub notify_webhook: Option<reqwest::Url>,
 
-    /// An owner-only file holding a signing key of the webhook (its whole contents, at least 32
-    /// bytes). Give it twice while rotating: each notification is signed with both.
+    /// An owner-only file holding a signing key of the webhook: its whole contents, every byte,
+    /// a final newline included (nothing is trimmed; a receiver reads the same file the same way),
+    /// at least 32 bytes. Give it twice while rotating: each notification is signed with both.
     #[arg(
         long,
         env = "EQUINIX_MCP_NOTIFY_WEBHOOK_KEY_FILE",
@@ -71,8 +74,9 @@ impl NotifyArgs {
             }
             let mut keys = Vec::new();
             for path in &self.notify_webhook_key_file {
-                let key = read_private_file(path, "--notify-webhook-key-file")?;
-                let key = key.trim().as_bytes().to_vec();
+                // the whole contents, as --help and the docs say: a receiver that reads the file
+                // the documented way holds the same bytes, a final newline included
+                let key = read_private_file(path, "--notify-webhook-key-file")?.into_bytes();
                 if key.len() < MIN_KEY_BYTES {
                     anyhow::bail!(
                         "--notify-webhook-key-file {}: {} bytes; a signing key has at least {MIN_KEY_BYTES}",
@@ -143,6 +147,15 @@ mod tests {
         assert!(e.contains("9 bytes; a signing key has at least 32"), "{e}");
         let e = with("https://hooks.example/x", vec![good.clone(); 3]).destinations().unwrap_err().to_string();
         assert!(e.contains("at most two keys"), "{e}");
+        // the whole contents are the key, a final newline included: nothing is trimmed
+        let (_g, made_by_openssl) = private(&format!("{}\n", "a1".repeat(32)));
+        let got = with("http://127.0.0.1:9/x", vec![made_by_openssl]).destinations().unwrap();
+        assert!(
+            matches!(&got[..], [Destination::Webhook { keys, .. }] if keys[0] == format!("{}\n", "a1".repeat(32)).as_bytes()),
+            "{got:?}"
+        );
+        let (_h, newline_padded) = private(&format!("{}\n", "k".repeat(31)));
+        assert!(with("http://127.0.0.1:9/x", vec![newline_padded]).destinations().is_ok(), "32 bytes with the newline");
         let ok = with("http://127.0.0.1:9/x", vec![good.clone(), good]).destinations().unwrap();
         assert!(matches!(&ok[..], [Destination::Webhook { keys, .. }] if keys.len() == 2));
         assert_eq!(ok[0].label(), "webhook 127.0.0.1", "named by its host, never its path");

@@ -146,6 +146,37 @@ impl<'de> Deserialize<'de> for UniqueKeys {
     }
 }
 
+/// The one rule that names a person from a verified token, for the MCP endpoint's access tokens
+/// and the approval page's ID tokens alike: the value of the operator's principal claim
+/// (`--oauth-principal-claim`), a string of 1 to [`MAX_SUBJECT_BYTES`] bytes without control
+/// characters. A token without it is refused: no other claim (`sub`, `email`) is read in its
+/// place, so the person who proposes and the person who signs in to decide are named alike.
+/// `token` names the token in the refusal ("the token", "the ID token").
+pub fn principal_claim<'a>(
+    claims: &'a serde_json::Map<String, Value>,
+    claim: &str,
+    token: &str,
+) -> Result<&'a str, Invalid> {
+    let subject = match claims.get(claim) {
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => {
+            return Err(Invalid::new(format!("{token}'s `{claim}` claim (the principal claim) is not a string")));
+        }
+        None => {
+            return Err(Invalid::new(format!(
+                "{token} has no `{claim}` claim, which names the person here (--oauth-principal-claim); no other \
+                 claim is read in its place"
+            )));
+        }
+    };
+    if subject.is_empty() || subject.len() > MAX_SUBJECT_BYTES || subject.chars().any(char::is_control) {
+        return Err(Invalid::new(format!(
+            "{token}'s `{claim}` claim must be 1-{MAX_SUBJECT_BYTES} bytes without control characters"
+        )));
+    }
+    Ok(subject)
+}
+
 fn numeric_date(claims: &serde_json::Map<String, Value>, claim: &str) -> Result<Option<f64>, Invalid> {
     match claims.get(claim) {
         None => Ok(None),
@@ -197,17 +228,7 @@ impl ClaimRules {
         if all.get("typ").and_then(Value::as_str).is_some_and(|t| !t.eq_ignore_ascii_case("bearer")) {
             return Err(Invalid::new("the token's `typ` claim says it is not an access token"));
         }
-        let subject = match all.get(&self.principal_claim) {
-            Some(Value::String(s)) => s.as_str(),
-            Some(_) => return Err(Invalid::new(format!("the `{}` claim is not a string", self.principal_claim))),
-            None => return Err(Invalid::new(format!("the token has no `{}` claim", self.principal_claim))),
-        };
-        if subject.is_empty() || subject.len() > MAX_SUBJECT_BYTES || subject.chars().any(char::is_control) {
-            return Err(Invalid::new(format!(
-                "the `{}` claim must be 1-{MAX_SUBJECT_BYTES} bytes without control characters",
-                self.principal_claim
-            )));
-        }
+        let subject = principal_claim(&all, &self.principal_claim, "the token")?;
         let expires_at = exp.max(0.0) as u64;
         Ok(Verified {
             principal: Principal::subject(&self.issuer, subject),

@@ -67,12 +67,15 @@ async fn a_client_without_elicitation_gets_a_link_and_only_the_signed_in_propose
     assert_eq!(signed_out.header("cache-control"), "no-store");
     assert_eq!(signed_out.header("x-frame-options"), "DENY");
 
-    // someone else signs in: sees why, has no buttons, and a forged decision decides nothing
+    // someone else signs in: may not decide, so reads nothing of the request by its link, and a
+    // forged decision decides nothing
     let mallory = Browser::default();
     let hers = mallory.sign_in(&link, "mallory").await;
-    assert_eq!(hers.status, 200, "{}", hers.body);
-    assert!(hers.body.contains("You may not decide"), "{}", hers.body);
-    assert!(hers.body.contains(&sha), "a signed-in person reads the request");
+    assert_eq!(hers.status, 403, "{}", hers.body);
+    assert!(hers.body.contains("Not yours to read"), "{}", hers.body);
+    for hidden in [sha.as_str(), "page-1", "connection_create", "DC-PRI-01"] {
+        assert!(!hers.body.contains(hidden), "a person who may not decide reads nothing of it ({hidden})");
+    }
     assert!(!hers.body.contains("name=\"csrf\""));
     let session = mallory.cookies_of("127.0.0.1")["equinix-mcp-session"].clone();
     assert!(!session.is_empty());
@@ -335,9 +338,9 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     let forced = proposer.post(&url, &[("csrf", &csrf), ("decision", "approve")], &base).await;
     assert_eq!(forced.status, 403, "{}", forced.body);
     assert!(forced.body.contains("above-1-gbps-four-eyes"), "{}", forced.body);
-    // someone outside netops may not either
+    // someone outside netops may not either, nor read it
     let outsider = Browser::default().sign_in(&link, "mallory").await;
-    assert!(outsider.body.contains("You may not decide"), "{}", outsider.body);
+    assert!(outsider.body.contains("Not yours to read") && !outsider.body.contains("four-eyes-1"), "{}", outsider.body);
     // a second engineer of netops may
     let alice = Browser::default();
     let page = alice.sign_in(&link, "alice").await;
@@ -379,6 +382,59 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     let minted = audit_events(&server.audit_entries(), "approval_minted").into_iter().cloned().collect::<Vec<_>>();
     assert_eq!(minted[1]["method"], "page", "{minted:?}");
     assert_eq!(minted[1]["approver"], format!("{}#alice", provider.issuer));
+    provider.stop().await;
+}
+
+/// Entra ID's documented setting (`--oauth-principal-claim oid`) under a provider that gives the
+/// page its own pairwise `sub` for each person: the proposer who signs in to the page is the
+/// proposer still, so the four-eyes set refuses them their own 10 Gbps, and the approver is named
+/// by `oid` in the audit. Before one rule named the person, the page read `sub`, saw a stranger,
+/// and let the proposer approve their own change.
+#[tokio::test]
+async fn under_pairwise_subjects_the_page_names_the_proposer_by_the_principal_claim_and_four_eyes_holds() {
+    let path = crate::policy::policy_file(&four_eyes_policy());
+    let provider = OidcProvider::start().await;
+    let args = [
+        "--approval-client-id",
+        "approval-page-pairwise",
+        "--oauth-principal-claim",
+        "oid",
+        "--policy",
+        path.to_str().unwrap(),
+    ];
+    let (server, public) = crate::oauth::serve(&provider, &args).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let agent = server.connect(Some(&token), TestClient::plain(), false).await;
+    let proposed = call_on(&agent, "fabric_propose_change", connection_at("pairwise-1", 322, 10_000)).await;
+    assert!(!is_error(&proposed), "{:?}", proposed.structured_content);
+    let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+    let link = link_of(&confirm(&agent, &confirm_token).await.1);
+    let proposer_id = format!("{}#{PROPOSER}", provider.issuer);
+
+    // the proposer signs in with a `sub` no access token of theirs carries, and is still the proposer
+    let proposer = Browser::default();
+    let own = proposer.sign_in(&link, PROPOSER).await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert!(own.body.contains(&format!("<td id=\"approver\">{proposer_id}</td>")), "named by oid: {}", own.body);
+    assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
+    assert!(!own.body.contains("name=\"csrf\""), "no buttons for the proposer");
+    // a person the provider names by `sub` alone is refused at sign-in, never read by `sub`
+    let nameless = Browser::default().sign_in(&link, "no-oid-carol").await;
+    assert_eq!(nameless.status, 403, "{}", nameless.body);
+    assert!(nameless.body.contains("has no `oid` claim"), "{}", nameless.body);
+    assert_eq!(creates(&server.sim, "connections").await, 0);
+
+    let alice = Browser::default();
+    let page = alice.sign_in(&link, "alice").await;
+    assert!(page.body.contains("You may decide"), "{}", page.body);
+    assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
+    let (_, done) = confirm(&agent, &confirm_token).await;
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+    let entries = server.audit_entries();
+    let decision = audit_events(&entries, "page_decision")[0].clone();
+    assert_eq!(decision["approver"], format!("{}#alice", provider.issuer), "by oid, not the pairwise sub: {decision}");
+    assert_eq!(decision["proposer"], proposer_id.as_str());
     provider.stop().await;
 }
 
@@ -462,7 +518,7 @@ when { context has approver && !(context has approver_groups && context.approver
     let link = link_of(&pending);
     assert!(link.starts_with("http://127.0.0.1:"), "{link}");
     let outsider = Browser::default().sign_in(&link, "mallory").await;
-    assert!(outsider.body.contains("You may not decide"), "{}", outsider.body);
+    assert!(outsider.body.contains("Not yours to read"), "{}", outsider.body);
     let alice = Browser::default();
     let page = alice.sign_in(&link, "alice").await;
     assert!(page.body.contains("proposed by") && page.body.contains(">local<"), "{}", page.body);
@@ -529,12 +585,14 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
     assert!(refused.contains("Refused") || refused.contains("Sign in first"), "{refused}");
     assert_eq!(link_of(&confirm(&agent, &confirm_token).await.1), link, "still waiting: nothing was decided");
 
-    // a person whose very name and group are markup: shown as text, refused, nothing runs
+    // a person whose very name and group are markup: may not decide, so reads nothing of the
+    // request; their name is shown as text, and nothing runs
     let hostile = Chrome::start().await;
-    hostile.sign_in(&link, HOSTILE_LOGIN).await;
-    let facts = hostile.text("#approver").await + &hostile.text("#groups").await;
-    assert!(facts.contains(HOSTILE_LOGIN) && facts.contains("<b onmouseover="), "{facts}");
-    assert!(hostile.text("#permission").await.contains("You may not decide"));
+    hostile.log_in_at(&link, HOSTILE_LOGIN).await;
+    assert_eq!(hostile.text("h1").await, "Not yours to read");
+    let said = hostile.text("p").await;
+    assert!(said.contains(HOSTILE_LOGIN), "{said}");
+    assert!(!hostile.source().await.contains(&sha), "nothing of the request");
     assert_eq!(hostile.run("return typeof window.__hostile;").await, "undefined", "no markup from the ID token ran");
     drop(hostile);
 

@@ -93,7 +93,10 @@ async fn a_reviewer_reads_each_change_whole_from_every_replicas_logs() {
         assert!(outcome.contains(&b.display().to_string()), "the create read from b's: {outcome}");
     }
     assert!(said.contains(&format!("change {}", unconfirmed["confirm_token"].as_str().unwrap())), "{said}");
-    assert!(said.contains("3 changes, 2 created, 2 chains; 0 problems"), "{said}");
+    assert!(
+        said.contains("3 changes, 2 created, 2 decisions stood (0 refused, not kept), 2 chains; 0 problems"),
+        "{said}"
+    );
     // as JSON lines, one per change
     let (code, json_said) = changes(&[&a, &b], &["--json"]).await;
     assert_eq!(code, 0, "{json_said}");

@@ -172,6 +172,31 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> Vec<u8> {
     Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize().to_vec()
 }
 
+/// The receiver's check exactly as docs/approval-page.md prints it (its Python block), run by
+/// Python: the key read from `key_file` by the block's own `signing_key`, the header and the raw
+/// body as the receiver got them. Whether `verified` says yes.
+pub(crate) fn verified_as_the_docs_say(got: &Got, key_file: &std::path::Path) -> bool {
+    let docs = include_str!("../../../docs/approval-page.md");
+    let section = &docs[docs.find("## Notifications").expect("the notifications section")..];
+    let start = section.find("```python\n").expect("a python block") + "```python\n".len();
+    let block: String = section[start..start + section[start..].find("```").unwrap()]
+        .lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let body = fresh_path("notice", "body");
+    std::fs::write(&body, &got.body).unwrap();
+    let driver = "import sys\nprint(verified(sys.argv[1], open(sys.argv[2], 'rb').read(), signing_key(sys.argv[3])))";
+    let out = std::process::Command::new("python3")
+        .args(["-c", &format!("{block}\n{driver}"), got.header("x-equinix-mcp-signature")])
+        .arg(&body)
+        .arg(key_file)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "the docs' receiver: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim() == "True"
+}
+
 pub(crate) fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
@@ -379,4 +404,54 @@ async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
     let expired = receiver.wait_for("change_expired", 1).await;
     assert_eq!(expired[0].json()["approval_url"], link);
     assert_eq!(expired[0].json()["summary"], "+ create connection \"left-waiting\" (billable): EVPL_VC, 1000 Mbps");
+}
+
+/// The key made exactly as docs/deploying.md makes it (`openssl rand -hex 32 > notify-key`, its
+/// newline and all) signs each notice so that the docs' own receiver, reading the same file the
+/// documented way, accepts it; a create Fabric refuses is `change_failed`, and one whose answer
+/// was lost `change_outcome_unknown`, each said once.
+#[tokio::test]
+async fn the_documented_key_verifies_the_documented_way_and_failed_and_unknown_creates_are_told() {
+    use equinix_fabric_sim::{Fault, FaultMode};
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("sh")
+        .args(["-euc", "umask 077; openssl rand -hex 32 > notify-key"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let key_file = dir.path().join("notify-key");
+    assert_eq!(std::fs::read(&key_file).unwrap().len(), 65, "64 hex digits and the newline");
+    let sim = sim(SimConfig::default()).await;
+    let receiver = Receiver::start(Answers::Status(200)).await;
+    let server = Launch::serve()
+        .against(&sim)
+        .args(&["--toolsets", "metros,mutate", "--notify-webhook", &receiver.url])
+        .args(&["--notify-webhook-key-file", key_file.to_str().unwrap()])
+        .client(TestClient::accepting())
+        .stdio()
+        .await;
+    // Fabric refuses the create
+    let refused = propose_on(&server.client, "refused-create", 1306).await;
+    sim.inject(Fault::status("POST /fabric/v4/connections", 400));
+    let done =
+        call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": refused["confirm_token"]})).await;
+    assert_ne!(structured(&done)["executed"], true, "{:?}", done.structured_content);
+    let failed = receiver.wait_for("change_failed", 1).await;
+    assert_eq!(failed[0].json()["outcome"], "rejected", "{}", failed[0].body);
+    // the create reached Fabric and its answer was lost
+    let lost = propose_on(&server.client, "lost-answer", 1307).await;
+    sim.inject(Fault { mode: FaultMode::Drop, ..Fault::status("POST /fabric/v4/connections", 201) });
+    call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": lost["confirm_token"]})).await;
+    let unknown = receiver.wait_for("change_outcome_unknown", 1).await;
+    assert_eq!(unknown[0].json()["outcome"], "unknown", "{}", unknown[0].body);
+
+    for got in [&failed[0], &unknown[0]] {
+        assert!(verified_as_the_docs_say(got, &key_file), "the docs' receiver accepts {}", got.body);
+        // the same receiver with the key trimmed of its newline, as the server once signed it, refuses
+        let trimmed = dir.path().join("trimmed-key");
+        std::fs::write(&trimmed, std::fs::read_to_string(&key_file).unwrap().trim_end()).unwrap();
+        assert!(!verified_as_the_docs_say(got, &trimmed), "a key of other bytes is another key");
+    }
+    assert_eq!(receiver.got().len(), 2, "one notice per event: {:?}", receiver.got());
 }
