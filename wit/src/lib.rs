@@ -9,6 +9,8 @@
 
 extern crate alloc;
 
+pub mod fields;
+
 use alloc::format;
 use alloc::string::{String, ToString};
 

@@ -58,7 +58,9 @@ fn record(i: usize, now: u64) -> PageRecord {
             change_type: "connection_create".into(),
             request_sha256: format!("{i:064x}"),
             read_at: "2026-12-05T00:00:00Z".into(),
-            summary: format!("+ create connection \"{name}\" (billable) 10 Gbps DC-PRI-01 to AWS us-east-1"),
+            summary: format!(
+                "+ create connection (billable): EVPL_VC, 10000 Mbps, USD 1200.00 per month; named \"{name}\""
+            ),
             lines: Vec::new(),
             checks: Vec::new(),
         }),

@@ -89,12 +89,22 @@ impl FabricView<'_> {
         let tree = exact_json::parse(body).map_err(|why| {
             SendError::Refused(format!("{why}; a create the form could not show is not dry-run either"))
         })?;
+        let created = route.change_type();
+        // read once here: the member types are checked on it, and the plan reads it after the dry run
+        let value: serde_json::Value = serde_json::from_str(body)
+            .map_err(|e| SendError::Refused(format!("the create body is not JSON the host can read: {e}")))?;
+        if let Some(wrong) = equinix_broker_contract::fields::wrong_type(created, &value) {
+            // Fabric would refuse it, and the plan could not read it: no dry run, no question
+            return Err(SendError::Refused(format!(
+                "Fabric's schema for a {} refuses this create body: {wrong}; no dry run was sent",
+                created.noun()
+            )));
+        }
         if !self.call.scopes.allows(Scope::Propose) {
             // a read-only token sends Fabric no create of any kind, whatever the tool is called
             let why = "the principal's access token does not grant proposing changes, so no create dry run is sent";
             return Err(SendError::Refused(why.into()));
         }
-        let created = route.change_type();
         let change_type = created.as_str();
         let request_sha256 = equinix_broker_contract::request_sha256(change_type, body);
         // the policy judges the same reading of the bytes that the form will show
@@ -141,7 +151,7 @@ impl FabricView<'_> {
             }
             learned = metros.into_iter().collect();
         }
-        let plan = self.plan(created, body, &request_sha256).await;
+        let plan = self.plan(created, &value, &request_sha256).await;
         let mut validation = Validation::new(request_sha256, self.call.clock.now_ms(), learned);
         validation.plan = plan;
         self.fabric.validations.push(validation);
@@ -150,14 +160,12 @@ impl FabricView<'_> {
 
     /// The plan of a request Fabric just validated: what its bytes name, resolved by the host's
     /// own reads (at once, each bounded), never from the component's words. Host time.
-    async fn plan(&mut self, change_type: ChangeType, body: &str, request_sha256: &str) -> Option<Plan> {
-        let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    async fn plan(&mut self, change_type: ChangeType, body: &serde_json::Value, request_sha256: &str) -> Option<Plan> {
         let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
-        let reading = plan::resolve::read_all(&client, &cancel, change_type, &value);
+        let reading = plan::resolve::read_all(&client, &cancel, change_type, body);
         let (answers, over) = self.meter.outside_guest(reading).await;
         let read_at = crate::audit::rfc3339(self.call.clock.now_ms());
-        let input =
-            plan::compose::Input { change_type, body: &value, request_sha256, answers: &answers, over, read_at };
+        let input = plan::compose::Input { change_type, body, request_sha256, answers: &answers, over, read_at };
         Some(plan::compose::compose(input))
     }
 

@@ -1,6 +1,9 @@
 //! The plan's lines for one create body and what the host's reads answered: pure, so each change
 //! type's plan is tested with plain data. Every text that is not the host's own (from the bytes,
-//! which the component wrote, or from Fabric) passes through [`shown`] or [`quoted`].
+//! which the component wrote, or from Fabric) passes through [`shown`] or [`quoted`], and is
+//! quoted wherever it is free text: it is data in the host's lines, never words of the host's.
+//! The summary opens with the host's own figures; the body's name comes last in it, quoted and
+//! cut short, so a name made to look like a plan can never come first.
 
 use equinix_broker_contract::ChangeType;
 use serde_json::Value;
@@ -19,6 +22,9 @@ pub struct Input<'a> {
     pub over: usize,
     pub read_at: String,
 }
+
+/// The most characters of the body's name the summary shows (the whole name is a line of its own).
+const SUMMARY_NAME_CHARS: usize = 40;
 
 /// The plan of `input`.
 pub fn compose(input: Input) -> Plan {
@@ -60,9 +66,34 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// The body's name, quoted, or that it has none.
-fn name_of(body: &Value) -> String {
-    body["name"].as_str().map_or_else(|| "(no name)".to_string(), quoted)
+/// A value from the bytes or from Fabric as data: a word of an enumeration's kind (`EVPL_VC`,
+/// `DOT1Q`, `us-east-1`) as it is, any other string quoted (it may hold spaces, commas, figures
+/// that would read as the host's), a number or a boolean as JSON.
+fn data(v: &Value) -> String {
+    match v {
+        Value::String(s) if is_word(s) => s.clone(),
+        Value::String(s) => quoted(s),
+        Value::Null => String::new(),
+        other => shown(&other.to_string()),
+    }
+}
+
+/// Whether `s` is one short word of letters, digits and `_-.:+` (a code, a region, a date-time):
+/// without a space or a comma, nothing in it can pose as a sentence.
+fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 40 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:+".contains(&b))
+}
+
+/// The body's name for the summary: quoted, cut to [`SUMMARY_NAME_CHARS`], after the host's figures.
+fn summary_name(body: &Value) -> String {
+    match body["name"].as_str() {
+        Some(name) => {
+            let cut: String = name.chars().take(SUMMARY_NAME_CHARS).collect();
+            let more = if cut.len() < name.len() { "…" } else { "" };
+            format!("; named {}{more}", quoted(&cut))
+        }
+        None => "; no name".into(),
+    }
 }
 
 /// The name member of `v`, quoted, or the uuid shortened.
@@ -70,6 +101,14 @@ fn named(v: &Value, uuid: &str) -> String {
     match v["name"].as_str() {
         Some(name) => format!("{} ({})", quoted(name), short_uuid(uuid)),
         None => short_uuid(uuid),
+    }
+}
+
+/// A metro as Fabric names it: `DC (Ashburn)`, from the port's own answer or the metro's read.
+fn metro_named(code: &str, name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("{} ({})", data(&Value::from(code)), shown(name)),
+        None => format!("{} (its name not given by Fabric)", data(&Value::from(code))),
     }
 }
 
@@ -121,17 +160,25 @@ impl Builder<'_> {
         self.line(label, value, from);
     }
 
+    /// The name Fabric gives metro `code`: the port's own answer's `metroName`, else the metro's read.
+    fn metro_name(&self, code: &str, given: Option<&str>) -> Option<String> {
+        given.map(str::to_string).or_else(|| {
+            let metro = self.answer(&Key::Metro(code.to_string())).ok()?;
+            metro["name"].as_str().map(str::to_string)
+        })
+    }
+
     fn notifications_and_project(&mut self) {
         let notifications = self.body()["notifications"].as_array().cloned().unwrap_or_default();
         let shown_notifications: Vec<String> = notifications
             .iter()
             .map(|n| {
-                let emails: Vec<String> = n["emails"].as_array().into_iter().flatten().map(text).collect();
-                format!("{} to {}", text(&n["type"]), emails.join(", "))
+                let emails: Vec<String> = n["emails"].as_array().into_iter().flatten().map(data).collect();
+                format!("{} to {}", data(&n["type"]), emails.join(", "))
             })
             .collect();
         self.bytes("notifications", shown_notifications.join("; "));
-        let project = text(&self.body()["project"]["projectId"]);
+        let project = data(&self.body()["project"]["projectId"]);
         if !project.is_empty() {
             self.line(
                 "project",
@@ -141,17 +188,19 @@ impl Builder<'_> {
         }
     }
 
+    /// The body's name, whole, as a line of its own (the summary shows only its start).
+    fn name_line(&mut self) {
+        if let Some(name) = self.body()["name"].as_str() {
+            let value = quoted(name);
+            self.line("name", value, FROM_BYTES.into());
+        }
+    }
+
     fn connection(&mut self) -> String {
         let body = self.body().clone();
-        let bandwidth = body["bandwidth"].as_u64();
-        let summary = format!(
-            "+ create connection {} (billable): {}, {} Mbps",
-            name_of(&body),
-            text(&body["type"]),
-            bandwidth.map_or_else(|| text(&body["bandwidth"]), |b| b.to_string())
-        );
+        let bandwidth = Bandwidth::of(&body["bandwidth"], "the body gives no bandwidth in whole Mbps");
         for (label, ap) in reads::access_points(ChangeType::ConnectionCreate, &body) {
-            self.access_point(label, ap, bandwidth);
+            self.access_point(label, ap, &bandwidth);
         }
         for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
             if let Some(uuid) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str) {
@@ -160,59 +209,58 @@ impl Builder<'_> {
                     format!(
                         "service token {}: {}, {}, expires {}",
                         named(t, uuid),
-                        text(&t["type"]),
-                        text(&t["state"]),
-                        text(&t["expirationDateTime"])
+                        data(&t["type"]),
+                        data(&t["state"]),
+                        data(&t["expirationDateTime"])
                     )
                 });
             }
         }
-        self.bytes("redundancy", text(&body["redundancy"]["priority"]));
+        self.bytes("redundancy", data(&body["redundancy"]["priority"]));
         self.notifications_and_project();
-        self.bytes("purchase order", text(&body["order"]["purchaseOrderNumber"]));
-        self.price();
+        self.bytes("purchase order", data(&body["order"]["purchaseOrderNumber"]));
+        let price = self.price();
+        self.name_line();
         self.same_name("connection");
-        summary
+        format!(
+            "+ create connection (billable): {}, {}, {price}{}",
+            data(&body["type"]),
+            bandwidth.describe(),
+            summary_name(&body)
+        )
     }
 
     /// One side's access point: what it is, where, its VLAN, and the checks that go with them.
-    fn access_point(&mut self, label: &str, ap: &Value, bandwidth: Option<u64>) {
+    fn access_point(&mut self, label: &str, ap: &Value, bandwidth: &Bandwidth) {
         let id = |pointer: &str| ap.pointer(pointer).and_then(Value::as_str).map(str::to_string);
         let mut port_name = None;
         if let Some(uuid) = id("/port/uuid") {
             let key = Key::Port(uuid.clone());
+            let port = self.answer(&key).cloned();
+            let metro = port.as_ref().ok().map(|p| {
+                let code = p["location"]["metroCode"].as_str().unwrap_or_default();
+                metro_named(code, self.metro_name(code, p["location"]["metroName"].as_str()).as_deref())
+            });
             self.resolved(label, &key, &uuid, |p| {
                 format!(
-                    "port {} in {} (IBX {}), {} Mbps, {}, {}",
+                    "port {} in {}, IBX {}, {} Mbps ({} Mbps available), {}, {}",
                     named(p, &uuid),
-                    text(&p["location"]["metroCode"]),
-                    text(&p["location"]["ibx"]),
+                    metro.unwrap_or_default(),
+                    data(&p["location"]["ibx"]),
                     text(&p["bandwidth"]),
-                    text(&p["state"]),
-                    text(&p["encapsulation"]["type"])
+                    text(&p["availableBandwidth"]),
+                    data(&p["state"]),
+                    data(&p["encapsulation"]["type"])
                 )
             });
-            if let Ok(port) = self.answer(&key).cloned() {
+            if let Ok(port) = port {
                 port_name = Some(named(&port, &uuid));
-                let from = self.source(&key);
-                let state = port["state"].as_str().unwrap_or_default();
-                let (verdict, what) = match state {
-                    "ACTIVE" => (OK, format!("{label} port {} is ACTIVE", named(&port, &uuid))),
-                    other => {
-                        (FAILED, format!("{label} port {} is ACTIVE: it is {}", named(&port, &uuid), shown(other)))
-                    }
-                };
-                self.check(verdict, what, from.clone());
-                if let (Some(bw), Some(available)) = (bandwidth, port["availableBandwidth"].as_u64()) {
-                    let verdict = if bw <= available { OK } else { FAILED };
-                    let what = format!("{bw} Mbps fits the {available} Mbps the {label} port has available");
-                    self.check(verdict, what, from);
-                }
+                self.port_checks(label, ap, &port, &uuid, bandwidth, self.source(&key));
             }
         }
         if let Some(lp) = ap.get("linkProtocol").filter(|v| v.is_object()) {
             let vlan = vlan_of(lp);
-            self.bytes(&format!("{label} VLAN"), format!("{} {}", text(&lp["type"]), vlan.describe()));
+            self.bytes(&format!("{label} VLAN"), format!("{} {}", data(&lp["type"]), vlan.describe()));
             if let (Some(uuid), true) = (id("/port/uuid"), vlan.tagged()) {
                 self.vlan_check(label, &uuid, &vlan, port_name.unwrap_or_else(|| short_uuid(&uuid)));
             }
@@ -220,10 +268,10 @@ impl Builder<'_> {
         if let Some(uuid) = id("/profile/uuid") {
             let key = Key::Profile(uuid.clone());
             self.resolved(label, &key, &uuid, |p| {
-                format!("service profile {} ({}), {}", named(p, &uuid), text(&p["visibility"]), text(&p["state"]))
+                format!("service profile {} ({}), {}", named(p, &uuid), data(&p["visibility"]), data(&p["state"]))
             });
-            if let (Ok(profile), Some(bw)) = (self.answer(&key).cloned(), bandwidth) {
-                self.profile_bandwidth_check(&profile, &uuid, bw, self.source(&key));
+            if let Ok(profile) = self.answer(&key).cloned() {
+                self.profile_bandwidth_check(&profile, &uuid, bandwidth, self.source(&key));
             }
         }
         if let Some(uuid) = id("/network/uuid") {
@@ -232,9 +280,9 @@ impl Builder<'_> {
                 format!(
                     "network {}: {}, scope {}, {}",
                     named(n, &uuid),
-                    text(&n["type"]),
-                    text(&n["scope"]),
-                    text(&n["state"])
+                    data(&n["type"]),
+                    data(&n["scope"]),
+                    data(&n["state"])
                 )
             });
         }
@@ -244,29 +292,118 @@ impl Builder<'_> {
                 format!(
                     "Cloud Router {} in {}, package {}, {}",
                     named(r, &uuid),
-                    text(&r["location"]["metroCode"]),
-                    text(&r["package"]["code"]),
-                    text(&r["state"])
+                    data(&r["location"]["metroCode"]),
+                    data(&r["package"]["code"]),
+                    data(&r["state"])
                 )
             });
         }
         if let Some(uuid) = id("/virtualDevice/uuid") {
             self.line(
                 label,
-                format!("virtual device {}, interface {}", short_uuid(&uuid), text(&ap["interface"]["id"])),
+                format!("virtual device {}, interface {}", short_uuid(&uuid), data(&ap["interface"]["id"])),
                 format!("{FROM_BYTES}; the device is not read (Network Edge is not on this server's allow-list)"),
             );
         }
         let named = ["/port/uuid", "/profile/uuid", "/network/uuid", "/router/uuid", "/virtualDevice/uuid"];
         if named.iter().all(|p| id(p).is_none()) {
-            self.bytes(&format!("{label} access point"), text(&ap["type"]));
+            self.bytes(&format!("{label} access point"), data(&ap["type"]));
         }
         if let Some(code) = ap.pointer("/location/metroCode").and_then(Value::as_str) {
             self.metro(&format!("{label} metro"), code);
         }
-        self.bytes(&format!("{label} seller region"), text(&ap["sellerRegion"]));
-        self.bytes(&format!("{label} authentication key"), text(&ap["authenticationKey"]));
-        self.bytes(&format!("{label} peering"), text(&ap["peeringType"]));
+        self.bytes(&format!("{label} seller region"), data(&ap["sellerRegion"]));
+        self.bytes(&format!("{label} authentication key"), data(&ap["authenticationKey"]));
+        self.bytes(&format!("{label} peering"), data(&ap["peeringType"]));
+    }
+
+    /// What Fabric says of a port that bears on the change: its state, its operational status,
+    /// maintenance under way, a failed change, the room it has, and whether the body's metro for
+    /// it is the port's own. A figure Fabric did not give is a check not made, said.
+    fn port_checks(&mut self, label: &str, ap: &Value, port: &Value, uuid: &str, bw: &Bandwidth, from: String) {
+        let name = named(port, uuid);
+        let (verdict, what) = match port["state"].as_str() {
+            Some("ACTIVE") => (OK, format!("{label} port {name} is ACTIVE")),
+            Some(other) => (FAILED, format!("{label} port {name} is ACTIVE: it is {}", data(&Value::from(other)))),
+            None => (NOT_CHECKED, format!("{label} port {name} is ACTIVE: Fabric's answer gives no state")),
+        };
+        self.check(verdict, what, from.clone());
+        let operation = &port["operation"];
+        let (verdict, what) = match operation["operationalStatus"].as_str() {
+            Some("UP") => (OK, format!("{label} port {name} is operationally UP")),
+            Some(other) => {
+                let since =
+                    operation["opStatusChangedAt"].as_str().map(|t| format!(" since {}", data(&Value::from(t))));
+                let what = format!(
+                    "{label} port {name} is operationally UP: it is {}{}",
+                    data(&Value::from(other)),
+                    since.unwrap_or_default()
+                );
+                (FAILED, what)
+            }
+            None => (
+                NOT_CHECKED,
+                format!("{label} port {name} is operationally UP: Fabric's answer gives no operational status"),
+            ),
+        };
+        self.check(verdict, what, from.clone());
+        if let Some(m) = operation["maintenanceStatus"].as_str().filter(|m| matches!(*m, "SCHEDULED" | "IN_PROGRESS")) {
+            let what = format!(
+                "{label} port {name} has no maintenance under way: its maintenance is {}",
+                data(&Value::from(m))
+            );
+            self.check(FAILED, what, from.clone());
+        }
+        if port["change"]["status"] == "FAILED" {
+            let info = port["change"]["information"].as_str().map(|i| format!(": {}", quoted(i))).unwrap_or_default();
+            let what = format!(
+                "{label} port {name}'s last change succeeded: its {} FAILED{info}",
+                data(&port["change"]["type"])
+            );
+            self.check(FAILED, what, from.clone());
+        }
+        match (bw.mbps, port["availableBandwidth"].as_u64()) {
+            (Some(b), Some(available)) => {
+                let verdict = if b <= available { OK } else { FAILED };
+                let what = format!("{b} Mbps fits the {available} Mbps the {label} port has available");
+                self.check(verdict, what, from.clone());
+            }
+            (None, _) => {
+                self.check(NOT_CHECKED, format!("the bandwidth fits the {label} port: {}", bw.missing), from.clone())
+            }
+            (Some(b), None) => self.check(
+                NOT_CHECKED,
+                format!("{b} Mbps fits the {label} port: Fabric's answer gives no availableBandwidth"),
+                from.clone(),
+            ),
+        }
+        // Fabric places a port itself; a body that says otherwise is wrong about where it connects
+        if let Some(said) = ap.pointer("/location/metroCode").and_then(Value::as_str) {
+            let own = port["location"]["metroCode"].as_str();
+            let (verdict, what) = match own {
+                Some(own) if own == said => {
+                    (OK, format!("{label} metroCode {} is port {name}'s own metro", data(&Value::from(said))))
+                }
+                Some(own) => {
+                    let where_ =
+                        metro_named(own, self.metro_name(own, port["location"]["metroName"].as_str()).as_deref());
+                    let what = format!(
+                        "{label} metroCode {} in the exact bytes is port {name}'s own metro: Fabric places the port in \
+                         {where_}; the price is of the port's own metro",
+                        data(&Value::from(said))
+                    );
+                    (FAILED, what)
+                }
+                None => (
+                    NOT_CHECKED,
+                    format!(
+                        "{label} metroCode {} is port {name}'s own metro: Fabric's answer gives none",
+                        data(&Value::from(said))
+                    ),
+                ),
+            };
+            self.check(verdict, what, from);
+        }
     }
 
     /// A metro code from the bytes, with its name where Fabric gave it.
@@ -275,9 +412,9 @@ impl Builder<'_> {
         match self.answer(&key).cloned() {
             Ok(m) => {
                 let from = format!("{FROM_BYTES}; the name: {}", self.source(&key));
-                self.line(label, format!("{} ({})", shown(code), text(&m["name"])), from);
+                self.line(label, format!("{} ({})", data(&Value::from(code)), text(&m["name"])), from);
             }
-            Err(why) => self.line(label, format!("{} (its name {why})", shown(code)), FROM_BYTES.into()),
+            Err(why) => self.line(label, format!("{} (its name {why})", data(&Value::from(code))), FROM_BYTES.into()),
         }
     }
 
@@ -314,7 +451,12 @@ impl Builder<'_> {
         }
     }
 
-    fn profile_bandwidth_check(&mut self, profile: &Value, uuid: &str, bandwidth: u64, from: String) {
+    fn profile_bandwidth_check(&mut self, profile: &Value, uuid: &str, bw: &Bandwidth, from: String) {
+        let name = named(profile, uuid);
+        let Some(bandwidth) = bw.mbps else {
+            self.check(NOT_CHECKED, format!("the bandwidth is one profile {name} offers: {}", bw.missing), from);
+            return;
+        };
         let configs = profile["accessPointTypeConfigs"].as_array().cloned().unwrap_or_default();
         let custom = configs.iter().any(|c| c["allowCustomBandwidth"] == true);
         let offered: Vec<u64> = configs
@@ -322,7 +464,6 @@ impl Builder<'_> {
             .flat_map(|c| c["supportedBandwidths"].as_array().cloned().unwrap_or_default())
             .filter_map(|b| b.as_u64())
             .collect();
-        let name = named(profile, uuid);
         let (verdict, what) = if offered.contains(&bandwidth) {
             (OK, format!("{bandwidth} Mbps is a bandwidth profile {name} offers"))
         } else if custom {
@@ -339,30 +480,38 @@ impl Builder<'_> {
         self.check(verdict, what, from);
     }
 
-    fn price(&mut self) {
+    /// The price line, and what the summary says of it (`USD 250.00 per month`, or why not).
+    fn price(&mut self) -> String {
         let filter = reads::price_filter(self.body());
         if let Err(why) = filter {
             self.line("price", format!("not priced: {why}"), "equinix-mcp".into());
-            return;
+            return "price unknown".into();
         }
-        let from =
+        let mut from =
             format!("{} (list price; account discounts and port packages may lower it)", self.source(&Key::Price));
-        let value = match self.answer(&Key::Price) {
-            Err(why) => why,
+        if reads::priced_by_port(self.body()) {
+            from.push_str(
+                "; the A side is priced by its port, where Fabric places it, not by a metroCode in the bytes",
+            );
+        }
+        let (value, short) = match self.answer(&Key::Price) {
+            Err(why) => (why, "price unknown".to_string()),
             Ok(answer) => match answer["data"].as_array().and_then(|d| d.first()) {
-                None => "no rate-card row matched this connection".into(),
+                None => ("no rate-card row matched this connection".into(), "price unknown".into()),
                 Some(row) => {
-                    let currency = text(&row["currency"]);
-                    format!(
-                        "{currency} {} per month + {currency} {} one-time, term {} month(s)",
-                        money(charge(row, "MONTHLY_RECURRING")),
+                    let currency = data(&row["currency"]);
+                    let monthly = money(charge(row, "MONTHLY_RECURRING"));
+                    let value = format!(
+                        "{currency} {monthly} per month + {currency} {} one-time, term {} month(s)",
                         money(charge(row, "NON_RECURRING")),
-                        text(&row["termLength"])
-                    )
+                        data(&row["termLength"])
+                    );
+                    (value, format!("{currency} {monthly} per month"))
                 }
             },
         };
         self.line("price", value, from);
+        short
     }
 
     fn same_name(&mut self, noun: &str) {
@@ -377,7 +526,7 @@ impl Builder<'_> {
                 match rows.iter().find(|r| r["name"].as_str() == Some(name.as_str())) {
                     Some(other) => {
                         let uuid = other["uuid"].as_str().unwrap_or_default();
-                        let why = format!("{what}: {} ({}) has it", short_uuid(uuid), text(&other["state"]));
+                        let why = format!("{what}: {} ({}) has it", short_uuid(uuid), data(&other["state"]));
                         self.check(FAILED, why, from);
                     }
                     None => self.check(OK, what, from),
@@ -388,12 +537,10 @@ impl Builder<'_> {
 
     fn network(&mut self) -> String {
         let body = self.body().clone();
-        let summary =
-            format!("+ create network {}: {}, scope {}", name_of(&body), text(&body["type"]), text(&body["scope"]));
         if let Some(code) = body.pointer("/location/metroCode").and_then(Value::as_str) {
             self.metro("metro", code);
         }
-        self.bytes("region", text(&body["location"]["region"]));
+        self.bytes("region", data(&body["location"]["region"]));
         self.notifications_and_project();
         self.line(
             "price",
@@ -401,30 +548,52 @@ impl Builder<'_> {
                 .into(),
             "equinix-mcp".into(),
         );
+        self.name_line();
         self.same_name("network");
-        summary
+        format!("+ create network: {}, scope {}{}", data(&body["type"]), data(&body["scope"]), summary_name(&body))
     }
 
+    /// A service token grants access: whoever holds it may connect to the access points it names,
+    /// up to its bandwidth, until it expires. The plan says exactly that, first.
     fn service_token(&mut self) -> String {
         let body = self.body().clone();
-        let summary = format!(
-            "+ create service token {}: {}, expires {}",
-            name_of(&body),
-            text(&body["type"]),
-            text(&body["expirationDateTime"])
-        );
         let connection = &body["connection"];
-        self.bytes("connection type", text(&connection["type"]));
-        if let Some(limit) = connection["bandwidthLimit"].as_u64() {
-            self.bytes("bandwidth limit", format!("{limit} Mbps"));
+        let limit = Bandwidth::of(&connection["bandwidthLimit"], "the token sets no bandwidthLimit");
+        let until = match body["expirationDateTime"].as_str() {
+            Some(t) => data(&Value::from(t)),
+            None => "no expiry in the bytes".into(),
+        };
+        self.line(
+            "who may connect",
+            "whoever holds the token: Fabric returns its uuid to the proposer, who may hand it to anyone, another \
+             organisation included, to connect to the access points below"
+                .into(),
+            "equinix-mcp".into(),
+        );
+        let offered: Vec<String> =
+            connection["supportedBandwidths"].as_array().into_iter().flatten().map(data).collect();
+        let up_to = match (limit.mbps, offered.is_empty()) {
+            (Some(l), _) => format!("up to {l} Mbps"),
+            (None, false) => format!("at {} Mbps", offered.join(", ")),
+            (None, true) => "at any bandwidth Fabric allows (the bytes set no limit)".into(),
+        };
+        self.bytes("bandwidth", up_to.clone());
+        if !offered.is_empty() {
+            self.bytes("bandwidths offered", format!("{} Mbps", offered.join(", ")));
         }
-        if let Some(offered) = connection["supportedBandwidths"].as_array() {
-            let list: Vec<String> = offered.iter().map(text).collect();
-            self.bytes("bandwidths offered", format!("{} Mbps", list.join(", ")));
+        self.bytes("until", until.clone());
+        self.bytes("connection type", data(&connection["type"]));
+        for (member, label) in
+            [("allowRemoteConnection", "from other metros"), ("allowCustomBandwidth", "custom bandwidth")]
+        {
+            if let Some(allowed) = connection[member].as_bool() {
+                self.bytes(label, if allowed { "allowed" } else { "not allowed" }.into());
+            }
         }
-        let bandwidth = connection["bandwidthLimit"].as_u64();
+        let mut to = Vec::new();
         for (label, selector) in reads::access_points(ChangeType::ServiceTokenCreate, &body) {
-            self.access_point(label, selector, bandwidth);
+            to.push(self.token_target(label, selector));
+            self.access_point(label, selector, &limit);
         }
         self.notifications_and_project();
         self.line(
@@ -434,7 +603,54 @@ impl Builder<'_> {
                 .into(),
             "equinix-mcp".into(),
         );
-        summary
+        self.name_line();
+        let to = if to.is_empty() { "no access point named in the bytes".to_string() } else { to.join(" and ") };
+        format!(
+            "+ create service token (grants access, {}): whoever holds it may connect to {to}, {up_to}, until {until}{}",
+            data(&body["type"]),
+            summary_name(&body)
+        )
+    }
+
+    /// What a token's selector lets its holder connect to, in a few words for the summary.
+    fn token_target(&self, label: &str, selector: &Value) -> String {
+        let lp = &selector["linkProtocol"];
+        let vlan = if lp.is_object() { format!(" {}", vlan_of(lp).describe()) } else { String::new() };
+        if let Some(uuid) = selector.pointer("/port/uuid").and_then(Value::as_str) {
+            let port = match self.answer(&Key::Port(uuid.to_string())) {
+                Ok(p) => named(p, uuid),
+                Err(_) => short_uuid(uuid),
+            };
+            return format!("{label} port {port}{vlan}");
+        }
+        if let Some(uuid) = selector.pointer("/network/uuid").and_then(Value::as_str) {
+            return format!("{label} network {}", short_uuid(uuid));
+        }
+        if let Some(uuid) = selector.pointer("/virtualDevice/uuid").and_then(Value::as_str) {
+            return format!("{label} virtual device {}", short_uuid(uuid));
+        }
+        format!("{label} {}", data(&selector["type"]))
+    }
+}
+
+/// A bandwidth the bytes give in whole Mbps, or why the checks that need one are not made.
+struct Bandwidth {
+    mbps: Option<u64>,
+    /// Why there is none, for a check's "not checked" line.
+    missing: &'static str,
+}
+
+impl Bandwidth {
+    fn of(v: &Value, missing: &'static str) -> Bandwidth {
+        let missing = if v.is_null() { missing } else { "the bandwidth in the bytes is not a whole number of Mbps" };
+        Bandwidth { mbps: v.as_u64(), missing }
+    }
+
+    fn describe(&self) -> String {
+        match self.mbps {
+            Some(b) => format!("{b} Mbps"),
+            None => "bandwidth not given in whole Mbps".into(),
+        }
     }
 }
 
@@ -510,8 +726,12 @@ mod tests {
 
     fn answers() -> Answers {
         let mut a = Answers::new();
-        a.insert(Key::Port(PORT.into()), Ok(json!({"name": "DC-PRI-01", "state": "ACTIVE", "bandwidth": 10000,
-            "availableBandwidth": 10000, "location": {"metroCode": "DC", "ibx": "DC1"}, "encapsulation": {"type": "DOT1Q"}})));
+        a.insert(
+            Key::Port(PORT.into()),
+            Ok(json!({"name": "DC-PRI-01", "state": "ACTIVE", "bandwidth": 10000,
+            "availableBandwidth": 9000, "location": {"metroCode": "DC", "metroName": "Ashburn", "ibx": "DC1"},
+            "encapsulation": {"type": "DOT1Q"}, "operation": {"operationalStatus": "UP"}})),
+        );
         a.insert(
             Key::PortVlans(PORT.into()),
             Ok(json!({"data": [{"type": "DOT1Q", "vlanTag": 100, "asset": {"uuid": "c-100"}}],
@@ -550,9 +770,15 @@ mod tests {
     #[test]
     fn a_connection_reads_as_names_places_and_a_price_each_with_its_source() {
         let plan = plan(&body(), &answers());
-        assert_eq!(plan.summary, "+ create connection \"to-aws\" (billable): EVPL_VC, 500 Mbps");
+        assert_eq!(
+            plan.summary,
+            "+ create connection (billable): EVPL_VC, 500 Mbps, USD 250.00 per month; named \"to-aws\""
+        );
         let a = value(&plan, "A side");
-        assert!(a.value.contains("\"DC-PRI-01\"") && a.value.contains("in DC (IBX DC1)") && a.value.contains("ACTIVE"));
+        assert_eq!(
+            a.value,
+            "port \"DC-PRI-01\" (…306a5c00a600) in DC (Ashburn), IBX DC1, 10000 Mbps (9000 Mbps available), ACTIVE, DOT1Q"
+        );
         assert_eq!(a.from, format!("Fabric: GET /fabric/v4/ports/{PORT}"));
         assert_eq!(value(&plan, "A side VLAN").value, "DOT1Q VLAN 300");
         assert_eq!(value(&plan, "A side VLAN").from, FROM_BYTES);
@@ -560,10 +786,15 @@ mod tests {
         assert_eq!(value(&plan, "Z side metro").value, "SV (Silicon Valley)");
         assert_eq!(value(&plan, "price").value, "USD 250.00 per month + USD 0.00 one-time, term 1 month(s)");
         assert!(value(&plan, "price").from.starts_with("Fabric: POST /fabric/v4/prices/search"));
-        assert_eq!(value(&plan, "notifications").value, "ALL to noc@example.com");
+        assert_eq!(value(&plan, "notifications").value, "ALL to \"noc@example.com\"");
+        assert_eq!(value(&plan, "name").value, "\"to-aws\"");
         let verdicts: Vec<(&str, &str)> = plan.checks.iter().map(|c| (c.verdict.as_str(), c.what.as_str())).collect();
         assert!(verdicts.iter().all(|(v, _)| *v == OK), "{verdicts:?}");
-        assert_eq!(plan.checks.len(), 5, "port active, bandwidth fits, VLAN free, profile offers it, name free");
+        assert_eq!(
+            plan.checks.len(),
+            6,
+            "port active, port up, bandwidth fits, VLAN free, profile offers it, name free"
+        );
         assert!(plan.text().contains("plan_sha256: "));
     }
 
@@ -645,7 +876,7 @@ mod tests {
             over: 0,
             read_at: "t".into(),
         });
-        assert_eq!(plan.summary, "+ create network \"n-1\": EVPLAN, scope REGIONAL");
+        assert_eq!(plan.summary, "+ create network: EVPLAN, scope REGIONAL; named \"n-1\"");
         assert_eq!(value(&plan, "region").value, "AMER");
         assert!(value(&plan, "price").value.starts_with("not priced: Fabric has no price product for networks"));
         assert_eq!(plan.checks.len(), 1, "the name");
@@ -663,11 +894,116 @@ mod tests {
             over: 0,
             read_at: "t".into(),
         });
-        assert_eq!(plan.summary, "+ create service token (no name): VC_TOKEN, expires 2031-01-01T00:00:00.000Z");
+        assert_eq!(
+            plan.summary,
+            "+ create service token (grants access, VC_TOKEN): whoever holds it may connect to A side port \
+             \"DC-PRI-01\" (…306a5c00a600) VLAN 300 and Z side virtual device …1c2d3e4f5a61, at 50, 100 Mbps, until \
+             2031-01-01T00:00:00.000Z; no name"
+        );
+        assert!(value(&plan, "who may connect").value.starts_with("whoever holds the token"));
+        assert_eq!(value(&plan, "until").value, "2031-01-01T00:00:00.000Z");
         assert_eq!(value(&plan, "bandwidths offered").value, "50, 100 Mbps");
         assert!(value(&plan, "A side").value.contains("\"DC-PRI-01\""));
         assert!(value(&plan, "Z side").value.starts_with("virtual device …1c2d3e4f5a61, interface 5"));
         assert!(plan.checks.iter().any(|c| c.verdict == OK && c.what.contains("VLAN 300 is free")));
+    }
+
+    #[test]
+    fn a_name_made_to_look_like_the_plan_comes_after_the_hosts_figures_quoted_and_cut() {
+        let mut body = body();
+        body["name"] = json!("to-aws (billable): EVPL_VC, 50 Mbps, USD 0.00 per month, checked OK by equinix-mcp");
+        let plan = plan(&body, &answers());
+        let real = "+ create connection (billable): EVPL_VC, 500 Mbps, USD 250.00 per month; named \"";
+        assert!(plan.summary.starts_with(real), "the host's figures first: {}", plan.summary);
+        assert!(plan.summary.ends_with("…"), "the name cut short in the summary: {}", plan.summary);
+        assert!(!plan.summary.contains("checked OK"), "{}", plan.summary);
+        assert!(plan.text().lines().nth(1).unwrap().starts_with(real), "{}", plan.text());
+        assert!(value(&plan, "name").value.contains("checked OK by equinix-mcp"), "the whole name is a line of data");
+        // free text from the bytes is quoted data in the host's lines
+        body["zSide"]["accessPoint"]["authenticationKey"] = json!("USD 0.00 per month");
+        let plan = self::plan(&body, &answers());
+        assert_eq!(value(&plan, "Z side authentication key").value, "\"USD 0.00 per month\"");
+    }
+
+    #[test]
+    fn an_a_side_metro_the_port_is_not_in_fails_its_check_and_does_not_steer_the_price() {
+        let mut body = body();
+        body["aSide"]["accessPoint"]["location"] = json!({"metroCode": "SV"});
+        let plan = plan(&body, &answers());
+        let failed: Vec<&str> = plan.checks.iter().filter(|c| c.verdict == FAILED).map(|c| c.what.as_str()).collect();
+        assert_eq!(
+            failed,
+            ["A side metroCode SV in the exact bytes is port \"DC-PRI-01\" (…306a5c00a600)'s own metro: Fabric \
+              places the port in DC (Ashburn); the price is of the port's own metro"],
+            "{plan:#?}"
+        );
+        assert!(value(&plan, "price").from.contains("the A side is priced by its port"), "{plan:#?}");
+        let filter = reads::price_filter(&body).unwrap().to_string();
+        assert!(!filter.contains("/connection/aSide/accessPoint/location/metroCode"), "{filter}");
+        assert!(filter.contains("/connection/aSide/accessPoint/port/uuid"), "{filter}");
+        // the body agreeing with the port: an ok of its own
+        body["aSide"]["accessPoint"]["location"] = json!({"metroCode": "DC"});
+        let plan = self::plan(&body, &answers());
+        assert!(plan.checks.iter().any(|c| c.verdict == OK && c.what.contains("metroCode DC is port")), "{plan:#?}");
+    }
+
+    #[test]
+    fn a_ports_errors_are_shown_and_a_figure_fabric_did_not_give_is_a_check_not_made() {
+        let mut answers = answers();
+        let port = answers.get_mut(&Key::Port(PORT.into())).unwrap().as_mut().unwrap();
+        port["operation"] = json!({"operationalStatus": "DOWN", "opStatusChangedAt": "2026-12-01T10:00:00Z",
+                                   "maintenanceStatus": "IN_PROGRESS"});
+        port["change"] =
+            json!({"type": "PORT_UPDATE", "status": "FAILED", "information": "LAG member lost\nprice: USD 0"});
+        let plan = plan(&body(), &answers);
+        let failed: Vec<&str> = plan.checks.iter().filter(|c| c.verdict == FAILED).map(|c| c.what.as_str()).collect();
+        assert!(
+            failed.iter().any(|w| w.ends_with("is operationally UP: it is DOWN since 2026-12-01T10:00:00Z")),
+            "{failed:?}"
+        );
+        assert!(failed.iter().any(|w| w.ends_with("its maintenance is IN_PROGRESS")), "{failed:?}");
+        assert!(
+            failed.iter().any(|w| w.ends_with("its PORT_UPDATE FAILED: \"LAG member lost\\nprice: USD 0\"")),
+            "Fabric's words quoted, on one line: {failed:?}"
+        );
+        // no operational status, no available bandwidth, no bandwidth in the body: each said
+        let mut answers = self::answers();
+        let port = answers.get_mut(&Key::Port(PORT.into())).unwrap().as_mut().unwrap();
+        port.as_object_mut().unwrap().remove("operation");
+        port.as_object_mut().unwrap().remove("availableBandwidth");
+        let plan = self::plan(&body(), &answers);
+        let unchecked: Vec<&str> =
+            plan.checks.iter().filter(|c| c.verdict == NOT_CHECKED).map(|c| c.what.as_str()).collect();
+        assert!(unchecked.iter().any(|w| w.ends_with("Fabric's answer gives no operational status")), "{unchecked:?}");
+        assert!(unchecked.iter().any(|w| w.ends_with("Fabric's answer gives no availableBandwidth")), "{unchecked:?}");
+        let mut no_bandwidth = body();
+        no_bandwidth.as_object_mut().unwrap().remove("bandwidth");
+        let plan = self::plan(&no_bandwidth, &self::answers());
+        let unchecked: Vec<&str> =
+            plan.checks.iter().filter(|c| c.verdict == NOT_CHECKED).map(|c| c.what.as_str()).collect();
+        assert_eq!(
+            unchecked,
+            [
+                "the bandwidth fits the A side port: the body gives no bandwidth in whole Mbps",
+                "the bandwidth is one profile \"AWS Direct Connect\" (…0c1d2e3f4a01) offers: the body gives no bandwidth \
+                 in whole Mbps"
+            ]
+        );
+        assert!(plan.summary.contains("bandwidth not given in whole Mbps, price unknown"), "{}", plan.summary);
+        assert!(value(&plan, "price").value.starts_with("not priced: the body names no bandwidth"), "{plan:#?}");
+    }
+
+    #[test]
+    fn a_ports_metro_is_named_from_the_metros_read_when_the_port_does_not_name_it() {
+        let mut answers = answers();
+        let port = answers.get_mut(&Key::Port(PORT.into())).unwrap().as_mut().unwrap();
+        port["location"].as_object_mut().unwrap().remove("metroName");
+        assert!(value(&plan(&body(), &answers), "A side").value.contains("in DC (its name not given by Fabric)"));
+        assert_eq!(reads::follow_ups(&answers, 4), vec![Key::Metro("DC".into())], "one more read, for DC");
+        answers.insert(Key::Metro("DC".into()), Ok(json!({"code": "DC", "name": "Ashburn"})));
+        assert!(value(&plan(&body(), &answers), "A side").value.contains("in DC (Ashburn)"));
+        assert!(reads::follow_ups(&answers, 4).is_empty(), "read once");
+        assert!(reads::follow_ups(&self::answers(), 4).is_empty(), "the port named it: nothing more to read");
     }
 
     #[test]

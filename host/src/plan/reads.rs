@@ -109,7 +109,11 @@ pub fn price_filter(body: &Value) -> Result<Value, String> {
         if let Some(t) = ap["type"].as_str().filter(|t| PRICED_ACCESS_POINT_TYPES.contains(t)) {
             and.push(eq(&format!("{base}/type"), t));
         }
-        if let Some(metro) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8)) {
+        // a port is where Fabric says it is: priced by its uuid, never by a metro the bytes claim for it
+        let by_port = side == "aSide" && ap.pointer("/port/uuid").is_some();
+        if let Some(metro) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
+            && !by_port
+        {
             and.push(eq(&format!("{base}/location/metroCode"), metro));
         }
         let id = if side == "aSide" { "/port/uuid" } else { "/profile/uuid" };
@@ -118,6 +122,33 @@ pub fn price_filter(body: &Value) -> Result<Value, String> {
         }
     }
     Ok(json!({"filter": {"and": and}}))
+}
+
+/// Whether the price of `body` leaves out a metro code the bytes give for the A side, because the
+/// A side names a port (Fabric prices the port where it is).
+pub fn priced_by_port(body: &Value) -> bool {
+    let ap = &body["aSide"]["accessPoint"];
+    ap.pointer("/port/uuid").is_some() && ap.pointer("/location/metroCode").is_some()
+}
+
+/// The reads a first round's answers call for: the metro of each port read whose answer does not
+/// name it (`location.metroName`) and that was not read already, so each port's metro is named
+/// as Fabric names it. At most `room` of them.
+pub fn follow_ups(answers: &super::resolve::Answers, room: usize) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for (key, answer) in answers {
+        let (Key::Port(_), Ok(port)) = (key, answer) else { continue };
+        if port["location"]["metroName"].is_string() {
+            continue;
+        }
+        let Some(code) = port["location"]["metroCode"].as_str().filter(|m| plain(m, 8)) else { continue };
+        let metro = Key::Metro(code.to_string());
+        if !answers.contains_key(&metro) && !keys.contains(&metro) {
+            keys.push(metro);
+        }
+    }
+    keys.truncate(room);
+    keys
 }
 
 /// Whether `s` is an id the host puts in a path: letters, digits and `-`, at most `max` long.

@@ -29,6 +29,24 @@ pub async fn read_all(
     body: &Value,
 ) -> (Answers, usize) {
     let (keys, over) = reads::of(change_type, body);
+    let sent = keys.len();
+    let mut answers = read(client, cancel, change_type, body, keys).await;
+    // a port's metro by Fabric's name, when its own answer does not give it: one more round, only then
+    let then = reads::follow_ups(&answers, reads::MAX_READS.saturating_sub(sent));
+    if !then.is_empty() {
+        answers.extend(read(client, cancel, change_type, body, then).await);
+    }
+    (answers, over)
+}
+
+/// Sends the reads of `keys` at once.
+async fn read(
+    client: &FabricClient,
+    cancel: &CancellationToken,
+    change_type: ChangeType,
+    body: &Value,
+    keys: Vec<Key>,
+) -> Answers {
     let sends = keys.into_iter().filter_map(|key| {
         let request = key.request(change_type, body)?;
         Some(async move {
@@ -46,7 +64,7 @@ pub async fn read_all(
             (key, answer)
         })
     });
-    (futures_util::future::join_all(sends).await.into_iter().collect(), over)
+    futures_util::future::join_all(sends).await.into_iter().collect()
 }
 
 /// Why a read was not answered, in words that carry no secret.

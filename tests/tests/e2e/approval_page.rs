@@ -309,8 +309,22 @@ pub(crate) fn connection_at(name: &str, vlan: u64, bandwidth: u64) -> Value {
     json!({"change_type": "connection_create", "spec": spec})
 }
 
+/// A network create (no charge of its own, no access for anyone), in no metro.
+pub(crate) fn network_named(name: &str) -> Value {
+    json!({"change_type": "network_create", "spec": {"type": "EVPLAN", "name": name, "scope": "REGIONAL",
+        "location": {"region": "AMER"}, "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
+/// A service token on [`PORT_A`]'s VLAN `vlan`, that lets its holder connect until 2031.
+pub(crate) fn token_on(vlan: u64) -> Value {
+    json!({"change_type": "service_token_create", "spec": {"type": "VC_TOKEN", "expirationDateTime": "2031-01-01T00:00:00Z",
+        "connection": {"type": "EVPL_VC", "bandwidthLimit": 100, "aSide": {"accessPointSelectors": [
+            {"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": vlan}}]}},
+        "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]}})
+}
+
 #[tokio::test]
-async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_page_above_1_gbps() {
+async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_page_for_what_costs_or_grants_access() {
     let path = crate::policy::policy_file(&four_eyes_policy());
     let (ok, out, err) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
     assert!(ok && out.contains("4 policies"), "{out}{err}");
@@ -318,26 +332,31 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     let (server, public) = serve(&provider, &["--policy", path.to_str().unwrap()]).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let agent = server.connect(Some(&token), TestClient::plain(), false).await;
-    let proposed = call_on(&agent, "fabric_propose_change", connection_at("four-eyes-1", 311, 10_000)).await;
-    assert!(!is_error(&proposed), "a 10 Gbps proposal is validated: {:?}", proposed.structured_content);
+    // a connection of any size costs money: even 50 Mbps
+    let proposed = call_on(&agent, "fabric_propose_change", connection_at("four-eyes-1", 311, 50)).await;
+    assert!(!is_error(&proposed), "a 50 Mbps proposal is validated: {:?}", proposed.structured_content);
     let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
     let link = link_of(&confirm(&agent, &confirm_token).await.1);
 
-    // the proposer is in netops, but may not approve their own 10 Gbps
+    // the proposer is in netops, but may not approve their own connection
     let proposer = Browser::default();
     let own = proposer.sign_in(&link, PROPOSER).await;
-    assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
-    // not even with the anti-CSRF token of their session, taken from a page they may decide
-    let small = call_on(&agent, "fabric_propose_change", connection_at("four-eyes-0", 310, 500)).await;
-    let small_token = structured(&small)["confirm_token"].as_str().unwrap().to_string();
-    let small_link = link_of(&confirm(&agent, &small_token).await.1);
-    let theirs = proposer.get(&small_link).await;
-    let csrf = theirs.attr_after("name=\"csrf\"", "value").expect("the proposer may decide their own 500 Mbps");
+    assert!(
+        own.body.contains("You may not decide") && own.body.contains("billable-or-access-four-eyes"),
+        "{}",
+        own.body
+    );
+    // not even with the anti-CSRF token of their session, taken from a page they may decide: a network's
+    let network = call_on(&agent, "fabric_propose_change", network_named("four-eyes-network")).await;
+    let network_token = structured(&network)["confirm_token"].as_str().unwrap().to_string();
+    let network_link = link_of(&confirm(&agent, &network_token).await.1);
+    let theirs = proposer.get(&network_link).await;
+    let csrf = theirs.attr_after("name=\"csrf\"", "value").expect("the proposer may decide their own network");
     let url = reqwest::Url::parse(&link).unwrap();
     let base = url.origin().ascii_serialization();
     let forced = proposer.post(&url, &[("csrf", &csrf), ("decision", "approve")], &base).await;
     assert_eq!(forced.status, 403, "{}", forced.body);
-    assert!(forced.body.contains("above-1-gbps-four-eyes"), "{}", forced.body);
+    assert!(forced.body.contains("billable-or-access-four-eyes"), "{}", forced.body);
     // someone outside netops may not either, nor read it
     let outsider = Browser::default().sign_in(&link, "mallory").await;
     assert!(outsider.body.contains("Not yours to read") && !outsider.body.contains("four-eyes-1"), "{}", outsider.body);
@@ -354,8 +373,26 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     assert_eq!(decision["approver_groups"], json!(["netops"]));
     assert_eq!(decision["policy_ids"], json!(["our-metros"]), "the policies that let alice decide");
 
-    // a client with the form: above 1 Gbps its form sends the person to the page (never a
-    // refusal that leaves no way to approve); at 1 Gbps the form is enough
+    // a service token grants access: the proposer may not approve their own either (the gap the
+    // set once left: a token lets a third party connect to a VLAN of ours until a date)
+    let granted = call_on(&agent, "fabric_propose_change", token_on(319)).await;
+    assert!(!is_error(&granted), "{:?}", granted.structured_content);
+    let granted_token = structured(&granted)["confirm_token"].as_str().unwrap().to_string();
+    let granted_link = link_of(&confirm(&agent, &granted_token).await.1);
+    let own = proposer.get(&granted_link).await;
+    assert!(own.body.contains("billable-or-access-four-eyes") && !own.body.contains("name=\"csrf\""), "{}", own.body);
+    assert!(
+        own.body.contains("whoever holds it may connect to A side port"),
+        "the plan says what it grants: {}",
+        own.body
+    );
+    let page = alice.get(&granted_link).await;
+    assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
+    assert_eq!(confirm(&agent, &granted_token).await.1["executed"], true);
+    assert_eq!(creates(&server.sim, "serviceTokens").await, 1);
+
+    // a client with the form: a connection's form sends the person to the page (never a refusal
+    // that leaves no way to approve); a network's form is enough
     let person = TestClient::accepting();
     let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
     let big = call_on(&form, "fabric_propose_change", connection_at("four-eyes-2", 312, 2000)).await;
@@ -374,14 +411,16 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
     let done = confirming.await.unwrap();
     assert_eq!(done["executed"], true, "{done}");
-    let small = call_on(&form, "fabric_propose_change", connection_at("four-eyes-3", 313, 1000)).await;
-    let small_token = structured(&small)["confirm_token"].as_str().unwrap().to_string();
-    let (_, done) = confirm(&form, &small_token).await;
+    let network = call_on(&form, "fabric_propose_change", network_named("four-eyes-3")).await;
+    let network_token = structured(&network)["confirm_token"].as_str().unwrap().to_string();
+    let (_, done) = confirm(&form, &network_token).await;
     assert_eq!(done["executed"], true, "{done}");
-    assert_eq!(creates(&server.sim, "connections").await, 3, "the 2 Gbps request once, on the page's decision");
+    assert_eq!(creates(&server.sim, "connections").await, 2, "the 2 Gbps request once, on the page's decision");
+    assert_eq!(creates(&server.sim, "networks").await, 1, "the network on its form");
     let minted = audit_events(&server.audit_entries(), "approval_minted").into_iter().cloned().collect::<Vec<_>>();
-    assert_eq!(minted[1]["method"], "page", "{minted:?}");
-    assert_eq!(minted[1]["approver"], format!("{}#alice", provider.issuer));
+    let form_minted = minted.iter().find(|m| m["request_sha256"] == structured(&big)["request_sha256"]).unwrap();
+    assert_eq!(form_minted["method"], "page", "{minted:?}");
+    assert_eq!(form_minted["approver"], format!("{}#alice", provider.issuer));
     provider.stop().await;
 }
 
@@ -405,7 +444,7 @@ async fn under_pairwise_subjects_the_page_names_the_proposer_by_the_principal_cl
     let (server, public) = crate::oauth::serve(&provider, &args).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let agent = server.connect(Some(&token), TestClient::plain(), false).await;
-    let proposed = call_on(&agent, "fabric_propose_change", connection_at("pairwise-1", 322, 10_000)).await;
+    let proposed = call_on(&agent, "fabric_propose_change", connection_at("pairwise-1", 322, 5000)).await;
     assert!(!is_error(&proposed), "{:?}", proposed.structured_content);
     let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
     let link = link_of(&confirm(&agent, &confirm_token).await.1);
@@ -416,7 +455,11 @@ async fn under_pairwise_subjects_the_page_names_the_proposer_by_the_principal_cl
     let own = proposer.sign_in(&link, PROPOSER).await;
     assert_eq!(own.status, 200, "{}", own.body);
     assert!(own.body.contains(&format!("<td id=\"approver\">{proposer_id}</td>")), "named by oid: {}", own.body);
-    assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
+    assert!(
+        own.body.contains("You may not decide") && own.body.contains("billable-or-access-four-eyes"),
+        "{}",
+        own.body
+    );
     assert!(!own.body.contains("name=\"csrf\""), "no buttons for the proposer");
     // a person the provider names by `sub` alone is refused at sign-in, never read by `sub`
     let nameless = Browser::default().sign_in(&link, "no-oid-carol").await;
@@ -448,7 +491,7 @@ async fn the_groups_come_only_under_the_scope_the_provider_releases_them_with() 
         let (server, public) = serve(&provider, &args).await;
         let token = provider.token(PROPOSER, ALL, &public).await;
         let agent = server.connect(Some(&token), TestClient::plain(), false).await;
-        let proposed = call_on(&agent, "fabric_propose_change", connection_at("scoped", 314, 10_000)).await;
+        let proposed = call_on(&agent, "fabric_propose_change", connection_at("scoped", 314, 50)).await;
         let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
         let link = link_of(&confirm(&agent, &confirm_token).await.1);
         let page = Browser::default().sign_in(&link, "alice").await;
@@ -560,9 +603,14 @@ async fn in_a_real_browser_a_person_signs_in_reads_the_request_and_approves_and_
     for shown in [sha.as_str(), "<img src=x onerror=", "<script>window.__hostile=2</script>"] {
         assert!(request.contains(shown), "the request shows {shown:?} as text: {request}");
     }
-    // the plan names the connection by the same markup, quoted, as text, before the bytes
+    // the plan names the connection by the same markup, quoted, as text, after the host's figures
     let summary = chrome.text("#plan-summary").await;
-    assert!(summary.starts_with("+ create connection \"<img src=x onerror="), "{summary}");
+    assert!(
+        summary.starts_with(
+            "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"<img src=x onerror="
+        ),
+        "{summary}"
+    );
     assert!(chrome.text("#plan").await.contains("\"DC-PRI-01\""), "the host's names");
     assert_eq!(chrome.run("return typeof window.__hostile;").await, "undefined", "no markup from the body ran");
     let shot = chrome.screenshot().await;

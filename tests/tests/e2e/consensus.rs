@@ -153,7 +153,7 @@ async fn a_leader_cut_off_while_both_replicas_confirm_creates_nothing_twice() {
                         return (executed, outcomes);
                     }
                     let on = if w % 2 == 0 { &on_a } else { &on_b };
-                    let spec = connection_spec(&format!("etcd-cut-{i}"), 2700 + i as u64);
+                    let spec = light_connection_spec(&format!("etcd-cut-{i}"), 2700 + i as u64);
                     let r =
                         call_on(on, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec}))
                             .await;

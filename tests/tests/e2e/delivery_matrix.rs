@@ -1,9 +1,9 @@
 //! Every client is sent only what it declared it can show, on both protocol generations, and
 //! where the operator's policy allows a create only on the approval page it is sent there rather
 //! than refused: both protocol generations x what the client declared (form, URL, none) x an
-//! approval page or not x the docs' four-eyes policy (above 1 Gbps only on the page, by a second
-//! engineer of netops) or none. Every case proposes 2 Gbps and ends on the simulator's create
-//! count.
+//! approval page or not x the docs' four-eyes policy (a connection only on the page, by a second
+//! engineer of netops) or none. Every case proposes a 10 Mbps connection (dozens fit the seeded
+//! ports, whose use the simulator counts) and ends on the simulator's create count.
 
 use std::sync::Arc;
 
@@ -70,7 +70,7 @@ async fn confirm_on(client: &Client, token: &str) -> Value {
     structured(&call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await)
 }
 
-/// One case: a client of `declares` (stateless or not) proposes 2 Gbps and confirms.
+/// One case: a client of `declares` (stateless or not) proposes a connection and confirms.
 async fn case(server: &HttpServer, token: &str, stateless: bool, declares: Declares, page: bool, policy: bool, n: u64) {
     let label = format!("{}/{declares:?}/page {page}/policy {policy}", if stateless { "2026-07-28" } else { "2025" });
     let before = creates(&server.sim, "connections").await;
@@ -83,7 +83,7 @@ async fn case(server: &HttpServer, token: &str, stateless: bool, declares: Decla
         (_, false) => "Do not call fabric_confirm_change",
     };
     let proposal = async |client: &Client| {
-        let r = call_on(client, "fabric_propose_change", connection_at(&format!("matrix-{n}"), 400 + n, 2000)).await;
+        let r = call_on(client, "fabric_propose_change", connection_at(&format!("matrix-{n}"), 400 + n, 10)).await;
         assert!(!is_error(&r), "{:?}", r.structured_content);
         let out = structured(&r);
         assert!(out["next_step"].as_str().unwrap().contains(told), "{label}: {out}");

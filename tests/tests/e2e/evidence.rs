@@ -211,7 +211,7 @@ async fn a_kill_9_while_writing_leaves_a_log_that_verifies_or_ends_in_a_torn_tai
                 client,
                 "fabric_propose_change",
                 json!({"change_type": "connection_create",
-                "spec": connection_spec(&format!("kill-{c}-{i}"), 1500 + i)}),
+                "spec": light_connection_spec(&format!("kill-{c}-{i}"), 1500 + i)}),
             )
             .await;
         }

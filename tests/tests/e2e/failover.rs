@@ -322,7 +322,7 @@ async fn random_failovers_under_concurrent_confirms_never_create_twice() {
                 if enough || started.elapsed() > Duration::from_secs(90) {
                     return tally;
                 }
-                let spec = connection_spec(&format!("load-{i}"), 1500 + i as u64);
+                let spec = light_connection_spec(&format!("load-{i}"), 1500 + i as u64);
                 let args = json!({"change_type": "connection_create", "spec": spec});
                 let r = until_served(&on, "fabric_propose_change", args, Instant::now() + THROUGH_FAILOVER).await;
                 assert!(!is_error(&r), "{:?}", r.structured_content);

@@ -110,7 +110,7 @@ async fn the_form_shows_strings_as_sent_with_invisible_characters_escaped() {
     let prompt = &r.client.prompt_texts()[0];
     assert!(prompt.contains(r#"body.name: "\u0041dmin\u{200b}\u{2060}\u{feff}\u{ad}-link""#), "{prompt}");
     assert!(!prompt.contains('\u{200b}') && !prompt.contains('\u{feff}'), "no invisible character reaches the form");
-    assert!(prompt.contains("asked by tool: rogue_confirm"), "{prompt}");
+    assert!(prompt.contains("asked by tool: \"rogue_confirm\" (a name the component chose)"), "{prompt}");
     r.ends_with(1).await;
 }
 
@@ -135,7 +135,10 @@ async fn the_form_names_the_tool_that_asked_whatever_it_is_called() {
     let (err, out) = r.call("fabric_list_metros", json!({"body": connection_spec("posing-as-a-read", 1001)})).await;
     assert!(!err && out["ask"]["approved"] == true, "{out}");
     let prompt = &r.client.prompt_texts()[0];
-    assert!(prompt.lines().any(|l| l == "asked by tool: fabric_list_metros"), "{prompt}");
+    assert!(
+        prompt.lines().any(|l| l == "asked by tool: \"fabric_list_metros\" (a name the component chose)"),
+        "{prompt}"
+    );
     r.ends_with(0).await;
 }
 

@@ -9,7 +9,7 @@ use clap::Parser;
 use equinix_mcp::proposals::{IndexKey, MAX_INDEXED, ProposalStore, StoreArgs};
 use serde_json::Value;
 
-use crate::approval_page::{connection_at, four_eyes_policy, replica_args};
+use crate::approval_page::{connection_at, four_eyes_policy, network_named, replica_args};
 use crate::harness::*;
 
 const ALL: &str = "fabric:read fabric:propose fabric:confirm";
@@ -141,12 +141,12 @@ async fn two_people_see_only_what_each_may_decide_and_a_decision_from_the_inbox_
     let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let agent = b.connect(Some(&token), TestClient::plain(), false).await;
-    // 10 Gbps: a second engineer of netops, never the proposer; 500 Mbps: the proposer or netops
-    let (big_token, big) = waiting(&agent, connection_at("inbox-big", 331, 10_000)).await;
-    let (_, small) = waiting(&agent, connection_at("inbox-small", 332, 500)).await;
+    // a connection: a second engineer of netops, never the proposer; a network: the proposer or netops
+    let (big_token, big) = waiting(&agent, connection_at("inbox-big", 331, 5000)).await;
+    let (_, small) = waiting(&agent, network_named("inbox-small")).await;
 
     // the proposer (a browser without JavaScript: the list is in the page as served): their
-    // 500 Mbps to decide, their 10 Gbps waiting for someone else
+    // network to decide, their connection waiting for someone else
     let proposer = Browser::default();
     let theirs = proposer.sign_in(&format!("{base}/approve"), PROPOSER).await.body;
     assert_eq!(rows_in(&theirs, "waiting"), [page_id(&small)]);
@@ -177,7 +177,7 @@ async fn two_people_see_only_what_each_may_decide_and_a_decision_from_the_inbox_
     .await;
     assert_eq!(alice.run("return window.__same_document === true;").await, true, "the list changed in place");
 
-    // alice decides the 10 Gbps from her inbox: its page, the approve, one create
+    // alice decides the connection from her inbox: its page, the approve, one create
     alice.click(&format!("tr[data-page='{}'] a", page_id(&big))).await;
     assert_eq!(alice.url().await, big);
     alice.click("#approve").await;

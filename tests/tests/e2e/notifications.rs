@@ -232,7 +232,11 @@ async fn a_signed_webhook_hears_that_a_change_waits_what_the_person_decided_and_
     let waiting = receiver.wait_for("change_waiting", 1).await;
     let notice = waiting[0].json();
     assert_eq!(notice["approval_url"], link, "{notice}");
-    assert_eq!(notice["summary"], "+ create connection \"notified\" (billable): EVPL_VC, 1000 Mbps", "{notice}");
+    assert_eq!(
+        notice["summary"],
+        "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"notified\"",
+        "{notice}"
+    );
     assert_eq!(notice["format"], "equinix-mcp notification v1");
     chrome.goto(&link).await;
     chrome.click("#approve").await;
@@ -403,7 +407,10 @@ async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
     advance_clock(&embedded_sim_url(&server).await, 10 * 60 * 1000 + 1).await;
     let expired = receiver.wait_for("change_expired", 1).await;
     assert_eq!(expired[0].json()["approval_url"], link);
-    assert_eq!(expired[0].json()["summary"], "+ create connection \"left-waiting\" (billable): EVPL_VC, 1000 Mbps");
+    assert_eq!(
+        expired[0].json()["summary"],
+        "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"left-waiting\""
+    );
 }
 
 /// The key made exactly as docs/deploying.md makes it (`openssl rand -hex 32 > notify-key`, its

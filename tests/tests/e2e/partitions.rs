@@ -100,7 +100,7 @@ impl Ledger {
 /// Proposes a connection on `client`: its token, or the error's kind.
 async fn propose(vlans: &AtomicU64, client: &Client, what: &str) -> Result<Value, String> {
     let vlan = vlans.fetch_add(1, SeqCst);
-    let spec = connection_spec(&format!("{what}-{vlan}"), vlan);
+    let spec = light_connection_spec(&format!("{what}-{vlan}"), vlan);
     let r = call_on(client, "fabric_propose_change", json!({"change_type": "connection_create", "spec": spec})).await;
     match structured(&r).get("confirm_token") {
         Some(token) => Ok(token.clone()),

@@ -318,7 +318,7 @@ fn passkey_policy() -> String {
 }
 
 #[tokio::test]
-async fn the_readme_passkey_policy_wants_a_netops_passkey_that_is_not_the_proposers_above_1_gbps() {
+async fn the_readme_passkey_policy_wants_a_netops_passkey_that_is_not_the_proposers_for_a_connection() {
     let policy = crate::approval_page::four_eyes_policy() + "\n" + &passkey_policy();
     let path = crate::policy::policy_file(&policy);
     let (ok, out, err) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
@@ -327,7 +327,7 @@ async fn the_readme_passkey_policy_wants_a_netops_passkey_that_is_not_the_propos
     let (server, public, origin, _) = serve(&provider, &["--policy", path.to_str().unwrap()]).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let agent = server.connect(Some(&token), TestClient::plain(), false).await;
-    let big = crate::approval_page::connection_at("passkey-10g", 342, 10_000);
+    let big = crate::approval_page::connection_at("passkey-5g", 342, 5000);
     let proposal = structured(&call_on(&agent, "fabric_propose_change", big).await);
     let big_token = proposal["confirm_token"].as_str().unwrap().to_string();
     let link = confirm(&agent, &big_token).await["human_confirmation"]["approval_url"].as_str().unwrap().to_string();
@@ -343,7 +343,7 @@ async fn the_readme_passkey_policy_wants_a_netops_passkey_that_is_not_the_propos
     let csrf = csrf(&alice).await;
     alice.goto(&link).await;
     let refused = post_form(&alice, &link, &[("csrf", &csrf), ("decision", "approve")]).await;
-    assert!(refused.contains("above-1-gbps-passkey"), "{refused}");
+    assert!(refused.contains("billable-or-access-passkey"), "{refused}");
 
     // with a passkey: she may, and her passkey signs it; one create
     alice.goto(&format!("{origin}/approve/passkeys")).await;

@@ -37,12 +37,15 @@ async fn the_form_shows_the_hosts_plan_first_and_the_audit_log_keeps_what_was_sh
     let text = &texts[0];
     let plan = plan_of(text);
     for shown in [
-        "+ create connection \"plan-shown\" (billable): EVPL_VC, 1000 Mbps",
-        "A side: port \"DC-PRI-01\" (…306a5c00a600) in DC (IBX DC1), 10000 Mbps, ACTIVE, DOT1Q   [Fabric: GET /fabric/v4/ports/",
+        "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"plan-shown\"",
+        "A side: port \"DC-PRI-01\" (…306a5c00a600) in DC (Ashburn), IBX DC1, 10000 Mbps (9000 Mbps available), ACTIVE, \
+         DOT1Q   [Fabric: GET /fabric/v4/ports/",
         "Z side: port \"SV-PRI-01\"",
         "A side VLAN: DOT1Q VLAN 1201   [the exact bytes]",
         "price: USD 300.00 per month + USD 0.00 one-time, term 1 month(s)   [Fabric: POST /fabric/v4/prices/search",
-        "notifications: ALL to noc@example.com   [the exact bytes]",
+        "notifications: ALL to \"noc@example.com\"   [the exact bytes]",
+        "ok: A side port \"DC-PRI-01\" (…306a5c00a600) is operationally UP",
+        "ok: 1000 Mbps fits the 9000 Mbps the A side port has available",
         "ok: A side VLAN 1201 is free on port \"DC-PRI-01\"",
         "ok: no other connection has the name \"plan-shown\"",
         "ok: Z side port \"SV-PRI-01\" (…306a5c00a610) is ACTIVE",
@@ -56,7 +59,10 @@ async fn the_form_shows_the_hosts_plan_first_and_the_audit_log_keeps_what_was_sh
     let entries = server.audit_entries();
     let minted = events(&entries, "approval_minted")[0].clone();
     assert_eq!(minted["plan_sha256"], sha, "{minted}");
-    assert_eq!(minted["plan"]["summary"], "+ create connection \"plan-shown\" (billable): EVPL_VC, 1000 Mbps");
+    assert_eq!(
+        minted["plan"]["summary"],
+        "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"plan-shown\""
+    );
     for event in ["create_sending", "create_outcome"] {
         assert_eq!(events(&entries, event)[0]["plan_sha256"], sha, "{event}");
     }
@@ -188,7 +194,10 @@ async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
     let (token, link) = pending(&server.client, "plan-on-the-page", 1207).await;
     chrome.goto(&link).await;
     let summary = chrome.text("#plan-summary").await;
-    assert_eq!(summary, "+ create connection \"plan-on-the-page\" (billable): EVPL_VC, 1000 Mbps");
+    assert_eq!(
+        summary,
+        "+ create connection (billable): EVPL_VC, 1000 Mbps, USD 300.00 per month; named \"plan-on-the-page\""
+    );
     let rows = chrome.text("#plan").await;
     assert!(rows.contains("\"DC-PRI-01\"") && rows.contains("USD 300.00 per month"), "{rows}");
     assert!(chrome.text("#checks").await.contains("VLAN 1207 is free"));
@@ -305,4 +314,125 @@ fn text_containing(v: &serde_json::Value, needle: &str) -> Option<String> {
         serde_json::Value::Object(map) => map.values().find_map(|i| text_containing(i, needle)),
         _ => None,
     }
+}
+
+/// POST requests `sim` saw to `path` with `dryRun=true`.
+fn dry_runs(sim: &equinix_fabric_sim::SimHandle, path: &str) -> usize {
+    sim.stats().requests.iter().filter(|r| r.method == "POST" && r.path == path && r.query.contains("dryRun")).count()
+}
+
+/// A component that sends a bandwidth as a JSON string (which would drop the price and both fit
+/// checks from the plan without a word): the host refuses it at propose, naming the member, before
+/// any dry run; and the simulator, asked directly, refuses it as Fabric does.
+#[tokio::test]
+async fn a_wrongly_typed_member_is_refused_at_propose_before_any_dry_run_and_by_the_simulator() {
+    let r = rogue().await;
+    let mut body = connection_spec("typed-wrong", 1210);
+    body["bandwidth"] = json!("1000");
+    let (err, out) = r.call("rogue_propose", json!({"body": body})).await;
+    assert!(err, "{out}");
+    let said = out.to_string();
+    assert!(
+        said.contains("`/bandwidth` must be an integer, not a string") && said.contains("no dry run was sent"),
+        "the refusal names the member: {said}"
+    );
+    assert_eq!(dry_runs(&r.sim, "/fabric/v4/connections"), 0, "nothing reached Fabric");
+    assert!(r.client.prompt_texts().is_empty(), "nobody was asked");
+
+    // the simulator, as Fabric: 400, its error array, the member named in additionalInfo
+    let token = http()
+        .post(format!("{}/oauth2/v1/token", r.sim.base_url()))
+        .json(&json!({"grant_type": "client_credentials", "client_id": equinix_fabric_sim::SIM_CLIENT_ID,
+                      "client_secret": equinix_fabric_sim::SIM_CLIENT_SECRET}))
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (pointer, value) in [("/bandwidth", json!("1000")), ("/aSide/accessPoint/linkProtocol/vlanTag", json!("1210"))]
+    {
+        let mut body = connection_spec("typed-wrong", 1210);
+        *body.pointer_mut(pointer).unwrap() = value;
+        let answer = http()
+            .post(format!("{}/fabric/v4/connections?dryRun=true", r.sim.base_url()))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 400);
+        let errors: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(errors[0]["errorCode"], "EQ-3142501", "{errors}");
+        assert_eq!(errors[0]["additionalInfo"][0]["property"], pointer, "{errors}");
+        assert_eq!(errors[0]["additionalInfo"][0]["reason"], "must be an integer, not a string", "{errors}");
+    }
+    r.ends_with(0).await;
+}
+
+/// The simulator keeps what each create uses of a port: a second connection that does not fit is
+/// refused as Fabric refuses it, and a plan read after the first create says how little is left;
+/// an A-side metro the port is not in is flagged, and the port's metro is named as Fabric names it.
+#[tokio::test]
+async fn the_checks_read_figures_that_move_and_a_metro_the_port_is_not_in_is_flagged() {
+    let sim = sim(SimConfig::default()).await;
+    let client = TestClient::accepting();
+    let server = form_server(&sim, &client).await;
+    // SV-SEC-01 has 1000 Mbps: one 1 Gbps connection fills it
+    let spec = |name: &str, vlan: u64| {
+        let mut spec = connection_spec(name, vlan);
+        spec["aSide"]["accessPoint"]["port"]["uuid"] = json!(equinix_fabric_sim::PORTS[1].0);
+        spec["zSide"]["accessPoint"]["port"]["uuid"] = json!(equinix_fabric_sim::PORTS[4].0);
+        spec
+    };
+    let args = |spec: serde_json::Value| json!({"change_type": "connection_create", "spec": spec});
+    let first = call_on(&server.client, "fabric_propose_change", args(spec("fills-the-port", 1211))).await;
+    let second = call_on(&server.client, "fabric_propose_change", args(spec("no-room-left", 1212))).await;
+    assert!(!is_error(&first) && !is_error(&second), "both fit while nothing is created yet");
+    let done =
+        call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": structured(&first)["confirm_token"]}))
+            .await;
+    assert_eq!(structured(&done)["executed"], true);
+    // the second was validated before the first was created: Fabric's own check refuses it now
+    let refused = call_on(
+        &server.client,
+        "fabric_confirm_change",
+        json!({"confirm_token": structured(&second)["confirm_token"]}),
+    )
+    .await;
+    assert_ne!(structured(&refused)["executed"], true, "{:?}", refused.structured_content);
+    assert!(refused.structured_content.unwrap().to_string().contains("available bandwidth"));
+    assert_eq!(connection_creates(&sim), 1, "the port holds one");
+    // and a new proposal for it is refused at its dry run, naming the bandwidth
+    let third = call_on(&server.client, "fabric_propose_change", args(spec("still-no-room", 1213))).await;
+    assert!(is_error(&third), "{:?}", third.structured_content);
+    assert!(third.structured_content.unwrap().to_string().contains("/bandwidth"));
+
+    // even 50 Mbps no longer fits the full port; the same bytes on a port with room are validated,
+    // and their plan flags an A-side metro the port is not in
+    let mut small = spec("ten-megabits", 1214);
+    small["bandwidth"] = json!(50);
+    small["aSide"]["accessPoint"]["location"] = json!({"metroCode": "SV"});
+    let p = call_on(&server.client, "fabric_propose_change", args(small)).await;
+    assert!(is_error(&p), "the full port refuses even 50 Mbps: {:?}", p.structured_content);
+    let mut elsewhere = connection_spec("metro-claimed", 1215);
+    elsewhere["aSide"]["accessPoint"]["location"] = json!({"metroCode": "SV"});
+    let p = call_on(&server.client, "fabric_propose_change", args(elsewhere)).await;
+    assert!(!is_error(&p), "{:?}", p.structured_content);
+    let _ = call_on(&server.client, "fabric_confirm_change", json!({"confirm_token": structured(&p)["confirm_token"]}))
+        .await;
+    let texts = client.prompt_texts();
+    let plan = plan_of(texts.last().unwrap());
+    assert!(
+        plan.contains(
+            "FAILED: A side metroCode SV in the exact bytes is port \"DC-PRI-01\" (…306a5c00a600)'s own metro: Fabric \
+             places the port in DC (Ashburn)"
+        ),
+        "{plan}"
+    );
+    assert!(plan.contains("the A side is priced by its port"), "{plan}");
+    assert!(plan.contains("Z side: port \"SV-PRI-01\" (…306a5c00a610) in SV (Silicon Valley)"), "{plan}");
 }

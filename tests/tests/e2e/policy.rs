@@ -209,7 +209,7 @@ async fn a_hostile_component_meets_the_policy_on_its_bytes() {
     let sim = embedded_sim_url(&server).await;
     let spec = connection_spec("hostile", 1001).to_string();
     for (raw, why) in [
-        (spec.replace(r#""bandwidth":1000"#, r#""bandwidth":"10000""#), "not an integer"),
+        (spec.replace(r#""bandwidth":1000"#, r#""bandwidth":"10000""#), "must be an integer, not a string"),
         (spec.replace(r#""bandwidth":1000"#, r#""bandwidth":10000"#), "at-most-1-gbps"),
     ] {
         let err = server.refused("rogue_propose", json!({"raw": raw})).await;

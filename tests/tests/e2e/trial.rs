@@ -1,7 +1,7 @@
 //! Issue 63: the one-box trial, `scripts/trial`, run as docs/deploying.md gives it (its default
 //! ports; only the binary is the suite's, through the script's own `TRIAL_BIN`): two
 //! replicas, one shared simulator, the local identity provider and Redis come up; an agent with
-//! the printed token proposes 10 Gbps on replica b, its proposer may not approve it, alice approves
+//! the printed token proposes 5 Gbps on replica b, its proposer may not approve it, alice approves
 //! on replica a's page, the confirm creates once, and replica a reads the same estate. SIGTERM
 //! stops every process the script started.
 
@@ -66,15 +66,19 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
 
     let agent = connect(&b, Some(&token), TestClient::plain(), false).await.unwrap();
     let proposed =
-        call_on(&agent, "fabric_propose_change", crate::approval_page::connection_at("trial-10g", 3801, 10_000)).await;
+        call_on(&agent, "fabric_propose_change", crate::approval_page::connection_at("trial-5g", 3801, 5000)).await;
     assert!(!is_error(&proposed), "{:?}", proposed.structured_content);
     let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
     let asked = structured(&call_on(&agent, "fabric_confirm_change", json!({"confirm_token": confirm_token})).await);
     let link = asked["human_confirmation"]["approval_url"].as_str().unwrap_or_else(|| panic!("{asked}")).to_string();
     assert!(link.starts_with("http://127.0.0.1:8941/approve/apv-"), "the page on replica a: {link}");
-    // the proposer may not approve their own 10 Gbps; alice, in netops, may
+    // the proposer may not approve their own connection; alice, in netops, may
     let own = Browser::default().sign_in(&link, "full-es256").await;
-    assert!(own.body.contains("You may not decide") && own.body.contains("above-1-gbps-four-eyes"), "{}", own.body);
+    assert!(
+        own.body.contains("You may not decide") && own.body.contains("billable-or-access-four-eyes"),
+        "{}",
+        own.body
+    );
     let alice = Browser::default();
     let page = alice.sign_in(&link, "alice").await;
     assert!(alice.decide(&page, "approve").await.body.contains("Approved by"));
@@ -85,7 +89,7 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let on_a = connect(&a, Some(&token), TestClient::plain(), false).await.unwrap();
     let read = call_on(&on_a, "fabric_get_connection", json!({"connection_id": uuid})).await;
     assert!(!is_error(&read), "{:?}", read.structured_content);
-    assert!(structured(&read).to_string().contains("trial-10g"), "{:?}", read.structured_content);
+    assert!(structured(&read).to_string().contains("trial-5g"), "{:?}", read.structured_content);
     let again = structured(&call_on(&agent, "fabric_confirm_change", json!({"confirm_token": confirm_token})).await);
     assert_ne!(again["executed"], true, "one create: {again}");
     drop((agent, on_a));

@@ -31,6 +31,10 @@ impl Estate {
         if !body.is_object() {
             return Err(invalid("body", "the request body must be a JSON object"));
         }
+        // a member of another type than the schema's: Fabric's generic refusal, naming it
+        if let Some(wrong) = equinix_broker_contract::fields::wrong_type(change_type, body) {
+            return Err(invalid(&wrong.pointer, &format!("must be {}, not {}", wrong.expected, wrong.got)));
+        }
         require(body, &["type", "notifications"])?;
         match change_type {
             ChangeType::ConnectionCreate => self.validate_connection(body, dry_run),
@@ -243,6 +247,7 @@ impl Estate {
                 entity["change"] = json!({"uuid": uuid::Uuid::new_v4().to_string(), "type": "CONNECTION_CREATION",
                                           "status": "REQUESTED", "createdDateTime": now});
                 self.connections.push(entity.clone());
+                self.recount_ports();
             }
             ChangeType::NetworkCreate => {
                 entity["state"] = json!("INACTIVE");

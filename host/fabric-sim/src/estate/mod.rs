@@ -69,7 +69,7 @@ pub fn collection(change_type: ChangeType) -> &'static str {
 
 impl Estate {
     pub fn seeded() -> Estate {
-        Estate {
+        let mut estate = Estate {
             metros: seed::metros(),
             ports: seed::ports(),
             profiles: seed::profiles(),
@@ -94,11 +94,35 @@ impl Estate {
                 connection_aggregations: seed::policies::connection_route_aggregations().into_iter().collect(),
             },
             events: seed::events::cloud_events(),
-        }
+        };
+        estate.recount_ports();
+        estate
     }
 
     pub fn port(&self, uuid: &str) -> Option<&Value> {
         find_by_uuid(&self.ports, uuid)
+    }
+
+    /// Counts each port's used bandwidth (every connection side on it, the seeded ones too) and
+    /// what that leaves available, as Fabric reports them: a second 10 Gbps on a 10 Gbps port is
+    /// then refused as Fabric would refuse it.
+    pub fn recount_ports(&mut self) {
+        for port in &mut self.ports {
+            let uuid = port["uuid"].clone();
+            let (mut used, mut count) = (0u64, 0u64);
+            for c in &self.connections {
+                for side in ["aSide", "zSide"] {
+                    if c[side]["accessPoint"]["port"]["uuid"] == uuid {
+                        used += c["bandwidth"].as_u64().unwrap_or(0);
+                        count += 1;
+                    }
+                }
+            }
+            let total = port["bandwidth"].as_u64().unwrap_or(0);
+            port["usedBandwidth"] = json!(used);
+            port["availableBandwidth"] = json!(total.saturating_sub(used));
+            port["operation"]["connectionCount"] = json!(count);
+        }
     }
 
     /// VLANs in use on a port, as `GET .../linkProtocols` answers (`LinkProtocolResponse`): each

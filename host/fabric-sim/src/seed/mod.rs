@@ -77,17 +77,24 @@ pub const PORTS: &[(&str, &str, &str, &str, u64)] = &[
     ("c4d9350e-783c-83cd-1ce0-306a5c00a611", "SV-SEC-01", "SV", "DOT1Q", 1000),
 ];
 
+/// The seeded ports, each placed as Fabric places a port (`SimplifiedLocation`: its metro's code
+/// and name) and up. Their used and available bandwidth are the estate's to count
+/// ([`crate::estate::Estate::recount_ports`]).
 pub fn ports() -> Vec<Value> {
+    let metros = metros();
     PORTS
         .iter()
         .map(|(uuid, name, metro, encapsulation, bandwidth)| {
+            let metro_name = metros.iter().find(|m| m["code"] == *metro).map(|m| m["name"].clone());
             json!({
                 "href": format!("/fabric/v4/ports/{uuid}"),
                 "type": "XF_PORT",
                 "uuid": uuid,
                 "name": name,
                 "state": "ACTIVE",
-                "location": {"metroCode": metro, "metroHref": format!("/fabric/v4/metros/{metro}"), "ibx": format!("{metro}1")},
+                "operation": {"operationalStatus": "UP", "opStatusChangedAt": "2026-01-05T09:00:00Z"},
+                "location": {"metroCode": metro, "metroName": metro_name, "metroHref": format!("/fabric/v4/metros/{metro}"),
+                             "ibx": format!("{metro}1")},
                 "encapsulation": {"type": encapsulation, "tagProtocolId": "0x8100"},
                 "bandwidth": bandwidth,
                 "availableBandwidth": bandwidth,

@@ -22,6 +22,15 @@ pub fn connection_spec(name: &str, vlan: u64) -> Value {
     })
 }
 
+/// A connection create of 10 Mbps between [`PORT_A`] and [`PORT_Z`]: the simulator counts what each
+/// connection uses of its ports, as Fabric does, and nine 1 Gbps connections fill them; hundreds
+/// of these fit, for the tests that create many.
+pub fn light_connection_spec(name: &str, vlan: u64) -> Value {
+    let mut spec = connection_spec(name, vlan);
+    spec["bandwidth"] = json!(10);
+    spec
+}
+
 /// Proposes a connection create and returns its structured result (which must not be an error).
 pub async fn propose_on(client: &Client, name: &str, vlan: u64) -> Value {
     let r = call_on(
