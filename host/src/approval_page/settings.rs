@@ -121,6 +121,33 @@ fn scopes(text: &str) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Both {
+        #[command(flatten)]
+        page: super::PageArgs,
+        #[command(flatten)]
+        auth: super::AuthArgs,
+    }
+
+    #[test]
+    fn the_page_signs_people_in_with_the_mcp_endpoints_issuer_or_not_at_all() {
+        let parse = |extra: &[&str]| {
+            let oauth = ["--oauth-issuer", "https://idp.example", "--public-url", "https://mcp.example/mcp"];
+            let args = ["serve", "--approval-client-id", "page"].iter().chain(&oauth).chain(extra);
+            Both::try_parse_from(args).unwrap()
+        };
+        let other = parse(&["--approval-issuer", "https://other.example"]);
+        let e = other.page.settings(&other.auth).unwrap_err().to_string();
+        assert!(e.contains("differs from --oauth-issuer") && e.contains("one person is one principal"), "{e}");
+        let same = parse(&["--approval-issuer", "https://idp.example"]);
+        assert_eq!(same.page.settings(&same.auth).unwrap().unwrap().issuer, "https://idp.example");
+        let default = parse(&["--oauth-principal-claim", "oid"]);
+        let settings = default.page.settings(&default.auth).unwrap().unwrap();
+        assert_eq!((settings.issuer.as_str(), settings.principal_claim.as_str()), ("https://idp.example", "oid"));
+    }
+
     #[test]
     fn the_scopes_include_openid_and_are_scope_tokens() {
         assert_eq!(super::scopes("  openid   groups ").unwrap(), "openid groups");
