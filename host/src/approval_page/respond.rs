@@ -126,13 +126,29 @@ pub(crate) async fn judged(
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))
         }
-        Ok(false) => message(
-            StatusCode::CONFLICT,
-            "Already decided",
-            "Someone decided this request first; reload the page to see what.",
-        ),
+        Ok(false) => message(StatusCode::CONFLICT, "Already decided", &already_decided(page, session, record).await),
         Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
     }
+}
+
+/// What a person whose decision came second is told: who decided first ("you" when it was them),
+/// what and when, and where the request stands; never a blank.
+async fn already_decided(page: &ApprovalPage, session: &Session, record: &PageRecord) -> String {
+    let Ok(Some(first)) = page.notes().decision(&record.id).await else {
+        return "Someone decided this request first; reload the page to see what.".into();
+    };
+    let who = if first.approver == session.approver { "you".to_string() } else { first.approver.clone() };
+    let (what, stands) = match first.approve {
+        true => (
+            "approved",
+            "The create is sent once, when the agent's call collects this approval within the proposal's time.",
+        ),
+        false => ("declined", "Nothing will be created for this proposal."),
+    };
+    format!(
+        "This request was already {what} by {who} at {}; your decision was recorded and not kept. {stands}",
+        crate::audit::rfc3339(first.at_ms)
+    )
 }
 
 /// Middleware for a page bound to one name: a request whose one `Host` is not `want`

@@ -205,6 +205,13 @@ async fn two_browsers_approving_at_once_create_once() {
     let mut statuses = [a.status, b.status];
     statuses.sort();
     assert_eq!(statuses, [200, 409], "one decision stands, the other is refused: {} / {}", a.body, b.body);
+    // the second is told who decided first (the same person: "you"), what and when, never a blank
+    let second = if a.status == 409 { &a } else { &b };
+    assert!(
+        second.body.contains("already approved by you at 20") && second.body.contains("not kept"),
+        "{}",
+        second.body
+    );
     let (_, done) = confirm(&client, confirm_token).await;
     assert_eq!(done["executed"], true, "{done}");
     let (failed, _) = confirm(&client, confirm_token).await;
@@ -217,6 +224,10 @@ async fn two_browsers_approving_at_once_create_once() {
     assert_eq!(not_kept.len(), 1, "and the one not kept is marked");
     let kept: Vec<_> = decisions.iter().filter(|d| d["decision_id"] != not_kept[0]["decision_id"]).collect();
     assert_eq!(kept.len(), 1);
+    // the reviewer's story counts the decision that stood, and the other as refused
+    let (ok, said, err) = run_to_exit(&["audit", "changes", server.audit_log.to_str().unwrap()], &[]).await;
+    assert!(ok, "{said}{err}");
+    assert!(said.contains("1 decisions stood (1 refused, not kept)") && said.contains("  refused "), "{said}");
     provider.stop().await;
 }
 
