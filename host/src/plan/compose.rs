@@ -104,7 +104,7 @@ fn named(v: &Value, uuid: &str) -> String {
     }
 }
 
-/// A metro as Fabric names it: `DC (Ashburn)`, from the port's own answer or the metro's read.
+/// A metro code with the name Fabric gives it, or that it gave none.
 fn metro_named(code: &str, name: Option<&str>) -> String {
     match name {
         Some(name) => format!("{} ({})", data(&Value::from(code)), shown(name)),
@@ -160,12 +160,15 @@ impl Builder<'_> {
         self.line(label, value, from);
     }
 
-    /// The name Fabric gives metro `code`: the port's own answer's `metroName`, else the metro's read.
-    fn metro_name(&self, code: &str, given: Option<&str>) -> Option<String> {
-        given.map(str::to_string).or_else(|| {
+    /// The metro Fabric places `port` in, named as Fabric names it: the port's own answer's
+    /// `metroName`, else the metro's read (`DC (Ashburn)`).
+    fn port_metro(&self, port: &Value) -> String {
+        let code = port["location"]["metroCode"].as_str().unwrap_or_default();
+        let name = port["location"]["metroName"].as_str().map(str::to_string).or_else(|| {
             let metro = self.answer(&Key::Metro(code.to_string())).ok()?;
             metro["name"].as_str().map(str::to_string)
-        })
+        });
+        metro_named(code, name.as_deref())
     }
 
     fn notifications_and_project(&mut self) {
@@ -237,10 +240,7 @@ impl Builder<'_> {
         if let Some(uuid) = id("/port/uuid") {
             let key = Key::Port(uuid.clone());
             let port = self.answer(&key).cloned();
-            let metro = port.as_ref().ok().map(|p| {
-                let code = p["location"]["metroCode"].as_str().unwrap_or_default();
-                metro_named(code, self.metro_name(code, p["location"]["metroName"].as_str()).as_deref())
-            });
+            let metro = port.as_ref().ok().map(|p| self.port_metro(p));
             self.resolved(label, &key, &uuid, |p| {
                 format!(
                     "port {} in {}, IBX {}, {} Mbps ({} Mbps available), {}, {}",
@@ -384,9 +384,8 @@ impl Builder<'_> {
                 Some(own) if own == said => {
                     (OK, format!("{label} metroCode {} is port {name}'s own metro", data(&Value::from(said))))
                 }
-                Some(own) => {
-                    let where_ =
-                        metro_named(own, self.metro_name(own, port["location"]["metroName"].as_str()).as_deref());
+                Some(_) => {
+                    let where_ = self.port_metro(port);
                     let what = format!(
                         "{label} metroCode {} in the exact bytes is port {name}'s own metro: Fabric places the port in \
                          {where_}; the price is of the port's own metro",
