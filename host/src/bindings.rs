@@ -82,4 +82,7 @@ pub struct Approval {
     /// The plan the person was shown (none for a proposal validated before plans), recorded with
     /// the approval.
     pub plan: Option<crate::plan::Plan>,
+    /// The approval page's id when the approval was decided there: what becomes of the create
+    /// is written beside its decision.
+    pub page: Option<String>,
 }

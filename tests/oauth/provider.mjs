@@ -191,7 +191,7 @@ server.listen(port, '127.0.0.1', () => {
     jwks: { keys: providerKids.map((kid) => keys.get(kid).privateJwk) },
     // `groups` releases the groups claim, as Okta, Dex and Authelia do: a sign-in that asks only
     // for `openid` gets no groups
-    scopes: [...SCOPES, 'groups'],
+    scopes: [...SCOPES, 'groups', 'profile', 'email'],
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clients: [
       ...Object.entries(clients).map(([clientId, { scope }]) => ({
@@ -226,7 +226,9 @@ server.listen(port, '127.0.0.1', () => {
         id_token_signed_response_alg: 'ES256',
       },
     ],
-    claims: { openid: ['sub', 'oid'], groups: ['groups'] },
+    // `profile` and `email` release a person's name and address, which the page shows (never the
+    // clients': those are no people)
+    claims: { openid: ['sub', 'oid'], groups: ['groups'], profile: ['name'], email: ['email'] },
     conformIdTokenClaims: false,
     subjectTypes: ['public', 'pairwise'],
     pairwiseIdentifier: async (ctx, accountId, client) =>
@@ -234,7 +236,10 @@ server.listen(port, '127.0.0.1', () => {
     async findAccount(ctx, id) {
       // a login beginning `no-oid-` gets no `oid`: a person the provider names by `sub` alone
       const oid = id.startsWith('no-oid-') ? undefined : id;
-      return { accountId: id, claims: async () => ({ sub: id, oid, groups: GROUPS[id] ?? [] }) };
+      // a person's name: their login, capitalised ("alice" is "Alice Example")
+      const name = `${id.charAt(0).toUpperCase()}${id.slice(1)} Example`;
+      const email = `${id}@example.com`;
+      return { accountId: id, claims: async () => ({ sub: id, oid, groups: GROUPS[id] ?? [], name, email }) };
     },
     // a client's access tokens carry its `oid` too (its client id), as the people's ID tokens do
     extraTokenClaims: async (ctx, token) => (token.kind === 'ClientCredentials' ? { oid: token.clientId } : undefined),

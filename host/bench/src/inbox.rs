@@ -75,6 +75,7 @@ fn person(name: &str, groups: &[&str]) -> Session {
         auth_time: 0,
         csrf: String::new(),
         expires_at_ms: u64::MAX,
+        named: Default::default(),
     }
 }
 
@@ -155,7 +156,7 @@ pub async fn run(quick: bool) -> anyhow::Result<()> {
             let mut shown = 0;
             for _ in 0..rounds {
                 let t = Instant::now();
-                let listed = inbox::read(&page, &session, None).await.map_err(anyhow::Error::msg)?;
+                let listed = inbox::read(&page, &session, None, None).await.map_err(anyhow::Error::msg)?;
                 let html = listed.render(&session, clock.now_ms());
                 took.push(ms(t.elapsed()));
                 bytes = html.len();

@@ -2,7 +2,9 @@
 //! the one file that asks the browser for a passkey (its options ride in an escaped attribute)
 //! and keeps the inbox current.
 
-use super::record::{Decision, PageRecord};
+use super::people::{self, Named};
+use super::record::{Decision, MAX_REASON_CHARS, PageRecord};
+use super::state::{Decided, Outcome, State};
 use super::{Permission, Session};
 use crate::passkeys::Enrollment;
 
@@ -10,15 +12,28 @@ use crate::passkeys::Enrollment;
 pub const SCRIPT: &str = include_str!("passkey.js");
 
 /// The page's style sheet (served from `/approve/page.css`: the CSP allows no inline style).
-pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}\
-h1{font-size:1.35rem}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.8rem;border:1px solid #ccc}\
+pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:1.2rem auto;padding:0 1rem;color:#1b1b1b}\
+h1{font-size:1.3rem;margin:.3rem 0 .5rem}h2{font-size:1.1rem}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.8rem;border:1px solid #ccc}\
 pre.component{background:#fffbe6;border-color:#d9c36a}.facts td{padding:.15rem .8rem .15rem 0;vertical-align:top}\
 .refused{color:#8a1f11}.permitted{color:#1d5e20}form{display:inline-block;margin-right:1rem}\
-button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff}\
-.summary{font-size:1.1rem;font-weight:600}.plan td{padding:.25rem .8rem .25rem 0;vertical-align:top;overflow-wrap:anywhere}\
-.plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#666}\
-.checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#666;overflow-wrap:anywhere}\
-th{text-align:left;padding:.25rem .8rem .25rem 0;border-bottom:1px solid #ccc}";
+button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;color:#fff;border:1px solid #1d5e20}\
+.summary{font-size:1.1rem;font-weight:600;margin:.3rem 0;overflow-wrap:anywhere}.plan td{padding:.25rem .8rem .25rem 0;vertical-align:top;overflow-wrap:anywhere}\
+.plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#595959}\
+.checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#595959;overflow-wrap:anywhere}\
+th{text-align:left;padding:.25rem .8rem .25rem 0;border-bottom:1px solid #ccc}\
+.meta{color:#444;margin:.3rem 0}details.who{display:inline}details.who summary{display:inline;cursor:pointer;text-decoration:underline dotted}\
+details.who code{margin-left:.3rem;font-size:.85rem;overflow-wrap:anywhere}\
+.state{padding:.55rem .8rem;border-left:5px solid #1f4e8a;background:#eef3fb;margin:.6rem 0;font-weight:600}\
+.state-created{border-color:#1d5e20;background:#eef7ee}.state-declined,.state-failed,.state-expired,.state-not_sent{border-color:#8a1f11;background:#fbeeec}\
+.state-outcome_unknown{border-color:#7a4f00;background:#fff4dc}.reason{margin:.4rem 0 .8rem}.reason blockquote{margin:0;padding:.3rem .8rem;border-left:3px solid #999;white-space:pre-wrap;overflow-wrap:anywhere}\
+.reason figcaption{font-size:.85rem;color:#444}\
+.decide{position:sticky;bottom:0;background:#fff;border-top:2px solid #1b1b1b;padding:.4rem 0 .6rem;margin-top:1rem}\
+.decide h2{margin:.2rem 0}.decide #permission,.decide .note{font-size:.85rem;margin:.15rem 0}#decision-form{display:block;margin:0}\
+.decide label{display:block;font-size:.9rem}.hint{color:#555}textarea{display:block;width:100%;box-sizing:border-box;font:inherit}\
+.buttons{display:flex;gap:1rem;margin-top:.4rem}details{margin:.6rem 0}summary{cursor:pointer}\
+.list{border-collapse:collapse;width:100%}.list td{padding:.3rem .8rem .3rem 0;vertical-align:top;border-bottom:1px solid #eee}\
+.list td.change{overflow-wrap:anywhere;min-width:12rem}.list td.act,.list td.at{white-space:nowrap}\
+nav.states a{margin-right:.8rem}nav.states a[aria-current]{font-weight:700}";
 
 /// Where the form's request part begins (after its opening lines about the form's checkbox).
 const FORM_REQUEST_PART: &str = "The request, rendered by equinix-mcp";
@@ -121,6 +136,10 @@ pub struct View<'a> {
     pub record: &'a PageRecord,
     pub session: &'a Session,
     pub decision: Option<&'a Decision>,
+    /// What became of an approval after an agent's call collected it.
+    pub outcome: Option<&'a Outcome>,
+    /// The proposer's name and e-mail, when the page has met them.
+    pub proposer: Option<&'a Named>,
     pub permission: &'a Permission,
     pub now_ms: u64,
     /// With a passkey enrolled: the options that ask for it (JSON), so Approve takes it.
@@ -129,7 +148,22 @@ pub struct View<'a> {
     pub local: bool,
 }
 
+/// A time as people read it on the page: `2026-12-06 21:50:12 UTC`.
+pub fn at(ms: u64) -> String {
+    crate::audit::rfc3339(ms).replace('T', " ").trim_end_matches('Z').to_string() + " UTC"
+}
+
+/// How often a page that is not at its end reads itself again (the script puts what changed in
+/// place; without the script, the page reloads itself every [`NO_SCRIPT_REFRESH_SECS`]).
+pub const REFRESH_MS: u64 = 5_000;
+pub const NO_SCRIPT_REFRESH_SECS: u64 = 30;
+
 impl View<'_> {
+    /// The person who decided, in the reader's words.
+    fn who(&self, d: Decided) -> String {
+        people::words(d.approver, d.named, &self.session.approver)
+    }
+
     pub fn render(&self) -> String {
         let r = self.record;
         // the form's opening lines speak of its checkbox; the page has its own buttons
@@ -142,81 +176,130 @@ impl View<'_> {
             Some(at) if at >= start => (&r.form_text[start..at], r.form_text[at + 1..].trim_end()),
             _ => (&r.form_text[start..], ""),
         };
-        let left = r.expires_at_ms.saturating_sub(self.now_ms);
+        let state = State::of(r.expires_at_ms, self.decision.map(Decision::decided), self.outcome, self.now_ms);
+        let deciding = matches!(state, State::Waiting { .. }) && matches!(self.permission, Permission::Permitted(..));
         let mut body = String::new();
-        body.push_str("<h1>Approve one create on Equinix Fabric?</h1>");
-        let who = match self.local {
-            true => format!(
-                "<tr><td>who approves</td><td id=\"approver\">{}</td></tr>",
-                escape("an approver enrolled on this machine: their passkey names them")
-            ),
-            false => format!(
-                "<tr><td>signed in as</td><td id=\"approver\">{}</td></tr><tr><td>groups</td><td id=\"groups\">{}</td></tr>",
-                escape(&self.session.approver),
-                escape(&self.session.groups.join(", "))
-            ),
+        body.push_str(&format!(
+            "<main><h1>{}</h1>",
+            if deciding { "Approve one create on Equinix Fabric?" } else { "One create on Equinix Fabric" }
+        ));
+        let summary = r.plan.as_ref().map_or(r.change_type.as_str(), |p| p.summary.as_str());
+        body.push_str(&format!("<p id=\"plan-summary\" class=\"summary\">{}</p>", escape(summary)));
+        let left = r.expires_at_ms.saturating_sub(self.now_ms);
+        let proposer = people::html(&r.proposer, self.proposer, &self.session.approver);
+        let time_left = match left {
+            0 => String::new(),
+            left => format!("; <span id=\"time-left\">{} left</span> to decide and collect", minutes(left)),
         };
         body.push_str(&format!(
-            "<table class=\"facts\">{who}<tr><td>proposed by</td><td id=\"proposer\">{}</td></tr>\
-             <tr><td>validated by Fabric</td><td>{} ago</td></tr>\
-             <tr><td>time left</td><td id=\"time-left\">{}</td></tr></table>",
-            escape(&r.proposer),
-            minutes(self.now_ms.saturating_sub(r.validated_at_ms)),
-            if left == 0 { "none: the proposal's 10 minutes have passed".to_string() } else { minutes(left) },
+            "<div id=\"proposed\" class=\"meta\">Proposed by <span id=\"proposer\">{proposer}</span> at {} (when Fabric \
+             validated it){time_left}</div>",
+            escape(&at(r.validated_at_ms)),
         ));
+        body.push_str(&self.live(&state));
         if let Some(plan) = &r.plan {
             body.push_str(&plan_view(plan));
         }
-        body.push_str("<h2>The request</h2><p>Rendered by equinix-mcp from the exact bytes it will send:</p>");
-        body.push_str(&format!("<pre id=\"request\">{}</pre>", escape(host_part)));
+        // after the plan, and kept in sight (a sticky bar) until the person scrolls to it
+        if deciding {
+            body.push_str(&self.decide());
+        }
+        let reader = match (self.local, self.session.named.is_empty()) {
+            (true, _) => "an approver enrolled on this machine: their passkey names them".to_string(),
+            (false, true) => self.session.approver.clone(),
+            (false, false) => format!("{}, {}", self.session.named.text(), self.session.approver),
+        };
+        let groups = match self.session.groups.is_empty() {
+            true => String::new(),
+            false => format!("; groups <span id=\"groups\">{}</span>", escape(&self.session.groups.join(", "))),
+        };
+        body.push_str(&format!(
+            "<p class=\"meta\" id=\"reader\">{}: <span id=\"approver\">{}</span>{groups}</p>",
+            if self.local { "Who approves" } else { "You are signed in as" },
+            escape(&reader)
+        ));
+        body.push_str(&format!(
+            "<details id=\"exact\"><summary>The exact request equinix-mcp will send (rendered from its bytes)</summary>\
+             <pre id=\"request\">{}</pre></details>",
+            escape(host_part)
+        ));
         if !component_part.is_empty() {
-            body.push_str("<h2>From the component</h2><p>Its own words; equinix-mcp cannot check them.</p>");
-            body.push_str(&format!("<pre id=\"component\" class=\"component\">{}</pre>", escape(component_part)));
+            body.push_str(&format!(
+                "<details id=\"component-words\"><summary>What the component said (its own words; equinix-mcp cannot \
+                 check them)</summary><pre id=\"component\" class=\"component\">{}</pre></details>",
+                escape(component_part)
+            ));
         }
-        match self.decision {
-            Some(d) => body.push_str(&format!(
-                "<h2>Decided</h2><p id=\"outcome\">{} by {}. {}</p>",
-                if d.approve { "Approved" } else { "Declined" },
-                escape(&d.approver),
-                if d.approve {
-                    "The create is sent once, when the agent's call collects this approval within the proposal's time."
-                } else {
-                    "Nothing will be created for this proposal."
-                }
-            )),
-            None if left == 0 => body.push_str("<p id=\"outcome\">Too late: nothing can be approved now.</p>"),
-            None => match self.permission {
-                Permission::Permitted(why, _) => {
-                    let (passkey, label, note) = match self.passkey_request {
-                        Some(options) => (
-                            format!(" data-passkey-request=\"{}\"", escape(options)),
-                            "Approve with your passkey",
-                            "<p class=\"note\">Approving asks your authenticator (PIN, fingerprint or face) to sign \
-                             this exact request.</p><p id=\"passkey-status\" class=\"refused\"></p>",
-                        ),
-                        None => (String::new(), "Approve", ""),
-                    };
-                    body.push_str(&format!(
-                        "<p id=\"permission\" class=\"permitted\">You may decide: {}.</p>{note}\
-                         <form id=\"approve-form\" method=\"post\" action=\"/approve/{id}\"{passkey}><input \
-                         type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"decision\" \
-                         value=\"approve\"><input type=\"hidden\" name=\"assertion\" value=\"\"><button \
-                         id=\"approve\" class=\"approve\" type=\"submit\">{label}</button></form>\
-                         <form method=\"post\" action=\"/approve/{id}\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
-                         <input type=\"hidden\" name=\"decision\" value=\"decline\"><button id=\"decline\" \
-                         type=\"submit\">Decline</button></form>",
-                        escape(why),
-                        id = escape(&r.id),
-                        csrf = escape(&self.session.csrf),
-                    ))
-                }
-                Permission::Refused(why) => body.push_str(&format!(
-                    "<p id=\"permission\" class=\"refused\">You may not decide this request: {}.</p>",
-                    escape(why)
-                )),
-            },
+        body.push_str("</main>");
+        // without the script the page reloads itself, except while the person may be writing a reason
+        let head = match state.is_final() || deciding {
+            true => String::new(),
+            false => format!("<noscript><meta http-equiv=\"refresh\" content=\"{NO_SCRIPT_REFRESH_SECS}\"></noscript>"),
+        };
+        document_with("Approve a change on Equinix Fabric", &head, &body)
+    }
+
+    /// The part of the page that moves with the request: where it stands, and the decision's
+    /// reason.
+    fn live(&self, state: &State) -> String {
+        let mut out = format!(
+            "<div id=\"live\" data-state=\"{}\" data-final=\"{}\" data-refresh-ms=\"{REFRESH_MS}\">",
+            state.name(),
+            state.is_final()
+        );
+        let sentence = state.sentence(&|d| self.who(d), &at);
+        let id = if state.decision().is_some() { "outcome" } else { "state" };
+        out.push_str(&format!(
+            "<p id=\"{id}\" class=\"state state-{}\" role=\"status\">{}</p>",
+            state.name(),
+            escape(&sentence)
+        ));
+        if let Some(d) = state.decision().filter(|d| !d.reason.is_empty()) {
+            out.push_str(&format!(
+                "<figure id=\"reason-given\" class=\"reason\"><blockquote>{}</blockquote><figcaption>{}, in {} own \
+                 words</figcaption></figure>",
+                escape(d.reason),
+                if d.approve { "The approver's comment" } else { "Why it was declined" },
+                if d.approver == self.session.approver { "your" } else { "their" }
+            ));
         }
-        document("Approve a change on Equinix Fabric", &body)
+        if let (State::Waiting { .. }, Permission::Refused(why)) = (state, self.permission) {
+            out.push_str(&format!(
+                "<p id=\"permission\" class=\"refused\">You may not decide this request: {}.</p>",
+                escape(why)
+            ));
+        }
+        out.push_str("</div>");
+        out
+    }
+
+    /// The decision: one box for the reason, Approve and Decline.
+    fn decide(&self) -> String {
+        let Permission::Permitted(why, _) = self.permission else { return String::new() };
+        let (passkey, label, note) = match self.passkey_request {
+            Some(options) => (
+                format!(" data-passkey-request=\"{}\"", escape(options)),
+                "Approve with your passkey",
+                "<p class=\"note\">Approving asks your authenticator (PIN, fingerprint or face) to sign this exact \
+                 request.</p><p id=\"passkey-status\" class=\"refused\"></p>",
+            ),
+            None => (String::new(), "Approve", ""),
+        };
+        format!(
+            "<section id=\"decide\" class=\"decide\" aria-labelledby=\"decide-heading\"><h2 id=\"decide-heading\">Your \
+             decision</h2><p id=\"permission\" class=\"permitted\">You may decide: {}.</p>{note}\
+             <form id=\"decision-form\" method=\"post\" action=\"/approve/{id}\"{passkey}><input type=\"hidden\" \
+             name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"assertion\" value=\"\"><label \
+             for=\"reason\">Reason <span class=\"hint\">(needed to decline; a comment is optional to approve)</span>\
+             </label><textarea id=\"reason\" name=\"reason\" rows=\"2\" maxlength=\"{MAX_REASON_CHARS}\"></textarea>\
+             <div class=\"buttons\"><button id=\"approve\" class=\"approve\" type=\"submit\" name=\"decision\" \
+             value=\"approve\">{label}</button><button id=\"decline\" class=\"decline\" type=\"submit\" \
+             name=\"decision\" value=\"decline\">Decline</button></div></form><p id=\"decision-status\" \
+             class=\"refused\" role=\"alert\"></p></section>",
+            escape(why),
+            id = escape(&self.record.id),
+            csrf = escape(&self.session.csrf),
+        )
     }
 }
 
@@ -337,12 +420,15 @@ mod tests {
             auth_time: 0,
             csrf: "c".into(),
             expires_at_ms: 1,
+            named: Default::default(),
         };
         let permission = Permission::Refused("<u>no</u>".into());
         let view = View {
             record: &record,
             session: &session,
             decision: None,
+            outcome: None,
+            proposer: None,
             permission: &permission,
             now_ms: 1000,
             passkey_request: None,

@@ -37,6 +37,8 @@ pub struct SignedIn {
     pub groups: Vec<String>,
     /// When the person authenticated at the provider, seconds since the epoch.
     pub auth_time: u64,
+    /// The name and e-mail the token gave (for reading only: the subject names the person).
+    pub named: super::people::Named,
 }
 
 impl IdTokenRules {
@@ -136,7 +138,7 @@ impl IdTokenRules {
                 )));
             }
         };
-        Ok(SignedIn { subject, groups, auth_time: auth_time as u64 })
+        Ok(SignedIn { subject, groups, auth_time: auth_time as u64, named: super::people::Named::of_claims(&all) })
     }
 }
 
@@ -178,7 +180,18 @@ mod tests {
     #[test]
     fn a_fresh_token_for_this_page_names_the_person_and_groups() {
         let signed = check_with(|_| {}).unwrap();
-        assert_eq!(signed, SignedIn { subject: "alice".into(), groups: vec!["netops".into()], auth_time: NOW - 20 });
+        let named = super::super::people::Named::default();
+        assert_eq!(
+            signed,
+            SignedIn { subject: "alice".into(), groups: vec!["netops".into()], auth_time: NOW - 20, named }
+        );
+        let with_names = check_with(|c| {
+            c["name"] = json!("Alice Doe");
+            c["email"] = json!("alice@example.com");
+        })
+        .unwrap();
+        assert_eq!(with_names.named.text(), "Alice Doe (alice@example.com)", "the name is read, the subject names");
+        assert_eq!(with_names.subject, "alice");
         assert_eq!(
             check_with(|c| c.as_object_mut().unwrap().remove("groups").map(drop).unwrap()).unwrap().groups.len(),
             0

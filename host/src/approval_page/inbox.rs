@@ -10,7 +10,10 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::html::{document_with, escape, minutes};
+use std::collections::HashMap;
+
+use super::html::{at, document_with, escape, minutes};
+use super::people::{self, Named};
 use super::record::Listed;
 use super::respond::{message, page_response};
 use super::{ApprovalPage, Permission, Session};
@@ -18,8 +21,8 @@ use crate::passkeys::ApprovedWith;
 
 /// Rows of waiting changes shown per page; `?before=` pages on.
 pub const PAGE_ROWS: usize = 50;
-/// The latest decisions shown.
-const DECIDED_ROWS: usize = 20;
+/// The latest ended or decided requests shown.
+const DECIDED_ROWS: usize = 30;
 /// How often the page's script reads the list again (without the script, the page reloads
 /// itself every [`NO_SCRIPT_REFRESH_SECS`]).
 const REFRESH_MS: u64 = 5_000;
@@ -52,18 +55,34 @@ pub struct Inbox {
     pub mine_to_decide: Vec<(Listed, Decidable)>,
     /// The person's own changes, waiting for someone else.
     pub theirs_to_decide: Vec<Listed>,
+    /// Requests decided or ended that the person proposed, decided or could have decided,
+    /// newest first, of the state asked for (any: all of them).
     pub decided: Vec<Listed>,
     /// Where the next page of waiting changes begins, if there is one.
     pub older: Option<u64>,
+    /// The recent list's state, when one was asked for.
+    pub state: Option<&'static str>,
+    /// The names the page has met, by principal.
+    pub names: HashMap<String, Named>,
 }
 
-/// Reads and judges the inbox of `session`'s person, waiting changes put before `before_ms`.
-pub async fn read(page: &ApprovalPage, session: &Session, before_ms: Option<u64>) -> Result<Inbox, String> {
+/// Reads and judges the inbox of `session`'s person, waiting changes put before `before_ms`, and
+/// the recent ones in `state` (all of them without).
+pub async fn read(
+    page: &ApprovalPage,
+    session: &Session,
+    before_ms: Option<u64>,
+    state: Option<&'static str>,
+) -> Result<Inbox, String> {
     let notes = page.notes();
+    let now = notes.now_ms;
     let waiting = notes.waiting(before_ms, crate::proposals::MAX_INDEXED).await.map_err(|e| e.told())?;
-    let mut inbox = Inbox::default();
+    let mut inbox = Inbox { state, ..Inbox::default() };
+    let mut ended = Vec::new();
     for listed in waiting {
-        if listed.expires_at_ms <= notes.now_ms {
+        if listed.expires_at_ms <= now {
+            // nobody decided in its time: it ended, expired
+            ended.push(listed);
             continue;
         }
         if inbox.mine_to_decide.len() == PAGE_ROWS {
@@ -78,43 +97,52 @@ pub async fn read(page: &ApprovalPage, session: &Session, before_ms: Option<u64>
             None => {}
         }
     }
-    let decided = notes.decided(crate::proposals::MAX_INDEXED).await.map_err(|e| e.told())?;
+    let mut decided = notes.decided(crate::proposals::MAX_INDEXED).await.map_err(|e| e.told())?;
+    decided.extend(ended);
+    // newest first by when each ended or was decided
+    decided.sort_by_key(|l| std::cmp::Reverse(l.decision.as_ref().map_or(l.expires_at_ms, |d| d.at_ms)));
     inbox.decided = decided
         .into_iter()
+        .filter(|l| state.is_none_or(|s| l.state(now).name() == s))
         .filter(|l| {
             let took_part = l.decision.as_ref().is_some_and(|d| d.approver == session.approver);
             took_part || l.proposer == session.approver || decidable(page, session, l).is_some()
         })
         .take(DECIDED_ROWS)
         .collect();
+    let everyone = inbox
+        .mine_to_decide
+        .iter()
+        .map(|(l, _)| l)
+        .chain(&inbox.theirs_to_decide)
+        .chain(&inbox.decided)
+        .flat_map(|l| std::iter::once(&l.proposer).chain(l.decision.as_ref().map(|d| &d.approver)))
+        .filter(|p| **p != session.approver)
+        .cloned()
+        .collect::<std::collections::BTreeSet<String>>();
+    for principal in everyone {
+        if let Some(named) = people::recall(&page.store, &principal, now).await {
+            inbox.names.insert(principal, named);
+        }
+    }
     Ok(inbox)
 }
 
-/// The `?before=` of a request's query, if it is a number.
-pub fn before(query: Option<&str>) -> Option<u64> {
-    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .find(|(k, _)| k == "before")
-        .and_then(|(_, v)| v.parse().ok())
-}
-
-fn when(ms: u64) -> String {
-    let text = crate::audit::rfc3339(ms);
-    format!("<time datetime=\"{text}\">{}</time>", text.replace('T', " ").trim_end_matches('Z').to_string() + " UTC")
-}
-
-fn person(principal: &str) -> String {
-    // the subject reads; the whole principal (issuer included) is one hover away
-    let shown = principal.rsplit_once('#').map_or(principal, |(_, subject)| subject);
-    format!("<span title=\"{}\">{}</span>", escape(principal), escape(shown))
-}
-
 impl Inbox {
+    fn person(&self, principal: &str, reader: &str) -> String {
+        people::html(principal, self.names.get(principal), reader)
+    }
+
     pub fn render(&self, session: &Session, now_ms: u64) -> String {
+        let me = &session.approver;
+        let reader = match session.named.is_empty() {
+            true => escape(me),
+            false => format!("{} <span class=\"hint\">({})</span>", escape(&session.named.text()), escape(me)),
+        };
         let mut body = format!(
-            "<h1>Changes waiting on Equinix Fabric</h1><p>Signed in as <span id=\"approver\">{}</span>. Each change \
-             is decided on its own page, after reading its plan and exact request. <a href=\"/approve/passkeys\">Your \
+            "<main><h1>Changes on Equinix Fabric</h1><p class=\"meta\">Signed in as <span id=\"approver\">{reader}</span>. \
+             Each change is decided on its own page, after reading its plan. <a href=\"/approve/passkeys\">Your \
              passkeys</a></p><div id=\"inbox\" data-refresh-ms=\"{REFRESH_MS}\"><p class=\"note\">As of {}.</p>",
-            escape(&session.approver),
             when(now_ms)
         );
         body.push_str(&format!("<h2>For you to decide ({})</h2>", self.mine_to_decide.len()));
@@ -122,8 +150,8 @@ impl Inbox {
             body.push_str("<p id=\"nothing\">Nothing waits for your decision.</p>");
         } else {
             body.push_str(
-                "<table id=\"waiting\" class=\"plan\"><tr><th>Change</th><th>Proposed by</th><th>Proposed at</th>\
-                 <th>Time left</th><th>Approve with</th><th></th></tr>",
+                "<table id=\"waiting\" class=\"list\"><tr><th>Change</th><th>Proposed by</th><th>Proposed at</th>\
+                 <th>Time left</th><th>Approve with</th><th><span class=\"hint\">Page</span></th></tr>",
             );
             for (l, how) in &self.mine_to_decide {
                 let with = match how {
@@ -131,11 +159,12 @@ impl Inbox {
                     Decidable::Passkey => "your passkey (the policy asks for one)",
                 };
                 body.push_str(&format!(
-                    "<tr class=\"waiting\" data-page=\"{id}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{with}</td>\
-                     <td><a href=\"/approve/{id}\">Review and decide</a></td></tr>",
+                    "<tr class=\"waiting\" data-page=\"{id}\"><td class=\"change\">{}</td><td>{}</td><td class=\"at\">{}\
+                     </td><td class=\"at\">{}</td><td>{with}</td><td class=\"act\"><a href=\"/approve/{id}\">Review and \
+                     decide</a></td></tr>",
                     escape(&l.summary),
-                    person(&l.proposer),
-                    when(l.created_at_ms),
+                    self.person(&l.proposer, me),
+                    when(proposed_at(l)),
                     minutes(l.expires_at_ms.saturating_sub(now_ms)),
                     id = escape(&l.id),
                 ));
@@ -147,48 +176,103 @@ impl Inbox {
         }
         if !self.theirs_to_decide.is_empty() {
             body.push_str(&format!(
-                "<h2>Yours, waiting for another approver ({})</h2><table id=\"yours\" class=\"plan\"><tr><th>Change</th>\
+                "<h2>Yours, waiting for another approver ({})</h2><table id=\"yours\" class=\"list\"><tr><th>Change</th>\
                  <th>Proposed at</th><th>Time left</th></tr>",
                 self.theirs_to_decide.len()
             ));
             for l in &self.theirs_to_decide {
                 body.push_str(&format!(
-                    "<tr class=\"yours\" data-page=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&l.id),
+                    "<tr class=\"yours\" data-page=\"{id}\"><td class=\"change\"><a href=\"/approve/{id}\">{}</a></td>\
+                     <td class=\"at\">{}</td><td class=\"at\">{}</td></tr>",
                     escape(&l.summary),
-                    when(l.created_at_ms),
+                    when(proposed_at(l)),
                     minutes(l.expires_at_ms.saturating_sub(now_ms)),
+                    id = escape(&l.id),
                 ));
             }
             body.push_str("</table>");
         }
-        body.push_str("<h2>Latest decisions</h2>");
+        body.push_str("<h2>Recent</h2><nav class=\"states\" aria-label=\"Recent requests by state\">");
+        let all = std::iter::once((None, "All")).chain(STATES.iter().map(|(name, shown)| (Some(*name), *shown)));
+        for (name, shown) in all {
+            let href = name.map_or("/approve".to_string(), |n| format!("/approve?state={n}"));
+            let current = if name == self.state { " aria-current=\"page\"" } else { "" };
+            body.push_str(&format!("<a href=\"{href}\"{current}>{shown}</a>"));
+        }
+        body.push_str("</nav>");
         if self.decided.is_empty() {
-            body.push_str("<p>None yet.</p>");
+            body.push_str("<p id=\"none-recent\">None.</p>");
         } else {
             body.push_str(
-                "<table id=\"decided\" class=\"plan\"><tr><th>Change</th><th>Proposed by</th><th>Decision</th>\
-                 <th>By</th><th>At</th></tr>",
+                "<table id=\"decided\" class=\"list\"><tr><th>Change</th><th>Proposed by</th><th>Where it stands</th>\
+                 <th>Decided by</th><th>Why</th></tr>",
             );
             for l in &self.decided {
-                let Some(d) = &l.decision else { continue };
+                let state = l.state(now_ms);
+                let decided_by = match &l.decision {
+                    Some(d) => format!("{} at {}", self.person(&d.approver, me), when(d.at_ms)),
+                    None => "nobody".into(),
+                };
+                let why = l.decision.as_ref().map_or("", |d| d.reason.as_str());
                 body.push_str(&format!(
-                    "<tr class=\"decided\" data-page=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&l.id),
+                    "<tr class=\"decided\" data-page=\"{id}\" data-state=\"{name}\"><td class=\"change\"><a \
+                     href=\"/approve/{id}\">{}</a></td><td>{}</td><td class=\"state-name\">{}</td><td>{decided_by}</td>\
+                     <td>{}</td></tr>",
                     escape(&l.summary),
-                    person(&l.proposer),
-                    if d.approve { "approved" } else { "declined" },
-                    person(&d.approver),
-                    when(d.at_ms),
+                    self.person(&l.proposer, me),
+                    escape(state_shown(state.name())),
+                    escape(why),
+                    id = escape(&l.id),
+                    name = state.name(),
                 ));
             }
             body.push_str("</table>");
         }
-        body.push_str("</div>");
+        body.push_str("</div></main>");
         let refresh =
             format!("<noscript><meta http-equiv=\"refresh\" content=\"{NO_SCRIPT_REFRESH_SECS}\"></noscript>");
-        document_with("Changes waiting on Equinix Fabric", &refresh, &body)
+        document_with("Changes on Equinix Fabric", &refresh, &body)
     }
+}
+
+/// The `?before=` of a request's query, if it is a number.
+pub fn before(query: Option<&str>) -> Option<u64> {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(k, _)| k == "before")
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+/// The `?state=` of a request's query, if it names a state the recent list can show.
+pub fn state(query: Option<&str>) -> Option<&'static str> {
+    let asked = form_urlencoded::parse(query.unwrap_or_default().as_bytes()).find(|(k, _)| k == "state")?.1;
+    STATES.iter().map(|(name, _)| *name).find(|name| *name == asked)
+}
+
+/// The states the recent list can be read by, and their names on the page.
+pub const STATES: [(&str, &str); 8] = [
+    ("approved", "Approved, waiting for the agent"),
+    ("sending", "Sending"),
+    ("created", "Created"),
+    ("failed", "Failed"),
+    ("outcome_unknown", "Outcome unknown"),
+    ("not_sent", "Not sent"),
+    ("declined", "Declined"),
+    ("expired", "Expired"),
+];
+
+fn when(ms: u64) -> String {
+    format!("<time datetime=\"{}\">{}</time>", crate::audit::rfc3339(ms), at(ms))
+}
+
+/// When a listed request was proposed: when Fabric validated it (a listing from before that was
+/// kept: when it was put on the page).
+fn proposed_at(l: &Listed) -> u64 {
+    if l.validated_at_ms == 0 { l.created_at_ms } else { l.validated_at_ms }
+}
+
+/// A state's name as the recent list shows it.
+pub fn state_shown(name: &str) -> &str {
+    STATES.iter().find(|(n, _)| *n == name).map_or(name, |(_, shown)| shown)
 }
 
 /// Signed out: only the way to sign in.
@@ -220,10 +304,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_number_pages_on() {
+    fn only_a_number_pages_on_and_only_a_known_state_filters() {
         assert_eq!(before(Some("before=1764900000000")), Some(1_764_900_000_000));
         assert_eq!(before(Some("before=x")), None);
         assert_eq!(before(None), None);
+        assert_eq!(state(Some("state=created")), Some("created"));
+        assert_eq!(state(Some("state=%3Cb%3E")), None);
+        assert_eq!(state(None), None);
     }
 
     #[test]
@@ -235,6 +322,7 @@ mod tests {
             auth_time: 0,
             csrf: "c".into(),
             expires_at_ms: u64::MAX,
+            named: Default::default(),
         };
         let listed = Listed {
             id: "apv-00000000000000000000000000000000".into(),
@@ -246,13 +334,29 @@ mod tests {
             facts: None,
             created_at_ms: 60_000,
             expires_at_ms: 660_000,
+            validated_at_ms: 50_000,
             decision: None,
+            outcome: None,
         };
-        let inbox = Inbox { mine_to_decide: vec![(listed, Decidable::Passkey)], ..Inbox::default() };
+        let mut declined = listed.clone();
+        declined.id = "apv-11111111111111111111111111111111".into();
+        declined.decision = Some(super::super::record::ListedDecision {
+            approver: "https://idp#bob".into(),
+            approve: false,
+            at_ms: 70_000,
+            reason: "<i>wrong</i> metro".into(),
+            named: None,
+        });
+        let inbox =
+            Inbox { mine_to_decide: vec![(listed, Decidable::Passkey)], decided: vec![declined], ..Inbox::default() };
         let html = inbox.render(&session, 120_000);
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; 1 Gbps"), "{html}");
-        assert!(!html.contains("<script>alert"), "{html}");
-        assert!(html.contains(">&lt;b&gt;alice&lt;/b&gt;</span>"), "{html}");
+        assert!(!html.contains("<script>alert") && !html.contains("<i>wrong"), "{html}");
+        assert!(html.contains("<summary>&lt;b&gt;alice&lt;/b&gt;</summary><code>https://idp#&lt;b&gt;alice"), "{html}");
+        assert!(html.contains("data-state=\"declined\""), "{html}");
+        assert!(html.contains("<summary>you</summary>"), "the reader is you: {html}");
+        assert!(html.contains("&lt;i&gt;wrong&lt;/i&gt; metro"), "the reason is listed: {html}");
+        assert!(html.contains("<time datetime=\"1970-01-01T00:00:50"), "proposed when Fabric validated it: {html}");
         assert!(html.contains("9 min 00 s"), "{html}");
         assert!(html.contains("your passkey"), "{html}");
         assert!(html.contains("href=\"/approve/apv-00000000000000000000000000000000\""), "{html}");

@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::html::View;
-use super::respond::{MAX_DECISION_BYTES, judged, message, page_response, same_origin, unavailable, unknown};
+use super::respond::{MAX_DECISION_BYTES, judged, message, page_response, reason, same_origin, unavailable, unknown};
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::approvers::PREFIX;
 use crate::passkeys::Evidence;
@@ -25,6 +25,7 @@ fn session_of(principal: &str) -> Session {
         auth_time: 0,
         csrf: String::new(),
         expires_at_ms: u64::MAX,
+        named: Default::default(),
     }
 }
 
@@ -61,10 +62,16 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
         }
     };
     let session = session_of(SOMEONE_HERE);
+    let (outcome, proposer) = match page.followed(record).await {
+        Ok(found) => found,
+        Err(e) => return unavailable(&e),
+    };
     let view = View {
         record,
         session: &session,
         decision: decision.as_ref(),
+        outcome: outcome.as_ref(),
+        proposer: proposer.as_ref(),
         permission: &permission,
         now_ms: notes.now_ms,
         passkey_request: request.as_deref(),
@@ -94,6 +101,10 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
         Some("decline") => false,
         _ => return message(StatusCode::BAD_REQUEST, "Refused", "A decision is `approve` or `decline`."),
     };
+    let reason = match reason(approve, field("reason")) {
+        Ok(r) => r,
+        Err(refused) => return refused,
+    };
     let record = match page.notes().record(id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
@@ -111,7 +122,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
         },
         (false, None) => (session_of(SOMEONE_HERE), None),
     };
-    judged(page, &session, &record, approve, &peer, evidence).await
+    judged(page, &session, &record, (approve, &reason), &peer, evidence).await
 }
 
 /// A local approver's passkey over this record's request: whose, and the evidence.

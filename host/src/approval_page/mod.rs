@@ -16,12 +16,14 @@ pub mod html;
 pub mod id_token;
 pub mod inbox;
 mod local;
+pub mod people;
 pub mod record;
 pub mod respond;
 pub mod routes;
 pub mod sealed_cookie;
 pub mod settings;
 pub mod sign_in;
+pub mod state;
 
 use std::sync::{Arc, OnceLock};
 
@@ -90,6 +92,9 @@ pub struct Session {
     /// The anti-CSRF token every decision must carry.
     pub csrf: String,
     pub expires_at_ms: u64,
+    /// The name and e-mail the ID token gave, for reading.
+    #[serde(default)]
+    pub named: people::Named,
 }
 
 /// A sign-in under way. It travels sealed (integrity-protected with the server's state key) in
@@ -400,7 +405,9 @@ impl ApprovalPage {
             auth_time: signed.auth_time,
             csrf: URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>()),
             expires_at_ms: now + SESSION_MS,
+            named: signed.named,
         };
+        people::remember(&self.store, &session.approver, &session.named, now).await;
         let cookie = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
         let bytes = serde_json::to_vec(&session).expect("a session serializes");
         self.store
@@ -420,6 +427,17 @@ impl ApprovalPage {
             return Ok(None);
         };
         Ok(serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now))
+    }
+
+    /// What became of `record`'s request after its decision, and its proposer's name if the page
+    /// has met them.
+    pub async fn followed(
+        &self,
+        record: &PageRecord,
+    ) -> Result<(Option<state::Outcome>, Option<people::Named>), String> {
+        let notes = self.notes();
+        let outcome = notes.outcome(&record.id).await.map_err(|e| e.told())?;
+        Ok((outcome, people::recall(&self.store, &record.proposer, notes.now_ms).await))
     }
 
     /// Whether `session`'s person may decide `record`: the operator's policy when there is one
@@ -500,7 +518,7 @@ impl ApprovalPage {
         &self,
         session: &Session,
         record: &PageRecord,
-        approve: bool,
+        (approve, reason): (bool, &str),
         peer: &str,
         (rule, policies): (&str, &[String]),
         passkey: Option<&Evidence>,
@@ -515,6 +533,8 @@ impl ApprovalPage {
             approver: session.approver.clone(),
             groups: session.groups.clone(),
             at_ms: now,
+            reason: reason.to_string(),
+            named: Some(session.named.clone()).filter(|n| !n.is_empty()),
         };
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no decision can be recorded".into());
@@ -539,6 +559,7 @@ impl ApprovalPage {
             passkey: passkey.cloned(),
             plan_sha256: record.plan.as_ref().map(crate::plan::Plan::sha256),
             plan: record.plan.clone(),
+            reason: reason.to_string(),
         });
         if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
@@ -628,6 +649,7 @@ mod tests {
             auth_time: 0,
             csrf: "c".into(),
             expires_at_ms: 1,
+            named: Default::default(),
         }
     }
 

@@ -1,8 +1,8 @@
 // The approval page's one script (served from /approve/passkey.js; the CSP runs no other and
 // nothing inline). It asks the browser for a passkey with the options the server put on the
 // form, puts the authenticator's answer in the form, and submits it. The server checks
-// everything; this only carries bytes. On the inbox it reads the same page again every few
-// seconds and puts the fresh list in place (without it, the page reloads itself).
+// everything; this only carries bytes. On the inbox and on a request's page it reads the same
+// page again every few seconds and puts what changed in place (without it, the page reloads itself).
 "use strict";
 (function () {
   function b64(buffer) {
@@ -52,19 +52,76 @@
       },
     });
   }
+  // a decline needs a reason: said here before the round trip (the server refuses one without)
+  const decision = document.getElementById("decision-form");
+  if (decision) {
+    decision.addEventListener("submit", (event) => {
+      const reason = decision.elements.reason;
+      if (event.submitter && event.submitter.value === "decline" && reason && !reason.value.trim()) {
+        event.preventDefault();
+        event.stopImmediatePropagation();
+        reason.setAttribute("aria-invalid", "true");
+        reason.focus();
+        const status = document.getElementById("decision-status");
+        if (status) status.textContent = "Say why you decline: the proposer and the agent will read it.";
+      }
+    });
+  }
   for (const form of document.querySelectorAll("form[data-passkey-request], form[data-passkey-create]")) {
     form.addEventListener("submit", (event) => {
+      // only Approve takes the passkey; Decline goes as it is
+      if (form.dataset.passkeyRequest && event.submitter && event.submitter.value !== "approve") return;
       event.preventDefault();
       const status = document.getElementById("passkey-status");
       const ask = form.dataset.passkeyRequest ? approve : enroll;
       if (status) status.textContent = "Waiting for your authenticator...";
       ask(form).then(
-        () => form.submit(),
+        () => {
+          if (form.dataset.passkeyRequest) {
+            // form.submit() sends no button: the decision rides in a field of its own
+            const chosen = document.createElement("input");
+            chosen.type = "hidden";
+            chosen.name = "decision";
+            chosen.value = "approve";
+            form.appendChild(chosen);
+          }
+          form.submit();
+        },
         (e) => {
           if (status) status.textContent = "Your passkey was not used: " + e.name + ": " + e.message;
         },
       );
     });
+  }
+  // a request's page follows the request: when it moves on (decided here or elsewhere, collected,
+  // created, expired), what it says is put in place, and the decision goes once it is made
+  const live = document.getElementById("live");
+  if (live && live.dataset.final !== "true") {
+    const every = Number(live.dataset.refreshMs) || 5000;
+    const follow = async () => {
+      try {
+        const answer = await fetch(location.href, { credentials: "same-origin", cache: "no-store" });
+        const fresh = answer.ok ? new DOMParser().parseFromString(await answer.text(), "text/html") : null;
+        const now = fresh && fresh.getElementById("live");
+        if (now && now.dataset.state !== live.dataset.state) {
+          live.replaceChildren(...now.childNodes);
+          live.dataset.state = now.dataset.state;
+          live.dataset.final = now.dataset.final;
+          const deciding = document.getElementById("decide");
+          if (deciding && !fresh.getElementById("decide")) deciding.remove();
+          const h1 = document.querySelector("h1");
+          const title = fresh.querySelector("h1");
+          if (h1 && title) h1.textContent = title.textContent;
+        }
+        const left = document.getElementById("time-left");
+        const leftNow = fresh && fresh.getElementById("time-left");
+        if (left) left.textContent = leftNow ? leftNow.textContent : "";
+      } catch (e) {
+        live.dataset.stale = "true";
+      }
+      if (live.dataset.final !== "true") setTimeout(follow, every);
+    };
+    setTimeout(follow, every);
   }
   const inbox = document.getElementById("inbox");
   if (inbox) {

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::people::Named;
+use super::state::{Decided, Outcome, State};
 use crate::approval::{Form, Subject, TTL_MS};
 use crate::policy::Facts;
 use crate::principal::Principal;
@@ -71,19 +73,70 @@ pub struct Listed {
     pub facts: Option<Facts>,
     pub created_at_ms: u64,
     pub expires_at_ms: u64,
+    /// When Fabric validated the proposal: when it was proposed, as far as the host knows.
+    #[serde(default)]
+    pub validated_at_ms: u64,
     #[serde(default)]
     pub decision: Option<ListedDecision>,
+    /// What became of it after the decision, once an agent's call collected it.
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
 }
 
+/// A decision as the inbox lists it (no id: that is claimed by the call that collects it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListedDecision {
     pub approver: String,
     pub approve: bool,
     pub at_ms: u64,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub named: Option<Named>,
+}
+
+impl ListedDecision {
+    pub fn decided(&self) -> Decided<'_> {
+        Decided {
+            approver: &self.approver,
+            approve: self.approve,
+            at_ms: self.at_ms,
+            reason: &self.reason,
+            named: self.named.as_ref(),
+        }
+    }
+}
+
+impl Decision {
+    pub fn decided(&self) -> Decided<'_> {
+        Decided {
+            approver: &self.approver,
+            approve: self.approve,
+            at_ms: self.at_ms,
+            reason: &self.reason,
+            named: self.named.as_ref(),
+        }
+    }
+
+    fn listed(&self) -> ListedDecision {
+        ListedDecision {
+            approver: self.approver.clone(),
+            approve: self.approve,
+            at_ms: self.at_ms,
+            reason: self.reason.clone(),
+            named: self.named.clone(),
+        }
+    }
 }
 
 impl Listed {
+    /// Where the listed request stands at `now_ms`.
+    pub fn state(&self, now_ms: u64) -> State<'_> {
+        let decided = self.decision.as_ref().map(ListedDecision::decided);
+        State::of(self.expires_at_ms, decided, self.outcome.as_ref(), now_ms)
+    }
+
     pub fn question(&self) -> Question<'_> {
         Question {
             proposer: &self.proposer,
@@ -109,7 +162,16 @@ pub struct Decision {
     pub approver: String,
     pub groups: Vec<String>,
     pub at_ms: u64,
+    /// Why (a decline's, required) or the approver's comment (optional): the person's own words.
+    #[serde(default)]
+    pub reason: String,
+    /// The approver's name and e-mail at their sign-in, when their provider gave them.
+    #[serde(default)]
+    pub named: Option<Named>,
 }
+
+/// The longest reason or comment kept with a decision.
+pub const MAX_REASON_CHARS: usize = 500;
 
 impl PageRecord {
     /// A record of `form`, asked by `proposer`'s call of `tool` over `transport`.
@@ -159,7 +221,9 @@ impl PageRecord {
             facts: self.facts.clone(),
             created_at_ms: self.created_at_ms,
             expires_at_ms: self.expires_at_ms,
+            validated_at_ms: self.validated_at_ms,
             decision: None,
+            outcome: None,
         }
     }
 
@@ -222,7 +286,8 @@ impl Notes<'_> {
             self.store.note_put(&NoteKey::PageOfCall(call), record.id.as_bytes(), ttl, false, self.now_ms).await?;
         }
         let listed = serde_json::to_vec(&record.listed()).expect("a listing serializes");
-        let (at, until) = (record.created_at_ms, record.expires_at_ms);
+        // kept past its end, so the inbox can say it expired with nobody deciding
+        let (at, until) = (record.created_at_ms, record.expires_at_ms.saturating_add(AFTERWARDS_MS));
         self.store.index_put(IndexKey::Waiting, &record.id, at, until, &listed, self.now_ms).await
     }
 
@@ -292,15 +357,38 @@ impl Notes<'_> {
 
     async fn list_decision(&self, record: &PageRecord, decision: &Decision) -> Result<(), StoreUnavailable> {
         self.store.index_remove(IndexKey::Waiting, &record.id).await?;
-        let mut listed = record.listed();
-        listed.decision = Some(ListedDecision {
-            approver: decision.approver.clone(),
-            approve: decision.approve,
-            at_ms: decision.at_ms,
-        });
+        self.list_decided(record, decision, None).await
+    }
+
+    async fn list_decided(
+        &self,
+        record: &PageRecord,
+        decision: &Decision,
+        outcome: Option<&Outcome>,
+    ) -> Result<(), StoreUnavailable> {
+        let listed = Listed { decision: Some(decision.listed()), outcome: outcome.cloned(), ..record.listed() };
         let bytes = serde_json::to_vec(&listed).expect("a listing serializes");
-        let until = decision.at_ms.saturating_add(AFTERWARDS_MS);
+        let until = self.ttl(record).saturating_add(self.now_ms);
         self.store.index_put(IndexKey::Decided, &record.id, decision.at_ms, until, &bytes, self.now_ms).await
+    }
+
+    /// What became of page `id`'s approved request after an agent's call collected it.
+    pub async fn outcome(&self, id: &str) -> Result<Option<Outcome>, StoreUnavailable> {
+        match self.store.note_get(&NoteKey::PageOutcome(id), self.now_ms).await? {
+            Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("outcome", e)),
+            None => Ok(None),
+        }
+    }
+
+    /// Records what became of page `id`'s approved request, and lists it so in the inbox.
+    pub async fn set_outcome(&self, id: &str, outcome: &Outcome) -> Result<(), StoreUnavailable> {
+        let Some(record) = self.record(id).await? else { return Ok(()) };
+        let bytes = serde_json::to_vec(outcome).expect("an outcome serializes");
+        self.store.note_put(&NoteKey::PageOutcome(id), &bytes, self.ttl(&record), false, self.now_ms).await?;
+        match self.decision(id).await? {
+            Some(decision) => self.list_decided(&record, &decision, Some(outcome)).await,
+            None => Ok(()),
+        }
     }
 }
 
@@ -341,8 +429,15 @@ mod tests {
         assert_eq!(notes.of_call(&call).await.unwrap(), Some(record.clone()));
         assert_eq!(notes.record(&record.id).await.unwrap(), Some(record.clone()));
         assert_eq!(notes.record("apv-../../etc").await.unwrap(), None);
-        let decision =
-            |approve| Decision { id: "d".into(), approve, approver: "i#alice".into(), groups: vec![], at_ms: 2 };
+        let decision = |approve| Decision {
+            id: "d".into(),
+            approve,
+            approver: "i#alice".into(),
+            groups: vec![],
+            at_ms: 2,
+            reason: String::new(),
+            named: None,
+        };
         assert_eq!(notes.waiting(None, 10).await.unwrap(), [record.listed()], "in the inbox while it waits");
         assert!(notes.decide(&record, &decision(false)).await.unwrap());
         assert!(notes.waiting(None, 10).await.unwrap().is_empty(), "decided, it no longer waits");

@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::html;
+use super::record::MAX_REASON_CHARS;
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use crate::passkeys::{ApprovedWith, Evidence};
 
@@ -108,7 +109,7 @@ pub(crate) async fn judged(
     page: &ApprovalPage,
     session: &Session,
     record: &PageRecord,
-    approve: bool,
+    (approve, reason): (bool, &str),
     peer: &str,
     evidence: Option<Evidence>,
 ) -> Response {
@@ -121,7 +122,7 @@ pub(crate) async fn judged(
             return message(StatusCode::FORBIDDEN, "You may not decide this request", &why);
         }
     };
-    match page.decide(session, record, approve, peer, (&rule, &policies), evidence.as_ref()).await {
+    match page.decide(session, record, (approve, reason), peer, (&rule, &policies), evidence.as_ref()).await {
         Ok(true) => {
             page.decided.notify_waiters();
             see_other(&format!("/approve/{}", record.id))
@@ -131,23 +132,46 @@ pub(crate) async fn judged(
     }
 }
 
+/// The reason a decision carries (`reason` of the form), checked: one a decline must give, an
+/// approval may; at most [`MAX_REASON_CHARS`] characters, its invisible characters shown.
+/// `Err`: the refusal, naming what was wrong.
+pub(crate) fn reason(approve: bool, given: Option<&str>) -> Result<String, Response> {
+    let text = given.map(str::trim).unwrap_or_default();
+    if !approve && text.is_empty() {
+        return Err(message(
+            StatusCode::BAD_REQUEST,
+            "Say why",
+            "A decline needs a reason: write it in the box above Decline, so the proposer and the agent learn why.",
+        ));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_REASON_CHARS {
+        return Err(message(
+            StatusCode::BAD_REQUEST,
+            "Too long",
+            &format!("The reason is {chars} characters long; at most {MAX_REASON_CHARS} are kept with a decision."),
+        ));
+    }
+    Ok(crate::exact_json::visible(text))
+}
+
 /// What a person whose decision came second is told: who decided first ("you" when it was them),
-/// what and when, and where the request stands; never a blank.
+/// what, when and why, and where the request stands; never a blank.
 async fn already_decided(page: &ApprovalPage, session: &Session, record: &PageRecord) -> String {
-    let Ok(Some(first)) = page.notes().decision(&record.id).await else {
+    let notes = page.notes();
+    let Ok(Some(first)) = notes.decision(&record.id).await else {
         return "Someone decided this request first; reload the page to see what.".into();
     };
-    let who = if first.approver == session.approver { "you".to_string() } else { first.approver.clone() };
-    let (what, stands) = match first.approve {
-        true => (
-            "approved",
-            "The create is sent once, when the agent's call collects this approval within the proposal's time.",
-        ),
-        false => ("declined", "Nothing will be created for this proposal."),
+    let outcome = notes.outcome(&record.id).await.ok().flatten();
+    let state = super::state::State::of(record.expires_at_ms, Some(first.decided()), outcome.as_ref(), notes.now_ms);
+    let who = |d: super::state::Decided| super::people::words(d.approver, d.named, &session.approver);
+    let reason = match first.reason.is_empty() {
+        true => String::new(),
+        false => format!(" Their words: \"{}\".", first.reason),
     };
     format!(
-        "This request was already {what} by {who} at {}; your decision was recorded and not kept. {stands}",
-        crate::audit::rfc3339(first.at_ms)
+        "Your decision was recorded and not kept: this request was decided first. {}{reason}",
+        state.sentence(&who, &super::html::at)
     )
 }
 

@@ -27,7 +27,7 @@ use axum::routing::get;
 
 use super::html::{self, View};
 use super::respond::{
-    MAX_DECISION_BYTES, css, harden, judged, message, only_at, page_response, same_origin, script, see_other,
+    MAX_DECISION_BYTES, css, harden, judged, message, only_at, page_response, reason, same_origin, script, see_other,
     unavailable, unknown,
 };
 use super::{ApprovalPage, PageRecord, Permission, Session};
@@ -138,10 +138,16 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
             Err(why) => (Permission::Refused(format!("your passkey cannot be used here: {why}")), None),
         }
     };
+    let (outcome, proposer) = match page.followed(&record).await {
+        Ok(found) => found,
+        Err(e) => return unavailable(&e),
+    };
     let view = View {
         record: &record,
         session: &session,
         decision: decision.as_ref(),
+        outcome: outcome.as_ref(),
+        proposer: proposer.as_ref(),
         permission: &permission,
         now_ms: notes.now_ms,
         passkey_request: passkey_request.as_deref(),
@@ -298,6 +304,10 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         Some("decline") => false,
         _ => return message(StatusCode::BAD_REQUEST, "Refused", "A decision is `approve` or `decline`."),
     };
+    let reason = match reason(approve, posted.field("reason")) {
+        Ok(r) => r,
+        Err(refused) => return refused,
+    };
     let record = match page.notes().record(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
@@ -311,7 +321,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
             return message(StatusCode::FORBIDDEN, "Your passkey did not approve this request", &why);
         }
     };
-    judged(&page, session, &record, approve, peer, evidence).await
+    judged(&page, session, &record, (approve, &reason), peer, evidence).await
 }
 
 /// The passkey a decision carries, checked; `None` for a decision made by sign-in alone, which a
@@ -354,7 +364,7 @@ async fn inbox(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQuery,
         Ok(None) => return page_response(StatusCode::OK, inbox::signed_out()),
         Err(unavailable) => return unavailable,
     };
-    match inbox::read(&page, &session, inbox::before(query.as_deref())).await {
+    match inbox::read(&page, &session, inbox::before(query.as_deref()), inbox::state(query.as_deref())).await {
         Ok(listed) => inbox::response(&listed, &session, page.clock.now_ms()),
         Err(e) => unavailable(&e),
     }

@@ -38,10 +38,16 @@ pub struct PageArgs {
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
     pub approval_groups_claim: String,
 
-    /// The scopes the sign-in asks for, space-separated: `openid` and those under which the
-    /// provider releases the groups claim (Okta, Dex, Authelia: `groups`; Keycloak and Entra ID
-    /// release it without one: `openid`).
-    #[arg(long, env = "EQUINIX_MCP_APPROVAL_SCOPES", default_value = "openid groups", value_name = "SCOPES")]
+    /// The scopes the sign-in asks for, space-separated: `openid`, `profile` and `email` (the
+    /// page shows people by the name and e-mail these release) and those under which the provider
+    /// releases the groups claim (Okta, Dex, Authelia: `groups`; Keycloak and Entra ID release it
+    /// without one).
+    #[arg(
+        long,
+        env = "EQUINIX_MCP_APPROVAL_SCOPES",
+        default_value = "openid profile email groups",
+        value_name = "SCOPES"
+    )]
     pub approval_scopes: String,
 
     /// A stdio server's approval page listens here, on loopback only. With an identity provider

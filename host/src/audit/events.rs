@@ -179,6 +179,9 @@ pub struct PageDecision {
     /// The plan the page showed, whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::plan::Plan>,
+    /// The person's reason (a decline's) or comment (an approval's), in their words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public

@@ -45,6 +45,8 @@ pub struct Ending {
     /// The policy's decisions in this call, for the call's audit record.
     pub decisions: Vec<PolicyDecision>,
     pub create_sent: bool,
+    /// A decision this call collected from the approval page, and what became of it.
+    pub page_said: Option<super::PageSaid>,
 }
 
 /// What every call of one server is granted behind the imports: the backends the capabilities
@@ -132,6 +134,7 @@ impl CallState {
                 call.page_instead,
                 grants.audit.clone(),
                 grants.unconfirmed_allowed,
+                grants.proposals.clone(),
             )
             .notifying(grants.notifier.clone()),
             policy: PolicyCtx::new(grants.policy.clone()),
@@ -200,6 +203,7 @@ impl CallState {
             create_sent: self.confirm.create_sent,
             decisions: self.policy.decisions.all(),
             awaiting: self.confirm.awaiting,
+            page_said: self.confirm.page_said,
         }
     }
 }

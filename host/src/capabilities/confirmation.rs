@@ -10,10 +10,11 @@ use std::sync::Arc;
 use wasmtime::component::{Resource, ResourceTable};
 
 use super::call_facts::{CallFacts, GuestMeter};
-use super::confirmer::{Confirmer, Fallback, PagePending, Reached};
+use super::confirmer::{Confirmer, Fallback, FromPage, PagePending, Reached};
 use super::fabric::{FabricCtx, Sending, to_wit};
 use super::policy_check::{Judge, PolicyCtx};
 use crate::approval::{self, Admitted, Asked, Asker, Binding, Form, Mint, Policed, Redeemed};
+use crate::approval_page::state::{Decided, Outcome, State};
 use crate::audit::events::ApprovalEvent;
 use crate::audit::{AuditLog, Event};
 pub use crate::bindings::Approval;
@@ -22,6 +23,7 @@ use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError};
 use crate::oauth::Scope;
 use crate::policy::{Approving, Facts};
+use crate::proposals::ProposalStore;
 
 /// The contract's name of a status, for results, the audit log and metrics.
 pub fn status_name(status: Status) -> &'static str {
@@ -58,6 +60,50 @@ pub struct ConfirmCtx {
     pub(super) notifier: Option<Arc<crate::notify::Notifier>>,
     /// The question this call left waiting, if it did.
     pub(super) awaiting: Option<Awaiting>,
+    /// Where the approval page's records are, to follow a decision made there to its end.
+    store: Arc<ProposalStore>,
+    /// What the host tells the agent of a decision this call collected from the page.
+    pub(super) page_said: Option<PageSaid>,
+}
+
+/// A page decision this call collected, and what became of it in the call: the host's own words
+/// on the agent's result ([`PageSaid::value`]).
+#[derive(Clone, Debug)]
+pub struct PageSaid {
+    pub from: FromPage,
+    /// The approval came after the proposal's time had ended, so it approved nothing.
+    pub late: bool,
+    pub outcome: Option<Outcome>,
+}
+
+impl PageSaid {
+    /// The `page_decision` member the host adds to the result, and for a late approval the
+    /// message and next step in its place (the component could only say it got no approval).
+    pub fn value(&self, now_ms: u64) -> serde_json::Value {
+        let d = &self.from.decision;
+        let state = State::of(self.from.expires_at_ms, Some(d.decided()), self.outcome.as_ref(), now_ms);
+        // a late approval expired whatever the clock says now: nothing can collect it again
+        let state = if self.late {
+            State::Expired { decision: Some(d.decided()), at_ms: self.from.expires_at_ms }
+        } else {
+            state
+        };
+        let who = |d: Decided| crate::approval_page::people::words(d.approver, d.named, "");
+        let said = state.sentence(&who, &|ms| crate::audit::rfc3339(ms));
+        let mut v = serde_json::json!({
+            "state": state.name(),
+            "decision": if d.approve { "approved" } else { "declined" },
+            "by": who(d.decided()),
+            "by_id": d.approver,
+            "at": crate::audit::rfc3339(d.at_ms),
+            "said": said,
+        });
+        if !d.reason.is_empty() {
+            v["reason"] = serde_json::json!(d.reason);
+            v["reason_is"] = serde_json::json!("the approver's own words");
+        }
+        v
+    }
 }
 
 impl ConfirmCtx {
@@ -66,6 +112,7 @@ impl ConfirmCtx {
         page_instead: Option<Fallback>,
         audit: Option<Arc<AuditLog>>,
         opt_in: bool,
+        store: Arc<ProposalStore>,
     ) -> Self {
         ConfirmCtx {
             confirmer,
@@ -77,6 +124,21 @@ impl ConfirmCtx {
             create_sent: false,
             awaiting: None,
             notifier: None,
+            store,
+            page_said: None,
+        }
+    }
+
+    /// Writes what became of the page's request `page` (a store that does not answer is logged:
+    /// the create's result reaches the agent whatever the page can show).
+    async fn follow(&mut self, page: Option<&str>, outcome: Outcome, now_ms: u64) {
+        let Some(id) = page else { return };
+        let notes = crate::approval_page::record::Notes { store: &self.store, now_ms };
+        if let Err(e) = notes.set_outcome(id, &outcome).await {
+            tracing::warn!(page = %id, "the approval page does not show what became of its request: {e}");
+        }
+        if let Some(said) = self.page_said.as_mut().filter(|s| s.from.id == id) {
+            said.outcome = Some(outcome);
         }
     }
 
@@ -182,6 +244,7 @@ impl ConfirmView<'_> {
             method: self.confirm.confirmer.method(),
             approver: None,
             plan: form.plan.clone(),
+            page: None,
         };
         Ok(Prepared { form, binding, approval })
     }
@@ -256,17 +319,19 @@ impl confirmation::Host for ConfirmView<'_> {
         // a question left on the page is counted by the MCP front, which knows what its client is
         // told (an input request, or approval_pending)
         let left_on_page = matches!(reached, Reached::AwaitsPage(_));
-        let (status, approver) = match reached {
-            Reached::Answer { status, approver } => (status, approver),
+        let (status, approver, from_page) = match reached {
+            Reached::Answer { status, approver, page } => (status, approver, page),
             Reached::NeedsInput => {
                 self.confirm.awaiting = Some(Awaiting::Input(form));
-                (Status::InputRequired, None)
+                (Status::InputRequired, None, None)
             }
             Reached::AwaitsPage(pending) => {
                 self.confirm.awaiting = Some(Awaiting::Page(pending));
-                (Status::InputRequired, None)
+                (Status::InputRequired, None, None)
             }
         };
+        let page = from_page.as_ref().map(|p| p.id.clone());
+        self.confirm.page_said = from_page.map(|from| PageSaid { from: *from, late: false, outcome: None });
         if !left_on_page {
             crate::metrics::metrics().confirmation(status_name(status));
         }
@@ -274,11 +339,15 @@ impl confirmation::Host for ConfirmView<'_> {
             Mint::Nothing => return Ok(Ok(Answer { status, approval: None })),
             Mint::TooLate => {
                 tracing::warn!(tool = %self.call.tool.name, %token, "the answer came after the proposal's TTL: no approval");
+                if let Some(said) = self.confirm.page_said.as_mut() {
+                    said.late = true;
+                }
                 return Ok(Ok(Answer { status, approval: None }));
             }
             Mint::Approval { opt_in } => {
                 approval.status = status;
                 approval.approver = approver;
+                approval.page = page;
                 if opt_in {
                     approval.method = "opt_in";
                 }
@@ -287,6 +356,9 @@ impl confirmation::Host for ConfirmView<'_> {
         let minted = ApprovalEvent { plan: approval.plan.clone(), ..self.about(&approval) };
         if let Err(e) = self.record(Event::ApprovalMinted(minted)).await {
             tracing::error!("no approval minted: the audit log failed: {e}");
+            let why = format!("the audit log could not record the approval ({e})");
+            let now = self.call.clock.now_ms();
+            self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why }, now).await;
             return Ok(Err(format!(
                 "the person's answer was {} but the audit log could not record the approval ({e}), so nothing can be \
                  created",
@@ -314,10 +386,14 @@ impl confirmation::HostApproval for ConfirmView<'_> {
             crate::metrics::metrics().create("not_sent");
             let not_sent = ApprovalEvent { error: Some(format!("the audit log failed: {e}")), ..self.about(&approval) };
             let _ = self.record(Event::CreateNotSent(not_sent)).await;
+            let (now, why) = (self.call.clock.now_ms(), format!("the audit log could not record the create ({e})"));
+            self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why }, now).await;
             return Ok(Err(fabric::Error::Refused(format!(
                 "the audit log could not record the create before sending it ({e}); nothing was sent"
             ))));
         }
+        let now = self.call.clock.now_ms();
+        self.confirm.follow(approval.page.as_deref(), Outcome::Sending { at_ms: now }, now).await;
         let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
         self.confirm.create_sent = true;
         let send = client.send_create(&approval.create, &cancel);
@@ -328,6 +404,17 @@ impl confirmation::HostApproval for ConfirmView<'_> {
         let outcome_name = describe_outcome(&mut entry, &outcome);
         crate::metrics::metrics().create(outcome_name);
         self.notify_outcome(&approval, outcome_name);
+        let now = self.call.clock.now_ms();
+        let answer = match &outcome {
+            Ok(r) => Ok((r.status, r.body.as_str())),
+            Err(e) => Err(format!("{e:?}")),
+        };
+        let followed = match answer {
+            // refused before it left: nothing was sent, and the page says so
+            Err(why) if outcome_name == "not_sent" => Outcome::NotSent { at_ms: now, why },
+            answer => Outcome::of_answer(now, answer),
+        };
+        self.confirm.follow(approval.page.as_deref(), followed, now).await;
         if let Err(e) = self.record(Event::CreateOutcome(entry)).await {
             // The create has left: its result must reach the caller whatever the log does.
             tracing::error!(request_sha256 = %approval.request_sha256, "the create's outcome is not in the audit log: {e}");
@@ -340,6 +427,9 @@ impl confirmation::HostApproval for ConfirmView<'_> {
         if let Err(e) = self.record(Event::ApprovalDiscarded(self.about(&approval))).await {
             tracing::error!("an unused approval is not in the audit log: {e}");
         }
+        let (now, why) =
+            (self.call.clock.now_ms(), "the component let the approval go without sending the create".into());
+        self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why }, now).await;
         Ok(())
     }
 }

@@ -38,8 +38,8 @@ pub struct Fallback {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reached {
     /// The answer (from the person, the client or its absence), and who approved when the approval
-    /// page says so (`ISSUER#SUBJECT`).
-    Answer { status: Status, approver: Option<String> },
+    /// page says so (`ISSUER#SUBJECT`), with the page's decision.
+    Answer { status: Status, approver: Option<String>, page: Option<Box<FromPage>> },
     /// The form goes to the client as an input request; the answer comes with a retry of the call.
     NeedsInput,
     /// The question is on the approval page, and nobody has decided yet.
@@ -49,8 +49,19 @@ pub enum Reached {
 impl Reached {
     /// An answer that names no approver.
     pub fn status(status: Status) -> Self {
-        Reached::Answer { status, approver: None }
+        Reached::Answer { status, approver: None, page: None }
     }
+}
+
+/// A decision made on the approval page, as the call that collected it carries it on: where the
+/// request stands is followed from here to its end ([`crate::approval_page::state`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FromPage {
+    /// The page's id.
+    pub id: String,
+    pub decision: crate::approval_page::Decision,
+    /// When the proposal's time ends.
+    pub expires_at_ms: u64,
 }
 
 /// A question waiting on the approval page.

@@ -190,6 +190,10 @@ impl McpServer {
                 (ToolError::new(trapped.kind, message).into_value(), true)
             }
         };
+        let value = match &called.ending.page_said {
+            Some(said) => with_page_decision(value, said, self.shared.grants.clock.now_ms()),
+            None => value,
+        };
         let decisions = called.ending.decisions;
         let logged = !tool.decl.read_only || !decisions.is_empty();
         let value = self.audit(logged, audited, value, is_error, decisions).await;
@@ -244,6 +248,27 @@ fn with_next_step(response: CallToolResponse, step: &str, applies: fn(&Value, bo
     };
     value["next_step"] = json!(step);
     results::structured(value, is_error).into()
+}
+
+/// A result whose call collected a decision from the approval page: the host says who decided,
+/// when, why, and where the request stands (`page_decision`). An approval collected after the
+/// proposal's time approved nothing, and the component can only say it got none: the message and
+/// next step are then the host's, so the agent does not tell the person nobody approved.
+fn with_page_decision(mut value: Value, said: &crate::capabilities::PageSaid, now_ms: u64) -> Value {
+    let Some(object) = value.as_object_mut() else { return value };
+    let decision = said.value(now_ms);
+    if said.late {
+        object.insert(
+            "message".into(),
+            json!(format!("not executed: {}", decision["said"].as_str().unwrap_or_default())),
+        );
+        object.insert(
+            "next_step".into(),
+            json!("Nothing was created. Call fabric_propose_change again and have the person approve the new proposal; collect it before its time ends."),
+        );
+    }
+    object.insert("page_decision".into(), decision);
+    value
 }
 
 /// A proposal's result (it names its confirm token): its next step says what this client's

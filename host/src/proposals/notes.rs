@@ -26,6 +26,10 @@ pub enum NoteKey<'a> {
     Session(&'a str),
     /// A passkey enrollment under way, by the key of the session it was begun in.
     Enrollment(&'a str),
+    /// What became of a page's approved request once an agent's call collected it, by the page's id.
+    PageOutcome(&'a str),
+    /// The name and e-mail a person signed in with, by the SHA-256 of their principal.
+    Person(&'a str),
 }
 
 impl NoteKey<'_> {
@@ -37,6 +41,8 @@ impl NoteKey<'_> {
             NoteKey::PageDecision(id) => format!("page-decision:{id}"),
             NoteKey::Session(hash) => format!("page-session:{hash}"),
             NoteKey::Enrollment(session) => format!("passkey-enroll:{session}"),
+            NoteKey::PageOutcome(id) => format!("page-outcome:{id}"),
+            NoteKey::Person(hash) => format!("person:{hash}"),
         }
     }
 
@@ -268,11 +274,24 @@ mod tests {
             NoteKey::PageDecision("x"),
             NoteKey::Session("x"),
             NoteKey::Enrollment("x"),
+            NoteKey::PageOutcome("x"),
+            NoteKey::Person("x"),
         ]
         .iter()
         .map(NoteKey::key)
         .collect();
-        assert_eq!(keys, ["page:x", "page-call:x", "page-decision:x", "page-session:x", "passkey-enroll:x"]);
+        assert_eq!(
+            keys,
+            [
+                "page:x",
+                "page-call:x",
+                "page-decision:x",
+                "page-session:x",
+                "passkey-enroll:x",
+                "page-outcome:x",
+                "person:x"
+            ]
+        );
     }
 
     #[test]

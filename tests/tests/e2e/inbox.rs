@@ -151,7 +151,10 @@ async fn two_people_see_only_what_each_may_decide_and_a_decision_from_the_inbox_
     let theirs = proposer.sign_in(&format!("{base}/approve"), PROPOSER).await.body;
     assert_eq!(rows_in(&theirs, "waiting"), [page_id(&small)]);
     assert_eq!(rows_in(&theirs, "yours"), [page_id(&big)]);
-    assert!(!theirs.contains(&format!("href=\"/approve/{}\"", page_id(&big))), "no way to decide it");
+    // their own change links to its page, where they read it and cannot decide it
+    assert!(theirs.contains(&format!("href=\"/approve/{}\"", page_id(&big))), "{theirs}");
+    let own = proposer.get(&big).await.body;
+    assert!(own.contains("You may not decide") && !own.contains("name=\"csrf\""), "{own}");
     // a second engineer: both, newest first, with the plan's summary and who proposed them
     let alice = chrome_inbox(&base, "alice").await;
     assert_eq!(rows(&alice, "tr.waiting").await, [page_id(&small), page_id(&big)]);
@@ -190,10 +193,17 @@ async fn two_people_see_only_what_each_may_decide_and_a_decision_from_the_inbox_
     assert!(!rows(&alice, "tr.waiting").await.contains(&page_id(&big).to_string()));
     assert_eq!(rows(&alice, "tr.decided").await, [page_id(&big)]);
     let decided = alice.text("#decided").await;
-    assert!(decided.contains("approved") && decided.contains("alice") && decided.contains("inbox-big"), "{decided}");
-    // the proposer sees the decision on their change too; the outsider does not
+    // where it stands (created, once the agent collected it), decided by "you"
+    assert!(decided.contains("Created") && decided.contains("you at") && decided.contains("inbox-big"), "{decided}");
+    // the proposer sees the decision on their change too, alice named as her sign-in named her;
+    // the outsider does not
     let theirs = proposer.get(&format!("{base}/approve")).await.body;
     assert_eq!(rows_in(&theirs, "decided"), [page_id(&big)]);
+    assert!(theirs.contains("<summary>Alice Example (alice@example.com)</summary>"), "{theirs}");
+    let created = proposer.get(&format!("{base}/approve?state=created")).await.body;
+    assert_eq!(rows_in(&created, "decided"), [page_id(&big)], "read by its state");
+    let declined = proposer.get(&format!("{base}/approve?state=declined")).await.body;
+    assert!(rows_in(&declined, "decided").is_empty(), "{declined}");
     assert!(!outsider.get(&format!("{base}/approve")).await.body.contains(page_id(&big)));
     // the confirm made again creates nothing more
     let again = call_on(&agent, "fabric_confirm_change", serde_json::json!({"confirm_token": big_token})).await;

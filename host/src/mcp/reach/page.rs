@@ -35,7 +35,7 @@ use crate::approval::{AnsweredOn, CallKey, Form, Once};
 use crate::approval_page::ApprovalPage;
 use crate::approval_page::record::{self, Decision, PageRecord};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
-use crate::capabilities::{Confirmer, PagePending, Reached};
+use crate::capabilities::{Confirmer, FromPage, PagePending, Reached};
 use crate::principal::Principal;
 
 /// How often a waiting call looks for a decision made through another replica.
@@ -57,6 +57,11 @@ async fn claimed(
         Ok(true) => Ok(Reached::Answer {
             status: if decision.approve { Status::Accepted } else { Status::Declined },
             approver: Some(decision.approver.clone()),
+            page: Some(Box::new(FromPage {
+                id: record.id.clone(),
+                decision: decision.clone(),
+                expires_at_ms: record.expires_at_ms,
+            })),
         }),
         Ok(false) => Err(format!(
             "the decision on approval page {} was already used by an earlier call; one decision approves at most once, \

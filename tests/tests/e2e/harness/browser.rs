@@ -155,10 +155,17 @@ impl Browser {
     }
 
     /// Decides on a signed-in approval page (`approve` or `decline`) with its anti-CSRF token.
+    /// Posts `decision` on `page`'s form: a decline says why ("not this one"), an approval
+    /// carries no comment.
     pub async fn decide(&self, page: &Page, decision: &str) -> Page {
+        let reason = if decision == "decline" { "not this one" } else { "" };
+        self.decide_saying(page, decision, reason).await
+    }
+
+    pub async fn decide_saying(&self, page: &Page, decision: &str, reason: &str) -> Page {
         let csrf =
             page.attr_after("name=\"csrf\"", "value").unwrap_or_else(|| panic!("no decision form: {}", page.body));
         let origin = page.url.origin().ascii_serialization();
-        self.post(&page.url, &[("csrf", &csrf), ("decision", decision)], &origin).await
+        self.post(&page.url, &[("csrf", &csrf), ("decision", decision), ("reason", reason)], &origin).await
     }
 }

@@ -1,0 +1,116 @@
+//! How the page names people: by the name and e-mail their identity provider gave at their last
+//! sign-in on the page, "you" for the reader, and the identifier (`ISSUER#SUBJECT`) one click
+//! away. Principals are the rule's (every check compares those); names are only for reading, so a
+//! person the page has not met yet reads as their subject.
+
+use serde::{Deserialize, Serialize};
+
+use super::html::escape;
+use crate::proposals::{NoteKey, ProposalStore};
+
+/// How long the page remembers a person's name after their sign-in (each sign-in renews it).
+pub const REMEMBERED_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+/// A name or an e-mail is cut beyond this many characters.
+const MAX_CHARS: usize = 80;
+
+/// A person's name and e-mail, as their ID token gave them (either may be empty).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Named {
+    pub name: String,
+    pub email: String,
+}
+
+impl Named {
+    /// From an ID token's claims: `name` (else `preferred_username`) and `email`, each one line
+    /// of visible text and cut to a length a line of the page can hold.
+    pub fn of_claims(claims: &serde_json::Map<String, serde_json::Value>) -> Self {
+        let text = |key: &str| {
+            claims
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .map(|s| crate::exact_json::visible(&equinix_broker_contract::clip(s.trim(), MAX_CHARS)))
+                .unwrap_or_default()
+        };
+        let name = match text("name") {
+            n if n.is_empty() => text("preferred_username"),
+            n => n,
+        };
+        Named { name, email: text("email") }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.name.is_empty() && self.email.is_empty()
+    }
+
+    /// "Alice Doe (alice@example.com)", or whichever of the two there is.
+    pub fn text(&self) -> String {
+        match (self.name.is_empty(), self.email.is_empty()) {
+            (false, false) => format!("{} ({})", self.name, self.email),
+            (false, true) => self.name.clone(),
+            _ => self.email.clone(),
+        }
+    }
+}
+
+/// A person as a reader sees them, in words: "you", their name, or their subject.
+pub fn words(principal: &str, named: Option<&Named>, reader: &str) -> String {
+    if principal == reader {
+        return "you".into();
+    }
+    match named.filter(|n| !n.is_empty()) {
+        Some(n) => n.text(),
+        None => principal.rsplit_once('#').map_or(principal, |(_, subject)| subject).to_string(),
+    }
+}
+
+/// [`words`] as HTML, the identifier shown on demand (a click, or a tap on a phone).
+pub fn html(principal: &str, named: Option<&Named>, reader: &str) -> String {
+    format!(
+        "<details class=\"who\"><summary>{}</summary><code>{}</code></details>",
+        escape(&words(principal, named, reader)),
+        escape(principal)
+    )
+}
+
+/// Remembers `named` for `principal` (at each sign-in).
+pub async fn remember(store: &ProposalStore, principal: &str, named: &Named, now_ms: u64) {
+    if named.is_empty() {
+        return;
+    }
+    let bytes = serde_json::to_vec(named).expect("a name serializes");
+    let key = crate::approval_page::hashed(principal);
+    if let Err(e) = store.note_put(&NoteKey::Person(&key), &bytes, REMEMBERED_MS, false, now_ms).await {
+        tracing::info!("the page does not remember a person's name this time: {e}");
+    }
+}
+
+/// The name the page remembers for `principal`, if any (a store that does not answer: none).
+pub async fn recall(store: &ProposalStore, principal: &str, now_ms: u64) -> Option<Named> {
+    let key = crate::approval_page::hashed(principal);
+    let bytes = store.note_get(&NoteKey::Person(&key), now_ms).await.ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_person_reads_as_you_as_their_name_or_as_their_subject_and_the_id_is_one_click_away() {
+        let claims = json!({"name": "Alice\u{202e} Doe", "email": "alice@example.com", "preferred_username": "al"});
+        let alice = Named::of_claims(claims.as_object().unwrap());
+        assert_eq!(alice.text(), "Alice\\u{202e} Doe (alice@example.com)", "invisible characters shown");
+        let only_login = Named::of_claims(json!({"preferred_username": "bob"}).as_object().unwrap());
+        assert_eq!(only_login.text(), "bob");
+        assert!(Named::of_claims(json!({"name": 7}).as_object().unwrap()).is_empty());
+        assert_eq!(words("i#alice", Some(&alice), "i#alice"), "you");
+        assert_eq!(words("i#alice", None, "i#bob"), "alice");
+        let shown = html("i#<b>", Some(&Named { name: "<i>x</i>".into(), email: String::new() }), "i#bob");
+        assert_eq!(
+            shown,
+            "<details class=\"who\"><summary>&lt;i&gt;x&lt;/i&gt;</summary><code>i#&lt;b&gt;</code></details>"
+        );
+    }
+}
