@@ -24,7 +24,8 @@
 // Clients (client_secret_basic or client_secret_post, secret "secret-" + id, grant
 // client_credentials only): full-rs256, full-es256, full-eddsa (all scopes, TTL 600 s, tokens
 // signed RS256/ES256/EdDSA), reader (fabric:read only, ES256), short (all scopes, ES256, TTL 2 s),
-// mcp-sdk (all scopes, ES256, TTL 600 s).
+// mcp-sdk (all scopes, ES256, TTL 600 s), trial-agent (all scopes, ES256, TTL 12 h: the agent of
+// scripts/trial, whose token lasts the trial).
 //
 // The approval page signs people in as the client approval-page (a native, public client: PKCE,
 // no secret; any loopback port of http://127.0.0.1/approve/callback, RFC 8252 7.3). The login
@@ -120,6 +121,7 @@ const clients = {
   reader: { scope: 'fabric:read', alg: 'ES256', ttl: 600 },
   short: { scope: ALL, alg: 'ES256', ttl: 2 },
   'mcp-sdk': { scope: ALL, alg: 'ES256', ttl: 600 },
+  'trial-agent': { scope: ALL, alg: 'ES256', ttl: 12 * 3600 },
 };
 
 const stats = { jwks_requests: 0, tokens_issued: 0, sign_ins: 0 };
@@ -129,6 +131,7 @@ const GROUPS = {
   alice: ['netops'],
   bob: ['netops'],
   'full-es256': ['netops'],
+  'trial-agent': ['netops'],
   '<img src=x onerror="window.__hostile=1">': ['<b onmouseover="window.__hostile=2">netops</b>'],
 };
 

@@ -21,7 +21,7 @@ button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;col
 .plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#595959}\
 .checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#595959;overflow-wrap:anywhere}\
 th{text-align:left;padding:.25rem .8rem .25rem 0;border-bottom:1px solid #ccc}\
-.meta{color:#444;margin:.3rem 0}details.who{display:inline}details.who summary{display:inline;cursor:pointer;text-decoration:underline dotted}\
+.meta{color:#444;margin:.3rem 0}details.who{display:inline;margin:0}details.who summary{display:inline;cursor:pointer;text-decoration:underline dotted}\
 details.who code{margin-left:.3rem;font-size:.85rem;overflow-wrap:anywhere}\
 .state{padding:.55rem .8rem;border-left:5px solid #1f4e8a;background:#eef3fb;margin:.6rem 0;font-weight:600}\
 .state-created{border-color:#1d5e20;background:#eef7ee}.state-declined,.state-failed,.state-expired,.state-not_sent{border-color:#8a1f11;background:#fbeeec}\
@@ -35,16 +35,21 @@ details.who code{margin-left:.3rem;font-size:.85rem;overflow-wrap:anywhere}\
 .list td.change{overflow-wrap:anywhere;min-width:12rem}.list td.act,.list td.at{white-space:nowrap}\
 nav.states a{margin-right:.8rem}nav.states a[aria-current]{font-weight:700}";
 
+/// The page's icon (`/approve/icon.svg`, and `/favicon.ico` for browsers that ask there): a
+/// browser that finds none asks again on every page, and each ask was a refused request in the log.
+pub const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" \
+height=\"16\" rx=\"3\" fill=\"#1d5e20\"/><path d=\"M4 8.5l2.5 2.5L12 5.5\" stroke=\"#fff\" stroke-width=\"2\" \
+fill=\"none\"/></svg>";
+
 /// Where the form's request part begins (after its opening lines about the form's checkbox).
 const FORM_REQUEST_PART: &str = "The request, rendered by equinix-mcp";
 
 /// The plan, first on the page: one meaning per row with where it came from, then the checks.
 fn plan_view(plan: &crate::plan::Plan) -> String {
     let mut out = format!(
-        "<h2>What this create will do</h2><p>Resolved by equinix-mcp from the exact bytes and its own Fabric reads at \
-         {}.</p><p id=\"plan-summary\" class=\"summary\">{}</p><table id=\"plan\" class=\"plan\">",
+        "<h2>What this create will do</h2><p class=\"meta\">Resolved by equinix-mcp from the exact bytes and its own \
+         Fabric reads at {}.</p><table id=\"plan\" class=\"plan\">",
         escape(&plan.read_at),
-        escape(&plan.summary)
     );
     for line in &plan.lines {
         out.push_str(&format!(
@@ -102,7 +107,8 @@ pub(super) fn document_with(title: &str, head: &str, body: &str) -> String {
     // page may load it
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"/approve/page.css\">\
+         content=\"width=device-width\"><title>{}</title><link rel=\"icon\" href=\"/approve/icon.svg\" \
+         type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/approve/page.css\">\
          <script src=\"/approve/passkey.js\" defer></script>{head}</head><body>{body}</body></html>",
         escape(title)
     )

@@ -48,6 +48,10 @@ pub(crate) async fn css() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], html::CSS).into_response()
 }
 
+pub(crate) async fn icon() -> Response {
+    ([(header::CONTENT_TYPE, "image/svg+xml")], html::ICON).into_response()
+}
+
 pub(crate) async fn script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], html::SCRIPT).into_response()
 }

@@ -8,7 +8,8 @@
 //! - `GET /approve/callback`: back from it; then to the page the sign-in began on, never elsewhere;
 //! - `POST /approve/{id}`: a decision, from this page only (session cookie, anti-CSRF token, Origin);
 //! - `GET /approve/page.css`, `GET /approve/passkey.js` (the one script, which asks the browser
-//!   for a passkey and puts its answer in the form);
+//!   for a passkey and puts its answer in the form), `GET /approve/icon.svg` (also at
+//!   `/favicon.ico`, where browsers ask unbidden);
 //! - `GET /approve/passkeys`, `POST /approve/passkeys`: a signed-in person's passkeys, and adding
 //!   one (with a recent sign-in; `GET /approve/passkeys/sign-in` signs in for it).
 //!
@@ -27,7 +28,7 @@ use axum::routing::get;
 
 use super::html::{self, View};
 use super::respond::{
-    MAX_DECISION_BYTES, css, harden, judged, message, only_at, page_response, reason, same_origin, script, see_other,
+    MAX_DECISION_BYTES, css, harden, icon, judged, message, only_at, page_response, reason, same_origin, script, see_other,
     unavailable, unknown,
 };
 use super::{ApprovalPage, PageRecord, Permission, Session};
@@ -37,6 +38,8 @@ use crate::passkeys::{ApprovedWith, Evidence};
 pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
     axum::Router::new()
         .route("/approve/page.css", get(css))
+        .route("/approve/icon.svg", get(icon))
+        .route("/favicon.ico", get(icon))
         .route("/approve/passkey.js", get(script))
         .route("/approve/passkeys", get(passkeys_page).post(enroll))
         .route("/approve/passkeys/sign-in", get(passkeys_sign_in))

@@ -7,23 +7,23 @@ use std::time::Duration;
 use crate::harness::*;
 use serde_json::{Value, json};
 
-const ALL: &str = "fabric:read fabric:propose fabric:confirm";
+pub(crate) const ALL: &str = "fabric:read fabric:propose fabric:confirm";
 /// The MCP client's identity at the provider: its access tokens' `sub` (client credentials).
-const PROPOSER: &str = "full-es256";
+pub(crate) const PROPOSER: &str = "full-es256";
 
 /// A server with OAuth (the OAuth tests' own) and the approval page.
-async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
+pub(crate) async fn serve(provider: &OidcProvider, extra: &[&str]) -> (HttpServer, String) {
     let args: Vec<&str> = ["--approval-client-id", "approval-page"].into_iter().chain(extra.iter().copied()).collect();
     crate::oauth::serve(provider, &args).await
 }
 
-async fn confirm(client: &Client, token: &str) -> (bool, Value) {
+pub(crate) async fn confirm(client: &Client, token: &str) -> (bool, Value) {
     let r = call_on(client, "fabric_confirm_change", json!({"confirm_token": token})).await;
     (is_error(&r), structured(&r))
 }
 
 /// The link of an `approval_pending` result.
-fn link_of(result: &Value) -> String {
+pub(crate) fn link_of(result: &Value) -> String {
     assert_eq!(result["human_confirmation"]["status"], "approval_pending", "{result}");
     result["human_confirmation"]["approval_url"].as_str().unwrap().to_string()
 }

@@ -35,6 +35,7 @@ mod oauth;
 mod observability;
 mod one_yes;
 mod operations;
+mod page_states;
 mod partitions;
 mod passkeys;
 mod plan;

@@ -59,8 +59,8 @@ async fn enroll(chrome: &Chrome, origin: &str, login: &str) {
 /// The options the page at `link` asks the authenticator with (its Approve form's).
 pub(crate) async fn options_of(chrome: &Chrome, link: &str) -> String {
     chrome.goto(link).await;
-    chrome.find("#approve-form").await;
-    let options = chrome.run("return document.getElementById('approve-form').dataset.passkeyRequest;").await;
+    chrome.find("#decision-form").await;
+    let options = chrome.run("return document.getElementById('decision-form').dataset.passkeyRequest;").await;
     match options.as_str() {
         Some(o) => o.to_string(),
         None => panic!("the page asks for no passkey: {}", chrome.source().await),

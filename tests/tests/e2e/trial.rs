@@ -27,6 +27,16 @@ impl Drop for Group {
     }
 }
 
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { found.extend(walk(&path)) } else { found.push(path) }
+    }
+    found
+}
+
 /// The value of the printed line that begins with `label` (its first word after it).
 fn printed(text: &str, label: &str) -> String {
     let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("{label}: {text}"));
@@ -62,6 +72,12 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     }
     let (a, b, token) =
         (printed(&text, "replica a"), printed(&text, "replica b"), printed(&text, "agent access token"));
+    // the printed token lasts the trial, and the script says so
+    let claims = token.split('.').nth(1).map(|c| base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, c));
+    let claims: serde_json::Value = serde_json::from_slice(&claims.unwrap().unwrap()).unwrap();
+    let lasts = claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap();
+    assert!(lasts >= 8 * 3600, "the agent's token lasts {lasts} s: {text}");
+    assert!(text.contains("valid 12 hours"), "{text}");
     assert_eq!((a.as_str(), b.as_str()), ("http://127.0.0.1:8941/mcp", "http://127.0.0.1:8942/mcp"), "{text}");
 
     let agent = connect(&b, Some(&token), TestClient::plain(), false).await.unwrap();
@@ -73,7 +89,7 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let link = asked["human_confirmation"]["approval_url"].as_str().unwrap_or_else(|| panic!("{asked}")).to_string();
     assert!(link.starts_with("http://127.0.0.1:8941/approve/apv-"), "the page on replica a: {link}");
     // the proposer may not approve their own connection; alice, in netops, may
-    let own = Browser::default().sign_in(&link, "full-es256").await;
+    let own = Browser::default().sign_in(&link, "trial-agent").await;
     assert!(
         own.body.contains("You may not decide") && own.body.contains("billable-or-access-four-eyes"),
         "{}",
@@ -92,6 +108,9 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     assert!(structured(&read).to_string().contains("trial-5g"), "{:?}", read.structured_content);
     let again = structured(&call_on(&agent, "fabric_confirm_change", json!({"confirm_token": confirm_token})).await);
     assert_ne!(again["executed"], true, "one create: {again}");
+    // the icon every browser asks for is served, not refused in the log
+    let icon = Browser::default().get("http://127.0.0.1:8941/favicon.ico").await;
+    assert_eq!((icon.status, icon.header("content-type").as_str()), (200, "image/svg+xml"));
     drop((agent, on_a));
 
     // SIGTERM stops the script and every process it started
@@ -100,6 +119,9 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     std::mem::forget(group);
     let ended = tokio::time::timeout(Duration::from_secs(30), trial.wait()).await.expect("it stops");
     assert!(ended.unwrap().success());
+    let logs: Vec<_> = walk(scratch.path()).into_iter().filter(|p| p.ends_with("a/server.log")).collect();
+    let log = std::fs::read_to_string(logs.first().unwrap_or_else(|| panic!("replica a's log in {scratch:?}"))).unwrap();
+    assert!(!log.contains("favicon"), "no line of the log is about the icon: {log}");
     for port in 8940..=8944 {
         wait::until(&format!("port {port} to be free"), wait::WITHIN, async || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_err()

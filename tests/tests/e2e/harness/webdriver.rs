@@ -200,10 +200,72 @@ impl Chrome {
         self.command(reqwest::Method::POST, &format!("/element/{id}/value"), Some(json!({"text": text}))).await;
     }
 
-    /// The text of the element `css` selects.
+    /// The text of the element `css` selects, as a person reads it: unfolded first when it is
+    /// inside a closed `<details>` (the page folds the exact request and the component's words).
     pub async fn text(&self, css: &str) -> String {
         let id = self.find(css).await;
+        let unfold = "for (let d = document.querySelector(arguments[0]); d; d = d.parentElement) \
+                      if (d.tagName === 'DETAILS') d.open = true;";
+        self.run_with(unfold, json!([css])).await;
         self.command(reqwest::Method::GET, &format!("/element/{id}/text"), None).await.as_str().unwrap().to_string()
+    }
+
+    /// Makes the page's viewport `width` × `height` CSS pixels (the window is sized, then
+    /// corrected by whatever the browser keeps around the page).
+    pub async fn viewport(&self, width: i64, height: i64) {
+        let inner = || async {
+            let v = self.run("return [window.innerWidth, window.innerHeight];").await;
+            (v[0].as_i64().unwrap(), v[1].as_i64().unwrap())
+        };
+        let rect = |w: i64, h: i64| json!({"width": w, "height": h});
+        self.command(reqwest::Method::POST, "/window/rect", Some(rect(width, height))).await;
+        let (w, h) = inner().await;
+        if (w, h) != (width, height) {
+            let fixed = rect(2 * width - w, 2 * height - h);
+            self.command(reqwest::Method::POST, "/window/rect", Some(fixed)).await;
+        }
+        assert_eq!(inner().await, (width, height), "the viewport is the size asked for");
+    }
+
+    /// Where the element `css` selects is in the viewport: `[top, bottom, left, right]`.
+    pub async fn rect(&self, css: &str) -> [f64; 4] {
+        let r = self
+            .run_with(
+                "const r = document.querySelector(arguments[0]).getBoundingClientRect(); \
+                 return [r.top, r.bottom, r.left, r.right];",
+                json!([css]),
+            )
+            .await;
+        std::array::from_fn(|i| r[i].as_f64().unwrap())
+    }
+
+    /// Whether the element `css` selects is wholly inside the viewport as the page stands (no
+    /// scrolling).
+    pub async fn in_first_screen(&self, css: &str) -> bool {
+        let [top, bottom, left, right] = self.rect(css).await;
+        let size = self.run("return [window.innerWidth, window.innerHeight];").await;
+        let (w, h) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
+        top >= 0.0 && left >= 0.0 && bottom <= h && right <= w && bottom > top
+    }
+
+    /// The serious and critical violations axe-core (the npm package, installed in tests/oauth)
+    /// finds in the page as it stands, each as `rule: the elements`; empty when there are none.
+    pub async fn accessibility_violations(&self) -> Vec<String> {
+        let axe = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oauth/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(&axe)
+            .unwrap_or_else(|e| panic!("{}: {e} (.ci/install-node installs axe-core)", axe.display()));
+        self.run(&source).await;
+        let found = self
+            .run_async(
+                "const done = arguments[arguments.length - 1]; \
+                 axe.run(document, {resultTypes: ['violations']}).then( \
+                   (r) => done(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical') \
+                     .map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', '))), \
+                   (e) => done(['axe failed: ' + e]));",
+                json!([]),
+            )
+            .await;
+        found.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
     }
 
     /// A PNG of the viewport.
