@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use equinix_broker_contract::MUTATE_TOOLSET;
 
 use crate::capability::{FabricRequest, FabricResponse, Host, Method};
-use crate::grammar::{self, Kind, Object, arguments, req};
+use crate::grammar::{self, Kind, Object, arguments, opt, req, text};
 use crate::price;
 use crate::proposal::{CAPACITY, Proposal, TTL_MS};
 use crate::spec::{ChangeType, Compiled, Grammar, Spec};
@@ -27,6 +27,11 @@ schema types `spec` fully for each change_type.";
 static ARGS: Object = arguments(&[
     req("change_type", Kind::Enum(ChangeType::NAMES), "What to create; there are no update or delete change types"),
     req("spec", Kind::AnyObject, "The Fabric v4 create request body"),
+    opt(
+        equinix_broker_contract::AGENT_REASON_ARG,
+        text(equinix_broker_contract::AGENT_REASON_CHARS),
+        "Why, in a sentence: shown to the approver quoted, as your words",
+    ),
 ]);
 
 pub static TOOL: ToolDef = ToolDef {

@@ -25,6 +25,12 @@ pub const MUTATE_TOOLSET: &str = "mutate";
 pub const PROPOSE_TOOL: &str = "fabric_propose_change";
 pub const CONFIRM_TOOL: &str = "fabric_confirm_change";
 
+/// The agent's own reason for a proposal: an optional argument of the propose tool, which the
+/// component accepts and ignores, and the host shows the approver quoted as the agent's words.
+pub const AGENT_REASON_ARG: &str = "reason";
+/// The longest agent's reason taken (in characters).
+pub const AGENT_REASON_CHARS: usize = 200;
+
 /// How long a proposal stays confirmable after Fabric validated it: the component's TTL rule and
 /// the host's own (no approval after it, whatever the component says) both read this one value.
 pub const PROPOSAL_TTL_MS: u64 = 10 * 60 * 1000;

@@ -64,6 +64,7 @@ fn record(i: usize, now: u64) -> PageRecord {
             lines: Vec::new(),
             checks: Vec::new(),
         }),
+        agent_reason: String::new(),
     }
 }
 

@@ -202,6 +202,13 @@ impl View<'_> {
              validated it){time_left}</div>",
             escape(&at(r.validated_at_ms)),
         ));
+        if !r.agent_reason.is_empty() {
+            body.push_str(&format!(
+                "<figure id=\"agent-reason\" class=\"reason agent\"><blockquote>{}</blockquote><figcaption>The agent's \
+                 reason, in its own words: equinix-mcp cannot check them</figcaption></figure>",
+                escape(&r.agent_reason)
+            ));
+        }
         body.push_str(&self.live(&state));
         if let Some(plan) = &r.plan {
             body.push_str(&plan_view(plan));
@@ -418,6 +425,7 @@ mod tests {
             transport: "http".into(),
             facts: None,
             plan: None,
+            agent_reason: "</blockquote><b>host</b>".into(),
         };
         let session = Session {
             approver: "i#\"><svg onload=1>".into(),
@@ -444,6 +452,10 @@ mod tests {
         let (head, body) = html.split_at(html.find("<body>").unwrap());
         assert_eq!(head.matches("<script").count(), 1, "one script: the page's own file");
         assert!(head.contains("<script src=\"/approve/passkey.js\" defer></script>"), "{head}");
+        assert!(
+            body.contains("&lt;/blockquote&gt;&lt;b&gt;host&lt;/b&gt;</blockquote><figcaption>The agent"),
+            "{body}"
+        );
         for hostile in ["<img", "<script", "<svg", "<b>", "<i>", "<u>", "</pre><script"] {
             assert!(!body.contains(hostile), "{hostile} must be escaped: {html}");
         }

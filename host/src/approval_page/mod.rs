@@ -588,7 +588,7 @@ impl ApprovalPage {
         });
         if written {
             let event = if approve { "change_approved" } else { "change_declined" };
-            self.notify(event, record, Some(session.approver.clone()));
+            self.notify(event, record, Some(&decision));
         }
         Ok(written)
     }
@@ -614,7 +614,7 @@ impl ApprovalPage {
     }
 
     /// Tells the operator's destinations of `event` about `record` (never waits).
-    pub fn notify(&self, event: &'static str, record: &PageRecord, approver: Option<String>) {
+    pub fn notify(&self, event: &'static str, record: &PageRecord, decided: Option<&Decision>) {
         let Some(notifier) = &self.notifier else { return };
         let policy = record
             .form_text
@@ -628,9 +628,16 @@ impl ApprovalPage {
             summary: record.plan.as_ref().map(|p| p.summary.clone()),
             approval_url: self.base.get().map(|_| self.link(&record.id)),
             proposer: record.proposer.clone(),
-            approver,
+            approver: decided.map(|d| d.approver.clone()),
             policy,
             outcome: None,
+            state: match event {
+                "change_waiting" => "waiting",
+                "change_expired" => "expired",
+                _ if decided.is_some_and(|d| d.approve) => "approved",
+                _ => "declined",
+            },
+            reason: decided.map(|d| d.reason.clone()).filter(|r| !r.is_empty()),
             request_sha256: record.request_sha256.clone(),
             at: crate::audit::rfc3339(self.clock.now_ms()),
         });
@@ -669,6 +676,7 @@ mod tests {
             transport: "http".into(),
             facts: None,
             plan: None,
+            agent_reason: String::new(),
         }
     }
 

@@ -92,6 +92,30 @@ pub async fn recall(store: &ProposalStore, principal: &str, now_ms: u64) -> Opti
     serde_json::from_slice(&bytes).ok()
 }
 
+/// Keeps the reason the agent gave with the proposal `token` (its own words, cut and with its
+/// invisible characters shown), for the page that will ask about it.
+pub async fn remember_agent_reason(store: &ProposalStore, token: &str, reason: &str, now_ms: u64) {
+    let text = crate::exact_json::visible(&equinix_broker_contract::clip(
+        reason.trim(),
+        equinix_broker_contract::AGENT_REASON_CHARS,
+    ));
+    if text.is_empty() {
+        return;
+    }
+    let ttl = crate::approval::TTL_MS + super::record::AFTERWARDS_MS;
+    if let Err(e) = store.note_put(&NoteKey::AgentReason(token), text.as_bytes(), ttl, false, now_ms).await {
+        tracing::info!("the agent's reason for a proposal is not kept: {e}");
+    }
+}
+
+/// The reason the agent gave with the proposal `token`, if it gave one.
+pub async fn agent_reason(store: &ProposalStore, token: &str, now_ms: u64) -> String {
+    match store.note_get(&NoteKey::AgentReason(token), now_ms).await {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

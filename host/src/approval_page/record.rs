@@ -43,6 +43,9 @@ pub struct PageRecord {
     /// The plan shown first on the page (none for a proposal validated before plans).
     #[serde(default)]
     pub plan: Option<crate::plan::Plan>,
+    /// The reason the agent gave with its proposal: its words, shown quoted as its own.
+    #[serde(default)]
+    pub agent_reason: String,
 }
 
 /// What the rules of who may decide judge a question by: who asked, for what, how.
@@ -191,6 +194,7 @@ impl PageRecord {
             transport: transport.to_string(),
             facts: form.policy_facts.as_deref().cloned(),
             plan: form.plan.clone(),
+            agent_reason: String::new(),
         }
     }
 

@@ -28,8 +28,8 @@ use axum::routing::get;
 
 use super::html::{self, View};
 use super::respond::{
-    MAX_DECISION_BYTES, css, harden, icon, judged, message, only_at, page_response, reason, same_origin, script, see_other,
-    unavailable, unknown,
+    MAX_DECISION_BYTES, css, harden, icon, judged, message, only_at, page_response, reason, same_origin, script,
+    see_other, unavailable, unknown,
 };
 use super::{ApprovalPage, PageRecord, Permission, Session};
 use super::{inbox, local};

@@ -426,6 +426,7 @@ mod tests {
             transport: "http".into(),
             facts: None,
             plan: None,
+            agent_reason: String::new(),
         };
         use crate::passkeys::challenge::challenge;
         assert_eq!(challenge(&crate::passkeys::offline::identity(&decision)), challenge(&record.identity()));

@@ -453,6 +453,13 @@ impl ConfirmView<'_> {
             approver: approval.approver.clone(),
             policy: None,
             outcome: Some(outcome.into()),
+            state: match outcome {
+                "executed" => "created",
+                "unknown" => "outcome_unknown",
+                "not_sent" => "not_sent",
+                _ => "failed",
+            },
+            reason: self.confirm.page_said.as_ref().map(|s| s.from.decision.reason.clone()).filter(|r| !r.is_empty()),
             request_sha256: approval.request_sha256.clone(),
             at: crate::audit::rfc3339(self.call.clock.now_ms()),
         });

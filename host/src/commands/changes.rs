@@ -151,9 +151,36 @@ impl Change {
         problems
     }
 
+    /// Where the change stands as far as the logs given say, named as the approval page, the inbox,
+    /// the agent's answer and the notices name it. A decision to approve with nothing after it is
+    /// `approved`: the logs cannot tell whether the agent may still collect it or its time ran out.
+    fn state(&self) -> &'static str {
+        if let Some(last) = self.outcomes.last() {
+            return match last["outcome"].as_str() {
+                Some("executed") => "created",
+                Some("unknown") => "outcome_unknown",
+                Some("not_sent") => "not_sent",
+                _ => "failed",
+            };
+        }
+        if !self.sending.is_empty() {
+            return "sending";
+        }
+        if !self.minted.is_empty() {
+            // minted and never sent: the approval was let go
+            return "not_sent";
+        }
+        match self.decisions.last().and_then(|d| d["decision"].as_str()) {
+            Some("decline") => "declined",
+            Some(_) => "approved",
+            None => "proposed",
+        }
+    }
+
     fn json(&self) -> Value {
         json!({
             "token": self.token,
+            "state": self.state(),
             "change_type": self.change_type,
             "request_sha256": self.request_sha256,
             "proposed": self.proposed,
@@ -173,10 +200,16 @@ impl Change {
             Some(p) => outln!("  proposed  {} by {} [{}]", text(p, "ts"), text(p, "principal"), text(p, "at")),
             None => outln!("  proposed  (not in the logs given)"),
         }
+        outln!("  stands    {}", self.state().replace('_', " "));
         for d in &self.decisions {
             let with = if d["passkey"].is_object() { ", with a passkey" } else { "" };
+            // the person's words, quoted and one line (the log keeps them exactly)
+            let said = match d["reason"].as_str() {
+                Some(r) if !r.is_empty() => format!(", saying {:?}", equinix_broker_contract::clip(r, 200)),
+                _ => String::new(),
+            };
             outln!(
-                "  decided   {} {} by {} on the page{with} [{}]",
+                "  decided   {} {} by {} on the page{with}{said} [{}]",
                 text(d, "ts"),
                 text(d, "decision"),
                 text(d, "approver"),

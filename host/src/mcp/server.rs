@@ -190,6 +190,16 @@ impl McpServer {
                 (ToolError::new(trapped.kind, message).into_value(), true)
             }
         };
+        if name == equinix_broker_contract::PROPOSE_TOOL
+            && !is_error
+            && let (Some(token), Some(reason)) = (
+                value.get("confirm_token").and_then(Value::as_str),
+                arguments.get(equinix_broker_contract::AGENT_REASON_ARG).and_then(Value::as_str),
+            )
+        {
+            let (store, now) = (&self.shared.grants.proposals, self.shared.grants.clock.now_ms());
+            crate::approval_page::people::remember_agent_reason(store, token, reason, now).await;
+        }
         let value = match &called.ending.page_said {
             Some(said) => with_page_decision(value, said, self.shared.grants.clock.now_ms()),
             None => value,

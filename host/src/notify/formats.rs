@@ -58,6 +58,10 @@ fn facts(notice: &Notice) -> Vec<(&'static str, String)> {
     if let Some(p) = &notice.policy {
         out.push(("policy", p.clone()));
     }
+    out.push(("where it stands", notice.state.replace('_', " ")));
+    if let Some(r) = &notice.reason {
+        out.push(("their reason", format!("\"{r}\"")));
+    }
     if let Some(o) = &notice.outcome {
         out.push(("outcome", o.clone()));
     }
@@ -139,6 +143,8 @@ mod tests {
             approver: None,
             policy: Some("four-eyes".into()),
             outcome: None,
+            state: "waiting",
+            reason: None,
             request_sha256: "ab".into(),
             at: "2026-12-04T00:00:00Z".into(),
         }

@@ -51,6 +51,13 @@ pub struct Notice {
     pub policy: Option<String>,
     /// A create's outcome (`executed`, `rejected`, `unknown`, `not_sent`), for the last three events.
     pub outcome: Option<String>,
+    /// Where the request stands, named as the page, the inbox and the agent's answer name it
+    /// (`waiting`, `approved`, `declined`, `expired`, `created`, `failed`, `outcome_unknown`,
+    /// `not_sent`).
+    pub state: &'static str,
+    /// The approver's reason (a decline's) or comment (an approval's), in their words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub request_sha256: String,
     pub at: String,
 }
@@ -301,6 +308,8 @@ mod tests {
             approver: None,
             policy: None,
             outcome: None,
+            state: "waiting",
+            reason: None,
             request_sha256: format!("{n:064x}"),
             at: "2026-12-06T00:00:00Z".into(),
         }

@@ -30,6 +30,8 @@ pub enum NoteKey<'a> {
     PageOutcome(&'a str),
     /// The name and e-mail a person signed in with, by the SHA-256 of their principal.
     Person(&'a str),
+    /// The reason the agent gave with a proposal, by the proposal's token.
+    AgentReason(&'a str),
 }
 
 impl NoteKey<'_> {
@@ -43,6 +45,7 @@ impl NoteKey<'_> {
             NoteKey::Enrollment(session) => format!("passkey-enroll:{session}"),
             NoteKey::PageOutcome(id) => format!("page-outcome:{id}"),
             NoteKey::Person(hash) => format!("person:{hash}"),
+            NoteKey::AgentReason(token) => format!("agent-reason:{token}"),
         }
     }
 
@@ -276,6 +279,7 @@ mod tests {
             NoteKey::Enrollment("x"),
             NoteKey::PageOutcome("x"),
             NoteKey::Person("x"),
+            NoteKey::AgentReason("x"),
         ]
         .iter()
         .map(NoteKey::key)
@@ -289,7 +293,8 @@ mod tests {
                 "page-session:x",
                 "passkey-enroll:x",
                 "page-outcome:x",
-                "person:x"
+                "person:x",
+                "agent-reason:x"
             ]
         );
     }

@@ -61,13 +61,25 @@ async fn a_change_is_followed_on_the_page_through_each_end_state_and_the_agent_h
     let agent = server.connect(Some(&token), TestClient::plain(), false).await;
     let chrome = Chrome::start().await;
 
-    // waiting: the summary, the plan, the decision, all in the first screen on a laptop and a phone
-    let (link, confirm_token) = waiting(&agent, "loop-created", 401).await;
+    // waiting: the summary, the plan, the decision, all in the first screen on a laptop and a phone;
+    // the agent's reason, quoted as its words
+    let mut args = crate::approval_page::connection_at("loop-created", 401, 1000);
+    args["reason"] = json!("new <b>Ashburn</b> link for the migration");
+    let proposed = call_on(&agent, "fabric_propose_change", args).await;
+    assert!(!is_error(&proposed), "{:?}", proposed.structured_content);
+    let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+    let link = link_of(&confirm(&agent, &confirm_token).await.1);
     chrome.viewport(1280, 800).await;
     chrome.sign_in(&link, PROPOSER).await;
     assert_eq!(state_of(&chrome).await, "waiting");
     assert!(chrome.text("#plan-summary").await.starts_with("+ create connection (billable): EVPL_VC"));
     assert!(chrome.text("#state").await.starts_with("Waiting for a decision"));
+    let agent_said = chrome.text("#agent-reason").await;
+    assert!(
+        agent_said.starts_with("new <b>Ashburn</b> link for the migration")
+            && agent_said.contains("The agent's reason, in its own words"),
+        "{agent_said}"
+    );
     assert!(chrome.text("#proposed").await.contains("Proposed by you at 20"), "{}", chrome.text("#proposed").await);
     for first in ["#plan-summary", "#approve", "#decline", "#reason"] {
         assert!(chrome.in_first_screen(first).await, "{first} is in the first screen at 1280×800");
@@ -178,7 +190,9 @@ async fn a_change_is_followed_on_the_page_through_each_end_state_and_the_agent_h
     assert_eq!(late["page_decision"]["state"], "expired", "{late}");
     let message = late["message"].as_str().unwrap_or_else(|| panic!("a message: {failed} {late}"));
     assert!(
-        message.contains("Approved by") && message.contains("before the agent collected it") && message.contains("propose again"),
+        message.contains("Approved by")
+            && message.contains("before the agent collected it")
+            && message.contains("propose again"),
         "the late answer tells the truth: {message}"
     );
     assert!(!message.contains("gave no approval"), "{message}");

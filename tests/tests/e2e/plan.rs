@@ -202,7 +202,8 @@ async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
     assert!(rows.contains("\"DC-PRI-01\"") && rows.contains("USD 300.00 per month"), "{rows}");
     assert!(chrome.text("#checks").await.contains("VLAN 1207 is free"));
     let page = chrome.run("return document.body.innerText;").await.as_str().unwrap().to_string();
-    let (plan_at, request_at) = (page.find("What this create will do").unwrap(), page.find("The exact request").unwrap());
+    let (plan_at, request_at) =
+        (page.find("What this create will do").unwrap(), page.find("The exact request").unwrap());
     assert!(plan_at < request_at, "the plan first, the exact bytes below it:\n{page}");
     let shown_sha = chrome.text("#plan-sha256").await.trim_start_matches("plan_sha256: ").to_string();
     chrome.click("#approve").await;

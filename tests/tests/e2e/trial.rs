@@ -73,7 +73,8 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let (a, b, token) =
         (printed(&text, "replica a"), printed(&text, "replica b"), printed(&text, "agent access token"));
     // the printed token lasts the trial, and the script says so
-    let claims = token.split('.').nth(1).map(|c| base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, c));
+    let claims =
+        token.split('.').nth(1).map(|c| base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, c));
     let claims: serde_json::Value = serde_json::from_slice(&claims.unwrap().unwrap()).unwrap();
     let lasts = claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap();
     assert!(lasts >= 8 * 3600, "the agent's token lasts {lasts} s: {text}");
@@ -120,7 +121,8 @@ async fn the_one_box_trial_clicks_through_a_four_eyes_approval() {
     let ended = tokio::time::timeout(Duration::from_secs(30), trial.wait()).await.expect("it stops");
     assert!(ended.unwrap().success());
     let logs: Vec<_> = walk(scratch.path()).into_iter().filter(|p| p.ends_with("a/server.log")).collect();
-    let log = std::fs::read_to_string(logs.first().unwrap_or_else(|| panic!("replica a's log in {scratch:?}"))).unwrap();
+    let log =
+        std::fs::read_to_string(logs.first().unwrap_or_else(|| panic!("replica a's log in {scratch:?}"))).unwrap();
     assert!(!log.contains("favicon"), "no line of the log is about the icon: {log}");
     for port in 8940..=8944 {
         wait::until(&format!("port {port} to be free"), wait::WITHIN, async || {

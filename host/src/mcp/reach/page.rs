@@ -32,8 +32,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{AnsweredOn, CallKey, Form, Once};
-use crate::approval_page::ApprovalPage;
 use crate::approval_page::record::{self, Decision, PageRecord};
+use crate::approval_page::{ApprovalPage, people};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
 use crate::capabilities::{Confirmer, FromPage, PagePending, Reached};
 use crate::principal::Principal;
@@ -181,7 +181,8 @@ impl PageRound {
                 {
                     tracing::warn!(page = %old.id, "the inbox still lists a page another one replaces: {e}");
                 }
-                let r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
+                let mut r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
+                r.agent_reason = people::agent_reason(&self.page.store, &r.token, now).await;
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
                 self.page.waiting(&r);
                 r
@@ -232,7 +233,9 @@ pub struct UrlElicit {
 impl UrlElicit {
     async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Reached, String> {
         let started = tokio::time::Instant::now();
-        let record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, self.page.clock.now_ms());
+        let now = self.page.clock.now_ms();
+        let mut record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
+        record.agent_reason = people::agent_reason(&self.page.store, &record.token, now).await;
         self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
         self.page.waiting(&record);
         let reached = self.link_and_wait(&record, form, cancel, started).await;
