@@ -116,7 +116,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
                        its script, and use your authenticator";
             return refused(&record, why);
         }
-        (_, Some(answer)) => match checked(page, &record, answer).await {
+        (_, Some(answer)) => match checked(page, &record.identity_saying(if approve { &reason } else { "" }), answer).await {
             Ok((principal, evidence)) => (session_of(&principal), Some(evidence)),
             Err(why) => return refused(&record, &why),
         },
@@ -126,12 +126,29 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
 }
 
 /// A local approver's passkey over this record's request: whose, and the evidence.
-async fn checked(page: &ApprovalPage, record: &PageRecord, answer: &str) -> Result<(String, Evidence), String> {
-    let (principal, evidence) = page.passkeys.check_any(&page.origin(), answer, &record.identity()).await?;
+async fn checked(
+    page: &ApprovalPage,
+    signed: &crate::passkeys::ApprovalIdentity<'_>,
+    answer: &str,
+) -> Result<(String, Evidence), String> {
+    let (principal, evidence) = page.passkeys.check_any(&page.origin(), answer, signed).await?;
     if !principal.starts_with(PREFIX) {
         return Err(format!("the answer was made with a passkey of {principal}, who is no approver on this machine"));
     }
     Ok((principal, evidence))
+}
+
+/// The comment a request for a passkey's challenge carries, from this page only (see [`decide`]'s
+/// checks): `Err` is the refusal.
+pub(super) async fn posted_comment(page: &ApprovalPage, request: Request) -> Result<String, Response> {
+    if let Err(why) = same_origin(page, request.headers()) {
+        return Err(message(StatusCode::FORBIDDEN, "Refused", &format!("The page asks for this only from itself: {why}.")));
+    }
+    let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await else {
+        return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "This is larger than a decision can be."));
+    };
+    let given = form_urlencoded::parse(&body).find(|(k, _)| k == "reason").map(|(_, v)| v.into_owned());
+    reason(true, given.as_deref())
 }
 
 fn refused(record: &PageRecord, why: &str) -> Response {

@@ -19,6 +19,19 @@
   }
   async function approve(form) {
     const options = JSON.parse(form.dataset.passkeyRequest).publicKey;
+    // a comment is signed with the request: the server says the challenge that covers both
+    const comment = form.elements.reason ? form.elements.reason.value.trim() : "";
+    if (comment) {
+      const asked = new URLSearchParams({ reason: comment });
+      if (form.elements.csrf) asked.set("csrf", form.elements.csrf.value);
+      const answer = await fetch(form.action + "/challenge", {
+        method: "POST",
+        credentials: "same-origin",
+        body: asked,
+      });
+      if (!answer.ok) throw new Error("the page did not give the challenge for your comment (" + answer.status + ")");
+      options.challenge = (await answer.json()).challenge;
+    }
     options.challenge = bytes(options.challenge);
     options.allowCredentials = ids(options.allowCredentials);
     const credential = await navigator.credentials.get({ publicKey: options });

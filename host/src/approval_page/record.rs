@@ -236,8 +236,14 @@ impl PageRecord {
         self.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default()
     }
 
-    /// What a passkey signs to approve this record's request.
+    /// What a passkey signs to approve this record's request (with no comment).
     pub fn identity(&self) -> crate::passkeys::ApprovalIdentity<'_> {
+        self.identity_saying("")
+    }
+
+    /// What a passkey signs to approve this record's request with the approver's `comment` (as the
+    /// decision keeps it): their words are signed with the request.
+    pub fn identity_saying(&self, comment: &str) -> crate::passkeys::ApprovalIdentity<'_> {
         crate::passkeys::ApprovalIdentity {
             page: &self.id,
             token: &self.token,
@@ -245,6 +251,7 @@ impl PageRecord {
             validation: &self.validation,
             proposer: &self.proposer,
             plan_sha256: self.plan_sha256(),
+            comment_sha256: crate::passkeys::ApprovalIdentity::comment_hash(comment),
         }
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::html::{self, View};
@@ -48,6 +48,7 @@ pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
         .route("/approve/sign-in", get(inbox_sign_in))
         .route("/approve/{id}", get(show).post(decide))
         .route("/approve/{id}/sign-in", get(sign_in))
+        .route("/approve/{id}/challenge", axum::routing::post(challenge))
         .layer(axum::middleware::from_fn(harden))
         .layer(axum::middleware::from_fn_with_state(page.clone(), local_host_only))
         .with_state(page)
@@ -316,7 +317,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
         Ok(None) => return unknown(),
         Err(e) => return unavailable(&e.to_string()),
     };
-    let evidence = match passkey_answer(&page, session, &record, approve, assertion).await {
+    let evidence = match passkey_answer(&page, session, &record, (approve, &reason), assertion).await {
         Ok(e) => e,
         Err(why) => {
             crate::metrics::metrics().page_decision("refused");
@@ -327,13 +328,42 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
     judged(&page, session, &record, (approve, &reason), peer, evidence).await
 }
 
+/// The challenge a passkey signs to approve page `id` with the comment the form carries (the
+/// page's own options sign none): a pure function of the request and the comment, so nothing is
+/// kept. Asked for by the page's script, from the page, by whoever may read it.
+async fn challenge(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, request: Request) -> Response {
+    let comment = if page.is_local() {
+        match local::posted_comment(&page, request).await {
+            Ok(c) => c,
+            Err(refused) => return refused,
+        }
+    } else {
+        let posted = match posted(&page, request, "a passkey's challenge").await {
+            Ok(p) => p,
+            Err(refused) => return refused,
+        };
+        match reason(true, posted.field("reason")) {
+            Ok(c) => c,
+            Err(refused) => return refused,
+        }
+    };
+    let record = match page.notes().record(&id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return unknown(),
+        Err(e) => return unavailable(&e.to_string()),
+    };
+    let signed = crate::passkeys::challenge::challenge(&record.identity_saying(&comment));
+    let body = serde_json::json!({"challenge": base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, signed)});
+    ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
 /// The passkey a decision carries, checked; `None` for a decision made by sign-in alone, which a
 /// person with a passkey may do only to decline.
 async fn passkey_answer(
     page: &ApprovalPage,
     session: &Session,
     record: &PageRecord,
-    approve: bool,
+    (approve, comment): (bool, &str),
     assertion: Option<&str>,
 ) -> Result<Option<Evidence>, String> {
     let Some(answer) = assertion else {
@@ -353,7 +383,13 @@ async fn passkey_answer(
     if !approve {
         return Err("a decline carries no passkey".into());
     }
-    let evidence = page.passkeys.check(&page.origin(), &session.approver, answer, &record.identity()).await?;
+    let signed = record.identity_saying(comment);
+    let evidence = page.passkeys.check(&page.origin(), &session.approver, answer, &signed).await.map_err(|why| {
+        match comment.is_empty() {
+            true => why,
+            false => format!("{why} (the passkey signs the comment with the request: was it changed after signing?)"),
+        }
+    })?;
     Ok(Some(evidence))
 }
 

@@ -89,6 +89,7 @@ pub fn identity(decision: &events::PageDecision) -> ApprovalIdentity<'_> {
         validation: &decision.validation,
         proposer: &decision.proposer,
         plan_sha256: decision.plan_sha256.clone().unwrap_or_default(),
+        comment_sha256: ApprovalIdentity::comment_hash(&decision.reason),
     }
 }
 
