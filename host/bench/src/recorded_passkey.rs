@@ -32,7 +32,15 @@ impl Recorded {
     /// webauthn-rs's check of the assertion.
     pub fn check(&self) -> Result<(), String> {
         let [page, token, request_sha256, validation, proposer] = &self.fields;
-        let id = ApprovalIdentity { page, token, request_sha256, validation, proposer, plan_sha256: String::new(), comment_sha256: String::new() };
+        let id = ApprovalIdentity {
+            page,
+            token,
+            request_sha256,
+            validation,
+            proposer,
+            plan_sha256: String::new(),
+            comment_sha256: String::new(),
+        };
         let (_, state) = self.ceremony.request(std::slice::from_ref(&self.key), &id)?;
         self.ceremony.check(&self.evidence.assertion, &state).map(|_| ())
     }

@@ -21,7 +21,7 @@ button{font-size:1rem;padding:.5rem 1.2rem}button.approve{background:#1d5e20;col
 .plan td:first-child{white-space:nowrap;color:#555}.from{display:block;font-size:.8rem;color:#595959}\
 .checks li{margin:.2rem 0}.checks .failed{color:#8a1f11;font-weight:600}.checks .ok{color:#1d5e20}.hash{font-size:.8rem;color:#595959;overflow-wrap:anywhere}\
 th{text-align:left;padding:.25rem .8rem .25rem 0;border-bottom:1px solid #ccc}\
-.meta{color:#444;margin:.3rem 0}details.who{display:inline;margin:0}details.who summary{display:inline;cursor:pointer;text-decoration:underline dotted}\
+.meta{color:#444;margin:.3rem 0}details.who{display:inline-block;margin:0}details.who summary{display:inline;cursor:pointer;text-decoration:underline dotted}\
 details.who code{margin-left:.3rem;font-size:.85rem;overflow-wrap:anywhere}\
 .state{padding:.55rem .8rem;border-left:5px solid #1f4e8a;background:#eef3fb;margin:.6rem 0;font-weight:600}\
 .state-created{border-color:#1d5e20;background:#eef7ee}.state-declined,.state-failed,.state-expired,.state-not_sent{border-color:#8a1f11;background:#fbeeec}\
@@ -194,6 +194,7 @@ impl View<'_> {
         let left = r.expires_at_ms.saturating_sub(self.now_ms);
         let proposer = people::html(&r.proposer, self.proposer, &self.session.approver);
         let time_left = match left {
+            _ if state.is_final() => String::new(),
             0 => String::new(),
             left => format!("; <span id=\"time-left\">{} left</span> to decide and collect", minutes(left)),
         };

@@ -116,10 +116,12 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
                        its script, and use your authenticator";
             return refused(&record, why);
         }
-        (_, Some(answer)) => match checked(page, &record.identity_saying(if approve { &reason } else { "" }), answer).await {
-            Ok((principal, evidence)) => (session_of(&principal), Some(evidence)),
-            Err(why) => return refused(&record, &why),
-        },
+        (_, Some(answer)) => {
+            match checked(page, &record.identity_saying(if approve { &reason } else { "" }), answer).await {
+                Ok((principal, evidence)) => (session_of(&principal), Some(evidence)),
+                Err(why) => return refused(&record, &why),
+            }
+        }
         (false, None) => (session_of(SOMEONE_HERE), None),
     };
     judged(page, &session, &record, (approve, &reason), &peer, evidence).await
@@ -142,7 +144,11 @@ async fn checked(
 /// checks): `Err` is the refusal.
 pub(super) async fn posted_comment(page: &ApprovalPage, request: Request) -> Result<String, Response> {
     if let Err(why) = same_origin(page, request.headers()) {
-        return Err(message(StatusCode::FORBIDDEN, "Refused", &format!("The page asks for this only from itself: {why}.")));
+        return Err(message(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            &format!("The page asks for this only from itself: {why}."),
+        ));
     }
     let Ok(body) = axum::body::to_bytes(request.into_body(), MAX_DECISION_BYTES).await else {
         return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "This is larger than a decision can be."));

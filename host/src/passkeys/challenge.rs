@@ -54,7 +54,9 @@ pub fn challenge(id: &ApprovalIdentity) -> [u8; 32] {
     };
     h.update((domain.len() as u32).to_be_bytes());
     h.update(domain);
-    for field in [id.page, id.token, id.request_sha256, id.validation, id.proposer].into_iter().chain(tail.iter().copied()) {
+    for field in
+        [id.page, id.token, id.request_sha256, id.validation, id.proposer].into_iter().chain(tail.iter().copied())
+    {
         h.update((field.len() as u32).to_be_bytes());
         h.update(field.as_bytes());
     }

@@ -63,8 +63,14 @@ async fn a_change_is_followed_on_the_page_through_each_end_state_and_the_agent_h
 
     // waiting: the summary, the plan, the decision, all in the first screen on a laptop and a phone;
     // the agent's reason, quoted as its words
+    let mut long = crate::approval_page::connection_at("loop-long", 400, 1000);
+    long["reason"] = json!("x".repeat(201));
+    let refused = call_on(&agent, "fabric_propose_change", long).await;
+    assert!(is_error(&refused), "{:?}", refused.structured_content);
+    let said = refused.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+    assert!(said.contains("/reason"), "the error names the argument: {said}");
     let mut args = crate::approval_page::connection_at("loop-created", 401, 1000);
-    args["reason"] = json!("new <b>Ashburn</b> link for the migration");
+    args["reason"] = json!("new Ashburn link for the migration");
     let proposed = call_on(&agent, "fabric_propose_change", args).await;
     assert!(!is_error(&proposed), "{:?}", proposed.structured_content);
     let confirm_token = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
@@ -76,7 +82,7 @@ async fn a_change_is_followed_on_the_page_through_each_end_state_and_the_agent_h
     assert!(chrome.text("#state").await.starts_with("Waiting for a decision"));
     let agent_said = chrome.text("#agent-reason").await;
     assert!(
-        agent_said.starts_with("new <b>Ashburn</b> link for the migration")
+        agent_said.starts_with("new Ashburn link for the migration")
             && agent_said.contains("The agent's reason, in its own words"),
         "{agent_said}"
     );
