@@ -245,6 +245,10 @@ fn page_session() -> equinix_mcp::approval_page::Session {
         auth_time: 1,
         csrf: "c".repeat(43),
         expires_at_ms: u64::MAX,
+        named: equinix_mcp::approval_page::people::Named {
+            name: "Alice Example".into(),
+            email: "alice@example.com".into(),
+        },
     }
 }
 
@@ -259,6 +263,8 @@ fn approval_page_render(bencher: divan::Bencher) {
             record: &record,
             session: &session,
             decision: None,
+            outcome: None,
+            proposer: None,
             permission: &permission,
             now_ms: 30_000,
             passkey_request: None,
@@ -292,6 +298,8 @@ fn approval_page_decision(bencher: divan::Bencher) {
                 approver: session.approver.clone(),
                 groups: vec![],
                 at_ms: 3_000,
+                reason: String::new(),
+                named: None,
             };
             assert!(notes.decide(&found, &decision).await.unwrap());
         })

@@ -103,7 +103,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
     };
     let reason = match reason(approve, field("reason")) {
         Ok(r) => r,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let record = match page.notes().record(id).await {
         Ok(Some(r)) => r,
@@ -154,7 +154,7 @@ pub(super) async fn posted_comment(page: &ApprovalPage, request: Request) -> Res
         return Err(message(StatusCode::PAYLOAD_TOO_LARGE, "Refused", "This is larger than a decision can be."));
     };
     let given = form_urlencoded::parse(&body).find(|(k, _)| k == "reason").map(|(_, v)| v.into_owned());
-    reason(true, given.as_deref())
+    reason(true, given.as_deref()).map_err(|refused| *refused)
 }
 
 fn refused(record: &PageRecord, why: &str) -> Response {

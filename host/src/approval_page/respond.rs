@@ -139,22 +139,22 @@ pub(crate) async fn judged(
 /// The reason a decision carries (`reason` of the form), checked: one a decline must give, an
 /// approval may; at most [`MAX_REASON_CHARS`] characters, its invisible characters shown.
 /// `Err`: the refusal, naming what was wrong.
-pub(crate) fn reason(approve: bool, given: Option<&str>) -> Result<String, Response> {
+pub(crate) fn reason(approve: bool, given: Option<&str>) -> Result<String, Box<Response>> {
     let text = given.map(str::trim).unwrap_or_default();
     if !approve && text.is_empty() {
-        return Err(message(
+        return Err(Box::new(message(
             StatusCode::BAD_REQUEST,
             "Say why",
             "A decline needs a reason: write it in the box above Decline, so the proposer and the agent learn why.",
-        ));
+        )));
     }
     let chars = text.chars().count();
     if chars > MAX_REASON_CHARS {
-        return Err(message(
+        return Err(Box::new(message(
             StatusCode::BAD_REQUEST,
             "Too long",
             &format!("The reason is {chars} characters long; at most {MAX_REASON_CHARS} are kept with a decision."),
-        ));
+        )));
     }
     Ok(crate::exact_json::visible(text))
 }

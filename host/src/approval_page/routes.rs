@@ -310,7 +310,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
     };
     let reason = match reason(approve, posted.field("reason")) {
         Ok(r) => r,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let record = match page.notes().record(&id).await {
         Ok(Some(r)) => r,
@@ -344,7 +344,7 @@ async fn challenge(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>
         };
         match reason(true, posted.field("reason")) {
             Ok(c) => c,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         }
     };
     let record = match page.notes().record(&id).await {
