@@ -455,4 +455,36 @@ mod tests {
         );
         assert_eq!(change.json()["refused_decisions"].as_array().unwrap().len(), 1);
     }
+
+    #[test]
+    fn each_change_stands_where_the_page_says_it_stands() {
+        let decided = |decision: &str| {
+            record(
+                "page_decision",
+                json!({"token": "chg-1", "decision_id": "d", "approver": "i#bob", "decision": decision,
+                       "request_sha256": "ab", "reason": "wrong metro"}),
+            )
+        };
+        let minted = record("approval_minted", json!({"token": "chg-1", "method": "page", "request_sha256": "ab"}));
+        let sent = record("create_sending", json!({"token": "chg-1", "request_sha256": "ab"}));
+        let outcome =
+            |o: &str| record("create_outcome", json!({"token": "chg-1", "request_sha256": "ab", "outcome": o}));
+        let cases = [
+            (vec![], "proposed"),
+            (vec![decided("decline")], "declined"),
+            (vec![decided("approve")], "approved"),
+            (vec![decided("approve"), minted.clone()], "not_sent"),
+            (vec![decided("approve"), minted.clone(), sent.clone()], "sending"),
+            (vec![decided("approve"), minted.clone(), sent.clone(), outcome("executed")], "created"),
+            (vec![decided("approve"), minted.clone(), sent.clone(), outcome("rejected")], "failed"),
+            (vec![decided("approve"), minted.clone(), sent.clone(), outcome("unknown")], "outcome_unknown"),
+        ];
+        for (records, state) in cases {
+            let mut all = vec![record("tool_call", json!({"tool": "fabric_propose_change", "token": "chg-1"}))];
+            all.extend(records);
+            let changes = collate(&all);
+            let stands = changes.get("chg-1").map_or("proposed", Change::state);
+            assert_eq!(stands, state, "{all:?}");
+        }
+    }
 }

@@ -238,14 +238,21 @@ async fn a_signed_webhook_hears_that_a_change_waits_what_the_person_decided_and_
         "{notice}"
     );
     assert_eq!(notice["format"], "equinix-mcp notification v1");
+    assert_eq!(notice["state"], "waiting", "{notice}");
     chrome.goto(&link).await;
+    chrome.type_into("#reason", "fine for the NOC").await;
     chrome.click("#approve").await;
     assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
     let approved = receiver.wait_for("change_approved", 1).await;
-    assert_eq!(approved[0].json()["approver"], "local:dana");
+    let said = approved[0].json();
+    assert_eq!(said["approver"], "local:dana");
+    // where it stands and the approver's words, as the page names them
+    assert_eq!((said["state"].as_str(), said["reason"].as_str()), (Some("approved"), Some("fine for the NOC")));
     assert_eq!(confirm(&server.client, &token).await["executed"], true);
     let executed = receiver.wait_for("change_executed", 1).await;
     assert_eq!(executed[0].json()["outcome"], "executed");
+    assert_eq!(executed[0].json()["state"], "created");
+    assert_eq!(executed[0].json()["reason"], "fine for the NOC");
 
     // each signed with both keys, as the docs tell a receiver to check; nothing secret in them
     for got in receiver.got() {
