@@ -135,6 +135,42 @@ pub(crate) async fn approvers(args: &[&str], file: &Path) -> (bool, String, Stri
     run_to_exit(&all, &[]).await
 }
 
+/// The approvers of a file, exported as `approvers export` prints them, for `audit verify
+/// --passkeys`; and logs edited beside them.
+pub(crate) struct Exported {
+    pub dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Exported {
+    pub(crate) async fn of(file: &Path) -> Self {
+        let (ok, export, err) = approvers(&["export"], file).await;
+        assert!(ok, "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvers.json");
+        std::fs::write(&path, export).unwrap();
+        Exported { dir, path }
+    }
+
+    /// `audit verify LOG --passkeys` with these approvers.
+    pub(crate) async fn verify(&self, log: &Path) -> (bool, String, String) {
+        run_to_exit(&["audit", "verify", log.to_str().unwrap(), "--passkeys", self.path.to_str().unwrap()], &[]).await
+    }
+
+    /// `log` with its `page_decision` record's line changed by `edit` and the chain made whole
+    /// again: the edited log's path.
+    pub(crate) fn edited(&self, log: &Path, edit: impl FnOnce(&str) -> String) -> PathBuf {
+        let text = std::fs::read_to_string(log).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let at = lines.iter().position(|l| l.contains("\"event\":\"page_decision\"")).unwrap();
+        lines[at] = edit(&lines[at]);
+        crate::local_origin::relink(&mut lines);
+        let edited = self.dir.path().join("edited.jsonl");
+        std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        edited
+    }
+}
+
 /// `url` with its host replaced by `host` (the port kept).
 fn with_host(url: &str, host: &str) -> String {
     let mut u = reqwest::Url::parse(url).unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::local_approvers::{approvers, confirm, dana_at_her_server, pending};
+use super::local_approvers::{Exported, confirm, dana_at_her_server, pending};
 use super::passkeys::{assertion, events, options_of, post_form};
 use crate::harness::*;
 
@@ -113,31 +113,13 @@ async fn a_passkey_answer_made_on_another_localhost_page_approves_nothing_and_fa
     assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
     assert_eq!(confirm(&server.client, &token).await["executed"], true);
     assert_eq!(connection_creates(&sim), 1);
-    let (ok, export, err) = approvers(&["export"], &file).await;
-    assert!(ok, "{err}");
-    let dir = tempfile::tempdir().unwrap();
-    let export_path = dir.path().join("approvers.json");
-    std::fs::write(&export_path, export).unwrap();
-    let verify = |log: &std::path::Path| {
-        let args = ["audit", "verify", log.to_str().unwrap(), "--passkeys", export_path.to_str().unwrap()];
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            run_to_exit(&args, &[]).await
-        }
-    };
-    let (ok, out, err) = verify(&server.audit_log).await;
+    let exported = Exported::of(&file).await;
+    let (ok, out, err) = exported.verify(&server.audit_log).await;
     assert!(ok && out.contains("1 passkey approvals verify"), "{out}{err}");
 
     // the same record carrying the other page's answer, its chain made whole again: refused
-    let text = std::fs::read_to_string(&server.audit_log).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let at = lines.iter().position(|l| l.contains("\"event\":\"page_decision\"")).unwrap();
-    lines[at] = with_assertion(&lines[at], &elsewhere);
-    relink(&mut lines);
-    let edited = dir.path().join("edited.jsonl");
-    std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let (ok, out, err) = verify(&edited).await;
+    let edited = exported.edited(&server.audit_log, |line| with_assertion(line, &elsewhere));
+    let (ok, out, err) = exported.verify(&edited).await;
     assert!(!ok && out.contains("BROKEN") && out.contains(&signed), "{out}{err}");
 }
 

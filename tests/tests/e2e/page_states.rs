@@ -252,8 +252,7 @@ async fn a_change_is_followed_on_the_page_through_each_end_state_and_the_agent_h
 /// `audit verify --passkeys` checks it, and a comment edited in the log no longer verifies.
 #[tokio::test]
 async fn a_passkey_signs_the_approvers_comment_and_an_edited_comment_fails_verify() {
-    use crate::local_approvers::{approvers, confirm, dana_at_her_server, pending};
-    use crate::local_origin::relink;
+    use crate::local_approvers::{Exported, confirm, dana_at_her_server, pending};
     use crate::passkeys::events;
     let (_sim, file, chrome, server) = dana_at_her_server().await;
     let (token, link) = pending(&server.client, "signed-comment", 1411).await;
@@ -269,26 +268,15 @@ async fn a_passkey_signs_the_approvers_comment_and_an_edited_comment_fails_verif
     assert_eq!(decision["reason"], "checked with the \"DC\" team", "{decision}");
     assert!(decision["passkey"].is_object(), "{decision}");
 
-    let (ok, export, err) = approvers(&["export"], &file).await;
-    assert!(ok, "{err}");
-    let dir = tempfile::tempdir().unwrap();
-    let export_path = dir.path().join("approvers.json");
-    std::fs::write(&export_path, export).unwrap();
-    let verify = async |log: &std::path::Path| {
-        let args = ["audit", "verify", log.to_str().unwrap(), "--passkeys", export_path.to_str().unwrap()];
-        run_to_exit(&args, &[]).await
-    };
-    let (ok, out, err) = verify(&server.audit_log).await;
+    let exported = Exported::of(&file).await;
+    let (ok, out, err) = exported.verify(&server.audit_log).await;
     assert!(ok && out.contains("1 passkey approvals verify"), "{out}{err}");
     // the comment edited, the chain rebuilt: the signature was over the words the person wrote
-    let text = std::fs::read_to_string(&server.audit_log).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let at = lines.iter().position(|l| l.contains("\"event\":\"page_decision\"")).unwrap();
-    lines[at] = lines[at].replace("checked with the \\\"DC\\\" team", "not checked with anyone");
-    assert!(lines[at].contains("not checked with anyone"), "{}", lines[at]);
-    relink(&mut lines);
-    let edited = dir.path().join("edited.jsonl");
-    std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let (ok, out, _) = verify(&edited).await;
+    let edited = exported.edited(&server.audit_log, |line| {
+        let changed = line.replace("checked with the \\\"DC\\\" team", "not checked with anyone");
+        assert!(changed.contains("not checked with anyone"), "{line}");
+        changed
+    });
+    let (ok, out, _) = exported.verify(&edited).await;
     assert!(!ok && out.contains("BROKEN"), "{out}");
 }

@@ -189,7 +189,7 @@ async fn the_propose_result_the_model_reads_stays_within_its_budget() {
 /// `audit verify --passkeys` even with its chain made whole.
 #[tokio::test]
 async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
-    use super::local_approvers::{approvers, confirm, dana_at_her_server, pending};
+    use super::local_approvers::{Exported, confirm, dana_at_her_server, pending};
     let (_sim, file, chrome, server) = dana_at_her_server().await;
     let (token, link) = pending(&server.client, "plan-on-the-page", 1207).await;
     chrome.goto(&link).await;
@@ -214,38 +214,24 @@ async fn the_page_shows_the_plan_first_and_the_passkey_signs_what_was_shown() {
     let decision = events(&entries, "page_decision")[0].clone();
     assert_eq!(decision["plan_sha256"], shown_sha, "{decision}");
     assert_eq!(events(&entries, "approval_minted")[0]["plan_sha256"], shown_sha);
-    let (ok, export, err) = approvers(&["export"], &file).await;
-    assert!(ok, "{err}");
-    let dir = tempfile::tempdir().unwrap();
-    let export_path = dir.path().join("approvers.json");
-    std::fs::write(&export_path, export).unwrap();
-    let verify = async |log: &std::path::Path| {
-        let args = ["audit", "verify", log.to_str().unwrap(), "--passkeys", export_path.to_str().unwrap()];
-        run_to_exit(&args, &[]).await
-    };
-    let (ok, out, err) = verify(&server.audit_log).await;
+    let exported = Exported::of(&file).await;
+    let (ok, out, err) = exported.verify(&server.audit_log).await;
     assert!(
         ok && out.contains("1 passkey approvals verify") && out.contains("plans shown to a person match"),
         "{out}{err}"
     );
     // the decision's plan and its hash swapped for another plan's, the chain rebuilt: the
     // signature was over the plan shown, so it no longer verifies
-    let text = std::fs::read_to_string(&server.audit_log).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let at = lines.iter().position(|l| l.contains("\"event\":\"page_decision\"")).unwrap();
-    let line = &lines[at];
-    let start = line.find("\"value\":\"").unwrap() + 9;
-    let end = start + line[start..].find("\",\"from\"").unwrap();
-    let mut edited = format!("{}port \\\"SOMEWHERE-HARMLESS\\\"{}", &line[..start], &line[end..]);
-    let parsed: serde_json::Value = serde_json::from_str(&edited).unwrap();
-    let other: equinix_mcp::plan::Plan = serde_json::from_value(parsed["plan"].clone()).unwrap();
-    assert!(other.lines[0].value.contains("SOMEWHERE-HARMLESS"));
-    edited = edited.replace(&shown_sha, &other.sha256());
-    lines[at] = edited;
-    relink(&mut lines);
-    let edited = dir.path().join("edited.jsonl");
-    std::fs::write(&edited, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let (ok, out, _) = verify(&edited).await;
+    let edited = exported.edited(&server.audit_log, |line| {
+        let start = line.find("\"value\":\"").unwrap() + 9;
+        let end = start + line[start..].find("\",\"from\"").unwrap();
+        let edited = format!("{}port \\\"SOMEWHERE-HARMLESS\\\"{}", &line[..start], &line[end..]);
+        let parsed: serde_json::Value = serde_json::from_str(&edited).unwrap();
+        let other: equinix_mcp::plan::Plan = serde_json::from_value(parsed["plan"].clone()).unwrap();
+        assert!(other.lines[0].value.contains("SOMEWHERE-HARMLESS"));
+        edited.replace(&shown_sha, &other.sha256())
+    });
+    let (ok, out, _) = exported.verify(&edited).await;
     assert!(!ok && out.contains("BROKEN") && out.contains("another request"), "{out}");
 }
 
