@@ -92,9 +92,16 @@ pub async fn recall(store: &ProposalStore, principal: &str, now_ms: u64) -> Opti
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Keeps the reason the agent gave with the proposal `token` (its own words, cut and with its
-/// invisible characters shown), for the page that will ask about it.
-pub async fn remember_agent_reason(store: &ProposalStore, token: &str, reason: &str, now_ms: u64) {
+/// Where the reason `principal`'s agent gave with its proposal `token` is kept: under both, so a
+/// component that returns another principal's token from a proposal cannot put words on that
+/// principal's page (a page is asked by its proposal's own principal).
+fn agent_reason_key(principal: &str, token: &str) -> String {
+    crate::approval_page::hashed(&format!("{principal}\n{token}"))
+}
+
+/// Keeps the reason `principal`'s agent gave with the proposal `token` (its own words, cut and
+/// with its invisible characters shown), for the page that will ask about it.
+pub async fn remember_agent_reason(store: &ProposalStore, principal: &str, token: &str, reason: &str, now_ms: u64) {
     let text = crate::exact_json::visible(&equinix_broker_contract::clip(
         reason.trim(),
         equinix_broker_contract::AGENT_REASON_CHARS,
@@ -103,14 +110,15 @@ pub async fn remember_agent_reason(store: &ProposalStore, token: &str, reason: &
         return;
     }
     let ttl = crate::approval::TTL_MS + super::record::AFTERWARDS_MS;
-    if let Err(e) = store.note_put(&NoteKey::AgentReason(token), text.as_bytes(), ttl, false, now_ms).await {
+    let key = agent_reason_key(principal, token);
+    if let Err(e) = store.note_put(&NoteKey::AgentReason(&key), text.as_bytes(), ttl, false, now_ms).await {
         tracing::info!("the agent's reason for a proposal is not kept: {e}");
     }
 }
 
-/// The reason the agent gave with the proposal `token`, if it gave one.
-pub async fn agent_reason(store: &ProposalStore, token: &str, now_ms: u64) -> String {
-    match store.note_get(&NoteKey::AgentReason(token), now_ms).await {
+/// The reason `principal`'s agent gave with the proposal `token`, if it gave one.
+pub async fn agent_reason(store: &ProposalStore, principal: &str, token: &str, now_ms: u64) -> String {
+    match store.note_get(&NoteKey::AgentReason(&agent_reason_key(principal, token)), now_ms).await {
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         _ => String::new(),
     }
@@ -120,6 +128,20 @@ pub async fn agent_reason(store: &ProposalStore, token: &str, now_ms: u64) -> St
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[tokio::test]
+    async fn an_agents_reason_is_kept_for_its_own_principals_page_only_and_cut() {
+        let store = ProposalStore::new();
+        let long = format!("  move the \u{202e}NOC link {}  ", "x".repeat(300));
+        remember_agent_reason(&store, "i#alice", "chg-1", &long, 0).await;
+        let kept = agent_reason(&store, "i#alice", "chg-1", 1).await;
+        assert!(kept.starts_with("move the \\u{202e}NOC link x"), "trimmed, invisible shown: {kept}");
+        assert!(kept.ends_with("more characters)") && kept.len() < long.len(), "cut, and says so: {kept}");
+        // a component that hands alice's agent bob's token cannot put words on bob's page
+        assert_eq!(agent_reason(&store, "i#bob", "chg-1", 1).await, "");
+        remember_agent_reason(&store, "i#bob", "chg-2", "   ", 0).await;
+        assert_eq!(agent_reason(&store, "i#bob", "chg-2", 1).await, "", "a blank reason is none");
+    }
 
     #[test]
     fn a_person_reads_as_you_as_their_name_or_as_their_subject_and_the_id_is_one_click_away() {

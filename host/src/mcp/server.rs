@@ -198,7 +198,7 @@ impl McpServer {
             )
         {
             let (store, now) = (&self.shared.grants.proposals, self.shared.grants.clock.now_ms());
-            crate::approval_page::people::remember_agent_reason(store, token, reason, now).await;
+            crate::approval_page::people::remember_agent_reason(store, principal.as_str(), token, reason, now).await;
         }
         let value = match &called.ending.page_said {
             Some(said) => with_page_decision(value, said, self.shared.grants.clock.now_ms()),

@@ -30,7 +30,7 @@ pub enum NoteKey<'a> {
     PageOutcome(&'a str),
     /// The name and e-mail a person signed in with, by the SHA-256 of their principal.
     Person(&'a str),
-    /// The reason the agent gave with a proposal, by the proposal's token.
+    /// The reason an agent gave with a proposal, by the SHA-256 of its principal and the token.
     AgentReason(&'a str),
 }
 

@@ -182,7 +182,7 @@ impl PageRound {
                     tracing::warn!(page = %old.id, "the inbox still lists a page another one replaces: {e}");
                 }
                 let mut r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
-                r.agent_reason = people::agent_reason(&self.page.store, &r.token, now).await;
+                r.agent_reason = people::agent_reason(&self.page.store, &r.proposer, &r.token, now).await;
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
                 self.page.waiting(&r);
                 r
@@ -235,7 +235,7 @@ impl UrlElicit {
         let started = tokio::time::Instant::now();
         let now = self.page.clock.now_ms();
         let mut record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
-        record.agent_reason = people::agent_reason(&self.page.store, &record.token, now).await;
+        record.agent_reason = people::agent_reason(&self.page.store, &record.proposer, &record.token, now).await;
         self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
         self.page.waiting(&record);
         let reached = self.link_and_wait(&record, form, cancel, started).await;
