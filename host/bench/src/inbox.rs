@@ -63,6 +63,7 @@ fn record(i: usize, now: u64) -> PageRecord {
             ),
             lines: Vec::new(),
             checks: Vec::new(),
+            priced: None,
         }),
         agent_reason: String::new(),
     }

@@ -208,7 +208,9 @@ impl ConfirmView<'_> {
         let created = create.route().change_type();
         let change_type = created.as_str();
         if self.judge().policed() {
-            let facts = Facts::of(created, &body, &form.subject.request_sha256);
+            let mut facts = Facts::of(created, &body, &form.subject.request_sha256);
+            // the price the plan shown to the person was read with, never the component's
+            facts.price = form.plan.as_ref().and_then(|p| p.priced.clone());
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
             let own = self.judge().judge("approval", change_type, &facts, Some(&approving)).await;

@@ -28,7 +28,7 @@ const SUMMARY_NAME_CHARS: usize = 40;
 
 /// The plan of `input`.
 pub fn compose(input: Input) -> Plan {
-    let mut b = Builder { input: &input, lines: Vec::new(), checks: Vec::new() };
+    let mut b = Builder { input: &input, lines: Vec::new(), checks: Vec::new(), priced: None };
     let summary = match input.change_type {
         ChangeType::ConnectionCreate => b.connection(),
         ChangeType::NetworkCreate => b.network(),
@@ -48,6 +48,7 @@ pub fn compose(input: Input) -> Plan {
         summary,
         lines: b.lines,
         checks: b.checks,
+        priced: b.priced,
     }
 }
 
@@ -55,6 +56,7 @@ struct Builder<'a> {
     input: &'a Input<'a>,
     lines: Vec<Line>,
     checks: Vec<Check>,
+    priced: Option<super::Priced>,
 }
 
 /// A member of a JSON value as text: a string shown as it is, anything else as JSON.
@@ -493,11 +495,13 @@ impl Builder<'_> {
                 "; the A side is priced by its port, where Fabric places it, not by a metroCode in the bytes",
             );
         }
+        let mut figures = None;
         let (value, short) = match self.answer(&Key::Price) {
             Err(why) => (why, "price unknown".to_string()),
             Ok(answer) => match answer["data"].as_array().and_then(|d| d.first()) {
                 None => ("no rate-card row matched this connection".into(), "price unknown".into()),
                 Some(row) => {
+                    figures = priced(row);
                     let currency = data(&row["currency"]);
                     let monthly = money(charge(row, "MONTHLY_RECURRING"));
                     let value = format!(
@@ -509,6 +513,7 @@ impl Builder<'_> {
                 }
             },
         };
+        self.priced = figures;
         self.line("price", value, from);
         short
     }
@@ -653,6 +658,28 @@ impl Bandwidth {
     }
 }
 
+/// A rate-card row's figures for the policy: a charge type the row does not name, or names
+/// without a number, is unknown (none), never zero; so is a row without a plain currency code.
+fn priced(row: &Value) -> Option<super::Priced> {
+    let currency = row["currency"].as_str().filter(|c| c.len() == 3 && c.bytes().all(|b| b.is_ascii_uppercase()))?;
+    let cents = |charge_type: &str| {
+        let charges: Vec<f64> = row["charges"]
+            .as_array()?
+            .iter()
+            .filter(|c| c["type"] == charge_type)
+            .map(|c| c["price"].as_f64())
+            .collect::<Option<_>>()?;
+        let sum: f64 = charges.iter().sum();
+        (!charges.is_empty() && sum.is_finite() && sum >= 0.0 && sum < 1e15).then(|| (sum * 100.0).round() as i64)
+    };
+    Some(super::Priced {
+        currency: currency.to_string(),
+        monthly_cents: cents("MONTHLY_RECURRING"),
+        one_time_cents: cents("NON_RECURRING"),
+        term_months: row["termLength"].as_i64().filter(|t| *t > 0),
+    })
+}
+
 /// The sum of a rate-card row's charges of one type.
 fn charge(row: &Value, charge_type: &str) -> f64 {
     row["charges"]
@@ -767,6 +794,18 @@ mod tests {
     }
 
     #[test]
+    fn a_charge_fabric_did_not_give_is_unknown_to_the_policy_never_zero() {
+        let row = |charges: Value| json!({"currency": "USD", "termLength": 12, "charges": charges});
+        let only_monthly = priced(&row(json!([{"type": "MONTHLY_RECURRING", "price": 1999.995}]))).unwrap();
+        assert_eq!((only_monthly.monthly_cents, only_monthly.one_time_cents), (Some(200_000), None));
+        let no_number = priced(&row(json!([{"type": "MONTHLY_RECURRING", "price": "12"}]))).unwrap();
+        assert_eq!(no_number.monthly_cents, None, "a price that is not a number is unknown");
+        assert_eq!(priced(&json!({"currency": "usd<b>", "charges": []})), None, "no plain currency: no figures");
+        let negative = priced(&row(json!([{"type": "MONTHLY_RECURRING", "price": -5.0}]))).unwrap();
+        assert_eq!(negative.monthly_cents, None, "a negative sum is no price");
+    }
+
+    #[test]
     fn a_connection_reads_as_names_places_and_a_price_each_with_its_source() {
         let plan = plan(&body(), &answers());
         assert_eq!(
@@ -784,6 +823,12 @@ mod tests {
         assert!(value(&plan, "Z side").value.contains("\"AWS Direct Connect\" (…0c1d2e3f4a01) (PUBLIC)"));
         assert_eq!(value(&plan, "Z side metro").value, "SV (Silicon Valley)");
         assert_eq!(value(&plan, "price").value, "USD 250.00 per month + USD 0.00 one-time, term 1 month(s)");
+        // the same figures for the operator's policy, in cents
+        let priced = plan.priced.clone().expect("priced");
+        assert_eq!(
+            (priced.currency.as_str(), priced.monthly_cents, priced.one_time_cents, priced.term_months),
+            ("USD", Some(25_000), Some(0), Some(1))
+        );
         assert!(value(&plan, "price").from.starts_with("Fabric: POST /fabric/v4/prices/search"));
         assert_eq!(value(&plan, "notifications").value, "ALL to \"noc@example.com\"");
         assert_eq!(value(&plan, "name").value, "\"to-aws\"");
@@ -826,6 +871,7 @@ mod tests {
         let plan = plan(&body(), &answers);
         assert!(value(&plan, "A side").value.contains("…306a5c00a600 not resolved: Fabric answered HTTP 404"));
         assert_eq!(value(&plan, "price").value, "no rate-card row matched this connection");
+        assert_eq!(plan.priced, None, "no price is no figure for the policy, never zero");
         assert!(value(&plan, "Z side metro").value.starts_with("SV (its name not read"));
         assert!(plan.checks.iter().any(|c| c.verdict == OK && c.what.contains("VLAN 300 is free")));
     }

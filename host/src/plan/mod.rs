@@ -33,6 +33,21 @@ pub struct Plan {
     pub lines: Vec<Line>,
     /// What the host checked at read time.
     pub checks: Vec<Check>,
+    /// The list price the host read from Fabric for it, as figures the operator's policy reads
+    /// (none: Fabric gave none, or the change has no price of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priced: Option<Priced>,
+}
+
+/// A list price as the policy reads it: whole cents, so a rule compares sums without rounding.
+/// A charge Fabric did not give is absent, never zero.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Priced {
+    pub currency: String,
+    pub monthly_cents: Option<i64>,
+    pub one_time_cents: Option<i64>,
+    pub term_months: Option<i64>,
 }
 
 /// One meaning: its label, its value (already made visible and bounded), and where it came from.

@@ -36,6 +36,10 @@ pub struct Facts {
     /// What the body holds where a bandwidth belongs but is not an integer: the policy could not
     /// judge it, so the host refuses the request.
     pub unreadable_bandwidth: Option<String>,
+    /// The list price the host read from Fabric for the plan (none before the dry run, and for
+    /// what Fabric gave no price): `price_known` and the price attributes of the schema.
+    #[serde(default)]
+    pub price: Option<crate::plan::Priced>,
 }
 
 /// The metro of an access point the host cannot place: `["DC"].containsAll(resource.metros)`
@@ -76,6 +80,12 @@ impl Facts {
             if let Some(v) = value {
                 parts.push(format!("{what} {v}"));
             }
+        }
+        match self.price.as_ref().and_then(|p| Some((&p.currency, p.monthly_cents?))) {
+            Some((currency, cents)) => {
+                parts.push(format!("a list price of {currency} {}.{:02} a month", cents / 100, cents % 100))
+            }
+            None => parts.push("no known price".into()),
         }
         if self.redundant {
             parts.push("redundant".into());

@@ -141,6 +141,15 @@ fn attributes(facts: &Facts) -> Vec<(&'static str, Attr<'_>)> {
     ];
     attrs.extend(optional.into_iter().filter_map(|(name, v)| Some((name, Attr::Text(v?)))));
     attrs.extend(facts.bandwidth_mbps.map(|b| ("bandwidth_mbps", Attr::Long(b))));
+    // a price the host could not read is absent, and `price_known` says so: a rule that names a
+    // sum never reads an unknown price as zero
+    let price = facts.price.as_ref();
+    let monthly = price.and_then(|p| p.monthly_cents);
+    attrs.push(("price_known", Attr::Bool(monthly.is_some())));
+    attrs.extend(monthly.map(|c| ("monthly_price_cents", Attr::Long(c))));
+    attrs.extend(price.and_then(|p| p.one_time_cents).map(|c| ("one_time_price_cents", Attr::Long(c))));
+    attrs.extend(price.and_then(|p| p.term_months).map(|t| ("term_months", Attr::Long(t))));
+    attrs.extend(price.filter(|_| monthly.is_some()).map(|p| ("price_currency", Attr::Text(&p.currency))));
     attrs
 }
 
@@ -556,6 +565,54 @@ mod tests {
         assert!(p.decide(&asking, &facts("a", 1, "DC")).allowed);
         assert_eq!(p.recall(&asking, &facts("a", 1, "DC")), None);
         assert!(!p.decide(&asking, &facts("b", 1, "DC")).allowed);
+    }
+
+    /// The price the host read is a fact a rule can name a sum with; an unknown price is absent
+    /// and `price_known` is false, so neither a permit under a sum nor a forbid over one waves it
+    /// through.
+    #[test]
+    fn a_rule_names_a_monthly_sum_and_an_unknown_price_is_never_zero() {
+        let p = policy(
+            r#"@id("all") permit (principal, action, resource);
+               @id("at-most-usd-2000-a-month") forbid (principal, action, resource)
+               unless { resource.price_known && resource has price_currency && resource.price_currency == "USD"
+                        && resource has monthly_price_cents && resource.monthly_price_cents <= 200000 };"#,
+        );
+        let asking = Asking {
+            action: "connection_create",
+            principal: "p",
+            phase: "approval",
+            transport: "http",
+            tool: "t",
+            approving: None,
+        };
+        let priced = |monthly: Option<i64>, currency: &str| Facts {
+            request_sha256: "h".into(),
+            price: Some(crate::plan::Priced {
+                currency: currency.into(),
+                monthly_cents: monthly,
+                one_time_cents: Some(0),
+                term_months: Some(1),
+            }),
+            ..Facts::default()
+        };
+        let cases = [
+            (priced(Some(30_000), "USD"), true),
+            (priced(Some(200_000), "USD"), true),
+            (priced(Some(200_001), "USD"), false),
+            (priced(Some(30_000), "EUR"), false),
+            (priced(None, "USD"), false),
+            (Facts { request_sha256: "h".into(), ..Facts::default() }, false),
+        ];
+        for (facts, allowed) in cases {
+            let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
+            assert_eq!(checked.allowed, allowed, "{:?}: {checked:?}", facts.price);
+            assert_eq!(*p.decide(&asking, &facts), checked, "the memo tells the prices apart");
+        }
+        assert!(
+            priced(Some(250_050), "USD").summary("connection_create").contains("a list price of USD 2500.50 a month")
+        );
+        assert!(Facts::default().summary("connection_create").contains("no known price"));
     }
 
     /// How a person approved reaches the approval phase, fits the schema, and is part of what

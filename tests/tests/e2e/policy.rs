@@ -171,6 +171,53 @@ async fn http_principals_sighup_and_the_approval_phase() {
     server.terminate();
 }
 
+/// docs/policy.md's cost rule, as written, beside a rule that permits everything.
+fn cost_policy() -> String {
+    let docs = include_str!("../../../docs/policy.md");
+    let section = &docs[docs.find("**Cost.**").expect("a cost section")..];
+    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
+    let rule = &section[start..start + section[start..].find("```").unwrap()];
+    format!("@id(\"anything\") permit (principal, action, resource);\n{rule}")
+}
+
+/// Issue 74: the price the host itself read from Fabric is a fact a rule names a sum with, and an
+/// unknown price is refused like a price too high, never read as zero.
+#[tokio::test]
+async fn the_documented_cost_rule_reads_the_price_the_host_resolved_and_refuses_an_unknown_one() {
+    let path = policy_file(&cost_policy());
+    let (ok, stdout, stderr) = run_to_exit(&["policy", "check", path.to_str().unwrap()], &[]).await;
+    assert!(ok && stdout.contains("2 policies, valid against the EquinixMcp schema"), "{stdout}{stderr}");
+    let args = ["--toolsets", "all,mutate", "--policy", path.to_str().unwrap()];
+    let server = Launch::serve().args(&args).client(TestClient::accepting()).stdio().await;
+
+    let connection = |name: &str, bandwidth: u64, vlan: u64| {
+        let mut c = connection(name, bandwidth, 3);
+        for side in ["aSide", "zSide"] {
+            c["spec"][side]["accessPoint"]["linkProtocol"]["vlanTag"] = json!(vlan);
+        }
+        c
+    };
+    // 1 Gbps lists at USD 300.00 a month: put before the person, created
+    let p = server.ok("fabric_propose_change", connection("cheap", 1000, 1501)).await;
+    let done = server.ok("fabric_confirm_change", json!({"confirm_token": p["confirm_token"]})).await;
+    assert_eq!(done["executed"], true, "{done}");
+    // 5 Gbps lists at USD 800.00: the dry run passes (nothing is priced before it), the
+    // approval phase refuses it, naming the rule and the price it read
+    let dear = server.ok("fabric_propose_change", connection("dear", 5000, 1502)).await;
+    let refused = server.refused("fabric_confirm_change", json!({"confirm_token": dear["confirm_token"]})).await;
+    assert_eq!(refused["kind"], "confirmation_refused", "{refused}");
+    let said = refused["message"].as_str().unwrap();
+    assert!(said.contains("at-most-usd-500-a-month") && said.contains("USD 800.00 a month"), "{said}");
+    // 300 Mbps is on no rate card row: no known price, refused as well
+    let unpriced = server.ok("fabric_propose_change", connection("unpriced", 300, 1503)).await;
+    let refused = server.refused("fabric_confirm_change", json!({"confirm_token": unpriced["confirm_token"]})).await;
+    let said = refused["message"].as_str().unwrap();
+    assert!(said.contains("at-most-usd-500-a-month") && said.contains("no known price"), "{said}");
+    let sim = embedded_sim_url(&server).await;
+    assert_eq!(creates(&sim, "connections").await, 1, "only the one the rule let through");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn policy_check_names_the_policy_and_the_problem() {
     let typo =
