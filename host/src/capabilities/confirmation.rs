@@ -34,8 +34,9 @@ pub fn status_name(status: Status) -> &'static str {
 /// component's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Awaiting {
-    /// A 2026-07-28 first round's form, for an input request.
-    Input(Form),
+    /// A 2026-07-28 first round's form, for an input request (boxed: a form with its plan is
+    /// far larger than a page's question).
+    Input(Box<Form>),
     /// A question on the approval page.
     Page(PagePending),
 }
@@ -324,7 +325,7 @@ impl confirmation::Host for ConfirmView<'_> {
         let (status, approver, from_page) = match reached {
             Reached::Answer { status, approver, page } => (status, approver, page),
             Reached::NeedsInput => {
-                self.confirm.awaiting = Some(Awaiting::Input(form));
+                self.confirm.awaiting = Some(Awaiting::Input(Box::new(form)));
                 (Status::InputRequired, None, None)
             }
             Reached::AwaitsPage(pending) => {

@@ -670,7 +670,7 @@ fn priced(row: &Value) -> Option<super::Priced> {
             .map(|c| c["price"].as_f64())
             .collect::<Option<_>>()?;
         let sum: f64 = charges.iter().sum();
-        (!charges.is_empty() && sum.is_finite() && sum >= 0.0 && sum < 1e15).then(|| (sum * 100.0).round() as i64)
+        (!charges.is_empty() && (0.0..1e15).contains(&sum)).then(|| (sum * 100.0).round() as i64)
     };
     Some(super::Priced {
         currency: currency.to_string(),
