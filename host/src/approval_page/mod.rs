@@ -37,6 +37,7 @@ use crate::approval::Once;
 use crate::audit::{AuditLog, Event, events};
 use crate::capabilities::OperatorPolicy;
 use crate::clock::Clock;
+use crate::notify::FollowUps;
 use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
 use crate::policy::{Approving, Asking};
 use crate::principal::Principal;
@@ -593,22 +594,36 @@ impl ApprovalPage {
         Ok(written)
     }
 
-    /// Tells the operator's destinations that `record`'s question waits, and, if nobody decided
-    /// it by the end of its proposal's time, that it expired (watched on this replica; the
-    /// once-claim keeps it one notice if another replica watches the same page).
+    /// Tells the operator's destinations that `record`'s question waits; if nobody decided it
+    /// after the operator's times, reminds them and escalates it (`--notify-remind-after-secs`,
+    /// `--notify-escalate-after-secs`); and if nobody decided it by the end of its proposal's
+    /// time, that it expired. Watched on this replica (the once-claim keeps each one notice if
+    /// another replica watches the same page); a replica that stops first sends none of them.
     pub fn waiting(self: &Arc<Self>, record: &PageRecord) {
-        if self.notifier.is_none() {
-            return;
-        }
+        let Some(notifier) = &self.notifier else { return };
         self.notify("change_waiting", record, None);
+        let FollowUps { remind_after_ms, escalate_after_ms } = notifier.follow_ups;
+        let at = |after: Option<u64>| after.map(|ms| record.created_at_ms.saturating_add(ms));
+        let mut follow_ups: Vec<(u64, &'static str)> =
+            [(at(remind_after_ms), crate::notify::REMINDER), (at(escalate_after_ms), crate::notify::ESCALATED)]
+                .into_iter()
+                .filter_map(|(when, event)| Some((when?, event)))
+                .filter(|(when, _)| *when < record.expires_at_ms)
+                .collect();
+        follow_ups.push((record.expires_at_ms, "change_expired"));
         let (page, record) = (self.clone(), record.clone());
         tokio::spawn(async move {
-            // the host's clock, by which the proposal's time is judged, read every few seconds
-            while page.clock.now_ms() < record.expires_at_ms {
-                tokio::time::sleep(EXPIRY_WATCH).await;
-            }
-            if let Ok(None) = page.notes().decision(&record.id).await {
-                page.notify("change_expired", &record, None);
+            for (when, event) in follow_ups {
+                // the host's clock, by which the proposal's time is judged, read every few seconds
+                while page.clock.now_ms() < when {
+                    tokio::time::sleep(EXPIRY_WATCH).await;
+                }
+                match page.notes().decision(&record.id).await {
+                    Ok(None) => page.notify(event, &record, None),
+                    // decided: nothing more to remind anyone of
+                    Ok(Some(_)) => return,
+                    Err(e) => tracing::warn!(page = %record.id, "no {event} notice: the store did not answer: {e}"),
+                }
             }
         });
     }
@@ -632,7 +647,7 @@ impl ApprovalPage {
             policy,
             outcome: None,
             state: match event {
-                "change_waiting" => "waiting",
+                "change_waiting" | crate::notify::REMINDER | crate::notify::ESCALATED => "waiting",
                 "change_expired" => "expired",
                 _ if decided.is_some_and(|d| d.approve) => "approved",
                 _ => "declined",

@@ -109,8 +109,10 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let (seals, key_source) = state_key(args, &grants.proposals)?;
     grants.audit = open_audit(&args.audit, &registry)?;
     let destinations = args.notify.destinations()?;
+    let escalation = args.notify.escalation_destinations()?;
+    let follow_ups = args.notify.follow_ups(&escalation)?;
     grants.notifier = crate::notify::Notifier::start(
-        destinations,
+        (destinations, escalation, follow_ups),
         args.notify.attempt_timeout(),
         grants.proposals.clone(),
         grants.clock.clone(),

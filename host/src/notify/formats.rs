@@ -38,6 +38,8 @@ pub fn signature(keys: &[Vec<u8>], unix_seconds: u64, body: &str) -> String {
 fn headline(notice: &Notice) -> String {
     let what = match notice.event {
         "change_waiting" => "A change waits for approval",
+        "change_reminder" => "Reminder: a change still waits for approval",
+        "change_escalated" => "Escalated: nobody has decided a change that waits for approval",
         "change_approved" => "A change was approved",
         "change_declined" => "A change was declined",
         "change_expired" => "A change expired unapproved",

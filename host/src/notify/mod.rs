@@ -33,8 +33,9 @@ const FIRST_PAUSE: Duration = Duration::from_millis(500);
 /// What happened, as a destination is told. The same words for every destination.
 #[derive(Clone, Debug, Serialize)]
 pub struct Notice {
-    /// `change_waiting`, `change_approved`, `change_declined`, `change_expired`,
-    /// `change_executed`, `change_failed`, `change_outcome_unknown`.
+    /// `change_waiting`, `change_reminder`, `change_escalated`, `change_approved`,
+    /// `change_declined`, `change_expired`, `change_executed`, `change_failed`,
+    /// `change_outcome_unknown`.
     pub event: &'static str,
     /// What makes this event one (the page or the request, and the event): claimed once across
     /// replicas. Not sent.
@@ -100,23 +101,39 @@ impl Destination {
     }
 }
 
+/// The event an escalation is sent as (to the escalation destinations only).
+pub const ESCALATED: &str = "change_escalated";
+/// The event a reminder is sent as.
+pub const REMINDER: &str = "change_reminder";
+
+/// When a change nobody decided is notified again, and escalated (none: never), counted from
+/// when it was put on the approval page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FollowUps {
+    pub remind_after_ms: Option<u64>,
+    pub escalate_after_ms: Option<u64>,
+}
+
 /// The operator's notifications: a queue and the task that empties it.
 pub struct Notifier {
     queue: mpsc::Sender<Notice>,
     /// Records a notice the full queue dropped.
     delivery: Arc<Delivery>,
+    /// When a change nobody decided is reminded of and escalated.
+    pub follow_ups: FollowUps,
 }
 
 impl Notifier {
-    /// Starts delivering to `destinations`, each attempt within `timeout` (none: no notifier).
+    /// Starts delivering to `destinations` (escalations to `escalation`), each attempt within
+    /// `timeout` (none: no notifier).
     pub fn start(
-        destinations: Vec<Destination>,
+        (destinations, escalation, follow_ups): (Vec<Destination>, Vec<Destination>, FollowUps),
         timeout: Duration,
         store: Arc<ProposalStore>,
         clock: Clock,
         audit: Option<Arc<AuditLog>>,
     ) -> anyhow::Result<Option<Arc<Notifier>>> {
-        if destinations.is_empty() {
+        if destinations.is_empty() && escalation.is_empty() {
             return Ok(None);
         }
         crate::install_crypto_provider();
@@ -127,7 +144,7 @@ impl Notifier {
             .user_agent(concat!("equinix-mcp/", env!("CARGO_PKG_VERSION")))
             .build()?;
         let (queue, mut waiting) = mpsc::channel::<Notice>(QUEUE);
-        let delivery = Arc::new(Delivery { client, destinations, store, clock, audit, timeout });
+        let delivery = Arc::new(Delivery { client, destinations, escalation, store, clock, audit, timeout });
         let delivering = delivery.clone();
         tokio::spawn(async move {
             while let Some(notice) = waiting.recv().await {
@@ -136,7 +153,7 @@ impl Notifier {
                 tokio::spawn(async move { delivery.deliver(notice).await });
             }
         });
-        Ok(Some(Arc::new(Notifier { queue, delivery })))
+        Ok(Some(Arc::new(Notifier { queue, delivery, follow_ups })))
     }
 
     /// Queues `notice` without waiting; a full queue drops it: counted, logged, and recorded in
@@ -158,6 +175,8 @@ impl Notifier {
 struct Delivery {
     client: reqwest::Client,
     destinations: Vec<Destination>,
+    /// Where escalations go (and only they).
+    escalation: Vec<Destination>,
     store: Arc<ProposalStore>,
     clock: Clock,
     audit: Option<Arc<AuditLog>>,
@@ -166,9 +185,15 @@ struct Delivery {
 
 impl Delivery {
     /// Records that `notice` was dropped before any destination was tried (the queue was full).
+    /// Where `notice` goes: an escalation to the escalation destinations, anything else to the
+    /// others.
+    fn routes(&self, notice: &Notice) -> &[Destination] {
+        if notice.event == ESCALATED { &self.escalation } else { &self.destinations }
+    }
+
     async fn dropped(&self, notice: Notice) {
         let destinations = self
-            .destinations
+            .routes(&notice)
             .iter()
             .map(|d| events::Delivered {
                 destination: d.label(),
@@ -207,7 +232,7 @@ impl Delivery {
             }
         }
         let id = hex::encode(rand::random::<[u8; 16]>());
-        let sends = self.destinations.iter().map(|d| self.to(d, &notice, &id));
+        let sends = self.routes(&notice).iter().map(|d| self.to(d, &notice, &id));
         let destinations = futures_util::future::join_all(sends).await;
         // one record for the notice, once every destination's attempts are over
         self.record(&notice, id, destinations).await;
@@ -324,6 +349,7 @@ mod tests {
         let delivery = Arc::new(Delivery {
             client: reqwest::Client::new(),
             destinations: vec![Destination::Webhook { url, keys: vec![vec![b'k'; 32]] }],
+            escalation: Vec::new(),
             store: Arc::new(ProposalStore::new()),
             clock: Clock::default(),
             audit: Some(audit.clone()),
@@ -331,7 +357,7 @@ mod tests {
         });
         // a queue nobody empties, as when every delivery task is busy
         let (queue, _waiting) = mpsc::channel::<Notice>(QUEUE);
-        let notifier = Notifier { queue, delivery };
+        let notifier = Notifier { queue, delivery, follow_ups: FollowUps::default() };
         let started = std::time::Instant::now();
         let queued = (0..QUEUE + 2).filter(|n| notifier.notify(notice(*n))).count();
         assert_eq!(queued, QUEUE, "the queue takes {QUEUE}, the rest are dropped");

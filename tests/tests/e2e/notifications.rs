@@ -420,6 +420,64 @@ async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
     );
 }
 
+/// Issue 74: a change nobody decides is reminded of once after `--notify-remind-after-secs`, to
+/// the usual destinations, and escalated once after `--notify-escalate-after-secs`, to the
+/// escalation destination only; each is in the audit log, and a decision ends them.
+#[tokio::test]
+async fn a_change_nobody_decides_is_reminded_of_then_escalated_once_each() {
+    let (receiver, on_call) =
+        (Receiver::start(Answers::Status(200)).await, Receiver::start(Answers::Status(200)).await);
+    let key = private_file(KEY_NEW);
+    let file = fresh_approvers_path();
+    let chrome = Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--notify-webhook", &receiver.url])
+        .args(&["--notify-webhook-key-file", key.to_str().unwrap()])
+        .args(&["--notify-remind-after-secs", "120", "--notify-escalate-after-secs", "300"])
+        .args(&["--notify-escalate-webhook", &on_call.url])
+        .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
+        .stdio()
+        .await;
+    let sim = embedded_sim_url(&server).await;
+    let (token, link) = pending(&server.client, "nobody-looks", 1308).await;
+    receiver.wait_for("change_waiting", 1).await;
+    assert!(receiver.of("change_reminder").is_empty(), "not before its time");
+    advance_clock(&sim, 121_000).await;
+    let reminded = receiver.wait_for("change_reminder", 1).await;
+    assert_eq!(
+        (reminded[0].json()["state"].as_str(), reminded[0].json()["approval_url"].as_str()),
+        (Some("waiting"), Some(link.as_str()))
+    );
+    advance_clock(&sim, 180_000).await;
+    let escalated = on_call.wait_for("change_escalated", 1).await;
+    assert_eq!(escalated[0].json()["approval_url"], link.as_str());
+    // a person decides: no expiry notice follows, and each follow-up was sent once, where it goes
+    chrome.goto(&link).await;
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
+    assert_eq!(confirm(&server.client, &token).await["executed"], true);
+    receiver.wait_for("change_executed", 1).await;
+    advance_clock(&sim, 400_000).await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    // (sorted: two deliveries may arrive in either order)
+    let events = |r: &Receiver| {
+        let mut all: Vec<String> = r.got().iter().map(|g| g.json()["event"].as_str().unwrap().to_string()).collect();
+        all.sort();
+        all
+    };
+    assert_eq!(events(&receiver), ["change_approved", "change_executed", "change_reminder", "change_waiting"]);
+    assert_eq!(events(&on_call), ["change_escalated"], "an escalation goes to the escalation destination only");
+    let audited: Vec<String> = server
+        .audit_entries()
+        .iter()
+        .filter(|e| e["event"] == "notification")
+        .map(|e| e["notice"].as_str().unwrap().to_string())
+        .collect();
+    assert!(audited.contains(&"change_reminder".into()) && audited.contains(&"change_escalated".into()), "{audited:?}");
+}
+
 /// The key made exactly as docs/deploying.md makes it (`openssl rand -hex 32 > notify-key`, its
 /// newline and all) signs each notice so that the docs' own receiver, reading the same file the
 /// documented way, accepts it; a create Fabric refuses is `change_failed`, and one whose answer
