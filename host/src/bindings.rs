@@ -85,4 +85,7 @@ pub struct Approval {
     /// The approval page's id when the approval was decided there: what becomes of the create
     /// is written beside its decision.
     pub page: Option<String>,
+    /// What the operator's policy judged of the request when the person was asked (none without
+    /// a policy): judged again, at the time of the create, just before it is sent.
+    pub policed: Option<std::sync::Arc<crate::policy::Facts>>,
 }

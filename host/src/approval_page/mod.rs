@@ -497,6 +497,7 @@ impl ApprovalPage {
             transport: record.transport,
             tool: record.tool,
             approving: Some(&approving),
+            at: crate::policy::Moment::at(self.clock.now_ms()),
         };
         let decision = loaded.recall(&asking, facts).unwrap_or_else(|| loaded.decide(&asking, facts));
         if counted {

@@ -248,6 +248,7 @@ impl ConfirmView<'_> {
             approver: None,
             plan: form.plan.clone(),
             page: None,
+            policed: form.policy_facts.clone(),
         };
         Ok(Prepared { form, binding, approval })
     }
@@ -302,6 +303,13 @@ impl confirmation::Host for ConfirmView<'_> {
             Ok(p) => p,
             Err(why) => {
                 tracing::warn!(tool = %self.call.tool.name, "refused to ask the person: {why}");
+                // a decision already made on the page that this call would have collected: the
+                // page says it came to nothing, and why
+                if let Some(page) = self.confirm.confirmer.decided_page() {
+                    let now = self.call.clock.now_ms();
+                    let not_sent = Outcome::NotSent { at_ms: now, why: format!("the server refused it: {why}") };
+                    self.confirm.follow(Some(&page), not_sent, now).await;
+                }
                 return Ok(Err(why));
             }
         };
@@ -384,6 +392,16 @@ impl confirmation::HostApproval for ConfirmView<'_> {
     ) -> wasmtime::Result<Result<fabric::Response, fabric::Error>> {
         // Taking it out of the table is what makes it single use.
         let approval = self.confirm.table.delete(approval)?;
+        if let Err(why) = self.still_allowed(&approval).await {
+            crate::metrics::metrics().create("not_sent");
+            let not_sent = ApprovalEvent { error: Some(why.clone()), ..self.about(&approval) };
+            if let Err(e) = self.record(Event::CreateNotSent(not_sent)).await {
+                tracing::error!("a create the policy stopped is not in the audit log: {e}");
+            }
+            let now = self.call.clock.now_ms();
+            self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why: why.clone() }, now).await;
+            return Ok(Err(fabric::Error::Refused(format!("nothing was sent: {why}"))));
+        }
         if let Err(e) = self.record(Event::CreateSending(self.about(&approval))).await {
             tracing::error!("create not sent: the audit log failed: {e}");
             crate::metrics::metrics().create("not_sent");
@@ -438,6 +456,20 @@ impl confirmation::HostApproval for ConfirmView<'_> {
 }
 
 impl ConfirmView<'_> {
+    /// The operator's policy judged again, at the time of the create, just before it is sent
+    /// (as it judged the request when the person was asked, on the same facts and method): a
+    /// change approved before a freeze window is not created inside it. `Err` says why, and when
+    /// the policy allows it again.
+    async fn still_allowed(&mut self, approval: &Approval) -> Result<(), String> {
+        let Some(facts) = approval.policed.clone() else { return Ok(()) };
+        let approving = Approving { method: approval.method, ..Approving::default() };
+        let change_type = approval.create.route().change_type().as_str();
+        match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
+            Ok(_) => Ok(()),
+            Err(why) => Err(format!("at the time of the create, {why}")),
+        }
+    }
+
     /// Tells the operator's destinations what became of an approved create (never waits).
     fn notify_outcome(&self, approval: &Approval, outcome: &'static str) {
         let Some(notifier) = &self.confirm.notifier else { return };

@@ -20,6 +20,12 @@ pub trait Confirmer: Send + Sync {
     /// stateless round), `page` (the approval page) or `opt_in` (nobody can be asked).
     fn method(&self) -> &'static str;
 
+    /// The approval page whose decision this call would collect, when one was made there before
+    /// the call (a round that finds it): what becomes of it is followed on that page.
+    fn decided_page(&self) -> Option<String> {
+        None
+    }
+
     /// Puts `form` before the person: their answer, or where the question now waits. `Err` says
     /// why the form could not be put before anyone (a limit, the store), and nobody was asked.
     fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>>;

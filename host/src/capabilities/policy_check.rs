@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::call_facts::{CallFacts, GuestMeter};
 use super::decisions::{DecisionRecord, PolicyDecisions};
 use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
-use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, PolicyGate, UNKNOWN_METRO};
+use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, Moment, PolicyGate, UNKNOWN_METRO};
 
 /// The operator's policy as the capabilities see it.
 pub trait OperatorPolicy: Send + Sync {
@@ -43,7 +43,7 @@ impl OperatorPolicy for PolicyGate {
 
 /// The policy's part of a call: the policy in force, and the decisions made in this call.
 pub struct PolicyCtx {
-    gate: Arc<dyn OperatorPolicy>,
+    pub(super) gate: Arc<dyn OperatorPolicy>,
     pub(super) decisions: PolicyDecisions,
 }
 
@@ -150,6 +150,7 @@ impl Judge<'_> {
             return Ok(None);
         };
         // A decision already made on everything it depends on needs no evaluation (nor a task).
+        let at = Moment::at(self.call.clock.now_ms());
         let asking = Asking {
             action: change_type,
             principal: self.call.principal.as_str(),
@@ -157,6 +158,7 @@ impl Judge<'_> {
             transport: self.call.transport,
             tool: &self.call.tool.name,
             approving,
+            at,
         };
         let decision = match policy.recall(&asking, facts) {
             Some(decision) => decision,
@@ -175,7 +177,7 @@ impl Judge<'_> {
                 let evaluate = tokio::spawn(async move {
                     let approving = approving.as_ref();
                     let asking =
-                        Asking { action: &action, principal: &principal, phase, transport, tool: &tool, approving };
+                        Asking { action: &action, principal: &principal, phase, transport, tool: &tool, approving, at };
                     judged.decide(&asking, &owned)
                 });
                 self.meter
@@ -200,11 +202,49 @@ impl Judge<'_> {
             return Ok(Some(Permit { decision, policy }));
         }
         tracing::warn!(principal = %self.call.principal, tool = %self.call.tool.name, phase, "policy denied {change_type}: {}", decision.explain());
+        let again = match policy.reads_time() {
+            true => match self.next_allowed(&policy, phase, change_type, facts, approving).await {
+                Some(at) => {
+                    format!(" The policy allows it again from {}: propose it again then.", crate::audit::rfc3339(at))
+                }
+                None => " The policy does not allow it at any time within the next month.".into(),
+            },
+            false => String::new(),
+        };
         Err(format!(
-            "{}. The policy judged {}. To go on, change what the operator's rules do not allow, or ask the operator; \
-             `equinix-mcp policy schema` lists what a policy can read",
+            "{}. The policy judged {}.{again} To go on, change what the operator's rules do not allow, or ask the \
+             operator; `equinix-mcp policy schema` lists what a policy can read",
             decision.explain(),
             facts.summary(change_type)
         ))
+    }
+
+    /// When `policy` next allows what it just denied, from now on (a freeze window's end).
+    async fn next_allowed(
+        &mut self,
+        policy: &Arc<LoadedPolicy>,
+        phase: &'static str,
+        change_type: &'static str,
+        facts: &Facts,
+        approving: Option<&Approving>,
+    ) -> Option<u64> {
+        let now = self.call.clock.now_ms();
+        let (principal, transport, tool) =
+            (self.call.principal.as_str().to_string(), self.call.transport, self.call.tool.name.clone());
+        let (policy, facts, approving) = (policy.clone(), facts.clone(), approving.cloned());
+        // on a task of its own, as every evaluation (Cedar reads the stack it has left)
+        let found = tokio::spawn(async move {
+            let asking = Asking {
+                action: change_type,
+                principal: &principal,
+                phase,
+                transport,
+                tool: &tool,
+                approving: approving.as_ref(),
+                at: Moment::at(now),
+            };
+            policy.next_allowed(&asking, &facts, now)
+        });
+        self.meter.outside_guest(found).await.ok().flatten()
     }
 }

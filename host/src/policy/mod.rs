@@ -81,8 +81,16 @@ impl Memo {
         let attributes = attributes(facts);
         let read: Vec<(&String, Option<&Attr>)> =
             reads.iter().map(|name| (name, attributes.iter().find(|(n, _)| n == name).map(|(_, a)| a))).collect();
-        let key =
-            (asking.principal, asking.action, asking.phase, asking.transport, asking.tool, asking.approving, read);
+        let key = (
+            asking.principal,
+            asking.action,
+            asking.phase,
+            asking.transport,
+            asking.tool,
+            asking.approving,
+            asking.at,
+            read,
+        );
         Some(serde_json::to_string(&key).expect("a key serializes"))
     }
 }
@@ -236,6 +244,7 @@ impl Decision {
 
 /// The evaluation's inputs besides the request: who, which phase, which transport, which tool,
 /// and in the approval phase how the answer comes.
+#[derive(Clone, Copy)]
 pub struct Asking<'a> {
     pub action: &'a str,
     pub principal: &'a str,
@@ -243,6 +252,50 @@ pub struct Asking<'a> {
     pub transport: &'a str,
     pub tool: &'a str,
     pub approving: Option<&'a Approving>,
+    /// When it is judged, on the host's clock (`context.time`).
+    pub at: Moment,
+}
+
+/// A time as the policy reads it (`context.time`, UTC), to the minute: a rule names a freeze
+/// window with it, and decisions within one minute can be remembered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Moment {
+    pub year: i64,
+    pub month: i64,
+    pub day: i64,
+    /// ISO 8601: 1 is Monday, 7 is Sunday.
+    pub weekday: i64,
+    pub hour: i64,
+    pub minute: i64,
+}
+
+impl Moment {
+    /// The moment of `ms` since the epoch.
+    pub fn at(ms: u64) -> Moment {
+        let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+        Moment {
+            year: i64::from(t.year()),
+            month: i64::from(u8::from(t.month())),
+            day: i64::from(t.day()),
+            weekday: i64::from(t.weekday().number_from_monday()),
+            hour: i64::from(t.hour()),
+            minute: i64::from(t.minute()),
+        }
+    }
+
+    fn cedar(&self) -> RestrictedExpression {
+        let fields = [
+            ("year", self.year),
+            ("month", self.month),
+            ("day", self.day),
+            ("weekday", self.weekday),
+            ("hour", self.hour),
+            ("minute", self.minute),
+        ];
+        RestrictedExpression::new_record(fields.map(|(k, v)| (k.to_string(), RestrictedExpression::new_long(v))))
+            .expect("six distinct names make a record")
+    }
 }
 
 /// How a person's answer comes, and on the approval page who gives it.
@@ -268,6 +321,27 @@ impl LoadedPolicy {
     }
 
     /// Cedar's decision on the request (remembered for [`LoadedPolicy::recall`]).
+    /// Whether a decision of this set may change with the time (a policy that names `time`): only
+    /// then is the next time it allows a denied request looked for.
+    pub fn reads_time(&self) -> bool {
+        self.set.policies().any(|p| p.to_string().contains("time"))
+    }
+
+    /// The first time from `from_ms` on, within a month, at which `asking` (made at that time)
+    /// is allowed: hour by hour, then the minute within the hour (a window shorter than an hour
+    /// that opens and closes between two whole hours is not seen). Evaluated afresh each time,
+    /// not remembered.
+    pub fn next_allowed(&self, asking: &Asking, facts: &Facts, from_ms: u64) -> Option<u64> {
+        const MINUTE: u64 = 60_000;
+        const HOUR: u64 = 60 * MINUTE;
+        let allowed =
+            |ms: u64| self.evaluate(&Asking { at: Moment::at(ms), ..*asking }, facts, None).is_ok_and(|d| d.allowed);
+        let first_hour = (from_ms / HOUR + 1) * HOUR;
+        let hour = (0..31 * 24).map(|h| first_hour + h * HOUR).find(|ms| allowed(*ms))?;
+        let start = hour.saturating_sub(HOUR).max(from_ms / MINUTE * MINUTE + MINUTE);
+        (start..=hour).step_by(MINUTE as usize).find(|ms| allowed(*ms))
+    }
+
     pub fn decide(&self, asking: &Asking, facts: &Facts) -> Arc<Decision> {
         // The set was validated against the schema, and the request is built to it (the tests
         // build it with the schema checking each entity): no per-request schema check.
@@ -311,6 +385,7 @@ impl LoadedPolicy {
             ("transport".to_string(), string(asking.transport)),
             ("tool".to_string(), string(asking.tool)),
             ("proposer".to_string(), string(asking.principal)),
+            ("time".to_string(), asking.at.cedar()),
         ];
         if let Some(approving) = asking.approving {
             pairs.push(("method".to_string(), string(approving.method)));
@@ -462,8 +537,15 @@ mod tests {
     fn decide(p: &LoadedPolicy, action: &str, who: &str, body: serde_json::Value, metros: &[&str]) -> Decision {
         let mut facts = Facts::of_json(action, &body);
         facts.metros.extend(metros.iter().map(|m| m.to_string()));
-        let asking =
-            Asking { action, principal: who, phase: "dry_run", transport: "stdio", tool: "t", approving: None };
+        let asking = Asking {
+            action,
+            principal: who,
+            phase: "dry_run",
+            transport: "stdio",
+            tool: "t",
+            approving: None,
+            at: Moment::default(),
+        };
         // what the server builds fits the schema, so skipping the check there changes nothing
         let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
         assert_eq!(checked, *p.decide(&asking, &facts));
@@ -520,8 +602,15 @@ mod tests {
                             facts.bandwidth_mbps = bw;
                             facts.project_id = project.map(str::to_string);
                             facts.metros.extend(metros.iter().map(|m| m.to_string()));
-                            let asking =
-                                Asking { action, principal: who, phase, transport: "http", tool: "t", approving: None };
+                            let asking = Asking {
+                                action,
+                                principal: who,
+                                phase,
+                                transport: "http",
+                                tool: "t",
+                                approving: None,
+                                at: Moment::default(),
+                            };
                             let fresh = p.evaluate(&asking, &facts, Some(schema())).unwrap();
                             let remembered = p.recall(&asking, &facts);
                             let decided = p.decide(&asking, &facts);
@@ -546,6 +635,7 @@ mod tests {
             transport: "http",
             tool: "t",
             approving: None,
+            at: Moment::default(),
         };
         let facts = |name: &str, bw: i64, metro: &str| {
             let mut f =
@@ -567,6 +657,54 @@ mod tests {
         assert!(!p.decide(&asking, &facts("b", 1, "DC")).allowed);
     }
 
+    /// docs/policy.md's freeze set, as written: what it reads of the time, and when it allows a
+    /// create again.
+    #[test]
+    fn a_freeze_window_reads_the_time_and_says_when_it_ends() {
+        let docs = include_str!("../../../docs/policy.md");
+        let section = &docs[docs.find("**Time.**").expect("a time section")..];
+        let start = section.find("```cedar\n").unwrap() + "```cedar\n".len();
+        let freeze = &section[start..start + section[start..].find("```").unwrap()];
+        let p = policy(&format!("@id(\"all\") permit (principal, action, resource);\n{freeze}"));
+        let utc = |text: &str| {
+            let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).unwrap();
+            (t.unix_timestamp_nanos() / 1_000_000) as u64
+        };
+        let facts = Facts { request_sha256: "h".into(), ..Facts::default() };
+        let asking = |ms: u64| Asking {
+            action: "connection_create",
+            principal: "p",
+            phase: "approval",
+            transport: "http",
+            tool: "t",
+            approving: None,
+            at: Moment::at(ms),
+        };
+        let cases = [
+            ("2026-12-11T17:59:00Z", true),
+            ("2026-12-11T18:00:00Z", false),
+            ("2026-12-13T23:00:00Z", false),
+            ("2026-12-14T05:59:00Z", false),
+            ("2026-12-14T06:00:00Z", true),
+            ("2026-12-21T12:00:00Z", false),
+            ("2027-01-04T23:59:00Z", false),
+            ("2027-01-05T00:00:00Z", true),
+        ];
+        for (at, allowed) in cases {
+            let checked = p.evaluate(&asking(utc(at)), &facts, Some(schema())).expect("fits the schema");
+            assert_eq!(checked.allowed, allowed, "{at}: {checked:?}");
+            assert_eq!(*p.decide(&asking(utc(at)), &facts), checked, "{at}: the memo tells the minutes apart");
+        }
+        assert_eq!(Moment::at(utc("2026-12-13T23:00:00Z")).weekday, 7, "Sunday is 7");
+        let again = |from: &str| p.next_allowed(&asking(utc(from)), &facts, utc(from)).map(crate::audit::rfc3339);
+        assert_eq!(again("2026-12-11T18:01:00Z").as_deref(), Some("2026-12-14T06:00:00Z"));
+        assert_eq!(again("2026-12-19T09:00:00Z").as_deref(), Some("2027-01-05T00:00:00Z"));
+        let never = policy(
+            r#"@id("none") forbid (principal, action, resource); @id("all") permit (principal, action, resource);"#,
+        );
+        assert_eq!(never.next_allowed(&asking(0), &facts, 0), None, "not within a month");
+    }
+
     /// The price the host read is a fact a rule can name a sum with; an unknown price is absent
     /// and `price_known` is false, so neither a permit under a sum nor a forbid over one waves it
     /// through.
@@ -585,6 +723,7 @@ mod tests {
             transport: "http",
             tool: "t",
             approving: None,
+            at: Moment::default(),
         };
         let priced = |monthly: Option<i64>, currency: &str| Facts {
             request_sha256: "h".into(),
@@ -652,6 +791,7 @@ mod tests {
                 transport: "http",
                 tool: "t",
                 approving: Some(&approving),
+                at: Moment::default(),
             };
             let checked = p.evaluate(&asking, &facts, Some(schema())).expect("the request fits the schema");
             assert_eq!(checked.allowed, allowed, "{proposer} {with} uv={uv}");

@@ -96,13 +96,22 @@ async fn the_readme_policy_checks_and_decides_as_a_platform_team_wrote_it() {
         .collect();
     let phases: Vec<(&str, &str)> =
         decisions.iter().map(|d| (d["phase"].as_str().unwrap(), d["decision"].as_str().unwrap())).collect();
+    // the approval phase twice: when the person is asked, and again at the create, just before
+    // it is sent (what a freeze window that begins in between is judged by)
     assert_eq!(
         phases,
-        [("dry_run", "allow"), ("approval", "allow"), ("dry_run", "deny"), ("dry_run", "deny"), ("dry_run", "deny")]
+        [
+            ("dry_run", "allow"),
+            ("approval", "allow"),
+            ("approval", "allow"),
+            ("dry_run", "deny"),
+            ("dry_run", "deny"),
+            ("dry_run", "deny")
+        ]
     );
     assert_eq!(decisions[0]["policies"], json!(["our-metros-only"]));
     assert_eq!(decisions[0]["request_sha256"], p["request_sha256"]);
-    assert_eq!(decisions[2]["policies"], json!(["at-most-1-gbps"]));
+    assert_eq!(decisions[3]["policies"], json!(["at-most-1-gbps"]));
     assert!(decisions.iter().all(|d| d["principal"] == "local" && d["policy_sha256"].as_str().unwrap().len() == 64));
     server.stop().await;
 }
@@ -216,6 +225,72 @@ async fn the_documented_cost_rule_reads_the_price_the_host_resolved_and_refuses_
     let sim = embedded_sim_url(&server).await;
     assert_eq!(creates(&sim, "connections").await, 1, "only the one the rule let through");
     server.stop().await;
+}
+
+/// The next Friday's 17:55 UTC (from tomorrow on) that no year-end freeze covers, in ms.
+fn next_friday_before_the_weekend_freeze() -> u64 {
+    use equinix_mcp::policy::Moment;
+    const DAY: u64 = 86_400_000;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let mut day = now / DAY * DAY;
+    loop {
+        day += DAY;
+        let m = Moment::at(day);
+        let year_end = (m.month == 12 && m.day >= 20) || (m.month == 1 && m.day <= 4);
+        if m.weekday == 5 && !year_end {
+            return day + (17 * 60 + 55) * 60_000;
+        }
+    }
+}
+
+/// Issue 74: docs/policy.md's freeze set, as written. A change approved on the page at 17:55 on a
+/// Friday and collected at 18:01 is not created inside the weekend freeze: the agent and the page
+/// are told which rule stopped it and that the policy allows it again on Monday at 06:00.
+#[tokio::test]
+async fn a_change_approved_before_a_freeze_is_not_created_inside_it_and_says_when_it_may_be() {
+    use crate::local_approvers::{confirm, enrolled, pending};
+    let docs = include_str!("../../../docs/policy.md");
+    let section = &docs[docs.find("**Time.**").expect("a time section")..];
+    let start = section.find("```cedar\n").unwrap() + "```cedar\n".len();
+    let freeze = &section[start..start + section[start..].find("```").unwrap()];
+    let path = policy_file(&format!("@id(\"anything\") permit (principal, action, resource);\n{freeze}"));
+    let file = fresh_approvers_path();
+    let chrome = crate::harness::webdriver::Chrome::start().await;
+    chrome.add_authenticator().await;
+    enrolled(&chrome, &file, "dana").await;
+    let server = Launch::serve()
+        .args(&["--toolsets", "metros,mutate", "--policy", path.to_str().unwrap()])
+        .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
+        .stdio()
+        .await;
+    let sim = embedded_sim_url(&server).await;
+    // the server's clock to Friday 17:55 UTC, five minutes before the freeze
+    let friday = next_friday_before_the_weekend_freeze();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    advance_clock(&sim, friday - now).await;
+    let (token, link) = pending(&server.client, "before-the-freeze", 1601).await;
+    chrome.goto(&link).await;
+    chrome.click("#approve").await;
+    assert!(chrome.text("#outcome").await.starts_with("Approved by local:dana"));
+    // collected at 18:01: inside the freeze
+    advance_clock(&sim, 6 * 60 * 1000).await;
+    let late = confirm(&server.client, &token).await;
+    assert_ne!(late["executed"], true, "{late}");
+    let monday = equinix_mcp::audit::rfc3339(friday + (2 * 24 + 12) * 3600 * 1000 + 5 * 60 * 1000);
+    let said = late.to_string();
+    assert!(said.contains("weekend-freeze") && said.contains(&format!("allows it again from {monday}")), "{late}");
+    chrome.goto(&link).await;
+    let outcome = chrome.text("#outcome").await;
+    assert!(outcome.contains("nothing was sent") && outcome.contains("weekend-freeze"), "{outcome}");
+    assert_eq!(creates(&sim, "connections").await, 0, "nothing created inside the freeze");
+    // the decision at 18:01 is in the audit log, with the rule that made it
+    let confirm_line = server.audit_entries().into_iter().rfind(|e| e["tool"] == "fabric_confirm_change").unwrap();
+    let last = confirm_line["policy_decisions"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["decision"].as_str(), last["policies"][0].as_str()),
+        (Some("deny"), Some("weekend-freeze")),
+        "{last}"
+    );
 }
 
 #[tokio::test]

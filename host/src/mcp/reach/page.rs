@@ -207,6 +207,10 @@ impl Confirmer for PageRound {
         record::METHOD_PAGE
     }
 
+    fn decided_page(&self) -> Option<String> {
+        self.decided().map(|(record, _)| record.id.clone())
+    }
+
     fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
         Box::pin(async move {
             match self.decided() {
