@@ -171,6 +171,8 @@ const ASKING: equinix_mcp::policy::Asking<'static> = equinix_mcp::policy::Asking
     transport: "http",
     tool: "t",
     approving: None,
+    // a Wednesday noon: a time no freeze of the docs covers
+    at: equinix_mcp::policy::Moment { year: 2026, month: 12, day: 2, weekday: 3, hour: 12, minute: 0 },
 };
 
 /// The operator policy's decision on one connection create (the README's set of four policies):
