@@ -55,6 +55,8 @@ pub struct LoadedPolicy {
     pub policies: usize,
     set: PolicySet,
     memo: Memo,
+    /// Whether a policy of the set names `time` (see [`LoadedPolicy::reads_time`]).
+    reads_time: bool,
 }
 
 /// Cedar's decisions on this set, by what they depend on: the principal, the action, the
@@ -63,6 +65,8 @@ pub struct LoadedPolicy {
 /// set again. A set the walk cannot fully account for is evaluated every time.
 struct Memo {
     reads: Option<BTreeSet<String>>,
+    /// Whether the set names `time`.
+    time: bool,
     decided: Mutex<HashMap<String, Arc<Decision>>>,
 }
 
@@ -71,7 +75,7 @@ const MAX_REMEMBERED_DECISIONS: usize = 1024;
 
 impl Memo {
     fn of(set: &PolicySet) -> Memo {
-        Memo { reads: reads::attributes_read(set), decided: Mutex::default() }
+        Memo { reads: reads::attributes_read(set), decided: Mutex::default(), time: names_time(set) }
     }
 
     /// Everything the decision on `facts` depends on, as one string (JSON, so unambiguous), or
@@ -88,7 +92,8 @@ impl Memo {
             asking.transport,
             asking.tool,
             asking.approving,
-            asking.at,
+            // the minute only for a set that reads the time: the others' decisions never change with it
+            self.time.then_some(asking.at),
             read,
         );
         Some(serde_json::to_string(&key).expect("a key serializes"))
@@ -161,6 +166,12 @@ fn attributes(facts: &Facts) -> Vec<(&'static str, Attr<'_>)> {
     attrs
 }
 
+/// Whether a policy of `set` names `time` anywhere (a word in its text: a false positive costs
+/// only the building of the time and the search for when a denial ends).
+fn names_time(set: &PolicySet) -> bool {
+    set.policies().any(|p| p.to_string().contains("time"))
+}
+
 /// Reads and validates the set in `path`. `Err` names each policy and its problem.
 pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read policy file {}: {e}", path.display()))?;
@@ -171,6 +182,7 @@ pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
         sha256: hex::encode(Sha256::digest(&bytes)),
         policies: set.policies().count(),
         memo: Memo::of(&set),
+        reads_time: names_time(&set),
         set,
     })
 }
@@ -322,9 +334,9 @@ impl LoadedPolicy {
 
     /// Cedar's decision on the request (remembered for [`LoadedPolicy::recall`]).
     /// Whether a decision of this set may change with the time (a policy that names `time`): only
-    /// then is the next time it allows a denied request looked for.
+    /// then is the next time it allows a denied request looked for, and the time built at all.
     pub fn reads_time(&self) -> bool {
-        self.set.policies().any(|p| p.to_string().contains("time"))
+        self.reads_time
     }
 
     /// The first time from `from_ms` on, within a month, at which `asking` (made at that time)
@@ -385,8 +397,12 @@ impl LoadedPolicy {
             ("transport".to_string(), string(asking.transport)),
             ("tool".to_string(), string(asking.tool)),
             ("proposer".to_string(), string(asking.principal)),
-            ("time".to_string(), asking.at.cedar()),
         ];
+        // like the request's attributes, built only for a set that can observe it (the schema's
+        // check, in the tests, needs it always)
+        if self.reads_time || schema.is_some() {
+            pairs.push(("time".to_string(), asking.at.cedar()));
+        }
         if let Some(approving) = asking.approving {
             pairs.push(("method".to_string(), string(approving.method)));
             if let Some(approver) = &approving.approver {
@@ -523,6 +539,19 @@ mod tests {
         unless { principal == EquinixMcp::Principal::"netops" };
     "#;
 
+    /// A connection create by `principal` in the approval phase, at no particular time.
+    fn approval_of(principal: &str) -> Asking<'_> {
+        Asking {
+            action: "connection_create",
+            principal,
+            phase: "approval",
+            transport: "http",
+            tool: "t",
+            approving: None,
+            at: Moment::default(),
+        }
+    }
+
     fn policy(text: &str) -> LoadedPolicy {
         let set = parse(text).unwrap();
         LoadedPolicy {
@@ -530,6 +559,7 @@ mod tests {
             sha256: String::new(),
             policies: set.policies().count(),
             memo: Memo::of(&set),
+            reads_time: names_time(&set),
             set,
         }
     }
@@ -671,15 +701,7 @@ mod tests {
             (t.unix_timestamp_nanos() / 1_000_000) as u64
         };
         let facts = Facts { request_sha256: "h".into(), ..Facts::default() };
-        let asking = |ms: u64| Asking {
-            action: "connection_create",
-            principal: "p",
-            phase: "approval",
-            transport: "http",
-            tool: "t",
-            approving: None,
-            at: Moment::at(ms),
-        };
+        let asking = |ms: u64| Asking { at: Moment::at(ms), ..approval_of("p") };
         let cases = [
             ("2026-12-11T17:59:00Z", true),
             ("2026-12-11T18:00:00Z", false),
@@ -716,15 +738,7 @@ mod tests {
                unless { resource.price_known && resource has price_currency && resource.price_currency == "USD"
                         && resource has monthly_price_cents && resource.monthly_price_cents <= 200000 };"#,
         );
-        let asking = Asking {
-            action: "connection_create",
-            principal: "p",
-            phase: "approval",
-            transport: "http",
-            tool: "t",
-            approving: None,
-            at: Moment::default(),
-        };
+        let asking = approval_of("p");
         let priced = |monthly: Option<i64>, currency: &str| Facts {
             request_sha256: "h".into(),
             price: Some(crate::plan::Priced {

@@ -392,22 +392,30 @@ async fn two_replicas_send_one_notification_per_event() {
     assert!(events(&p.a.audit_entries(), "notification").is_empty(), "A sent nothing of B's create");
 }
 
-/// A question nobody decided within its proposal's time: the destinations hear that it expired.
-#[tokio::test]
-async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
-    let receiver = Receiver::start(Answers::Status(200)).await;
+/// dana, enrolled as a local approver in a Chromium of her own, and her stdio server on the
+/// embedded simulator (its clock knob moves the server's clock, by which the time is judged),
+/// telling `receiver` of every event, signed, with `extra` arguments.
+async fn dana_notifying(receiver: &Receiver, extra: &[&str]) -> (Chrome, Server) {
     let key = private_file(KEY_NEW);
     let file = fresh_approvers_path();
     let chrome = Chrome::start().await;
     chrome.add_authenticator().await;
     enrolled(&chrome, &file, "dana").await;
-    // the embedded simulator: its clock knob moves the server's clock, by which the time is judged
     let server = Launch::serve()
         .args(&["--toolsets", "metros,mutate", "--notify-webhook", &receiver.url])
         .args(&["--notify-webhook-key-file", key.to_str().unwrap()])
+        .args(extra)
         .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
         .stdio()
         .await;
+    (chrome, server)
+}
+
+/// A question nobody decided within its proposal's time: the destinations hear that it expired.
+#[tokio::test]
+async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
+    let receiver = Receiver::start(Answers::Status(200)).await;
+    let (_chrome, server) = dana_notifying(&receiver, &[]).await;
     let (_, link) = pending(&server.client, "left-waiting", 1305).await;
     receiver.wait_for("change_waiting", 1).await;
     assert!(receiver.of("change_expired").is_empty(), "not before its time");
@@ -427,19 +435,9 @@ async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
 async fn a_change_nobody_decides_is_reminded_of_then_escalated_once_each() {
     let (receiver, on_call) =
         (Receiver::start(Answers::Status(200)).await, Receiver::start(Answers::Status(200)).await);
-    let key = private_file(KEY_NEW);
-    let file = fresh_approvers_path();
-    let chrome = Chrome::start().await;
-    chrome.add_authenticator().await;
-    enrolled(&chrome, &file, "dana").await;
-    let server = Launch::serve()
-        .args(&["--toolsets", "metros,mutate", "--notify-webhook", &receiver.url])
-        .args(&["--notify-webhook-key-file", key.to_str().unwrap()])
-        .args(&["--notify-remind-after-secs", "120", "--notify-escalate-after-secs", "300"])
-        .args(&["--notify-escalate-webhook", &on_call.url])
-        .env(&[("EQUINIX_MCP_APPROVERS_FILE", file.to_str().unwrap())])
-        .stdio()
-        .await;
+    let follow_ups = ["--notify-remind-after-secs", "120", "--notify-escalate-after-secs", "300"];
+    let escalation = ["--notify-escalate-webhook", on_call.url.as_str()];
+    let (chrome, server) = dana_notifying(&receiver, &[&follow_ups[..], &escalation[..]].concat()).await;
     let sim = embedded_sim_url(&server).await;
     let (token, link) = pending(&server.client, "nobody-looks", 1308).await;
     receiver.wait_for("change_waiting", 1).await;
