@@ -18,16 +18,11 @@ pub struct NotifyArgs {
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK", value_name = "URL", requires = "notify_webhook_key_file")]
     pub notify_webhook: Option<reqwest::Url>,
 
-    /// An owner-only file holding a signing key of the webhook: its whole contents, every byte,
+    /// An owner-only file holding a signing key of the webhooks (--notify-webhook,
+    /// --notify-escalate-webhook): its whole contents, every byte,
     /// a final newline included (nothing is trimmed; a receiver reads the same file the same way),
     /// at least 32 bytes. Give it twice while rotating: each notification is signed with both.
-    #[arg(
-        long,
-        env = "EQUINIX_MCP_NOTIFY_WEBHOOK_KEY_FILE",
-        value_name = "PATH",
-        requires = "notify_webhook",
-        value_delimiter = ','
-    )]
+    #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK_KEY_FILE", value_name = "PATH", value_delimiter = ',')]
     pub notify_webhook_key_file: Vec<PathBuf>,
 
     /// An owner-only file holding a Slack incoming-webhook URL (a secret: whoever has it can
@@ -303,8 +298,17 @@ mod tests {
         assert_eq!(ok[0].label(), "webhook 127.0.0.1", "named by its host, never its path");
         assert!(args().destinations().unwrap().is_empty(), "none configured: none");
         let (_f, key) = private(&"k".repeat(32));
-        let e = NotifyArgs { notify_webhook_key_file: vec![key], ..args() }.destinations().unwrap_err().to_string();
+        let e =
+            NotifyArgs { notify_webhook_key_file: vec![key.clone()], ..args() }.destinations().unwrap_err().to_string();
         assert!(e.contains("no --notify-webhook to sign for"), "a key for nothing is no silent no-op: {e}");
+        // an escalation webhook alone signs with the same keys, and needs no other webhook
+        let escalation_only = NotifyArgs {
+            notify_webhook_key_file: vec![key],
+            notify_escalate_webhook: Some("https://oncall.example/x".parse().unwrap()),
+            ..args()
+        };
+        assert!(escalation_only.destinations().unwrap().is_empty());
+        assert_eq!(escalation_only.escalation_destinations().unwrap().len(), 1);
     }
 
     #[test]
