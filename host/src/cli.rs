@@ -274,6 +274,51 @@ pub enum PolicyCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+    /// What a policy set decides of one request before anyone proposes it: at the dry run and
+    /// when a person is asked, which policies decide, and when a denial bound to the time ends.
+    /// Offline: nothing is read from Fabric, so the ports' and Cloud Routers' metros and the
+    /// price are what the flags say. Exit 0 when both phases allow it, 1 when one denies it.
+    Explain(Box<ExplainArgs>),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExplainArgs {
+    /// The Cedar policy set.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The request, as fabric_propose_change takes it: {"change_type": ..., "spec": {...}}.
+    #[arg(long, value_name = "FILE")]
+    pub request: PathBuf,
+    /// Who proposes (an ISSUER#SUBJECT, a token's label, or `local`).
+    #[arg(long, default_value = "local", value_name = "PRINCIPAL")]
+    pub principal: String,
+    /// `stdio` or `http`.
+    #[arg(long, default_value = "http", value_parser = ["stdio", "http"])]
+    pub transport: String,
+    /// How the person's answer comes in the approval phase.
+    #[arg(long, default_value = "form", value_parser = ["form", "page", "opt_in"])]
+    pub method: String,
+    /// On the page: who decides (ISSUER#SUBJECT).
+    #[arg(long, value_name = "PRINCIPAL")]
+    pub approver: Option<String>,
+    /// On the page: the approver's groups, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "GROUPS")]
+    pub approver_groups: Vec<String>,
+    /// On the page: how the approver approves.
+    #[arg(long, value_parser = ["passkey", "sign_in"])]
+    pub approved_with: Option<String>,
+    /// A port's or Cloud Router's metro as the server would read it from Fabric: UUID=METRO,
+    /// once for each.
+    #[arg(long = "metro", value_name = "UUID=METRO")]
+    pub metros: Vec<String>,
+    /// The plan's monthly list price, in cents of --currency (unknown without it).
+    #[arg(long, value_name = "CENTS")]
+    pub monthly_price_cents: Option<i64>,
+    #[arg(long, default_value = "USD", value_name = "CODE")]
+    pub currency: String,
+    /// When it is judged (RFC 3339; default: now).
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

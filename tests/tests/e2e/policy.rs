@@ -293,6 +293,50 @@ async fn a_change_approved_before_a_freeze_is_not_created_inside_it_and_says_whe
     );
 }
 
+/// Issue 74: `policy explain` says, before anyone proposes, what the documented sets decide of
+/// a request at a given time and price, which policy decides, and when a freeze ends.
+#[tokio::test]
+async fn policy_explain_says_what_decides_a_request_and_when_a_freeze_ends() {
+    let docs = include_str!("../../../docs/policy.md");
+    let section = &docs[docs.find("**Time.**").expect("a time section")..];
+    let start = section.find("```cedar\n").unwrap() + "```cedar\n".len();
+    let freeze = &section[start..start + section[start..].find("```").unwrap()];
+    let cost = cost_policy();
+    let set = policy_file(&format!("{cost}\n{freeze}"));
+    let request = fresh_audit_path().with_extension("json");
+    std::fs::write(&request, connection("explained", 1000, 3).to_string()).unwrap();
+    let explain = async |extra: &[&str]| {
+        let mut args = vec!["policy", "explain", set.to_str().unwrap(), "--request", request.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        run_to_exit(&args, &[]).await
+    };
+    // a Wednesday noon at USD 300.00 a month: allowed in both phases, by the rule that permits all
+    let (ok, out, err) = explain(&["--at", "2026-12-09T12:00:00Z", "--monthly-price-cents", "30000"]).await;
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("at the dry run (propose): allowed, by \"anything\""), "{out}");
+    assert!(out.contains("when a person is asked (form): allowed"), "{out}");
+    assert!(out.contains("not read: the metro of"), "offline, it says what it could not read: {out}");
+    // unpriced: the dry run passes, the approval is refused by the cost rule
+    let (ok, out, _) = explain(&["--at", "2026-12-09T12:00:00Z"]).await;
+    assert!(
+        !ok && out.contains("when a person is asked (form): denied: forbidden by \"at-most-usd-500-a-month\""),
+        "{out}"
+    );
+    assert!(out.contains("no known price"), "{out}");
+    // Friday 18:30: both phases inside the weekend freeze, and when it ends
+    let (ok, out, _) = explain(&["--at", "2026-12-11T18:30:00Z", "--monthly-price-cents", "30000"]).await;
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(
+            "at the dry run (propose): denied: forbidden by \"weekend-freeze\"; allowed again from 2026-12-14T06:00:00Z"
+        ),
+        "{out}"
+    );
+    // what cannot be read is named, and nothing is guessed
+    let (ok, _, err) = explain(&["--at", "yesterday"]).await;
+    assert!(!ok && err.contains("--at \"yesterday\": not an RFC 3339 time"), "{err}");
+}
+
 #[tokio::test]
 async fn policy_check_names_the_policy_and_the_problem() {
     let typo =
