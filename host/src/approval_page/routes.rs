@@ -7,6 +7,8 @@
 //! - `GET /approve/{id}/sign-in`: to the identity provider (code flow, PKCE, state, nonce, max_age);
 //! - `GET /approve/callback`: back from it; then to the page the sign-in began on, never elsewhere;
 //! - `POST /approve/{id}`: a decision, from this page only (session cookie, anti-CSRF token, Origin);
+//! - `POST /approve/{id}/challenge`: the challenge a passkey signs to approve with a comment (a
+//!   function of the request and the comment; the same checks as a decision, nothing kept);
 //! - `GET /approve/page.css`, `GET /approve/passkey.js` (the one script, which asks the browser
 //!   for a passkey and puts its answer in the form), `GET /approve/icon.svg` (also at
 //!   `/favicon.ico`, where browsers ask unbidden);
