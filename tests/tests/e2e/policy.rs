@@ -13,10 +13,7 @@ const NETOPS: &str = "netops-0123456789abcdef0123456789abcd";
 
 /// The policy set of docs/policy.md, as a platform team would write it.
 pub fn readme_policy() -> String {
-    let readme = include_str!("../../../docs/policy.md");
-    let section = &readme[readme.find("# Operator policy").expect("a policy section")..];
-    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
-    section[start..start + section[start..].find("```").unwrap()].to_string()
+    docs_block("# Operator policy")
 }
 
 pub fn policy_file(text: &str) -> PathBuf {
@@ -180,13 +177,17 @@ async fn http_principals_sighup_and_the_approval_phase() {
     server.terminate();
 }
 
+/// The first cedar block of docs/policy.md after `heading`, as written.
+fn docs_block(heading: &str) -> String {
+    let docs = include_str!("../../../docs/policy.md");
+    let section = &docs[docs.find(heading).unwrap_or_else(|| panic!("{heading} in docs/policy.md"))..];
+    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
+    section[start..start + section[start..].find("```").unwrap()].to_string()
+}
+
 /// docs/policy.md's cost rule, as written, beside a rule that permits everything.
 fn cost_policy() -> String {
-    let docs = include_str!("../../../docs/policy.md");
-    let section = &docs[docs.find("**Cost.**").expect("a cost section")..];
-    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
-    let rule = &section[start..start + section[start..].find("```").unwrap()];
-    format!("@id(\"anything\") permit (principal, action, resource);\n{rule}")
+    format!("@id(\"anything\") permit (principal, action, resource);\n{}", docs_block("**Cost.**"))
 }
 
 /// Issue 74: the price the host itself read from Fabric is a fact a rule names a sum with, and an
@@ -249,10 +250,7 @@ fn next_friday_before_the_weekend_freeze() -> u64 {
 #[tokio::test]
 async fn a_change_approved_before_a_freeze_is_not_created_inside_it_and_says_when_it_may_be() {
     use crate::local_approvers::{confirm, enrolled, pending};
-    let docs = include_str!("../../../docs/policy.md");
-    let section = &docs[docs.find("**Time.**").expect("a time section")..];
-    let start = section.find("```cedar\n").unwrap() + "```cedar\n".len();
-    let freeze = &section[start..start + section[start..].find("```").unwrap()];
+    let freeze = docs_block("**Time.**");
     let path = policy_file(&format!("@id(\"anything\") permit (principal, action, resource);\n{freeze}"));
     let file = fresh_approvers_path();
     let chrome = crate::harness::webdriver::Chrome::start().await;
@@ -297,10 +295,7 @@ async fn a_change_approved_before_a_freeze_is_not_created_inside_it_and_says_whe
 /// a request at a given time and price, which policy decides, and when a freeze ends.
 #[tokio::test]
 async fn policy_explain_says_what_decides_a_request_and_when_a_freeze_ends() {
-    let docs = include_str!("../../../docs/policy.md");
-    let section = &docs[docs.find("**Time.**").expect("a time section")..];
-    let start = section.find("```cedar\n").unwrap() + "```cedar\n".len();
-    let freeze = &section[start..start + section[start..].find("```").unwrap()];
+    let freeze = docs_block("**Time.**");
     let cost = cost_policy();
     let set = policy_file(&format!("{cost}\n{freeze}"));
     let request = fresh_audit_path().with_extension("json");
