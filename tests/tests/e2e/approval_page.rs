@@ -141,8 +141,26 @@ async fn declining_on_the_page_uses_the_token_and_creates_nothing_and_a_decision
     let declined_token = declined["confirm_token"].as_str().unwrap();
     let link = link_of(&confirm(&client, declined_token).await.1);
     let page = browser.sign_in(&link, PROPOSER).await;
-    assert!(browser.decide(&page, "decline").await.body.contains("Declined by"));
+    // a decline without a reason, as a program posting past the page's script would send it:
+    // refused, naming what is missing, and nothing decided; an oversized reason likewise
+    for (reason, says) in [("", "A decline needs a reason"), ("   ", "A decline needs a reason")] {
+        let refused = browser.decide_saying(&page, "decline", reason).await;
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert!(refused.body.contains(says), "{}", refused.body);
+    }
+    let long = "x".repeat(501);
+    let refused = browser.decide_saying(&page, "decline", &long).await;
+    assert!(refused.status == 400 && refused.body.contains("at most 500"), "{}", refused.body);
+    assert!(server.audit_entries().iter().all(|e| e["event"] != "page_decision"), "nothing was decided");
+    let declined_page = browser.decide_saying(&page, "decline", "wrong metro <b>SV</b>").await;
+    assert!(declined_page.body.contains("Declined by"), "{}", declined_page.body);
+    assert!(
+        declined_page.body.contains("wrong metro &lt;b&gt;SV&lt;/b&gt;"),
+        "the reason, as text: {}",
+        declined_page.body
+    );
     let (_, result) = confirm(&client, declined_token).await;
+    assert_eq!(result["page_decision"]["reason"], "wrong metro <b>SV</b>", "{result}");
     assert_eq!(result["human_confirmation"]["status"], "declined", "{result}");
     assert_eq!(result["executed"], false);
     let (failed, _) = confirm(&client, declined_token).await;
