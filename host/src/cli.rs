@@ -307,6 +307,10 @@ pub struct ExplainArgs {
     /// On the page: how the approver approves.
     #[arg(long, value_parser = ["passkey", "sign_in"])]
     pub approved_with: Option<String>,
+    /// Under a quorum: an approval already given, PRINCIPAL=GROUP,GROUP (once for each), so the
+    /// explanation counts it and says what is still missing.
+    #[arg(long = "approved-by", value_name = "PRINCIPAL=GROUPS")]
+    pub approved_by: Vec<String>,
     /// A port's or Cloud Router's metro as the server would read it from Fabric: UUID=METRO,
     /// once for each.
     #[arg(long = "metro", value_name = "UUID=METRO")]

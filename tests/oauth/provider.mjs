@@ -130,6 +130,9 @@ const stats = { jwks_requests: 0, tokens_issued: 0, sign_ins: 0 };
 const GROUPS = {
   alice: ['netops'],
   bob: ['netops'],
+  carol: ['finance'],
+  sam: ['security'],
+  sasha: ['security'],
   'full-es256': ['netops'],
   'trial-agent': ['netops'],
   '<img src=x onerror="window.__hostile=1">': ['<b onmouseover="window.__hostile=2">netops</b>'],

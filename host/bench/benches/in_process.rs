@@ -271,6 +271,9 @@ fn approval_page_render(bencher: divan::Bencher) {
             now_ms: 30_000,
             passkey_request: None,
             local: false,
+            approvals: &[],
+            progress: None,
+            quorum_note: None,
         }
         .render()
     });
@@ -302,6 +305,8 @@ fn approval_page_decision(bencher: divan::Bencher) {
                 at_ms: 3_000,
                 reason: String::new(),
                 named: None,
+                approvals: vec![],
+                quorum: vec![],
             };
             assert!(notes.decide(&found, &decision).await.unwrap());
         })

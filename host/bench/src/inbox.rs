@@ -66,6 +66,7 @@ fn record(i: usize, now: u64) -> PageRecord {
             priced: None,
         }),
         agent_reason: String::new(),
+        break_glass: vec![],
     }
 }
 

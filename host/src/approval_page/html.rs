@@ -3,10 +3,11 @@
 //! and keeps the inbox current.
 
 use super::people::{self, Named};
-use super::record::{Decision, MAX_REASON_CHARS, PageRecord};
+use super::record::{Approval, Decision, MAX_REASON_CHARS, PageRecord};
 use super::state::{Decided, Outcome, State};
 use super::{Permission, Session};
 use crate::passkeys::Enrollment;
+use crate::policy::Progress;
 
 /// The page's one script (`/approve/passkey.js`).
 pub const SCRIPT: &str = include_str!("passkey.js");
@@ -152,6 +153,12 @@ pub struct View<'a> {
     pub passkey_request: Option<&'a str>,
     /// A local page's: nobody signs in, and the passkey names the approver.
     pub local: bool,
+    /// Under a quorum: the approvals so far (or those that made it whole), and how far it has come
+    /// while it waits.
+    pub approvals: &'a [Approval],
+    pub progress: Option<&'a Progress>,
+    /// Why this person's approval would not count, when their decline still would.
+    pub quorum_note: Option<&'a str>,
 }
 
 /// A time as people read it on the page: `2026-12-06 21:50:12 UTC`.
@@ -182,8 +189,9 @@ impl View<'_> {
             Some(at) if at >= start => (&r.form_text[start..at], r.form_text[at + 1..].trim_end()),
             _ => (&r.form_text[start..], ""),
         };
-        let state = State::of(r.expires_at_ms, self.decision.map(Decision::decided), self.outcome, self.now_ms);
-        let deciding = matches!(state, State::Waiting { .. }) && matches!(self.permission, Permission::Permitted(..));
+        let state = State::of(r.expires_at_ms, self.decision.map(Decision::decided), self.outcome, self.now_ms)
+            .with_progress(self.progress);
+        let deciding = state.is_open() && matches!(self.permission, Permission::Permitted(..));
         let mut body = String::new();
         body.push_str(&format!(
             "<main><h1>{}</h1>",
@@ -277,13 +285,56 @@ impl View<'_> {
                 if d.approver == self.session.approver { "your" } else { "their" }
             ));
         }
-        if let (State::Waiting { .. }, Permission::Refused(why)) = (state, self.permission) {
+        out.push_str(&self.quorum());
+        if let (true, Permission::Refused(why)) = (state.is_open(), self.permission) {
             out.push_str(&format!(
                 "<p id=\"permission\" class=\"refused\">You may not decide this request: {}.</p>",
                 escape(why)
             ));
         }
         out.push_str("</div>");
+        out
+    }
+
+    /// Under a quorum: what it needs, and each approval given, with the approver's comment.
+    fn quorum(&self) -> String {
+        let needs = self.progress.map(|p| p.needs.clone()).or_else(|| self.decision.map(|d| d.quorum.clone()));
+        let Some(needs) = needs.filter(|n| !n.is_empty()) else { return String::new() };
+        let glass = match self.progress {
+            Some(p) => p.break_glass.clone(),
+            None => self.record.break_glass.clone(),
+        };
+        let mut out = String::new();
+        if !glass.is_empty() {
+            out.push_str(&format!(
+                "<p id=\"break-glass\" class=\"state state-outcome_unknown\">Break-glass: this change is inside {}, a \
+                 freeze the operator's policy lets only its own quorum open. Approve only if it must be made now.</p>",
+                escape(&glass.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", "))
+            ));
+        }
+        out.push_str(&format!(
+            "<p id=\"quorum\" class=\"meta\">The operator's policy asks for these approvals: {}. Each person \
+             counts once, the proposer never.</p>",
+            escape(&needs.join("; "))
+        ));
+        if !self.approvals.is_empty() {
+            out.push_str("<ol id=\"approvals\">");
+            for a in self.approvals {
+                let who = people::html(&a.approver, a.named.as_ref(), &self.session.approver);
+                let groups =
+                    if a.groups.is_empty() { String::new() } else { format!(" ({})", escape(&a.groups.join(", "))) };
+                let with = if a.approved_with == "passkey" { "with a passkey" } else { "signed in" };
+                out.push_str(&format!(
+                    "<li class=\"approval\">Approved by {who}{groups} at {}, {with}",
+                    escape(&at(a.at_ms))
+                ));
+                if !a.reason.is_empty() {
+                    out.push_str(&format!(": <q>{}</q>", escape(&a.reason)));
+                }
+                out.push_str("</li>");
+            }
+            out.push_str("</ol>");
+        }
         out
     }
 
@@ -301,7 +352,7 @@ impl View<'_> {
         };
         format!(
             "<section id=\"decide\" class=\"decide\" aria-labelledby=\"decide-heading\"><h2 id=\"decide-heading\">Your \
-             decision</h2><p id=\"permission\" class=\"permitted\">You may decide: {}.</p>{note}\
+             decision</h2><p id=\"permission\" class=\"permitted\">You may decide: {}.</p>{quorum_note}{note}\
              <form id=\"decision-form\" method=\"post\" action=\"/approve/{id}\"{passkey}><input type=\"hidden\" \
              name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"assertion\" value=\"\"><label \
              for=\"reason\">Reason <span class=\"hint\">(needed to decline; a comment is optional to approve)</span>\
@@ -311,6 +362,10 @@ impl View<'_> {
              name=\"decision\" value=\"decline\">Decline</button></div></form><p id=\"decision-status\" \
              class=\"refused\" role=\"alert\"></p></section>",
             escape(why),
+            quorum_note = self
+                .quorum_note
+                .map(|n| format!("<p id=\"quorum-note\" class=\"refused\">Your approval would not count: {}. You may still decline.</p>", escape(n)))
+                .unwrap_or_default(),
             id = escape(&self.record.id),
             csrf = escape(&self.session.csrf),
         )
@@ -427,6 +482,7 @@ mod tests {
             facts: None,
             plan: None,
             agent_reason: "</blockquote><b>host</b>".into(),
+            break_glass: vec!["<s>freeze</s>".into()],
         };
         let session = Session {
             approver: "i#\"><svg onload=1>".into(),
@@ -438,6 +494,23 @@ mod tests {
             named: Default::default(),
         };
         let permission = Permission::Refused("<u>no</u>".into());
+        let hostile_approvals = [Approval {
+            id: "d".into(),
+            approver: "i#<img src=x>".into(),
+            groups: vec!["<b>netops</b>".into()],
+            at_ms: 1,
+            reason: "</q><script>x</script>".into(),
+            named: None,
+            approved_with: "sign_in".into(),
+            plan_sha256: String::new(),
+        }];
+        let progress = Progress {
+            approvals: 1,
+            needed: 2,
+            missing: "1 of <i>finance</i>".into(),
+            needs: vec!["\"<u>q</u>\": 1 of <b>netops</b> and 1 of <i>finance</i>".into()],
+            break_glass: vec!["<s>freeze</s>".into()],
+        };
         let view = View {
             record: &record,
             session: &session,
@@ -448,6 +521,9 @@ mod tests {
             now_ms: 1000,
             passkey_request: None,
             local: false,
+            approvals: &hostile_approvals,
+            progress: Some(&progress),
+            quorum_note: None,
         };
         let html = view.render();
         let (head, body) = html.split_at(html.find("<body>").unwrap());

@@ -89,8 +89,11 @@ pub async fn read(
             inbox.older = inbox.mine_to_decide.last().map(|(l, _)| l.created_at_ms);
             break;
         }
-        match decidable(page, session, &listed) {
+        // someone who approved already waits for the others, as the proposer does
+        let approved = listed.approved_by.contains(&session.approver);
+        match decidable(page, session, &listed).filter(|_| !approved) {
             Some(how) => inbox.mine_to_decide.push((listed, how)),
+            None if approved && inbox.theirs_to_decide.len() < PAGE_ROWS => inbox.theirs_to_decide.push(listed),
             None if listed.proposer == session.approver && inbox.theirs_to_decide.len() < PAGE_ROWS => {
                 inbox.theirs_to_decide.push(listed)
             }
@@ -128,6 +131,21 @@ pub async fn read(
     Ok(inbox)
 }
 
+/// How far a listed change has come under a quorum, once someone approved it.
+fn progress_of(l: &Listed) -> String {
+    let mut out = String::new();
+    if !l.break_glass.is_empty() {
+        out.push_str(&format!(
+            "<span class=\"from break-glass\">Break-glass: inside {}</span>",
+            escape(&l.break_glass.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", "))
+        ));
+    }
+    if let Some(p) = l.progress.as_ref().filter(|p| p.approvals > 0) {
+        out.push_str(&format!("<span class=\"from progress\">Partly approved: {}</span>", escape(&p.said())));
+    }
+    out
+}
+
 impl Inbox {
     fn person(&self, principal: &str, reader: &str) -> String {
         people::html(principal, self.names.get(principal), reader)
@@ -159,10 +177,11 @@ impl Inbox {
                     Decidable::Passkey => "your passkey (the policy asks for one)",
                 };
                 body.push_str(&format!(
-                    "<tr class=\"waiting\" data-page=\"{id}\"><td class=\"change\">{}</td><td>{}</td><td class=\"at\">{}\
+                    "<tr class=\"waiting\" data-page=\"{id}\"><td class=\"change\">{}{}</td><td>{}</td><td class=\"at\">{}\
                      </td><td class=\"at\">{}</td><td>{with}</td><td class=\"act\"><a href=\"/approve/{id}\">Review and \
                      decide</a></td></tr>",
                     escape(&l.summary),
+                    progress_of(l),
                     self.person(&l.proposer, me),
                     when(proposed_at(l)),
                     minutes(l.expires_at_ms.saturating_sub(now_ms)),
@@ -176,15 +195,16 @@ impl Inbox {
         }
         if !self.theirs_to_decide.is_empty() {
             body.push_str(&format!(
-                "<h2>Yours, waiting for another approver ({})</h2><table id=\"yours\" class=\"list\"><tr><th>Change</th>\
+                "<h2>Yours or approved by you, waiting for another approver ({})</h2><table id=\"yours\" class=\"list\"><tr><th>Change</th>\
                  <th>Proposed at</th><th>Time left</th></tr>",
                 self.theirs_to_decide.len()
             ));
             for l in &self.theirs_to_decide {
                 body.push_str(&format!(
-                    "<tr class=\"yours\" data-page=\"{id}\"><td class=\"change\"><a href=\"/approve/{id}\">{}</a></td>\
+                    "<tr class=\"yours\" data-page=\"{id}\"><td class=\"change\"><a href=\"/approve/{id}\">{}</a>{}</td>\
                      <td class=\"at\">{}</td><td class=\"at\">{}</td></tr>",
                     escape(&l.summary),
+                    progress_of(l),
                     when(proposed_at(l)),
                     minutes(l.expires_at_ms.saturating_sub(now_ms)),
                     id = escape(&l.id),
@@ -337,6 +357,9 @@ mod tests {
             validated_at_ms: 50_000,
             decision: None,
             outcome: None,
+            progress: None,
+            approved_by: vec![],
+            break_glass: vec![],
         };
         let mut declined = listed.clone();
         declined.id = "apv-11111111111111111111111111111111".into();

@@ -66,6 +66,11 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
         Ok(found) => found,
         Err(e) => return unavailable(&e),
     };
+    // the approver is known once their passkey names them: the quorum is shown, and judged on the post
+    let (quorum, _) = match page.quorum_view(&session, record, decision.as_ref(), permission.clone()).await {
+        Ok(found) => found,
+        Err(e) => return unavailable(&e),
+    };
     let view = View {
         record,
         session: &session,
@@ -76,6 +81,9 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
         now_ms: notes.now_ms,
         passkey_request: request.as_deref(),
         local: true,
+        approvals: &quorum.approvals,
+        progress: quorum.progress.as_ref(),
+        quorum_note: None,
     };
     page_response(StatusCode::OK, view.render())
 }

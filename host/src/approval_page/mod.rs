@@ -39,12 +39,13 @@ use crate::capabilities::OperatorPolicy;
 use crate::clock::Clock;
 use crate::notify::FollowUps;
 use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
-use crate::policy::{Approving, Asking};
+use crate::policy::{Approving, Asking, Requirement};
 use crate::principal::Principal;
+use crate::proposals::ballot::Cast;
 use crate::proposals::{NoteKey, ProposalStore};
 use crate::secret::Secret;
 pub use id_token::{IdTokenRules, SignedIn};
-pub use record::{Decision, PageRecord, Question};
+pub use record::{Approval, Decision, PageRecord, Question};
 
 /// How long a signed-in session on the page lasts: a little longer than one proposal's TTL, so a
 /// person who signed in to read a request can still decide it, and no longer.
@@ -138,6 +139,16 @@ pub struct ApprovalPage {
 
 /// How often a waiting page's watcher reads the clock for its expiry.
 const EXPIRY_WATCH: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What the page shows of a request's quorum.
+#[derive(Default)]
+pub struct QuorumView {
+    pub approvals: Vec<Approval>,
+    /// How far it has come, while it waits.
+    pub progress: Option<crate::policy::Progress>,
+    /// Why the reader's approval would not count, when their decline would.
+    pub note: Option<String>,
+}
 
 /// What a person may do with a page.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -514,8 +525,118 @@ impl ApprovalPage {
         }
     }
 
+    /// The quorums the operator's policy asks of `record`'s request now (none without a policy, or
+    /// when one approval decides). Evaluated on a task of its own: a call's capability runs on the
+    /// component's fiber, whose stack Cedar's recursion guard misreads.
+    pub async fn requirement(&self, record: &Question<'_>) -> Requirement {
+        let (Some(loaded), Some(facts)) = (self.policy.current(), record.facts) else {
+            return Requirement::default();
+        };
+        if loaded.quorum_rules() == 0 {
+            return Requirement::default();
+        }
+        let (action, principal) = (record.change_type.to_string(), record.proposer.to_string());
+        let (transport, tool, facts) = (record.transport.to_string(), record.tool.to_string(), facts.clone());
+        let at = crate::policy::Moment::at(self.clock.now_ms());
+        let every = loaded.every_rule();
+        let judged = tokio::spawn(async move {
+            let asking = Asking {
+                action: &action,
+                principal: &principal,
+                phase: "approval",
+                transport: &transport,
+                tool: &tool,
+                approving: None,
+                at,
+            };
+            loaded.requirement(&asking, &facts)
+        });
+        // a task that cannot finish asks the most it can: every rule of the set
+        judged.await.unwrap_or_else(|e| {
+            tracing::error!("the policy's quorums could not be evaluated, so every one is asked: {e}");
+            every
+        })
+    }
+
+    /// What the page shows of `record`'s quorum to `session`'s person, and their `permission` as
+    /// it then stands: refused when neither their approval nor their decline would count, with a
+    /// note when only their decline would.
+    pub async fn quorum_view(
+        &self,
+        session: &Session,
+        record: &PageRecord,
+        decision: Option<&Decision>,
+        permission: Permission,
+    ) -> Result<(QuorumView, Permission), String> {
+        if let Some(d) = decision {
+            return Ok((QuorumView { approvals: d.approvals.clone(), ..QuorumView::default() }, permission));
+        }
+        let requirement = self.requirement(&record.question()).await;
+        if requirement.is_empty() {
+            return Ok((QuorumView::default(), permission));
+        }
+        let approvals = self.notes().approvals(record).await.map_err(|e| e.told())?;
+        let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
+        let progress = Some(requirement.progress(&voters));
+        let (mut note, mut permission) = (None, permission);
+        if let Permission::Permitted(..) = permission {
+            let approve = self.counts(session, record, true, &requirement, &approvals);
+            let decline = self.counts(session, record, false, &requirement, &approvals);
+            match (approve, decline) {
+                (Err(why), Err(_)) => permission = Permission::Refused(why),
+                (Err(why), Ok(())) => note = Some(why),
+                _ => {}
+            }
+        }
+        Ok((QuorumView { approvals, progress, note }, permission))
+    }
+
+    /// Under a quorum, whether `session`'s decision would count: `Err` says why not (the proposer's
+    /// never does; an approval must fill an open place; a decline must come from someone the
+    /// quorum concerns; nobody approves twice).
+    fn counts(
+        &self,
+        session: &Session,
+        record: &PageRecord,
+        approve: bool,
+        requirement: &Requirement,
+        approvals: &[Approval],
+    ) -> Result<(), String> {
+        let me = crate::policy::Voter { person: &session.approver, groups: &session.groups };
+        let needs = requirement.needs().join("; ");
+        if let Some(mine) = approvals.iter().find(|a| a.approver == session.approver) {
+            let progress = requirement.progress(&approvals.iter().map(Approval::voter).collect::<Vec<_>>());
+            return Err(format!(
+                "you approved this request already, at {}: one person counts once. It needs {needs}: {}",
+                html::at(mine.at_ms),
+                progress.said()
+            ));
+        }
+        if session.approver == record.proposer {
+            return Err(format!("it needs {needs}, and its proposer's own decision never counts towards that"));
+        }
+        if !approve {
+            return match requirement.concerns(me) {
+                true => Ok(()),
+                false => Err(format!(
+                    "it needs {needs}, and you are in none of the groups it counts, so your decline would not count"
+                )),
+            };
+        }
+        let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
+        match requirement.counts(&voters, me) {
+            true => Ok(()),
+            false => Err(format!(
+                "it needs {needs}: {}, and your approval (groups {}) fills none of the places still open",
+                requirement.progress(&voters).said(),
+                if session.groups.is_empty() { "none".to_string() } else { session.groups.join(", ") }
+            )),
+        }
+    }
+
     /// Records `approve` by `session`'s person on `record`, from `peer`: the audit record first,
-    /// then the decision. `Ok(false)`: someone decided first.
+    /// then the decision. Under a quorum an approval that leaves it short is kept in the request's
+    /// ballot, and the one that makes it whole decides. `Ok(false)`: someone decided first.
     pub async fn decide(
         &self,
         session: &Session,
@@ -529,7 +650,17 @@ impl ApprovalPage {
         if !crate::approval::answerable(record.validated_at_ms, now) {
             return Err("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again".into());
         }
-        let decision = Decision {
+        let requirement = self.requirement(&record.question()).await;
+        let notes = self.notes();
+        let approvals = match requirement.is_empty() {
+            true => Vec::new(),
+            false => notes.approvals(record).await.map_err(|e| e.told())?,
+        };
+        if !requirement.is_empty() {
+            self.counts(session, record, approve, &requirement, &approvals)?;
+        }
+        let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
+        let mut decision = Decision {
             id: hex::encode(rand::random::<[u8; 16]>()),
             approve,
             approver: session.approver.clone(),
@@ -537,11 +668,12 @@ impl ApprovalPage {
             at_ms: now,
             reason: reason.to_string(),
             named: Some(session.named.clone()).filter(|n| !n.is_empty()),
+            approvals: Vec::new(),
+            quorum: requirement.needs(),
         };
         let Some(log) = self.audit.clone() else {
             return Err("this server has no audit log, so no decision can be recorded".into());
         };
-        let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
         let entry = Event::PageDecision(events::PageDecision {
             decision: if approve { "approve" } else { "decline" }.into(),
             method: record::METHOD_PAGE.into(),
@@ -562,12 +694,28 @@ impl ApprovalPage {
             plan_sha256: record.plan.as_ref().map(crate::plan::Plan::sha256),
             plan: record.plan.clone(),
             reason: reason.to_string(),
+            quorum: requirement.needs(),
         });
         if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
         }
-        let written = self.notes().decide(record, &decision).await.map_err(|e| e.told())?;
+        let (written, progress) = match (approve, requirement.is_empty()) {
+            (true, false) => {
+                let mine = Approval {
+                    id: decision.id.clone(),
+                    approver: session.approver.clone(),
+                    groups: session.groups.clone(),
+                    at_ms: now,
+                    reason: reason.to_string(),
+                    named: decision.named.clone(),
+                    approved_with: with.name().into(),
+                    plan_sha256: record.plan_sha256(),
+                };
+                self.cast(record, &requirement, mine, &mut decision).await?
+            }
+            _ => (notes.decide(record, &decision).await.map_err(|e| e.told())?, None),
+        };
         if !written {
             // recorded before the store chose: say which decision was not the one kept
             let superseded = Event::PageDecisionNotKept(events::PageDecisionNotKept {
@@ -583,16 +731,58 @@ impl ApprovalPage {
                 tracing::error!("a decision that was not kept is not marked in the audit log: {e}");
             }
         }
-        crate::metrics::metrics().page_decision(match (written, approve) {
-            (false, _) => "refused",
-            (true, true) => "approved",
-            (true, false) => "declined",
+        crate::metrics::metrics().page_decision(match (written, approve, &progress) {
+            (false, _, _) => "refused",
+            (true, true, Some(_)) => "partly_approved",
+            (true, true, None) => "approved",
+            (true, false, _) => "declined",
         });
-        if written {
-            let event = if approve { "change_approved" } else { "change_declined" };
-            self.notify(event, record, Some(&decision));
+        match (written, progress) {
+            (true, Some(progress)) => self.notify_progress(record, &decision, &progress),
+            (true, None) => {
+                let event = if approve { "change_approved" } else { "change_declined" };
+                self.notify(event, record, Some(&decision));
+            }
+            (false, _) => {}
         }
         Ok(written)
+    }
+
+    /// Keeps `mine` in `record`'s ballot; when the approvals kept make every quorum whole, writes
+    /// `decision` (with them) as the request's. `(kept, progress)`: progress while it is still
+    /// short; `kept` false when the request was decided first.
+    async fn cast(
+        &self,
+        record: &PageRecord,
+        requirement: &Requirement,
+        mine: Approval,
+        decision: &mut Decision,
+    ) -> Result<(bool, Option<crate::policy::Progress>), String> {
+        let notes = self.notes();
+        let ballot = notes.ballot(record);
+        match ballot.cast(&mine).await.map_err(|e| e.told())? {
+            Cast::Counted(_) => {}
+            Cast::Closed => return Ok((false, None)),
+            Cast::Again(_) => return Err("you approved this request already: one person counts once".into()),
+            Cast::Full => return Err("this request has all the approvals it can keep, and still no decision".into()),
+        }
+        let approvals: Vec<Approval> = ballot.votes().await.map_err(|e| e.told())?;
+        let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
+        if !requirement.met_by(&voters) {
+            let progress = requirement.progress(&voters);
+            if let Err(e) = notes.list_progress(record, &approvals, &progress).await {
+                tracing::warn!(page = %record.id, "the inbox does not show this approval yet: {e}");
+            }
+            return Ok((true, Some(progress)));
+        }
+        decision.approvals = approvals;
+        Ok((notes.decide(record, decision).await.map_err(|e| e.told())?, None))
+    }
+
+    /// Tells the operator's destinations that `record`'s request was approved by one more person
+    /// and waits for more (never waits).
+    fn notify_progress(&self, record: &PageRecord, decision: &Decision, progress: &crate::policy::Progress) {
+        self.notify_with(crate::notify::PARTLY_APPROVED, record, Some(decision), Some(progress.said()));
     }
 
     /// Tells the operator's destinations that `record`'s question waits; if nobody decided it
@@ -631,6 +821,16 @@ impl ApprovalPage {
 
     /// Tells the operator's destinations of `event` about `record` (never waits).
     pub fn notify(&self, event: &'static str, record: &PageRecord, decided: Option<&Decision>) {
+        self.notify_with(event, record, decided, None)
+    }
+
+    fn notify_with(
+        &self,
+        event: &'static str,
+        record: &PageRecord,
+        decided: Option<&Decision>,
+        progress: Option<String>,
+    ) {
         let Some(notifier) = &self.notifier else { return };
         let policy = record
             .form_text
@@ -639,7 +839,11 @@ impl ApprovalPage {
             .map(str::to_string);
         notifier.notify(crate::notify::Notice {
             event,
-            key: format!("{event} {}", record.id),
+            // each partial approval is its own notice
+            key: match &progress {
+                Some(_) => format!("{event} {} {}", record.id, decided.map_or("", |d| d.id.as_str())),
+                None => format!("{event} {}", record.id),
+            },
             change_type: record.change_type.clone(),
             summary: record.plan.as_ref().map(|p| p.summary.clone()),
             approval_url: self.base.get().map(|_| self.link(&record.id)),
@@ -650,10 +854,13 @@ impl ApprovalPage {
             state: match event {
                 "change_waiting" | crate::notify::REMINDER | crate::notify::ESCALATED => "waiting",
                 "change_expired" => "expired",
+                crate::notify::PARTLY_APPROVED => "partly_approved",
                 _ if decided.is_some_and(|d| d.approve) => "approved",
                 _ => "declined",
             },
             reason: decided.map(|d| d.reason.clone()).filter(|r| !r.is_empty()),
+            progress,
+            break_glass: record.break_glass.clone(),
             request_sha256: record.request_sha256.clone(),
             at: crate::audit::rfc3339(self.clock.now_ms()),
         });
@@ -693,6 +900,7 @@ mod tests {
             facts: None,
             plan: None,
             agent_reason: String::new(),
+            break_glass: vec![],
         }
     }
 

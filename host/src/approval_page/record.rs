@@ -46,6 +46,10 @@ pub struct PageRecord {
     /// The reason the agent gave with its proposal: its words, shown quoted as its own.
     #[serde(default)]
     pub agent_reason: String,
+    /// The break-glass rules that held when it was put on the page: it is inside a freeze only
+    /// their quorum opens, and says so wherever it shows.
+    #[serde(default)]
+    pub break_glass: Vec<String>,
 }
 
 /// What the rules of who may decide judge a question by: who asked, for what, how.
@@ -84,6 +88,14 @@ pub struct Listed {
     /// What became of it after the decision, once an agent's call collected it.
     #[serde(default)]
     pub outcome: Option<Outcome>,
+    /// Under a quorum, once someone approved: how far it has come, and who approved.
+    #[serde(default)]
+    pub progress: Option<crate::policy::Progress>,
+    /// The break-glass rules it is under (see [`PageRecord::break_glass`]).
+    #[serde(default)]
+    pub break_glass: Vec<String>,
+    #[serde(default)]
+    pub approved_by: Vec<String>,
 }
 
 /// A decision as the inbox lists it (no id: that is claimed by the call that collects it).
@@ -137,7 +149,7 @@ impl Listed {
     /// Where the listed request stands at `now_ms`.
     pub fn state(&self, now_ms: u64) -> State<'_> {
         let decided = self.decision.as_ref().map(ListedDecision::decided);
-        State::of(self.expires_at_ms, decided, self.outcome.as_ref(), now_ms)
+        State::of(self.expires_at_ms, decided, self.outcome.as_ref(), now_ms).with_progress(self.progress.as_ref())
     }
 
     pub fn question(&self) -> Question<'_> {
@@ -171,6 +183,46 @@ pub struct Decision {
     /// The approver's name and e-mail at their sign-in, when their provider gave them.
     #[serde(default)]
     pub named: Option<Named>,
+    /// Under a quorum: every approval that made it whole, this approver's last (none when one
+    /// approval decides).
+    #[serde(default)]
+    pub approvals: Vec<Approval>,
+    /// The quorums it needed, as the policies write them.
+    #[serde(default)]
+    pub quorum: Vec<String>,
+}
+
+/// One person's approval of a request that needs a quorum, kept in its place of the request's
+/// ballot until the quorum is whole (see `proposals::ballot`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// The audit record's `decision_id`.
+    pub id: String,
+    pub approver: String,
+    pub groups: Vec<String>,
+    pub at_ms: u64,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub named: Option<Named>,
+    /// `passkey` or `sign_in`.
+    pub approved_with: String,
+    /// The plan the approver was shown.
+    #[serde(default)]
+    pub plan_sha256: String,
+}
+
+impl crate::proposals::ballot::Vote for Approval {
+    fn person(&self) -> &str {
+        &self.approver
+    }
+}
+
+impl Approval {
+    pub fn voter(&self) -> crate::policy::Voter<'_> {
+        crate::policy::Voter { person: &self.approver, groups: &self.groups }
+    }
 }
 
 /// The longest reason or comment kept with a decision.
@@ -195,6 +247,7 @@ impl PageRecord {
             facts: form.policy_facts.as_deref().cloned(),
             plan: form.plan.clone(),
             agent_reason: String::new(),
+            break_glass: Vec::new(),
         }
     }
 
@@ -228,6 +281,9 @@ impl PageRecord {
             validated_at_ms: self.validated_at_ms,
             decision: None,
             outcome: None,
+            progress: None,
+            approved_by: Vec::new(),
+            break_glass: self.break_glass.clone(),
         }
     }
 
@@ -358,8 +414,7 @@ impl Notes<'_> {
     /// decision is made, and a list a little behind misleads nobody (the page tells the truth).
     pub async fn decide(&self, record: &PageRecord, decision: &Decision) -> Result<bool, StoreUnavailable> {
         let bytes = serde_json::to_vec(decision).expect("a decision serializes");
-        let key = NoteKey::PageDecision(&record.id);
-        let written = self.store.note_put(&key, &bytes, self.ttl(record), true, self.now_ms).await?;
+        let written = self.ballot(record).close(&bytes).await?;
         if written && let Err(e) = self.list_decision(record, decision).await {
             tracing::warn!(page = %record.id, "the inbox does not show this decision yet: {e}");
         }
@@ -381,6 +436,36 @@ impl Notes<'_> {
         let bytes = serde_json::to_vec(&listed).expect("a listing serializes");
         let until = self.ttl(record).saturating_add(self.now_ms);
         self.store.index_put(IndexKey::Decided, &record.id, decision.at_ms, until, &bytes, self.now_ms).await
+    }
+
+    /// The request's ballot: its approvals under a quorum, and its decision.
+    pub fn ballot<'b>(&'b self, record: &'b PageRecord) -> crate::proposals::ballot::Ballot<'b> {
+        crate::proposals::ballot::Ballot {
+            store: self.store,
+            page: &record.id,
+            ttl_ms: self.ttl(record),
+            now_ms: self.now_ms,
+        }
+    }
+
+    /// The approvals kept of `record`'s request under a quorum, in their order.
+    pub async fn approvals(&self, record: &PageRecord) -> Result<Vec<Approval>, StoreUnavailable> {
+        self.ballot(record).votes().await
+    }
+
+    /// Lists `record` in the inbox as partly approved by `approvals`, `progress` so far (it still
+    /// waits).
+    pub async fn list_progress(
+        &self,
+        record: &PageRecord,
+        approvals: &[Approval],
+        progress: &crate::policy::Progress,
+    ) -> Result<(), StoreUnavailable> {
+        let approved_by = approvals.iter().map(|a| a.approver.clone()).collect();
+        let listed = Listed { progress: Some(progress.clone()), approved_by, ..record.listed() };
+        let bytes = serde_json::to_vec(&listed).expect("a listing serializes");
+        let until = record.expires_at_ms.saturating_add(AFTERWARDS_MS);
+        self.store.index_put(IndexKey::Waiting, &record.id, record.created_at_ms, until, &bytes, self.now_ms).await
     }
 
     /// What became of page `id`'s approved request after an agent's call collected it.
@@ -448,6 +533,8 @@ mod tests {
             at_ms: 2,
             reason: String::new(),
             named: None,
+            approvals: vec![],
+            quorum: vec![],
         };
         assert_eq!(notes.waiting(None, 10).await.unwrap(), [record.listed()], "in the inbox while it waits");
         assert!(notes.decide(&record, &decision(false)).await.unwrap());

@@ -148,6 +148,10 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         Ok(found) => found,
         Err(e) => return unavailable(&e),
     };
+    let (quorum, permission) = match page.quorum_view(&session, &record, decision.as_ref(), permission).await {
+        Ok(found) => found,
+        Err(e) => return unavailable(&e),
+    };
     let view = View {
         record: &record,
         session: &session,
@@ -158,6 +162,9 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
         now_ms: notes.now_ms,
         passkey_request: passkey_request.as_deref(),
         local: false,
+        approvals: &quorum.approvals,
+        progress: quorum.progress.as_ref(),
+        quorum_note: quorum.note.as_deref(),
     };
     page_response(StatusCode::OK, view.render())
 }

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::people::Named;
+use crate::policy::Progress;
 
 /// What became of an approved request once an agent's call collected it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +104,11 @@ pub enum State<'a> {
     Waiting {
         until_ms: u64,
     },
+    /// Under a quorum: some have approved, more must; the proposal's time has not ended.
+    PartlyApproved {
+        until_ms: u64,
+        progress: &'a Progress,
+    },
     /// Approved; the agent's call has not collected it, and may until `until_ms`.
     Approved {
         decision: Decided<'a>,
@@ -138,10 +144,26 @@ impl<'a> State<'a> {
         }
     }
 
+    /// A waiting request that some have approved under a quorum (`progress`) is partly approved.
+    pub fn with_progress(self, progress: Option<&'a Progress>) -> Self {
+        match (self, progress) {
+            (State::Waiting { until_ms }, Some(progress)) if progress.approvals > 0 => {
+                State::PartlyApproved { until_ms, progress }
+            }
+            (state, _) => state,
+        }
+    }
+
+    /// Whether a person may still decide it.
+    pub fn is_open(&self) -> bool {
+        matches!(self, State::Waiting { .. } | State::PartlyApproved { .. })
+    }
+
     /// The state's name, as the agent's answer, the inbox's filter and the notices spell it.
     pub fn name(&self) -> &'static str {
         match self {
             State::Waiting { .. } => "waiting",
+            State::PartlyApproved { .. } => "partly_approved",
             State::Approved { .. } => "approved",
             State::Declined { .. } => "declined",
             State::Expired { .. } => "expired",
@@ -159,7 +181,10 @@ impl<'a> State<'a> {
     pub fn is_final(&self) -> bool {
         !matches!(
             self,
-            State::Waiting { .. } | State::Approved { .. } | State::Collected { outcome: Outcome::Sending { .. }, .. }
+            State::Waiting { .. }
+                | State::PartlyApproved { .. }
+                | State::Approved { .. }
+                | State::Collected { outcome: Outcome::Sending { .. }, .. }
         )
     }
 
@@ -167,7 +192,7 @@ impl<'a> State<'a> {
     /// The decision, if one was made.
     pub fn decision(&self) -> Option<Decided<'a>> {
         match *self {
-            State::Waiting { .. } | State::Expired { decision: None, .. } => None,
+            State::Waiting { .. } | State::PartlyApproved { .. } | State::Expired { decision: None, .. } => None,
             State::Approved { decision, .. }
             | State::Declined { decision }
             | State::Expired { decision: Some(decision), .. }
@@ -183,6 +208,9 @@ impl<'a> State<'a> {
         match self {
             State::Waiting { until_ms } => {
                 format!("Waiting for a decision, until {}.", at(*until_ms))
+            }
+            State::PartlyApproved { until_ms, progress } => {
+                format!("Partly approved: {}, until {}.", progress.said(), at(*until_ms))
             }
             State::Approved { decision, until_ms } => format!(
                 "{}. Waiting for the agent to collect the approval and send the create, until {}.",

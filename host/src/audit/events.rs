@@ -129,6 +129,20 @@ pub struct ApprovalEvent {
     /// The plan itself, in the `approval_minted` record (`audit verify` checks its hash).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::plan::Plan>,
+    /// Under a quorum: every approval that made it whole, each a `page_decision` record of its
+    /// own (by its `decision_id`), on whichever replica it was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Counted>,
+    /// The quorums they met, as the policies write them (a break-glass one says so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quorum: Vec<String>,
+}
+
+/// One approval a quorum counted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counted {
+    pub approver: String,
+    pub decision_id: String,
 }
 
 /// One decision of the operator's policy.
@@ -182,6 +196,10 @@ pub struct PageDecision {
     /// The person's reason (a decline's) or comment (an approval's), in their words.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// The quorums the request needed when this person decided (`"rule": 2 of netops`): each
+    /// approval under one is a record of its own, and the one that made it whole decided.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quorum: Vec<String>,
 }
 
 /// What the audit record keeps of a passkey approval: enough for anyone with the enrolled public
@@ -427,6 +445,7 @@ mod tests {
             facts: None,
             plan: None,
             agent_reason: String::new(),
+            break_glass: vec![],
         };
         use crate::passkeys::challenge::challenge;
         assert_eq!(challenge(&crate::passkeys::offline::identity(&decision)), challenge(&record.identity()));

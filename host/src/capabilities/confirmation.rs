@@ -15,7 +15,7 @@ use super::fabric::{FabricCtx, Sending, to_wit};
 use super::policy_check::{Judge, PolicyCtx};
 use crate::approval::{self, Admitted, Asked, Asker, Binding, Form, Mint, Policed, Redeemed};
 use crate::approval_page::state::{Decided, Outcome, State};
-use crate::audit::events::ApprovalEvent;
+use crate::audit::events::{ApprovalEvent, Counted};
 use crate::audit::{AuditLog, Event};
 pub use crate::bindings::Approval;
 use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
@@ -102,6 +102,28 @@ impl PageSaid {
         if !d.reason.is_empty() {
             v["reason"] = serde_json::json!(d.reason);
             v["reason_is"] = serde_json::json!("the approver's own words");
+        }
+        if !d.approvals.is_empty() {
+            // under a quorum: each approval that made it whole, the approvers' words their own
+            let approvals: Vec<serde_json::Value> = d
+                .approvals
+                .iter()
+                .map(|a| {
+                    let mut one = serde_json::json!({
+                        "by": crate::approval_page::people::words(&a.approver, a.named.as_ref(), ""),
+                        "by_id": a.approver,
+                        "groups": a.groups,
+                        "at": crate::audit::rfc3339(a.at_ms),
+                        "with": a.approved_with,
+                    });
+                    if !a.reason.is_empty() {
+                        one["comment"] = serde_json::json!(a.reason);
+                    }
+                    one
+                })
+                .collect();
+            v["approvals"] = serde_json::json!(approvals);
+            v["quorum"] = serde_json::json!(d.quorum);
         }
         v
     }
@@ -214,7 +236,17 @@ impl ConfirmView<'_> {
             facts.price = form.plan.as_ref().and_then(|p| p.priced.clone());
             let facts = self.judge().place(facts, &binding.learned_metros).await?;
             let approving = Approving { method: self.confirm.confirmer.method(), ..Approving::default() };
-            let own = self.judge().judge("approval", change_type, &facts, Some(&approving)).await;
+            let mut own = self.judge().judge("approval", change_type, &facts, Some(&approving)).await;
+            // a quorum is met by named people, each deciding on the page: no other road meets it
+            if own.is_ok() && approving.method != crate::approval_page::record::METHOD_PAGE {
+                let requirement = self.judge().requirement(change_type, &facts).await?;
+                if !requirement.is_empty() {
+                    own = Err(format!(
+                        "it needs {}: approvals of named people, each given on the approval page",
+                        requirement.needs().join("; ")
+                    ));
+                }
+            }
             let policed = approval::policed(own, async || {
                 let page = self.confirm.page_instead.take()?;
                 let on_page = Approving { method: page.method, ..Approving::default() };
@@ -282,6 +314,20 @@ impl ConfirmView<'_> {
             error: None,
             plan_sha256: approval.plan.as_ref().map(crate::plan::Plan::sha256),
             plan: None,
+            approvals: match (&self.confirm.page_said, &approval.page) {
+                (Some(said), Some(page)) if &said.from.id == page => said
+                    .from
+                    .decision
+                    .approvals
+                    .iter()
+                    .map(|a| Counted { approver: a.approver.clone(), decision_id: a.id.clone() })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            quorum: match (&self.confirm.page_said, &approval.page) {
+                (Some(said), Some(page)) if &said.from.id == page => said.from.decision.quorum.clone(),
+                _ => Vec::new(),
+            },
         }
     }
 }
@@ -464,10 +510,42 @@ impl ConfirmView<'_> {
         let Some(facts) = approval.policed.clone() else { return Ok(()) };
         let approving = Approving { method: approval.method, ..Approving::default() };
         let change_type = approval.create.route().change_type().as_str();
-        match self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
-            Ok(_) => Ok(()),
-            Err(why) => Err(format!("at the time of the create, {why}")),
+        if let Err(why) = self.judge().judge("approval", change_type, &facts, Some(&approving)).await {
+            return Err(format!("at the time of the create, {why}"));
         }
+        // the quorum as the policy asks it now (a reload, or a rule of the time, may ask more)
+        let requirement = self.judge().requirement(change_type, &facts).await?;
+        if requirement.is_empty() {
+            return Ok(());
+        }
+        let decision = self.confirm.page_said.as_ref().map(|said| &said.from.decision);
+        let voters: Vec<crate::policy::Voter> = match decision {
+            Some(d) if d.approvals.is_empty() => vec![crate::policy::Voter { person: &d.approver, groups: &d.groups }],
+            Some(d) => d.approvals.iter().map(crate::approval_page::Approval::voter).collect(),
+            None => Vec::new(),
+        };
+        if requirement.met_by(&voters) {
+            return Ok(());
+        }
+        let mut why = format!(
+            "at the time of the create, it needs {}, and it has {}",
+            requirement.needs().join("; "),
+            requirement.progress(&voters).said()
+        );
+        // a freeze that began after the approval: when the policy lets an ordinary approval through
+        if requirement.is_break_glass()
+            && let Some(policy) = self.judge().current()
+        {
+            let on_page = Approving { method: approval.method, ..Approving::default() };
+            let next = self.judge().next_allowed(&policy, "approval", change_type, &facts, Some(&on_page)).await;
+            why.push_str(&match next {
+                Some(at) => {
+                    format!(". The policy allows it again from {}: propose it again then", crate::audit::rfc3339(at))
+                }
+                None => ". The policy does not allow it at any time within the next month".into(),
+            });
+        }
+        Err(why)
     }
 
     /// Tells the operator's destinations what became of an approved create (never waits).
@@ -495,6 +573,8 @@ impl ConfirmView<'_> {
                 _ => "failed",
             },
             reason: self.confirm.page_said.as_ref().map(|s| s.from.decision.reason.clone()).filter(|r| !r.is_empty()),
+            progress: None,
+            break_glass: Vec::new(),
             request_sha256: approval.request_sha256.clone(),
             at: crate::audit::rfc3339(self.call.clock.now_ms()),
         });

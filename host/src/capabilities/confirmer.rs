@@ -81,6 +81,31 @@ pub struct PagePending {
     /// A 2026-07-28 round sends the link in a URL-mode input request (else written in a form:
     /// the client declared only forms).
     pub by_url: bool,
+    /// Under a quorum, once someone approved: how far it has come, and who approved when.
+    pub progress: Option<Box<Partly>>,
+    /// The break-glass rules it is under: a freeze only their quorum opens.
+    pub break_glass: Vec<String>,
+}
+
+/// A request partly approved under a quorum, as its agent is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partly {
+    pub progress: crate::policy::Progress,
+    /// Each approval so far: who (by name where known) and when (RFC 3339).
+    pub approvals: Vec<(String, String)>,
+}
+
+impl Partly {
+    /// "1 of 2 approvals: Alice Example approved at …; waiting for 1 more of netops".
+    pub fn said(&self) -> String {
+        let who: Vec<String> = self.approvals.iter().map(|(by, at)| format!("{by} approved at {at}")).collect();
+        let p = &self.progress;
+        let mut out = format!("{} of {} approvals: {}", p.approvals, p.needed, who.join(", "));
+        if !p.missing.is_empty() {
+            out.push_str(&format!("; waiting for {}", p.missing));
+        }
+        out
+    }
 }
 
 /// For calls with no person behind them (a client that shows no form and no page to send them

@@ -22,7 +22,7 @@ pub use call_state::{CallContext, CallState, Ending, Grants};
 pub use clock::ClockView;
 pub use confirmation::PageSaid;
 pub use confirmation::{Awaiting, ConfirmView};
-pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, PagePending, Reached};
+pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, PagePending, Partly, Reached};
 pub use fabric::FabricView;
 pub use policy_check::OperatorPolicy;
 pub use proposal_store::StoreView;

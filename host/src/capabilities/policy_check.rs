@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::call_facts::{CallFacts, GuestMeter};
 use super::decisions::{DecisionRecord, PolicyDecisions};
 use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
-use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, Moment, PolicyGate, UNKNOWN_METRO};
+use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, Moment, PolicyGate, Requirement, UNKNOWN_METRO};
 
 /// The operator's policy as the capabilities see it.
 pub trait OperatorPolicy: Send + Sync {
@@ -137,6 +137,42 @@ impl Judge<'_> {
         self.meter.outside_guest(client.send(&request, &cancel)).await
     }
 
+    pub(super) fn current(&self) -> Option<Arc<LoadedPolicy>> {
+        self.policy.gate.current()
+    }
+
+    /// The quorums the request of `facts` needs now (none without a policy), evaluated on a task of
+    /// its own as [`Self::judge`] evaluates.
+    pub(super) async fn requirement(
+        &mut self,
+        change_type: &'static str,
+        facts: &Facts,
+    ) -> Result<Requirement, String> {
+        let Some(policy) = self.current().filter(|p| p.quorum_rules() > 0) else {
+            return Ok(Requirement::default());
+        };
+        let at = Moment::at(self.call.clock.now_ms());
+        let (principal, transport, tool) =
+            (self.call.principal.as_str().to_string(), self.call.transport, self.call.tool.name.clone());
+        let owned = facts.clone();
+        let evaluate = tokio::spawn(async move {
+            let asking = Asking {
+                action: change_type,
+                principal: &principal,
+                phase: "approval",
+                transport,
+                tool: &tool,
+                approving: None,
+                at,
+            };
+            policy.requirement(&asking, &owned)
+        });
+        self.meter
+            .outside_guest(evaluate)
+            .await
+            .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))
+    }
+
     /// The policy's decision on `facts` at `phase`, audited: what permitted it (`None` without a
     /// policy), or why it is denied.
     pub(super) async fn judge(
@@ -220,7 +256,7 @@ impl Judge<'_> {
     }
 
     /// When `policy` next allows what it just denied, from now on (a freeze window's end).
-    async fn next_allowed(
+    pub(super) async fn next_allowed(
         &mut self,
         policy: &Arc<LoadedPolicy>,
         phase: &'static str,

@@ -7,7 +7,7 @@ use crate::{out, outln};
 use std::process::ExitCode;
 
 use crate::cli::{ExplainArgs, PolicyCommand};
-use crate::policy::{self, Approving, Asking, Facts, Moment};
+use crate::policy::{self, Approving, Asking, Facts, Moment, Voter};
 
 pub fn run(command: &PolicyCommand) -> ExitCode {
     match command {
@@ -17,8 +17,12 @@ pub fn run(command: &PolicyCommand) -> ExitCode {
         }
         PolicyCommand::Check { file } => match policy::load(file) {
             Ok(loaded) => {
+                let quorums = match loaded.quorum_rules() {
+                    0 => String::new(),
+                    n => format!(" ({n} with @approvals)"),
+                };
                 outln!(
-                    "{}: {} policies, valid against the EquinixMcp schema (sha256 {})",
+                    "{}: {} policies{quorums}, valid against the EquinixMcp schema (sha256 {})",
                     file.display(),
                     loaded.policies,
                     loaded.sha256
@@ -132,5 +136,72 @@ fn explain(args: &ExplainArgs) -> Result<bool, String> {
         };
         outln!("{label}: denied: {}{again}", decision.explain());
     }
+    if loaded.quorum_rules() > 0 {
+        let asking = Asking {
+            action: change,
+            principal: &args.principal,
+            phase: "approval",
+            transport,
+            tool: equinix_broker_contract::CONFIRM_TOOL,
+            approving: None,
+            at: moment,
+        };
+        approvals(&loaded.requirement(&asking, &facts), args)?;
+    }
     Ok(allowed)
+}
+
+/// Prints how many approvals the request needs and from whom, counting `--approved-by`, and
+/// whether `--approver` would fill a place still open.
+fn approvals(requirement: &policy::Requirement, args: &ExplainArgs) -> Result<(), String> {
+    if requirement.is_empty() {
+        outln!("approvals: one person's approval decides (no @approvals policy holds for it)");
+        return Ok(());
+    }
+    outln!("approvals: it needs {}, given on the approval page", requirement.needs().join("; "));
+    let mut given: Vec<(String, Vec<String>)> = Vec::new();
+    for a in &args.approved_by {
+        let (who, groups) = a.split_once('=').unwrap_or((a.as_str(), ""));
+        if who.is_empty() {
+            return Err(format!("--approved-by {a:?}: give it as PRINCIPAL=GROUP,GROUP"));
+        }
+        if who == args.principal {
+            return Err(format!("--approved-by {who}: the proposer's own approval never counts"));
+        }
+        if given.iter().any(|(g, _)| g == who) {
+            return Err(format!("--approved-by {who}: given twice; one person counts once"));
+        }
+        let groups = groups.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect();
+        given.push((who.to_string(), groups));
+    }
+    let voters: Vec<Voter> = given.iter().map(|(person, groups)| Voter { person, groups }).collect();
+    let counted: Vec<Voter> =
+        voters.iter().enumerate().filter(|(i, v)| requirement.counts(&voters[..*i], **v)).map(|(_, v)| *v).collect();
+    for v in voters.iter().filter(|v| !counted.iter().any(|c| c.person == v.person)) {
+        outln!("approvals: {} fills no place the others leave open: not counted", v.person);
+    }
+    let progress = requirement.progress(&counted);
+    match requirement.met_by(&counted) {
+        true => outln!("approvals: {}: whole, the request is approved", progress.said()),
+        false => outln!("approvals: {}", progress.said()),
+    }
+    if let Some(approver) = &args.approver {
+        let me = Voter { person: approver, groups: &args.approver_groups };
+        let verdict = if *approver == args.principal {
+            "the proposer's own approval never counts".to_string()
+        } else if requirement.met_by(&counted) {
+            "nothing is missing".to_string()
+        } else if requirement.counts(&counted, me) {
+            let mut with = counted.clone();
+            with.push(me);
+            match requirement.met_by(&with) {
+                true => "would count, and make it whole".to_string(),
+                false => format!("would count: then {}", requirement.progress(&with).said()),
+            }
+        } else {
+            "would fill no place still open: not counted".to_string()
+        };
+        outln!("approvals: {approver}: {verdict}");
+    }
+    Ok(())
 }

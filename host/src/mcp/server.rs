@@ -301,19 +301,44 @@ fn store_unavailable(why: &str) -> CallToolResponse {
 
 /// The result of a call whose question waits on the approval page.
 fn approval_pending(tool: &str, pending: &PagePending) -> Value {
+    let (state, so_far) = match &pending.progress {
+        Some(partly) => ("partly_approved", format!(" So far: {}.", partly.said())),
+        None => ("waiting", String::new()),
+    };
+    let mut confirmation = json!({
+        "status": "approval_pending",
+        "method": "page",
+        "approval_url": pending.url,
+        "expires_at": audit::rfc3339(pending.expires_at_ms),
+        "state": state,
+    });
+    let glass = match pending.break_glass.is_empty() {
+        true => String::new(),
+        false => {
+            confirmation["break_glass"] = json!(pending.break_glass);
+            format!(
+                " Break-glass: it is inside {}, a freeze the operator's policy lets only its own quorum open.",
+                pending.break_glass.iter().map(|id| format!("{id:?}")).collect::<Vec<_>>().join(", ")
+            )
+        }
+    };
+    if let Some(partly) = &pending.progress {
+        confirmation["progress"] = json!({
+            "approvals": partly.progress.approvals,
+            "needed": partly.progress.needed,
+            "missing": partly.progress.missing,
+            "needs": partly.progress.needs,
+            "approved_by": partly.approvals.iter().map(|(by, at)| json!({"by": by, "at": at})).collect::<Vec<_>>(),
+        });
+    }
     json!({
         "confirm_token": pending.subject.token,
         "executed": null,
         "request_sha256": pending.subject.request_sha256,
-        "human_confirmation": {
-            "status": "approval_pending",
-            "method": "page",
-            "approval_url": pending.url,
-            "expires_at": audit::rfc3339(pending.expires_at_ms),
-        },
+        "human_confirmation": confirmation,
         "message": format!(
             "A person must approve this create on the approval page: show them approval_url. Nothing was sent and \
-             nothing was used up. The link is valid until {}.",
+             nothing was used up. The link is valid until {}.{glass}{so_far}",
             audit::rfc3339(pending.expires_at_ms)
         ),
         "next_step": format!(

@@ -41,6 +41,7 @@ fn headline(notice: &Notice) -> String {
         "change_reminder" => "Reminder: a change still waits for approval",
         "change_escalated" => "Escalated: nobody has decided a change that waits for approval",
         "change_approved" => "A change was approved",
+        "change_partly_approved" => "A change was approved by one more person and needs more",
         "change_declined" => "A change was declined",
         "change_expired" => "A change expired unapproved",
         "change_executed" => "A change was created",
@@ -63,6 +64,12 @@ fn facts(notice: &Notice) -> Vec<(&'static str, String)> {
     out.push(("where it stands", notice.state.replace('_', " ")));
     if let Some(r) = &notice.reason {
         out.push(("their reason", format!("\"{r}\"")));
+    }
+    if let Some(p) = &notice.progress {
+        out.push(("approvals", p.clone()));
+    }
+    if !notice.break_glass.is_empty() {
+        out.push(("break-glass", notice.break_glass.join(", ")));
     }
     if let Some(o) = &notice.outcome {
         out.push(("outcome", o.clone()));
@@ -147,6 +154,8 @@ mod tests {
             outcome: None,
             state: "waiting",
             reason: None,
+            progress: None,
+            break_glass: Vec::new(),
             request_sha256: "ab".into(),
             at: "2026-12-04T00:00:00Z".into(),
         }

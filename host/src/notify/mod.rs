@@ -34,8 +34,8 @@ const FIRST_PAUSE: Duration = Duration::from_millis(500);
 #[derive(Clone, Debug, Serialize)]
 pub struct Notice {
     /// `change_waiting`, `change_reminder`, `change_escalated`, `change_approved`,
-    /// `change_declined`, `change_expired`, `change_executed`, `change_failed`,
-    /// `change_outcome_unknown`.
+    /// `change_partly_approved`, `change_declined`, `change_expired`, `change_executed`,
+    /// `change_failed`, `change_outcome_unknown`.
     pub event: &'static str,
     /// What makes this event one (the page or the request, and the event): claimed once across
     /// replicas. Not sent.
@@ -59,6 +59,13 @@ pub struct Notice {
     /// The approver's reason (a decline's) or comment (an approval's), in their words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Under a quorum: how far its approvals have come ("1 of 2 approvals; waiting for 1 more of
+    /// netops").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// The break-glass rules the request is under: a freeze only their quorum opens.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub break_glass: Vec<String>,
     pub request_sha256: String,
     pub at: String,
 }
@@ -105,6 +112,8 @@ impl Destination {
 pub const ESCALATED: &str = "change_escalated";
 /// The event a reminder is sent as.
 pub const REMINDER: &str = "change_reminder";
+/// The event an approval that leaves a quorum short is sent as.
+pub const PARTLY_APPROVED: &str = "change_partly_approved";
 
 /// When a change nobody decided is notified again, and escalated (none: never), counted from
 /// when it was put on the approval page.
@@ -335,6 +344,8 @@ mod tests {
             outcome: None,
             state: "waiting",
             reason: None,
+            progress: None,
+            break_glass: Vec::new(),
             request_sha256: format!("{n:064x}"),
             at: "2026-12-06T00:00:00Z".into(),
         }

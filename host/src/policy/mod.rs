@@ -9,6 +9,7 @@
 //! the file; a set that no longer validates is logged and the previous one stays.
 
 mod facts;
+mod quorum;
 mod reads;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -23,6 +24,7 @@ use cedar_policy::{
 use sha2::{Digest, Sha256};
 
 pub use facts::{Facts, UNKNOWN_METRO};
+pub use quorum::{Progress, Quorum, Requirement, Voter};
 
 /// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`).
 pub const SCHEMA: &str = include_str!("schema.cedarschema");
@@ -53,10 +55,35 @@ pub struct LoadedPolicy {
     pub path: PathBuf,
     pub sha256: String,
     pub policies: usize,
+    /// The policies that decide whether a request is allowed: every one but the `@approvals` ones.
     set: PolicySet,
+    /// The `@approvals` policies: how many must approve a request each holds for.
+    quorums: Vec<QuorumRule>,
     memo: Memo,
     /// Whether a policy of the set names `time` (see [`LoadedPolicy::reads_time`]).
     reads_time: bool,
+}
+
+/// A policy annotated `@approvals("...")` (a permit) or `@break_glass("...")` (a forbid): it
+/// decides nothing of whether a request is allowed; where it holds (judged alone, in the approval
+/// phase on the page, with no approver) the request needs its quorum. A break-glass forbid is a
+/// freeze its quorum may still open: without that quorum nothing it holds for is created.
+#[derive(Debug)]
+struct QuorumRule {
+    id: String,
+    quorum: Quorum,
+    alone: PolicySet,
+    /// A `@break_glass` forbid: where it holds, nothing is created without its quorum.
+    break_glass: bool,
+}
+
+/// A set, read: the deciding policies and the quorum rules.
+#[derive(Debug)]
+struct Parsed {
+    set: PolicySet,
+    quorums: Vec<QuorumRule>,
+    /// Whether any policy names `time`.
+    time: bool,
 }
 
 /// Cedar's decisions on this set, by what they depend on: the principal, the action, the
@@ -176,30 +203,110 @@ fn names_time(set: &PolicySet) -> bool {
 pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read policy file {}: {e}", path.display()))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| format!("policy file {} is not UTF-8", path.display()))?;
-    let set = parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(LoadedPolicy {
-        path: path.to_path_buf(),
-        sha256: hex::encode(Sha256::digest(&bytes)),
-        policies: set.policies().count(),
-        memo: Memo::of(&set),
-        reads_time: names_time(&set),
-        set,
-    })
+    let parsed = parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(LoadedPolicy::of(path, hex::encode(Sha256::digest(&bytes)), parsed))
+}
+
+/// The context a quorum rule must not read: a quorum is the request's, while who may approve is
+/// said by the deciding policies, and whom the quorum counts by its groups.
+const APPROVER_CONTEXT: [&str; 4] = ["approver", "approver_groups", "approved_with", "user_verified"];
+
+/// A policy's `@approvals` rule (on a `permit`) or `@break_glass` rule (on a `forbid`), checked;
+/// `None` for a policy with neither.
+fn quorum_rule(p: &cedar_policy::Policy, id: &str) -> Result<Option<QuorumRule>, String> {
+    let (annotation, break_glass, effect) = match (p.annotation("approvals"), p.annotation("break_glass")) {
+        (None, None) => return Ok(None),
+        (Some(_), Some(_)) => {
+            return Err(format!("policy {id:?}: @approvals and @break_glass are two kinds of rule: give it one"));
+        }
+        (Some(text), None) => (("approvals", text), false, cedar_policy::Effect::Permit),
+        (None, Some(text)) => (("break_glass", text), true, cedar_policy::Effect::Forbid),
+    };
+    let (name, text) = annotation;
+    let quorum = Quorum::parse(text).map_err(|e| format!("policy {id:?}: @{name}({text:?}): {e}"))?;
+    if p.effect() != effect {
+        return Err(match break_glass {
+            false => format!(
+                "policy {id:?}: @approvals belongs on a `permit` (it says when a request needs that quorum); a \
+                 `forbid` with it would read as refusing what it asks approvals for"
+            ),
+            true => format!(
+                "policy {id:?}: @break_glass belongs on a `forbid` (what it forbids, that quorum may still approve)"
+            ),
+        });
+    }
+    let mut alone = PolicySet::new();
+    alone.add(p.clone()).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+    let read = reads::attributes_read(&alone);
+    let reads_approver = match &read {
+        Some(names) => APPROVER_CONTEXT.iter().find(|a| names.contains(**a)).copied(),
+        // a policy the walk cannot account for: its text, word by word
+        None => APPROVER_CONTEXT.iter().find(|a| p.to_string().contains(**a)).copied(),
+    };
+    if let Some(attr) = reads_approver {
+        return Err(format!(
+            "policy {id:?}: an @{name} policy must not read context.{attr}: a quorum is the request's, not one \
+             approver's (who may approve is said by the other policies, and whom the quorum counts by its groups)"
+        ));
+    }
+    Ok(Some(QuorumRule { id: id.to_string(), quorum, alone, break_glass }))
+}
+
+/// The string literals of the policies that read `approver_groups`: the groups the set names.
+fn groups_named(set: &PolicySet) -> Option<BTreeSet<String>> {
+    let texts: Vec<String> = set.policies().map(|p| p.to_string()).filter(|t| t.contains("approver_groups")).collect();
+    if texts.is_empty() {
+        return None;
+    }
+    let mut named = BTreeSet::new();
+    for text in texts {
+        let mut parts = text.split('"');
+        parts.next();
+        // every other part is inside quotes (Cedar's display escapes a quote in a string)
+        while let (Some(inside), _) = (parts.next(), parts.next()) {
+            named.insert(inside.to_string());
+        }
+    }
+    Some(named)
+}
+
+/// A quorum no group could meet: one naming a group that no policy of a set that judges
+/// approvers by their groups names (a typo, most often).
+fn unmeetable(quorums: &[QuorumRule], set: &PolicySet) -> Result<(), String> {
+    let Some(named) = groups_named(set) else { return Ok(()) };
+    for rule in quorums {
+        if let Some(group) = rule.quorum.groups().find(|g| !named.contains(*g)) {
+            let names: Vec<String> = named.iter().map(|n| format!("{n:?}")).collect();
+            return Err(format!(
+                "policy {:?}: @approvals(\"{}\") counts approvals of group {group:?}, but the set judges approvers by \
+                 their groups and no policy of it names {group:?} (it names {}): no group could meet that quorum",
+                rule.id,
+                rule.quorum,
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parses a set, naming each policy by its `@id("...")` annotation where it has one, and
 /// validates it against the schema.
-fn parse(text: &str) -> Result<PolicySet, String> {
+fn parse(text: &str) -> Result<Parsed, String> {
     let parsed = PolicySet::from_str(text).map_err(|e| format!("not a Cedar policy set: {}", cedar_error(&e)))?;
     if parsed.templates().next().is_some() {
         return Err("policy templates are not supported: write each policy out".into());
     }
-    let mut set = PolicySet::new();
+    let (mut all, mut set, mut quorums) = (PolicySet::new(), PolicySet::new(), Vec::new());
     for p in parsed.policies() {
         let id = p.annotation("id").map(str::to_string).unwrap_or_else(|| p.id().to_string());
-        set.add(p.new_id(PolicyId::new(&id))).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+        let p = p.new_id(PolicyId::new(&id));
+        all.add(p.clone()).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+        match quorum_rule(&p, &id)? {
+            Some(rule) => quorums.push(rule),
+            None => set.add(p).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?,
+        }
     }
-    let result = Validator::new(schema().clone()).validate(&set, ValidationMode::Strict);
+    let result = Validator::new(schema().clone()).validate(&all, ValidationMode::Strict);
     // a warning counts: a policy that can never apply (a typo behind `has`) must not pass silently
     if !result.validation_passed_without_warnings() {
         let problems: Vec<String> = result
@@ -212,7 +319,8 @@ fn parse(text: &str) -> Result<PolicySet, String> {
             problems.join("; ")
         ));
     }
-    Ok(set)
+    unmeetable(&quorums, &set)?;
+    Ok(Parsed { time: names_time(&all), set, quorums })
 }
 
 /// An error with its causes and help on one line.
@@ -326,6 +434,62 @@ pub struct Approving {
 }
 
 impl LoadedPolicy {
+    fn of(path: &Path, sha256: String, parsed: Parsed) -> LoadedPolicy {
+        LoadedPolicy {
+            path: path.to_path_buf(),
+            sha256,
+            policies: parsed.set.policies().count() + parsed.quorums.len(),
+            memo: Memo::of(&parsed.set),
+            reads_time: parsed.time,
+            set: parsed.set,
+            quorums: parsed.quorums,
+        }
+    }
+
+    /// How many `@approvals` and `@break_glass` policies the set has.
+    pub fn quorum_rules(&self) -> usize {
+        self.quorums.len()
+    }
+
+    /// Every quorum rule of the set, as if each held: what a request needs when its rules could not
+    /// be judged (an error never lowers what a change needs).
+    pub fn every_rule(&self) -> Requirement {
+        Requirement {
+            rules: self.quorums.iter().map(|r| (r.id.clone(), r.quorum.clone())).collect(),
+            break_glass: self.quorums.iter().filter(|r| r.break_glass).map(|r| r.id.clone()).collect(),
+        }
+    }
+
+    /// The quorums `asking`'s request needs: those of the `@approvals` policies that hold for it,
+    /// each judged alone in the approval phase on the page, with no approver (`asking` gives the
+    /// proposer, the transport, the tool and the time). A rule that cannot be evaluated holds:
+    /// an error never lowers what a change needs.
+    pub fn requirement(&self, asking: &Asking, facts: &Facts) -> Requirement {
+        let on_page = Approving { method: "page", ..Approving::default() };
+        let asking = Asking { phase: "approval", approving: Some(&on_page), ..*asking };
+        let mut requirement = Requirement::default();
+        for rule in &self.quorums {
+            let holds = match self.evaluate_set(&rule.alone, &asking, facts, None, false) {
+                Ok(d) if d.errors.is_empty() => d.policies.contains(&rule.id),
+                Ok(Decision { errors, .. }) => {
+                    tracing::warn!(policy = %rule.id, "a quorum rule could not be evaluated, so it holds: {errors:?}");
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(policy = %rule.id, "a quorum rule could not be evaluated, so it holds: {e}");
+                    true
+                }
+            };
+            if holds {
+                requirement.rules.push((rule.id.clone(), rule.quorum.clone()));
+                if rule.break_glass {
+                    requirement.break_glass.push(rule.id.clone());
+                }
+            }
+        }
+        requirement
+    }
+
     /// The decision on a request this set has decided before in every respect it reads.
     pub fn recall(&self, asking: &Asking, facts: &Facts) -> Option<Arc<Decision>> {
         let key = self.memo.key(asking, facts)?;
@@ -346,8 +510,12 @@ impl LoadedPolicy {
     pub fn next_allowed(&self, asking: &Asking, facts: &Facts, from_ms: u64) -> Option<u64> {
         const MINUTE: u64 = 60_000;
         const HOUR: u64 = 60 * MINUTE;
-        let allowed =
-            |ms: u64| self.evaluate(&Asking { at: Moment::at(ms), ..*asking }, facts, None).is_ok_and(|d| d.allowed);
+        // allowed, and outside every break-glass freeze: what an ordinary approval may create
+        let allowed = |ms: u64| {
+            let at = Asking { at: Moment::at(ms), ..*asking };
+            self.evaluate(&at, facts, None).is_ok_and(|d| d.allowed)
+                && self.requirement(&at, facts).break_glass.is_empty()
+        };
         let first_hour = (from_ms / HOUR + 1) * HOUR;
         let hour = (0..31 * 24).map(|h| first_hour + h * HOUR).find(|ms| allowed(*ms))?;
         let start = hour.saturating_sub(HOUR).max(from_ms / MINUTE * MINUTE + MINUTE);
@@ -374,6 +542,19 @@ impl LoadedPolicy {
     }
 
     fn evaluate(&self, asking: &Asking, facts: &Facts, schema: Option<&Schema>) -> Result<Decision, String> {
+        self.evaluate_set(&self.set, asking, facts, schema, true)
+    }
+
+    /// Cedar's decision of `set` on the request; `read_only` builds only the attributes the
+    /// deciding set reads (a quorum rule is evaluated with them all).
+    fn evaluate_set(
+        &self,
+        set: &PolicySet,
+        asking: &Asking,
+        facts: &Facts,
+        schema: Option<&Schema>,
+        read_only: bool,
+    ) -> Result<Decision, String> {
         let names = type_names();
         let uid = |ty: &EntityTypeName, id: &str| EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id));
         let principal = uid(&names.principal, asking.principal);
@@ -382,7 +563,7 @@ impl LoadedPolicy {
         let string = |s: &str| RestrictedExpression::new_string(s.to_string());
         // The set can observe only the attributes it reads, so only those are built (the schema's
         // check, in the tests, needs them all); the tests' grid compares the two.
-        let reads = self.memo.reads.as_ref().filter(|_| schema.is_none());
+        let reads = self.memo.reads.as_ref().filter(|_| schema.is_none() && read_only);
         let attrs: HashMap<String, RestrictedExpression> = attributes(facts)
             .into_iter()
             .filter(|(name, _)| reads.is_none_or(|r| r.contains(*name)))
@@ -422,7 +603,7 @@ impl LoadedPolicy {
         let context = Context::from_pairs(pairs).map_err(|e| e.to_string())?;
         let request = Request::new(principal, action, resource, context, schema).map_err(|e| e.to_string())?;
         static AUTHORIZER: OnceLock<Authorizer> = OnceLock::new();
-        let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, &self.set, &entities);
+        let response = AUTHORIZER.get_or_init(Authorizer::new).is_authorized(&request, set, &entities);
         let diagnostics = response.diagnostics();
         // Cedar gives the reasons and errors in no fixed order: sorted, one request is audited
         // the same way every time
@@ -553,15 +734,7 @@ mod tests {
     }
 
     fn policy(text: &str) -> LoadedPolicy {
-        let set = parse(text).unwrap();
-        LoadedPolicy {
-            path: "p.cedar".into(),
-            sha256: String::new(),
-            policies: set.policies().count(),
-            memo: Memo::of(&set),
-            reads_time: names_time(&set),
-            set,
-        }
+        LoadedPolicy::of(Path::new("p.cedar"), String::new(), parse(text).unwrap())
     }
 
     fn decide(p: &LoadedPolicy, action: &str, who: &str, body: serde_json::Value, metros: &[&str]) -> Decision {
@@ -833,6 +1006,96 @@ mod tests {
         assert!(parse("permit (principal, action, resource) when {").unwrap_err().contains("not a Cedar policy set"));
         let dup = r#"@id("a") permit (principal, action, resource); @id("a") forbid (principal, action, resource);"#;
         assert!(parse(dup).unwrap_err().contains("\"a\""));
-        assert!(parse("").unwrap().policies().next().is_none(), "an empty set validates (and denies everything)");
+        assert!(parse("").unwrap().set.policies().next().is_none(), "an empty set validates (and denies everything)");
+    }
+
+    const QUORUM: &str = r#"
+        @id("anyone") permit (principal, action, resource);
+        @id("netops-or-finance-approve")
+        forbid (principal, action, resource)
+        when { context has approver_groups && !context.approver_groups.containsAny(["netops", "finance"]) };
+        @id("large-needs-two")
+        @approvals("2 of netops or 1 of netops and 1 of finance")
+        permit (principal, action, resource)
+        when { context.phase == "approval" && resource has bandwidth_mbps && resource.bandwidth_mbps > 1000 };
+    "#;
+
+    #[test]
+    fn an_approvals_policy_says_what_a_request_needs_and_decides_nothing_itself() {
+        let p = policy(QUORUM);
+        assert_eq!((p.policies, p.quorum_rules()), (3, 1));
+        let conn = |bw: i64| Facts::of_json("connection_create", &json!({"type": "EVPL_VC", "bandwidth": bw}));
+        let asking = approval_of("alice");
+        let large = p.requirement(&asking, &conn(2000));
+        assert_eq!(large.needs(), [r#""large-needs-two": 2 of netops or 1 of netops and 1 of finance"#]);
+        assert!(p.requirement(&asking, &conn(1000)).is_empty(), "a small change needs one approval, as before");
+        // judged as in the approval phase on the page, whichever phase the caller is in
+        assert!(!p.requirement(&Asking { phase: "dry_run", ..asking }, &conn(2000)).is_empty());
+        // taken out of the deciding set: with only it, nothing would be allowed
+        let only = policy(
+            r#"@id("q") @approvals("2") permit (principal, action, resource) when { context.phase == "approval" };"#,
+        );
+        assert!(!only.decide(&asking, &conn(10)).allowed, "an @approvals permit permits nothing");
+        let groups = |g: &[&str]| g.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (netops, finance) = (groups(&["netops"]), groups(&["finance"]));
+        let alice = Voter { person: "alice", groups: &netops };
+        let carol = Voter { person: "carol", groups: &finance };
+        assert_eq!(large.progress(&[alice]).said(), "1 of 2 approvals; waiting for 1 more of netops");
+        assert!(large.met_by(&[alice, carol]));
+    }
+
+    #[test]
+    fn a_break_glass_forbid_holds_only_in_its_window_and_asks_its_quorum_there() {
+        let p = policy(&format!(
+            "{QUORUM}\n{}",
+            r#"@id("weekend") @break_glass("2 of security")
+               forbid (principal, action, resource)
+               when { context.time.weekday == 6 || context.time.weekday == 7 };
+               @id("security-approves") permit (principal, action, resource)
+               when { context has approver_groups && context.approver_groups.contains("security") };"#
+        ));
+        let facts = Facts::of_json("connection_create", &json!({"type": "EVPL_VC", "bandwidth": 10}));
+        let at = |text: &str| {
+            let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).unwrap();
+            Asking { at: Moment::at((t.unix_timestamp() * 1000) as u64), ..approval_of("alice") }
+        };
+        let friday = p.requirement(&at("2026-12-11T17:55:00Z"), &facts);
+        assert!(friday.is_empty(), "{friday:?}");
+        let saturday = p.requirement(&at("2026-12-12T10:00:00Z"), &facts);
+        assert_eq!(saturday.needs(), [r#""weekend" (break-glass): 2 of security"#]);
+        assert!(saturday.is_break_glass());
+        // it decides nothing itself: the deciding set allows the request inside the window
+        assert!(p.decide(&at("2026-12-12T10:00:00Z"), &facts).allowed);
+        // and an ordinary approval may create it again from Monday
+        let saturday_ms = at("2026-12-12T10:00:00Z").at;
+        let from = time::OffsetDateTime::parse("2026-12-12T10:00:00Z", &time::format_description::well_known::Rfc3339)
+            .unwrap()
+            .unix_timestamp() as u64
+            * 1000;
+        assert_eq!(Moment::at(from), saturday_ms);
+        let next = p.next_allowed(&at("2026-12-12T10:00:00Z"), &facts, from);
+        assert_eq!(next.map(crate::audit::rfc3339).as_deref(), Some("2026-12-14T00:00:00Z"));
+    }
+
+    #[test]
+    fn a_quorum_that_cannot_be_read_or_met_is_refused_by_name() {
+        let refused = |text: &str, says: &str| {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        };
+        refused(r#"@id("q") @approvals("three of x") forbid (principal, action, resource);"#, "belongs on a `permit`");
+        refused(r#"@id("q") @approvals("2 from netops") permit (principal, action, resource);"#, "no term of a quorum");
+        refused(
+            r#"@id("q") @approvals("2") permit (principal, action, resource)
+               when { context has approver && context.approver != context.proposer };"#,
+            "must not read context.approver",
+        );
+        // a typo in the group: the set judges approvers by group and never names it
+        let typo = QUORUM.replace("1 of finance", "1 of fnance");
+        refused(&typo, "no group could meet");
+        let e = parse(&typo).unwrap_err();
+        assert!(e.contains("\"fnance\"") && e.contains("\"large-needs-two\""), "{e}");
+        // a set that does not judge approvers by group: any group may be someone's
+        assert!(parse(r#"@id("q") @approvals("2 of anyone-at-all") permit (principal, action, resource);"#).is_ok());
     }
 }

@@ -22,6 +22,7 @@
 //! holds the rules every backend shares: the note size cap, the failure metric, and the keys
 //! (each derived by [`NoteKey`] or `approval::Once`, never typed by a caller).
 
+pub mod ballot;
 mod ca_file;
 pub mod etcd;
 pub mod life;

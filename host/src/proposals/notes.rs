@@ -32,6 +32,8 @@ pub enum NoteKey<'a> {
     Person(&'a str),
     /// The reason an agent gave with a proposal, by the SHA-256 of its principal and the token.
     AgentReason(&'a str),
+    /// One approval of a page's request, by the page's id and its place (from 1; see `ballot`).
+    PageApproval(&'a str, u8),
 }
 
 impl NoteKey<'_> {
@@ -46,6 +48,7 @@ impl NoteKey<'_> {
             NoteKey::PageOutcome(id) => format!("page-outcome:{id}"),
             NoteKey::Person(hash) => format!("person:{hash}"),
             NoteKey::AgentReason(token) => format!("agent-reason:{token}"),
+            NoteKey::PageApproval(id, place) => format!("page-approval:{id}:{place}"),
         }
     }
 
@@ -280,6 +283,7 @@ mod tests {
             NoteKey::PageOutcome("x"),
             NoteKey::Person("x"),
             NoteKey::AgentReason("x"),
+            NoteKey::PageApproval("x", 2),
         ]
         .iter()
         .map(NoteKey::key)
@@ -294,7 +298,8 @@ mod tests {
                 "passkey-enroll:x",
                 "page-outcome:x",
                 "person:x",
-                "agent-reason:x"
+                "agent-reason:x",
+                "page-approval:x:2"
             ]
         );
     }

@@ -41,6 +41,7 @@ mod passkeys;
 mod plan;
 mod plugin;
 mod policy;
+mod quorum;
 mod races;
 mod replicas;
 mod route_policies;

@@ -6,11 +6,14 @@
 //! principals, with time passing their expiries, whose every answer must be the one
 //! `proposals::life::Model` gives: the model is built from the pure steps of a proposal's life
 //! alone, so the Redis scripts and the etcd transactions are checked against them. Each
-//! backend's own tests keep what is its own (failovers, partitions, TLS, passwords).
+//! backend's own tests keep what is its own (failovers, partitions, TLS, passwords). The same
+//! suite runs a request's approvals under a quorum (waiting, partly approved, decided) against
+//! `proposals::ballot::Model`.
 
 use clap::Parser;
 use equinix_mcp::approval::Once;
 use equinix_mcp::principal::Principal;
+use equinix_mcp::proposals::ballot::{Ballot, Cast, Model as BallotModel, Person, Standing};
 use equinix_mcp::proposals::life::Model;
 use equinix_mcp::proposals::{NoteKey, ProposalStore, StoreArgs, Taken};
 
@@ -115,7 +118,62 @@ async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
     assert!(!b.note_put(&key, b"decline", 60_000, true, now).await.unwrap(), "{what}: the first decision stands");
     assert_eq!(b.note_get(&key, now).await.unwrap().as_deref(), Some(&b"approve"[..]), "{what}");
 
+    ballots(a, b, what, now).await;
     walk_against_the_model(a, b, what).await;
+}
+
+/// A request's approvals under a quorum (`proposals::ballot`), waiting → partly approved → closed,
+/// on both handles at once: a fixed sequence against the model, people approving at once on two
+/// replicas (each kept in a place of their own, none lost), one person approving twice at once
+/// (one place), and an approval's decision racing a decline (exactly one closes it).
+async fn ballots(a: &ProposalStore, b: &ProposalStore, what: &str, now: u64) {
+    let ballot = |store, page| Ballot { store, page, ttl_ms: 60_000, now_ms: now };
+    let person = |p: &str| Person { person: p.to_string() };
+    let mut model = BallotModel::default();
+    let (on_a, on_b) = (ballot(a, "apv-ballot-1"), ballot(b, "apv-ballot-1"));
+    assert_eq!(on_b.standing().await.unwrap(), Standing::Waiting, "{what}");
+    for (step, (on, who)) in
+        [(&on_a, "alice"), (&on_b, "bob"), (&on_b, "alice"), (&on_a, "carol")].into_iter().enumerate()
+    {
+        assert_eq!(on.cast(&person(who)).await.unwrap(), model.cast(who), "{what}: cast {step}");
+        assert_eq!(on_a.standing().await.unwrap(), model.standing(), "{what}: after cast {step}");
+    }
+    assert_eq!(on_b.standing().await.unwrap(), Standing::PartlyApproved(3), "{what}: partly approved, on either");
+    assert_eq!(on_b.close(b"approved").await.unwrap(), model.close(b"approved"), "{what}");
+    assert_eq!(on_a.close(b"declined").await.unwrap(), model.close(b"declined"), "{what}: the first decision stands");
+    assert_eq!(on_a.cast(&person("dan")).await.unwrap(), model.cast("dan"), "{what}: closed");
+    let kept: Vec<String> = on_b.votes::<Person>().await.unwrap().into_iter().map(|p| p.person).collect();
+    assert_eq!(kept, model.votes(), "{what}");
+    assert_eq!(on_b.closing().await.unwrap().as_deref(), model.closing(), "{what}");
+    assert_eq!(on_a.standing().await.unwrap(), Standing::Closed, "{what}");
+
+    // eight people at once, over both replicas: eight places, none lost
+    let casts = (0..8).map(|i| async move {
+        let on = ballot(if i % 2 == 0 { a } else { b }, "apv-ballot-2");
+        on.cast(&person(&format!("p{i}"))).await.unwrap()
+    });
+    let cast = futures_util::future::join_all(casts).await;
+    let mut places: Vec<u8> = cast
+        .iter()
+        .map(|c| match c {
+            Cast::Counted(n) => *n,
+            other => panic!("{what}: {other:?}"),
+        })
+        .collect();
+    places.sort();
+    assert_eq!(places, (1..=8).collect::<Vec<u8>>(), "{what}: each in a place of its own");
+    assert_eq!(ballot(a, "apv-ballot-2").votes::<Person>().await.unwrap().len(), 8, "{what}");
+    // one person twice at once: one place
+    let twice = [ballot(a, "apv-ballot-3"), ballot(b, "apv-ballot-3")];
+    let erin = person("erin");
+    let cast = futures_util::future::join_all(twice.iter().map(|on| on.cast(&erin))).await;
+    let counted = cast.iter().filter(|c| matches!(c, Ok(Cast::Counted(1)))).count();
+    let again = cast.iter().filter(|c| matches!(c, Ok(Cast::Again(1)))).count();
+    assert_eq!((counted, again), (1, 1), "{what}: {cast:?}");
+    // the approval that makes it whole and a decline, at once: one decision
+    let race = [ballot(a, "apv-ballot-4"), ballot(b, "apv-ballot-4")];
+    let closed = futures_util::future::join_all([race[0].close(b"approved"), race[1].close(b"declined")]).await;
+    assert_eq!(closed.iter().filter(|c| *c.as_ref().unwrap()).count(), 1, "{what}: {closed:?}");
 }
 
 /// 200 steps, the same on every run (a fixed seed: a failure is replayed exactly), on either

@@ -35,7 +35,7 @@ use crate::approval::{AnsweredOn, CallKey, Form, Once};
 use crate::approval_page::record::{self, Decision, PageRecord};
 use crate::approval_page::{ApprovalPage, people};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
-use crate::capabilities::{Confirmer, FromPage, PagePending, Reached};
+use crate::capabilities::{Confirmer, FromPage, PagePending, Partly, Reached};
 use crate::principal::Principal;
 
 /// How often a waiting call looks for a decision made through another replica.
@@ -70,6 +70,27 @@ async fn claimed(
         )),
         Err(e) => Err(format!("{e}; the person's decision could not be counted, so nothing was approved")),
     }
+}
+
+/// How far `record`'s request has come under a quorum, once someone approved (a store that does
+/// not answer leaves it unsaid: the page tells the truth).
+async fn partly(page: &ApprovalPage, record: &PageRecord) -> Option<Box<Partly>> {
+    let requirement = page.requirement(&record.question()).await;
+    if requirement.is_empty() {
+        return None;
+    }
+    let notes = page.notes();
+    let approvals = notes.approvals(record).await.ok().filter(|a| !a.is_empty())?;
+    let voters: Vec<_> = approvals.iter().map(crate::approval_page::Approval::voter).collect();
+    let mut said = Vec::new();
+    for a in &approvals {
+        let named = match &a.named {
+            Some(n) => Some(n.clone()),
+            None => people::recall(&page.store, &a.approver, notes.now_ms).await,
+        };
+        said.push((people::words(&a.approver, named.as_ref(), ""), crate::audit::rfc3339(a.at_ms)));
+    }
+    Some(Box::new(Partly { progress: requirement.progress(&voters), approvals: said }))
 }
 
 /// How a client is given the page's link: in a URL-mode elicitation, or written in a form (a
@@ -183,17 +204,21 @@ impl PageRound {
                 }
                 let mut r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 r.agent_reason = people::agent_reason(&self.page.store, &r.proposer, &r.token, now).await;
+                r.break_glass = self.page.requirement(&r.question()).await.break_glass;
                 self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
                 self.page.waiting(&r);
                 r
             }
         };
+        let progress = partly(&self.page, &record).await;
         Ok(Reached::AwaitsPage(PagePending {
             id: record.id.clone(),
             url: self.page.link(&record.id),
             subject: record.subject(),
             expires_at_ms: record.expires_at_ms,
             by_url: self.link_by == LinkBy::Url,
+            progress,
+            break_glass: record.break_glass.clone(),
         }))
     }
 }
@@ -240,6 +265,7 @@ impl UrlElicit {
         let now = self.page.clock.now_ms();
         let mut record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
         record.agent_reason = people::agent_reason(&self.page.store, &record.proposer, &record.token, now).await;
+        record.break_glass = self.page.requirement(&record.question()).await.break_glass;
         self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
         self.page.waiting(&record);
         let reached = self.link_and_wait(&record, form, cancel, started).await;
