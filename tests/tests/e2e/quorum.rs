@@ -280,3 +280,48 @@ async fn policy_explain_counts_the_approvals_given_and_says_what_is_missing() {
     let (ok, _, err) = run_to_exit(&["policy", "check", typo.to_str().unwrap()], &[]).await;
     assert!(!ok && err.contains("\"fnance\"") && err.contains("no group could meet"), "{err}");
 }
+
+/// A quorum is met by named people on the page only: a client whose person answers a form is sent
+/// to the page (the form's yes approves nothing), two people approve there, and the create is
+/// made once; a server with no page refuses the create, naming the quorum.
+#[tokio::test]
+async fn a_form_never_meets_a_quorum_its_person_is_sent_to_the_page() {
+    let set = "@id(\"anything\") permit (principal, action, resource);\n\
+               @id(\"two-people\") @approvals(\"2\") permit (principal, action, resource);";
+    let path = policy_file(set);
+    let provider = OidcProvider::start().await;
+    let (server, public) = crate::approval_page::serve(&provider, &["--policy", path.to_str().unwrap()]).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let person = TestClient::accepting();
+    let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
+    let proposed = call_on(&form, "fabric_propose_change", connection_at("two-people-1", 1731, 50)).await;
+    let token_of = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+    let confirming = {
+        let form = form.clone();
+        tokio::spawn(async move { confirm(&form, &token_of).await.1 })
+    };
+    let prompt = wait::until_some("the form", wait::WITHIN, async || person.prompt_texts().into_iter().next()).await;
+    assert!(prompt.contains("allows this create only on the approval page"), "{prompt}");
+    let at = prompt.find("http://").expect("the form names the page");
+    let link: String = prompt[at..].chars().take_while(|c| !c.is_whitespace() && *c != ',').collect();
+    assert_eq!(creates(&server.sim, "connections").await, 0, "the form's yes approved nothing");
+    let alice = Browser::default();
+    let page = alice.sign_in(&link, "alice").await;
+    assert!(alice.decide(&page, "approve").await.body.contains("1 of 2 approvals"));
+    let bob = Browser::default();
+    let page = bob.sign_in(&link, "bob").await;
+    assert!(bob.decide(&page, "approve").await.body.contains("Approved by"));
+    let done = confirming.await.unwrap();
+    assert_eq!(done["executed"], true, "{done}");
+    assert_eq!(creates(&server.sim, "connections").await, 1);
+
+    // without a page, nothing meets it: refused before anyone is asked, naming the quorum
+    let bare = Launch::serve().args(&["--toolsets", "metros,mutate", "--policy", path.to_str().unwrap()]).stdio().await;
+    let proposed = call_on(&bare.client, "fabric_propose_change", connection_at("two-people-2", 1732, 50)).await;
+    let token_of = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
+    let refused = call_on(&bare.client, "fabric_confirm_change", json!({"confirm_token": token_of})).await;
+    let said = format!("{:?}", refused.structured_content);
+    assert!(said.contains("\\\"two-people\\\": 2") && said.contains("on the approval page"), "{said}");
+    assert_eq!(creates(&embedded_sim_url(&bare).await, "connections").await, 0);
+    provider.stop().await;
+}
