@@ -202,7 +202,7 @@ pub(crate) fn now() -> u64 {
 }
 
 /// An owner-only file holding `text`.
-fn private_file(text: &str) -> std::path::PathBuf {
+pub(crate) fn private_file(text: &str) -> std::path::PathBuf {
     let path = fresh_path("notify", "secret");
     std::fs::write(&path, text).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
@@ -210,7 +210,7 @@ fn private_file(text: &str) -> std::path::PathBuf {
 }
 
 const KEY_OLD: &str = "an-old-key-of-at-least-thirty-two-bytes-0001";
-const KEY_NEW: &str = "a-new-key-of-at-least-thirty-two-bytes-00002";
+pub(crate) const KEY_NEW: &str = "a-new-key-of-at-least-thirty-two-bytes-00002";
 
 #[tokio::test]
 async fn a_signed_webhook_hears_that_a_change_waits_what_the_person_decided_and_what_was_created() {

@@ -8,6 +8,7 @@
 //! security beside the engineer create one.
 
 use crate::approval_page::{ALL, PROPOSER, confirm, connection_at, link_of, replica_args};
+use crate::notifications::{Answers, KEY_NEW, Receiver, private_file};
 use crate::harness::*;
 use crate::policy::policy_file;
 use serde_json::{Value, json};
@@ -195,7 +196,11 @@ fn next(from_ms: u64, weekday: i64, hour: u64, minute: u64) -> u64 {
 async fn a_break_glass_freeze_is_opened_only_by_its_quorum_and_holds_for_what_was_approved_before() {
     let path = policy_file(&format!("{}\n{}", team_set(), freeze_with_break_glass()));
     let provider = OidcProvider::start().await;
-    let (server, public) = crate::approval_page::serve(&provider, &["--policy", path.to_str().unwrap()]).await;
+    let receiver = Receiver::start(Answers::Status(200)).await;
+    let key = private_file(KEY_NEW);
+    let notify = ["--notify-webhook", &receiver.url, "--notify-webhook-key-file", key.to_str().unwrap()];
+    let args = [&["--policy", path.to_str().unwrap()][..], &notify[..]].concat();
+    let (server, public) = crate::approval_page::serve(&provider, &args).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
     let agent = server.connect(Some(&token), TestClient::plain(), false).await;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
@@ -237,6 +242,12 @@ async fn a_break_glass_freeze_is_opened_only_by_its_quorum_and_holds_for_what_wa
     let page = sam.sign_in(&link, "sam").await;
     assert!(sam.decide(&page, "approve").await.body.contains("2 of 3 approvals; waiting for 1 more of security"));
     assert_eq!(creates(&server.sim, "connections").await, 0, "not before the quorum is whole");
+    // each approval that leaves it short is a notice of its own, marked break-glass
+    let partly = receiver.wait_for("change_partly_approved", 2).await;
+    let said: Vec<String> = partly.iter().map(|g| g.json()["progress"].as_str().unwrap().to_string()).collect();
+    assert!(said.contains(&"2 of 3 approvals; waiting for 1 more of security".to_string()), "{said:?}");
+    let notice = partly[0].json();
+    assert_eq!((notice["state"].as_str(), &notice["break_glass"]), (Some("partly_approved"), &json!(["weekend-freeze-break-glass"])));
     let sasha = Browser::default();
     let page = sasha.sign_in(&link, "sasha").await;
     assert!(sasha.decide(&page, "approve").await.body.contains("Approved by"));
