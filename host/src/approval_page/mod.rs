@@ -712,24 +712,20 @@ impl ApprovalPage {
                     approved_with: with.name().into(),
                     plan_sha256: record.plan_sha256(),
                 };
-                self.cast(record, &requirement, mine, &mut decision).await?
+                match self.cast(record, &requirement, mine, &mut decision).await {
+                    Ok(cast) => cast,
+                    Err(why) => {
+                        // recorded, and then not kept (the same person approving twice at once)
+                        self.not_kept(record, &decision, &why).await;
+                        return Err(why);
+                    }
+                }
             }
             _ => (notes.decide(record, &decision).await.map_err(|e| e.told())?, None),
         };
         if !written {
             // recorded before the store chose: say which decision was not the one kept
-            let superseded = Event::PageDecisionNotKept(events::PageDecisionNotKept {
-                page: record.id.clone(),
-                decision_id: decision.id.clone(),
-                approver: session.approver.clone(),
-                reason: "another decision on this page was kept first".into(),
-            })
-            .at(self.clock.now_ms());
-            if let Some(log) = self.audit.clone()
-                && let Err(e) = AuditLog::record(log, superseded).await
-            {
-                tracing::error!("a decision that was not kept is not marked in the audit log: {e}");
-            }
+            self.not_kept(record, &decision, "another decision on this page was kept first").await;
         }
         crate::metrics::metrics().page_decision(match (written, approve, &progress) {
             (false, _, _) => "refused",
@@ -746,6 +742,22 @@ impl ApprovalPage {
             (false, _) => {}
         }
         Ok(written)
+    }
+
+    /// Marks `decision`, recorded in the audit log, as not kept, and why.
+    async fn not_kept(&self, record: &PageRecord, decision: &Decision, why: &str) {
+        let superseded = Event::PageDecisionNotKept(events::PageDecisionNotKept {
+            page: record.id.clone(),
+            decision_id: decision.id.clone(),
+            approver: decision.approver.clone(),
+            reason: why.into(),
+        })
+        .at(self.clock.now_ms());
+        if let Some(log) = self.audit.clone()
+            && let Err(e) = AuditLog::record(log, superseded).await
+        {
+            tracing::error!("a decision that was not kept is not marked in the audit log: {e}");
+        }
     }
 
     /// Keeps `mine` in `record`'s ballot; when the approvals kept make every quorum whole, writes

@@ -136,6 +136,24 @@ impl Change {
                             m["at"].as_str().unwrap_or("?")
                         ));
                     }
+                    // under a quorum, every approval it counted is a person's decision of its own
+                    for counted in m["approvals"].as_array().into_iter().flatten() {
+                        let found = self.decisions.iter().any(|d| {
+                            d["decision_id"] == counted["decision_id"]
+                                && d["approver"] == counted["approver"]
+                                && d["request_sha256"] == *sha
+                                && d["decision"] == "approve"
+                        });
+                        if !found {
+                            problems.push(format!(
+                                "the quorum of a create approved at {} counted an approval by {} (decision {}) that \
+                                 no log given holds: give every replica's log",
+                                m["at"].as_str().unwrap_or("?"),
+                                counted["approver"].as_str().unwrap_or("nobody"),
+                                counted["decision_id"].as_str().unwrap_or("?")
+                            ));
+                        }
+                    }
                 }
                 Some(_) => {}
             }

@@ -152,6 +152,12 @@ async fn the_documented_team_set_needs_netops_and_finance_across_replicas_and_a_
     let counted: Vec<&str> =
         minted["approvals"].as_array().unwrap().iter().map(|c| c["decision_id"].as_str().unwrap()).collect();
     assert_eq!(counted, [alices[0]["decision_id"].as_str().unwrap(), carols[0]["decision_id"].as_str().unwrap()]);
+    // a reviewer given only b's log is told an approval the quorum counted is missing; with both, none is
+    let (ok, said, _) = run_to_exit(&["audit", "changes", b.audit_log.to_str().unwrap()], &[]).await;
+    assert!(!ok && said.contains("counted an approval by") && said.contains(alices[0]["decision_id"].as_str().unwrap()), "{said}");
+    let (a_log, b_log) = (a.audit_log.to_str().unwrap(), b.audit_log.to_str().unwrap());
+    let (ok, said, err) = run_to_exit(&["audit", "changes", a_log, b_log], &[]).await;
+    assert!(ok && said.contains("; 0 problems"), "{said}{err}");
 
     // a decline after a partial approval ends the request
     let (second, asked) = pending(&agent, connection_at("quorum-2", 1702, 2000)).await;
