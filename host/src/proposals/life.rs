@@ -11,6 +11,9 @@
 //! use: the step that finds it is the step that spends it); a settle records what the attempt
 //! did, and only on a used proposal. Capacity counts a principal's pending proposals that have
 //! not expired: the oldest beyond it are evicted by the put that needs their place.
+//!
+//! What a person decides about a proposal on the approval page has a life of its own beside it
+//! (waiting, partly approved under a quorum, decided): [`super::ballot`], with its own model.
 
 use std::collections::HashMap;
 use std::time::Duration;

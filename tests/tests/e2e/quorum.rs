@@ -8,8 +8,8 @@
 //! security beside the engineer create one.
 
 use crate::approval_page::{ALL, PROPOSER, confirm, connection_at, link_of, replica_args};
-use crate::notifications::{Answers, KEY_NEW, Receiver, private_file};
 use crate::harness::*;
+use crate::notifications::{Answers, KEY_NEW, Receiver, private_file};
 use crate::policy::policy_file;
 use serde_json::{Value, json};
 
@@ -154,7 +154,10 @@ async fn the_documented_team_set_needs_netops_and_finance_across_replicas_and_a_
     assert_eq!(counted, [alices[0]["decision_id"].as_str().unwrap(), carols[0]["decision_id"].as_str().unwrap()]);
     // a reviewer given only b's log is told an approval the quorum counted is missing; with both, none is
     let (ok, said, _) = run_to_exit(&["audit", "changes", b.audit_log.to_str().unwrap()], &[]).await;
-    assert!(!ok && said.contains("counted an approval by") && said.contains(alices[0]["decision_id"].as_str().unwrap()), "{said}");
+    assert!(
+        !ok && said.contains("counted an approval by") && said.contains(alices[0]["decision_id"].as_str().unwrap()),
+        "{said}"
+    );
     let (a_log, b_log) = (a.audit_log.to_str().unwrap(), b.audit_log.to_str().unwrap());
     let (ok, said, err) = run_to_exit(&["audit", "changes", a_log, b_log], &[]).await;
     assert!(ok && said.contains("; 0 problems"), "{said}{err}");
@@ -242,6 +245,9 @@ async fn a_break_glass_freeze_is_opened_only_by_its_quorum_and_holds_for_what_wa
     let link = link_of(&asked);
     let page = alice.get(&link).await;
     assert!(page.body.contains("id=\"break-glass\""), "{}", page.body);
+    let base = reqwest::Url::parse(&link).unwrap().origin().ascii_serialization();
+    let inbox = alice.get(&format!("{base}/approve")).await;
+    assert!(inbox.body.contains("Break-glass: inside &quot;weekend-freeze-break-glass&quot;"), "{}", inbox.body);
     let after_alice = alice.decide(&page, "approve").await;
     assert!(after_alice.body.contains("1 of 3 approvals; waiting for 2 of security"), "{}", after_alice.body);
     let sam = Browser::default();
@@ -253,7 +259,10 @@ async fn a_break_glass_freeze_is_opened_only_by_its_quorum_and_holds_for_what_wa
     let said: Vec<String> = partly.iter().map(|g| g.json()["progress"].as_str().unwrap().to_string()).collect();
     assert!(said.contains(&"2 of 3 approvals; waiting for 1 more of security".to_string()), "{said:?}");
     let notice = partly[0].json();
-    assert_eq!((notice["state"].as_str(), &notice["break_glass"]), (Some("partly_approved"), &json!(["weekend-freeze-break-glass"])));
+    assert_eq!(
+        (notice["state"].as_str(), &notice["break_glass"]),
+        (Some("partly_approved"), &json!(["weekend-freeze-break-glass"]))
+    );
     let sasha = Browser::default();
     let page = sasha.sign_in(&link, "sasha").await;
     assert!(sasha.decide(&page, "approve").await.body.contains("Approved by"));
