@@ -88,12 +88,13 @@ pub struct Listed {
     /// What became of it after the decision, once an agent's call collected it.
     #[serde(default)]
     pub outcome: Option<Outcome>,
-    /// Under a quorum, once someone approved: how far it has come, and who approved.
+    /// Under a quorum, once someone approved: how far it has come.
     #[serde(default)]
     pub progress: Option<crate::policy::Progress>,
     /// The break-glass rules it is under (see [`PageRecord::break_glass`]).
     #[serde(default)]
     pub break_glass: Vec<String>,
+    /// Under a quorum: who approved so far (they wait for the others, as the proposer does).
     #[serde(default)]
     pub approved_by: Vec<String>,
 }

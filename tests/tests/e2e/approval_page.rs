@@ -312,6 +312,26 @@ async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     provider.stop().await;
 }
 
+/// Proposes `change` on `form`, whose person answers forms, and asks for its confirm, which the
+/// policy allows only on the page: the proposal, the call under way, and the page the form names.
+pub(crate) async fn confirm_by_form(
+    form: &std::sync::Arc<Client>,
+    person: &TestClient,
+    change: Value,
+) -> (Value, tokio::task::JoinHandle<Value>, String) {
+    let proposed = structured(&call_on(form, "fabric_propose_change", change).await);
+    let token = proposed["confirm_token"].as_str().unwrap_or_else(|| panic!("{proposed}")).to_string();
+    let confirming = {
+        let form = form.clone();
+        tokio::spawn(async move { confirm(&form, &token).await.1 })
+    };
+    let prompt = wait::until_some("the form", wait::WITHIN, async || person.prompt_texts().into_iter().next()).await;
+    assert!(prompt.contains("allows this create only on the approval page"), "{prompt}");
+    let at = prompt.find("http://").expect("the form names the page");
+    let link: String = prompt[at..].chars().take_while(|c| !c.is_whitespace() && *c != ',').collect();
+    (proposed, confirming, link)
+}
+
 /// A replica's arguments: the shared `store`, OAuth at `issuer`, the MCP URL `public` (the page at
 /// its origin, unless more arguments say otherwise).
 pub(crate) fn replica_args(store: &str, issuer: &str, public: &str) -> Vec<String> {
@@ -420,16 +440,7 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     // that leaves no way to approve); a network's form is enough
     let person = TestClient::accepting();
     let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
-    let big = call_on(&form, "fabric_propose_change", connection_at("four-eyes-2", 312, 2000)).await;
-    let big_token = structured(&big)["confirm_token"].as_str().unwrap().to_string();
-    let confirming = {
-        let form = form.clone();
-        tokio::spawn(async move { confirm(&form, &big_token).await.1 })
-    };
-    let prompt = wait::until_some("the form", wait::WITHIN, async || person.prompt_texts().into_iter().next()).await;
-    assert!(prompt.contains("allows this create only on the approval page"), "{prompt}");
-    let at = prompt.find("http://").expect("the form names the page");
-    let big_link: String = prompt[at..].chars().take_while(|c| !c.is_whitespace() && *c != ',').collect();
+    let (big, confirming, big_link) = confirm_by_form(&form, &person, connection_at("four-eyes-2", 312, 2000)).await;
     assert_eq!(creates(&server.sim, "connections").await, 1, "nothing is sent before the page decides");
     let alice = Browser::default();
     let page = alice.sign_in(&big_link, "alice").await;
@@ -443,7 +454,7 @@ async fn the_readme_four_eyes_policy_wants_a_second_engineer_of_netops_on_the_pa
     assert_eq!(creates(&server.sim, "connections").await, 2, "the 2 Gbps request once, on the page's decision");
     assert_eq!(creates(&server.sim, "networks").await, 1, "the network on its form");
     let minted = audit_events(&server.audit_entries(), "approval_minted").into_iter().cloned().collect::<Vec<_>>();
-    let form_minted = minted.iter().find(|m| m["request_sha256"] == structured(&big)["request_sha256"]).unwrap();
+    let form_minted = minted.iter().find(|m| m["request_sha256"] == big["request_sha256"]).unwrap();
     assert_eq!(form_minted["method"], "page", "{minted:?}");
     assert_eq!(form_minted["approver"], format!("{}#alice", provider.issuer));
     provider.stop().await;

@@ -178,7 +178,7 @@ async fn http_principals_sighup_and_the_approval_phase() {
 }
 
 /// The first cedar block of docs/policy.md after `heading`, as written.
-fn docs_block(heading: &str) -> String {
+pub(crate) fn docs_block(heading: &str) -> String {
     let docs = include_str!("../../../docs/policy.md");
     let section = &docs[docs.find(heading).unwrap_or_else(|| panic!("{heading} in docs/policy.md"))..];
     let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();

@@ -7,19 +7,11 @@
 //! a change approved before the freeze is not created inside it, and inside it only two of
 //! security beside the engineer create one.
 
-use crate::approval_page::{ALL, PROPOSER, confirm, connection_at, link_of, replica_args};
+use crate::approval_page::{ALL, PROPOSER, confirm, confirm_by_form, connection_at, link_of, replica_args};
 use crate::harness::*;
 use crate::notifications::{Answers, KEY_NEW, Receiver, private_file};
-use crate::policy::policy_file;
+use crate::policy::{docs_block, policy_file};
 use serde_json::{Value, json};
-
-/// docs/policy.md's cedar block after `marker`, as written.
-fn docs_block(marker: &str) -> String {
-    let docs = include_str!("../../../docs/policy.md");
-    let section = &docs[docs.find(marker).unwrap_or_else(|| panic!("{marker} in docs/policy.md"))..];
-    let start = section.find("```cedar\n").expect("a cedar block") + "```cedar\n".len();
-    section[start..start + section[start..].find("```").unwrap()].to_string()
-}
 
 fn team_set() -> String {
     docs_block("A team's set, tested as written")
@@ -320,16 +312,7 @@ async fn a_form_never_meets_a_quorum_its_person_is_sent_to_the_page() {
     let token = provider.token(PROPOSER, ALL, &public).await;
     let person = TestClient::accepting();
     let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
-    let proposed = call_on(&form, "fabric_propose_change", connection_at("two-people-1", 1731, 50)).await;
-    let token_of = structured(&proposed)["confirm_token"].as_str().unwrap().to_string();
-    let confirming = {
-        let form = form.clone();
-        tokio::spawn(async move { confirm(&form, &token_of).await.1 })
-    };
-    let prompt = wait::until_some("the form", wait::WITHIN, async || person.prompt_texts().into_iter().next()).await;
-    assert!(prompt.contains("allows this create only on the approval page"), "{prompt}");
-    let at = prompt.find("http://").expect("the form names the page");
-    let link: String = prompt[at..].chars().take_while(|c| !c.is_whitespace() && *c != ',').collect();
+    let (_, confirming, link) = confirm_by_form(&form, &person, connection_at("two-people-1", 1731, 50)).await;
     assert_eq!(creates(&server.sim, "connections").await, 0, "the form's yes approved nothing");
     let alice = Browser::default();
     let page = alice.sign_in(&link, "alice").await;
