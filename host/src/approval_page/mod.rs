@@ -593,7 +593,7 @@ impl ApprovalPage {
 
     /// Under a quorum, whether `session`'s decision would count: `Err` says why not (the proposer's
     /// never does; an approval must fill an open place; a decline must come from someone the
-    /// quorum concerns; nobody approves twice).
+    /// quorum concerns; nobody approves twice, and whoever approved may still decline).
     fn counts(
         &self,
         session: &Session,
@@ -604,7 +604,8 @@ impl ApprovalPage {
     ) -> Result<(), String> {
         let me = crate::policy::Voter { person: &session.approver, groups: &session.groups };
         let needs = requirement.needs().join("; ");
-        if let Some(mine) = approvals.iter().find(|a| a.approver == session.approver) {
+        // someone who approved may still decline (and so end it), not approve again
+        if let Some(mine) = approvals.iter().find(|a| a.approver == session.approver).filter(|_| approve) {
             let progress = requirement.progress(&approvals.iter().map(Approval::voter).collect::<Vec<_>>());
             return Err(format!(
                 "you approved this request already, at {}: one person counts once. It needs {needs}: {}",
