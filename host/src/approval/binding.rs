@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 /// How long after Fabric validated a request a person may still approve it: the proposal's TTL,
 /// one constant for the guest's rule and the host's.
 pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
+/// How long after the TTL what the approval page keeps of a request (its record, decisions and
+/// the agent's reason) stays readable, so the page can still say what happened.
+pub const AFTERWARDS_MS: u64 = 15 * 60 * 1000;
 /// How far ahead of this host's clock a binding's validation may lie (another replica's clock).
 const SKEW_MS: u64 = 60 * 1000;
 

@@ -28,7 +28,7 @@ pub mod rules;
 mod subject;
 
 pub use admit::{Admitted, Asked, Policed, admit, policed};
-pub use binding::{Binding, Redeemed, TTL_MS, Validation, answerable};
+pub use binding::{AFTERWARDS_MS, Binding, Redeemed, TTL_MS, Validation, answerable};
 pub use delivery::{Call, Declared, Delivery, Offered, Roads, Round, Sealed, choose};
 pub use form::Form;
 pub use once::Once;

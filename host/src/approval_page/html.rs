@@ -82,6 +82,16 @@ fn plan_view(plan: &crate::plan::Plan) -> String {
     out
 }
 
+/// A person in the reader's words ([`people::words`]), the identifier shown on demand (a click, or
+/// a tap on a phone).
+pub fn person(principal: &str, named: Option<&Named>, reader: &str) -> String {
+    format!(
+        "<details class=\"who\"><summary>{}</summary><code>{}</code></details>",
+        escape(&people::words(principal, named, reader)),
+        escape(principal)
+    )
+}
+
 /// Escapes text for an HTML element or a quoted attribute.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
@@ -200,7 +210,7 @@ impl View<'_> {
         let summary = r.plan.as_ref().map_or(r.change_type.as_str(), |p| p.summary.as_str());
         body.push_str(&format!("<p id=\"plan-summary\" class=\"summary\">{}</p>", escape(summary)));
         let left = r.expires_at_ms.saturating_sub(self.now_ms);
-        let proposer = people::html(&r.proposer, self.proposer, &self.session.approver);
+        let proposer = person(&r.proposer, self.proposer, &self.session.approver);
         let time_left = match left {
             _ if state.is_final() => String::new(),
             0 => String::new(),
@@ -320,7 +330,7 @@ impl View<'_> {
         if !self.approvals.is_empty() {
             out.push_str("<ol id=\"approvals\">");
             for a in self.approvals {
-                let who = people::html(&a.approver, a.named.as_ref(), &self.session.approver);
+                let who = person(&a.approver, a.named.as_ref(), &self.session.approver);
                 let groups =
                     if a.groups.is_empty() { String::new() } else { format!(" ({})", escape(&a.groups.join(", "))) };
                 let with = if a.approved_with == "passkey" { "with a passkey" } else { "signed in" };

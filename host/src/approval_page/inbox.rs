@@ -148,7 +148,7 @@ fn progress_of(l: &Listed) -> String {
 
 impl Inbox {
     fn person(&self, principal: &str, reader: &str) -> String {
-        people::html(principal, self.names.get(principal), reader)
+        super::html::person(principal, self.names.get(principal), reader)
     }
 
     pub fn render(&self, session: &Session, now_ms: u64) -> String {

@@ -35,10 +35,10 @@ use sha2::{Digest, Sha256};
 
 use crate::approval::Once;
 use crate::audit::{AuditLog, Event, events};
-use crate::capabilities::OperatorPolicy;
 use crate::clock::Clock;
 use crate::notify::FollowUps;
 use crate::passkeys::{ApprovedWith, Evidence, PasskeyStore, Passkeys};
+use crate::policy::OperatorPolicy;
 use crate::policy::{Approving, Asking, Requirement};
 use crate::principal::Principal;
 use crate::proposals::ballot::Cast;

@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::html::escape;
 use crate::proposals::{NoteKey, ProposalStore};
 
 /// How long the page remembers a person's name after their sign-in (each sign-in renews it).
@@ -64,15 +63,6 @@ pub fn words(principal: &str, named: Option<&Named>, reader: &str) -> String {
     }
 }
 
-/// [`words`] as HTML, the identifier shown on demand (a click, or a tap on a phone).
-pub fn html(principal: &str, named: Option<&Named>, reader: &str) -> String {
-    format!(
-        "<details class=\"who\"><summary>{}</summary><code>{}</code></details>",
-        escape(&words(principal, named, reader)),
-        escape(principal)
-    )
-}
-
 /// Remembers `named` for `principal` (at each sign-in).
 pub async fn remember(store: &ProposalStore, principal: &str, named: &Named, now_ms: u64) {
     if named.is_empty() {
@@ -109,7 +99,7 @@ pub async fn remember_agent_reason(store: &ProposalStore, principal: &str, token
     if text.is_empty() {
         return;
     }
-    let ttl = crate::approval::TTL_MS + super::record::AFTERWARDS_MS;
+    let ttl = crate::approval::TTL_MS + crate::approval::AFTERWARDS_MS;
     let key = agent_reason_key(principal, token);
     if let Err(e) = store.note_put(&NoteKey::AgentReason(&key), text.as_bytes(), ttl, false, now_ms).await {
         tracing::info!("the agent's reason for a proposal is not kept: {e}");

@@ -12,9 +12,7 @@ use crate::policy::Facts;
 use crate::principal::Principal;
 use crate::proposals::{IndexKey, NoteKey, ProposalStore, StoreUnavailable};
 
-/// How long a record and its decision stay readable after the proposal's TTL, so the page can
-/// still say what happened.
-pub const AFTERWARDS_MS: u64 = 15 * 60 * 1000;
+pub use crate::approval::AFTERWARDS_MS;
 
 /// One question put on the page: the host-rendered form and what it is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,13 +16,14 @@ use super::clock::ClockView;
 use super::confirmation::{Awaiting, ConfirmCtx, ConfirmView};
 use super::confirmer::{Confirmer, Fallback, NobodyToAsk};
 use super::fabric::{FabricCtx, FabricView};
-use super::policy_check::{OperatorPolicy, PolicyCtx};
+use super::policy_check::PolicyCtx;
 use super::proposal_store::{StoreCtx, StoreView};
 use crate::audit::AuditLog;
 use crate::audit::events::PolicyDecision;
 use crate::clock::Clock;
 use crate::fabric_client::FabricClient;
 use crate::oauth::Scopes;
+use crate::policy::OperatorPolicy;
 use crate::principal::Principal;
 use crate::proposals::ProposalStore;
 

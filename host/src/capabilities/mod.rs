@@ -16,6 +16,7 @@ mod proposal_store;
 use wasmtime::component::{HasData, Linker};
 
 pub use crate::clock::Clock;
+pub use crate::policy::OperatorPolicy;
 pub use crate::proposals::ProposalStore;
 pub use call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGrant};
 pub use call_state::{CallContext, CallState, Ending, Grants};
@@ -24,7 +25,6 @@ pub use confirmation::PageSaid;
 pub use confirmation::{Awaiting, ConfirmView};
 pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, PagePending, Partly, Reached};
 pub use fabric::FabricView;
-pub use policy_check::OperatorPolicy;
 pub use proposal_store::StoreView;
 
 use crate::bindings::{

@@ -12,34 +12,9 @@ use serde_json::Value;
 use super::call_facts::{CallFacts, GuestMeter};
 use super::decisions::{DecisionRecord, PolicyDecisions};
 use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
-use crate::policy::{Approving, Asking, Decision, Facts, LoadedPolicy, Moment, PolicyGate, Requirement, UNKNOWN_METRO};
-
-/// The operator's policy as the capabilities see it.
-pub trait OperatorPolicy: Send + Sync {
-    /// The policy set in force; none: every create a person approves is permitted.
-    fn current(&self) -> Option<Arc<LoadedPolicy>>;
-
-    /// The metro learned earlier for a port or Cloud Router (they never move).
-    fn remembered_metro(&self, _uuid: &str) -> Option<String> {
-        None
-    }
-
-    fn remember_metro(&self, _uuid: &str, _metro: &str) {}
-}
-
-impl OperatorPolicy for PolicyGate {
-    fn current(&self) -> Option<Arc<LoadedPolicy>> {
-        PolicyGate::current(self)
-    }
-
-    fn remembered_metro(&self, uuid: &str) -> Option<String> {
-        PolicyGate::remembered_metro(self, uuid)
-    }
-
-    fn remember_metro(&self, uuid: &str, metro: &str) {
-        PolicyGate::remember_metro(self, uuid, metro)
-    }
-}
+use crate::policy::{
+    Approving, Asking, Decision, Facts, LoadedPolicy, Moment, OperatorPolicy, Requirement, UNKNOWN_METRO,
+};
 
 /// The policy's part of a call: the policy in force, and the decisions made in this call.
 pub struct PolicyCtx {

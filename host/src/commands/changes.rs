@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
-use super::audit::{Failure, read_files};
+use super::audit_files::{Failure, read_files};
 use crate::audit::checkpoints::{check, load_public_key};
 use crate::outln;
 

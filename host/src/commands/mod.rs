@@ -2,6 +2,7 @@
 
 pub mod approvers;
 pub mod audit;
+mod audit_files;
 pub mod build_component;
 pub mod call;
 pub mod changes;

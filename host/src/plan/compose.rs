@@ -8,8 +8,8 @@
 use equinix_broker_contract::ChangeType;
 use serde_json::Value;
 
+use super::reads::Answers;
 use super::reads::{self, Key};
-use super::resolve::Answers;
 use super::{Check, FAILED, FROM_BYTES, Line, NOT_CHECKED, OK, Plan, quoted, short_uuid, shown};
 
 /// What a plan is made of.

@@ -14,6 +14,9 @@ use crate::fabric_client::{ApiRequest, Method};
 /// At most this many reads per plan; what is past it is said to be not read.
 pub const MAX_READS: usize = 16;
 
+/// What each read came to: Fabric's JSON answer, or why there is none.
+pub type Answers = std::collections::BTreeMap<Key, Result<Value, String>>;
+
 /// One thing the plan reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
@@ -134,7 +137,7 @@ pub fn priced_by_port(body: &Value) -> bool {
 /// The reads a first round's answers call for: the metro of each port read whose answer does not
 /// name it (`location.metroName`) and that was not read already, so each port's metro is named
 /// as Fabric names it. At most `room` of them.
-pub fn follow_ups(answers: &super::resolve::Answers, room: usize) -> Vec<Key> {
+pub fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
     let mut keys: Vec<Key> = Vec::new();
     for (key, answer) in answers {
         let (Key::Port(_), Ok(port)) = (key, answer) else { continue };

@@ -2,23 +2,19 @@
 //! of its answer, once per proposal (the plan is stored with it). A read that fails says why and
 //! the plan says it could not resolve that value; nothing here can block or hide the exact bytes.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use equinix_broker_contract::ChangeType;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::reads::{self, Key};
+use super::reads::{self, Answers, Key};
 use crate::fabric_client::{FabricClient, SendError};
 
 /// The longest the host waits for one read (they run at once, so also for all of them).
 pub const READ_TIMEOUT: Duration = Duration::from_secs(3);
 /// The largest answer read.
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
-
-/// What each read came to: Fabric's JSON answer, or why there is none.
-pub type Answers = BTreeMap<Key, Result<Value, String>>;
 
 /// Reads what `change_type`'s `body` references: the answers, and how many reads were over the
 /// limit and not sent.

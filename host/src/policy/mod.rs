@@ -621,6 +621,33 @@ impl LoadedPolicy {
     }
 }
 
+/// The operator's policy as its callers see it (the capabilities, the approval page).
+pub trait OperatorPolicy: Send + Sync {
+    /// The policy set in force; none: every create a person approves is permitted.
+    fn current(&self) -> Option<Arc<LoadedPolicy>>;
+
+    /// The metro learned earlier for a port or Cloud Router (they never move).
+    fn remembered_metro(&self, _uuid: &str) -> Option<String> {
+        None
+    }
+
+    fn remember_metro(&self, _uuid: &str, _metro: &str) {}
+}
+
+impl OperatorPolicy for PolicyGate {
+    fn current(&self) -> Option<Arc<LoadedPolicy>> {
+        PolicyGate::current(self)
+    }
+
+    fn remembered_metro(&self, uuid: &str) -> Option<String> {
+        PolicyGate::remembered_metro(self, uuid)
+    }
+
+    fn remember_metro(&self, uuid: &str, metro: &str) {
+        PolicyGate::remember_metro(self, uuid, metro)
+    }
+}
+
 /// The operator's policy file.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PolicyArgs {
