@@ -13,7 +13,9 @@
 //!   the operator's policy then lets it take ([`policed`]);
 //! - [`delivery`]: which roads a call's question takes ([`choose`]), chosen once per call;
 //! - [`binding`]: what ties a stored proposal to the dry run that validated it;
-//! - [`form`]: what the person reads, rendered by the host from the exact bytes.
+//! - [`form`]: what the person reads, rendered by the host from the exact bytes;
+//! - [`deciders`]: who decides a request on the approval page, and under a quorum which
+//!   decisions count.
 //!
 //! The I/O around them lives with the capabilities (`capabilities::confirmation` asks and mints),
 //! the MCP front (`mcp::reach` walks the roads: `reach::form`, `reach::stateless` and
@@ -21,6 +23,7 @@
 
 pub mod admit;
 pub mod binding;
+pub mod deciders;
 pub mod delivery;
 pub mod form;
 mod once;

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::approval::Once;
+use crate::approval::deciders::Given;
 use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
 use crate::notify::FollowUps;
@@ -150,32 +151,12 @@ pub struct QuorumView {
     pub note: Option<String>,
 }
 
-/// What a person may do with a page.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Permission {
-    /// Why, and the operator's policies that permitted it (none: the rule without a policy).
-    Permitted(String, Vec<String>),
-    Refused(String),
-}
+pub use crate::approval::deciders::Permission;
 
-/// Whether `session`'s person may decide `record` when the operator has no policy: only the person
-/// whose own sign-in proposed it.
+/// Whether `session`'s person may decide `record` when the operator has no policy
+/// ([`crate::approval::deciders::without_policy`]).
 pub fn permission(session: &Session, record: &Question) -> Permission {
-    if !record.proposer.contains('#') {
-        return Permission::Refused(format!(
-            "this request was proposed by {:?}, which is no signed-in person; without an operator policy naming who \
-             may approve, only a proposer's own sign-in may",
-            record.proposer
-        ));
-    }
-    if session.approver == record.proposer {
-        Permission::Permitted("you proposed this request with your own sign-in".into(), Vec::new())
-    } else {
-        Permission::Refused(format!(
-            "only the person who proposed this request may approve it ({}); you are signed in as {}",
-            record.proposer, session.approver
-        ))
-    }
+    crate::approval::deciders::without_policy(&session.approver, record.proposer)
 }
 
 pub(crate) fn hashed(secret: &str) -> String {
@@ -591,9 +572,7 @@ impl ApprovalPage {
         Ok((QuorumView { approvals, progress, note }, permission))
     }
 
-    /// Under a quorum, whether `session`'s decision would count: `Err` says why not (the proposer's
-    /// never does; an approval must fill an open place; a decline must come from someone the
-    /// quorum concerns; nobody approves twice, and whoever approved may still decline).
+    /// Under a quorum, whether `session`'s decision would count ([`crate::approval::deciders::counts`]).
     fn counts(
         &self,
         session: &Session,
@@ -603,36 +582,8 @@ impl ApprovalPage {
         approvals: &[Approval],
     ) -> Result<(), String> {
         let me = crate::policy::Voter { person: &session.approver, groups: &session.groups };
-        let needs = requirement.needs().join("; ");
-        // someone who approved may still decline (and so end it), not approve again
-        if let Some(mine) = approvals.iter().find(|a| a.approver == session.approver).filter(|_| approve) {
-            let progress = requirement.progress(&approvals.iter().map(Approval::voter).collect::<Vec<_>>());
-            return Err(format!(
-                "you approved this request already, at {}: one person counts once. It needs {needs}: {}",
-                html::at(mine.at_ms),
-                progress.said()
-            ));
-        }
-        if session.approver == record.proposer {
-            return Err(format!("it needs {needs}, and its proposer's own decision never counts towards that"));
-        }
-        if !approve {
-            return match requirement.concerns(me) {
-                true => Ok(()),
-                false => Err(format!(
-                    "it needs {needs}, and you are in none of the groups it counts, so your decline would not count"
-                )),
-            };
-        }
-        let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
-        match requirement.counts(&voters, me) {
-            true => Ok(()),
-            false => Err(format!(
-                "it needs {needs}: {}, and your approval (groups {}) fills none of the places still open",
-                requirement.progress(&voters).said(),
-                if session.groups.is_empty() { "none".to_string() } else { session.groups.join(", ") }
-            )),
-        }
+        let given: Vec<Given> = approvals.iter().map(|a| Given { voter: a.voter(), at_ms: a.at_ms }).collect();
+        crate::approval::deciders::counts(me, &record.proposer, approve, requirement, &given, &html::at)
     }
 
     /// Records `approve` by `session`'s person on `record`, from `peer`: the audit record first,

@@ -143,7 +143,11 @@ mod tests {
         assert!(Named::of_claims(json!({"name": 7}).as_object().unwrap()).is_empty());
         assert_eq!(words("i#alice", Some(&alice), "i#alice"), "you");
         assert_eq!(words("i#alice", None, "i#bob"), "alice");
-        let shown = html("i#<b>", Some(&Named { name: "<i>x</i>".into(), email: String::new() }), "i#bob");
+        let shown = super::super::html::person(
+            "i#<b>",
+            Some(&Named { name: "<i>x</i>".into(), email: String::new() }),
+            "i#bob",
+        );
         assert_eq!(
             shown,
             "<details class=\"who\"><summary>&lt;i&gt;x&lt;/i&gt;</summary><code>i#&lt;b&gt;</code></details>"
