@@ -1,6 +1,9 @@
 //! The runtime a `#![no_std]` guest needs on wasm32-wasip2: an allocator, a panic handler,
 //! `cabi_realloc` and libc's `mem*` functions. Without std the component imports exactly the
 //! `broker` world (no `wasi:cli/*`, `wasi:io/*` from std's panic and print machinery).
+//!
+//! One of the two places `unsafe` is allowed: each block says why it is sound.
+#![allow(unsafe_code)]
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::arch::wasm32;

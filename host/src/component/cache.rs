@@ -60,11 +60,13 @@ pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> a
         tracing::warn!("could not write the precompile cache {}: {e:#}", path.display());
     }
     // SAFETY: `bytes` was produced by `precompile_component` on this very engine a moment ago.
+    #[allow(unsafe_code)] // one of the two places `unsafe` is allowed: a host-made precompiled component
     let component = unsafe { Component::deserialize(engine, &bytes)? };
     Ok((component, Origin::CompiledAndCached))
 }
 
 /// The entry at `path`, if there is one this host wrote for `sha256` on this engine.
+#[allow(unsafe_code)] // one of the two places `unsafe` is allowed: a host-made precompiled component
 fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
     if !path.is_file() {
         return None;

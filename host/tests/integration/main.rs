@@ -5,4 +5,5 @@ mod audit_fixture;
 mod cli;
 mod docs;
 mod fabric_wire;
+mod house;
 mod packaging;

@@ -16,6 +16,7 @@ extern crate alloc;
 mod runtime;
 
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)] // the generated ABI glue, as the broker's own (`broker-component/src/glue.rs`)
 mod glue {
     use alloc::format;
     use alloc::string::{String, ToString};
