@@ -1,4 +1,4 @@
-//! The approval page's cost (issue 42) as the server's CPU on loopback: a signed-in person's
+//! The approval page's cost as the server's CPU on loopback: a signed-in person's
 //! render of a request and a decision (its synced audit record included), and the form path's
 //! confirm on a server that also serves the page against one that does not.
 //!

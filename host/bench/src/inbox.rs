@@ -1,4 +1,4 @@
-//! The inbox with 200 changes waiting (issue 62): what `GET /approve` does for a signed-in person
+//! The inbox with 200 changes waiting: what `GET /approve` does for a signed-in person
 //! (read the store's index, judge every entry by the four-eyes policy of docs/approval-page.md,
 //! write the page), in this process, on the memory store and on a Redis of its own on loopback
 //! when `redis-server` is installed. Two readers: one who may decide every change (the page holds

@@ -1,4 +1,4 @@
-//! What the operator's notifications cost the broker (issue 62): propose + confirm pairs per
+//! What the operator's notifications cost the broker: propose + confirm pairs per
 //! second (each confirm executes, so each sends a notification) on a server with two destinations,
 //! one answering at once and one down (a closed port), against the same binary with none, their
 //! windows alternating so the machine's drift weighs on both alike.

@@ -1,4 +1,4 @@
-//! What checking a passkey approval costs the server (issue 43): the state rebuilt from the
+//! What checking a passkey approval costs the server: the state rebuilt from the
 //! enrolled key with the request's own challenge, then webauthn-rs's check of the assertion (client
 //! data, RP ID hash, UP and UV, the ES256 signature, the counter), on an assertion Chromium's
 //! virtual authenticator made in the browser test. In process, one thread: its wall time is its

@@ -1,4 +1,4 @@
-//! What the plan adds to a propose (issue 61): the host's reads of what a connection's bytes name
+//! What the plan adds to a propose: the host's reads of what a connection's bytes name
 //! (at once, as the server makes them) and the lines composed from them, against the simulator in
 //! this process, taking turns with the dry run of the same body, which every propose sends anyway;
 //! and what it adds to the form a person reads.

@@ -1,4 +1,4 @@
-//! `equinix-mcp-bench --soak`: memory over a long run of a shared HTTP server (issue 15). It
+//! `equinix-mcp-bench --soak`: memory over a long run of a shared HTTP server. It
 //! opens sessions in waves and abandons them (no `DELETE`: they must expire by themselves), and
 //! makes proposals nobody confirms (the simulator's clock ages them past their TTL), then reports
 //! the server's RSS after each round. Loopback only, bounded in rounds; it stops by itself.

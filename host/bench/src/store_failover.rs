@@ -1,6 +1,6 @@
-//! What surviving a store failover costs (issue 44): two replicas on one plain Redis (no
+//! What surviving a store failover costs: two replicas on one plain Redis (no
 //! acknowledgement) against two replicas on a primary with two replicas found through a
-//! Sentinel, where every store write waits for one replica (`WAIT`), and (issue 56) against two
+//! Sentinel, where every store write waits for one replica (`WAIT`), and against two
 //! replicas on a three-member etcd cluster, where every write is committed by a majority. Rows:
 //! a confirm's median latency (propose on A untimed, confirm on B timed, one at a time), and
 //! proposes/s from 8 clients spread over both replicas. The set-ups are measured alternately,

@@ -1,4 +1,4 @@
-//! The cost of validating an OAuth access token once the issuer's keys are known (issue 31: at
+//! The cost of validating an OAuth access token once the issuer's keys are known (at
 //! most 50 µs per request), through the functions the HTTP middleware runs: a token's first
 //! request goes through [`equinix_mcp::oauth::validate`] (split and decode, the header rules, the
 //! key lookup, the signature and the claims), its later ones find it in the

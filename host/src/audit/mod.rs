@@ -611,7 +611,7 @@ mod tests {
         assert_ne!(starts[0]["instance"], starts[1]["instance"], "each process names itself");
     }
 
-    /// Issue 60: two, three local servers of one user append to the default log at once; each
+    /// Two, three local servers of one user append to the default log at once; each
     /// write continues the chain from the file's last record, whoever wrote it.
     #[test]
     fn several_processes_share_one_log_and_its_chain_stays_whole() {

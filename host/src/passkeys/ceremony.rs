@@ -50,7 +50,7 @@ impl Ceremony {
         };
         // the signed origin must be this page's exactly, port included: any process of any user can
         // listen on another port of `localhost`, show a harmless request there and collect the
-        // person's signature over this page's challenge (issue 60). A passkey enrolled at another
+        // person's signature over this page's challenge. A passkey enrolled at another
         // port still answers here ([`Ceremony::admits`]): the RP ID, `localhost`, is the same.
         let webauthn = WebauthnBuilder::new(host, &url)
             .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).allow_any_port(false).build())

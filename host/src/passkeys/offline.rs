@@ -210,7 +210,7 @@ mod tests {
         assert!(check_log([&record], &other_rp).unwrap_err().contains("RP ID"));
     }
 
-    /// Issue 60: a signature collected by another page of this machine (another port of
+    /// A signature collected by another page of this machine (another port of
     /// `localhost`) over this page's challenge, recorded as this page's approval.
     #[test]
     fn an_assertion_signed_on_another_port_than_the_recorded_page_fails() {

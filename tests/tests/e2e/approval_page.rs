@@ -1,4 +1,4 @@
-//! The approval page (issue 42): a client with no elicitation gets a link, a person signs in at
+//! The approval page: a client with no elicitation gets a link, a person signs in at
 //! the real identity provider (`oidc-provider`, harness::oidc) and decides there, and the call
 //! made again collects the decision. Every test ends on the simulator's create counter.
 
@@ -740,7 +740,7 @@ async fn the_official_typescript_sdk_with_url_elicitation_follows_the_link_to_on
     provider.stop().await;
 }
 
-/// Issue 55: the sign-in under way lives in its browser's cookie sealed with an AEAD: reading it
+/// The sign-in under way lives in its browser's cookie sealed with an AEAD: reading it
 /// shows nothing of the sign-in (its `state`, `nonce`, PKCE verifier or page), and a cookie edited
 /// by one bit signs nobody in.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Issue 4: the read-only catalog end to end through the binary on the simulator.
+//! The read-only catalog end to end through the binary on the simulator.
 
 use crate::harness::*;
 use equinix_fabric_sim as fabric_sim;

@@ -1,4 +1,4 @@
-//! Issue 63: one change's evidence, whole. Two replicas behind one public address, each with its
+//! One change's evidence, whole. Two replicas behind one public address, each with its
 //! own audit log, checkpoints signed with the team's key, one of them rotated as logrotate does:
 //! the person decides on replica a's page, the agent's confirm creates on replica b. A reviewer
 //! gives both folders to `equinix-mcp audit changes` and reads each change's story with where

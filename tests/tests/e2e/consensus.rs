@@ -1,4 +1,4 @@
-//! Issue 56: the proposal store on etcd (a real three-member cluster on loopback, Debian's
+//! The proposal store on etcd (a real three-member cluster on loopback, Debian's
 //! `etcd-server`). Two replicas share it: a proposal made on one is confirmed on the other,
 //! concurrent confirms over both create once (capacity and eviction across two handles are the
 //! conformance suite's, `store_conformance.rs`); the leader lost costs

@@ -1,4 +1,4 @@
-//! Issue 55: `docs/deploying.md`'s team deployment, run as written on loopback. Its secrets
+//! `docs/deploying.md`'s team deployment, run as written on loopback. Its secrets
 //! script makes the credentials, its config file and the four-eyes policy it points at are the
 //! servers' settings, and `packaging/systemd/equinix-mcp.service` gives each replica its command
 //! line, environment and credentials (copied as systemd copies them, `%d`, `%S` and `%C` filled

@@ -1,4 +1,4 @@
-//! Issue 55: the operator's page says what the server says. `docs/deploying.md`'s tables of
+//! The operator's page says what the server says. `docs/deploying.md`'s tables of
 //! metrics and health answers are read here and compared with a real server's `/metrics`,
 //! `/readyz` and `/readyz/mutations` in each state the tables name: a memory store and a shared
 //! one, the store answering, down, demoted to a replica, and the drain.

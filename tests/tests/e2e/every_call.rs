@@ -1,4 +1,4 @@
-//! Issue 63: every tool call leaves its access line, its count in `/metrics` and, for a propose or
+//! Every tool call leaves its access line, its count in `/metrics` and, for a propose or
 //! a confirm, its audit record, whatever fails first. The hole this closes: over HTTP, with the
 //! approval page, a confirm whose page lookup met a store that did not answer ended before the
 //! call was accounted (an ERROR line with a reference, and nothing else). Here on Redis stopped,

@@ -1,4 +1,4 @@
-//! Issue 30: evidence a reviewer can check on their own machine: the audit log's hash chain
+//! Evidence a reviewer can check on their own machine: the audit log's hash chain
 //! (`audit verify`), signed checkpoints that reveal a cut tail, keys made with `openssl`.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Issue 44: two HTTP replicas on a Sentinel-managed store (a primary, two replicas, three
+//! Two HTTP replicas on a Sentinel-managed store (a primary, two replicas, three
 //! Sentinels, all real processes on loopback) while the primary is killed with SIGKILL: during a
 //! put, between a take and its create, after a create was sent and before its outcome was
 //! recorded, between the two rounds of a 2026-07-28 confirm, and at random moments under
@@ -394,7 +394,7 @@ async fn random_failovers_under_concurrent_confirms_never_create_twice() {
     assert_eq!((sent, executed), (total.executed, total.executed), "the audit logs account for every create");
 }
 
-/// Issue 55: the default on Sentinel (each write acknowledged by both replicas, with the docs'
+/// The default on Sentinel (each write acknowledged by both replicas, with the docs'
 /// `min-replicas-to-write 2` on the nodes): one node lost stops creates, not reads. Both servers
 /// stay ready to serve (`/readyz` 200, saying why creates fail), `/readyz/mutations` answers 503,
 /// a confirm fails closed without spending its token or creating; once the node is back, the same

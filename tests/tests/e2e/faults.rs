@@ -1,4 +1,4 @@
-//! Issue 5 (always-on subset): Fabric faults injected by the simulator. Each gives a clear tool
+//! Fabric faults injected by the simulator. Each gives a clear tool
 //! error; reads may retry with backoff, creates never; an unknown outcome is reported as such.
 
 use std::time::{Duration, Instant};

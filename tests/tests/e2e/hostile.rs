@@ -1,4 +1,4 @@
-//! Issue 5 (always-on subset): hostile components are refused at load or trapped per call with
+//! Hostile components are refused at load or trapped per call with
 //! a clear error, and the server keeps serving.
 
 use std::time::Instant;
@@ -164,7 +164,7 @@ async fn campaign_next_call_latency_after_traps() {
     server.stop().await;
 }
 
-/// Issue 14: a swapped-in component cannot create without the person's yes to the exact bytes,
+/// A swapped-in component cannot create without the person's yes to the exact bytes,
 /// whatever it tries. Each case counts what reached the simulator, checks that the server still
 /// serves, and that the refusal is named.
 pub(crate) struct Rogue {

@@ -1,4 +1,4 @@
-//! Issue 28: a swapped component that tries every way around the binding of an approval to
+//! A swapped component that tries every way around the binding of an approval to
 //! its dry run and proposal, or puts before a person a form that is not the bytes. Each case
 //! ends with the simulator's create count as expected and the server still serving.
 

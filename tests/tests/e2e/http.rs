@@ -1,4 +1,4 @@
-//! The streamable HTTP transport (issue 8): the catalog and broker over `--transport http`,
+//! The streamable HTTP transport: the catalog and broker over `--transport http`,
 //! elicitation on legacy sessions, the 2026-07-28 stateless confirmation, bearer tokens and
 //! principals, the exposure rules, the body cap and graceful shutdown.
 

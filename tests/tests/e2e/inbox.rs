@@ -1,4 +1,4 @@
-//! The inbox of the approval page (issue 62): `/approve` lists, for the person signed in, the
+//! The inbox of the approval page: `/approve` lists, for the person signed in, the
 //! changes waiting that they may decide, by the operator's four-eyes policy, shared by the store
 //! every replica reads; it follows new changes without a reload, works without JavaScript, and a
 //! decision taken from it creates once.

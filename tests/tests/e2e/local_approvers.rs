@@ -1,4 +1,4 @@
-//! Issue 53: a person alone at a laptop approves with the passkey they enrolled in a terminal, no
+//! A person alone at a laptop approves with the passkey they enrolled in a terminal, no
 //! identity provider. A client that shows no form (and one that declares URL elicitation) on a
 //! stdio server, Chromium with its virtual authenticator, the real `approvers add` command and its
 //! one-time link; every answer the server must refuse is made by that browser and refused, each
@@ -545,7 +545,7 @@ async fn an_http_server_on_loopback_serves_the_local_page_beside_mcp() {
         .await;
     let client = server.connect(None, TestClient::plain(), false).await;
     let (token, link) = pending(&client, "local-http", 359).await;
-    // the question left on the page is counted as what the client was told (issue 63)
+    // the question left on the page is counted as what the client was told
     let metrics = {
         let text = server.stderr_text();
         let at = text.find("Prometheus metrics at ").expect("the metrics line") + "Prometheus metrics at ".len();

@@ -1,4 +1,4 @@
-//! Issue 60: a passkey's answer counts only for the origin of the page that asked for it. Any
+//! A passkey's answer counts only for the origin of the page that asked for it. Any
 //! process of any user can listen on another port of `localhost` (the same WebAuthn RP ID), show
 //! a harmless request there and ask the person's authenticator to sign the challenge of a request
 //! waiting on the real page. That answer, posted to the real page through its own form, by a bare

@@ -1,4 +1,4 @@
-//! Issue 60: the local servers of one person, started exactly as the docs' configurations start
+//! The local servers of one person, started exactly as the docs' configurations start
 //! them (Claude Desktop's, the plugin's `.mcp.json`, `claude mcp add`: no `--audit-log`, no
 //! approvers file, a fresh home, not root), run side by side, each with its own page port, and
 //! append to the one audit log the docs name, whose chain `audit verify` checks whole. Before

@@ -1,4 +1,4 @@
-//! Issue 29: nobody locks the team out of a shared server. Each test reproduces one finding on
+//! Nobody locks the team out of a shared server. Each test reproduces one finding on
 //! loopback, bounded in count and time, and checks that Bob is served promptly while Alice or an
 //! anonymous peer does its worst.
 
@@ -496,7 +496,7 @@ async fn default_server_and_session(token: &'static str) -> (HttpServer, SocketA
     (server, to, session)
 }
 
-// Issue 41: the attacker and the victim share one address (a NAT, a proxy).
+// The attacker and the victim share one address (a NAT, a proxy).
 
 #[tokio::test]
 async fn a_token_holder_behind_the_attackers_own_address_is_served() {

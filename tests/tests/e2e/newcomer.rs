@@ -1,4 +1,4 @@
-//! Issue 45, what a newcomer hit on the simulator: each fixed here has a test.
+//! What a newcomer hit on the simulator: each fixed here has a test.
 
 use std::process::Stdio;
 

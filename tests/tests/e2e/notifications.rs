@@ -1,4 +1,4 @@
-//! Issue 62: the operator's notifications, against real receivers on loopback. A generic webhook
+//! The operator's notifications, against real receivers on loopback. A generic webhook
 //! whose receiver checks the signature as docs/approval-page.md says (and rejects a tampered body
 //! and an old timestamp); Slack's and Teams' payload shapes; receivers that fail, redirect or never
 //! answer cost the proposal nothing, are tried a bounded number of times, and are audited.
@@ -428,7 +428,7 @@ async fn a_change_nobody_decided_in_its_time_is_said_to_have_expired() {
     );
 }
 
-/// Issue 74: a change nobody decides is reminded of once after `--notify-remind-after-secs`, to
+/// A change nobody decides is reminded of once after `--notify-remind-after-secs`, to
 /// the usual destinations, and escalated once after `--notify-escalate-after-secs`, to the
 /// escalation destination only; each is in the audit log, and a decision ends them.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The HTTP server as an OAuth 2.1 resource server (issue 31), against a real OpenID provider
+//! The HTTP server as an OAuth 2.1 resource server, against a real OpenID provider
 //! (`oidc-provider` on loopback, see `harness::oidc`) and the official MCP TypeScript SDK: the
 //! Protected Resource Metadata, the 401 and 403 challenges, every way a token can be wrong,
 //! scopes deciding the tools, key rotation and an issuer outage, and principals.

@@ -1,4 +1,4 @@
-//! Issue 27: what an engineer reads when traffic stops, through the binary on the simulator: a
+//! What an engineer reads when traffic stops, through the binary on the simulator: a
 //! port's and a connection's traffic over a window stated simply, the cloud events on an asset,
 //! where a service profile is offered, and the connections of a network.
 

@@ -1,4 +1,4 @@
-//! Issue 41: a person's one yes mints at most one approval, and the host bounds the proposal
+//! A person's one yes mints at most one approval, and the host bounds the proposal
 //! store, whatever the component asks. The probe component does what a hostile one would; every
 //! case ends on the simulator's counters and the audit log.
 

@@ -91,7 +91,7 @@ async fn health_needs_no_token_and_readiness_ends_when_the_drain_begins() {
     pending.abort();
 }
 
-/// Issue 63: the drain lasts long enough for a load balancer to see it, and calls made meanwhile
+/// The drain lasts long enough for a load balancer to see it, and calls made meanwhile
 /// are served, not refused.
 #[tokio::test]
 async fn a_load_balancer_probing_every_2_s_sees_the_drain_before_any_call_is_refused() {
@@ -382,7 +382,7 @@ async fn sim_requests(sim_url: &str) -> usize {
     sim_stats(sim_url).await["requests"].as_array().map_or(0, Vec::len)
 }
 
-/// Issue 55: `--config FILE` holds serve's settings; the environment wins over it, a flag over
+/// `--config FILE` holds serve's settings; the environment wins over it, a flag over
 /// both; a mistake in it stops the start naming the file, the line and the key.
 #[tokio::test]
 async fn a_config_file_sets_serve_and_flags_then_the_environment_win() {
@@ -436,7 +436,7 @@ async fn a_config_file_sets_serve_and_flags_then_the_environment_win() {
     assert!(!ok && stderr.contains(missing.to_str().unwrap()) && stderr.contains("No such file"), "{stderr}");
 }
 
-/// Issue 63: under the unit's `RUST_LOG=info`, a call leaves its one access line and the MCP
+/// Under the unit's `RUST_LOG=info`, a call leaves its one access line and the MCP
 /// library's per-request INFO lines stay off (they speak when RUST_LOG names `rmcp`).
 #[tokio::test]
 async fn at_rust_log_info_a_call_leaves_one_line_and_the_library_stays_quiet() {

@@ -1,4 +1,4 @@
-//! The approval page closes the loop (issue 73): one change followed in a real Chromium through
+//! The approval page closes the loop: one change followed in a real Chromium through
 //! each end state, checking what a person sees at each step, that the decision is inside the
 //! first screen at 1280×800 and at 390×844, and that axe-core (in the page) finds no serious or
 //! critical violation. The agent's answer says the same as the page.

@@ -1,4 +1,4 @@
-//! Issue 56: the partition campaign. Every store node and each of two servers in a network
+//! The partition campaign. Every store node and each of two servers in a network
 //! namespace of its own ([`Network`]), the test's clients and the simulator in the hub that
 //! reaches them all; partitions are packets dropped between namespaces. Through every fault, three
 //! workers propose on either server and confirm each token on both servers at once. After each

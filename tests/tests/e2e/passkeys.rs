@@ -1,4 +1,4 @@
-//! Passkey approvals (issue 43) in a real browser: Chromium with WebDriver's virtual authenticator
+//! Passkey approvals in a real browser: Chromium with WebDriver's virtual authenticator
 //! enrolls a passkey on the approval page and signs the exact request with it; every answer the
 //! server must refuse is made by the same browser and authenticator and refused, each ending on
 //! the simulator's create counter; `audit verify --passkeys` checks the log the browser made.

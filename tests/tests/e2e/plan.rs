@@ -1,4 +1,4 @@
-//! Issue 61: the person reads a plan the host resolved itself, before the bytes: the ports, the
+//! The person reads a plan the host resolved itself, before the bytes: the ports, the
 //! metros, the price and the checks, each value saying where it came from; a component that lies
 //! in its own words leaves the plan true; what cannot be read says so without hiding the bytes;
 //! the plan's hash is bound to the answer and kept in the audit log, which `audit verify` checks.

@@ -1,4 +1,4 @@
-//! Issue 28: the operator's Cedar policy, judged by the host on the exact bytes of every create:
+//! The operator's Cedar policy, judged by the host on the exact bytes of every create:
 //! the README's platform-team set as written, a denied propose that sends nothing, a metro rule
 //! no body can slip past, SIGHUP, HTTP principals and the approval phase.
 
@@ -190,7 +190,7 @@ fn cost_policy() -> String {
     format!("@id(\"anything\") permit (principal, action, resource);\n{}", docs_block("**Cost.**"))
 }
 
-/// Issue 74: the price the host itself read from Fabric is a fact a rule names a sum with, and an
+/// The price the host itself read from Fabric is a fact a rule names a sum with, and an
 /// unknown price is refused like a price too high, never read as zero.
 #[tokio::test]
 async fn the_documented_cost_rule_reads_the_price_the_host_resolved_and_refuses_an_unknown_one() {
@@ -244,7 +244,7 @@ fn next_friday_before_the_weekend_freeze() -> u64 {
     }
 }
 
-/// Issue 74: docs/policy.md's freeze set, as written. A change approved on the page at 17:55 on a
+/// Docs/policy.md's freeze set, as written. A change approved on the page at 17:55 on a
 /// Friday and collected at 18:01 is not created inside the weekend freeze: the agent and the page
 /// are told which rule stopped it and that the policy allows it again on Monday at 06:00.
 #[tokio::test]
@@ -291,7 +291,7 @@ async fn a_change_approved_before_a_freeze_is_not_created_inside_it_and_says_whe
     );
 }
 
-/// Issue 74: `policy explain` says, before anyone proposes, what the documented sets decide of
+/// `policy explain` says, before anyone proposes, what the documented sets decide of
 /// a request at a given time and price, which policy decides, and when a freeze ends.
 #[tokio::test]
 async fn policy_explain_says_what_decides_a_request_and_when_a_freeze_ends() {

@@ -1,4 +1,4 @@
-//! Issue 74: who must say yes. docs/policy.md's team set, as written, on two replicas sharing one
+//! Who must say yes. docs/policy.md's team set, as written, on two replicas sharing one
 //! Redis store: a large change needs an engineer of netops and a person of finance; the first
 //! approves in Chromium on one replica, the agent is told how far it has come, a second engineer's
 //! approval fills nothing and is refused, and the person of finance completes it on the other

@@ -1,4 +1,4 @@
-//! Issue 5 (always-on subset): single use under races and capacity under concurrency.
+//! Single use under races and capacity under concurrency.
 //! `EQUINIX_MCP_RACE_TRIALS` raises the trial count for the campaign (default 10 here).
 
 use std::collections::HashSet;

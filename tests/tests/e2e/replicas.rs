@@ -1,4 +1,4 @@
-//! Issue 9: two HTTP replicas sharing proposals through a real Redis: propose on one and
+//! Two HTTP replicas sharing proposals through a real Redis: propose on one and
 //! confirm on the other, the two 2026-07-28 rounds on different replicas, the confirm race and
 //! a Redis outage. Capacity, eviction and owners across two handles of one Redis are the
 //! conformance suite's (`store_conformance.rs`), not repeated here.
@@ -220,7 +220,7 @@ async fn a_create_with_an_unknown_outcome_is_reported_and_audited_and_its_replay
     assert!(structured(&replay)["error"]["first_attempt"].is_object(), "the other replica recorded what happened");
 }
 
-/// Issue 28: the binding travels with the proposal through Redis, so the replica that confirms
+/// The binding travels with the proposal through Redis, so the replica that confirms
 /// judges the same bytes with the metros the proposing replica learned; each judges by its own
 /// copy of the operator's policy.
 #[tokio::test]
@@ -245,7 +245,7 @@ async fn a_policy_is_judged_on_both_replicas_of_a_shared_store() {
     assert_eq!(connection_creates(&p.sim), 1);
 }
 
-/// Issue 44: a store that persists with snapshots can come back from a crash with a token pending
+/// A store that persists with snapshots can come back from a crash with a token pending
 /// that was taken since; the server says so as it starts (it cannot refuse: the operator may
 /// have reasons, and `CONFIG` may be closed to it).
 #[tokio::test]
@@ -261,7 +261,7 @@ async fn a_store_that_can_restart_with_older_data_is_named_at_start() {
     assert!(!p.a.stderr_text().contains("it persists with"), "{}", p.a.stderr_text());
 }
 
-/// Issue 44 on a single node: a write no replica acknowledges in time does not count, so a
+/// On a single node: a write no replica acknowledges in time does not count, so a
 /// propose mints no token; readiness and the metrics say why. (A take that does not count is
 /// the failover tests'.)
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Issue 27: route filters and route aggregations through the binary on the simulator: found
+//! Route filters and route aggregations through the binary on the simulator: found
 //! by name, type and state, their rules, and which of them sit on a connection in which
 //! direction and with what status.
 

@@ -1,4 +1,4 @@
-//! Issue 27: the Fabric a network engineer runs, through the binary on the simulator: Cloud
+//! The Fabric a network engineer runs, through the binary on the simulator: Cloud
 //! Routers, their packages and route tables, each connection's routing protocols (which BGP
 //! session is down, and why), BGP actions, the routes a connection received and advertised, and
 //! a connection from a Cloud Router validated as Fabric validates it.

@@ -1,4 +1,4 @@
-//! Issue 5: a known client secret and bearer token appear nowhere — not in stdout (the MCP
+//! A known client secret and bearer token appear nowhere — not in stdout (the MCP
 //! stream the client received), stderr at debug level, tool results or the audit log — across
 //! every tool and the error paths.
 
@@ -79,7 +79,7 @@ async fn secrets_never_leave_the_host() {
     assert!(ok && !stdout.contains(SECRET) && !stderr.contains(SECRET));
 }
 
-/// Issue 55: every secret can come from an owner-only file (systemd's `LoadCredential`, a
+/// Every secret can come from an owner-only file (systemd's `LoadCredential`, a
 /// Kubernetes secret volume): the Fabric client secret and the state key included. A file others
 /// can read, and a secret given both ways, stop the start naming what is wrong.
 #[tokio::test]

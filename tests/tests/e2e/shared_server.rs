@@ -1,4 +1,4 @@
-//! Issue 15: a shared HTTP server attacked by its own users, on loopback. Each test reproduces
+//! A shared HTTP server attacked by its own users, on loopback. Each test reproduces
 //! one finding (bounded in count and time) and checks that it now holds.
 
 use std::time::{Duration, Instant};

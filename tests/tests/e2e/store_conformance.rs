@@ -1,4 +1,4 @@
-//! Issue 64: one conformance suite of a proposal's life, the same sequences against every store
+//! One conformance suite of a proposal's life, the same sequences against every store
 //! backend (memory, one Redis, Redis with Sentinel and acknowledged writes, etcd), through two
 //! handles of one backend where replicas share it: put, peek, take, settle, owners, capacity and
 //! eviction, expired proposals that no longer count, concurrent takes across replicas, claims and

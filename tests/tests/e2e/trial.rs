@@ -1,4 +1,4 @@
-//! Issue 63: the one-box trial, `scripts/trial`, run as docs/deploying.md gives it (its default
+//! The one-box trial, `scripts/trial`, run as docs/deploying.md gives it (its default
 //! ports; only the binary is the suite's, through the script's own `TRIAL_BIN`): two
 //! replicas, one shared simulator, the local identity provider and Redis come up; an agent with
 //! the printed token proposes 5 Gbps on replica b, its proposer may not approve it, alice approves

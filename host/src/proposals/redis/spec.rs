@@ -10,7 +10,7 @@ use crate::proposals::settings::{StoreArgs, store_password};
 use crate::secret::Secret;
 
 /// The acknowledgements a Sentinel store waits for unless told: every replica of a primary with
-/// two, under which the partitions tried (issue 56) undid no take.
+/// two, under which the partitions tried undid no take.
 pub const SENTINEL_ACKS: u32 = 2;
 
 /// How many replicas must acknowledge a write, and for how long it waits.

@@ -1,4 +1,4 @@
-//! Issue 3: the Safe Mutation Broker end to end — propose, human confirmation by every answer,
+//! The Safe Mutation Broker end to end — propose, human confirmation by every answer,
 //! token rules, cancellation, eviction and unknown outcomes — through the real binary on its
 //! embedded simulator, whose create counter proves what was or was not sent.
 

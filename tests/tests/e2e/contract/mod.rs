@@ -1,4 +1,4 @@
-//! Issue 16: real Fabric is the contract. Every request the project sends and every answer its
+//! Real Fabric is the contract. Every request the project sends and every answer its
 //! simulator gives is checked against Equinix's official Fabric v4 models (the `equinix` Python
 //! SDK 0.20.0, generated from the Fabric API v4 document 4.31), and the official create request
 //! examples parse as specs. Needs `.ci/install-contract-sdk` (the README's test command runs it).

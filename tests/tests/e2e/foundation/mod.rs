@@ -1,4 +1,4 @@
-//! Issue 2: the walking skeleton, end to end through the real binary.
+//! The walking skeleton, end to end through the real binary.
 
 use crate::harness::*;
 use equinix_fabric_sim::{self as fabric_sim, SimConfig};
