@@ -67,3 +67,27 @@ fn every_crate_denies_unsafe_and_only_the_two_allowed_places_allow_it() {
     expected.sort();
     assert_eq!(allowing, expected, "only the places allowed `unsafe` allow it");
 }
+
+/// What a comment is about is said in words: an issue's number means nothing to the next reader.
+#[test]
+fn no_code_or_comment_names_an_issue_by_its_number() {
+    let root = root();
+    let mut files = Vec::new();
+    for dir in ["wit", "broker-component", "host", "tests"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut named = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("host/tests/integration/house.rs")) {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            let lower = line.to_ascii_lowercase();
+            let numbered = lower
+                .match_indices("issue ")
+                .any(|(at, _)| lower[at + "issue ".len()..].chars().next().is_some_and(|c| c.is_ascii_digit()));
+            if numbered {
+                named.push(format!("{}:{}", file.strip_prefix(&root).unwrap().display(), n + 1));
+            }
+        }
+    }
+    assert!(named.is_empty(), "{named:?}");
+}
