@@ -6,22 +6,26 @@
 //! [`bindings`] (the host's types for it), [`component`] (how the sandbox is built and limited),
 //! [`capabilities`] (what the host grants behind each import, one module and one view of the call
 //! per interface) over its backends [`fabric_client`] (credentials and the Fabric allow-list) and
-//! [`proposals`] (memory, Redis or etcd, behind one trait), [`plan`] (what a create will do, resolved by
-//! the host's own Fabric reads after the dry run, shown first to the person), [`approval`] (the rules of a yes, with no
+//! [`proposals`] (memory, Redis or etcd, behind one trait; beside the proposals, a request's
+//! approvals and decision), [`policy`] (the operator's Cedar set: what may be proposed, who may
+//! approve, how many must), [`plan`] (what a create will do, resolved by the host's own Fabric
+//! reads after the dry run, shown first to the person), [`approval`] (the rules of a yes, with no
 //! I/O: who may ask, about which proposal, when an answer mints an approval, how the person is
-//! reached), [`approval_page`] (where a signed-in person, or a local approver with their passkey, approves)
-//! over [`approvers`] (the people enrolled on this machine), [`mcp`] (the MCP front; `mcp::reach`
-//! holds the ways a person is reached),
+//! reached, who decides on the page), [`approval_page`] (where a signed-in person, or a local
+//! approver with their passkey, approves) over [`passkeys`] and [`approvers`] (the people enrolled
+//! on this machine), [`notify`] (the notices to the operator's destinations), [`audit`] (the
+//! hash-chained log), [`mcp`] (the MCP front; `mcp::reach` holds the ways a person is reached),
 //! [`transports`] (stdio and HTTP), [`commands`] (the subcommands). Each concern's flags are a
 //! settings group beside its code, which [`cli`] composes. The loopback Fabric simulator behind
 //! `--fabric-sim` is a crate of its own, `equinix-fabric-sim`, and so are the benchmarks,
 //! `equinix-mcp-bench`; this crate never links the broker natively.
 //!
-//! Layers point down only, and no module imports one that imports it: `commands` → `cli` →
-//! `transports` → `mcp` → `approval_page`, `component` → `approvers`, `capabilities` → `passkeys`,
-//! `notify` → `proposals` → `approval` → `audit`, `bindings` → `oauth`, `plan` → `policy`,
-//! `fabric_client` → `exact_json`, `secret` and the leaves (`clock`, `metrics`, `principal`, `secret`, `shutdown`,
-//! `value_parsers`); the simulator stands beside them and the client never names it.
+//! Layers point down only, and no module imports one that imports it, from the top: `commands`,
+//! `cli`, `transports`, `mcp`, `component`, `capabilities`, `approval_page`, `approvers`,
+//! `notify` and `passkeys`, `proposals`, `approval`, `bindings`, `policy` and `audit`, `oauth` and
+//! `plan`, `fabric_client`, `exact_json` and `secret`, and the leaves (`clock`, `metrics`,
+//! `principal`, `shutdown`, `value_parsers`). `farm-studio look` draws them so; the simulator
+//! stands beside them and the client never names it.
 
 pub mod approval;
 pub mod approval_page;
