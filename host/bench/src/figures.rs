@@ -591,7 +591,7 @@ async fn shared_store(b: &Bench, t: &mut Table) {
     }
 }
 
-async fn set_latency(sim: &str, ms: u64) -> anyhow::Result<()> {
+pub(crate) async fn set_latency(sim: &str, ms: u64) -> anyhow::Result<()> {
     let r = reqwest::Client::new().post(format!("{sim}/_sim/latency")).json(&json!({"ms": ms})).send().await?;
     anyhow::ensure!(r.status().is_success(), "setting the simulator latency failed");
     Ok(())

@@ -126,6 +126,9 @@ impl FabricView<'_> {
             None => None,
         };
         let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
+        // the plan's reads go beside the dry run, not after it: a propose waits for the slower of
+        // the two, and reads whose dry run fails are dropped unread
+        let reads = PlanReads::start(&client, &cancel, created, &value);
         let send = client.send_classified(request, RouteClass::DryRun(route), &cancel);
         let answer = self.sending().send(Some("Fabric dry run"), &request.path, send).await?;
         if !(200..300).contains(&answer.status) {
@@ -151,7 +154,7 @@ impl FabricView<'_> {
             }
             learned = metros.into_iter().collect();
         }
-        let plan = self.plan(created, &value, &request_sha256).await;
+        let plan = self.plan(reads, created, &value, &request_sha256).await;
         let mut validation = Validation::new(request_sha256, self.call.clock.now_ms(), learned);
         validation.plan = plan;
         self.fabric.validations.push(validation);
@@ -160,10 +163,14 @@ impl FabricView<'_> {
 
     /// The plan of a request Fabric just validated: what its bytes name, resolved by the host's
     /// own reads (at once, each bounded), never from the component's words. Host time.
-    async fn plan(&mut self, change_type: ChangeType, body: &serde_json::Value, request_sha256: &str) -> Option<Plan> {
-        let (client, cancel) = (self.fabric.client.clone(), self.call.cancel.clone());
-        let reading = plan::resolve::read_all(&client, &cancel, change_type, body);
-        let (answers, over) = self.meter.outside_guest(reading).await;
+    async fn plan(
+        &mut self,
+        reads: PlanReads,
+        change_type: ChangeType,
+        body: &serde_json::Value,
+        request_sha256: &str,
+    ) -> Option<Plan> {
+        let (answers, over) = self.meter.outside_guest(reads.answers()).await;
         let read_at = crate::audit::rfc3339(self.call.clock.now_ms());
         let input = plan::compose::Input { change_type, body, request_sha256, answers: &answers, over, read_at };
         Some(plan::compose::compose(input))
@@ -259,6 +266,36 @@ impl Sending<'_> {
                 outcome
             })
             .await
+    }
+}
+
+/// The plan's reads of one request, under way on a task of their own beside its dry run; dropped
+/// before their answers are taken (the dry run failed, the call ended), they are stopped.
+struct PlanReads(tokio::task::JoinHandle<(plan::reads::Answers, usize)>);
+
+impl PlanReads {
+    fn start(
+        client: &Arc<FabricClient>,
+        cancel: &tokio_util::sync::CancellationToken,
+        change_type: ChangeType,
+        body: &serde_json::Value,
+    ) -> Self {
+        let (client, cancel, body) = (client.clone(), cancel.clone(), body.clone());
+        PlanReads(tokio::spawn(async move { plan::resolve::read_all(&client, &cancel, change_type, &body).await }))
+    }
+
+    /// Their answers, and how many reads were over the limit; none if the task failed.
+    async fn answers(mut self) -> (plan::reads::Answers, usize) {
+        (&mut self.0).await.unwrap_or_else(|e| {
+            tracing::warn!("the plan's reads did not finish: {e}");
+            (plan::reads::Answers::new(), 0)
+        })
+    }
+}
+
+impl Drop for PlanReads {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
