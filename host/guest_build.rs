@@ -63,7 +63,7 @@ pub fn guest_command(cargo: &str, repo: &Path, package: &str, target_dir: &Path)
     cmd.current_dir(repo).args(["build", "--locked", "--release", "--target", "wasm32-wasip2", "-p", package]);
     cmd.arg("--target-dir").arg(target_dir);
     // Guests ship inside the host and run on every call: optimise them for speed whatever the host
-    // profile (CHANGELOG.md, "Server CPU per call", has what opt-level 3 bought against "s").
+    // profile (docs/engineering-log.md, "Server CPU per call", has what opt-level 3 bought against "s").
     for setting in [
         "profile.release.opt-level=3",
         "profile.release.lto=true",

@@ -27,7 +27,7 @@ static ALLOC: Heap = Heap {
 /// small blocks (JSON map nodes, keys, short strings) mostly live until then anyway. So blocks of
 /// at most `SMALL` bytes are bumped out of 64 KiB arena chunks (taken from dlmalloc) and never
 /// freed, sparing the JSON-heavy guest dlmalloc's bookkeeping for them. Larger blocks (buffers,
-/// long strings) stay with dlmalloc and are reused. CHANGELOG.md ("Third round: what was
+/// long strings) stay with dlmalloc and are reused. docs/engineering-log.md ("Third round: what was
 /// profiled and fixed") has what each of these cost before.
 struct Heap {
     dl: UnsafeCell<dlmalloc::Dlmalloc<Pages>>,
@@ -215,7 +215,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 unsafe extern "C" {}
 
 /// libc's `memcmp`, eight bytes at a time: every JSON map lookup and insert compares keys with
-/// it, and the self-contained libc's version goes byte by byte (CHANGELOG.md, "Second round",
+/// it, and the self-contained libc's version goes byte by byte (docs/engineering-log.md, "Second round",
 /// has its share of a call). Defined here, the archive's is not linked.
 ///
 /// # Safety

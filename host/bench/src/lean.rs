@@ -2,7 +2,7 @@
 //! streamable HTTP, one keep-alive connection per client, JSON-RPC written and read by hand. A
 //! load generator should cost far less than the server it loads, since both share this machine's
 //! two cores; the rmcp client costs about as much CPU per call as the server it calls, and
-//! reconnects for most calls (CHANGELOG.md, "Second round").
+//! reconnects for most calls (docs/engineering-log.md, "Second round").
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

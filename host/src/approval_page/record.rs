@@ -46,7 +46,7 @@ pub struct PageRecord {
     pub agent_reason: String,
     /// The break-glass rules that held when it was put on the page: it is inside a freeze only
     /// their quorum opens, and says so wherever it shows.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub break_glass: Vec<String>,
 }
 
@@ -87,13 +87,13 @@ pub struct Listed {
     #[serde(default)]
     pub outcome: Option<Outcome>,
     /// Under a quorum, once someone approved: how far it has come.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<crate::policy::Progress>,
     /// The break-glass rules it is under (see [`PageRecord::break_glass`]).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub break_glass: Vec<String>,
     /// Under a quorum: who approved so far (they wait for the others, as the proposer does).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approved_by: Vec<String>,
 }
 
@@ -184,10 +184,10 @@ pub struct Decision {
     pub named: Option<Named>,
     /// Under a quorum: every approval that made it whole, this approver's last (none when one
     /// approval decides).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<Approval>,
     /// The quorums it needed, as the policies write them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quorum: Vec<String>,
 }
 
@@ -544,6 +544,16 @@ mod tests {
         assert!(!notes.decide(&record, &decision(true)).await.unwrap(), "the first decision stands");
         assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decision(false)));
         assert_eq!(record.subject(), form().subject, "a record is about its form's subject");
+        // without a quorum, what is kept reads as an earlier build wrote it (replicas upgrade in turn)
+        for kept in [
+            serde_json::to_value(&record).unwrap(),
+            serde_json::to_value(decision(true)).unwrap(),
+            serde_json::to_value(record.listed()).unwrap(),
+        ] {
+            for new in ["break_glass", "approvals", "quorum", "approved_by", "progress"] {
+                assert!(kept.get(new).is_none(), "{new} in {kept}");
+            }
+        }
         let older = Form { text: "request_sha256: abc\n| proposal age: 2 min".into(), ..form() };
         assert_eq!(record.subject(), older.subject, "the component's words may change, the link stays");
     }

@@ -139,7 +139,7 @@ pub fn engine() -> anyhow::Result<Engine> {
     // 4 GiB of address space per memory (with a guard region after it) lets Cranelift drop the
     // bounds check of every load and store: a 32-bit index cannot reach past the reservation,
     // so the guard pages catch what a check would. Only address space, never memory; the
-    // instance still may not grow past MAX_MEMORY_BYTES (CHANGELOG.md, "The sandbox's own cost").
+    // instance still may not grow past MAX_MEMORY_BYTES (docs/engineering-log.md, "The sandbox's own cost").
     config.memory_reservation(1 << 32);
     config.memory_guard_size(32 << 20);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

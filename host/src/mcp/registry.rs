@@ -46,7 +46,7 @@ pub struct ArgumentError {
     pub message: String,
 }
 
-/// Initialises the JSON-Schema library (its meta-schemas and regex engine; CHANGELOG.md, "Warm
+/// Initialises the JSON-Schema library (its meta-schemas and regex engine; docs/engineering-log.md, "Warm
 /// start") so that checking the catalog at start-up does not pay for it; run on a spare thread
 /// while the component loads.
 pub fn warm_up() {
