@@ -13,13 +13,14 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// README.md and every page under docs/, with their text.
+/// README.md and every page under docs/, with their text: what a user is told to do. The
+/// engineering log is not one: it records what was, in the words of its day.
 fn pages() -> Vec<(String, String)> {
     let mut pages = vec![repo().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("engineering-log.md"))
         .collect();
     docs.sort();
     pages.extend(docs);
