@@ -42,7 +42,7 @@ pub async fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     }
     let catalog = catalog.and_then(Result::ok);
     let policy = match &args.policy {
-        Some(path) => Some(policy::load(path).map_err(anyhow::Error::msg)?),
+        Some(path) => Some(policy::load(path)?),
         None => None,
     };
     let policy_json = policy

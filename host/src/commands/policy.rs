@@ -47,7 +47,7 @@ pub fn run(command: &PolicyCommand) -> ExitCode {
 
 /// Prints what `args`' set decides of its request, phase by phase; whether both allow it.
 fn explain(args: &ExplainArgs) -> Result<bool, String> {
-    let loaded = policy::load(&args.file)?;
+    let loaded = policy::load(&args.file).map_err(|e| e.to_string())?;
     let text =
         std::fs::read_to_string(&args.request).map_err(|e| format!("--request {}: {e}", args.request.display()))?;
     let request: serde_json::Value =

@@ -8,6 +8,7 @@
 //! provide fails `policy check` and start-up instead of silently never matching. SIGHUP rereads
 //! the file; a set that no longer validates is logged and the previous one stays.
 
+mod error;
 mod facts;
 mod quorum;
 mod reads;
@@ -23,6 +24,7 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
+pub use error::PolicyError;
 pub use facts::{Facts, UNKNOWN_METRO};
 pub use quorum::{Progress, Quorum, Requirement, Voter};
 
@@ -200,10 +202,11 @@ fn names_time(set: &PolicySet) -> bool {
 }
 
 /// Reads and validates the set in `path`. `Err` names each policy and its problem.
-pub fn load(path: &Path) -> Result<LoadedPolicy, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read policy file {}: {e}", path.display()))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| format!("policy file {} is not UTF-8", path.display()))?;
-    let parsed = parse(text).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<LoadedPolicy, PolicyError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| PolicyError::Unreadable { path: path.to_path_buf(), why: e.to_string() })?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| PolicyError::NotUtf8 { path: path.to_path_buf() })?;
+    let parsed = parse(text).map_err(|e| PolicyError::InFile { path: path.to_path_buf(), error: Box::new(e) })?;
     Ok(LoadedPolicy::of(path, hex::encode(Sha256::digest(&bytes)), parsed))
 }
 
@@ -213,30 +216,28 @@ const APPROVER_CONTEXT: [&str; 4] = ["approver", "approver_groups", "approved_wi
 
 /// A policy's `@approvals` rule (on a `permit`) or `@break_glass` rule (on a `forbid`), checked;
 /// `None` for a policy with neither.
-fn quorum_rule(p: &cedar_policy::Policy, id: &str) -> Result<Option<QuorumRule>, String> {
+fn quorum_rule(p: &cedar_policy::Policy, id: &str) -> Result<Option<QuorumRule>, PolicyError> {
+    let refused = |why: String| PolicyError::Quorum { id: id.to_string(), why };
     let (annotation, break_glass, effect) = match (p.annotation("approvals"), p.annotation("break_glass")) {
         (None, None) => return Ok(None),
         (Some(_), Some(_)) => {
-            return Err(format!("policy {id:?}: @approvals and @break_glass are two kinds of rule: give it one"));
+            return Err(refused("@approvals and @break_glass are two kinds of rule: give it one".into()));
         }
         (Some(text), None) => (("approvals", text), false, cedar_policy::Effect::Permit),
         (None, Some(text)) => (("break_glass", text), true, cedar_policy::Effect::Forbid),
     };
     let (name, text) = annotation;
-    let quorum = Quorum::parse(text).map_err(|e| format!("policy {id:?}: @{name}({text:?}): {e}"))?;
+    let quorum = Quorum::parse(text).map_err(|e| refused(format!("@{name}({text:?}): {e}")))?;
     if p.effect() != effect {
-        return Err(match break_glass {
-            false => format!(
-                "policy {id:?}: @approvals belongs on a `permit` (it says when a request needs that quorum); a \
-                 `forbid` with it would read as refusing what it asks approvals for"
-            ),
-            true => format!(
-                "policy {id:?}: @break_glass belongs on a `forbid` (what it forbids, that quorum may still approve)"
-            ),
-        });
+        return Err(refused(match break_glass {
+            false => "@approvals belongs on a `permit` (it says when a request needs that quorum); a `forbid` with it \
+                      would read as refusing what it asks approvals for"
+                .into(),
+            true => "@break_glass belongs on a `forbid` (what it forbids, that quorum may still approve)".into(),
+        }));
     }
     let mut alone = PolicySet::new();
-    alone.add(p.clone()).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+    alone.add(p.clone()).map_err(|e| PolicyError::Rejected { id: id.to_string(), why: cedar_error(&e) })?;
     let read = reads::attributes_read(&alone);
     let reads_approver = match &read {
         Some(names) => APPROVER_CONTEXT.iter().find(|a| names.contains(**a)).copied(),
@@ -244,10 +245,10 @@ fn quorum_rule(p: &cedar_policy::Policy, id: &str) -> Result<Option<QuorumRule>,
         None => APPROVER_CONTEXT.iter().find(|a| p.to_string().contains(**a)).copied(),
     };
     if let Some(attr) = reads_approver {
-        return Err(format!(
-            "policy {id:?}: an @{name} policy must not read context.{attr}: a quorum is the request's, not one \
-             approver's (who may approve is said by the other policies, and whom the quorum counts by its groups)"
-        ));
+        return Err(refused(format!(
+            "an @{name} policy must not read context.{attr}: a quorum is the request's, not one approver's (who may \
+             approve is said by the other policies, and whom the quorum counts by its groups)"
+        )));
     }
     Ok(Some(QuorumRule { id: id.to_string(), quorum, alone, break_glass }))
 }
@@ -272,18 +273,17 @@ fn groups_named(set: &PolicySet) -> Option<BTreeSet<String>> {
 
 /// A quorum no group could meet: one naming a group that no policy of a set that judges
 /// approvers by their groups names (a typo, most often).
-fn unmeetable(quorums: &[QuorumRule], set: &PolicySet) -> Result<(), String> {
+fn unmeetable(quorums: &[QuorumRule], set: &PolicySet) -> Result<(), PolicyError> {
     let Some(named) = groups_named(set) else { return Ok(()) };
     for rule in quorums {
         if let Some(group) = rule.quorum.groups().find(|g| !named.contains(*g)) {
-            let names: Vec<String> = named.iter().map(|n| format!("{n:?}")).collect();
-            return Err(format!(
-                "policy {:?}: @approvals(\"{}\") counts approvals of group {group:?}, but the set judges approvers by \
-                 their groups and no policy of it names {group:?} (it names {}): no group could meet that quorum",
-                rule.id,
-                rule.quorum,
-                names.join(", ")
-            ));
+            let kind = if rule.break_glass { "break_glass" } else { "approvals" };
+            return Err(PolicyError::Unmeetable {
+                id: rule.id.clone(),
+                rule: format!("@{kind}(\"{}\")", rule.quorum),
+                group: group.to_string(),
+                named: named.iter().cloned().collect(),
+            });
         }
     }
     Ok(())
@@ -291,19 +291,20 @@ fn unmeetable(quorums: &[QuorumRule], set: &PolicySet) -> Result<(), String> {
 
 /// Parses a set, naming each policy by its `@id("...")` annotation where it has one, and
 /// validates it against the schema.
-fn parse(text: &str) -> Result<Parsed, String> {
-    let parsed = PolicySet::from_str(text).map_err(|e| format!("not a Cedar policy set: {}", cedar_error(&e)))?;
+fn parse(text: &str) -> Result<Parsed, PolicyError> {
+    let parsed = PolicySet::from_str(text).map_err(|e| PolicyError::NotCedar(cedar_error(&e)))?;
     if parsed.templates().next().is_some() {
-        return Err("policy templates are not supported: write each policy out".into());
+        return Err(PolicyError::Templates);
     }
     let (mut all, mut set, mut quorums) = (PolicySet::new(), PolicySet::new(), Vec::new());
     for p in parsed.policies() {
         let id = p.annotation("id").map(str::to_string).unwrap_or_else(|| p.id().to_string());
         let p = p.new_id(PolicyId::new(&id));
-        all.add(p.clone()).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?;
+        let rejected = |e: cedar_policy::PolicySetError| PolicyError::Rejected { id: id.clone(), why: cedar_error(&e) };
+        all.add(p.clone()).map_err(rejected)?;
         match quorum_rule(&p, &id)? {
             Some(rule) => quorums.push(rule),
-            None => set.add(p).map_err(|e| format!("policy {id:?}: {}", cedar_error(&e)))?,
+            None => set.add(p).map_err(rejected)?,
         }
     }
     let result = Validator::new(schema().clone()).validate(&all, ValidationMode::Strict);
@@ -314,10 +315,7 @@ fn parse(text: &str) -> Result<Parsed, String> {
             .map(|e| cedar_error(e))
             .chain(result.validation_warnings().map(|w| cedar_error(w)))
             .collect();
-        return Err(format!(
-            "the policy set does not validate against `equinix-mcp policy schema`: {}",
-            problems.join("; ")
-        ));
+        return Err(PolicyError::Invalid(problems));
     }
     unmeetable(&quorums, &set)?;
     Ok(Parsed { time: names_time(&all), set, quorums })
@@ -688,7 +686,7 @@ impl PolicyGate {
 
     /// The gate with the set in `path`.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let loaded = load(path).map_err(anyhow::Error::msg)?;
+        let loaded = load(path)?;
         Ok(PolicyGate { current: RwLock::new(Some(Arc::new(loaded))), metros: Mutex::default() })
     }
 
@@ -700,7 +698,7 @@ impl PolicyGate {
     /// the new set's description, or why it was not taken.
     pub fn reload(&self) -> Option<Result<String, String>> {
         let path = self.current()?.path.clone();
-        Some(load(&path).map(|loaded| {
+        Some(load(&path).map_err(|e| e.to_string()).map(|loaded| {
             let said = format!("{} ({} policies, sha256 {})", path.display(), loaded.policies, loaded.sha256);
             *self.current.write().unwrap() = Some(Arc::new(loaded));
             said
@@ -1029,10 +1027,15 @@ mod tests {
         let err = parse(r#"@id("typo") permit (principal, action, resource) when { resource.bandwith_mbps < 10 };"#)
             .err()
             .unwrap();
-        assert!(err.contains("policy `typo`") && err.contains("bandwith_mbps"), "{err}");
-        assert!(parse("permit (principal, action, resource) when {").unwrap_err().contains("not a Cedar policy set"));
+        assert!(matches!(err, PolicyError::Invalid(_)), "{err:?}");
+        let said = err.to_string();
+        assert!(said.contains("policy `typo`") && said.contains("bandwith_mbps"), "{said}");
+        let garbled = parse("permit (principal, action, resource) when {").unwrap_err();
+        assert!(matches!(garbled, PolicyError::NotCedar(_)) && garbled.to_string().contains("not a Cedar policy set"));
         let dup = r#"@id("a") permit (principal, action, resource); @id("a") forbid (principal, action, resource);"#;
-        assert!(parse(dup).unwrap_err().contains("\"a\""));
+        let twice = parse(dup).unwrap_err();
+        assert!(matches!(&twice, PolicyError::Rejected { id, .. } if id == "a"), "{twice:?}");
+        assert!(twice.to_string().contains("\"a\""));
         assert!(parse("").unwrap().set.policies().next().is_none(), "an empty set validates (and denies everything)");
     }
 
@@ -1108,7 +1111,8 @@ mod tests {
     fn a_quorum_that_cannot_be_read_or_met_is_refused_by_name() {
         let refused = |text: &str, says: &str| {
             let e = parse(text).unwrap_err();
-            assert!(e.contains(says), "{text}: {e}");
+            assert!(matches!(&e, PolicyError::Quorum { id, .. } if id == "q"), "{text}: {e:?}");
+            assert!(e.to_string().contains(says), "{text}: {e}");
         };
         refused(r#"@id("q") @approvals("three of x") forbid (principal, action, resource);"#, "belongs on a `permit`");
         refused(r#"@id("q") @approvals("2 from netops") permit (principal, action, resource);"#, "no term of a quorum");
@@ -1119,9 +1123,17 @@ mod tests {
         );
         // a typo in the group: the set judges approvers by group and never names it
         let typo = QUORUM.replace("1 of finance", "1 of fnance");
-        refused(&typo, "no group could meet");
         let e = parse(&typo).unwrap_err();
-        assert!(e.contains("\"fnance\"") && e.contains("\"large-needs-two\""), "{e}");
+        assert!(
+            matches!(&e, PolicyError::Unmeetable { id, group, .. } if id == "large-needs-two" && group == "fnance"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("no group could meet"), "{e}");
+        // a break-glass rule says it is one
+        refused(
+            r#"@id("q") @break_glass("2 of security") permit (principal, action, resource);"#,
+            "@break_glass belongs on a `forbid`",
+        );
         // a set that does not judge approvers by group: any group may be someone's
         assert!(parse(r#"@id("q") @approvals("2 of anyone-at-all") permit (principal, action, resource);"#).is_ok());
     }
