@@ -27,10 +27,11 @@ use crate::principal::Principal;
 /// is answered precisely (a shared store's key expiry; the memory store bounds by count).
 pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
 
-/// How many tokens that stopped being pending (used, evicted, expired) a shared store remembers
-/// per principal; beyond it the oldest are forgotten (they then read as unknown). With the
-/// host's limits this bounds what one principal keeps: 20 pending records and 64 finished ones,
-/// each at most [`super::MAX_RECORD_BYTES`].
+/// How many tokens that stopped being pending (taken, evicted, or found expired by a later put of
+/// theirs) every store remembers per principal, in the order they stopped; beyond it the oldest
+/// are forgotten (they then read as unknown). With the host's limits this bounds what one
+/// principal keeps: 20 pending records and 64 finished ones, each at most
+/// [`super::MAX_RECORD_BYTES`].
 pub const FINISHED_PER_PRINCIPAL: u32 = 64;
 
 /// A proposal's phase, spelt the same in every store (etcd's JSON, Redis's hashes): serde writes
@@ -183,13 +184,17 @@ pub fn owned_by(owner: &str, who: &Principal) -> bool {
 }
 
 /// A store built from these steps alone, with the tokens the store under test minted: what every
-/// backend must answer (short of forgetting, which a shared store may do after
-/// [`FINISHED_PER_PRINCIPAL`] finished tokens and the memory store after thousands).
+/// backend must answer, forgetting included: a principal's finished tokens beyond
+/// [`FINISHED_PER_PRINCIPAL`], oldest first (the memory store also forgets beyond thousands of
+/// all principals' finished tokens together, which bounds one process whatever its principals).
 #[derive(Default)]
 pub struct Model {
     proposals: HashMap<String, (Principal, Life)>,
     /// Per principal, the tokens still pending that may hold a place, oldest first.
     queues: HashMap<Principal, Vec<String>>,
+    /// Per principal, the tokens that stopped being pending, in the order they did: beyond
+    /// [`FINISHED_PER_PRINCIPAL`] the oldest are forgotten (they then read as unknown).
+    finished: HashMap<Principal, std::collections::VecDeque<String>>,
 }
 
 impl Model {
@@ -205,16 +210,32 @@ impl Model {
     ) -> Vec<String> {
         let queue = self.queues.remove(who).unwrap_or_default();
         let life_of = |t: &str| self.proposals.get(t).map(|(_, life)| life);
-        let Room { evicted, mut kept, .. } = make_room_among(queue, life_of, capacity, now_ms);
+        let Room { expired, evicted, mut kept } = make_room_among(queue, life_of, capacity, now_ms);
         for t in &evicted {
             if let Some((_, life)) = self.proposals.get_mut(t) {
                 *life = Life::Evicted;
             }
         }
+        self.finish(who, expired.iter().chain(&evicted));
         kept.push(token.to_string());
         self.queues.insert(who.clone(), kept);
         self.proposals.insert(token.to_string(), (who.clone(), Life::Pending { record, expires_at_ms }));
         evicted
+    }
+
+    /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
+    /// [`FINISHED_PER_PRINCIPAL`] are forgotten.
+    fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
+        let finished = self.finished.entry(who.clone()).or_default();
+        for token in tokens {
+            // finished again (an expired one taken after a put found it expired): now the newest
+            finished.retain(|t| t != token);
+            finished.push_back(token.clone());
+        }
+        while finished.len() > FINISHED_PER_PRINCIPAL as usize {
+            let oldest = finished.pop_front().expect("a queue longer than the limit");
+            self.proposals.remove(&oldest);
+        }
     }
 
     pub fn peek(&self, who: &Principal, token: &str) -> Taken {
@@ -230,8 +251,12 @@ impl Model {
         };
         let (found, after) = std::mem::replace(life, Life::Evicted).take();
         *life = after;
-        if let Some(queue) = self.queues.get_mut(&owner.clone()) {
+        let owner = owner.clone();
+        if let Some(queue) = self.queues.get_mut(&owner) {
             queue.retain(|t| t != token);
+        }
+        if matches!(found, Taken::Found(_)) {
+            self.finish(&owner, [&token.to_string()]);
         }
         found
     }

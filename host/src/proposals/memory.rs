@@ -4,15 +4,16 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::life::{Life, Room, make_room_among};
+use super::life::{FINISHED_PER_PRINCIPAL, Life, Room, make_room_among};
 use super::token::mint_token;
 use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
-/// How many used, evicted and expired tokens are remembered, so replays and late confirms get a
-/// precise answer; beyond it the oldest are forgotten (they then read as unknown), which bounds
-/// the store's memory to this plus the live proposals (at most the capacity per principal).
+/// How many used, evicted and expired tokens are remembered of all principals together (each
+/// principal's are [`FINISHED_PER_PRINCIPAL`] at most, as on every store), so replays and late
+/// confirms get a precise answer; beyond it the oldest are forgotten (they then read as unknown),
+/// which bounds the process's memory whatever the number of principals.
 const REMEMBERED: usize = 4096;
 /// And how many bytes they may keep (expired records, outcomes) in all; beyond it too the
 /// oldest are forgotten.
@@ -31,6 +32,9 @@ struct Inner {
     pending: HashMap<Principal, Vec<String>>,
     /// Every token in mint order, to forget the oldest settled ones.
     minted: VecDeque<String>,
+    /// Per principal, the tokens that stopped being pending, in that order (see
+    /// [`FINISHED_PER_PRINCIPAL`]).
+    finished: HashMap<Principal, VecDeque<String>>,
     /// The answers used, with when each may be forgotten, and in that order.
     answers: HashMap<String, u64>,
     answers_by_age: VecDeque<(u64, String)>,
@@ -46,6 +50,23 @@ impl Inner {
 
     fn pending_total(&self) -> usize {
         self.pending.values().map(Vec::len).sum()
+    }
+
+    /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
+    /// [`FINISHED_PER_PRINCIPAL`] are forgotten, as every store forgets them.
+    fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
+        let finished = self.finished.entry(who.clone()).or_default();
+        for token in tokens {
+            // finished again (an expired one taken after a put found it expired): now the newest
+            finished.retain(|t| t != token);
+            finished.push_back(token.clone());
+        }
+        while finished.len() > FINISHED_PER_PRINCIPAL as usize {
+            let oldest = finished.pop_front().expect("a queue longer than the limit");
+            if let Some(slot) = self.slots.remove(&oldest) {
+                self.bytes -= slot.state.bytes();
+            }
+        }
     }
 
     /// Sets the state of `token`'s slot, keeping the byte count.
@@ -85,10 +106,11 @@ impl MemoryStore {
         // told "expired" rather than "unknown".
         let queue = inner.pending.remove(who).unwrap_or_default();
         let life_of = |t: &str| inner.slots.get(t).map(|s| &s.state);
-        let Room { evicted, kept: mut queue, .. } = make_room_among(queue, life_of, capacity, now_ms);
+        let Room { expired, evicted, kept: mut queue } = make_room_among(queue, life_of, capacity, now_ms);
         for oldest in &evicted {
             inner.set_state(oldest, Life::Evicted);
         }
+        inner.finish(who, expired.iter().chain(&evicted));
         let token = mint_token();
         inner.bytes += record.len();
         inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: Life::Pending { record, expires_at_ms } });
@@ -96,6 +118,12 @@ impl MemoryStore {
         inner.pending.insert(who.clone(), queue);
         inner.minted.push_back(token.clone());
         forget_oldest_settled(inner, now_ms);
+        // tokens forgotten per principal leave their place in the mint order: dropped in one pass
+        // once they are most of it (amortised, the list stays within twice the slots)
+        if inner.minted.len() > 2 * inner.slots.len() + 64 {
+            let slots = &inner.slots;
+            inner.minted.retain(|t| slots.contains_key(t));
+        }
         (token, evicted)
     }
 
@@ -115,10 +143,11 @@ impl MemoryStore {
         let (found, after) = std::mem::replace(&mut slot.state, Life::Evicted).take();
         inner.bytes = inner.bytes + after.bytes() - before;
         slot.state = after;
-        if matches!(found, Taken::Found(_))
-            && let Some(queue) = inner.pending.get_mut(who)
-        {
-            queue.retain(|t| t != token);
+        if matches!(found, Taken::Found(_)) {
+            if let Some(queue) = inner.pending.get_mut(who) {
+                queue.retain(|t| t != token);
+            }
+            inner.finish(who, [&token.to_string()]);
         }
         found
     }

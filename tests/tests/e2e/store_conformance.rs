@@ -14,7 +14,7 @@ use clap::Parser;
 use equinix_mcp::approval::Once;
 use equinix_mcp::principal::Principal;
 use equinix_mcp::proposals::ballot::{Ballot, Cast, Model as BallotModel, Person, Standing};
-use equinix_mcp::proposals::life::Model;
+use equinix_mcp::proposals::life::{FINISHED_PER_PRINCIPAL, Model};
 use equinix_mcp::proposals::{NoteKey, ProposalStore, StoreArgs, Taken};
 
 #[derive(Parser)]
@@ -180,8 +180,8 @@ async fn ballots(a: &ProposalStore, b: &ProposalStore, what: &str, now: u64) {
 /// handle at random: each store answer is compared with the model's. Three principals share
 /// capacity 3 each, half the proposals live 2 s and the clock moves 1 s every few steps, so
 /// puts evict, find expired ones that no longer count, and takes meet pending, expired, used and
-/// evicted proposals, and other principals' tokens. No principal finishes 64 proposals, so no
-/// store forgets one.
+/// evicted proposals, and other principals' tokens. Then one principal finishes more than every
+/// store remembers of it.
 async fn walk_against_the_model(a: &ProposalStore, b: &ProposalStore, what: &str) {
     let people = [Principal::named("walk-1"), Principal::named("walk-2"), Principal::named("walk-3")];
     let mut model = Model::default();
@@ -244,6 +244,39 @@ async fn walk_against_the_model(a: &ProposalStore, b: &ProposalStore, what: &str
         puts > 40 && evictions > 0 && found_expired > 0,
         "{what}: {puts} puts, {evictions} evictions, {found_expired} expired proposals taken"
     );
+    past_the_forgetting_limit(a, b, &mut model, now, what).await;
+}
+
+/// One principal finishes more proposals than every store remembers of it (taken, evicted, and
+/// expired ones a later put found): each answer is still the model's, the oldest finished read as
+/// unknown in the order they finished, on either handle.
+async fn past_the_forgetting_limit(a: &ProposalStore, b: &ProposalStore, model: &mut Model, now: u64, what: &str) {
+    let many = Principal::named("walk-many");
+    let mut tokens = Vec::new();
+    let rounds = FINISHED_PER_PRINCIPAL as usize + 40;
+    for i in 0..rounds {
+        let on = if i % 2 == 0 { a } else { b };
+        // every seventh lives only a second, and is found expired by a later put
+        let expires = if i % 7 == 0 { now + 1_000 } else { now + 600_000 };
+        let at = now + 2_000 * (i as u64 / 7);
+        let record = format!("many-{i}").into_bytes();
+        let (token, evicted) = on.put(&many, record.clone(), expires.max(at + 1), 3, at).await.unwrap();
+        let expected = model.put(&many, &token, record, expires.max(at + 1), 3, at);
+        assert_eq!(evicted, expected, "{what}: round {i}: evicted");
+        if i % 3 != 0 {
+            let taken = on.take(&many, &token).await.unwrap();
+            assert_eq!(format!("{taken:?}"), format!("{:?}", model.take(&many, &token)), "{what}: round {i}: take");
+        }
+        tokens.push(token);
+    }
+    let mut forgotten = 0;
+    for (i, token) in tokens.iter().enumerate() {
+        let on = if i % 2 == 0 { b } else { a };
+        let seen = on.peek(&many, token).await.unwrap();
+        assert_eq!(format!("{seen:?}"), format!("{:?}", model.peek(&many, token)), "{what}: token {i}");
+        forgotten += usize::from(matches!(seen, Taken::Unknown));
+    }
+    assert!(forgotten > 0, "{what}: the walk passed the limit of {FINISHED_PER_PRINCIPAL}");
 }
 
 #[tokio::test]

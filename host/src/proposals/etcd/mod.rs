@@ -247,7 +247,10 @@ impl EtcdStore {
     /// Forgets the oldest finished tokens beyond [`FINISHED_PER_PRINCIPAL`]: their records and
     /// their index entries (they then read as unknown, as in the Redis store).
     async fn forget_finished(&self, finished_prefix: &str) -> Result<(), StoreUnavailable> {
-        let finished = self.gateway.prefixed(finished_prefix).await?;
+        let mut finished = self.gateway.prefixed(finished_prefix).await?;
+        // in the order they finished: by revision, then by their order within one transaction
+        let order = |kv: &Kv| std::str::from_utf8(&kv.value).ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        finished.sort_by_key(|kv| (kv.mod_revision, order(kv)));
         let extra = finished.len().saturating_sub(FINISHED_PER_PRINCIPAL as usize);
         let mut ops = Vec::new();
         for kv in &finished[..extra] {
@@ -383,9 +386,11 @@ impl super::Backend for EtcdStore {
                     evicted.push(tok.clone());
                     finished.push(tok);
                 }
-                for tok in &finished {
+                for (i, tok) in finished.iter().enumerate() {
                     ops.push(Op::Delete(format!("{pending_prefix}{tok}")));
-                    ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: Vec::new(), lease });
+                    // one transaction gives its keys one revision: the value orders them within it
+                    let order = i.to_string().into_bytes();
+                    ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: order, lease });
                 }
                 ops.push(Op::Put { key: self.token_key(&token), value: encoded.clone(), lease });
                 ops.push(Op::Put {
@@ -465,7 +470,14 @@ impl super::Backend for EtcdStore {
                     },
                 ];
                 match self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await {
-                    Ok(true) => return Ok(Taken::Found(bytes)),
+                    Ok(true) => {
+                        // as every store forgets: the oldest finished beyond the limit, now; the
+                        // take stands whatever this does
+                        if let Err(e) = self.forget_finished(&self.finished_prefix(who)).await {
+                            tracing::warn!("the oldest finished proposals were not forgotten after a take: {e}");
+                        }
+                        return Ok(Taken::Found(bytes));
+                    }
                     // applied by an earlier sending of this transaction, or another take won
                     Ok(false) => read = Some(bytes),
                     Err(e) => {
