@@ -141,6 +141,20 @@ pub struct ApprovalPage {
 /// How often a waiting page's watcher reads the clock for its expiry.
 const EXPIRY_WATCH: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// What casting an approval under a quorum came to.
+enum Kept {
+    /// It made every quorum whole, and its decision is the request's.
+    Decided,
+    /// Kept, and the request still needs more.
+    Partly(crate::policy::Progress),
+    /// Kept, and the request was decided by another decision meanwhile.
+    Counted,
+    /// Kept, and the store failed after: the next reader settles the request.
+    Unsettled,
+    /// The request was decided before it was kept: it counts for nothing.
+    Late,
+}
+
 /// What the page shows of a request's quorum.
 #[derive(Default)]
 pub struct QuorumView {
@@ -557,6 +571,9 @@ impl ApprovalPage {
             return Ok((QuorumView::default(), permission));
         }
         let approvals = self.notes().approvals(record).await.map_err(|e| e.told())?;
+        if let Some(decided) = self.settle_whole(record, &requirement, &approvals).await? {
+            return Ok((QuorumView { approvals: decided.approvals, ..QuorumView::default() }, permission));
+        }
         let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
         let progress = Some(requirement.progress(&voters));
         let (mut note, mut permission) = (None, permission);
@@ -609,6 +626,10 @@ impl ApprovalPage {
             false => notes.approvals(record).await.map_err(|e| e.told())?,
         };
         if !requirement.is_empty() {
+            // a quorum made whole whose decision was left unwritten is decided, and this comes second
+            if self.settle_whole(record, &requirement, &approvals).await?.is_some() {
+                return Ok(false);
+            }
             self.counts(session, record, approve, &requirement, &approvals)?;
         }
         let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
@@ -652,7 +673,7 @@ impl ApprovalPage {
             crate::metrics::metrics().page_decision("refused");
             return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
         }
-        let (written, progress) = match (approve, requirement.is_empty()) {
+        let kept = match (approve, requirement.is_empty()) {
             (true, false) => {
                 let mine = Approval {
                     id: decision.id.clone(),
@@ -665,7 +686,7 @@ impl ApprovalPage {
                     plan_sha256: record.plan_sha256(),
                 };
                 match self.cast(record, &requirement, mine, &mut decision).await {
-                    Ok(cast) => cast,
+                    Ok(kept) => kept,
                     Err(why) => {
                         // recorded, and then not kept (the same person approving twice at once)
                         self.not_kept(record, &decision, &why).await;
@@ -673,25 +694,29 @@ impl ApprovalPage {
                     }
                 }
             }
-            _ => (notes.decide(record, &decision).await.map_err(|e| e.told())?, None),
+            _ => match notes.decide(record, &decision).await.map_err(|e| e.told())? {
+                true => Kept::Decided,
+                false => Kept::Late,
+            },
         };
-        if !written {
+        if let Kept::Late = kept {
             // recorded before the store chose: say which decision was not the one kept
             self.not_kept(record, &decision, "another decision on this page was kept first").await;
         }
-        crate::metrics::metrics().page_decision(match (written, approve, &progress) {
-            (false, _, _) => "refused",
-            (true, true, Some(_)) => "partly_approved",
-            (true, true, None) => "approved",
-            (true, false, _) => "declined",
+        crate::metrics::metrics().page_decision(match (&kept, approve) {
+            (Kept::Late, _) => "refused",
+            (Kept::Partly(_) | Kept::Counted | Kept::Unsettled, _) => "partly_approved",
+            (Kept::Decided, true) => "approved",
+            (Kept::Decided, false) => "declined",
         });
-        match (written, progress) {
-            (true, Some(progress)) => self.notify_progress(record, &decision, &progress),
-            (true, None) => {
+        let written = !matches!(kept, Kept::Late);
+        match kept {
+            Kept::Partly(progress) => self.notify_progress(record, &decision, &progress),
+            Kept::Decided => {
                 let event = if approve { "change_approved" } else { "change_declined" };
                 self.notify(event, record, Some(&decision));
             }
-            (false, _) => {}
+            Kept::Counted | Kept::Unsettled | Kept::Late => {}
         }
         Ok(written)
     }
@@ -713,34 +738,89 @@ impl ApprovalPage {
     }
 
     /// Keeps `mine` in `record`'s ballot; when the approvals kept make every quorum whole, writes
-    /// `decision` (with them) as the request's. `(kept, progress)`: progress while it is still
-    /// short; `kept` false when the request was decided first.
+    /// `decision` (with them) as the request's. `Err` only before the approval was kept: once it
+    /// is, it stands whatever the store does next (a quorum it made whole and no decision written
+    /// is settled by the next reader, [`Self::settle_whole`]).
     async fn cast(
         &self,
         record: &PageRecord,
         requirement: &Requirement,
         mine: Approval,
         decision: &mut Decision,
-    ) -> Result<(bool, Option<crate::policy::Progress>), String> {
+    ) -> Result<Kept, String> {
         let notes = self.notes();
         let ballot = notes.ballot(record);
         match ballot.cast(&mine).await.map_err(|e| e.told())? {
             Cast::Counted(_) => {}
-            Cast::Closed => return Ok((false, None)),
+            Cast::Closed => return Ok(Kept::Late),
             Cast::Again(_) => return Err("you approved this request already: one person counts once".into()),
             Cast::Full => return Err("this request has all the approvals it can keep, and still no decision".into()),
         }
-        let approvals: Vec<Approval> = ballot.votes().await.map_err(|e| e.told())?;
+        let approvals: Vec<Approval> = match ballot.votes().await {
+            Ok(approvals) => approvals,
+            Err(e) => {
+                tracing::warn!(page = %record.id, "an approval was kept, and the ballot could not be read after it: {e}");
+                return Ok(Kept::Unsettled);
+            }
+        };
         let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
         if !requirement.met_by(&voters) {
             let progress = requirement.progress(&voters);
             if let Err(e) = notes.list_progress(record, &approvals, &progress).await {
                 tracing::warn!(page = %record.id, "the inbox does not show this approval yet: {e}");
             }
-            return Ok((true, Some(progress)));
+            // a decision written meanwhile (a decline on another replica) keeps it out of the waiting
+            if let Ok(Some(_)) = ballot.closing().await
+                && let Err(e) = notes.superseded(record).await
+            {
+                tracing::warn!(page = %record.id, "the inbox still lists a decided request as waiting: {e}");
+            }
+            return Ok(Kept::Partly(progress));
         }
         decision.approvals = approvals;
-        Ok((notes.decide(record, decision).await.map_err(|e| e.told())?, None))
+        match notes.decide(record, decision).await {
+            Ok(true) => Ok(Kept::Decided),
+            // another approval completed it first, or a decline came between: this one is kept in
+            // the ballot, and the request was decided by the other
+            Ok(false) => Ok(Kept::Counted),
+            Err(e) => {
+                tracing::warn!(page = %record.id, "an approval made the quorum whole and its decision was not written: {e}");
+                Ok(Kept::Unsettled)
+            }
+        }
+    }
+
+    /// Writes the decision of `record`'s request when the approvals kept make every quorum whole
+    /// and none was written (the call that made it whole could not write it): the last approval's.
+    /// Returns the decision kept, if one now is.
+    pub async fn settle_whole(
+        &self,
+        record: &PageRecord,
+        requirement: &Requirement,
+        approvals: &[Approval],
+    ) -> Result<Option<Decision>, String> {
+        let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
+        let Some(last) = approvals.last().filter(|_| !requirement.is_empty() && requirement.met_by(&voters)) else {
+            return Ok(None);
+        };
+        let decision = Decision {
+            id: last.id.clone(),
+            approve: true,
+            approver: last.approver.clone(),
+            groups: last.groups.clone(),
+            at_ms: last.at_ms,
+            reason: last.reason.clone(),
+            named: last.named.clone(),
+            approvals: approvals.to_vec(),
+            quorum: requirement.needs(),
+        };
+        let notes = self.notes();
+        if notes.decide(record, &decision).await.map_err(|e| e.told())? {
+            tracing::info!(page = %record.id, "the quorum's decision, left unwritten, was written");
+            self.decided.notify_waiters();
+            self.notify("change_approved", record, Some(&decision));
+        }
+        notes.decision(&record.id).await.map_err(|e| e.told())
     }
 
     /// Tells the operator's destinations that `record`'s request was approved by one more person
@@ -866,6 +946,69 @@ mod tests {
             agent_reason: String::new(),
             break_glass: vec![],
         }
+    }
+
+    /// A page over the memory store whose operator's policy is `set`.
+    fn page_with(set: &str, dir: &std::path::Path) -> Arc<ApprovalPage> {
+        let path = dir.join("set.cedar");
+        std::fs::write(&path, set).unwrap();
+        let deps = PageDeps {
+            store: Arc::new(ProposalStore::new()),
+            clock: Clock::default(),
+            audit: None,
+            policy: Arc::new(crate::policy::PolicyGate::load(&path).unwrap()),
+            transport: "http",
+            cookie_seal: sealed_cookie::CookieSeal::new(&[7; 32]),
+            notifier: None,
+        };
+        ApprovalPage::start_local(dir.join("approvers.json"), deps)
+    }
+
+    fn approval(approver: &str, group: &str, at_ms: u64) -> Approval {
+        Approval {
+            id: format!("d-{approver}"),
+            approver: approver.into(),
+            groups: vec![group.into()],
+            at_ms,
+            reason: String::new(),
+            named: None,
+            approved_with: "sign_in".into(),
+            plan_sha256: String::new(),
+        }
+    }
+
+    /// The call that made a quorum whole could not write its decision (the store failed after
+    /// the approval was kept): the next reader writes it, the last approval's, with them all,
+    /// and a request short of its quorum is left as it is.
+    #[tokio::test]
+    async fn a_quorum_made_whole_and_left_undecided_is_decided_by_the_next_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = "@id(\"all\") permit (principal, action, resource);\n\
+                   @id(\"two\") @approvals(\"2 of netops\") permit (principal, action, resource);";
+        let page = page_with(set, dir.path());
+        let now = page.clock.now_ms();
+        let facts = crate::policy::Facts::of_json("connection_create", &serde_json::json!({"bandwidth": 10}));
+        let record = PageRecord {
+            facts: Some(facts),
+            validated_at_ms: now,
+            expires_at_ms: now + 600_000,
+            ..record("https://idp.example#pat")
+        };
+        let requirement = page.requirement(&record.question()).await;
+        assert_eq!(requirement.needs(), [r#""two": 2 of netops"#]);
+        let notes = page.notes();
+        let ballot = notes.ballot(&record);
+        let (alice, bob) = (approval("i#alice", "netops", now), approval("i#bob", "netops", now + 1));
+        assert_eq!(ballot.cast(&alice).await.unwrap(), Cast::Counted(1));
+        // short of the quorum: nothing is decided
+        assert_eq!(page.settle_whole(&record, &requirement, &[alice.clone()]).await.unwrap(), None);
+        assert_eq!(ballot.cast(&bob).await.unwrap(), Cast::Counted(2));
+        assert_eq!(ballot.cast(&bob).await.unwrap(), Cast::Counted(2), "the same approval sent again is itself");
+        let kept = notes.approvals(&record).await.unwrap();
+        let decided = page.settle_whole(&record, &requirement, &kept).await.unwrap().expect("decided now");
+        assert_eq!((decided.approve, decided.approver.as_str(), decided.approvals.len()), (true, "i#bob", 2));
+        assert_eq!(notes.decision(&record.id).await.unwrap(), Some(decided.clone()), "kept for every reader");
+        assert_eq!(page.settle_whole(&record, &requirement, &kept).await.unwrap(), Some(decided), "once");
     }
 
     #[test]

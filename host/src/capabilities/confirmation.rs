@@ -518,12 +518,19 @@ impl ConfirmView<'_> {
         if requirement.is_empty() {
             return Ok(());
         }
-        let decision = self.confirm.page_said.as_ref().map(|said| &said.from.decision);
-        let voters: Vec<crate::policy::Voter> = match decision {
+        let decision = self
+            .confirm
+            .page_said
+            .as_ref()
+            .filter(|said| approval.page.as_ref() == Some(&said.from.id))
+            .map(|said| &said.from.decision);
+        let mut voters: Vec<crate::policy::Voter> = match decision {
             Some(d) if d.approvals.is_empty() => vec![crate::policy::Voter { person: &d.approver, groups: &d.groups }],
             Some(d) => d.approvals.iter().map(crate::approval_page::Approval::voter).collect(),
             None => Vec::new(),
         };
+        // the proposer never counts, whoever let them decide their own request before
+        voters.retain(|v| v.person != self.call.principal.as_str());
         if requirement.met_by(&voters) {
             return Ok(());
         }

@@ -104,7 +104,13 @@ impl Quorum {
             let given = filled(places, voters);
             let open = given.iter().filter(|g| g.is_none()).count();
             if best.as_ref().is_none_or(|(_, o, _)| open < *o) {
-                best = Some((count(&given), open, open_places(places, &given)));
+                let words = match open {
+                    // one place left: every group whose member would fill it, whichever place the
+                    // matching happened to leave open (someone in two groups may move)
+                    1 => one_of(places, voters).unwrap_or_else(|| open_places(places, &given)),
+                    _ => open_places(places, &given),
+                };
+                best = Some((count(&given), open, words));
             }
         }
         best.unwrap_or_default()
@@ -126,7 +132,9 @@ pub struct Requirement {
 pub struct Progress {
     /// Approvals counted so far.
     pub approvals: usize,
-    /// How many it needs in all, by the alternative nearest to being met.
+    /// The fewest approvals in all that could make it whole, by the alternatives nearest to being
+    /// met (someone in several groups may fill a place in each rule, so it may grow as others
+    /// approve).
     pub needed: usize,
     /// The places still open, in words ("1 more of netops"); empty once met.
     pub missing: String,
@@ -275,6 +283,22 @@ fn filled(places: &[Option<String>], voters: &[Voter]) -> Vec<Option<usize>> {
     given
 }
 
+/// With one place of `places` left open by `voters`, the groups a member of which would fill it,
+/// in words ("1 of netops or finance"), when there are several and no place takes anyone.
+fn one_of(places: &[Option<String>], voters: &[Voter]) -> Option<String> {
+    let before = count(&filled(places, voters));
+    let mut groups: Vec<&String> = Vec::new();
+    for place in places {
+        let group = place.as_ref()?;
+        let member = [group.clone()];
+        let with: Vec<Voter> = voters.iter().copied().chain([Voter { person: "", groups: &member }]).collect();
+        if !groups.contains(&group) && count(&filled(places, &with)) > before {
+            groups.push(group);
+        }
+    }
+    (groups.len() > 1).then(|| format!("1 of {}", groups.iter().map(|g| g.as_str()).collect::<Vec<_>>().join(" or ")))
+}
+
 /// The places `given` leaves open, in words, grouped: "1 more of netops and 1 of finance".
 fn open_places(places: &[Option<String>], given: &[Option<usize>]) -> String {
     let mut by_group: BTreeMap<Option<&str>, (usize, usize)> = BTreeMap::new();
@@ -354,6 +378,9 @@ mod tests {
         // dan fits both places: with alice he must take finance's, and the matching finds it
         assert!(two_groups.met_by(&[dan, alice]));
         assert_eq!(two_groups.nearest(&[alice]), (1, 1, "1 of finance".into()));
+        // dan may take either place: either group's member would complete it, and it says so
+        assert_eq!(two_groups.nearest(&[dan]), (1, 1, "1 of netops or finance".into()));
+        assert!(two_groups.counts(&[dan], alice) && two_groups.counts(&[dan], carol));
         let anyone = Quorum::parse("2").unwrap();
         assert!(anyone.counts(&[carol], alice) && anyone.concerns(Voter { person: "x", groups: &[] }));
         assert_eq!(anyone.nearest(&[carol]).2, "1 more of anyone who may approve");

@@ -104,6 +104,10 @@ impl Ballot<'_> {
                 // kept a moment ago and gone already: its time is up, and so is the request's
                 return Ok(Cast::Closed);
             };
+            if held == bytes {
+                // this very approval, written by an earlier sending whose answer was lost
+                return Ok(Cast::Counted(place));
+            }
             let held: V = serde_json::from_slice(&held).map_err(unreadable)?;
             if held.person() == vote.person() {
                 return Ok(Cast::Again(place));
@@ -121,22 +125,27 @@ impl Ballot<'_> {
 /// The same steps on plain data: what every store must answer, one step at a time.
 #[derive(Default, Debug)]
 pub struct Model {
-    votes: Vec<String>,
+    /// Each place's approval: whose, and which (its id).
+    votes: Vec<(String, String)>,
     closed: Option<Vec<u8>>,
 }
 
 impl Model {
-    pub fn cast(&mut self, person: &str) -> Cast {
+    /// `person`'s approval `id`: the same approval sent again finds its own place.
+    pub fn cast(&mut self, person: &str, id: &str) -> Cast {
         if self.closed.is_some() {
             return Cast::Closed;
         }
-        if let Some(at) = self.votes.iter().position(|p| p == person) {
-            return Cast::Again(at as u8 + 1);
+        if let Some(at) = self.votes.iter().position(|(p, _)| p == person) {
+            return match self.votes[at].1 == id {
+                true => Cast::Counted(at as u8 + 1),
+                false => Cast::Again(at as u8 + 1),
+            };
         }
         if self.votes.len() >= MAX_APPROVALS as usize {
             return Cast::Full;
         }
-        self.votes.push(person.to_string());
+        self.votes.push((person.to_string(), id.to_string()));
         Cast::Counted(self.votes.len() as u8)
     }
 
@@ -148,8 +157,9 @@ impl Model {
         first
     }
 
-    pub fn votes(&self) -> &[String] {
-        &self.votes
+    /// Whose approval each place holds, in order.
+    pub fn votes(&self) -> Vec<String> {
+        self.votes.iter().map(|(p, _)| p.clone()).collect()
     }
 
     pub fn closing(&self) -> Option<&[u8]> {
@@ -165,10 +175,12 @@ impl Model {
     }
 }
 
-/// The simplest approval, for the model's and the suite's sequences: a person.
+/// The simplest approval, for the model's and the suite's sequences: a person, and which of
+/// their approvals it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Person {
     pub person: String,
+    pub id: String,
 }
 
 impl Vote for Person {
@@ -181,17 +193,19 @@ impl Vote for Person {
 mod tests {
     use super::*;
 
-    fn person(p: &str) -> Person {
-        Person { person: p.into() }
+    fn person(p: &str, id: &str) -> Person {
+        Person { person: p.into(), id: id.into() }
     }
 
-    /// Every sequence of up to five steps (three people casting, two decisions closing) on the
+    /// Every sequence of up to four steps (three people casting, one sending again, two decisions
+    /// closing) on the
     /// memory store and on the model gives the same answers and leaves the same standing.
     #[tokio::test]
     async fn every_short_sequence_answers_as_the_model_does() {
-        let steps = ["alice", "bob", "alice", "close:approve", "close:decline", "carol"];
+        // "again": the last approval sent again (its answer lost), which finds its own place
+        let steps = ["alice", "bob", "alice", "close:approve", "close:decline", "carol", "again"];
         let mut sequences: Vec<Vec<usize>> = vec![vec![]];
-        for _ in 0..5 {
+        for _ in 0..4 {
             let longer: Vec<Vec<usize>> = sequences
                 .iter()
                 .filter(|s| s.len() == sequences.last().unwrap().len())
@@ -204,11 +218,19 @@ mod tests {
             let page = format!("apv-{n}");
             let ballot = Ballot { store: &store, page: &page, ttl_ms: 60_000, now_ms: 1 };
             let mut model = Model::default();
-            for &i in sequence {
+            let mut last: Option<Person> = None;
+            for (k, &i) in sequence.iter().enumerate() {
+                let vote = match (steps[i], &last) {
+                    ("again", Some(sent)) => sent.clone(),
+                    ("again", None) => person("nobody", "n"),
+                    (who, _) => person(who, &format!("{who}-{k}")),
+                };
                 match steps[i].strip_prefix("close:") {
                     Some(d) => assert_eq!(ballot.close(d.as_bytes()).await.unwrap(), model.close(d.as_bytes())),
                     None => {
-                        assert_eq!(ballot.cast(&person(steps[i])).await.unwrap(), model.cast(steps[i]), "{sequence:?}")
+                        let cast = ballot.cast(&vote).await.unwrap();
+                        assert_eq!(cast, model.cast(&vote.person, &vote.id), "{sequence:?}");
+                        last = Some(vote);
                     }
                 }
                 assert_eq!(ballot.standing().await.unwrap(), model.standing(), "{sequence:?}");
@@ -224,9 +246,10 @@ mod tests {
         let store = ProposalStore::new();
         let ballot = Ballot { store: &store, page: "apv-full", ttl_ms: 60_000, now_ms: 1 };
         for i in 1..=MAX_APPROVALS {
-            assert_eq!(ballot.cast(&person(&format!("p{i}"))).await.unwrap(), Cast::Counted(i));
+            assert_eq!(ballot.cast(&person(&format!("p{i}"), "1")).await.unwrap(), Cast::Counted(i));
         }
-        assert_eq!(ballot.cast(&person("one-too-many")).await.unwrap(), Cast::Full);
-        assert_eq!(ballot.cast(&person("p3")).await.unwrap(), Cast::Again(3));
+        assert_eq!(ballot.cast(&person("one-too-many", "1")).await.unwrap(), Cast::Full);
+        assert_eq!(ballot.cast(&person("p3", "2")).await.unwrap(), Cast::Again(3));
+        assert_eq!(ballot.cast(&person("p3", "1")).await.unwrap(), Cast::Counted(3), "the same one, sent again");
     }
 }

@@ -295,6 +295,13 @@ fn forget_oldest_settled(inner: &mut Inner, now_ms: u64) {
             scanned += 1;
         } else if let Some(slot) = inner.slots.remove(&token) {
             inner.bytes -= slot.state.bytes();
+            // and from its principal's finished ones, so the principals' lists stay bounded too
+            if let Some(finished) = inner.finished.get_mut(&slot.owner) {
+                finished.retain(|t| *t != token);
+                if finished.is_empty() {
+                    inner.finished.remove(&slot.owner);
+                }
+            }
         }
     }
 }

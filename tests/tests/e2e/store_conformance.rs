@@ -122,26 +122,35 @@ async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
     walk_against_the_model(a, b, what).await;
 }
 
+/// A fresh id for an approval.
+fn rand_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
 /// A request's approvals under a quorum (`proposals::ballot`), waiting → partly approved → closed,
 /// on both handles at once: a fixed sequence against the model, people approving at once on two
 /// replicas (each kept in a place of their own, none lost), one person approving twice at once
 /// (one place), and an approval's decision racing a decline (exactly one closes it).
 async fn ballots(a: &ProposalStore, b: &ProposalStore, what: &str, now: u64) {
     let ballot = |store, page| Ballot { store, page, ttl_ms: 60_000, now_ms: now };
-    let person = |p: &str| Person { person: p.to_string() };
+    let person = |p: &str| Person { person: p.to_string(), id: format!("{p}-{}", rand_id()) };
     let mut model = BallotModel::default();
     let (on_a, on_b) = (ballot(a, "apv-ballot-1"), ballot(b, "apv-ballot-1"));
     assert_eq!(on_b.standing().await.unwrap(), Standing::Waiting, "{what}");
     for (step, (on, who)) in
         [(&on_a, "alice"), (&on_b, "bob"), (&on_b, "alice"), (&on_a, "carol")].into_iter().enumerate()
     {
-        assert_eq!(on.cast(&person(who)).await.unwrap(), model.cast(who), "{what}: cast {step}");
+        let vote = person(who);
+        assert_eq!(on.cast(&vote).await.unwrap(), model.cast(who, &vote.id), "{what}: cast {step}");
         assert_eq!(on_a.standing().await.unwrap(), model.standing(), "{what}: after cast {step}");
     }
     assert_eq!(on_b.standing().await.unwrap(), Standing::PartlyApproved(3), "{what}: partly approved, on either");
     assert_eq!(on_b.close(b"approved").await.unwrap(), model.close(b"approved"), "{what}");
     assert_eq!(on_a.close(b"declined").await.unwrap(), model.close(b"declined"), "{what}: the first decision stands");
-    assert_eq!(on_a.cast(&person("dan")).await.unwrap(), model.cast("dan"), "{what}: closed");
+    let dan = person("dan");
+    assert_eq!(on_a.cast(&dan).await.unwrap(), model.cast("dan", &dan.id), "{what}: closed");
     let kept: Vec<String> = on_b.votes::<Person>().await.unwrap().into_iter().map(|p| p.person).collect();
     assert_eq!(kept, model.votes(), "{what}");
     assert_eq!(on_b.closing().await.unwrap().as_deref(), model.closing(), "{what}");
@@ -165,8 +174,8 @@ async fn ballots(a: &ProposalStore, b: &ProposalStore, what: &str, now: u64) {
     assert_eq!(ballot(a, "apv-ballot-2").votes::<Person>().await.unwrap().len(), 8, "{what}");
     // one person twice at once: one place
     let twice = [ballot(a, "apv-ballot-3"), ballot(b, "apv-ballot-3")];
-    let erin = person("erin");
-    let cast = futures_util::future::join_all(twice.iter().map(|on| on.cast(&erin))).await;
+    let (erin, erin_again) = (person("erin"), person("erin"));
+    let cast = futures_util::future::join_all([twice[0].cast(&erin), twice[1].cast(&erin_again)]).await;
     let counted = cast.iter().filter(|c| matches!(c, Ok(Cast::Counted(1)))).count();
     let again = cast.iter().filter(|c| matches!(c, Ok(Cast::Again(1)))).count();
     assert_eq!((counted, again), (1, 1), "{what}: {cast:?}");

@@ -81,6 +81,10 @@ async fn partly(page: &ApprovalPage, record: &PageRecord) -> Option<Box<Partly>>
     }
     let notes = page.notes();
     let approvals = notes.approvals(record).await.ok().filter(|a| !a.is_empty())?;
+    // whole, with its decision left unwritten: written now, for this call's next round to collect
+    if let Ok(Some(_)) = page.settle_whole(record, &requirement, &approvals).await {
+        return None;
+    }
     let voters: Vec<_> = approvals.iter().map(crate::approval_page::Approval::voter).collect();
     let mut said = Vec::new();
     for a in &approvals {
