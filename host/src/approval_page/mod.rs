@@ -1001,7 +1001,7 @@ mod tests {
         let (alice, bob) = (approval("i#alice", "netops", now), approval("i#bob", "netops", now + 1));
         assert_eq!(ballot.cast(&alice).await.unwrap(), Cast::Counted(1));
         // short of the quorum: nothing is decided
-        assert_eq!(page.settle_whole(&record, &requirement, &[alice.clone()]).await.unwrap(), None);
+        assert_eq!(page.settle_whole(&record, &requirement, std::slice::from_ref(&alice)).await.unwrap(), None);
         assert_eq!(ballot.cast(&bob).await.unwrap(), Cast::Counted(2));
         assert_eq!(ballot.cast(&bob).await.unwrap(), Cast::Counted(2), "the same approval sent again is itself");
         let kept = notes.approvals(&record).await.unwrap();
