@@ -178,6 +178,21 @@ pub fn make_room_among<'a>(
     make_room(pending, capacity, now_ms)
 }
 
+/// Appends `tokens` to a principal's `finished` ones, in the order they stopped being pending (one
+/// finished again, an expired one taken after a put found it expired, becomes the newest), and
+/// returns the oldest beyond [`FINISHED_PER_PRINCIPAL`]: the store forgets them.
+pub fn finish_among<'t>(
+    finished: &mut std::collections::VecDeque<String>,
+    tokens: impl IntoIterator<Item = &'t String>,
+) -> Vec<String> {
+    for token in tokens {
+        finished.retain(|t| t != token);
+        finished.push_back(token.clone());
+    }
+    let over = finished.len().saturating_sub(FINISHED_PER_PRINCIPAL as usize);
+    finished.drain(..over).collect()
+}
+
 /// Whether `owner` (as a store wrote it) is `who`: another principal's token reads as unknown.
 pub fn owned_by(owner: &str, who: &Principal) -> bool {
     owner == who.as_str()
@@ -226,14 +241,7 @@ impl Model {
     /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
     /// [`FINISHED_PER_PRINCIPAL`] are forgotten.
     fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
-        let finished = self.finished.entry(who.clone()).or_default();
-        for token in tokens {
-            // finished again (an expired one taken after a put found it expired): now the newest
-            finished.retain(|t| t != token);
-            finished.push_back(token.clone());
-        }
-        while finished.len() > FINISHED_PER_PRINCIPAL as usize {
-            let oldest = finished.pop_front().expect("a queue longer than the limit");
+        for oldest in finish_among(self.finished.entry(who.clone()).or_default(), tokens) {
             self.proposals.remove(&oldest);
         }
     }

@@ -4,14 +4,14 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::life::{FINISHED_PER_PRINCIPAL, Life, Room, make_room_among};
+use super::life::{Life, Room, finish_among, make_room_among};
 use super::token::mint_token;
 use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 
 /// How many used, evicted and expired tokens are remembered of all principals together (each
-/// principal's are [`FINISHED_PER_PRINCIPAL`] at most, as on every store), so replays and late
+/// principal's are [`super::life::FINISHED_PER_PRINCIPAL`] at most, as on every store), so replays and late
 /// confirms get a precise answer; beyond it the oldest are forgotten (they then read as unknown),
 /// which bounds the process's memory whatever the number of principals.
 const REMEMBERED: usize = 4096;
@@ -33,7 +33,7 @@ struct Inner {
     /// Every token in mint order, to forget the oldest settled ones.
     minted: VecDeque<String>,
     /// Per principal, the tokens that stopped being pending, in that order (see
-    /// [`FINISHED_PER_PRINCIPAL`]).
+    /// [`super::life::FINISHED_PER_PRINCIPAL`]).
     finished: HashMap<Principal, VecDeque<String>>,
     /// The answers used, with when each may be forgotten, and in that order.
     answers: HashMap<String, u64>,
@@ -53,16 +53,9 @@ impl Inner {
     }
 
     /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
-    /// [`FINISHED_PER_PRINCIPAL`] are forgotten, as every store forgets them.
+    /// [`super::life::FINISHED_PER_PRINCIPAL`] are forgotten, as every store forgets them.
     fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
-        let finished = self.finished.entry(who.clone()).or_default();
-        for token in tokens {
-            // finished again (an expired one taken after a put found it expired): now the newest
-            finished.retain(|t| t != token);
-            finished.push_back(token.clone());
-        }
-        while finished.len() > FINISHED_PER_PRINCIPAL as usize {
-            let oldest = finished.pop_front().expect("a queue longer than the limit");
+        for oldest in finish_among(self.finished.entry(who.clone()).or_default(), tokens) {
             if let Some(slot) = self.slots.remove(&oldest) {
                 self.bytes -= slot.state.bytes();
             }
