@@ -54,17 +54,33 @@ pub enum ChangeType {
 }
 
 impl ChangeType {
-    pub const NAMES: &'static [&'static str] = &["connection_create", "network_create", "service_token_create"];
+    /// Every change type, each at its [`ChangeType::place`] (checked when the crate compiles).
     pub const ALL: [ChangeType; 3] =
         [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate];
+    /// Their names, in [`ChangeType::ALL`]'s order: written once, by [`ChangeType::as_str`].
+    pub const NAMES: &'static [&'static str] = &{
+        let mut names = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].as_str();
+            i += 1;
+        }
+        names
+    };
+
+    /// Where this change type stands in [`ChangeType::ALL`]. A new variant fails to compile here
+    /// until it is given the next place; put it in `ALL` at that place (the check below fails the
+    /// build until every place of `ALL` holds the variant that names it).
+    pub const fn place(self) -> usize {
+        match self {
+            ChangeType::ConnectionCreate => 0,
+            ChangeType::NetworkCreate => 1,
+            ChangeType::ServiceTokenCreate => 2,
+        }
+    }
 
     pub fn parse(s: &str) -> Option<ChangeType> {
-        match s {
-            "connection_create" => Some(ChangeType::ConnectionCreate),
-            "network_create" => Some(ChangeType::NetworkCreate),
-            "service_token_create" => Some(ChangeType::ServiceTokenCreate),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|ct| ct.as_str() == s)
     }
 
     pub const fn as_str(self) -> &'static str {
@@ -102,6 +118,15 @@ impl ChangeType {
         }
     }
 }
+
+// every place of ChangeType::ALL holds the variant whose place it is
+const _: () = {
+    let mut i = 0;
+    while i < ChangeType::ALL.len() {
+        assert!(ChangeType::ALL[i].place() == i, "ChangeType::ALL holds each change type at its place");
+        i += 1;
+    }
+};
 
 /// `VirtualConnectionPriceConnectionType`: the connection types Fabric's price search prices. Both
 /// sides build a price search from a connection's bytes (the component for its price context, the
