@@ -198,10 +198,10 @@ pub fn owned_by(owner: &str, who: &Principal) -> bool {
     owner == who.as_str()
 }
 
-/// A store built from these steps alone, with the tokens the store under test minted: what every
-/// backend must answer, forgetting included: a principal's finished tokens beyond
-/// [`FINISHED_PER_PRINCIPAL`], oldest first (the memory store also forgets beyond thousands of
-/// all principals' finished tokens together, which bounds one process whatever its principals).
+/// A store built from these steps alone: what every backend must answer, forgetting included (a
+/// principal's finished tokens beyond [`FINISHED_PER_PRINCIPAL`], oldest first). It is the memory
+/// store's state too (`memory.rs` adds the tokens, the bound on all principals together and the
+/// answers' claims), and the conformance suite walks the shared stores against it.
 #[derive(Default)]
 pub struct Model {
     proposals: HashMap<String, (Principal, Life)>,
@@ -210,6 +210,8 @@ pub struct Model {
     /// Per principal, the tokens that stopped being pending, in the order they did: beyond
     /// [`FINISHED_PER_PRINCIPAL`] the oldest are forgotten (they then read as unknown).
     finished: HashMap<Principal, std::collections::VecDeque<String>>,
+    /// The bytes every proposal keeps (records, outcomes), live or not.
+    bytes: usize,
 }
 
 impl Model {
@@ -227,22 +229,31 @@ impl Model {
         let life_of = |t: &str| self.proposals.get(t).map(|(_, life)| life);
         let Room { expired, evicted, mut kept } = make_room_among(queue, life_of, capacity, now_ms);
         for t in &evicted {
-            if let Some((_, life)) = self.proposals.get_mut(t) {
-                *life = Life::Evicted;
-            }
+            self.set(t, Life::Evicted);
         }
         self.finish(who, expired.iter().chain(&evicted));
         kept.push(token.to_string());
         self.queues.insert(who.clone(), kept);
+        self.bytes += record.len();
         self.proposals.insert(token.to_string(), (who.clone(), Life::Pending { record, expires_at_ms }));
         evicted
+    }
+
+    /// Sets `token`'s life, keeping the byte count.
+    fn set(&mut self, token: &str, life: Life) {
+        if let Some((_, kept)) = self.proposals.get_mut(token) {
+            self.bytes = self.bytes + life.bytes() - kept.bytes();
+            *kept = life;
+        }
     }
 
     /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
     /// [`FINISHED_PER_PRINCIPAL`] are forgotten.
     fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
         for oldest in finish_among(self.finished.entry(who.clone()).or_default(), tokens) {
-            self.proposals.remove(&oldest);
+            if let Some((_, life)) = self.proposals.remove(&oldest) {
+                self.bytes -= life.bytes();
+            }
         }
     }
 
@@ -254,33 +265,86 @@ impl Model {
     }
 
     pub fn take(&mut self, who: &Principal, token: &str) -> Taken {
-        let Some((owner, life)) = self.proposals.get_mut(token).filter(|(owner, _)| owner == who) else {
+        let Some((_, life)) = self.proposals.get_mut(token).filter(|(owner, _)| owner == who) else {
             return Taken::Unknown;
         };
+        // the record leaves with the take, not copied
+        let before = life.bytes();
         let (found, after) = std::mem::replace(life, Life::Evicted).take();
+        self.bytes = self.bytes + after.bytes() - before;
         *life = after;
-        let owner = owner.clone();
-        if let Some(queue) = self.queues.get_mut(&owner) {
-            queue.retain(|t| t != token);
-        }
         if matches!(found, Taken::Found(_)) {
-            self.finish(&owner, [&token.to_string()]);
+            if let Some(queue) = self.queues.get_mut(who) {
+                queue.retain(|t| t != token);
+            }
+            self.finish(who, [&token.to_string()]);
         }
         found
     }
 
     pub fn settle(&mut self, who: &Principal, token: &str, outcome: Vec<u8>) {
-        if let Some((owner, life)) = self.proposals.get_mut(token)
-            && owner == who
-            && let Some(after) = life.settle(outcome)
-        {
-            *life = after;
+        let settled = match self.proposals.get(token) {
+            Some((owner, life)) if owner == who => life.settle(outcome),
+            _ => None,
+        };
+        if let Some(after) = settled {
+            self.set(token, after);
         }
     }
 
     /// The proposals of every principal that hold a place at `now_ms`.
     pub fn pending_len(&self, now_ms: u64) -> usize {
         self.proposals.values().filter(|(_, life)| life.holds_a_place(now_ms)).count()
+    }
+
+    /// The proposals still queued for a place (pending, some perhaps past their expiry until a
+    /// put of theirs finds them so), all principals together.
+    pub fn queued_len(&self) -> usize {
+        self.queues.values().map(Vec::len).sum()
+    }
+
+    /// The bytes the queued proposals that hold a place at `now_ms` keep.
+    pub fn live_bytes(&self, now_ms: u64) -> usize {
+        let queued = self.queues.values().flatten().filter_map(|t| self.proposals.get(t));
+        queued.filter(|(_, life)| life.holds_a_place(now_ms)).map(|(_, life)| life.bytes()).sum()
+    }
+
+    /// How many proposals it keeps, live or not, and their bytes.
+    pub fn len(&self) -> usize {
+        self.proposals.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.proposals.is_empty()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether `token` is kept and holds a place at `now_ms`.
+    pub fn holds_a_place(&self, token: &str, now_ms: u64) -> bool {
+        self.proposals.get(token).is_some_and(|(_, life)| life.holds_a_place(now_ms))
+    }
+
+    /// Whether `token` is kept at all.
+    pub fn keeps(&self, token: &str) -> bool {
+        self.proposals.contains_key(token)
+    }
+
+    /// Forgets `token` (a bound on the store as a whole): it then reads as unknown.
+    pub fn forget(&mut self, token: &str) {
+        let Some((owner, life)) = self.proposals.remove(token) else { return };
+        self.bytes -= life.bytes();
+        if let Some(queue) = self.queues.get_mut(&owner) {
+            queue.retain(|t| t != token);
+        }
+        if let Some(finished) = self.finished.get_mut(&owner) {
+            finished.retain(|t| t != token);
+            if finished.is_empty() {
+                self.finished.remove(&owner);
+            }
+        }
     }
 }
 
@@ -367,6 +431,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The running count of bytes is what the proposals keep, through puts that evict, takes,
+    /// settles, forgetting past the limit and forgetting by hand.
+    #[test]
+    fn the_model_counts_the_bytes_its_proposals_keep() {
+        let who = Principal::named("bytes");
+        let mut m = Model::default();
+        let counted = |m: &Model| m.proposals.values().map(|(_, life)| life.bytes()).sum::<usize>();
+        for i in 0..(FINISHED_PER_PRINCIPAL as usize + 30) {
+            let token = format!("t{i}");
+            m.put(&who, &token, vec![0; 10 + i], 1000, 3, i as u64);
+            if i % 2 == 0 {
+                m.take(&who, &token);
+                m.settle(&who, &token, vec![1; 7]);
+            }
+            if i % 11 == 0 {
+                m.forget(&format!("t{}", i / 2));
+            }
+            assert_eq!(m.bytes(), counted(&m), "after {i}");
+        }
+        assert!(m.len() <= FINISHED_PER_PRINCIPAL as usize + 3, "{} kept", m.len());
     }
 
     #[test]

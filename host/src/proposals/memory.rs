@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use super::life::{Life, Room, finish_among, make_room_among};
+use super::life::Model;
 use super::token::mint_token;
 use super::{IndexEntry, IndexKey, Indexed, NoteKey, StoreUnavailable, Stored};
 use crate::bindings::proposal_store::Taken;
@@ -19,55 +19,15 @@ const REMEMBERED: usize = 4096;
 /// oldest are forgotten.
 const REMEMBERED_BYTES: usize = 16 << 20;
 
-#[derive(Debug)]
-struct Slot {
-    owner: Principal,
-    state: Life,
-}
-
 #[derive(Default)]
 struct Inner {
-    slots: HashMap<String, Slot>,
-    /// Per principal, the pending tokens that still count towards capacity, oldest first.
-    pending: HashMap<Principal, Vec<String>>,
-    /// Every token in mint order, to forget the oldest settled ones.
+    /// The proposals and their lives: the one model every store is walked against.
+    model: Model,
+    /// Every token in mint order, to forget the oldest finished ones of all principals together.
     minted: VecDeque<String>,
-    /// Per principal, the tokens that stopped being pending, in that order (see
-    /// [`super::life::FINISHED_PER_PRINCIPAL`]).
-    finished: HashMap<Principal, VecDeque<String>>,
     /// The answers used, with when each may be forgotten, and in that order.
     answers: HashMap<String, u64>,
     answers_by_age: VecDeque<(u64, String)>,
-    /// The bytes every slot keeps, live or not.
-    bytes: usize,
-}
-
-impl Inner {
-    /// The slot of `token` if `who` owns it; someone else's token looks unknown.
-    fn owned(&mut self, who: &Principal, token: &str) -> Option<&mut Slot> {
-        self.slots.get_mut(token).filter(|s| &s.owner == who)
-    }
-
-    fn pending_total(&self) -> usize {
-        self.pending.values().map(Vec::len).sum()
-    }
-
-    /// `who`'s `tokens` stopped being pending, in this order; the oldest finished beyond
-    /// [`super::life::FINISHED_PER_PRINCIPAL`] are forgotten, as every store forgets them.
-    fn finish<'t>(&mut self, who: &Principal, tokens: impl IntoIterator<Item = &'t String>) {
-        for oldest in finish_among(self.finished.entry(who.clone()).or_default(), tokens) {
-            if let Some(slot) = self.slots.remove(&oldest) {
-                self.bytes -= slot.state.bytes();
-            }
-        }
-    }
-
-    /// Sets the state of `token`'s slot, keeping the byte count.
-    fn set_state(&mut self, token: &str, state: Life) -> Option<Life> {
-        let slot = self.slots.get_mut(token)?;
-        self.bytes = self.bytes + state.bytes() - slot.state.bytes();
-        Some(std::mem::replace(&mut slot.state, state))
-    }
 }
 
 #[derive(Default)]
@@ -95,62 +55,31 @@ impl MemoryStore {
     ) -> (String, Vec<String>) {
         let mut inner = self.inner.lock().unwrap();
         let inner = &mut *inner;
-        // Expired proposals no longer occupy a slot; they stay findable so a late confirm is
-        // told "expired" rather than "unknown".
-        let queue = inner.pending.remove(who).unwrap_or_default();
-        let life_of = |t: &str| inner.slots.get(t).map(|s| &s.state);
-        let Room { expired, evicted, kept: mut queue } = make_room_among(queue, life_of, capacity, now_ms);
-        for oldest in &evicted {
-            inner.set_state(oldest, Life::Evicted);
-        }
-        inner.finish(who, expired.iter().chain(&evicted));
         let token = mint_token();
-        inner.bytes += record.len();
-        inner.slots.insert(token.clone(), Slot { owner: who.clone(), state: Life::Pending { record, expires_at_ms } });
-        queue.push(token.clone());
-        inner.pending.insert(who.clone(), queue);
+        let evicted = inner.model.put(who, &token, record, expires_at_ms, capacity, now_ms);
         inner.minted.push_back(token.clone());
-        forget_oldest_settled(inner, now_ms);
+        forget_oldest_finished(inner, now_ms);
         // tokens forgotten per principal leave their place in the mint order: dropped in one pass
-        // once they are most of it (amortised, the list stays within twice the slots)
-        if inner.minted.len() > 2 * inner.slots.len() + 64 {
-            let slots = &inner.slots;
-            inner.minted.retain(|t| slots.contains_key(t));
+        // once they are most of it (amortised, the list stays within twice the proposals kept)
+        if inner.minted.len() > 2 * inner.model.len() + 64 {
+            let model = &inner.model;
+            inner.minted.retain(|t| model.keeps(t));
         }
         (token, evicted)
     }
 
     pub fn peek(&self, who: &Principal, token: &str) -> Taken {
-        let mut inner = self.inner.lock().unwrap();
-        inner.owned(who, token).map_or(Taken::Unknown, |s| s.state.peek())
+        self.inner.lock().unwrap().model.peek(who, token)
     }
 
     /// Single use: of any number of concurrent takes of one token, exactly one sees `Found`.
     pub fn take(&self, who: &Principal, token: &str) -> Taken {
-        let mut inner = self.inner.lock().unwrap();
-        let inner = &mut *inner;
-        let Some(slot) = inner.slots.get_mut(token).filter(|s| &s.owner == who) else {
-            return Taken::Unknown;
-        };
-        let before = slot.state.bytes();
-        let (found, after) = std::mem::replace(&mut slot.state, Life::Evicted).take();
-        inner.bytes = inner.bytes + after.bytes() - before;
-        slot.state = after;
-        if matches!(found, Taken::Found(_)) {
-            if let Some(queue) = inner.pending.get_mut(who) {
-                queue.retain(|t| t != token);
-            }
-            inner.finish(who, [&token.to_string()]);
-        }
-        found
+        self.inner.lock().unwrap().model.take(who, token)
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
     pub fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
-        let mut inner = self.inner.lock().unwrap();
-        if let Some(after) = inner.owned(who, token).and_then(|s| s.state.settle(outcome)) {
-            inner.set_state(token, after);
-        }
+        self.inner.lock().unwrap().model.settle(who, token, outcome)
     }
 
     /// `true` the first time `answer` is claimed, `false` while it is remembered.
@@ -175,7 +104,7 @@ impl MemoryStore {
     /// Number of proposals that count towards capacity, all principals together (for tests
     /// and metrics).
     pub fn pending_len(&self) -> usize {
-        self.inner.lock().unwrap().pending_total()
+        self.inner.lock().unwrap().model.queued_len()
     }
 }
 
@@ -263,38 +192,29 @@ impl super::Backend for MemoryStore {
     }
 }
 
-/// Forgets the oldest tokens that no longer count towards capacity (settled, evicted, or
-/// pending past their expiry) while more than [`REMEMBERED`] of them are kept, or they keep more
-/// than [`REMEMBERED_BYTES`].
-fn forget_oldest_settled(inner: &mut Inner, now_ms: u64) {
-    let live = |s: &Slot| s.state.holds_a_place(now_ms);
+/// Forgets the oldest tokens of all principals together that no longer count towards capacity
+/// (taken, evicted, or pending past their expiry) while more than [`REMEMBERED`] of them are
+/// kept, or they keep more than [`REMEMBERED_BYTES`].
+fn forget_oldest_finished(inner: &mut Inner, now_ms: u64) {
     // the queues hold every live proposal (and at most a capacity's worth of expired ones per
     // principal), so these bounds cost little to compute and stay close
-    let keep = REMEMBERED + inner.pending_total();
-    let live_bytes = match inner.bytes > REMEMBERED_BYTES {
+    let keep = REMEMBERED + inner.model.queued_len();
+    let live_bytes = match inner.model.bytes() > REMEMBERED_BYTES {
         false => 0,
-        true => {
-            let queued = inner.pending.values().flatten().filter_map(|t| inner.slots.get(t));
-            queued.filter(|s| live(s)).map(|s| s.state.bytes()).sum()
-        }
+        true => inner.model.live_bytes(now_ms),
     };
     let mut scanned = 0;
-    while (inner.slots.len() > keep || inner.bytes - live_bytes > REMEMBERED_BYTES) && scanned < inner.minted.len() {
+    while (inner.model.len() > keep || inner.model.bytes() - live_bytes > REMEMBERED_BYTES)
+        && scanned < inner.minted.len()
+    {
         let Some(token) = inner.minted.pop_front() else {
             break;
         };
-        if inner.slots.get(&token).is_some_and(live) {
+        if inner.model.holds_a_place(&token, now_ms) {
             inner.minted.push_back(token);
             scanned += 1;
-        } else if let Some(slot) = inner.slots.remove(&token) {
-            inner.bytes -= slot.state.bytes();
-            // and from its principal's finished ones, so the principals' lists stay bounded too
-            if let Some(finished) = inner.finished.get_mut(&slot.owner) {
-                finished.retain(|t| *t != token);
-                if finished.is_empty() {
-                    inner.finished.remove(&slot.owner);
-                }
-            }
+        } else {
+            inner.model.forget(&token);
         }
     }
 }
@@ -339,7 +259,7 @@ mod tests {
             store.put(&me(), vec![0; 64], i * 10 + 5, 20, i * 10);
         }
         let inner = store.inner.lock().unwrap();
-        assert!(inner.slots.len() <= REMEMBERED + 20, "{} slots kept", inner.slots.len());
+        assert!(inner.model.len() <= REMEMBERED + 20, "{} proposals kept", inner.model.len());
         assert!(inner.minted.len() <= REMEMBERED + 20, "{} tokens listed", inner.minted.len());
     }
 
@@ -356,9 +276,7 @@ mod tests {
             }
         }
         let inner = store.inner.lock().unwrap();
-        let counted: usize = inner.slots.values().map(|s| s.state.bytes()).sum();
-        assert_eq!(inner.bytes, counted, "the running count is the slots' bytes");
-        assert!(inner.bytes <= REMEMBERED_BYTES + 21 * big, "{} bytes kept", inner.bytes);
+        assert!(inner.model.bytes() <= REMEMBERED_BYTES + 21 * big, "{} bytes kept", inner.model.bytes());
     }
 
     #[test]
