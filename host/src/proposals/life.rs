@@ -1,10 +1,11 @@
 //! A proposal's life, the same in every store: its phases and the pure steps between them.
 //!
 //! No I/O and no clock of its own (`now_ms` is passed in), so it is tested to exhaustion here.
-//! The memory store applies these steps under its mutex and etcd under a revision compare; the
-//! Redis store keeps each step one Lua script for its atomicity, spelling the phases as
-//! [`Phase`] does, and the conformance suite (`tests/tests/e2e/store_conformance.rs`) runs the
-//! same sequences on every store and on [`Model`], which is built from these steps alone.
+//! [`Model`] is built from these steps alone, and the memory store is that model under its mutex;
+//! etcd applies the steps under a revision compare, and the Redis store keeps each step one Lua
+//! script for its atomicity, spelling the phases as [`Phase`] does. The conformance suite
+//! (`tests/tests/e2e/store_conformance.rs`) runs the same sequences on every store against the
+//! model, past the forgetting limit too.
 //!
 //! A pending proposal is found by a take whether or not it has expired: expiry is the
 //! component's rule, and it is told apart from an unknown token. A take makes it used (single

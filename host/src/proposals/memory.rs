@@ -1,5 +1,7 @@
 //! The default backend: one process's proposals in memory, behind one mutex, so two concurrent
-//! confirms of one token race on one `take`.
+//! confirms of one token race on one `take`. Their lives are [`Model`]'s, the one every store is
+//! walked against; this adds the tokens, a bound on all principals' finished proposals together
+//! (so one process stays bounded whatever its number of principals) and the answers' claims.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
