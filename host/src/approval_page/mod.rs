@@ -530,27 +530,13 @@ impl ApprovalPage {
         if loaded.quorum_rules() == 0 {
             return Requirement::default();
         }
-        let (action, principal) = (record.change_type.to_string(), record.proposer.to_string());
-        let (transport, tool, facts) = (record.transport.to_string(), record.tool.to_string(), facts.clone());
-        let at = crate::policy::Moment::at(self.clock.now_ms());
-        let every = loaded.every_rule();
-        let judged = tokio::spawn(async move {
-            let asking = Asking {
-                action: &action,
-                principal: &principal,
-                phase: "approval",
-                transport: &transport,
-                tool: &tool,
-                approving: None,
-                at,
-            };
-            loaded.requirement(&asking, &facts)
-        });
-        // a task that cannot finish asks the most it can: every rule of the set
-        judged.await.unwrap_or_else(|e| {
-            tracing::error!("the policy's quorums could not be evaluated, so every one is asked: {e}");
-            every
-        })
+        let who = crate::policy::Requester {
+            action: record.change_type.into(),
+            principal: record.proposer.into(),
+            transport: record.transport.into(),
+            tool: record.tool.into(),
+        };
+        loaded.requirement_on_task(who, facts.clone(), crate::policy::Moment::at(self.clock.now_ms())).await
     }
 
     /// What the page shows of `record`'s quorum to `session`'s person, and their `permission` as

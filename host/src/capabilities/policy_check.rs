@@ -13,7 +13,7 @@ use super::call_facts::{CallFacts, GuestMeter};
 use super::decisions::{DecisionRecord, PolicyDecisions};
 use crate::fabric_client::{ApiRequest, ApiResponse, FabricClient, Method, SendError};
 use crate::policy::{
-    Approving, Asking, Decision, Facts, LoadedPolicy, Moment, OperatorPolicy, Requirement, UNKNOWN_METRO,
+    Approving, Asking, Decision, Facts, LoadedPolicy, Moment, OperatorPolicy, Requester, Requirement, UNKNOWN_METRO,
 };
 
 /// The policy's part of a call: the policy in force, and the decisions made in this call.
@@ -118,34 +118,18 @@ impl Judge<'_> {
 
     /// The quorums the request of `facts` needs now (none without a policy), evaluated on a task of
     /// its own as [`Self::judge`] evaluates.
-    pub(super) async fn requirement(
-        &mut self,
-        change_type: &'static str,
-        facts: &Facts,
-    ) -> Result<Requirement, String> {
+    pub(super) async fn requirement(&mut self, change_type: &'static str, facts: &Facts) -> Requirement {
         let Some(policy) = self.current().filter(|p| p.quorum_rules() > 0) else {
-            return Ok(Requirement::default());
+            return Requirement::default();
+        };
+        let who = Requester {
+            action: change_type.into(),
+            principal: self.call.principal.as_str().into(),
+            transport: self.call.transport.into(),
+            tool: self.call.tool.name.clone(),
         };
         let at = Moment::at(self.call.clock.now_ms());
-        let (principal, transport, tool) =
-            (self.call.principal.as_str().to_string(), self.call.transport, self.call.tool.name.clone());
-        let owned = facts.clone();
-        let evaluate = tokio::spawn(async move {
-            let asking = Asking {
-                action: change_type,
-                principal: &principal,
-                phase: "approval",
-                transport,
-                tool: &tool,
-                approving: None,
-                at,
-            };
-            policy.requirement(&asking, &owned)
-        });
-        self.meter
-            .outside_guest(evaluate)
-            .await
-            .map_err(|e| format!("the operator's policy could not be evaluated: {e}"))
+        self.meter.outside_guest(policy.requirement_on_task(who, facts.clone(), at)).await
     }
 
     /// The policy's decision on `facts` at `phase`, audited: what permitted it (`None` without a

@@ -374,6 +374,14 @@ pub struct Asking<'a> {
     pub at: Moment,
 }
 
+/// Who asks for a request and how, owned (to be judged on a task of its own).
+pub struct Requester {
+    pub action: String,
+    pub principal: String,
+    pub transport: String,
+    pub tool: String,
+}
+
 /// A time as the policy reads it (`context.time`, UTC), to the minute: a rule names a freeze
 /// window with it, and decisions within one minute can be remembered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -486,6 +494,29 @@ impl LoadedPolicy {
             }
         }
         requirement
+    }
+
+    /// [`Self::requirement`] of a request in the approval phase, at `at`, evaluated on a task of
+    /// its own: a capability runs on the component's fiber, whose stack Cedar's recursion guard
+    /// misreads. A task that cannot finish asks the most it can: every rule of the set.
+    pub async fn requirement_on_task(self: Arc<Self>, who: Requester, facts: Facts, at: Moment) -> Requirement {
+        let every = self.every_rule();
+        let judged = tokio::spawn(async move {
+            let asking = Asking {
+                action: &who.action,
+                principal: &who.principal,
+                phase: "approval",
+                transport: &who.transport,
+                tool: &who.tool,
+                approving: None,
+                at,
+            };
+            self.requirement(&asking, &facts)
+        });
+        judged.await.unwrap_or_else(|e| {
+            tracing::error!("the policy's quorums could not be evaluated, so every one is asked: {e}");
+            every
+        })
     }
 
     /// The decision on a request this set has decided before in every respect it reads.
