@@ -314,6 +314,20 @@ async fn a_form_never_meets_a_quorum_its_person_is_sent_to_the_page() {
     let form = std::sync::Arc::new(server.connect(Some(&token), person.clone(), false).await);
     let (_, confirming, link) = confirm_by_form(&form, &person, connection_at("two-people-1", 1731, 50)).await;
     assert_eq!(creates(&server.sim, "connections").await, 0, "the form's yes approved nothing");
+    // the proposer, whom this set lets decide, is offered no decision on their own request, and a
+    // post of one, as a hostile client would send it, is refused
+    let own = Browser::default();
+    let page = own.sign_in(&link, PROPOSER).await;
+    assert!(page.body.contains("proposer&#39;s own decision never counts") && !page.body.contains("name=\"csrf\""));
+    let forged = own
+        .send(
+            reqwest::Method::POST,
+            &page.url,
+            Some(&[("csrf", "forged"), ("decision", "approve"), ("reason", "")]),
+            &[("origin", "null"), ("sec-fetch-site", "same-origin")],
+        )
+        .await;
+    assert!(forged.status >= 400, "{} {}", forged.status, forged.body);
     let alice = Browser::default();
     let page = alice.sign_in(&link, "alice").await;
     assert!(alice.decide(&page, "approve").await.body.contains("1 of 2 approvals"));
