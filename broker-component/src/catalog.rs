@@ -115,6 +115,16 @@ mod tests {
     }
 
     #[test]
+    fn every_change_type_is_looked_up_by_read_tools_of_this_catalog() {
+        for ct in crate::spec::ChangeType::ALL {
+            let (search, get) = ct.lookup_tools();
+            for name in [search, get] {
+                assert!(find(name).is_some_and(|t| t.hints.read_only), "{ct:?}: {name} is no read tool here");
+            }
+        }
+    }
+
+    #[test]
     fn read_only_tools_are_never_in_the_mutate_toolset() {
         for t in tools() {
             assert_eq!(t.hints.read_only, t.toolset != equinix_broker_contract::MUTATE_TOOLSET, "{}", t.name);

@@ -208,8 +208,8 @@ proptest! {
     }
 
     #[test]
-    fn fuzz_spec_parsing_never_panics(v in arb_json(), kind in 0usize..3) {
-        let change = [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate][kind];
+    fn fuzz_spec_parsing_never_panics(v in arb_json(), kind in 0usize..ChangeType::ALL.len()) {
+        let change = ChangeType::ALL[kind];
         if let Ok(spec) = Spec::parse(change, &v, "/spec") {
             let c = spec.compile();
             // what compiles, recompiles to itself

@@ -42,21 +42,41 @@ pub const PROPOSAL_TTL_MS: u64 = 10 * 60 * 1000;
 /// named. A component whose catalog has none of these gets every read-only toolset by default.
 pub const DEFAULT_TOOLSETS: &[&str] = &["metros", "ports", "service_profiles", "connections", "cloud_routers"];
 
-/// What the broker can carry: three creates, and no update or delete. One type for both sides: the
-/// guest's grammar and compiler, the host's allow-list, policy facts and plan match on it
-/// exhaustively, so a fourth change type is found everywhere it must be handled (the recipe is in
-/// `docs/contributing.md`, "A new change type").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChangeType {
-    ConnectionCreate,
-    NetworkCreate,
-    ServiceTokenCreate,
+/// Declares [`ChangeType`] and [`ChangeType::ALL`] from one list, so no variant can be left out
+/// of `ALL` (and with it out of [`ChangeType::parse`], the propose schema and the simulator's
+/// routes, which are all built from it).
+macro_rules! change_types {
+    ($($(#[$attr:meta])* $variant:ident => $name:literal,)+) => {
+        /// What the broker can carry: creates, and no update or delete. One type for both sides:
+        /// the guest's grammar and compiler, the host's allow-list, policy facts and plan match on
+        /// it exhaustively, so a new change type is found everywhere it must be handled (the
+        /// recipe is in `docs/contributing.md`, "A new change type").
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ChangeType {
+            $($(#[$attr])* $variant,)+
+        }
+
+        impl ChangeType {
+            /// Every change type, in the order they are declared.
+            pub const ALL: [ChangeType; [$($name),+].len()] = [$(ChangeType::$variant),+];
+
+            /// Its name in tool arguments, policies and the audit log.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ChangeType::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+change_types! {
+    ConnectionCreate => "connection_create",
+    NetworkCreate => "network_create",
+    ServiceTokenCreate => "service_token_create",
 }
 
 impl ChangeType {
-    /// Every change type, each at its [`ChangeType::place`] (checked when the crate compiles).
-    pub const ALL: [ChangeType; 3] =
-        [ChangeType::ConnectionCreate, ChangeType::NetworkCreate, ChangeType::ServiceTokenCreate];
     /// Their names, in [`ChangeType::ALL`]'s order: written once, by [`ChangeType::as_str`].
     pub const NAMES: &'static [&'static str] = &{
         let mut names = [""; Self::ALL.len()];
@@ -68,27 +88,8 @@ impl ChangeType {
         names
     };
 
-    /// Where this change type stands in [`ChangeType::ALL`]. A new variant fails to compile here
-    /// until it is given the next place; put it in `ALL` at that place (the check below fails the
-    /// build until every place of `ALL` holds the variant that names it).
-    pub const fn place(self) -> usize {
-        match self {
-            ChangeType::ConnectionCreate => 0,
-            ChangeType::NetworkCreate => 1,
-            ChangeType::ServiceTokenCreate => 2,
-        }
-    }
-
     pub fn parse(s: &str) -> Option<ChangeType> {
         Self::ALL.into_iter().find(|ct| ct.as_str() == s)
-    }
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ChangeType::ConnectionCreate => "connection_create",
-            ChangeType::NetworkCreate => "network_create",
-            ChangeType::ServiceTokenCreate => "service_token_create",
-        }
     }
 
     /// The create endpoint the compiled body is POSTed to.
@@ -97,6 +98,27 @@ impl ChangeType {
             ChangeType::ConnectionCreate => "/fabric/v4/connections",
             ChangeType::NetworkCreate => "/fabric/v4/networks",
             ChangeType::ServiceTokenCreate => "/fabric/v4/serviceTokens",
+        }
+    }
+
+    /// Where what a create of this type made is searched (`POST`), and read one by one (`GET`,
+    /// the last segment its uuid), each with the query keys Fabric takes there: the routes the
+    /// host's plan and the lookup tools read.
+    pub const fn reads(self) -> [ReadRoute; 2] {
+        const fn at(path: &'static str, query: &'static [&'static str]) -> ReadRoute {
+            ReadRoute { path, query }
+        }
+        match self {
+            ChangeType::ConnectionCreate => {
+                [at("/fabric/v4/connections/search", &[]), at("/fabric/v4/connections/{connectionId}", &["direction"])]
+            }
+            ChangeType::NetworkCreate => {
+                [at("/fabric/v4/networks/search", &[]), at("/fabric/v4/networks/{networkId}", &[])]
+            }
+            ChangeType::ServiceTokenCreate => [
+                at("/fabric/v4/serviceTokens/search", &["offset", "limit"]),
+                at("/fabric/v4/serviceTokens/{serviceTokenId}", &[]),
+            ],
         }
     }
 
@@ -119,14 +141,38 @@ impl ChangeType {
     }
 }
 
-// every place of ChangeType::ALL holds the variant whose place it is
+/// A route that reads what creates made: its path and the query keys Fabric takes there.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadRoute {
+    pub path: &'static str,
+    pub query: &'static [&'static str],
+}
+
+// a change type's read routes are its create path's
 const _: () = {
     let mut i = 0;
     while i < ChangeType::ALL.len() {
-        assert!(ChangeType::ALL[i].place() == i, "ChangeType::ALL holds each change type at its place");
+        let ct = ChangeType::ALL[i];
+        let [search, item] = ct.reads();
+        assert!(starts_with(search.path, ct.path()) && starts_with(item.path, ct.path()), "reads under the create");
         i += 1;
     }
 };
+
+const fn starts_with(s: &str, prefix: &str) -> bool {
+    let (s, prefix) = (s.as_bytes(), prefix.as_bytes());
+    if s.len() <= prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if s[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    s[prefix.len()] == b'/'
+}
 
 /// `VirtualConnectionPriceConnectionType`: the connection types Fabric's price search prices. Both
 /// sides build a price search from a connection's bytes (the component for its price context, the

@@ -17,6 +17,7 @@ mod notify;
 mod passkey;
 mod plan;
 mod server;
+mod sessions;
 mod soak;
 mod store_failover;
 mod table;
@@ -74,6 +75,13 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["soak", "approval_page"])]
     store_failover: bool,
 
+    /// Only the idle sessions' rows: this many streamable-HTTP sessions opened and left idle on
+    /// one replica (10,000 unless given; 1,000 with `--quick`), the memory each costs, reads at
+    /// 16 clients beside them against none, and the next `initialize` shed past the cap.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0",
+          conflicts_with_all = ["soak", "approval_page", "notify", "plan", "inbox", "store_failover"])]
+    idle_sessions: Option<usize>,
+
     /// With --approval-page: the form path's baseline is this other `equinix-mcp` binary (an
     /// earlier build, without the page), instead of this one without the page.
     #[arg(long, requires = "approval_page", value_name = "PATH")]
@@ -121,6 +129,16 @@ fn main() -> ExitCode {
         let server = server::locate(cli.server.as_deref())?;
         if cli.notify {
             return notify::run(&server, cli.quick).await;
+        }
+        if let Some(n) = cli.idle_sessions {
+            let n = if n > 0 {
+                n
+            } else if cli.quick {
+                1_000
+            } else {
+                10_000
+            };
+            return sessions::run(&server, n, cli.quick).await;
         }
         if cli.soak {
             soak::run(&server, cli.quick, cli.rounds).await

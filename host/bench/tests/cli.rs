@@ -13,7 +13,7 @@ fn help_names_every_flag() {
     let out = bench().arg("--help").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in ["--quick", "--soak", "--rounds", "--server", "EQUINIX_MCP_BENCH_SERVER"] {
+    for flag in ["--quick", "--soak", "--rounds", "--idle-sessions", "--server", "EQUINIX_MCP_BENCH_SERVER"] {
         assert!(text.contains(flag), "{flag} missing from --help:\n{text}");
     }
 }
@@ -83,4 +83,19 @@ fn bench_quick_prints_every_row() {
     assert!(rows.iter().any(|r| r.contains("two replicas on one Redis") && r.contains("/s")), "{text}");
     assert!(rows.iter().any(|r| r.contains("over loopback HTTP") && r.ends_with("| (context) | - |")), "{text}");
     assert!(rows.iter().any(|r| r.starts_with("| streamable HTTP") && r.contains("/s")), "{text}");
+}
+
+/// The idle-sessions rows run end to end on a few sessions: the memory each costs, the reads
+/// beside them, and the next `initialize` past the cap shed with a 503 while the open ones read on
+/// (that one is judged: it is behaviour, not a timing).
+#[test]
+fn idle_sessions_print_their_rows_and_the_next_session_is_shed() {
+    let out = bench().args(["--idle-sessions", "40", "--quick"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| figure")).collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(rows[1].starts_with("| memory per idle session | ") && rows[1].contains(" KiB |"), "{text}");
+    assert!(rows[2].contains("with 40 idle vs none") && rows[2].contains("x / "), "{text}");
+    assert!(rows[3].contains("| 503 Service Unavailable, Retry-After: 30;") && rows[3].ends_with("| met |"), "{text}");
 }

@@ -200,7 +200,7 @@ fn text(origin: &str, s: &Surface, limits: &Limits) -> String {
     }
     let _ = writeln!(out, "\nhost grants (what each import can reach)");
     let _ = writeln!(out, "  equinix:broker/fabric  one request to these Fabric v4 routes, nothing else:");
-    for r in ROUTES {
+    for r in ROUTES.iter() {
         let _ = writeln!(
             out,
             "    {:<4} {:<48} query [{}]  ({})",

@@ -12,7 +12,7 @@ use crate::policy::{self, Approving, Asking, Facts, Moment, Voter};
 pub fn run(command: &PolicyCommand) -> ExitCode {
     match command {
         PolicyCommand::Schema => {
-            out!("{}", policy::SCHEMA);
+            out!("{}", policy::schema_text());
             ExitCode::SUCCESS
         }
         PolicyCommand::Check { file } => match policy::load(file) {
@@ -53,9 +53,9 @@ fn explain(args: &ExplainArgs) -> Result<bool, String> {
     let request: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("--request {}: not JSON: {e}", args.request.display()))?;
     let kind = request["change_type"].as_str().unwrap_or_default();
-    let change_type = equinix_broker_contract::ChangeType::parse(kind).ok_or_else(|| {
-        format!("--request: change_type {kind:?} is none of connection_create, network_create, service_token_create")
-    })?;
+    use equinix_broker_contract::ChangeType;
+    let change_type = ChangeType::parse(kind)
+        .ok_or_else(|| format!("--request: change_type {kind:?} is none of {}", ChangeType::NAMES.join(", ")))?;
     let spec = serde_json::to_string(&request["spec"]).expect("a JSON value serializes");
     let body =
         crate::exact_json::parse(&spec).map_err(|e| format!("--request: its spec cannot be read exactly: {e}"))?;

@@ -8,6 +8,7 @@
 
 use equinix_broker_contract::ChangeType;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// What a route does to the Fabric estate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +79,18 @@ const fn create(change_type: ChangeType) -> Route {
     Route { method: Method::Post, template: change_type.path(), query: &["dryRun"], creates: Some(change_type) }
 }
 
-/// The whole reachable Fabric surface.
-pub const ROUTES: &[Route] = &[
+/// What a create of `change_type` made: its search, one of them, and its create.
+fn created(change_type: ChangeType) -> [Route; 3] {
+    let [search, item] = change_type.reads();
+    [read(Method::Post, search.path, search.query), read(Method::Get, item.path, item.query), create(change_type)]
+}
+
+/// The whole reachable Fabric surface: the reads below, and each change type's [`created`].
+pub static ROUTES: LazyLock<Vec<Route>> =
+    LazyLock::new(|| READS.iter().copied().chain(ChangeType::ALL.into_iter().flat_map(created)).collect());
+
+/// Every read that is not of what a create made.
+const READS: &[Route] = &[
     read(Method::Get, "/fabric/v4/metros", &["presence", "offset", "limit"]),
     read(Method::Get, "/fabric/v4/metros/{metroCode}", &[]),
     read(Method::Post, "/fabric/v4/ports/search", &[]),
@@ -87,12 +98,6 @@ pub const ROUTES: &[Route] = &[
     read(Method::Get, "/fabric/v4/ports/{portId}/linkProtocols", PAGING),
     read(Method::Post, "/fabric/v4/serviceProfiles/search", &["viewPoint"]),
     read(Method::Get, "/fabric/v4/serviceProfiles/{serviceProfileId}", &["viewPoint"]),
-    read(Method::Post, "/fabric/v4/connections/search", &[]),
-    read(Method::Get, "/fabric/v4/connections/{connectionId}", &["direction"]),
-    read(Method::Post, "/fabric/v4/networks/search", &[]),
-    read(Method::Get, "/fabric/v4/networks/{networkId}", &[]),
-    read(Method::Post, "/fabric/v4/serviceTokens/search", PAGING),
-    read(Method::Get, "/fabric/v4/serviceTokens/{serviceTokenId}", &[]),
     read(Method::Post, "/fabric/v4/prices/search", &[]),
     read(Method::Post, "/fabric/v4/routers/search", &[]),
     read(Method::Get, "/fabric/v4/routers/{routerId}", &[]),
@@ -120,9 +125,6 @@ pub const ROUTES: &[Route] = &[
     read(Method::Get, "/fabric/v4/routeAggregations/{routeAggregationId}", &[]),
     read(Method::Get, "/fabric/v4/routeAggregations/{routeAggregationId}/routeAggregationRules", PAGING),
     read(Method::Get, "/fabric/v4/connections/{connectionId}/routeAggregations", &[]),
-    create(ChangeType::ConnectionCreate),
-    create(ChangeType::NetworkCreate),
-    create(ChangeType::ServiceTokenCreate),
 ];
 
 /// Why a request was refused; the text is shown to the agent and the operator.

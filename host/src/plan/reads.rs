@@ -58,7 +58,7 @@ impl Key {
                 }
                 let name = body["name"].as_str()?;
                 let filter = json!({"filter": {"and": [eq("/name", name)]}, "pagination": {"offset": 0, "limit": 20}});
-                post(format!("{}/search", change_type.path()), &filter)
+                post(change_type.reads()[0].path.to_string(), &filter)
             }
             Key::Price => post("/fabric/v4/prices/search".into(), &price_filter(body).ok()?),
         })

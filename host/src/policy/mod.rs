@@ -4,7 +4,7 @@
 //!
 //! Without a policy everything is permitted, as before; with one, Cedar's default deny applies:
 //! a request is allowed only if some `permit` matches and no `forbid` does. A set is checked
-//! against [`SCHEMA`] when it is loaded, so a policy naming an attribute the host does not
+//! against [`schema_text`] when it is loaded, so a policy naming an attribute the host does not
 //! provide fails `policy check` and start-up instead of silently never matching. SIGHUP rereads
 //! the file; a set that no longer validates is logged and the previous one stays.
 
@@ -28,13 +28,24 @@ pub use error::PolicyError;
 pub use facts::{Facts, UNKNOWN_METRO};
 pub use quorum::{Progress, Quorum, Requirement, Voter};
 
-/// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`).
-pub const SCHEMA: &str = include_str!("schema.cedarschema");
+/// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`): its
+/// actions are the contract's change types.
+pub fn schema_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let actions = equinix_broker_contract::ChangeType::NAMES.join(", ");
+        include_str!("schema.cedarschema").replacen(
+            "action CHANGE_TYPES appliesTo",
+            &format!("action {actions} appliesTo"),
+            1,
+        )
+    })
+}
 const NAMESPACE: &str = "EquinixMcp";
 
 fn schema() -> &'static Schema {
     static SCHEMA_PARSED: OnceLock<Schema> = OnceLock::new();
-    SCHEMA_PARSED.get_or_init(|| Schema::from_cedarschema_str(SCHEMA).expect("the built-in schema parses").0)
+    SCHEMA_PARSED.get_or_init(|| Schema::from_cedarschema_str(schema_text()).expect("the built-in schema parses").0)
 }
 
 /// The schema's entity type names, parsed once (Cedar parses a name with its full grammar).
@@ -757,8 +768,8 @@ mod tests {
 
     #[test]
     fn the_schema_names_every_change_type_of_the_contract_as_an_action() {
-        let schema = include_str!("schema.cedarschema");
-        let line = schema.lines().map(str::trim_start).find(|l| l.starts_with("action ")).expect("an action line");
+        let line =
+            schema_text().lines().map(str::trim_start).find(|l| l.starts_with("action ")).expect("an action line");
         let named: Vec<&str> =
             line["action ".len()..].split(" appliesTo").next().unwrap().split(',').map(str::trim).collect();
         assert_eq!(named, equinix_broker_contract::ChangeType::NAMES, "{line}");

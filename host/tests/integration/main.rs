@@ -2,6 +2,7 @@
 //! show, the Fabric client against the simulator both ways, and what the release ships.
 
 mod audit_fixture;
+mod change_type;
 mod cli;
 mod docs;
 mod fabric_wire;

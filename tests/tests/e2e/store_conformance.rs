@@ -107,6 +107,29 @@ async fn conformance(a: &ProposalStore, b: &ProposalStore, what: &str) {
     assert_eq!(winners, 1, "{what}: {} takes found it", winners);
     assert!(taken.iter().all(|t| found(t).is_some() || used(t).is_some()), "{what}: the others see it used");
 
+    // one principal's puts at once over both replicas, past its capacity: every put is kept or
+    // evicted, each eviction reported by exactly one put, and the capacity holds at rest
+    let dave = Principal::named("dave");
+    let puts = (0..40u64).map(|i| {
+        let (on, who) = (if i % 2 == 0 { a } else { b }, dave.clone());
+        async move { on.put(&who, format!("burst-{i}").into_bytes(), later, 20, now + i).await.unwrap() }
+    });
+    let made = futures_util::future::join_all(puts).await;
+    let mut reported: Vec<&String> = made.iter().flat_map(|(_, evicted)| evicted).collect();
+    let reports = reported.len();
+    reported.sort();
+    reported.dedup();
+    assert_eq!(reports, reported.len(), "{what}: an eviction reported twice");
+    let mut pending = 0;
+    for (token, _) in &made {
+        match a.peek(&dave, token).await.unwrap() {
+            Taken::Found(_) => pending += 1,
+            Taken::Evicted => assert!(reported.contains(&token), "{what}: {token} evicted unreported"),
+            other => panic!("{what}: {token} is {other:?}"),
+        }
+    }
+    assert_eq!((pending, reports), (20, 20), "{what}: 20 kept, the other 20 evicted and each reported once");
+
     // once: a claim, and a note's first write, count once across replicas
     let claims = [a.claim(Once::PageDecision("d-1"), now), b.claim(Once::PageDecision("d-1"), now)];
     let claimed = futures_util::future::join_all(claims).await;

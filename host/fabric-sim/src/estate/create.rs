@@ -235,12 +235,10 @@ impl Estate {
         entity["href"] = json!(format!("/fabric/v4/{}/{uuid}", collection(change_type)));
         let now =
             time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default();
-        // `ServiceToken` spells it `changelog` (and Equinix's own examples `changeLog`): tokens get none
-        if change_type != ChangeType::ServiceTokenCreate {
-            entity["changeLog"] = json!({"createdBy": "sim-user", "createdDateTime": now});
-        }
+        let change_log = json!({"createdBy": "sim-user", "createdDateTime": now});
         match change_type {
             ChangeType::ConnectionCreate => {
+                entity["changeLog"] = change_log;
                 self.attach_to_router(&entity);
                 entity["state"] = json!("PROVISIONING");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING", "providerStatus": "NOT_AVAILABLE"});
@@ -250,12 +248,14 @@ impl Estate {
                 self.recount_ports();
             }
             ChangeType::NetworkCreate => {
+                entity["changeLog"] = change_log;
                 entity["state"] = json!("INACTIVE");
                 entity["operation"] = json!({"equinixStatus": "PROVISIONING"});
                 entity["change"] = json!({"type": "NETWORK_CREATION"});
                 entity["connectionsCount"] = json!(0);
                 self.networks.push(entity.clone());
             }
+            // `ServiceToken` spells it `changelog` (and Equinix's own examples `changeLog`): tokens get none
             ChangeType::ServiceTokenCreate => {
                 entity["state"] = json!("INACTIVE");
                 self.service_tokens.push(entity.clone());

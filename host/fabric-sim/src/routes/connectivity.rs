@@ -68,9 +68,8 @@ pub(super) async fn link_protocols(State(sim): State<Sim>, Path(id): Path<String
 pub(super) enum Searched {
     Ports,
     Profiles,
-    Connections,
-    Networks,
-    Tokens,
+    /// What creates of a change type made.
+    Made(ChangeType),
 }
 
 pub(super) async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched) -> Response {
@@ -82,9 +81,11 @@ pub(super) async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched
         // the port search requires a filter (its contract's own rule)
         Searched::Ports => search(&e.ports, &body, &filters::PORTS, true),
         Searched::Profiles => search(&e.profiles, &body, &filters::PROFILES, false),
-        Searched::Connections => search(&e.connections, &body, &filters::CONNECTIONS, false),
-        Searched::Networks => search(&e.networks, &body, &filters::NETWORKS, false),
-        Searched::Tokens => search(&e.service_tokens, &body, &filters::SERVICE_TOKENS, false),
+        Searched::Made(ChangeType::ConnectionCreate) => search(&e.connections, &body, &filters::CONNECTIONS, false),
+        Searched::Made(ChangeType::NetworkCreate) => search(&e.networks, &body, &filters::NETWORKS, false),
+        Searched::Made(ChangeType::ServiceTokenCreate) => {
+            search(&e.service_tokens, &body, &filters::SERVICE_TOKENS, false)
+        }
     }))
 }
 
@@ -93,9 +94,8 @@ pub(super) async fn searched(State(sim): State<Sim>, body: Bytes, what: Searched
 pub(super) enum Got {
     Port,
     Profile,
-    Connection,
-    Network,
-    Token,
+    /// One of what creates of a change type made.
+    Made(ChangeType),
 }
 
 pub(super) async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Got) -> Response {
@@ -105,10 +105,12 @@ pub(super) async fn got(State(sim): State<Sim>, Path(id): Path<String>, what: Go
         Got::Profile => {
             by_uuid(&e.profiles, &id, || unknown_id("EQ-3045811", "service profile not found", "serviceProfileId"))
         }
-        Got::Connection => by_uuid(&e.connections, &id, || not_found("connection")),
-        Got::Network => by_uuid(&e.networks, &id, || not_found("network")),
+        Got::Made(ChangeType::ConnectionCreate) => by_uuid(&e.connections, &id, || not_found("connection")),
+        Got::Made(ChangeType::NetworkCreate) => by_uuid(&e.networks, &id, || not_found("network")),
         // its 400 example for an unknown token, word for word
-        Got::Token => by_uuid(&e.service_tokens, &id, || unknown_id("EQ-3034016", "Token not found", "tokenUuid")),
+        Got::Made(ChangeType::ServiceTokenCreate) => {
+            by_uuid(&e.service_tokens, &id, || unknown_id("EQ-3034016", "Token not found", "tokenUuid"))
+        }
     }))
 }
 

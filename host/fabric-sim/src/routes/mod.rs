@@ -22,9 +22,15 @@ use routing::*;
 use telemetry::*;
 
 pub fn router(sim: Sim) -> Router {
-    // every create the broker carries, at the path the contract gives it
-    let creates = ChangeType::ALL.into_iter().fold(Router::new(), |routes, change_type| {
-        routes.route(change_type.path(), post(move |s, u, b| create(s, u, b, change_type)))
+    // every create the broker carries, and the search and reads of what it made, at the paths
+    // the contract gives them (a path's parameter is `{id}` here, as on the routes beside it)
+    let creates = ChangeType::ALL.into_iter().fold(Router::new(), |routes, ct| {
+        let [search, item] = ct.reads();
+        let item = format!("{}/{{id}}", item.path.rsplit_once('/').map_or(item.path, |(under, _)| under));
+        routes
+            .route(ct.path(), post(move |s, u, b| create(s, u, b, ct)))
+            .route(search.path, post(move |s, b| searched(s, b, Searched::Made(ct))))
+            .route(&item, get(move |s, p| got(s, p, Got::Made(ct))))
     });
     let fabric = creates
         .route("/fabric/v4/metros", get(metros))
@@ -37,15 +43,9 @@ pub fn router(sim: Sim) -> Router {
         .route("/fabric/v4/serviceProfiles/search", post(|s, b| searched(s, b, Searched::Profiles)))
         .route("/fabric/v4/serviceProfiles/{id}", get(|s, p| got(s, p, Got::Profile)))
         .route("/fabric/v4/serviceProfiles/{id}/metros", get(profile_metros))
-        .route("/fabric/v4/connections/search", post(|s, b| searched(s, b, Searched::Connections)))
-        .route("/fabric/v4/connections/{id}", get(|s, p| got(s, p, Got::Connection)))
         .route("/fabric/v4/connections/{id}/stats", get(|s, p, u| stats(s, p, u, Asset::Connection)))
         .route("/fabric/v4/connections/{id}/metrics", get(|s, p, u| metrics(s, p, u, Asset::Connection)))
-        .route("/fabric/v4/networks/search", post(|s, b| searched(s, b, Searched::Networks)))
-        .route("/fabric/v4/networks/{id}", get(|s, p| got(s, p, Got::Network)))
         .route("/fabric/v4/networks/{id}/connections", get(network_connections))
-        .route("/fabric/v4/serviceTokens/search", post(|s, b| searched(s, b, Searched::Tokens)))
-        .route("/fabric/v4/serviceTokens/{id}", get(|s, p| got(s, p, Got::Token)))
         .route("/fabric/v4/prices/search", post(prices_search))
         .route("/fabric/v4/cloudevents/search", post(events_search))
         .route("/fabric/v4/cloudevents/{id}", get(event_get))

@@ -95,6 +95,24 @@ struct RangeKv {
 struct TxnAnswer {
     #[serde(default)]
     succeeded: bool,
+    #[serde(default)]
+    header: Header,
+    #[serde(default)]
+    responses: Vec<TxnResponse>,
+}
+
+#[derive(Deserialize, Default)]
+struct Header {
+    #[serde(default, deserialize_with = "int64")]
+    revision: i64,
+}
+
+/// One operation's answer inside a transaction's (the others, a put's or a delete's, say nothing
+/// the store reads).
+#[derive(Deserialize)]
+struct TxnResponse {
+    response_range: Option<Range>,
+    response_txn: Option<TxnAnswer>,
 }
 
 #[derive(Deserialize)]
@@ -164,10 +182,35 @@ pub enum Compare<'a> {
     Holds(&'a str, &'a [u8]),
 }
 
-/// A write of a transaction.
+/// An operation of a transaction.
 pub enum Op {
-    Put { key: String, value: Vec<u8>, lease: i64 },
+    Put {
+        key: String,
+        value: Vec<u8>,
+        lease: i64,
+    },
     Delete(String),
+    /// Every key beginning with this prefix, oldest first (by creation), as the transaction sees
+    /// them after its operations before this one.
+    Range(String),
+    /// `then`, only if `key` was last written at `mod_revision`: a transaction inside this one,
+    /// whose outcome the answer tells apart from its siblings'.
+    IfUnchanged {
+        key: String,
+        mod_revision: i64,
+        then: Vec<Op>,
+    },
+}
+
+/// What a transaction answered: whether its conditions held, the revision it was applied at (the
+/// `mod_revision` of every key it wrote), what its ranges read and which of its guarded parts
+/// were applied, each in the order of the branch that ran.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub succeeded: bool,
+    pub revision: i64,
+    pub ranges: Vec<Vec<Kv>>,
+    pub guarded: Vec<bool>,
 }
 
 /// A user of etcd's authentication: its password, and the token etcd gave for it (a simple
@@ -417,32 +460,66 @@ impl Gateway {
     /// Applies `ops` if every one of `conditions` holds, atomically (one etcd transaction):
     /// whether they held.
     pub async fn txn(&self, conditions: &[Compare<'_>], ops: &[Op]) -> Result<bool, StoreUnavailable> {
+        Ok(self.transaction(conditions, ops, &[]).await?.succeeded)
+    }
+
+    /// Applies `success` if every one of `conditions` holds and `failure` if not, atomically
+    /// (one etcd transaction, one commit): what it answered.
+    pub async fn transaction(
+        &self,
+        conditions: &[Compare<'_>],
+        success: &[Op],
+        failure: &[Op],
+    ) -> Result<Applied, StoreUnavailable> {
         let compare: Vec<Value> = conditions
             .iter()
             .map(|c| match c {
                 Compare::Absent(key) => {
                     json!({"key": b64(key.as_bytes()), "target": "CREATE", "create_revision": "0", "result": "EQUAL"})
                 }
-                Compare::ModifiedAt(key, rev) => {
-                    json!({"key": b64(key.as_bytes()), "target": "MOD", "mod_revision": rev.to_string(), "result": "EQUAL"})
-                }
+                Compare::ModifiedAt(key, rev) => modified_at(key, *rev),
                 Compare::Holds(key, value) => {
                     json!({"key": b64(key.as_bytes()), "target": "VALUE", "value": b64(value), "result": "EQUAL"})
                 }
             })
             .collect();
-        let success: Vec<Value> = ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { key, value, lease } => json!({"request_put": {
-                    "key": b64(key.as_bytes()), "value": b64(value), "lease": lease.to_string()
-                }}),
-                Op::Delete(key) => json!({"request_delete_range": {"key": b64(key.as_bytes())}}),
-            })
-            .collect();
-        let answer: TxnAnswer = self.call("/v3/kv/txn", &json!({"compare": compare, "success": success})).await?;
-        Ok(answer.succeeded)
+        let body = json!({"compare": compare, "success": ops_json(success), "failure": ops_json(failure)});
+        let answer: TxnAnswer = self.call("/v3/kv/txn", &body).await?;
+        let mut applied =
+            Applied { succeeded: answer.succeeded, revision: answer.header.revision, ..Applied::default() };
+        for response in answer.responses {
+            if let Some(range) = response.response_range {
+                applied.ranges.push(kvs(range));
+            } else if let Some(inner) = response.response_txn {
+                applied.guarded.push(inner.succeeded);
+            }
+        }
+        Ok(applied)
     }
+}
+
+fn modified_at(key: &str, rev: i64) -> Value {
+    json!({"key": b64(key.as_bytes()), "target": "MOD", "mod_revision": rev.to_string(), "result": "EQUAL"})
+}
+
+fn ops_json(ops: &[Op]) -> Vec<Value> {
+    ops.iter()
+        .map(|op| match op {
+            Op::Put { key, value, lease } => json!({"request_put": {
+                "key": b64(key.as_bytes()), "value": b64(value), "lease": lease.to_string()
+            }}),
+            Op::Delete(key) => json!({"request_delete_range": {"key": b64(key.as_bytes())}}),
+            Op::Range(prefix) => json!({"request_range": {
+                "key": b64(prefix.as_bytes()),
+                "range_end": b64(&prefix_end(prefix)),
+                "sort_order": "ASCEND",
+                "sort_target": "CREATE",
+            }}),
+            Op::IfUnchanged { key, mod_revision, then } => json!({"request_txn": {
+                "compare": [modified_at(key, *mod_revision)], "success": ops_json(then),
+            }}),
+        })
+        .collect()
 }
 
 fn kvs(answer: Range) -> Vec<Kv> {

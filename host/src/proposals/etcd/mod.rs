@@ -6,13 +6,15 @@
 //! Each operation that changes state is one etcd transaction that compares what it read (a
 //! key's `mod_revision`, or that it is absent) and writes only if nothing changed; a transaction
 //! whose comparison failed is retried from a fresh read, so of concurrent takes of one token on
-//! any replica exactly one wins. Keys (under `PREFIX`, `equinix-mcp/` unless the URL names one):
+//! any replica exactly one wins. A put first writes its proposal and reads the principal's others
+//! in one transaction, then moves out of the pending set what must go, each under a comparison of
+//! its own: one principal's puts run at once on every replica, a token leaves the pending set
+//! once (evicted, expired or taken), and each put reports exactly the evictions it made. Keys (under `PREFIX`, `equinix-mcp/` unless the URL names one):
 //! - `t/<token>`: the token's record as JSON {owner, state: pending|used|evicted, record,
 //!   expires_at_ms, outcome}, on a lease that ends [`TOMBSTONE`] after the proposal does;
 //! - `p/<principal>/<token>`: the principal's pending tokens (capacity counts per principal),
 //!   oldest first by creation; `f/<principal>/<token>`: those that stopped being pending, the
-//!   newest [`FINISHED_PER_PRINCIPAL`] kept; `g/<principal>`: rewritten by every put of the
-//!   principal, so two puts never both count the same pending set;
+//!   newest [`FINISHED_PER_PRINCIPAL`] kept;
 //! - `c/<key>`: claimed once keys (on a lease of [`super::ANSWER_MEMORY_MS`]); `n/<key>`: notes
 //!   (on a lease of their TTL, whole seconds); `r/<name>/<field>`: the shared records.
 //!
@@ -57,7 +59,7 @@ pub fn is_etcd(spec: &str) -> bool {
     SCHEMES.iter().any(|s| spec.starts_with(s))
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Record {
     owner: String,
     state: Phase,
@@ -70,6 +72,10 @@ struct Record {
     /// applied though its answer was lost (an election, a time-out) knows it won.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     taken_by: Option<String>,
+    /// The put that evicted it: a random mark of the call, so a put whose evictions were applied
+    /// though their answer was lost reports them, and only its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    evicted_by: Option<String>,
 }
 
 impl Record {
@@ -110,10 +116,25 @@ mod b64_opt {
 pub struct EtcdStore {
     gateway: Gateway,
     prefix: String,
-    /// Puts of one principal on this replica one at a time (striped by principal): they would
-    /// only make each other's transactions fail and retry. Across replicas the guard key decides.
-    put_locks: [tokio::sync::Mutex<()>; 32],
+    /// The lease the records put in one minute share (see [`EtcdStore::lease_until`]).
+    lease: std::sync::Mutex<Option<SharedLease>>,
+    /// What this replica's takes left in each token's record, so the settle that follows on the
+    /// same replica writes without reading it again (its revision still compared).
+    taken: std::sync::Mutex<std::collections::HashMap<String, (Record, Kv)>>,
 }
+
+/// A lease that ends at the end of a minute: every record whose life ends within that minute
+/// goes on it, so a put grants a lease once a minute rather than once per proposal, and a record
+/// lives at most a minute past its tombstone.
+#[derive(Clone, Copy)]
+struct SharedLease {
+    minute: u64,
+    id: i64,
+}
+
+/// Takes remembered for their settles at most (the oldest forgotten first beyond it; a settle
+/// that finds none reads the record).
+const TAKEN_KEPT: usize = 1024;
 
 impl EtcdStore {
     /// `etcd://HOST:PORT,HOST:PORT,...[/PREFIX]`: connects and checks the cluster answers with
@@ -174,9 +195,12 @@ impl EtcdStore {
             "" => "equinix-mcp/".to_string(),
             p => format!("{p}/"),
         };
-        let put_locks = std::array::from_fn(|_| tokio::sync::Mutex::new(()));
-        let store =
-            EtcdStore { gateway: Gateway::new(endpoints, shown.clone(), login, authorities)?, prefix, put_locks };
+        let store = EtcdStore {
+            gateway: Gateway::new(endpoints, shown.clone(), login, authorities)?,
+            prefix,
+            lease: Default::default(),
+            taken: Default::default(),
+        };
         // a cluster may be between leaders as the server starts (an election takes about a second)
         let started = std::time::Instant::now();
         loop {
@@ -238,29 +262,58 @@ impl EtcdStore {
         }
     }
 
+    /// Keeps what a take wrote for the settle that follows it here (a full map is emptied: a
+    /// settle that finds nothing reads the record, as another replica's would).
+    fn remember_taken(&self, token: &str, record: Record, kv: Kv) {
+        let mut taken = self.taken.lock().unwrap_or_else(|p| p.into_inner());
+        if taken.len() >= TAKEN_KEPT {
+            taken.clear();
+        }
+        taken.insert(token.to_string(), (record, kv));
+    }
+
     async fn record(&self, token: &str) -> Result<Option<(Record, Kv)>, StoreUnavailable> {
         let Some(kv) = self.gateway.get(&self.token_key(token)).await? else { return Ok(None) };
         let record = serde_json::from_slice(&kv.value).map_err(|_| self.unreadable("a token's record"))?;
         Ok(Some((record, kv)))
     }
 
-    /// Forgets the oldest finished tokens beyond [`FINISHED_PER_PRINCIPAL`]: their records and
-    /// their index entries (they then read as unknown, as in the Redis store).
-    async fn forget_finished(&self, finished_prefix: &str) -> Result<(), StoreUnavailable> {
-        let mut finished = self.gateway.prefixed(finished_prefix).await?;
+    /// What forgets the oldest finished tokens beyond [`FINISHED_PER_PRINCIPAL`] once those whose
+    /// entries are `finishing` have finished too (each then the newest, whether it had finished
+    /// before or not): their records and their index entries (they then read as unknown, as
+    /// in the Redis store), each only if its entry is still the one `finished` read (a token that
+    /// finished again since is not forgotten by mistake; two writers that both forget one entry
+    /// forget it once). The newest finished are never among them, so writers that each forget
+    /// their own oldest never leave fewer than the limit.
+    fn forget_ops(&self, finished_prefix: &str, mut finished: Vec<Kv>, finishing: &[String]) -> Vec<Op> {
+        finished.retain(|kv| !finishing.contains(&kv.key));
         // in the order they finished: by revision, then by their order within one transaction
         let order = |kv: &Kv| std::str::from_utf8(&kv.value).ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
         finished.sort_by_key(|kv| (kv.mod_revision, order(kv)));
-        let extra = finished.len().saturating_sub(FINISHED_PER_PRINCIPAL as usize);
-        let mut ops = Vec::new();
-        for kv in &finished[..extra] {
-            ops.push(Op::Delete(self.token_key(&kv.key[finished_prefix.len()..])));
-            ops.push(Op::Delete(kv.key.clone()));
+        let extra =
+            (finished.len() + finishing.len()).saturating_sub(FINISHED_PER_PRINCIPAL as usize).min(finished.len());
+        finished
+            .drain(..extra)
+            .map(|kv| Op::IfUnchanged {
+                then: vec![Op::Delete(self.token_key(&kv.key[finished_prefix.len()..])), Op::Delete(kv.key.clone())],
+                key: kv.key,
+                mod_revision: kv.mod_revision,
+            })
+            .collect()
+    }
+
+    /// A lease that outlives `until_ms` by at most a minute, shared by every record put in the
+    /// same minute (granted again when the one kept is for another minute, or etcd no longer
+    /// knows it: `fresh`).
+    async fn lease_until(&self, until_ms: u64, now_ms: u64, fresh: bool) -> Result<i64, StoreUnavailable> {
+        let minute = until_ms.div_ceil(60_000);
+        let kept = *self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(lease) = kept.filter(|l| l.minute == minute && !fresh) {
+            return Ok(lease.id);
         }
-        if !ops.is_empty() {
-            self.gateway.txn(&[], &ops).await?;
-        }
-        Ok(())
+        let id = self.gateway.lease(Duration::from_millis((minute * 60_000).saturating_sub(now_ms))).await?;
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = Some(SharedLease { minute, id });
+        Ok(id)
     }
 
     /// Writes `value` at `key` on a lease of `ttl`, unless (`only_if_absent`) the key exists:
@@ -315,6 +368,15 @@ impl super::Backend for EtcdStore {
         })
     }
 
+    /// Two transactions, neither waiting for the principal's other puts: the first writes the
+    /// proposal and reads the principal's pending and finished tokens (one commit); the second,
+    /// only when some must go, moves each one out of the pending set under a comparison of its
+    /// own (expired first, then the oldest beyond `capacity`) and forgets the oldest finished.
+    ///
+    /// Puts of one principal at once may each count the others': each then evicts enough that
+    /// when it returns no more than `capacity` pending were made before it, a token evicted by
+    /// two of them is evicted once (the second comparison fails), and each reports exactly the
+    /// evictions it made.
     fn put<'a>(
         &'a self,
         who: &'a Principal,
@@ -325,10 +387,9 @@ impl super::Backend for EtcdStore {
     ) -> Stored<'a, (String, Vec<String>)> {
         Box::pin(async move {
             let token = mint_token();
-            let life = Duration::from_millis(expires_at_ms.saturating_sub(now_ms)) + TOMBSTONE;
-            let lease = self.gateway.lease(life).await?;
+            let until = expires_at_ms.saturating_add(TOMBSTONE.as_millis() as u64);
             let (pending_prefix, finished_prefix) = (self.pending_prefix(who), self.finished_prefix(who));
-            let guard = self.key(&format!("g/{}", Self::principal(who)));
+            let (record_key, pending_key) = (self.token_key(&token), format!("{pending_prefix}{token}"));
             let encoded = serde_json::to_vec(&Record {
                 owner: who.as_str().to_string(),
                 state: Phase::Pending,
@@ -336,84 +397,103 @@ impl super::Backend for EtcdStore {
                 expires_at_ms,
                 outcome: None,
                 taken_by: None,
+                evicted_by: None,
             })
             .expect("a record serializes");
-            let stripe = {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                who.as_str().hash(&mut h);
-                (h.finish() % self.put_locks.len() as u64) as usize
+            let reads = [Op::Range(pending_prefix.clone()), Op::Range(finished_prefix.clone())];
+            let mut fresh_lease = false;
+            let written = loop {
+                let lease = self.lease_until(until, now_ms, fresh_lease).await?;
+                let writes = [
+                    Op::Put { key: record_key.clone(), value: encoded.clone(), lease },
+                    Op::Put { key: pending_key.clone(), value: expires_at_ms.to_string().into(), lease },
+                    Op::Range(pending_prefix.clone()),
+                    Op::Range(finished_prefix.clone()),
+                ];
+                // a fresh token is absent: a failed comparison is an earlier sending, applied
+                match self.gateway.transaction(&[Compare::Absent(&record_key)], &writes, &reads).await {
+                    Ok(applied) => break applied,
+                    Err(e) if !fresh_lease && e.reason.contains("requested lease not found") => fresh_lease = true,
+                    // the answer lost, not necessarily the write: the token's key says which
+                    Err(e) => match self.gateway.get(&record_key).await {
+                        Ok(Some(_)) => {
+                            let pending = self.gateway.prefixed(&pending_prefix).await?;
+                            let finished = self.gateway.prefixed(&finished_prefix).await?;
+                            break gateway::Applied {
+                                succeeded: true,
+                                ranges: vec![pending, finished],
+                                ..Default::default()
+                            };
+                        }
+                        _ => return Err(e),
+                    },
+                }
             };
-            let _one_at_a_time = self.put_locks[stripe].lock().await;
-            let mut evicted_before = Vec::new();
-            for attempt in 0..RETRIES {
-                if attempt > 0 {
-                    backoff(attempt).await;
-                    // the last transaction may have been applied though it seemed not to be
-                    if self.gateway.get(&self.token_key(&token)).await?.is_some() {
-                        self.forget_finished(&finished_prefix).await?;
-                        return Ok((token, evicted_before));
-                    }
-                }
-                let guard_at = self.gateway.get(&guard).await?.map_or(0, |kv| kv.mod_revision);
-                let pending = self.gateway.prefixed(&pending_prefix).await?;
-                let mut ops = Vec::new();
-                let mut conditions = vec![Compare::ModifiedAt(&guard, guard_at)];
-                let mut queue = Vec::new();
-                for kv in &pending {
-                    let tok = kv.key[pending_prefix.len()..].to_string();
-                    let expires: u64 = std::str::from_utf8(&kv.value)
-                        .ok()
-                        .and_then(|v| v.parse().ok())
-                        .ok_or_else(|| self.unreadable("a pending token's expiry"))?;
-                    conditions.push(Compare::ModifiedAt(&kv.key, kv.mod_revision));
-                    queue.push(((tok, expires), expires));
-                }
-                let Room { expired, evicted: oldest, .. } = make_room(queue, capacity, now_ms);
-                let mut finished: Vec<String> = expired.into_iter().map(|(tok, _)| tok).collect();
-                let mut evicted = Vec::new();
-                for (tok, expires) in oldest {
+            let [pending, finished]: [Vec<Kv>; 2] =
+                written.ranges.try_into().map_err(|_| self.unreadable("a put's answer"))?;
+            let mut queue = Vec::new();
+            for kv in pending.into_iter().filter(|kv| kv.key != pending_key) {
+                let expires: u64 = std::str::from_utf8(&kv.value)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| self.unreadable("a pending token's expiry"))?;
+                queue.push(((kv, expires), expires));
+            }
+            let Room { expired, evicted, .. } = make_room(queue, capacity, now_ms);
+            let lease = self.lease_until(until, now_ms, false).await?;
+            let me = mark();
+            let (mut ops, mut evicting, mut finishing) = (Vec::new(), Vec::new(), Vec::new());
+            let leaving =
+                expired.into_iter().map(|(kv, _)| (kv, None)).chain(evicted.into_iter().map(|(kv, e)| (kv, Some(e))));
+            for (i, (kv, evicted_at)) in leaving.enumerate() {
+                let tok = kv.key[pending_prefix.len()..].to_string();
+                // one transaction gives its keys one revision: the value orders them within it
+                let mut then = vec![
+                    Op::Delete(kv.key.clone()),
+                    Op::Put { key: format!("{finished_prefix}{tok}"), value: i.to_string().into_bytes(), lease },
+                ];
+                if let Some(expires_at_ms) = evicted_at {
                     let tombstone = Record {
                         owner: who.as_str().to_string(),
                         state: Phase::Evicted,
                         record: None,
-                        expires_at_ms: expires,
+                        expires_at_ms,
                         outcome: None,
                         taken_by: None,
+                        evicted_by: Some(me.clone()),
                     };
                     let value = serde_json::to_vec(&tombstone).expect("a record serializes");
-                    ops.push(Op::Put { key: self.token_key(&tok), value, lease });
-                    evicted.push(tok.clone());
-                    finished.push(tok);
+                    then.push(Op::Put { key: self.token_key(&tok), value, lease });
                 }
-                for (i, tok) in finished.iter().enumerate() {
-                    ops.push(Op::Delete(format!("{pending_prefix}{tok}")));
-                    // one transaction gives its keys one revision: the value orders them within it
-                    let order = i.to_string().into_bytes();
-                    ops.push(Op::Put { key: format!("{finished_prefix}{tok}"), value: order, lease });
-                }
-                ops.push(Op::Put { key: self.token_key(&token), value: encoded.clone(), lease });
-                ops.push(Op::Put {
-                    key: format!("{pending_prefix}{token}"),
-                    value: expires_at_ms.to_string().into(),
-                    lease,
-                });
-                ops.push(Op::Put { key: guard.clone(), value: Vec::new(), lease });
-                let applied = match self.gateway.txn(&conditions, &ops).await {
-                    Ok(applied) => applied,
-                    // the answer lost, not necessarily the write: the token's key says which
-                    Err(e) => match self.gateway.get(&self.token_key(&token)).await {
-                        Ok(Some(_)) => true,
-                        _ => return Err(e),
-                    },
-                };
-                if applied {
-                    self.forget_finished(&finished_prefix).await?;
-                    return Ok((token, evicted));
-                }
-                evicted_before = evicted;
+                finishing.push(format!("{finished_prefix}{tok}"));
+                evicting.push((ops.len(), evicted_at.map(|_| tok)));
+                ops.push(Op::IfUnchanged { key: kv.key, mod_revision: kv.mod_revision, then });
             }
-            Err(self.contended("the principal's pending proposals"))
+            ops.extend(self.forget_ops(&finished_prefix, finished, &finishing));
+            if ops.is_empty() {
+                return Ok((token, Vec::new()));
+            }
+            let evicted_tokens = || evicting.iter().filter_map(|(_, t)| t.clone());
+            match self.gateway.transaction(&[], &ops, &[]).await {
+                Ok(applied) => {
+                    let made = |at: usize| applied.guarded.get(at).copied().unwrap_or(false);
+                    let evicted = evicting.iter().filter(|(at, _)| made(*at)).filter_map(|(_, t)| t.clone());
+                    Ok((token, evicted.collect()))
+                }
+                // the answer lost: the tombstones marked with this put's mark are its evictions
+                // (what it did not apply, the principal's next put does)
+                Err(e) => {
+                    let mut evicted = Vec::new();
+                    for tok in evicted_tokens() {
+                        match self.record(&tok).await {
+                            Ok(Some((r, _))) if r.evicted_by.as_deref() == Some(me.as_str()) => evicted.push(tok),
+                            Ok(_) => {}
+                            Err(_) => return Err(e),
+                        }
+                    }
+                    Ok((token, evicted))
+                }
+            }
         })
     }
 
@@ -438,11 +518,16 @@ impl super::Backend for EtcdStore {
         Box::pin(async move {
             let me = mark();
             let mut read = None;
+            let finished_prefix = self.finished_prefix(who);
+            let finished_key = format!("{finished_prefix}{token}");
             for attempt in 0..RETRIES {
                 if attempt > 0 {
                     backoff(attempt).await;
                 }
-                let Some((mut record, kv)) = self.record(token).await? else { return Ok(Taken::Unknown) };
+                // the principal's finished tokens beside the record: a take forgets the oldest
+                // beyond the limit in its own transaction
+                let (record, finished) = tokio::join!(self.record(token), self.gateway.prefixed(&finished_prefix));
+                let Some((mut record, kv)) = record? else { return Ok(Taken::Unknown) };
                 if !owned_by(&record.owner, who) {
                     return Ok(Taken::Unknown);
                 }
@@ -460,26 +545,19 @@ impl super::Backend for EtcdStore {
                 record.state = after.phase();
                 record.taken_by = Some(me.clone());
                 let value = serde_json::to_vec(&record).expect("a record serializes");
-                let ops = [
-                    Op::Put { key: kv.key.clone(), value, lease: kv.lease },
+                let mut ops = vec![
+                    Op::Put { key: kv.key.clone(), value: value.clone(), lease: kv.lease },
                     Op::Delete(format!("{}{token}", self.pending_prefix(who))),
-                    Op::Put {
-                        key: format!("{}{token}", self.finished_prefix(who)),
-                        value: Vec::new(),
-                        lease: kv.lease,
-                    },
+                    Op::Put { key: finished_key.clone(), value: Vec::new(), lease: kv.lease },
                 ];
-                match self.gateway.txn(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops).await {
-                    Ok(true) => {
-                        // as every store forgets: the oldest finished beyond the limit, now; the
-                        // take stands whatever this does
-                        if let Err(e) = self.forget_finished(&self.finished_prefix(who)).await {
-                            tracing::warn!("the oldest finished proposals were not forgotten after a take: {e}");
-                        }
+                ops.extend(self.forget_ops(&finished_prefix, finished?, std::slice::from_ref(&finished_key)));
+                match self.gateway.transaction(&[Compare::ModifiedAt(&kv.key, kv.mod_revision)], &ops, &[]).await {
+                    Ok(applied) if applied.succeeded => {
+                        self.remember_taken(token, record, Kv { value, mod_revision: applied.revision, ..kv });
                         return Ok(Taken::Found(bytes));
                     }
                     // applied by an earlier sending of this transaction, or another take won
-                    Ok(false) => read = Some(bytes),
+                    Ok(_) => read = Some(bytes),
                     Err(e) => {
                         let Ok(Some((now, _))) = self.record(token).await else { return Err(e) };
                         return match now.taken_by == Some(me) {
@@ -496,11 +574,18 @@ impl super::Backend for EtcdStore {
 
     fn settle<'a>(&'a self, who: &'a Principal, token: &'a str, outcome: Vec<u8>) -> Stored<'a, ()> {
         Box::pin(async move {
+            // the record as this replica's take left it, if it did: its revision is compared all
+            // the same, and a record written since is read again
+            let mut remembered = self.taken.lock().unwrap_or_else(|p| p.into_inner()).remove(token);
             for attempt in 0..RETRIES {
-                if attempt > 0 {
+                if attempt > 1 {
                     backoff(attempt).await;
                 }
-                let Some((mut record, kv)) = self.record(token).await? else { return Ok(()) };
+                let read = match remembered.take() {
+                    Some(kept) => Some(kept),
+                    None => self.record(token).await?,
+                };
+                let Some((mut record, kv)) = read else { return Ok(()) };
                 if !owned_by(&record.owner, who) {
                     return Ok(());
                 }
@@ -698,43 +783,59 @@ mod tests {
         match path {
             "/v3/maintenance/status" => json!({"leader": "1", "member_id": "1"}),
             "/v3/lease/grant" => json!({"ID": "7"}),
-            "/v3/kv/range" => {
-                let key = bytes(&body["key"]);
-                let end = bytes(&body["range_end"]);
-                let kvs: Vec<Value> = keys
-                    .kv
-                    .iter()
-                    .filter(|(k, _)| if end.is_empty() { **k == key } else { **k >= key && **k < end })
-                    .map(|(k, (v, rev))| {
-                        json!({"key": STANDARD.encode(k), "value": STANDARD.encode(v), "mod_revision": rev.to_string()})
-                    })
-                    .collect();
-                json!({"kvs": kvs})
-            }
+            "/v3/kv/range" => range(&keys, body),
             "/v3/kv/txn" => {
-                let holds = body["compare"].as_array().unwrap().iter().all(|c| {
-                    let at = keys.kv.get(&bytes(&c["key"])).map_or(0, |(_, rev)| *rev);
-                    match c["target"].as_str() {
-                        Some("MOD") => at.to_string() == c["mod_revision"].as_str().unwrap(),
-                        Some("CREATE") => at == 0,
-                        other => panic!("compare {other:?} not kept by this member"),
-                    }
-                });
-                if holds {
-                    keys.revision += 1;
-                    let revision = keys.revision;
-                    for op in body["success"].as_array().unwrap() {
-                        if let Some(put) = op.get("request_put") {
-                            keys.kv.insert(bytes(&put["key"]), (bytes(&put["value"]), revision));
-                        } else {
-                            keys.kv.remove(&bytes(&op["request_delete_range"]["key"]));
-                        }
-                    }
-                }
-                json!({"succeeded": holds})
+                keys.revision += 1;
+                let revision = keys.revision;
+                let mut answer = txn(&mut keys, body, revision);
+                answer["header"] = json!({"revision": revision.to_string()});
+                answer
             }
             other => panic!("{other} not kept by this member"),
         }
+    }
+
+    /// Keys in key order (the store's own keys are created in that order in these tests).
+    fn range(keys: &Keys, body: &Value) -> Value {
+        let key = bytes(&body["key"]);
+        let end = bytes(&body["range_end"]);
+        let kvs: Vec<Value> = keys
+            .kv
+            .iter()
+            .filter(|(k, _)| if end.is_empty() { **k == key } else { **k >= key && **k < end })
+            .map(|(k, (v, rev))| {
+                json!({"key": STANDARD.encode(k), "value": STANDARD.encode(v), "mod_revision": rev.to_string()})
+            })
+            .collect();
+        json!({"kvs": kvs})
+    }
+
+    /// A transaction (or one inside another), its writes at `revision`.
+    fn txn(keys: &mut Keys, body: &Value, revision: i64) -> Value {
+        let holds = body["compare"].as_array().into_iter().flatten().all(|c| {
+            let at = keys.kv.get(&bytes(&c["key"])).map_or(0, |(_, rev)| *rev);
+            match c["target"].as_str() {
+                Some("MOD") => at.to_string() == c["mod_revision"].as_str().unwrap(),
+                Some("CREATE") => at == 0,
+                other => panic!("compare {other:?} not kept by this member"),
+            }
+        });
+        let branch = if holds { &body["success"] } else { &body["failure"] };
+        let mut responses = Vec::new();
+        for op in branch.as_array().into_iter().flatten() {
+            if let Some(put) = op.get("request_put") {
+                keys.kv.insert(bytes(&put["key"]), (bytes(&put["value"]), revision));
+                responses.push(json!({"response_put": {}}));
+            } else if let Some(delete) = op.get("request_delete_range") {
+                keys.kv.remove(&bytes(&delete["key"]));
+                responses.push(json!({"response_delete_range": {}}));
+            } else if let Some(r) = op.get("request_range") {
+                responses.push(json!({"response_range": range(keys, r)}));
+            } else {
+                responses.push(json!({"response_txn": txn(keys, &op["request_txn"], revision)}));
+            }
+        }
+        json!({"succeeded": holds, "responses": responses})
     }
 
     /// The member's URL, its keys, and the switch that makes it lose its next transaction's answer.

@@ -501,12 +501,11 @@ async fn everything_the_simulator_answers(sim: &SimHandle) -> Vec<Case> {
     }
     // creates, dry runs and their refusals, for the three create endpoints
     let specs = specs(&network);
+    for change in ChangeType::ALL {
+        assert!(specs.iter().any(|(_, c, _)| *c == change), "no sample spec of {change:?}: add one to `specs`");
+    }
     for (label, change, spec) in specs {
-        let path = match change {
-            ChangeType::ConnectionCreate => "/fabric/v4/connections",
-            ChangeType::NetworkCreate => "/fabric/v4/networks",
-            ChangeType::ServiceTokenCreate => "/fabric/v4/serviceTokens",
-        };
+        let path = change.path();
         let model = match change {
             ChangeType::ConnectionCreate => "Connection",
             ChangeType::NetworkCreate => "Network",

@@ -31,11 +31,11 @@ fn the_official_create_examples_parse_as_specs_and_compile_to_the_same_body() {
     let mut parsed = 0;
     for e in examples["examples"].as_array().unwrap() {
         let name = e["name"].as_str().unwrap();
-        let change = match e["endpoint"].as_str().unwrap() {
-            "connections" => ChangeType::ConnectionCreate,
-            "networks" => ChangeType::NetworkCreate,
-            _ => ChangeType::ServiceTokenCreate,
-        };
+        let endpoint = e["endpoint"].as_str().unwrap();
+        let change = ChangeType::ALL
+            .into_iter()
+            .find(|c| c.path().rsplit('/').next() == Some(endpoint))
+            .unwrap_or_else(|| panic!("{name}: no change type creates at {endpoint:?}"));
         let excused = EXAMPLES_REFUSED
             .iter()
             .find(|(n, _)| *n == name)
