@@ -25,6 +25,9 @@ fn main() {
     } else {
         embed_packaged_copy(&manifest_dir.join("component"), &out);
     }
+    // its SHA-256, computed once here rather than at every start (`--version`, the cache's key)
+    let wasm = std::fs::read(&out).unwrap_or_else(|e| panic!("read {}: {e}", out.display()));
+    println!("cargo:rustc-env=EQUINIX_MCP_COMPONENT_SHA256={}", hex(&Sha256::digest(&wasm)));
     // `--version` names the target a binary was built for: a downloaded release file says which
     // of the release's binaries it is
     println!("cargo:rustc-env=EQUINIX_MCP_TARGET={}", env::var("TARGET").unwrap());

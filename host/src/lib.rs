@@ -60,6 +60,8 @@ pub mod value_parsers;
 
 /// The broker component built from `broker-component/` by `build.rs`.
 pub static EMBEDDED_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/broker.wasm"));
+/// [`EMBEDDED_COMPONENT`]'s SHA-256 (lowercase hex), computed by the build.
+pub const EMBEDDED_COMPONENT_SHA256: &str = env!("EQUINIX_MCP_COMPONENT_SHA256");
 
 /// Installs the process-wide TLS crypto provider (ring) once; later calls do nothing.
 pub fn install_crypto_provider() {

@@ -8,7 +8,6 @@ use equinix_mcp::cli::{Cli, Command, LogFormat};
 use equinix_mcp::commands::{
     approvers, audit, build_component, call, healthcheck, inspect, passkeys, policy, serve, tools,
 };
-use equinix_mcp::component;
 
 /// EX_USAGE of sysexits.h: the command line was wrong.
 const USAGE: i32 = 64;
@@ -20,7 +19,7 @@ fn main() -> ExitCode {
             "{} {} (component sha256:{})",
             env!("CARGO_PKG_VERSION"),
             env!("EQUINIX_MCP_TARGET"),
-            component::sha256_hex(equinix_mcp::EMBEDDED_COMPONENT)
+            equinix_mcp::EMBEDDED_COMPONENT_SHA256
         )
         .into_boxed_str(),
     );

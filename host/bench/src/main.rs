@@ -35,7 +35,8 @@ use clap::{Parser, Subcommand};
     version,
     about = "Benchmarks of the equinix-mcp binary on loopback: prints a table of figures with targets and verdicts \
              (see BENCHMARKS.md)",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    group(clap::ArgGroup::new("compared").args(["approval_page", "cold_start"]).multiple(true))
 )]
 struct Cli {
     #[command(subcommand)]
@@ -82,9 +83,15 @@ struct Cli {
           conflicts_with_all = ["soak", "approval_page", "notify", "plan", "inbox", "store_failover"])]
     idle_sessions: Option<usize>,
 
+    /// Only the cold start's row: a fresh stdio process per start until `initialize` is
+    /// answered, warm precompile cache, median of 15; beside `--baseline` when given.
+    #[arg(long, conflicts_with_all = ["soak", "approval_page", "notify", "plan", "inbox", "store_failover"])]
+    cold_start: bool,
+
     /// With --approval-page: the form path's baseline is this other `equinix-mcp` binary (an
-    /// earlier build, without the page), instead of this one without the page.
-    #[arg(long, requires = "approval_page", value_name = "PATH")]
+    /// earlier build, without the page), instead of this one without the page. With
+    /// --cold-start: the earlier build whose starts alternate with this one's.
+    #[arg(long, value_name = "PATH", requires = "compared")]
     baseline: Option<PathBuf>,
 
     /// Rounds of the soak (each ~6 s on two cores); the default is 10, 2 with `--quick`.
@@ -139,6 +146,9 @@ fn main() -> ExitCode {
                 10_000
             };
             return sessions::run(&server, n, cli.quick).await;
+        }
+        if cli.cold_start {
+            return figures::cold_start_only(&server, cli.baseline.as_deref(), cli.quick).await;
         }
         if cli.soak {
             soak::run(&server, cli.quick, cli.rounds).await

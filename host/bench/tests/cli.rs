@@ -13,7 +13,16 @@ fn help_names_every_flag() {
     let out = bench().arg("--help").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in ["--quick", "--soak", "--rounds", "--idle-sessions", "--server", "EQUINIX_MCP_BENCH_SERVER"] {
+    for flag in [
+        "--quick",
+        "--soak",
+        "--rounds",
+        "--idle-sessions",
+        "--cold-start",
+        "--baseline",
+        "--server",
+        "EQUINIX_MCP_BENCH_SERVER",
+    ] {
         assert!(text.contains(flag), "{flag} missing from --help:\n{text}");
     }
 }
@@ -39,7 +48,7 @@ fn soak_rounds_are_bounded_and_belong_to_the_soak() {
         (vec!["--soak", "--rounds", "1001"], "1001 is not in 1..=1000"),
         (vec!["--soak", "--rounds", "many"], "invalid value 'many' for '--rounds <ROUNDS>'"),
         (vec!["--rounds", "3"], "--soak"),
-        (vec!["--baseline", "/bin/true"], "--approval-page"),
+        (vec!["--baseline", "/bin/true"], "<--approval-page|--cold-start>"),
     ] {
         let out = bench().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -98,4 +107,17 @@ fn idle_sessions_print_their_rows_and_the_next_session_is_shed() {
     assert!(rows[1].starts_with("| memory per idle session | ") && rows[1].contains(" KiB |"), "{text}");
     assert!(rows[2].contains("with 40 idle vs none") && rows[2].contains("x / "), "{text}");
     assert!(rows[3].contains("| 503 Service Unavailable, Retry-After: 30;") && rows[3].ends_with("| met |"), "{text}");
+}
+
+/// The cold start's row runs on its own, beside a baseline build (here the same binary), with
+/// both sizes in the row (its time is not judged here).
+#[test]
+fn the_cold_start_row_compares_with_a_baseline_and_names_both_sizes() {
+    let server = std::path::Path::new(env!("CARGO_BIN_EXE_equinix-mcp-bench")).with_file_name("equinix-mcp");
+    let out = bench().args(["--cold-start", "--quick", "--baseline"]).arg(&server).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| cold start")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].contains(" MB) vs the baseline's ") && rows[0].contains("x | <= 10 ms |"), "{text}");
 }

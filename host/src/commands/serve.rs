@@ -151,7 +151,7 @@ pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
         Some(_) => PageKind::Team,
     };
     banner.confirmations = confirmations(grants.audit.is_some(), page, grants.unconfirmed_allowed);
-    let fairness = Fairness::new(args.fairness.limits());
+    let fairness = Fairness::new(args.fairness.limits(runtime.limits().instances));
     let broker = McpServer::new(Shared {
         runtime,
         registry,
@@ -240,8 +240,13 @@ fn confirmations(mutate: bool, page: PageKind, opt_in: bool) -> String {
 /// The chosen component, loaded under the operator's limits; with where it came from.
 fn load_component(args: &ServeArgs) -> anyhow::Result<(ComponentRuntime, String)> {
     let source = args.component.source()?;
-    let runtime = ComponentRuntime::load(&source.wasm, args.component.cache_dir().as_deref(), args.limits.limits())
-        .with_context(|| format!("loading component {}", source.origin))?;
+    let mut limits = args.limits.limits();
+    if let Transport::Stdio = args.transport {
+        limits.instances = crate::component::STDIO_INSTANCES;
+    }
+    let runtime =
+        ComponentRuntime::load_hashed(&source.wasm, &source.sha256, args.component.cache_dir().as_deref(), limits)
+            .with_context(|| format!("loading component {}", source.origin))?;
     Ok((runtime, source.origin))
 }
 

@@ -40,7 +40,12 @@ pub async fn catalog(
     toolsets: Option<&str>,
 ) -> anyhow::Result<(ComponentRuntime, ToolRegistry)> {
     let source = component.source()?;
-    let runtime = ComponentRuntime::load(&source.wasm, component.cache_dir().as_deref(), Limits::default())?;
+    let runtime = ComponentRuntime::load_hashed(
+        &source.wasm,
+        &source.sha256,
+        component.cache_dir().as_deref(),
+        Limits::default(),
+    )?;
     // The catalog call reaches no Fabric; this client exists only to satisfy the capability.
     let fabric = Arc::new(FabricClient::new(FabricConfig::new("http://127.0.0.1:9", None)));
     let grants = Grants::without_approvals(fabric, Arc::new(ProposalStore::new()), runtime.limits().guest_time);

@@ -78,7 +78,7 @@ fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
         // that follows, which `read_entry` just recomputed, so these are the exact bytes
         // `store` wrote from `Engine::precompile_component` output. wasmtime additionally
         // rejects code built by another version or configuration.
-        Ok(code) => match unsafe { Component::deserialize(engine, &code) } {
+        Ok(entry) => match unsafe { Component::deserialize(engine, &entry[HEADER_LEN..]) } {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!("ignoring unusable cache entry {}: {e:#}", path.display());
@@ -154,24 +154,26 @@ fn check_private_file(path: &Path) -> anyhow::Result<()> {
 const MAGIC: &[u8] = b"equinix-mcp precompiled v1\n";
 const HEADER_LEN: usize = MAGIC.len() + 2 * 65;
 
-/// The code of a cache entry, once its header matches `wasm_sha256` and its own digest.
+/// A cache entry (its code from [`HEADER_LEN`] on), once its header matches `wasm_sha256` and its
+/// code's own digest: read once into one buffer of its size, and not copied.
 fn read_entry(path: &Path, wasm_sha256: &str) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    let mut file = std::fs::File::open(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    file.read_to_end(&mut bytes)?;
     if bytes.len() < HEADER_LEN || !bytes.starts_with(MAGIC) {
         bail!("not an entry this host wrote (no header)");
     }
-    let code = bytes.split_off(HEADER_LEN);
-    let header = std::str::from_utf8(&bytes[MAGIC.len()..]).context("a malformed header")?;
+    let (header, code) = bytes.split_at(HEADER_LEN);
+    let header = std::str::from_utf8(&header[MAGIC.len()..]).context("a malformed header")?;
     let (for_wasm, code_sha256) = header.split_once('\n').context("a malformed header")?;
     if for_wasm != wasm_sha256 {
         bail!("compiled from another component ({for_wasm})");
     }
-    let actual = hex::encode(Sha256::digest(&code));
+    let actual = hex::encode(Sha256::digest(code));
     if code_sha256.trim_end() != actual {
         bail!("its code does not match its recorded SHA-256 (corrupted or altered)");
     }
-    Ok(code)
+    Ok(bytes)
 }
 
 fn store(path: &Path, wasm_sha256: &str, code: &[u8]) -> anyhow::Result<()> {

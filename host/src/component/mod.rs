@@ -35,11 +35,13 @@ pub struct Limits {
     pub guest_time: Duration,
     /// Linear memory per instance.
     pub memory_bytes: usize,
+    /// Calls that can hold an instance at once: the pooling allocator's slots, set up at start.
+    pub instances: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { guest_time: Duration::from_secs(2), memory_bytes: 64 << 20 }
+        Limits { guest_time: Duration::from_secs(2), memory_bytes: 64 << 20, instances: MAX_CONCURRENT_INSTANCES }
     }
 }
 
@@ -95,8 +97,14 @@ impl Drop for ComponentRuntime {
     }
 }
 
-/// Calls that can hold an instance at once (a confirmation waiting for a person holds one).
+/// Calls that can hold an instance at once (a confirmation waiting for a person holds one), on
+/// a server many clients share.
 pub const MAX_CONCURRENT_INSTANCES: u32 = 256;
+/// The same for a server of one client over stdio: its calls at once are capped lower anyway
+/// (`--max-calls-per-principal`, 64), and each slot costs its start a guard page's `mprotect`.
+pub const STDIO_INSTANCES: u32 = 64;
+// half the pool may hold forms open: a form for each of one client's pending proposals fits
+const _: () = assert!(STDIO_INSTANCES / 2 >= crate::proposals::PENDING_PER_PRINCIPAL);
 
 /// The largest linear memory any instance may have; `--memory-mib` caps each call below it.
 pub const MAX_MEMORY_BYTES: usize = 128 << 20;
@@ -106,13 +114,15 @@ pub const MAX_MEMORY_BYTES: usize = 128 << 20;
 /// Instances come from a pooling allocator: memories, tables and fiber stacks are reused across
 /// calls instead of being mapped and unmapped per call, which is what made a fresh Store per call
 /// expensive (page faults, and TLB-shootdown IPIs on every `munmap`).
-pub fn engine() -> anyhow::Result<Engine> {
+/// `instances` sizes the pool (the compiled code does not depend on it: one cache entry serves
+/// every size).
+pub fn engine(instances: u32) -> anyhow::Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(MAX_CONCURRENT_INSTANCES)
-        .total_core_instances(MAX_CONCURRENT_INSTANCES * 4)
-        .total_memories(MAX_CONCURRENT_INSTANCES * 2)
-        .total_tables(MAX_CONCURRENT_INSTANCES * 4)
-        .total_stacks(MAX_CONCURRENT_INSTANCES)
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * 4)
+        .total_memories(instances * 2)
+        .total_tables(instances * 4)
+        .total_stacks(instances)
         .max_memory_size(MAX_MEMORY_BYTES)
         .max_memories_per_component(4)
         .max_tables_per_component(8)
@@ -154,7 +164,7 @@ pub fn sha256_hex(wasm: &[u8]) -> String {
 /// Compiles and judges a component without preparing it to run. Never from the cache: an audit
 /// reads the `.wasm` whose SHA-256 it prints.
 pub fn inspect(wasm: &[u8]) -> anyhow::Result<surface::Surface> {
-    let engine = engine()?;
+    let engine = engine(MAX_CONCURRENT_INSTANCES)?;
     let sha = sha256_hex(wasm);
     let (component, _) = cache::load(&engine, wasm, &sha, None).map_err(not_a_component)?;
     Ok(surface::describe(&engine, &component, &sha, wasm.len()))
@@ -168,8 +178,13 @@ impl ComponentRuntime {
     /// Loads `wasm`, refuses it unless its imports are exactly within the broker world, and
     /// pre-instantiates it.
     pub fn load(wasm: &[u8], cache_dir: Option<&Path>, limits: Limits) -> anyhow::Result<Self> {
-        let engine = engine()?;
-        let sha = sha256_hex(wasm);
+        Self::load_hashed(wasm, &sha256_hex(wasm), cache_dir, limits)
+    }
+
+    /// [`ComponentRuntime::load`] of `wasm` whose SHA-256 the caller computed (`sha`).
+    pub fn load_hashed(wasm: &[u8], sha: &str, cache_dir: Option<&Path>, limits: Limits) -> anyhow::Result<Self> {
+        let engine = engine(limits.instances)?;
+        let sha = sha.to_string();
         let (component, origin) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
         let surface = surface::describe(&engine, &component, &sha, wasm.len());
         Self::prepare(engine, &component, surface, origin, limits)
@@ -178,7 +193,7 @@ impl ComponentRuntime {
     /// What `inspect` prints of `wasm` (compiled here, never from the cache), and the runtime
     /// made from that same compilation when the component is accepted (one compilation, not two).
     pub fn inspect(wasm: &[u8], limits: Limits) -> anyhow::Result<(surface::Surface, Option<anyhow::Result<Self>>)> {
-        let engine = engine()?;
+        let engine = engine(limits.instances)?;
         let sha = sha256_hex(wasm);
         let (component, origin) = cache::load(&engine, wasm, &sha, None).map_err(not_a_component)?;
         let surface = surface::describe(&engine, &component, &sha, wasm.len());
@@ -210,7 +225,7 @@ impl ComponentRuntime {
         })?;
         let ticker_stop = Arc::new(AtomicBool::new(false));
         spawn_epoch_ticker(engine.clone(), ticker_stop.clone());
-        let slots = tokio::sync::Semaphore::new(MAX_CONCURRENT_INSTANCES as usize);
+        let slots = tokio::sync::Semaphore::new(limits.instances as usize);
         Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop, slots })
     }
 
@@ -358,4 +373,12 @@ fn spawn_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) {
 /// Reads a component file with a clear error.
 pub fn read_component(path: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading component {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_build_hashed_the_component_it_embedded() {
+        assert_eq!(crate::EMBEDDED_COMPONENT_SHA256, super::sha256_hex(crate::EMBEDDED_COMPONENT));
+    }
 }

@@ -43,7 +43,9 @@ pub struct ComponentArgs {
 
 /// The component's bytes and where they came from.
 pub struct ComponentSource {
-    pub wasm: Vec<u8>,
+    pub wasm: std::borrow::Cow<'static, [u8]>,
+    /// Its SHA-256 (lowercase hex): hashed once, here (the embedded one by the build).
+    pub sha256: String,
     pub origin: String,
     /// Who signed it, when `--component-public-key` asked.
     pub signer: Option<signature::Signer>,
@@ -65,16 +67,19 @@ impl ComponentArgs {
                     }
                     None => path.display().to_string(),
                 };
-                ComponentSource { wasm, origin, signer }
+                ComponentSource { sha256: sha256_hex(&wasm), wasm: wasm.into(), origin, signer }
             }
             // part of the host: trusted as the host binary is
-            None => {
-                ComponentSource { wasm: crate::EMBEDDED_COMPONENT.to_vec(), origin: "embedded".into(), signer: None }
-            }
+            None => ComponentSource {
+                wasm: crate::EMBEDDED_COMPONENT.into(),
+                sha256: crate::EMBEDDED_COMPONENT_SHA256.into(),
+                origin: "embedded".into(),
+                signer: None,
+            },
         };
         if let Some(pin) = &self.component_sha256 {
-            let actual = sha256_hex(&source.wasm);
-            if !pin.trim().eq_ignore_ascii_case(&actual) {
+            let actual = &source.sha256;
+            if !pin.trim().eq_ignore_ascii_case(actual) {
                 bail!(
                     "component {} has SHA-256 {actual}, but EQUINIX_MCP_COMPONENT_SHA256 / --component-sha256 \
                      pins {}; refusing to start",
@@ -121,7 +126,11 @@ pub struct LimitsArgs {
 
 impl LimitsArgs {
     pub fn limits(&self) -> Limits {
-        Limits { guest_time: Duration::from_millis(self.guest_time_ms), memory_bytes: self.memory_mib << 20 }
+        Limits {
+            guest_time: Duration::from_millis(self.guest_time_ms),
+            memory_bytes: self.memory_mib << 20,
+            ..Limits::default()
+        }
     }
 }
 

@@ -36,12 +36,12 @@ pub struct FairnessArgs {
 
 impl FairnessArgs {
     /// The limits, with the forms held open in all capped at half the component's instance pool
-    /// (ordinary calls always find instances).
-    pub fn limits(&self) -> FairnessLimits {
+    /// of `instances` (ordinary calls always find instances).
+    pub fn limits(&self, instances: u32) -> FairnessLimits {
         FairnessLimits {
             calls_per_principal: self.max_calls_per_principal,
             confirmations_per_principal: self.max_confirmations_per_principal,
-            confirmations_total: (crate::component::MAX_CONCURRENT_INSTANCES / 2) as usize,
+            confirmations_total: (instances / 2) as usize,
         }
     }
 }
