@@ -213,13 +213,13 @@ impl Passkeys {
             let entry = Event::PasskeyEnrollmentNotKept(events::PasskeyNotKept {
                 credential_id: enrollment.credential_id.clone(),
                 principal: principal.to_string(),
-                reason: why.clone(),
+                reason: why.to_string(),
             })
             .at(self.clock.now_ms());
             if let Err(e) = AuditLog::record(log, entry).await {
                 tracing::error!("an enrollment that was not kept is not marked in the audit log: {e}");
             }
-            return Err(why);
+            return Err(why.into());
         }
         tracing::info!(%principal, credential = %enrollment.credential_id, "a passkey was enrolled");
         Ok(enrollment)

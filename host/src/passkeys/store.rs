@@ -74,6 +74,38 @@ struct FileForm {
     enrollments: Vec<Enrollment>,
 }
 
+/// Why the passkey store did not do what it was asked: what a caller can match on, worded as the
+/// person or operator reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("this passkey is enrolled already")]
+    AlreadyEnrolled,
+    #[error("you have {0} passkeys enrolled, the most one person may; revoke one first")]
+    PersonFull(usize),
+    #[error("the server holds {MAX_ENROLLMENTS} passkeys, the most it keeps")]
+    ServerFull,
+    #[error("no passkey {0} is enrolled")]
+    Unknown(String),
+    /// The change the caller asked for refused the record as it stands (its own words).
+    #[error("{0}")]
+    Refused(String),
+    #[error("the passkey's record kept changing under this change; try again")]
+    Contended,
+    /// A record or file that is not this server's (its name and what is wrong with it).
+    #[error("{0}")]
+    NotOurs(String),
+    /// The file or the shared store could not be read or written (what, and the system's words).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// The words, for the callers that still pass errors on as text.
+impl From<StoreError> for String {
+    fn from(e: StoreError) -> String {
+        e.to_string()
+    }
+}
+
 #[derive(Clone)]
 pub enum PasskeyStore {
     Shared(Arc<ProposalStore>),
@@ -119,11 +151,11 @@ impl PasskeyStore {
     }
 
     /// Every enrollment, revoked ones included.
-    pub async fn all(&self) -> Result<Vec<Enrollment>, String> {
+    pub async fn all(&self) -> Result<Vec<Enrollment>, StoreError> {
         match self {
             PasskeyStore::Shared(s) => {
                 let records = s.shared_records().expect("a shared store keeps shared records");
-                let values = records.values(HASH).await.map_err(|e| e.to_string())?;
+                let values = records.values(HASH).await.map_err(unavailable)?;
                 let mut all = Vec::with_capacity(values.len());
                 for v in values {
                     all.push(parse(&v)?);
@@ -133,21 +165,21 @@ impl PasskeyStore {
             }
             PasskeyStore::File(path) => {
                 let path = path.clone();
-                tokio::task::spawn_blocking(move || read_file(&path)).await.map_err(|e| e.to_string())?
+                tokio::task::spawn_blocking(move || read_file(&path)).await.map_err(unavailable)?
             }
         }
     }
 
     /// Adds `new`, unless its credential id is enrolled already (by anyone) or its owner or the
     /// store has no room. `Err` names why.
-    pub async fn insert(&self, new: Enrollment) -> Result<(), String> {
+    pub async fn insert(&self, new: Enrollment) -> Result<(), StoreError> {
         match self {
             PasskeyStore::Shared(s) => {
                 check_room(&self.all().await?, &new)?;
                 let records = s.shared_records().expect("a shared store keeps shared records");
                 let bytes = serde_json::to_vec(&new).expect("an enrollment serializes");
-                if !records.put_new(HASH, &new.credential_id, &bytes).await.map_err(|e| e.to_string())? {
-                    return Err(already());
+                if !records.put_new(HASH, &new.credential_id, &bytes).await.map_err(unavailable)? {
+                    return Err(StoreError::AlreadyEnrolled);
                 }
                 Ok(())
             }
@@ -161,7 +193,7 @@ impl PasskeyStore {
                     })
                 })
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(unavailable)?
             }
         }
     }
@@ -172,22 +204,22 @@ impl PasskeyStore {
         &self,
         credential_id: &str,
         change: impl Fn(&mut Enrollment) -> Result<(), String> + Send + Sync + 'static,
-    ) -> Result<Enrollment, String> {
+    ) -> Result<Enrollment, StoreError> {
         match self {
             PasskeyStore::Shared(s) => {
                 let records = s.shared_records().expect("a shared store keeps shared records");
                 for _ in 0..8 {
-                    let Some(stored) = records.get(HASH, credential_id).await.map_err(|e| e.to_string())? else {
-                        return Err(unknown(credential_id));
+                    let Some(stored) = records.get(HASH, credential_id).await.map_err(unavailable)? else {
+                        return Err(StoreError::Unknown(credential_id.to_string()));
                     };
                     let mut new = parse(&stored)?;
-                    change(&mut new)?;
+                    change(&mut new).map_err(StoreError::Refused)?;
                     let after = serde_json::to_vec(&new).expect("an enrollment serializes");
-                    if records.swap(HASH, credential_id, &stored, &after).await.map_err(|e| e.to_string())? {
+                    if records.swap(HASH, credential_id, &stored, &after).await.map_err(unavailable)? {
                         return Ok(new);
                     }
                 }
-                Err("the passkey's record kept changing under this change; try again".into())
+                Err(StoreError::Contended)
             }
             PasskeyStore::File(path) => {
                 let (path, id) = (path.clone(), credential_id.to_string());
@@ -195,68 +227,71 @@ impl PasskeyStore {
                     let mut changed = None;
                     change_file(&path, |all| {
                         let Some(e) = all.iter_mut().find(|e| e.credential_id == id) else {
-                            return Err(unknown(&id));
+                            return Err(StoreError::Unknown(id.clone()));
                         };
-                        change(e)?;
+                        change(e).map_err(StoreError::Refused)?;
                         changed = Some(e.clone());
                         Ok(())
                     })?;
                     Ok(changed.expect("changed when Ok"))
                 })
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(unavailable)?
             }
         }
     }
 }
 
-fn parse(bytes: &[u8]) -> Result<Enrollment, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("a passkey record in the store is not one of ours: {e}"))
+/// What the shared store or a blocking task answered instead (their own words).
+fn unavailable(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(e.to_string())
 }
 
-fn already() -> String {
-    "this passkey is enrolled already".into()
+fn parse(bytes: &[u8]) -> Result<Enrollment, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::NotOurs(format!("a passkey record in the store is not one of ours: {e}")))
 }
 
-fn unknown(id: &str) -> String {
-    format!("no passkey {id} is enrolled")
-}
-
-fn check_room(all: &[Enrollment], new: &Enrollment) -> Result<(), String> {
+fn check_room(all: &[Enrollment], new: &Enrollment) -> Result<(), StoreError> {
     if all.iter().any(|e| e.credential_id == new.credential_id) {
-        return Err(already());
+        return Err(StoreError::AlreadyEnrolled);
     }
     let own = all.iter().filter(|e| e.principal == new.principal && e.revoked.is_none()).count();
     if own >= MAX_PER_PERSON {
-        return Err(format!("you have {own} passkeys enrolled, the most one person may; revoke one first"));
+        return Err(StoreError::PersonFull(own));
     }
     if all.len() >= MAX_ENROLLMENTS {
-        return Err(format!("the server holds {MAX_ENROLLMENTS} passkeys, the most it keeps"));
+        return Err(StoreError::ServerFull);
     }
     Ok(())
 }
 
-fn read_file(path: &Path) -> Result<Vec<Enrollment>, String> {
+fn read_file(path: &Path) -> Result<Vec<Enrollment>, StoreError> {
     let shown = path.display();
     let text = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("reading the passkeys file {shown}: {e}")),
+        Err(e) => return Err(StoreError::Unavailable(format!("reading the passkeys file {shown}: {e}"))),
     };
-    let form: FileForm =
-        serde_json::from_slice(&text).map_err(|e| format!("the passkeys file {shown} is not one of ours: {e}"))?;
+    let form: FileForm = serde_json::from_slice(&text)
+        .map_err(|e| StoreError::NotOurs(format!("the passkeys file {shown} is not one of ours: {e}")))?;
     if form.format != FILE_FORMAT {
-        return Err(format!("the passkeys file {shown} has format {:?}, not {FILE_FORMAT:?}", form.format));
+        let why = format!("the passkeys file {shown} has format {:?}, not {FILE_FORMAT:?}", form.format);
+        return Err(StoreError::NotOurs(why));
     }
     Ok(form.enrollments)
 }
 
 /// Reads, changes and replaces the file whole under an exclusive lock of `PATH.lock`; the new
 /// file is written beside it, synced and renamed over it, so a reader sees the old or the new.
-fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<(), String>) -> Result<(), String> {
+fn change_file(
+    path: &Path,
+    change: impl FnOnce(&mut Vec<Enrollment>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let shown = path.display();
+    let io = |what: String| move |e: std::io::Error| StoreError::Unavailable(format!("{what}: {e}"));
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     }
     let lock_path = path.with_extension("json.lock");
     let lock = File::options()
@@ -264,8 +299,8 @@ fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|e| format!("opening {}: {e}", lock_path.display()))?;
-    lock.lock().map_err(|e| format!("locking {}: {e}", lock_path.display()))?;
+        .map_err(io(format!("opening {}", lock_path.display())))?;
+    lock.lock().map_err(io(format!("locking {}", lock_path.display())))?;
     let mut all = read_file(path)?;
     change(&mut all)?;
     let form = FileForm { format: FILE_FORMAT.into(), enrollments: all };
@@ -274,9 +309,9 @@ fn change_file(path: &Path, change: impl FnOnce(&mut Vec<Enrollment>) -> Result<
     // the public keys are no secret, but who may approve is: the file is the user's alone
     let mut file = crate::platform::owner_only(File::options().create(true).write(true).truncate(true))
         .open(&tmp)
-        .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-    file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("replacing {shown}: {e}"))?;
+        .map_err(io(format!("writing {}", tmp.display())))?;
+    file.write_all(&bytes).and_then(|_| file.sync_all()).map_err(io(format!("writing {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(io(format!("replacing {shown}")))?;
     Ok(())
 }
 
@@ -304,12 +339,14 @@ mod tests {
         assert!(store.all().await.unwrap().is_empty(), "no file yet: no passkeys");
         store.insert(enrollment("a", "alice")).await.unwrap();
         let twice = store.insert(enrollment("a", "bob")).await.unwrap_err();
-        assert!(twice.contains("enrolled already"), "{twice}");
+        assert_eq!(twice, StoreError::AlreadyEnrolled);
+        assert_eq!(twice.to_string(), "this passkey is enrolled already");
         for i in 1..MAX_PER_PERSON {
             store.insert(enrollment(&format!("a{i}"), "alice")).await.unwrap();
         }
         let full = store.insert(enrollment("one-more", "alice")).await.unwrap_err();
-        assert!(full.contains("revoke one first"), "{full}");
+        assert_eq!(full, StoreError::PersonFull(MAX_PER_PERSON));
+        assert!(full.to_string().contains("revoke one first"), "{full}");
         store.insert(enrollment("b", "bob")).await.unwrap();
         let all = store.all().await.unwrap();
         assert_eq!(all.len(), MAX_PER_PERSON + 1);
@@ -328,9 +365,14 @@ mod tests {
         });
         assert_eq!(changed.await.unwrap().revoked, Some(revocation.clone()));
         let refused = store.update("a", |_| Err("no".into())).await.unwrap_err();
-        assert_eq!(refused, "no");
+        assert_eq!(refused, StoreError::Refused("no".into()));
+        assert_eq!(refused.to_string(), "no");
         assert_eq!(store.all().await.unwrap()[0].revoked, Some(revocation));
-        assert!(store.update("zz", |_| Ok(())).await.unwrap_err().contains("no passkey zz"));
+        let unknown = store.update("zz", |_| Ok(())).await.unwrap_err();
+        assert_eq!(
+            (unknown.to_string().as_str(), unknown),
+            ("no passkey zz is enrolled", StoreError::Unknown("zz".into()))
+        );
     }
 
     #[tokio::test]
@@ -354,7 +396,7 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "{\"format\":\"other\",\"enrollments\":[]}").unwrap();
         let why = store.all().await.unwrap_err();
-        assert!(why.contains("has format \"other\""), "{why}");
+        assert!(matches!(&why, StoreError::NotOurs(w) if w.contains("has format \"other\"")), "{why}");
         drop(dir);
     }
 

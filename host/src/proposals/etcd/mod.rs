@@ -922,7 +922,7 @@ mod tests {
         lose.store(2, Ordering::SeqCst);
         let (second, evicted) = store.put(&who, b"second".to_vec(), u64::MAX / 2, 1, 1).await.unwrap();
         assert_eq!(lose.load(Ordering::SeqCst), 0, "the eviction's answer was lost");
-        assert_eq!(evicted, [first.clone()], "its mark on the tombstone names the eviction as its own");
+        assert_eq!(evicted, std::slice::from_ref(&first), "its mark on the tombstone names the eviction as its own");
         assert!(matches!(store.take(&who, &first).await.unwrap(), Taken::Evicted));
         // the next put evicts the second, and reports only that
         let (_, evicted) = store.put(&who, b"third".to_vec(), u64::MAX / 2, 1, 2).await.unwrap();
