@@ -12,13 +12,8 @@ use equinix_mcp::fabric_client::{ApiRequest, Method};
 use equinix_mcp::plan::{compose, resolve};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ms, spec};
+use crate::client::{ms, quantile, spec};
 use crate::table::Table;
-
-/// `sorted`'s value at quantile `q`.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
 
 pub async fn run(quick: bool) -> anyhow::Result<()> {
     let rounds = if quick { 100 } else { 1000 };

@@ -17,7 +17,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::json;
 
-use crate::client::{HttpChild, rss_kib, spawn_http};
+use crate::client::{HttpChild, quantile, rss_kib, spawn_http};
 
 const READERS: usize = 16;
 /// `initialize`s in flight while the idle sessions are opened.
@@ -160,7 +160,7 @@ impl Latencies {
     fn percentile(&self, p: usize) -> f64 {
         let mut v = self.0.clone();
         v.sort_by(f64::total_cmp);
-        v[((v.len() * p) / 100).min(v.len() - 1)]
+        quantile(&v, p as f64 / 100.0)
     }
 }
 
