@@ -133,7 +133,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     }
     let mine = match page.passkeys.active_of(&session.approver).await {
         Ok(m) => m,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.to_string()),
     };
     let (permission, passkey_request) = if mine.is_empty() {
         (with_passkey_hint(&page, &session, &record), None)
@@ -395,7 +395,7 @@ async fn passkey_answer(
     let signed = record.identity_saying(comment);
     let evidence = page.passkeys.check(&page.origin(), &session.approver, answer, &signed).await.map_err(|why| {
         match comment.is_empty() {
-            true => why,
+            true => why.to_string(),
             false => format!("{why} (the passkey signs the comment with the request: was it changed after signing?)"),
         }
     })?;
@@ -453,7 +453,7 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
     };
     let all = match page.passkeys.all().await {
         Ok(a) => a,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.to_string()),
     };
     let mine: Vec<_> = all.into_iter().filter(|e| e.principal == session.approver).collect();
     let adding = if !page.recently_signed_in(&session) {
@@ -462,7 +462,7 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
         let shown = session.subject.clone();
         match page.passkeys.begin_enrollment(&page.origin(), &key, &session.approver, &shown).await {
             Ok(options) => html::Adding::Options(options),
-            Err(why) => html::Adding::Unavailable(why),
+            Err(why) => html::Adding::Unavailable(why.to_string()),
         }
     };
     page_response(StatusCode::OK, html::passkeys(&session, &mine, &adding))
@@ -500,7 +500,7 @@ async fn enroll(State(page): State<Arc<ApprovalPage>>, request: Request) -> Resp
         Ok(_) => see_other("/approve/passkeys"),
         Err(why) => {
             tracing::warn!(approver = %session.approver, "approval page: refused an enrollment: {why}");
-            message(StatusCode::FORBIDDEN, "The passkey was not added", &why)
+            message(StatusCode::FORBIDDEN, "The passkey was not added", &why.to_string())
         }
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod ceremony;
 pub mod challenge;
+mod error;
 pub mod offline;
 pub mod store;
 
@@ -22,7 +23,9 @@ use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
-pub use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation};
+pub use error::PasskeyError;
+use error::unavailable;
+pub use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation, StoreError};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
 pub use webauthn_rs::prelude::Passkey;
 
@@ -64,19 +67,19 @@ impl Passkeys {
 
     /// The relying party for the page at `origin` (known once the server listens), or why there
     /// is none.
-    pub fn ceremony(&self, origin: &str) -> Result<&Ceremony, String> {
-        self.ceremony.get_or_init(|| Ceremony::new(origin)).as_ref().map_err(Clone::clone)
+    pub fn ceremony(&self, origin: &str) -> Result<&Ceremony, PasskeyError> {
+        self.ceremony.get_or_init(|| Ceremony::new(origin)).as_ref().map_err(|why| PasskeyError::Ceremony(why.clone()))
     }
 
     /// Every enrollment, after this server's audit log has recorded each revocation in it.
-    pub async fn all(&self) -> Result<Vec<Enrollment>, String> {
+    pub async fn all(&self) -> Result<Vec<Enrollment>, PasskeyError> {
         let all = self.store.all().await?;
         self.record_revocations(&all).await;
         Ok(all)
     }
 
     /// `principal`'s passkeys that are not revoked.
-    pub async fn active_of(&self, principal: &str) -> Result<Vec<Enrollment>, String> {
+    pub async fn active_of(&self, principal: &str) -> Result<Vec<Enrollment>, PasskeyError> {
         Ok(self.all().await?.into_iter().filter(|e| e.principal == principal && e.revoked.is_none()).collect())
     }
 
@@ -156,18 +159,19 @@ impl Passkeys {
         session_key: &str,
         principal: &str,
         shown_name: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, PasskeyError> {
         let ceremony = self.ceremony(origin)?;
         let mine = self.all().await?.into_iter().filter(|e| e.principal == principal);
         let exclude = mine.filter_map(|e| URL_SAFE_NO_PAD.decode(&e.credential_id).ok()).collect();
-        let (options, state) = ceremony.begin_enrollment(principal, shown_name, exclude)?;
-        let bytes = serde_json::to_vec(&state).map_err(|e| e.to_string())?;
+        let (options, state) =
+            ceremony.begin_enrollment(principal, shown_name, exclude).map_err(PasskeyError::Ceremony)?;
+        let bytes = serde_json::to_vec(&state).map_err(unavailable)?;
         let now = self.clock.now_ms();
         self.notes
             .note_put(&NoteKey::Enrollment(session_key), &bytes, ENROLL_MS, false, now)
             .await
-            .map_err(|e| e.to_string())?;
-        serde_json::to_string(&options).map_err(|e| e.to_string())
+            .map_err(unavailable)?;
+        serde_json::to_string(&options).map_err(unavailable)
     }
 
     /// Finishes the enrollment begun for session `session_key` with the browser's `answer`: the
@@ -179,23 +183,23 @@ impl Passkeys {
         principal: &str,
         answer: &str,
         peer: &str,
-    ) -> Result<Enrollment, String> {
+    ) -> Result<Enrollment, PasskeyError> {
         let ceremony = self.ceremony(origin)?;
         let now = self.clock.now_ms();
         let key = NoteKey::Enrollment(session_key);
-        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(|e| e.to_string())? else {
-            return Err("no enrollment was begun in this session, or it took over 5 minutes; reload the page".into());
+        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(unavailable)? else {
+            return Err(PasskeyError::NoEnrollmentBegun);
         };
         // an enrollment's state is used once, on every replica
-        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(|e| e.to_string())? {
-            return Err("this enrollment was answered already; reload the page to add another passkey".into());
+        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(unavailable)? {
+            return Err(PasskeyError::AnsweredAlready);
         }
-        let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-        let enrollment = ceremony.finish_enrollment(answer, &state, principal, now)?;
+        let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(unavailable)?;
+        let enrollment = ceremony.finish_enrollment(answer, &state, principal, now).map_err(PasskeyError::Ceremony)?;
         let Some(log) = self.audit.clone() else {
-            return Err("this server has no audit log, so no passkey can be enrolled".into());
+            return Err(PasskeyError::NoAuditLog);
         };
-        let public_key = serde_json::to_value(enrollment.passkey.get_public_key()).map_err(|e| e.to_string())?;
+        let public_key = serde_json::to_value(enrollment.passkey.get_public_key()).map_err(unavailable)?;
         let entry = Event::PasskeyEnrolled(events::PasskeyEnrolled {
             credential_id: enrollment.credential_id.clone(),
             principal: principal.to_string(),
@@ -206,9 +210,7 @@ impl Passkeys {
             peer: peer.to_string(),
         })
         .at(now);
-        AuditLog::record(log.clone(), entry)
-            .await
-            .map_err(|e| format!("the audit log could not record the enrollment ({e}); nothing was enrolled"))?;
+        AuditLog::record(log.clone(), entry).await.map_err(|e| PasskeyError::NotRecorded(e.to_string()))?;
         if let Err(why) = self.store.insert(enrollment.clone()).await {
             let entry = Event::PasskeyEnrollmentNotKept(events::PasskeyNotKept {
                 credential_id: enrollment.credential_id.clone(),
@@ -226,11 +228,16 @@ impl Passkeys {
     }
 
     /// The options for `navigator.credentials.get()` approving `id` with one of `mine`, as JSON.
-    pub fn request_options(&self, origin: &str, mine: &[Enrollment], id: &ApprovalIdentity) -> Result<String, String> {
+    pub fn request_options(
+        &self,
+        origin: &str,
+        mine: &[Enrollment],
+        id: &ApprovalIdentity,
+    ) -> Result<String, PasskeyError> {
         let ceremony = self.ceremony(origin)?;
         let keys: Vec<_> = mine.iter().map(|e| e.passkey.clone()).collect();
-        let (options, _) = ceremony.request(&keys, id)?;
-        serde_json::to_string(&options).map_err(|e| e.to_string())
+        let (options, _) = ceremony.request(&keys, id).map_err(PasskeyError::Ceremony)?;
+        serde_json::to_string(&options).map_err(unavailable)
     }
 
     /// Checks the browser's `answer` approving `id` by `approver`: the passkey is enrolled, theirs,
@@ -242,7 +249,7 @@ impl Passkeys {
         approver: &str,
         answer: &str,
         id: &ApprovalIdentity<'_>,
-    ) -> Result<Evidence, String> {
+    ) -> Result<Evidence, PasskeyError> {
         self.check_as(origin, Some(approver), answer, id).await.map(|(_, evidence)| evidence)
     }
 
@@ -253,7 +260,7 @@ impl Passkeys {
         origin: &str,
         answer: &str,
         id: &ApprovalIdentity<'_>,
-    ) -> Result<(String, Evidence), String> {
+    ) -> Result<(String, Evidence), PasskeyError> {
         self.check_as(origin, None, answer, id).await
     }
 
@@ -263,32 +270,27 @@ impl Passkeys {
         approver: Option<&str>,
         answer: &str,
         id: &ApprovalIdentity<'_>,
-    ) -> Result<(String, Evidence), String> {
+    ) -> Result<(String, Evidence), PasskeyError> {
         let ceremony = self.ceremony(origin)?;
-        let assertion: PublicKeyCredential = serde_json::from_str(answer)
-            .map_err(|e| format!("the browser's answer is not a WebAuthn assertion: {e}"))?;
+        let assertion: PublicKeyCredential =
+            serde_json::from_str(answer).map_err(|e| PasskeyError::NotAnAssertion(e.to_string()))?;
         let credential_id = URL_SAFE_NO_PAD.encode(&assertion.raw_id);
         let all = self.all().await?;
         let Some(enrolled) = all.into_iter().find(|e| e.credential_id == credential_id) else {
-            return Err("the answer was made with a passkey that is not enrolled on this server".into());
+            return Err(PasskeyError::NotEnrolled);
         };
         if let Some(approver) = approver.filter(|a| *a != enrolled.principal) {
-            return Err(format!(
-                "the answer was made with a passkey of {}, and you are signed in as {approver}",
-                enrolled.principal
-            ));
+            return Err(PasskeyError::SomeoneElses { owner: enrolled.principal, approver: approver.to_string() });
         }
         if let Some(r) = &enrolled.revoked {
-            return Err(format!("this passkey was revoked ({}: {})", r.by, r.reason));
+            return Err(PasskeyError::Revoked { by: r.by.clone(), reason: r.reason.clone() });
         }
         if enrolled.rp_id != ceremony.rp_id || !ceremony.admits(&enrolled.origin) {
-            return Err(format!(
-                "this passkey was enrolled for {} and the page is now at {}; enroll it again",
-                enrolled.origin, ceremony.origin
-            ));
+            return Err(PasskeyError::OtherOrigin { enrolled: enrolled.origin, page: ceremony.origin.clone() });
         }
-        let (_, state) = ceremony.request(std::slice::from_ref(&enrolled.passkey), id)?;
-        let result = ceremony.check(&assertion, &state)?;
+        let (_, state) =
+            ceremony.request(std::slice::from_ref(&enrolled.passkey), id).map_err(PasskeyError::Ceremony)?;
+        let result = ceremony.check(&assertion, &state).map_err(PasskeyError::Ceremony)?;
         let now = self.clock.now_ms();
         let counter = result.counter();
         // the counter moves on once across replicas: two uses of one answer cannot both pass

@@ -1,0 +1,63 @@
+//! Why a passkey was not enrolled or did not approve: what the page matches on, worded as the
+//! person reads it.
+
+use super::store::StoreError;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PasskeyError {
+    /// The page has no relying party (its origin is none WebAuthn takes), or WebAuthn refused the
+    /// browser's answer: its words.
+    #[error("{0}")]
+    Ceremony(String),
+    /// The passkeys' store, or a change to a passkey's record refused as it stands.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// What keeps enrollments begun (the proposal store), or a record not in its form: its words.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("no enrollment was begun in this session, or it took over 5 minutes; reload the page")]
+    NoEnrollmentBegun,
+    #[error("this enrollment was answered already; reload the page to add another passkey")]
+    AnsweredAlready,
+    #[error("this server has no audit log, so no passkey can be enrolled")]
+    NoAuditLog,
+    #[error("the audit log could not record the enrollment ({0}); nothing was enrolled")]
+    NotRecorded(String),
+    #[error("the browser's answer is not a WebAuthn assertion: {0}")]
+    NotAnAssertion(String),
+    #[error("the answer was made with a passkey that is not enrolled on this server")]
+    NotEnrolled,
+    #[error("the answer was made with a passkey of {owner}, and you are signed in as {approver}")]
+    SomeoneElses { owner: String, approver: String },
+    #[error("this passkey was revoked ({by}: {reason})")]
+    Revoked { by: String, reason: String },
+    #[error("this passkey was enrolled for {enrolled} and the page is now at {page}; enroll it again")]
+    OtherOrigin { enrolled: String, page: String },
+}
+
+/// The words, for the callers that still pass errors on as text.
+impl From<PasskeyError> for String {
+    fn from(e: PasskeyError) -> String {
+        e.to_string()
+    }
+}
+
+/// What the proposal store or a serializer answered instead (their own words).
+pub(super) fn unavailable(e: impl std::fmt::Display) -> PasskeyError {
+    PasskeyError::Unavailable(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_from_the_store_reads_in_its_own_words_and_matches_as_the_stores() {
+        let counter = "the passkey's signature counter did not move on: a replayed answer, or a cloned authenticator";
+        let e: PasskeyError = StoreError::Refused(counter.into()).into();
+        assert_eq!(e.to_string(), counter, "no prefix in front of what the person reads");
+        assert!(matches!(e, PasskeyError::Store(StoreError::Refused(_))));
+        let someone = PasskeyError::SomeoneElses { owner: "bob".into(), approver: "alice".into() };
+        assert_eq!(String::from(someone), "the answer was made with a passkey of bob, and you are signed in as alice");
+    }
+}
