@@ -109,38 +109,28 @@ impl Fairness {
     }
 
     /// A slot for one tool call of `who`, or why not.
-    pub fn begin_call(self: &Arc<Self>, who: &Principal) -> Result<Permit, String> {
+    pub fn begin_call(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
         self.begin(who, Kind::Call)
     }
 
     /// A slot for one open confirmation form of `who`, or why not.
-    pub fn begin_confirmation(self: &Arc<Self>, who: &Principal) -> Result<Permit, String> {
+    pub fn begin_confirmation(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
         self.begin(who, Kind::Confirmation)
     }
 
-    fn begin(self: &Arc<Self>, who: &Principal, kind: Kind) -> Result<Permit, String> {
+    fn begin(self: &Arc<Self>, who: &Principal, kind: Kind) -> Result<Permit, Busy> {
         let mut guard = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let (per, total) = &mut *guard;
         let c = per.entry(who.clone()).or_default();
         match kind {
             Kind::Call if c.calls >= self.limits.calls_per_principal => {
-                return Err(format!(
-                    "principal {who} already has {} tool calls in flight, the most this server allows one principal \
-                     (--max-calls-per-principal); retry when one has finished",
-                    c.calls
-                ));
+                return Err(Busy::Calls { principal: who.to_string(), open: c.calls });
             }
             Kind::Confirmation if c.confirmations >= self.limits.confirmations_per_principal => {
-                return Err(format!(
-                    "principal {who} already has {} confirmation forms open, the most this server allows one principal \
-                     (--max-confirmations-per-principal); answer or cancel one first",
-                    c.confirmations
-                ));
+                return Err(Busy::Forms { principal: who.to_string(), open: c.confirmations });
             }
             Kind::Confirmation if *total >= self.limits.confirmations_total => {
-                return Err(format!(
-                    "{total} confirmation forms are open on this server, the most it holds at once; retry shortly"
-                ));
+                return Err(Busy::ServerForms { open: *total });
             }
             Kind::Call => c.calls += 1,
             Kind::Confirmation => {
@@ -149,6 +139,30 @@ impl Fairness {
             }
         }
         Ok(Permit { fairness: self.clone(), principal: who.clone(), kind })
+    }
+}
+
+/// Why a call or a form found no slot: what a caller can match on, worded as the agent reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Busy {
+    #[error(
+        "principal {principal} already has {open} tool calls in flight, the most this server allows one principal \
+         (--max-calls-per-principal); retry when one has finished"
+    )]
+    Calls { principal: String, open: usize },
+    #[error(
+        "principal {principal} already has {open} confirmation forms open, the most this server allows one \
+         principal (--max-confirmations-per-principal); answer or cancel one first"
+    )]
+    Forms { principal: String, open: usize },
+    #[error("{open} confirmation forms are open on this server, the most it holds at once; retry shortly")]
+    ServerForms { open: usize },
+}
+
+/// The words, for the callers that pass refusals on as text.
+impl From<Busy> for String {
+    fn from(e: Busy) -> String {
+        e.to_string()
     }
 }
 
@@ -167,16 +181,21 @@ mod tests {
         let a1 = f.begin_call(&alice).unwrap();
         let _a2 = f.begin_call(&alice).unwrap();
         let e = f.begin_call(&alice).err().unwrap();
-        assert!(e.contains("--max-calls-per-principal") && e.contains("alice"), "{e}");
+        assert_eq!(e, Busy::Calls { principal: "alice".into(), open: 2 });
+        assert!(e.to_string().contains("--max-calls-per-principal") && e.to_string().contains("alice"), "{e}");
         let _b = f.begin_call(&bob).expect("bob is not starved by alice");
         drop(a1);
         let _a3 = f.begin_call(&alice).expect("a finished call frees its slot");
 
         let _ac = f.begin_confirmation(&alice).unwrap();
-        assert!(f.begin_confirmation(&alice).err().unwrap().contains("--max-confirmations-per-principal"));
+        let e = f.begin_confirmation(&alice).err().unwrap();
+        assert!(
+            matches!(e, Busy::Forms { open: 1, .. }) && e.to_string().contains("--max-confirmations-per-principal")
+        );
         let bc = f.begin_confirmation(&bob).unwrap();
         let e = f.begin_confirmation(&carol).err().unwrap();
-        assert!(e.contains("2 confirmation forms are open on this server"), "{e}");
+        assert_eq!(e, Busy::ServerForms { open: 2 });
+        assert!(e.to_string().starts_with("2 confirmation forms are open on this server"), "{e}");
         drop(bc);
         assert!(f.begin_confirmation(&carol).is_ok());
     }
