@@ -5,6 +5,49 @@
 use super::binding::{Binding, Redeemed, TTL_MS};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
 
+/// Why nobody is asked: which rule refused the question, worded as the agent reads it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotAsked {
+    #[error("a tool call may put only one create before the person, and this call already did")]
+    AskedBefore,
+    #[error("the principal's access token does not grant confirming changes, so nobody is asked")]
+    NoConfirmGrant,
+    #[error("tool {tool:?} is not in the `mutate` toolset, so it may not ask the person to approve a create")]
+    NotAMutateTool { tool: String },
+    #[error(
+        "this call did not take proposal {token:?} from the proposal store; only a proposal taken in the same call \
+         can be put before the person"
+    )]
+    NotTaken { token: String },
+    #[error(
+        "this call only peeked at proposal {token:?}; a proposal is put before the person only once it is taken, so \
+         that it is approved at most once"
+    )]
+    OnlyPeeked { token: String },
+    #[error("proposal {token:?} is not bound to a dry run this host validated")]
+    Unbound { token: String },
+    #[error(
+        "the request to approve (request_sha256 {asked}) is not the one Fabric validated for proposal {token:?} \
+         ({validated}); only the validated bytes can be approved"
+    )]
+    OtherRequest { token: String, asked: String, validated: String },
+    #[error("proposal {token:?} was validated for another principal")]
+    OtherPrincipal { token: String },
+    #[error(
+        "Fabric validated this request {} s ago; a person may approve it only within {} minutes of its dry run",
+        .age_ms / 1000,
+        TTL_MS / 60_000
+    )]
+    Stale { age_ms: u64 },
+}
+
+/// The words, for the callers that pass refusals on as text.
+impl From<NotAsked> for String {
+    fn from(e: NotAsked) -> String {
+        e.to_string()
+    }
+}
+
 /// Who asks: the call, its grant and its tool.
 #[derive(Clone, Copy, Debug)]
 pub struct Asker<'a> {
@@ -19,18 +62,15 @@ pub struct Asker<'a> {
 
 /// Whether this call may ask the person at all: once per call, with the confirm grant, from a
 /// tool of the `mutate` toolset. `Err` says why nobody is asked.
-pub fn may_ask(asker: &Asker) -> Result<(), String> {
+pub fn may_ask(asker: &Asker) -> Result<(), NotAsked> {
     if asker.asked_before {
-        return Err("a tool call may put only one create before the person, and this call already did".into());
+        return Err(NotAsked::AskedBefore);
     }
     if !asker.may_confirm {
-        return Err("the principal's access token does not grant confirming changes, so nobody is asked".into());
+        return Err(NotAsked::NoConfirmGrant);
     }
     if !asker.tool_may_ask {
-        return Err(format!(
-            "tool {:?} is not in the `mutate` toolset, so it may not ask the person to approve a create",
-            asker.tool
-        ));
+        return Err(NotAsked::NotAMutateTool { tool: asker.tool.to_string() });
     }
     Ok(())
 }
@@ -52,42 +92,28 @@ pub struct Question<'a> {
 /// The binding of the proposal a question is about, if the call may ask about it: the call found
 /// the token (`found`: took it, unless this is a first round, which never approves), it is bound
 /// to a dry run of exactly these bytes by this principal, and Fabric validated it within the TTL.
-pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Binding, String> {
-    let token = q.token;
-    let Some(found) = found.filter(|r| r.token == token) else {
-        return Err(format!(
-            "this call did not take proposal {token:?} from the proposal store; only a proposal taken in the same call \
-             can be put before the person"
-        ));
+pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Binding, NotAsked> {
+    let token = || q.token.to_string();
+    let Some(found) = found.filter(|r| r.token == q.token) else {
+        return Err(NotAsked::NotTaken { token: token() });
     };
     let delivery = equinix_broker_contract::Delivery::from(q.round);
     if !found.taken && delivery.takes_the_proposal() {
-        return Err(format!(
-            "this call only peeked at proposal {token:?}; a proposal is put before the person only once it is taken, so \
-             that it is approved at most once"
-        ));
+        return Err(NotAsked::OnlyPeeked { token: token() });
     }
     let Some(binding) = &found.binding else {
-        return Err(format!("proposal {token:?} is not bound to a dry run this host validated"));
+        return Err(NotAsked::Unbound { token: token() });
     };
     if binding.request_sha256 != q.request_sha256 {
-        return Err(format!(
-            "the request to approve (request_sha256 {}) is not the one Fabric validated for proposal {token:?} ({}); \
-             only the validated bytes can be approved",
-            q.request_sha256, binding.request_sha256
-        ));
+        let (asked, validated) = (q.request_sha256.to_string(), binding.request_sha256.clone());
+        return Err(NotAsked::OtherRequest { token: token(), asked, validated });
     }
     if binding.principal != q.principal {
-        return Err(format!("proposal {token:?} was validated for another principal"));
+        return Err(NotAsked::OtherPrincipal { token: token() });
     }
     // a stateless retry carries an answer already given: it is judged when it is minted
     if delivery.judges_the_ttl_before_asking() && !binding.fresh_at(q.now_ms) {
-        let age = q.now_ms.saturating_sub(binding.validated_at_ms);
-        return Err(format!(
-            "Fabric validated this request {} s ago; a person may approve it only within {} minutes of its dry run",
-            age / 1000,
-            TTL_MS / 60_000
-        ));
+        return Err(NotAsked::Stale { age_ms: q.now_ms.saturating_sub(binding.validated_at_ms) });
     }
     Ok(binding)
 }
@@ -150,31 +176,40 @@ mod tests {
     fn a_call_asks_once_with_the_confirm_grant_from_a_mutate_tool() {
         assert_eq!(may_ask(&asker()), Ok(()));
         let twice = may_ask(&Asker { asked_before: true, ..asker() }).unwrap_err();
-        assert!(twice.contains("only one create"), "{twice}");
+        assert_eq!(twice, NotAsked::AskedBefore);
+        assert!(twice.to_string().contains("only one create"), "{twice}");
         let read_only = may_ask(&Asker { may_confirm: false, ..asker() }).unwrap_err();
-        assert!(read_only.contains("does not grant confirming"), "{read_only}");
+        assert_eq!(read_only, NotAsked::NoConfirmGrant);
         let reader = may_ask(&Asker { tool: "fabric_list_metros", tool_may_ask: false, ..asker() }).unwrap_err();
-        assert!(reader.contains("\"fabric_list_metros\" is not in the `mutate` toolset"), "{reader}");
+        assert_eq!(reader, NotAsked::NotAMutateTool { tool: "fabric_list_metros".into() });
+        assert!(reader.to_string().contains("\"fabric_list_metros\" is not in the `mutate` toolset"), "{reader}");
     }
 
     #[test]
     fn only_a_taken_proposal_bound_to_these_bytes_and_this_principal_is_asked_about() {
         let found = taken();
         assert_eq!(bound(Some(&found), &question(Answering::Blocking, T0 + 1)), Ok(&binding()));
+        let not_taken = NotAsked::NotTaken { token: "chg-a".into() };
         let none = bound(None, &question(Answering::Blocking, T0)).unwrap_err();
-        assert!(none.contains("did not take proposal"), "{none}");
+        assert_eq!(none, not_taken);
+        assert!(none.to_string().contains("did not take proposal \"chg-a\""), "{none}");
         let other = Redeemed { token: "chg-b".into(), ..taken() };
-        assert!(bound(Some(&other), &question(Answering::Blocking, T0)).unwrap_err().contains("did not take"));
+        assert_eq!(bound(Some(&other), &question(Answering::Blocking, T0)), Err(not_taken));
         let peeked = Redeemed { taken: false, ..taken() };
-        assert!(bound(Some(&peeked), &question(Answering::Blocking, T0)).unwrap_err().contains("only peeked"));
-        assert!(bound(Some(&peeked), &question(Answering::Answered, T0)).unwrap_err().contains("only peeked"));
+        let only_peeked = Err(NotAsked::OnlyPeeked { token: "chg-a".into() });
+        assert_eq!(bound(Some(&peeked), &question(Answering::Blocking, T0)), only_peeked);
+        assert_eq!(bound(Some(&peeked), &question(Answering::Answered, T0)), only_peeked);
         assert!(bound(Some(&peeked), &question(Answering::FirstRound, T0)).is_ok(), "a first round may peek");
         let unbound = Redeemed { binding: None, ..taken() };
-        assert!(bound(Some(&unbound), &question(Answering::Blocking, T0)).unwrap_err().contains("not bound"));
+        let not_bound = Err(NotAsked::Unbound { token: "chg-a".into() });
+        assert_eq!(bound(Some(&unbound), &question(Answering::Blocking, T0)), not_bound);
         let bytes = Question { request_sha256: "abd", ..question(Answering::Blocking, T0) };
-        assert!(bound(Some(&found), &bytes).unwrap_err().contains("not the one Fabric validated"));
+        let other_bytes = bound(Some(&found), &bytes).unwrap_err();
+        let expected = NotAsked::OtherRequest { token: "chg-a".into(), asked: "abd".into(), validated: "abc".into() };
+        assert_eq!(other_bytes, expected);
+        assert!(other_bytes.to_string().contains("not the one Fabric validated"), "{other_bytes}");
         let bob = Question { principal: "bob", ..question(Answering::Blocking, T0) };
-        assert!(bound(Some(&found), &bob).unwrap_err().contains("another principal"));
+        assert_eq!(bound(Some(&found), &bob), Err(NotAsked::OtherPrincipal { token: "chg-a".into() }));
     }
 
     #[test]
@@ -182,7 +217,8 @@ mod tests {
         let found = taken();
         assert!(bound(Some(&found), &question(Answering::Blocking, T0 + TTL_MS)).is_ok());
         let late = bound(Some(&found), &question(Answering::Blocking, T0 + TTL_MS + 1)).unwrap_err();
-        assert!(late.contains("600 s ago") && late.contains("within 10 minutes"), "{late}");
+        assert_eq!(late, NotAsked::Stale { age_ms: TTL_MS + 1 });
+        assert!(late.to_string().contains("600 s ago") && late.to_string().contains("within 10 minutes"), "{late}");
         assert!(bound(Some(&found), &question(Answering::FirstRound, T0 + TTL_MS + 1)).is_err());
         // judged by may_mint instead
         assert!(bound(Some(&found), &question(Answering::Answered, T0 + TTL_MS + 1)).is_ok());
