@@ -344,12 +344,18 @@ impl Drop for Killed {
 
 /// `command` at `port` on loopback, after `AUTH password` when given.
 fn redis_at(port: u16, password: Option<&str>, command: &str) -> Vec<String> {
-    let s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+    try_redis_at(port, password, command).unwrap_or_else(|e| panic!("{command} at port {port}: {e}"))
+}
+
+/// [`redis_at`], or why it got no answer: a wait's probe, asked again while a process starts
+/// (it may accept a connection before it answers one).
+fn try_redis_at(port: u16, password: Option<&str>, command: &str) -> std::io::Result<Vec<String>> {
+    let s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
     if let Some(password) = password {
-        crate::harness::redis::query_at(s.try_clone().unwrap(), &format!("AUTH {password}")).unwrap();
+        crate::harness::redis::query_at(s.try_clone()?, &format!("AUTH {password}"))?;
     }
-    crate::harness::redis::query_at(s, command).unwrap()
+    crate::harness::redis::query_at(s, command)
 }
 
 /// docs/store.md's `redis.conf`, `replica.conf` and `sentinel.conf`, as written (the password,
@@ -392,20 +398,18 @@ fn the_redis_and_sentinel_files_of_docs_store_start_as_written() {
                 panic!("process {i} refused its file as written ({status}): {}", said(i));
             }
         }
-        let info = std::net::TcpStream::connect(("127.0.0.1", ports[0]))
-            .ok()
-            .map(|_| redis_at(ports[0], Some(PASSWORD), "INFO replication").join("\n"));
+        let info = try_redis_at(ports[0], Some(PASSWORD), "INFO replication").ok().map(|lines| lines.join("\n"));
         info.filter(|i| i.contains("connected_slaves:2")).map(|_| ())
     });
     // a replica counts as good once it acknowledged (every second): then writes are taken
     wait::until_blocking("a write the two replicas allow", wait::WITHIN, || {
-        (redis_at(ports[0], Some(PASSWORD), "SET equinix-mcp:check 1") == ["OK"]).then_some(())
+        try_redis_at(ports[0], Some(PASSWORD), "SET equinix-mcp:check 1").ok().filter(|r| r == &["OK"]).map(|_| ())
     });
     assert!(redis_at(ports[0], None, "GET equinix-mcp:check")[0].starts_with("-NOAUTH"), "the password is required");
     for port in &ports[3..] {
         wait::until_blocking("each Sentinel to name the primary", wait::WITHIN, || {
-            let named = redis_at(*port, None, "SENTINEL get-master-addr-by-name equinix-mcp");
-            (named == ["127.0.0.1".to_string(), ports[0].to_string()]).then_some(())
+            let named = try_redis_at(*port, None, "SENTINEL get-master-addr-by-name equinix-mcp").ok();
+            (named == Some(vec!["127.0.0.1".to_string(), ports[0].to_string()])).then_some(())
         });
     }
 }
