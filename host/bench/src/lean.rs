@@ -18,13 +18,23 @@ pub struct LeanSession {
     next_id: AtomicU64,
 }
 
+/// An `initialize` as a client of [`PROTOCOL`] sends it, and the server's answer as it came.
+pub async fn initialize(http: &reqwest::Client, url: &str) -> anyhow::Result<reqwest::Response> {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench-lean", "version": "1"}}});
+    post(http, url, None, &init).await
+}
+
 impl LeanSession {
     pub async fn open(url: &str) -> anyhow::Result<Self> {
         // one connection per client, as separate clients would have
-        let http = reqwest::Client::builder().pool_max_idle_per_host(1).build()?;
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench-lean", "version": "1"}}});
-        let response = post(&http, url, None, &init).await?.error_for_status()?;
+        Self::open_on(reqwest::Client::builder().pool_max_idle_per_host(1).build()?, url).await
+    }
+
+    /// A session over `http`'s connections, which many sessions may share (the sessions a
+    /// client keeps open between conversations hold no connection of their own).
+    pub async fn open_on(http: reqwest::Client, url: &str) -> anyhow::Result<Self> {
+        let response = initialize(&http, url).await?.error_for_status()?;
         let session = response
             .headers()
             .get("mcp-session-id")
@@ -36,6 +46,19 @@ impl LeanSession {
         let done = s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
         anyhow::ensure!(done.status().is_success(), "notifications/initialized: {}", done.status());
         Ok(s)
+    }
+
+    /// Ends the session (`DELETE`), as a client that leaves says so.
+    pub async fn close(self) -> anyhow::Result<()> {
+        let r = self
+            .http
+            .delete(&self.url)
+            .header("mcp-session-id", &self.session)
+            .header("mcp-protocol-version", PROTOCOL)
+            .send()
+            .await?;
+        anyhow::ensure!(r.status().is_success(), "DELETE answered {}", r.status());
+        Ok(())
     }
 
     async fn post(&self, body: &Value) -> anyhow::Result<reqwest::Response> {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use equinix_mcp_bench::lean::{LeanSession, initialize};
 use futures_util::StreamExt;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -45,17 +46,18 @@ pub async fn run(server: &Path, idle: usize, quick: bool) -> anyhow::Result<()> 
     let before = rss_kib(pid).context("no RSS")?;
     let http = reqwest::Client::builder().pool_max_idle_per_host(OPENING_AT_ONCE).build()?;
     let started = Instant::now();
-    let opened: Vec<anyhow::Result<String>> = futures_util::stream::iter(0..idle)
-        .map(|_| open_idle(&http, &url))
+    // each initialized, then left alone, as a client leaves it between conversations
+    let opened: Vec<anyhow::Result<LeanSession>> = futures_util::stream::iter(0..idle)
+        .map(|_| LeanSession::open_on(http.clone(), &url))
         .buffer_unordered(OPENING_AT_ONCE)
         .collect()
         .await;
     let opening = started.elapsed();
     let refused = opened.iter().filter(|r| r.is_err()).count();
-    let mut ids = Vec::with_capacity(idle);
+    let mut sessions = Vec::with_capacity(idle);
     for r in opened {
         match r {
-            Ok(id) => ids.push(id),
+            Ok(session) => sessions.push(session),
             Err(e) => anyhow::bail!("{refused} of {idle} sessions could not be opened; the first: {e:#}"),
         }
     }
@@ -65,18 +67,14 @@ pub async fn run(server: &Path, idle: usize, quick: bool) -> anyhow::Result<()> 
     let with_idle = reads(&readers, window).await?;
 
     // one more than the cap: shed, and nothing lost for the sessions already open
-    let shed =
-        http.post(&url).header("accept", "application/json, text/event-stream").json(&initialize()).send().await?;
+    let shed = initialize(&http, &url).await?;
     let (status, retry_after) =
         (shed.status(), shed.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(String::from));
     let body = shed.text().await.unwrap_or_default();
     let still = reads(&readers, Duration::from_millis(200)).await?;
 
-    let closed: Vec<anyhow::Result<()>> = futures_util::stream::iter(ids)
-        .map(|id| close(&http, &url, id))
-        .buffer_unordered(OPENING_AT_ONCE)
-        .collect()
-        .await;
+    let closed: Vec<anyhow::Result<()>> =
+        futures_util::stream::iter(sessions).map(LeanSession::close).buffer_unordered(OPENING_AT_ONCE).collect().await;
     closed.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
     let none_again = reads(&readers, window).await?;
     for r in readers {
@@ -120,36 +118,6 @@ pub async fn run(server: &Path, idle: usize, quick: bool) -> anyhow::Result<()> 
         one_line(&body),
         if shed_ok { "met" } else { "MISSED" }
     );
-    Ok(())
-}
-
-fn initialize() -> serde_json::Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "idle", "version": "0"}}})
-}
-
-/// One session as a client leaves it between conversations: initialized, then nothing. Its id.
-async fn open_idle(http: &reqwest::Client, url: &str) -> anyhow::Result<String> {
-    let accept = "application/json, text/event-stream";
-    let r = http.post(url).header("accept", accept).json(&initialize()).send().await?;
-    anyhow::ensure!(r.status().is_success(), "initialize answered {}", r.status());
-    let id = r.headers().get("mcp-session-id").context("no Mcp-Session-Id")?.to_str()?.to_string();
-    let _ = r.bytes().await?;
-    let r = http
-        .post(url)
-        .header("accept", accept)
-        .header("mcp-session-id", &id)
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .send()
-        .await?;
-    anyhow::ensure!(r.status().is_success(), "notifications/initialized answered {}", r.status());
-    Ok(id)
-}
-
-async fn close(http: &reqwest::Client, url: &str, id: String) -> anyhow::Result<()> {
-    let r = http.delete(url).header("mcp-session-id", id).header("mcp-protocol-version", "2025-06-18").send().await?;
-    anyhow::ensure!(r.status().is_success(), "DELETE answered {}", r.status());
     Ok(())
 }
 

@@ -70,11 +70,9 @@ async fn soak_round(
     waves: usize,
     proposals: usize,
 ) -> anyhow::Result<()> {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "soak", "version": "0"}}});
     for _ in 0..waves {
         for _ in 0..WAVE {
-            let r = http.post(url).header("accept", "application/json, text/event-stream").json(&init).send().await?;
+            let r = equinix_mcp_bench::lean::initialize(http, url).await?;
             anyhow::ensure!(r.status().is_success(), "initialize answered {}", r.status());
             let _ = r.bytes().await?;
         }

@@ -404,7 +404,7 @@ impl super::Backend for EtcdStore {
             .expect("a record serializes");
             let reads = [Op::Range(pending_prefix.clone()), Op::Range(finished_prefix.clone())];
             let mut fresh_lease = false;
-            let written = loop {
+            let (written, lease) = loop {
                 let lease = self.lease_until(until, now_ms, fresh_lease).await?;
                 let writes = [
                     Op::Put { key: record_key.clone(), value: encoded.clone(), lease },
@@ -414,18 +414,19 @@ impl super::Backend for EtcdStore {
                 ];
                 // a fresh token is absent: a failed comparison is an earlier sending, applied
                 match self.gateway.transaction(&[Compare::Absent(&record_key)], &writes, &reads).await {
-                    Ok(applied) => break applied,
+                    Ok(applied) => break (applied, lease),
                     Err(e) if !fresh_lease && e.reason.contains("requested lease not found") => fresh_lease = true,
                     // the answer lost, not necessarily the write: the token's key says which
                     Err(e) => match self.gateway.get(&record_key).await {
                         Ok(Some(_)) => {
                             let pending = self.gateway.prefixed(&pending_prefix).await?;
                             let finished = self.gateway.prefixed(&finished_prefix).await?;
-                            break gateway::Applied {
+                            let applied = gateway::Applied {
                                 succeeded: true,
                                 ranges: vec![pending, finished],
                                 ..Default::default()
                             };
+                            break (applied, lease);
                         }
                         _ => return Err(e),
                     },
@@ -442,7 +443,6 @@ impl super::Backend for EtcdStore {
                 queue.push(((kv, expires), expires));
             }
             let Room { expired, evicted, .. } = make_room(queue, capacity, now_ms);
-            let lease = self.lease_until(until, now_ms, false).await?;
             let me = mark();
             let (mut ops, mut evicting, mut finishing) = (Vec::new(), Vec::new(), Vec::new());
             let leaving =
