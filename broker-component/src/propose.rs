@@ -90,7 +90,7 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (response, validated) = dry_run(host, &compiled)?;
 
     let price_context = price::price_context(host, &spec);
-    let touches = names_of(host, spec.body(), &validated);
+    let touches = names_of(host, spec.change_type, spec.body(), &validated);
     let now = host.now_ms();
     let proposal = Proposal {
         change_type,
@@ -216,23 +216,15 @@ fn without_names(map: &mut Map<String, Value>, known: &[&Value]) {
 /// The names of the ports, profiles and networks a body touches, by uuid: the person's form says
 /// "DC-PRI-01", not only a uuid. Fabric's dry-run answer names what it resolved; the rest is
 /// read with one GET each (at most four). A lookup that fails leaves that one out.
-fn names_of(host: &mut dyn Host, body: &Value, answer: &Value) -> Value {
+fn names_of(host: &mut dyn Host, change_type: ChangeType, body: &Value, answer: &Value) -> Value {
     let mut refs: alloc::vec::Vec<(&str, String)> = alloc::vec::Vec::new();
-    let mut note = |collection: &'static str, v: &Value| {
-        if let Some(u) = v.get("uuid").and_then(Value::as_str).filter(|u| crate::grammar::is_uuid(u))
-            && !refs.iter().any(|(_, x)| x == u)
-        {
-            refs.push((collection, u.into()));
-        }
-    };
-    for side in ["aSide", "zSide"] {
-        let ap = &body[side]["accessPoint"];
-        note("ports", &ap["port"]);
-        note("serviceProfiles", &ap["profile"]);
-        note("networks", &ap["network"]);
-        for sel in body["connection"][side]["accessPointSelectors"].as_array().into_iter().flatten() {
-            note("ports", &sel["port"]);
-            note("networks", &sel["network"]);
+    for (_, ap) in equinix_broker_contract::body::access_points(change_type, body) {
+        for (collection, member) in [("ports", "port"), ("serviceProfiles", "profile"), ("networks", "network")] {
+            if let Some(u) = ap[member].get("uuid").and_then(Value::as_str).filter(|u| crate::grammar::is_uuid(u))
+                && !refs.iter().any(|(_, x)| x == u)
+            {
+                refs.push((collection, u.into()));
+            }
         }
     }
     let mut answered = Map::new();

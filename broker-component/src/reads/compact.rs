@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::{Map, Value, json};
 
-use crate::price::charge_total;
+use equinix_broker_contract::body::charge_total;
 
 pub(super) fn compact_port(p: &Value) -> Value {
     Value::Object(pick(

@@ -14,8 +14,8 @@ use crate::args::{number, paging, paging_query, text};
 use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::*;
-use crate::price::{eq, product_filter};
 use crate::tool_error::ToolError;
+use equinix_broker_contract::body::{eq, product_filter};
 
 pub(super) fn search_ports(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (offset, limit) = paging(args);

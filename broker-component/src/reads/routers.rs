@@ -16,9 +16,9 @@ use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::{PORT_STATES, ROUTE_TYPES, ROUTER_PACKAGES, ROUTER_STATES};
 use crate::grammar::{Kind, METRO, METROS_TOOL, Object, TEXT, UUID, arguments, opt, req};
-use crate::price::eq;
 use crate::tool::{Output, ToolDef, read};
 use crate::tool_error::ToolError;
+use equinix_broker_contract::body::eq;
 
 /// The tool that lists routers (where every `router_id` comes from).
 pub const SEARCH: &str = "fabric_search_cloud_routers";

@@ -15,9 +15,9 @@ use crate::capability::Host;
 use crate::fabric_call::{paged, send_json};
 use crate::fabric_enums::CONNECTION_ROUTE_STATES;
 use crate::grammar::{Kind, Object, TEXT, UUID, arguments, opt, req};
-use crate::price::eq;
 use crate::tool::{Output, ToolDef, read};
 use crate::tool_error::ToolError;
+use equinix_broker_contract::body::eq;
 
 const CONNECTIONS: &str = "fabric_search_connections";
 const PROTOCOLS: &str = "fabric_list_routing_protocols";

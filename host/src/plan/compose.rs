@@ -6,6 +6,7 @@
 //! cut short, so a name made to look like a plan can never come first.
 
 use equinix_broker_contract::ChangeType;
+use equinix_broker_contract::body::{self, Side, charge_total};
 use serde_json::Value;
 
 use super::reads::Answers;
@@ -204,11 +205,12 @@ impl Builder<'_> {
     fn connection(&mut self) -> String {
         let body = self.body().clone();
         let bandwidth = Bandwidth::of(&body["bandwidth"], "the body gives no bandwidth in whole Mbps");
-        for (label, ap) in reads::access_points(ChangeType::ConnectionCreate, &body) {
-            self.access_point(label, ap, &bandwidth);
+        for (side, ap) in body::access_points(ChangeType::ConnectionCreate, &body) {
+            self.access_point(side.label(), ap, &bandwidth);
         }
-        for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
-            if let Some(uuid) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str) {
+        for side in Side::BOTH {
+            let label = side.label();
+            if let Some(uuid) = body[side.member()].pointer("/serviceToken/uuid").and_then(Value::as_str) {
                 let key = Key::Token(uuid.to_string());
                 self.resolved(label, &key, uuid, |t| {
                     format!(
@@ -483,14 +485,13 @@ impl Builder<'_> {
 
     /// The price line, and what the summary says of it (`USD 250.00 per month`, or why not).
     fn price(&mut self) -> String {
-        let filter = reads::price_filter(self.body());
-        if let Err(why) = filter {
-            self.line("price", format!("not priced: {why}"), "equinix-mcp".into());
+        if let Err(why) = body::price_filter(self.body()) {
+            self.line("price", format!("not priced: {}", why.describe(shown)), "equinix-mcp".into());
             return "price unknown".into();
         }
         let mut from =
             format!("{} (list price; account discounts and port packages may lower it)", self.source(&Key::Price));
-        if reads::priced_by_port(self.body()) {
+        if body::priced_by_port(self.body()) {
             from.push_str(
                 "; the A side is priced by its port, where Fabric places it, not by a metroCode in the bytes",
             );
@@ -503,10 +504,10 @@ impl Builder<'_> {
                 Some(row) => {
                     figures = priced(row);
                     let currency = data(&row["currency"]);
-                    let monthly = money(charge(row, "MONTHLY_RECURRING"));
+                    let monthly = money(charge_total(row, "MONTHLY_RECURRING"));
                     let value = format!(
                         "{currency} {monthly} per month + {currency} {} one-time, term {} month(s)",
-                        money(charge(row, "NON_RECURRING")),
+                        money(charge_total(row, "NON_RECURRING")),
                         data(&row["termLength"])
                     );
                     (value, format!("{currency} {monthly} per month"))
@@ -595,9 +596,9 @@ impl Builder<'_> {
             }
         }
         let mut to = Vec::new();
-        for (label, selector) in reads::access_points(ChangeType::ServiceTokenCreate, &body) {
-            to.push(self.token_target(label, selector));
-            self.access_point(label, selector, &limit);
+        for (side, selector) in body::access_points(ChangeType::ServiceTokenCreate, &body) {
+            to.push(self.token_target(side.label(), selector));
+            self.access_point(side.label(), selector, &limit);
         }
         self.notifications_and_project();
         self.line(
@@ -678,14 +679,6 @@ fn priced(row: &Value) -> Option<super::Priced> {
         one_time_cents: cents("NON_RECURRING"),
         term_months: row["termLength"].as_i64().filter(|t| *t > 0),
     })
-}
-
-/// The sum of a rate-card row's charges of one type.
-fn charge(row: &Value, charge_type: &str) -> f64 {
-    row["charges"]
-        .as_array()
-        .map(|cs| cs.iter().filter(|c| c["type"] == charge_type).filter_map(|c| c["price"].as_f64()).sum())
-        .unwrap_or(0.0)
 }
 
 fn money(amount: f64) -> String {
@@ -983,7 +976,7 @@ mod tests {
             "{plan:#?}"
         );
         assert!(value(&plan, "price").from.contains("the A side is priced by its port"), "{plan:#?}");
-        let filter = reads::price_filter(&body).unwrap().to_string();
+        let filter = body::price_filter(&body).unwrap().to_string();
         assert!(!filter.contains("/connection/aSide/accessPoint/location/metroCode"), "{filter}");
         assert!(filter.contains("/connection/aSide/accessPoint/port/uuid"), "{filter}");
         // the body agreeing with the port: an ok of its own

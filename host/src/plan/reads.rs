@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use equinix_broker_contract::{ChangeType, PRICED_ACCESS_POINT_TYPES, PRICED_CONNECTION_TYPES};
+use equinix_broker_contract::ChangeType;
+use equinix_broker_contract::body::{MAX_METRO, MAX_UUID, access_points, eq, plain_id, price_filter};
 
 use crate::fabric_client::{ApiRequest, Method};
 
@@ -87,53 +88,6 @@ fn post(path: String, body: &Value) -> ApiRequest {
     ApiRequest { method: Method::Post, path, query: vec![], body: Some(body.to_string()) }
 }
 
-/// One `property = value` row of a search filter (values are strings, as Fabric's schema says).
-fn eq(property: &str, value: impl ToString) -> Value {
-    json!({"property": property, "operator": "=", "values": [value.to_string()]})
-}
-
-/// The price search filter for a connection body, built from its bytes, or why there is none.
-pub fn price_filter(body: &Value) -> Result<Value, String> {
-    let kind = body["type"].as_str().unwrap_or_default();
-    if !PRICED_CONNECTION_TYPES.contains(&kind) {
-        return Err(format!("Fabric's price search has no prices for {} connections", super::shown(kind)));
-    }
-    let Some(bandwidth) = body["bandwidth"].as_u64() else {
-        return Err("the body names no bandwidth in whole Mbps".into());
-    };
-    let mut and = vec![
-        eq("/type", "VIRTUAL_CONNECTION_PRODUCT"),
-        eq("/connection/type", kind),
-        json!({"property": "/connection/bandwidth", "operator": "IN", "values": [bandwidth.to_string()]}),
-    ];
-    for side in ["aSide", "zSide"] {
-        let Some(ap) = body[side].get("accessPoint") else { continue };
-        let base = format!("/connection/{side}/accessPoint");
-        if let Some(t) = ap["type"].as_str().filter(|t| PRICED_ACCESS_POINT_TYPES.contains(t)) {
-            and.push(eq(&format!("{base}/type"), t));
-        }
-        // a port is where Fabric says it is: priced by its uuid, never by a metro the bytes claim for it
-        let by_port = side == "aSide" && ap.pointer("/port/uuid").is_some();
-        if let Some(metro) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
-            && !by_port
-        {
-            and.push(eq(&format!("{base}/location/metroCode"), metro));
-        }
-        let id = if side == "aSide" { "/port/uuid" } else { "/profile/uuid" };
-        if let Some(uuid) = ap.pointer(id).and_then(Value::as_str).filter(|u| plain(u, 64)) {
-            and.push(eq(&format!("{base}{id}"), uuid));
-        }
-    }
-    Ok(json!({"filter": {"and": and}}))
-}
-
-/// Whether the price of `body` leaves out a metro code the bytes give for the A side, because the
-/// A side names a port (Fabric prices the port where it is).
-pub fn priced_by_port(body: &Value) -> bool {
-    let ap = &body["aSide"]["accessPoint"];
-    ap.pointer("/port/uuid").is_some() && ap.pointer("/location/metroCode").is_some()
-}
-
 /// The reads a first round's answers call for: the metro of each port read whose answer does not
 /// name it (`location.metroName`) and that was not read already, so each port's metro is named
 /// as Fabric names it. At most `room` of them.
@@ -144,7 +98,7 @@ pub fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
         if port["location"]["metroName"].is_string() {
             continue;
         }
-        let Some(code) = port["location"]["metroCode"].as_str().filter(|m| plain(m, 8)) else { continue };
+        let Some(code) = port["location"]["metroCode"].as_str().filter(|m| plain_id(m, MAX_METRO)) else { continue };
         let metro = Key::Metro(code.to_string());
         if !answers.contains_key(&metro) && !keys.contains(&metro) {
             keys.push(metro);
@@ -152,32 +106,6 @@ pub fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
     }
     keys.truncate(room);
     keys
-}
-
-/// Whether `s` is an id the host puts in a path: letters, digits and `-`, at most `max` long.
-pub fn plain(s: &str, max: usize) -> bool {
-    !s.is_empty() && s.len() <= max && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-}
-
-/// The access points of a body: (which side, the access point object).
-pub fn access_points(change_type: ChangeType, body: &Value) -> Vec<(&'static str, &Value)> {
-    let mut out = Vec::new();
-    for (side, label) in [("aSide", "A side"), ("zSide", "Z side")] {
-        match change_type {
-            ChangeType::ConnectionCreate => {
-                if let Some(ap) = body[side].get("accessPoint").filter(|v| v.is_object()) {
-                    out.push((label, ap));
-                }
-            }
-            ChangeType::ServiceTokenCreate => {
-                let selectors = body["connection"][side]["accessPointSelectors"].as_array();
-                out.extend(selectors.into_iter().flatten().filter(|v| v.is_object()).map(|selector| (label, selector)));
-            }
-            // a network is placed by its own location, not by access points
-            ChangeType::NetworkCreate => {}
-        }
-    }
-    out
 }
 
 /// Everything to read for `change_type`'s `body`, in a fixed order, at most [`MAX_READS`]; and
@@ -191,7 +119,9 @@ pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
         }
     };
     for (_, ap) in access_points(change_type, body) {
-        let id = |pointer: &str| ap.pointer(pointer).and_then(Value::as_str).filter(|u| plain(u, 64)).map(String::from);
+        let id = |pointer: &str| {
+            ap.pointer(pointer).and_then(Value::as_str).filter(|u| plain_id(u, MAX_UUID)).map(String::from)
+        };
         if let Some(u) = id("/port/uuid") {
             want(Key::Port(u.clone()));
             if ap.get("linkProtocol").is_some_and(Value::is_object) {
@@ -207,7 +137,7 @@ pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
                 want(key(u));
             }
         }
-        if let Some(m) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8)) {
+        if let Some(m) = ap.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain_id(m, MAX_METRO)) {
             want(Key::Metro(m.to_string()));
         }
     }
@@ -219,12 +149,15 @@ pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
     };
     if service_tokens {
         for side in ["aSide", "zSide"] {
-            if let Some(u) = body[side].pointer("/serviceToken/uuid").and_then(Value::as_str).filter(|u| plain(u, 64)) {
+            if let Some(u) =
+                body[side].pointer("/serviceToken/uuid").and_then(Value::as_str).filter(|u| plain_id(u, MAX_UUID))
+            {
                 want(Key::Token(u.to_string()));
             }
         }
     }
-    if own_location && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain(m, 8))
+    if own_location
+        && let Some(m) = body.pointer("/location/metroCode").and_then(Value::as_str).filter(|m| plain_id(m, MAX_METRO))
     {
         want(Key::Metro(m.to_string()));
     }
@@ -296,7 +229,7 @@ mod tests {
     fn an_unpriced_type_has_no_price_read_and_says_why() {
         let mut body = connection();
         body["type"] = json!("IPWAN_SOMETHING");
-        assert!(price_filter(&body).unwrap_err().contains("no prices for IPWAN_SOMETHING"));
+        assert!(price_filter(&body).unwrap_err().describe(|s| s.into()).contains("no prices for IPWAN_SOMETHING"));
         assert!(!of(ChangeType::ConnectionCreate, &body).0.contains(&Key::Price));
     }
 }
