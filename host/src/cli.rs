@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::approval_page::settings::PageArgs;
 use crate::audit::settings::AuditArgs;
-pub use crate::component::settings::{ComponentArgs, LimitsArgs};
+pub(crate) use crate::component::settings::{ComponentArgs, LimitsArgs};
 use crate::fabric_client::settings::FabricArgs;
 use crate::mcp::fairness::FairnessArgs;
 use crate::mcp::reach::ConfirmationArgs;
@@ -189,7 +189,7 @@ pub struct PasskeysAt {
     /// The passkeys file of a server without a shared store (default: the one beside the audit
     /// log, AUDIT.passkeys.json).
     #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH")]
-    pub passkeys_file: Option<PathBuf>,
+    pub(crate) passkeys_file: Option<PathBuf>,
     /// The server's audit log, to find the passkeys file beside it.
     #[arg(long, env = "EQUINIX_MCP_AUDIT_LOG", value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
@@ -317,7 +317,7 @@ pub struct ExplainArgs {
     pub metros: Vec<String>,
     /// The plan's monthly list price, in cents of --currency (unknown without it).
     #[arg(long, value_name = "CENTS")]
-    pub monthly_price_cents: Option<i64>,
+    pub(crate) monthly_price_cents: Option<i64>,
     #[arg(long, default_value = "USD", value_name = "CODE")]
     pub currency: String,
     /// When it is judged (RFC 3339; default: now).
@@ -398,12 +398,12 @@ pub struct ServeArgs {
     pub store: crate::proposals::StoreArgs,
 
     #[command(flatten)]
-    pub fairness: FairnessArgs,
+    pub(crate) fairness: FairnessArgs,
 
     /// On SIGINT/SIGTERM, how long calls in flight (a confirmation waiting for its person) may
     /// still finish before they are cancelled, in milliseconds.
     #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_GRACE_MS", default_value_t = 30_000, value_name = "MS")]
-    pub shutdown_grace_ms: u64,
+    pub(crate) shutdown_grace_ms: u64,
 
     /// Over HTTP, on SIGINT/SIGTERM: how long `/readyz` answers 503 `draining` while the server
     /// still takes calls, before it refuses new ones (so a load balancer probing every 2 s, three
@@ -411,7 +411,7 @@ pub struct ServeArgs {
     /// loopback, 0 on loopback (no load balancer in front). A second signal ends it at once.
     #[arg(long, env = "EQUINIX_MCP_SHUTDOWN_DRAIN_MS", value_name = "MS",
           value_parser = clap::value_parser!(u64).range(0..=600_000))]
-    pub shutdown_drain_ms: Option<u64>,
+    pub(crate) shutdown_drain_ms: Option<u64>,
 
     /// Comma-separated toolsets to serve. Default (or `default`): metros, ports, service_profiles,
     /// connections, cloud_routers. `all` means every read-only toolset; `mutate` (the broker) is

@@ -20,7 +20,7 @@ impl Clock {
     }
 
     /// The monotonic clock, moved forward by the same offset.
-    pub fn monotonic(&self) -> Instant {
+    pub(crate) fn monotonic(&self) -> Instant {
         Instant::now() + Duration::from_millis(self.offset_ms.load(Ordering::Relaxed))
     }
 

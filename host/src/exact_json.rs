@@ -47,7 +47,7 @@ pub enum Node<'a> {
 /// One member of an object: its key's literal (for the form) and decoded (for lookups).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Member<'a> {
-    pub literal: &'a str,
+    pub(crate) literal: &'a str,
     pub key: Cow<'a, str>,
     pub value: Node<'a>,
 }
@@ -130,7 +130,7 @@ pub fn parse(body: &str) -> Result<Node<'_>, String> {
 }
 
 /// Every leaf of a body [`parse`] read, as (path, literal as sent), in the order of the bytes.
-pub fn leaves_of(body: &Node) -> Vec<(String, String)> {
+pub(crate) fn leaves_of(body: &Node) -> Vec<(String, String)> {
     let mut out = Vec::new();
     flatten(body, "body", &mut out);
     out

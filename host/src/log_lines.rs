@@ -13,7 +13,7 @@ use tracing_subscriber::fmt::format::Writer;
 /// `text` with every character that could break, hide or restyle a log line written as a
 /// visible escape: control characters (C0, DEL, C1, so newlines, carriage returns and ESC), line
 /// and paragraph separators, and the bidirectional overrides that reorder what a terminal shows.
-pub fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -22,7 +22,7 @@ pub fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// `text` with `\n`, `\r` and `\t` written as such and every other character `escape` picks as
 /// `\u{…}`: the one way the log lines and the confirmation form make characters visible.
-pub fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> String {
+pub(crate) fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {

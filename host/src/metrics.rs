@@ -167,7 +167,7 @@ impl Metrics {
         self.confirmations.get_or_create(&label("status", status)).inc();
     }
 
-    pub fn fabric_answer(&self, class: &'static str) {
+    pub(crate) fn fabric_answer(&self, class: &'static str) {
         self.fabric_answers.get_or_create(&label("class", class)).inc();
     }
 
@@ -192,13 +192,13 @@ impl Metrics {
     }
 
     /// A connection closed or a request refused by a sharing rule of `listener`.
-    pub fn http_limit(&self, listener: &'static str, reason: &'static str) {
+    pub(crate) fn http_limit(&self, listener: &'static str, reason: &'static str) {
         let labels = vec![("listener".to_string(), listener.to_string()), ("reason".to_string(), reason.to_string())];
         self.http_limits.get_or_create(&labels).inc();
     }
 
     /// A request refused before MCP for its credentials: `reason` is one of a fixed few.
-    pub fn auth_refusal(&self, reason: &'static str) {
+    pub(crate) fn auth_refusal(&self, reason: &'static str) {
         self.auth_refusals.get_or_create(&label("reason", reason)).inc();
     }
 
@@ -209,16 +209,16 @@ impl Metrics {
         self.notifications.get_or_create(&labels).inc();
     }
 
-    pub fn store_error(&self) {
+    pub(crate) fn store_error(&self) {
         self.store_errors.inc();
     }
 
-    pub fn store_unacknowledged(&self) {
+    pub(crate) fn store_unacknowledged(&self) {
         self.store_unacknowledged.inc();
     }
 
     /// One sync of the audit log that made `records` lines durable.
-    pub fn audit_sync(&self, records: usize) {
+    pub(crate) fn audit_sync(&self, records: usize) {
         self.audit_syncs.inc();
         self.audit_records.inc_by(records as u64);
     }
@@ -242,7 +242,7 @@ impl Metrics {
 }
 
 /// `2xx`, `4xx`, ...: the class of an HTTP status.
-pub fn status_class(status: u16) -> &'static str {
+pub(crate) fn status_class(status: u16) -> &'static str {
     match status {
         100..=199 => "1xx",
         200..=299 => "2xx",
@@ -258,7 +258,7 @@ const TEXT_004: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// OpenMetrics to a scraper that asks for it (Prometheus does), the classic text format to
 /// everything else (curl, `promtool check metrics`).
 /// Counts the pending proposals at scrape time, where the process can (its memory store).
-pub type PendingCount = Arc<dyn Fn() -> Option<usize> + Send + Sync>;
+pub(crate) type PendingCount = Arc<dyn Fn() -> Option<usize> + Send + Sync>;
 
 /// `GET /metrics` (served by [`crate::transports::metrics_listener`]).
 pub(crate) async fn scrape(State(pending): State<PendingCount>, headers: axum::http::HeaderMap) -> Response {
@@ -277,7 +277,7 @@ pub(crate) async fn scrape(State(pending): State<PendingCount>, headers: axum::h
 
 /// OpenMetrics text as the classic Prometheus text format (0.0.4): a counter family is named
 /// with its `_total` suffix, and there is no `# EOF`.
-pub fn classic_text(openmetrics: &str) -> String {
+pub(crate) fn classic_text(openmetrics: &str) -> String {
     let counters: Vec<&str> =
         openmetrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
     let mut out = String::with_capacity(openmetrics.len());

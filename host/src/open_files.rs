@@ -42,7 +42,7 @@ pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
 }
 
 /// Refuses caps that need more descriptors than the process may open.
-pub fn check_budget(limit: u64, connections: &[(&str, usize)]) -> anyhow::Result<()> {
+pub(crate) fn check_budget(limit: u64, connections: &[(&str, usize)]) -> anyhow::Result<()> {
     let needed = RESERVED + connections.iter().map(|(_, n)| *n as u64).sum::<u64>();
     if needed <= limit {
         return Ok(());

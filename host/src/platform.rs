@@ -37,7 +37,7 @@ pub fn owner(meta: &Metadata) -> Option<u32> {
 }
 
 /// This process's effective uid, where the platform has uids.
-pub fn effective_uid() -> Option<u32> {
+pub(crate) fn effective_uid() -> Option<u32> {
     #[cfg(unix)]
     {
         Some(rustix::process::geteuid().as_raw())
@@ -49,7 +49,7 @@ pub fn effective_uid() -> Option<u32> {
 }
 
 /// Who runs this command, as a person reading an audit record recognises them.
-pub fn user_description() -> String {
+pub(crate) fn user_description() -> String {
     let name = ["USER", "LOGNAME", "USERNAME"].iter().find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
     #[cfg(unix)]
     {
@@ -67,7 +67,7 @@ pub fn user_description() -> String {
 
 /// `options`, creating the file readable and writable by its owner alone (mode 600 on Unix; on
 /// Windows the folder's inherited ACL).
-pub fn owner_only(options: &mut OpenOptions) -> &mut OpenOptions {
+pub(crate) fn owner_only(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -81,7 +81,7 @@ pub fn owner_only(options: &mut OpenOptions) -> &mut OpenOptions {
 
 /// `options`, refusing to open through a symbolic link planted after the caller looked (Unix's
 /// `O_NOFOLLOW`; Windows creates no symbolic links without a privilege users lack by default).
-pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+pub(crate) fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -94,7 +94,7 @@ pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
 }
 
 /// A folder only its owner may enter (0700 on Unix).
-pub fn make_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+pub(crate) fn make_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -109,7 +109,7 @@ pub fn make_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 
 /// What identifies a file while it exists (device and inode on Unix), to tell a file replaced at
 /// its path from the one still open. `None` where the platform's std does not say (Windows).
-pub fn file_id(meta: &Metadata) -> Option<(u64, u64)> {
+pub(crate) fn file_id(meta: &Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -124,7 +124,7 @@ pub fn file_id(meta: &Metadata) -> Option<(u64, u64)> {
 
 /// SIGHUP, by which an operator has the token file, the certificate and the policy reread.
 /// Windows has no such signal: there they are read at start only.
-pub struct Hangups {
+pub(crate) struct Hangups {
     #[cfg(unix)]
     signal: tokio::signal::unix::Signal,
 }

@@ -84,7 +84,7 @@ impl fmt::Display for Principal {
 
 /// One less of `principal`'s in `counts` (none left: no entry), for the tables that count what
 /// each principal holds.
-pub fn uncount(counts: &mut HashMap<Principal, usize>, principal: &Principal) {
+pub(crate) fn uncount(counts: &mut HashMap<Principal, usize>, principal: &Principal) {
     if let Some(n) = counts.get_mut(principal) {
         *n -= 1;
         if *n == 0 {

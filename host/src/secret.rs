@@ -11,7 +11,7 @@ impl Secret {
     }
 
     /// The value, for the one place that must send it (an HTTP header or the token request).
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -32,7 +32,7 @@ impl fmt::Display for Secret {
 /// flag also reads `{var}_FILE`: systemd's credentials and Kubernetes' secret volumes are files).
 /// Given both ways is an error naming both; a file's surrounding whitespace (its last newline) is
 /// not part of the secret. `from_env` is `var`'s value, passed in so tests need no environment.
-pub fn from_env_or_file(
+pub(crate) fn from_env_or_file(
     from_env: Option<String>,
     file: Option<&std::path::Path>,
     var: &str,
@@ -57,7 +57,7 @@ pub fn from_env_or_file(
 /// running the server (or root) and readable by nobody else, as OpenSSH requires of its keys.
 /// Owner and mode are those of the file read (a symlink is followed), taken from the open file,
 /// so it cannot be swapped between the check and the read. Errors never hold the contents.
-pub fn read_private_file(path: &std::path::Path, flag: &str) -> anyhow::Result<String> {
+pub(crate) fn read_private_file(path: &std::path::Path, flag: &str) -> anyhow::Result<String> {
     use std::io::Read;
     let shown = path.display();
     let mut file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("reading {flag} {shown}: {e}"))?;
@@ -85,7 +85,7 @@ pub fn read_private_file(path: &std::path::Path, flag: &str) -> anyhow::Result<S
 
 /// `url` with any credentials it carries (`user:password@`) replaced by `***`, for anything a
 /// person or a log can read.
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };

@@ -72,12 +72,12 @@ impl Lifecycle {
 
     /// Whether shutdown has begun (a load balancer should look elsewhere; new calls are still
     /// served until the drain's time is up).
-    pub fn is_draining(&self) -> bool {
+    pub(crate) fn is_draining(&self) -> bool {
         self.unready.load(Ordering::Relaxed) || self.calls.is_closed()
     }
 
     /// Fails readiness from now on; calls are still taken.
-    pub fn stop_being_ready(&self) {
+    pub(crate) fn stop_being_ready(&self) {
         self.unready.store(true, Ordering::Relaxed);
     }
 
@@ -104,7 +104,7 @@ impl Lifecycle {
 /// process mid-write, possibly between a create's audit line and its outcome; with it caught,
 /// the write fails with EFBIG and the audit log's rules apply (nothing is approved or sent
 /// without its record). Call once, inside the runtime.
-pub fn survive_file_size_limit() {
+pub(crate) fn survive_file_size_limit() {
     #[cfg(target_os = "linux")]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -124,7 +124,7 @@ pub fn survive_file_size_limit() {
 /// SIGINT and SIGTERM, caught from the moment [`Signals::catch`] returns. Made before the
 /// server says it listens: a supervisor (or a test) that sends SIGTERM as soon as it reads that
 /// line must get the drain, not the default action, which kills the process mid-call.
-pub struct Signals {
+pub(crate) struct Signals {
     #[cfg(unix)]
     interrupt: tokio::signal::unix::Signal,
     #[cfg(unix)]
@@ -133,7 +133,7 @@ pub struct Signals {
 
 impl Signals {
     /// Installs the handlers now (inside the runtime), not at the first poll.
-    pub fn catch() -> anyhow::Result<Self> {
+    pub(crate) fn catch() -> anyhow::Result<Self> {
         #[cfg(unix)]
         {
             use anyhow::Context;
@@ -148,7 +148,7 @@ impl Signals {
     }
 
     /// Forgets signals already delivered and not yet taken by [`Signals::next`].
-    pub fn forget_pending(&mut self) {
+    pub(crate) fn forget_pending(&mut self) {
         use futures_util::FutureExt;
         while self.next().now_or_never().is_some() {}
     }

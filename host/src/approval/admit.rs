@@ -15,7 +15,7 @@ use crate::fabric_client::CheckedCreate;
 /// create by the allow-list and the size limit (`Err`: why it is no create), once the asker may
 /// ask.
 pub struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
-    pub asker: Asker<'a>,
+    pub(crate) asker: Asker<'a>,
     pub create: C,
     /// The body's exact bytes.
     pub body: &'a str,
@@ -24,7 +24,7 @@ pub struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
     pub round: Answering,
     pub now_ms: u64,
     /// The proposals this call found in the store.
-    pub redeemed: &'a [Redeemed],
+    pub(crate) redeemed: &'a [Redeemed],
     pub context: &'a Context,
     /// The server records approvals in an audit log.
     pub audited: bool,

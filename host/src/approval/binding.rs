@@ -39,7 +39,7 @@ pub struct Validation {
     pub validated_at_ms: u64,
     /// Metros the host learned for the request's access points (from Fabric's answer), for the
     /// policy's second look at `ask`.
-    pub learned_metros: Vec<String>,
+    pub(crate) learned_metros: Vec<String>,
     /// What the host resolved the request into after the dry run, for the person.
     pub plan: Option<crate::plan::Plan>,
 }
@@ -55,7 +55,7 @@ pub struct Binding {
     pub principal: String,
     pub validated_at_ms: u64,
     #[serde(default)]
-    pub learned_metros: Vec<String>,
+    pub(crate) learned_metros: Vec<String>,
     /// The plan of the validation (stored with the proposal, so every replica shows the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::plan::Plan>,
@@ -87,12 +87,12 @@ impl Binding {
     }
 
     /// Whether a person may still approve at `now_ms` (see [`answerable`]).
-    pub fn fresh_at(&self, now_ms: u64) -> bool {
+    pub(crate) fn fresh_at(&self, now_ms: u64) -> bool {
         answerable(self.validated_at_ms, now_ms)
     }
 
     /// The stored bytes: the envelope, this binding, the component's record.
-    pub fn wrap(&self, record: &[u8]) -> Vec<u8> {
+    pub(crate) fn wrap(&self, record: &[u8]) -> Vec<u8> {
         let line = serde_json::to_vec(self).expect("a binding serializes");
         let mut out = Vec::with_capacity(ENVELOPE.len() + line.len() + 1 + record.len());
         out.extend_from_slice(ENVELOPE);

@@ -16,7 +16,7 @@ pub enum Permission {
 
 /// Whether `approver` may decide a request of `proposer` when the operator has no policy: only the
 /// person whose own sign-in proposed it.
-pub fn without_policy(approver: &str, proposer: &str) -> Permission {
+pub(crate) fn without_policy(approver: &str, proposer: &str) -> Permission {
     if !proposer.contains('#') {
         return Permission::Refused(format!(
             "this request was proposed by {proposer:?}, which is no signed-in person; without an operator policy \
@@ -35,7 +35,7 @@ pub fn without_policy(approver: &str, proposer: &str) -> Permission {
 /// One approval a request has under a quorum: whose, and when.
 #[derive(Clone, Copy, Debug)]
 pub struct Given<'a> {
-    pub voter: Voter<'a>,
+    pub(crate) voter: Voter<'a>,
     pub at_ms: u64,
 }
 

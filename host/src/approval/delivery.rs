@@ -43,7 +43,7 @@ pub struct Offered {
     /// An approval page is configured.
     pub page: bool,
     /// `--allow-unconfirmed-mutations`.
-    pub opt_in: bool,
+    pub(crate) opt_in: bool,
 }
 
 /// What a stateless retry's sealed state says of its first round.
@@ -90,7 +90,7 @@ pub enum Delivery {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The tool may ask a person (it is in the `mutate` toolset).
-    pub tool_asks: bool,
+    pub(crate) tool_asks: bool,
     /// The tool proposes: its result tells the agent how the confirm will go.
     pub proposes: bool,
     /// What a stateless retry's sealed state says of its first round.
@@ -104,9 +104,9 @@ pub struct Roads {
     pub delivery: Delivery,
     /// The road to the approval page, for when the operator's policy allows the create only there
     /// ([`Delivery::page_instead`]).
-    pub page_instead: Option<Delivery>,
+    pub(crate) page_instead: Option<Delivery>,
     /// For a propose: how this client's confirm of what it proposes will reach a person.
-    pub confirm_next: Option<Delivery>,
+    pub(crate) confirm_next: Option<Delivery>,
 }
 
 /// The roads of one call, as the module's documentation orders them. A propose's confirm is a
@@ -157,7 +157,7 @@ impl Delivery {
     /// policy allows the create only there: the page's link in the client's own form (the call
     /// waits for the decision) or, stateless, in the first round's input request. A road that
     /// already leads to the page, or one with no form, has none.
-    pub fn page_instead(self, offered: Offered) -> Option<Delivery> {
+    pub(crate) fn page_instead(self, offered: Offered) -> Option<Delivery> {
         match (self, offered.page) {
             (Delivery::Form, true) => Some(Delivery::PageByForm),
             (Delivery::RoundTrip(Round::FirstForm), true) => Some(Delivery::RoundTrip(Round::FirstPage)),

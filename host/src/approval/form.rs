@@ -14,17 +14,17 @@ use crate::bindings::confirmation::Context;
 use crate::exact_json::{self, Node, visible};
 
 /// At most this many body fields are put before a person; a longer body is refused unasked.
-pub const MAX_FIELDS: usize = 200;
+pub(crate) const MAX_FIELDS: usize = 200;
 /// At most this many context fields; more are refused unasked.
-pub const MAX_CONTEXT_FIELDS: usize = 40;
+pub(crate) const MAX_CONTEXT_FIELDS: usize = 40;
 /// The whole form at most this many bytes; a larger one is refused unasked.
-pub const MAX_FORM_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_FORM_BYTES: usize = 16 * 1024;
 /// The policy's line is cut beyond this many characters; the form keeps room for it.
 const POLICY_LINE_CHARS: usize = 400;
 /// A component's context value is cut beyond this many characters.
 const MAX_CONTEXT_CHARS: usize = 500;
 /// How the host's line with the operator policy's verdict begins (the page's notices read it back).
-pub const POLICY_LINE: &str = "operator policy: ";
+pub(crate) const POLICY_LINE: &str = "operator policy: ";
 /// Prefix of every line the component wrote.
 const COMPONENT_MARK: &str = "| ";
 
@@ -42,7 +42,7 @@ pub struct Form {
     pub change_type: String,
     /// What the operator's policy judged of the request, when there is a policy (the approval
     /// page judges the person who decides on the same facts).
-    pub policy_facts: Option<std::sync::Arc<crate::policy::Facts>>,
+    pub(crate) policy_facts: Option<std::sync::Arc<crate::policy::Facts>>,
     /// The plan shown first (its hash is the subject's `plan_sha256`).
     pub plan: Option<crate::plan::Plan>,
 }
@@ -129,7 +129,7 @@ fn capped(s: &str) -> String {
 
 impl Form {
     /// Adds what the operator's policy said of the request to the host's part, below its hash.
-    pub fn note_policy(&mut self, verdict: &str) {
+    pub(crate) fn note_policy(&mut self, verdict: &str) {
         let shown = equinix_broker_contract::clip(&visible(verdict), POLICY_LINE_CHARS);
         let line = format!("{POLICY_LINE}{shown}\n");
         let at = self.text.find("\nFrom the component").unwrap_or(self.text.len());

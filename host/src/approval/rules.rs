@@ -52,12 +52,12 @@ impl From<NotAsked> for String {
 #[derive(Clone, Copy, Debug)]
 pub struct Asker<'a> {
     /// The component already asked once in this call.
-    pub asked_before: bool,
+    pub(crate) asked_before: bool,
     /// The principal's token grants confirming changes.
-    pub may_confirm: bool,
+    pub(crate) may_confirm: bool,
     pub tool: &'a str,
     /// The tool is in the `mutate` toolset.
-    pub tool_may_ask: bool,
+    pub(crate) tool_may_ask: bool,
 }
 
 /// Whether this call may ask the person at all: once per call, with the confirm grant, from a

@@ -60,7 +60,7 @@ impl Subject {
     /// Why an answer given about `self` on `on` does not answer a question about `asked`, if it
     /// does not: another proposal, or the same proposal's request under another validation or
     /// with other bytes.
-    pub fn mismatch(&self, asked: &Subject, on: AnsweredOn) -> Option<String> {
+    pub(crate) fn mismatch(&self, asked: &Subject, on: AnsweredOn) -> Option<String> {
         if self == asked {
             return None;
         }
@@ -109,7 +109,7 @@ impl CallKey {
     }
 
     /// What a sealed `requestState` is bound to (authenticated, not stored in the state).
-    pub fn sealing_data(&self) -> Vec<u8> {
+    pub(crate) fn sealing_data(&self) -> Vec<u8> {
         let arguments = hex::encode(Sha256::digest(self.arguments.as_bytes()));
         let parts = ["equinix-mcp input round v3", &self.principal, &self.tool, &arguments];
         serde_json::to_vec(&parts).expect("strings always serialize")
@@ -117,7 +117,7 @@ impl CallKey {
 
     /// The key under which the page this call opened is found again when the agent calls the
     /// same tool the same way (a client with no elicitation).
-    pub fn page_index(&self) -> String {
+    pub(crate) fn page_index(&self) -> String {
         let parts = ["equinix-mcp approval call v1", &self.principal, &self.tool, &self.arguments];
         hex::encode(Sha256::digest(serde_json::to_vec(&parts).expect("strings serialize")))
     }

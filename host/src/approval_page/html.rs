@@ -10,7 +10,7 @@ use crate::passkeys::Enrollment;
 use crate::policy::Progress;
 
 /// The page's one script (`/approve/passkey.js`).
-pub const SCRIPT: &str = include_str!("passkey.js");
+pub(crate) const SCRIPT: &str = include_str!("passkey.js");
 
 /// The page's style sheet (served from `/approve/page.css`: the CSP allows no inline style).
 pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:1.2rem auto;padding:0 1rem;color:#1b1b1b}\
@@ -38,7 +38,7 @@ nav.states a{margin-right:.8rem}nav.states a[aria-current]{font-weight:700}";
 
 /// The page's icon (`/approve/icon.svg`, and `/favicon.ico` for browsers that ask there): a
 /// browser that finds none asks again on every page, and each ask was a refused request in the log.
-pub const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" \
+pub(crate) const ICON: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" \
 height=\"16\" rx=\"3\" fill=\"#1d5e20\"/><path d=\"M4 8.5l2.5 2.5L12 5.5\" stroke=\"#fff\" stroke-width=\"2\" \
 fill=\"none\"/></svg>";
 
@@ -178,8 +178,8 @@ pub fn at(ms: u64) -> String {
 
 /// How often a page that is not at its end reads itself again (the script puts what changed in
 /// place; without the script, the page reloads itself every [`NO_SCRIPT_REFRESH_SECS`]).
-pub const REFRESH_MS: u64 = 5_000;
-pub const NO_SCRIPT_REFRESH_SECS: u64 = 30;
+pub(crate) const REFRESH_MS: u64 = 5_000;
+pub(crate) const NO_SCRIPT_REFRESH_SECS: u64 = 30;
 
 impl View<'_> {
     /// The person who decided, in the reader's words.
@@ -383,7 +383,7 @@ impl View<'_> {
 }
 
 /// The one-time page of `equinix-mcp approvers add`: a passkey for `name`, made in this browser.
-pub fn enroll_page(name: &str, action: &str, options: &str) -> String {
+pub(crate) fn enroll_page(name: &str, action: &str, options: &str) -> String {
     document(
         "Enroll an approver",
         &format!(
@@ -410,7 +410,7 @@ pub enum Adding {
 }
 
 /// Signed out, the passkeys page offers only the sign-in.
-pub fn passkeys_signed_out() -> String {
+pub(crate) fn passkeys_signed_out() -> String {
     document(
         "Your passkeys",
         "<h1>Your passkeys</h1><p>Sign in to see your passkeys or add one.</p><p><a id=\"sign-in\" \

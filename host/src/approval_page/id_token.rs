@@ -10,19 +10,19 @@ use crate::oauth::jwks::KeySet;
 use crate::oauth::jwt::{self, Invalid, UniqueKeys};
 
 /// Groups read from the token at most, and the longest group name.
-pub const MAX_GROUPS: usize = 200;
+pub(crate) const MAX_GROUPS: usize = 200;
 const MAX_GROUP_BYTES: usize = 256;
 
 /// What the page's sign-in requires of an ID token.
 #[derive(Clone, Debug)]
-pub struct IdTokenRules {
+pub(crate) struct IdTokenRules {
     pub issuer: String,
     /// The page's client id: the token's audience.
     pub client_id: String,
     /// How long ago the person may have authenticated (`auth_time`), in seconds.
-    pub max_age_secs: u64,
+    pub(crate) max_age_secs: u64,
     /// The claim listing the person's groups.
-    pub groups_claim: String,
+    pub(crate) groups_claim: String,
     /// The claim naming the person (with the issuer): the resource server's principal claim, so
     /// the person who signs in here and the principal of their access tokens are one identity.
     pub principal_claim: String,
@@ -31,7 +31,7 @@ pub struct IdTokenRules {
 
 /// Who signed in.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SignedIn {
+pub(crate) struct SignedIn {
     /// The value of the principal claim (`--oauth-principal-claim`), as on the MCP endpoint.
     pub subject: String,
     pub groups: Vec<String>,

@@ -20,7 +20,7 @@ use super::{ApprovalPage, Permission, Session};
 use crate::passkeys::ApprovedWith;
 
 /// Rows of waiting changes shown per page; `?before=` pages on.
-pub const PAGE_ROWS: usize = 50;
+pub(crate) const PAGE_ROWS: usize = 50;
 /// The latest ended or decided requests shown.
 const DECIDED_ROWS: usize = 30;
 /// How often the page's script reads the list again (without the script, the page reloads
@@ -38,7 +38,7 @@ pub enum Decidable {
 }
 
 /// Whether `session`'s person may decide `listed`, and how; `None`: they may not.
-pub fn decidable(page: &ApprovalPage, session: &Session, listed: &Listed) -> Option<Decidable> {
+pub(crate) fn decidable(page: &ApprovalPage, session: &Session, listed: &Listed) -> Option<Decidable> {
     let q = listed.question();
     if let Permission::Permitted(..) = page.may_decide(session, &q, ApprovedWith::SignIn) {
         return Some(Decidable::SignIn);
@@ -54,7 +54,7 @@ pub fn decidable(page: &ApprovalPage, session: &Session, listed: &Listed) -> Opt
 pub struct Inbox {
     pub mine_to_decide: Vec<(Listed, Decidable)>,
     /// The person's own changes, waiting for someone else.
-    pub theirs_to_decide: Vec<Listed>,
+    pub(crate) theirs_to_decide: Vec<Listed>,
     /// Requests decided or ended that the person proposed, decided or could have decided,
     /// newest first, of the state asked for (any: all of them).
     pub decided: Vec<Listed>,
@@ -269,7 +269,7 @@ pub fn state(query: Option<&str>) -> Option<&'static str> {
 }
 
 /// The states the recent list can be read by, and their names on the page.
-pub const STATES: [(&str, &str); 8] = [
+pub(crate) const STATES: [(&str, &str); 8] = [
     ("approved", "Approved, waiting for the agent"),
     ("sending", "Sending"),
     ("created", "Created"),
@@ -291,7 +291,7 @@ fn proposed_at(l: &Listed) -> u64 {
 }
 
 /// A state's name as the recent list shows it.
-pub fn state_shown(name: &str) -> &str {
+pub(crate) fn state_shown(name: &str) -> &str {
     STATES.iter().find(|(n, _)| *n == name).map_or(name, |(_, shown)| shown)
 }
 
@@ -306,7 +306,7 @@ pub fn signed_out() -> String {
 }
 
 /// A local server's answer.
-pub fn none_here() -> Response {
+pub(crate) fn none_here() -> Response {
     message(
         StatusCode::NOT_FOUND,
         "No inbox here",

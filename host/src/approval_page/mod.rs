@@ -45,19 +45,19 @@ use crate::principal::Principal;
 use crate::proposals::ballot::Cast;
 use crate::proposals::{NoteKey, ProposalStore};
 use crate::secret::Secret;
-pub use id_token::{IdTokenRules, SignedIn};
+pub(crate) use id_token::IdTokenRules;
 pub use record::{Approval, Decision, PageRecord, Question};
 
 /// How long a signed-in session on the page lasts: a little longer than one proposal's TTL, so a
 /// person who signed in to read a request can still decide it, and no longer.
-pub const SESSION_MS: u64 = 15 * 60 * 1000;
+pub(crate) const SESSION_MS: u64 = 15 * 60 * 1000;
 /// What a sign-in begun on the passkeys page returns to (no page id has this form).
-pub const PASSKEYS_PAGE: &str = "passkeys";
+pub(crate) const PASSKEYS_PAGE: &str = "passkeys";
 /// The sign-in of the inbox returns to it (no page id is spelled so).
-pub const INBOX_PAGE: &str = "inbox";
+pub(crate) const INBOX_PAGE: &str = "inbox";
 
 /// Where a sign-in begun for `page` returns to: always one of this server's own pages.
-pub fn return_path(page: &str) -> String {
+pub(crate) fn return_path(page: &str) -> String {
     if page == INBOX_PAGE { "/approve".into() } else { format!("/approve/{page}") }
 }
 /// How long a sign-in may take at the provider.
@@ -69,8 +69,8 @@ pub struct PageSettings {
     pub issuer: String,
     pub client_id: String,
     pub client_secret: Option<Secret>,
-    pub max_age_secs: u64,
-    pub groups_claim: String,
+    pub(crate) max_age_secs: u64,
+    pub(crate) groups_claim: String,
     /// The scopes the sign-in asks for (`--approval-scopes`).
     pub scopes: String,
     /// The claim naming the person: `--oauth-principal-claim`.
@@ -80,7 +80,7 @@ pub struct PageSettings {
     /// or the address the server listens on.
     pub base_url: Option<String>,
     /// `--passkeys-file`: where passkeys are kept without a shared store.
-    pub passkeys_file: Option<std::path::PathBuf>,
+    pub(crate) passkeys_file: Option<std::path::PathBuf>,
 }
 
 /// A signed-in person's session, kept in the store under the SHA-256 of the cookie's value.
@@ -113,7 +113,7 @@ struct SignInNote {
 }
 
 /// Why a local page has no sign-in.
-pub const LOCAL_SIGNS_NOBODY_IN: &str = "this machine's approval page signs nobody in: an approver's passkey is their \
+pub(crate) const LOCAL_SIGNS_NOBODY_IN: &str = "this machine's approval page signs nobody in: an approver's passkey is their \
      sign-in, enrolled in a terminal with `equinix-mcp approvers add NAME`";
 
 pub struct ApprovalPage {
@@ -157,7 +157,7 @@ enum Kept {
 
 /// What the page shows of a request's quorum.
 #[derive(Default)]
-pub struct QuorumView {
+pub(crate) struct QuorumView {
     pub approvals: Vec<Approval>,
     /// How far it has come, while it waits.
     pub progress: Option<crate::policy::Progress>,
@@ -289,7 +289,7 @@ impl ApprovalPage {
     }
 
     /// Whether this page's approvers are people enrolled on this machine (no identity provider).
-    pub fn is_local(&self) -> bool {
+    pub(crate) fn is_local(&self) -> bool {
         self.rp.is_none()
     }
 
@@ -303,7 +303,7 @@ impl ApprovalPage {
     }
 
     /// How many approvers are enrolled on this machine now (0 for a team's page, or unreadable).
-    pub async fn offers_enrolled(&self) -> usize {
+    pub(crate) async fn offers_enrolled(&self) -> usize {
         match self.is_local() {
             true => crate::approvers::enrolled(&self.passkeys.store)
                 .await
@@ -314,13 +314,13 @@ impl ApprovalPage {
 
     /// The one `Host` a local page answers (`localhost:PORT`, the name its passkeys are bound
     /// to); none for a team's page (the server's own Host check applies) or before it listens.
-    pub fn local_host(&self) -> Option<String> {
+    pub(crate) fn local_host(&self) -> Option<String> {
         let base = self.base.get().filter(|_| self.is_local())?;
         Some(format!("{}:{}", base.host_str()?, base.port_or_known_default()?))
     }
 
     /// Where browsers reach this server (`http(s)://HOST:PORT`, no path); set once.
-    pub fn set_base(&self, base: &str) -> anyhow::Result<()> {
+    pub(crate) fn set_base(&self, base: &str) -> anyhow::Result<()> {
         if self.base.get().is_some() {
             return Ok(());
         }
@@ -346,17 +346,17 @@ impl ApprovalPage {
     }
 
     /// Whether the person's sign-in is recent enough to enroll a passkey (`--approval-max-age-secs`).
-    pub fn recently_signed_in(&self, session: &Session) -> bool {
+    pub(crate) fn recently_signed_in(&self, session: &Session) -> bool {
         let now_s = self.clock.now_ms() / 1000;
         now_s.saturating_sub(session.auth_time) <= self.settings.max_age_secs
     }
 
-    pub fn max_age_secs(&self) -> u64 {
+    pub(crate) fn max_age_secs(&self) -> u64 {
         self.settings.max_age_secs
     }
 
     /// Whether cookies must be `Secure` (everywhere but plain-HTTP loopback).
-    pub fn secure_cookies(&self) -> bool {
+    pub(crate) fn secure_cookies(&self) -> bool {
         self.base().scheme() == "https"
     }
 
@@ -390,7 +390,12 @@ impl ApprovalPage {
 
     /// Finishes the sign-in `state` in the browser holding the sealed sign-in `cookie`: the new
     /// session's cookie value and the page to return to (always one of this server's own pages).
-    pub async fn finish_sign_in(&self, state: &str, code: &str, cookie: &str) -> Result<(String, String), String> {
+    pub(crate) async fn finish_sign_in(
+        &self,
+        state: &str,
+        code: &str,
+        cookie: &str,
+    ) -> Result<(String, String), String> {
         let now = self.clock.now_ms();
         let Some(note) = self.cookie_seal.open::<SignInNote>(cookie, now) else {
             return Err("this browser holds no sign-in that is still open; open the approval link again".into());
@@ -456,14 +461,14 @@ impl ApprovalPage {
 
     /// [`Self::permission`], for a list of pages (the inbox): the policy's decisions there decide
     /// nothing, so they are not counted in the metrics.
-    pub fn may_decide(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
+    pub(crate) fn may_decide(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
         self.judge(session, record, with, false)
     }
 
     /// Whether `session`'s person may read a request's page: its proposer, whoever may decide it
     /// (by sign-in or with a passkey, judged as the inbox judges), and whoever decided it. Anyone
     /// else, with the link or not, learns nothing of the request.
-    pub fn may_read(&self, session: &Session, record: &Question, decision: Option<&Decision>) -> bool {
+    pub(crate) fn may_read(&self, session: &Session, record: &Question, decision: Option<&Decision>) -> bool {
         session.approver == record.proposer
             || decision.is_some_and(|d| d.approver == session.approver)
             || [ApprovedWith::SignIn, ApprovedWith::Passkey]
@@ -523,7 +528,7 @@ impl ApprovalPage {
     /// The quorums the operator's policy asks of `record`'s request now (none without a policy, or
     /// when one approval decides). Evaluated on a task of its own: a call's capability runs on the
     /// component's fiber, whose stack Cedar's recursion guard misreads.
-    pub async fn requirement(&self, record: &Question<'_>) -> Requirement {
+    pub(crate) async fn requirement(&self, record: &Question<'_>) -> Requirement {
         let (Some(loaded), Some(facts)) = (self.policy.current(), record.facts) else {
             return Requirement::default();
         };
@@ -542,7 +547,7 @@ impl ApprovalPage {
     /// What the page shows of `record`'s quorum to `session`'s person, and their `permission` as
     /// it then stands: refused when neither their approval nor their decline would count, with a
     /// note when only their decline would.
-    pub async fn quorum_view(
+    pub(crate) async fn quorum_view(
         &self,
         session: &Session,
         record: &PageRecord,
@@ -779,7 +784,7 @@ impl ApprovalPage {
     /// Writes the decision of `record`'s request when the approvals kept make every quorum whole
     /// and none was written (the call that made it whole could not write it): the last approval's.
     /// Returns the decision kept, if one now is.
-    pub async fn settle_whole(
+    pub(crate) async fn settle_whole(
         &self,
         record: &PageRecord,
         requirement: &Requirement,

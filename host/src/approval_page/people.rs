@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::proposals::{NoteKey, ProposalStore};
 
 /// How long the page remembers a person's name after their sign-in (each sign-in renews it).
-pub const REMEMBERED_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+pub(crate) const REMEMBERED_MS: u64 = 30 * 24 * 60 * 60 * 1000;
 /// A name or an e-mail is cut beyond this many characters.
 const MAX_CHARS: usize = 80;
 
@@ -23,7 +23,7 @@ pub struct Named {
 impl Named {
     /// From an ID token's claims: `name` (else `preferred_username`) and `email`, each one line
     /// of visible text and cut to a length a line of the page can hold.
-    pub fn of_claims(claims: &serde_json::Map<String, serde_json::Value>) -> Self {
+    pub(crate) fn of_claims(claims: &serde_json::Map<String, serde_json::Value>) -> Self {
         let text = |key: &str| {
             claims
                 .get(key)
@@ -64,7 +64,7 @@ pub fn words(principal: &str, named: Option<&Named>, reader: &str) -> String {
 }
 
 /// Remembers `named` for `principal` (at each sign-in).
-pub async fn remember(store: &ProposalStore, principal: &str, named: &Named, now_ms: u64) {
+pub(crate) async fn remember(store: &ProposalStore, principal: &str, named: &Named, now_ms: u64) {
     if named.is_empty() {
         return;
     }
@@ -91,7 +91,13 @@ fn agent_reason_key(principal: &str, token: &str) -> String {
 
 /// Keeps the reason `principal`'s agent gave with the proposal `token` (its own words, cut and
 /// with its invisible characters shown), for the page that will ask about it.
-pub async fn remember_agent_reason(store: &ProposalStore, principal: &str, token: &str, reason: &str, now_ms: u64) {
+pub(crate) async fn remember_agent_reason(
+    store: &ProposalStore,
+    principal: &str,
+    token: &str,
+    reason: &str,
+    now_ms: u64,
+) {
     let text = crate::exact_json::visible(&equinix_broker_contract::clip(
         reason.trim(),
         equinix_broker_contract::AGENT_REASON_CHARS,

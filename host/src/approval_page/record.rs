@@ -12,7 +12,7 @@ use crate::policy::Facts;
 use crate::principal::Principal;
 use crate::proposals::{IndexKey, NoteKey, ProposalStore, StoreUnavailable};
 
-pub use crate::approval::AFTERWARDS_MS;
+pub(crate) use crate::approval::AFTERWARDS_MS;
 
 /// One question put on the page: the host-rendered form and what it is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,7 +163,7 @@ impl Listed {
 }
 
 /// How a decision reached the host.
-pub const METHOD_PAGE: &str = "page";
+pub(crate) const METHOD_PAGE: &str = "page";
 
 /// The one decision made about a page (the first written wins, on every replica).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,13 +219,13 @@ impl crate::proposals::ballot::Vote for Approval {
 }
 
 impl Approval {
-    pub fn voter(&self) -> crate::policy::Voter<'_> {
+    pub(crate) fn voter(&self) -> crate::policy::Voter<'_> {
         crate::policy::Voter { person: &self.approver, groups: &self.groups }
     }
 }
 
 /// The longest reason or comment kept with a decision.
-pub const MAX_REASON_CHARS: usize = 500;
+pub(crate) const MAX_REASON_CHARS: usize = 500;
 
 impl PageRecord {
     /// A record of `form`, asked by `proposer`'s call of `tool` over `transport`.
@@ -298,7 +298,7 @@ impl PageRecord {
 
     /// What a passkey signs to approve this record's request with the approver's `comment` (as the
     /// decision keeps it): their words are signed with the request.
-    pub fn identity_saying(&self, comment: &str) -> crate::passkeys::ApprovalIdentity<'_> {
+    pub(crate) fn identity_saying(&self, comment: &str) -> crate::passkeys::ApprovalIdentity<'_> {
         crate::passkeys::ApprovalIdentity {
             page: &self.id,
             token: &self.token,
@@ -324,7 +324,7 @@ impl PageRecord {
 }
 
 /// Whether `id` has the shape of a page id (anything else is not looked up).
-pub fn is_page_id(id: &str) -> bool {
+pub(crate) fn is_page_id(id: &str) -> bool {
     id.len() == 36 && id.starts_with("apv-") && id[4..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -358,7 +358,7 @@ impl Notes<'_> {
     }
 
     /// Takes `record` out of the inbox: its question no longer waits (another page asks it again).
-    pub async fn superseded(&self, record: &PageRecord) -> Result<(), StoreUnavailable> {
+    pub(crate) async fn superseded(&self, record: &PageRecord) -> Result<(), StoreUnavailable> {
         self.store.index_remove(IndexKey::Waiting, &record.id).await
     }
 
@@ -393,7 +393,7 @@ impl Notes<'_> {
     }
 
     /// The page the call whose page index is `call` opened, if it is still kept.
-    pub async fn of_call(&self, call: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
+    pub(crate) async fn of_call(&self, call: &str) -> Result<Option<PageRecord>, StoreUnavailable> {
         match self.store.note_get(&NoteKey::PageOfCall(call), self.now_ms).await? {
             Some(id) => self.record(&String::from_utf8_lossy(&id)).await,
             None => Ok(None),
@@ -454,7 +454,7 @@ impl Notes<'_> {
 
     /// Lists `record` in the inbox as partly approved by `approvals`, `progress` so far (it still
     /// waits).
-    pub async fn list_progress(
+    pub(crate) async fn list_progress(
         &self,
         record: &PageRecord,
         approvals: &[Approval],
@@ -476,7 +476,7 @@ impl Notes<'_> {
     }
 
     /// Records what became of page `id`'s approved request, and lists it so in the inbox.
-    pub async fn set_outcome(&self, id: &str, outcome: &Outcome) -> Result<(), StoreUnavailable> {
+    pub(crate) async fn set_outcome(&self, id: &str, outcome: &Outcome) -> Result<(), StoreUnavailable> {
         let Some(record) = self.record(id).await? else { return Ok(()) };
         let bytes = serde_json::to_vec(outcome).expect("an outcome serializes");
         self.store.note_put(&NoteKey::PageOutcome(id), &bytes, self.ttl(&record), false, self.now_ms).await?;

@@ -48,7 +48,7 @@ impl CookieSeal {
     }
 
     /// `value` sealed until `until_ms`, as cookie-safe text (base64url of nonce and ciphertext).
-    pub fn seal<T: Serialize>(&self, value: &T, until_ms: u64) -> String {
+    pub(crate) fn seal<T: Serialize>(&self, value: &T, until_ms: u64) -> String {
         let mut data = serde_json::to_vec(&Sealed { until_ms, value }).expect("a sealed value serializes");
         let nonce_bytes: [u8; NONCE_LEN] = rand::random();
         self.key

@@ -19,24 +19,24 @@ pub struct PageArgs {
     /// --approval-client-secret-file, never a flag; without either the page is a public client
     /// (PKCE only).
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_ID", value_name = "ID")]
-    pub approval_client_id: Option<String>,
+    pub(crate) approval_client_id: Option<String>,
 
     /// The page's identity provider (default: --oauth-issuer).
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_ISSUER", value_name = "URL", requires = "approval_client_id")]
-    pub approval_issuer: Option<String>,
+    pub(crate) approval_issuer: Option<String>,
 
     /// A file (mode 600) holding the page's client secret.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_CLIENT_SECRET_FILE", value_name = "PATH", requires = "approval_client_id")]
-    pub approval_client_secret_file: Option<PathBuf>,
+    pub(crate) approval_client_secret_file: Option<PathBuf>,
 
     /// How recent the person's authentication must be to approve (OpenID `max_age`), in seconds.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_MAX_AGE_SECS", default_value_t = 300, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub approval_max_age_secs: u64,
+    pub(crate) approval_max_age_secs: u64,
 
     /// The ID-token claim listing the person's groups.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_GROUPS_CLAIM", default_value = "groups", value_name = "CLAIM")]
-    pub approval_groups_claim: String,
+    pub(crate) approval_groups_claim: String,
 
     /// The scopes the sign-in asks for, space-separated: `openid`, `profile` and `email` (the
     /// page shows people by the name and e-mail these release) and those under which the provider
@@ -48,14 +48,14 @@ pub struct PageArgs {
         default_value = "openid profile email groups",
         value_name = "SCOPES"
     )]
-    pub approval_scopes: String,
+    pub(crate) approval_scopes: String,
 
     /// A stdio server's approval page listens here, on loopback only. With an identity provider
     /// the default is 127.0.0.1:0 (a free port: the provider must then accept any loopback port
     /// of the redirect URI, RFC 8252 7.3); for local approvers it is 127.0.0.1:8932, and when
     /// that is taken (another server) the page takes a free port and its links carry it.
     #[arg(long, env = "EQUINIX_MCP_APPROVAL_LISTEN", value_name = "ADDR")]
-    pub approval_listen: Option<std::net::SocketAddr>,
+    pub(crate) approval_listen: Option<std::net::SocketAddr>,
 
     /// Where browsers reach this server, as an origin (https://mcp.example.internal); default:
     /// --public-url's origin, or the address the server listens on.
@@ -65,7 +65,7 @@ pub struct PageArgs {
     /// Where the approval page keeps enrolled passkeys when the proposal store is not shared
     /// (default: beside the audit log, AUDIT.passkeys.json); with a Redis store, in Redis.
     #[arg(long, env = "EQUINIX_MCP_PASSKEYS_FILE", value_name = "PATH", requires = "approval_client_id")]
-    pub passkeys_file: Option<PathBuf>,
+    pub(crate) passkeys_file: Option<PathBuf>,
 }
 
 impl PageArgs {

@@ -25,14 +25,14 @@ use crate::secret::Secret;
 const MAX_TOKEN_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// One sign-in's secrets, kept server-side until its callback.
-pub struct Started {
+pub(crate) struct Started {
     pub state: String,
     pub nonce: String,
     pub verifier: String,
     pub url: Url,
 }
 
-pub struct RelyingParty {
+pub(crate) struct RelyingParty {
     rules: IdTokenRules,
     client_secret: Option<Secret>,
     /// What the authorization request asks for (`--approval-scopes`).

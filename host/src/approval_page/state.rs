@@ -40,7 +40,7 @@ impl Outcome {
     }
 
     /// The outcome of a create Fabric answered with `status` and `body` (none: no answer).
-    pub fn of_answer(at_ms: u64, answer: Result<(u16, &str), String>) -> Self {
+    pub(crate) fn of_answer(at_ms: u64, answer: Result<(u16, &str), String>) -> Self {
         match answer {
             Ok((status @ 200..=299, body)) => {
                 let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
@@ -145,7 +145,7 @@ impl<'a> State<'a> {
     }
 
     /// A waiting request that some have approved under a quorum (`progress`) is partly approved.
-    pub fn with_progress(self, progress: Option<&'a Progress>) -> Self {
+    pub(crate) fn with_progress(self, progress: Option<&'a Progress>) -> Self {
         match (self, progress) {
             (State::Waiting { until_ms }, Some(progress)) if progress.approvals > 0 => {
                 State::PartlyApproved { until_ms, progress }
@@ -155,7 +155,7 @@ impl<'a> State<'a> {
     }
 
     /// Whether a person may still decide it.
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         matches!(self, State::Waiting { .. } | State::PartlyApproved { .. })
     }
 
@@ -178,7 +178,7 @@ impl<'a> State<'a> {
     }
 
     /// Whether nothing more will happen to the request.
-    pub fn is_final(&self) -> bool {
+    pub(crate) fn is_final(&self) -> bool {
         !matches!(
             self,
             State::Waiting { .. }

@@ -22,7 +22,7 @@ fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// A local page's listeners: 127.0.0.1 and ::1 on one port, `wanted` (0: any), else a free one.
 /// A browser may resolve `localhost` to either address, and whatever answered on the other would
 /// be at this page's origin: so both are this server's, or the port is not used.
-pub fn bind_both(wanted: u16) -> anyhow::Result<Vec<TcpListener>> {
+pub(crate) fn bind_both(wanted: u16) -> anyhow::Result<Vec<TcpListener>> {
     let pair = |port: u16| -> std::io::Result<Vec<TcpListener>> {
         let v4 = bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
         let port = v4.local_addr()?.port();

@@ -17,7 +17,7 @@ use clap::Args;
 use crate::passkeys::{Enrollment, PasskeyStore};
 
 /// What an approver's name is prefixed with as a principal (`local:dana`).
-pub use crate::passkeys::LOCAL_PREFIX as PREFIX;
+pub(crate) use crate::passkeys::LOCAL_PREFIX as PREFIX;
 
 /// Where the approvers file is.
 #[derive(Args, Debug, Clone, Default)]
@@ -25,7 +25,7 @@ pub struct ApproversArgs {
     /// The local approvers' passkeys, shared by every local server of this user (default:
     /// `$XDG_STATE_HOME/equinix-mcp/approvers.json`).
     #[arg(long, env = "EQUINIX_MCP_APPROVERS_FILE", value_name = "PATH")]
-    pub approvers_file: Option<PathBuf>,
+    pub(crate) approvers_file: Option<PathBuf>,
 }
 
 impl ApproversArgs {
@@ -44,13 +44,13 @@ impl ApproversArgs {
 }
 
 /// `$XDG_STATE_HOME/equinix-mcp/approvers.json` (or the platform's local data dir).
-pub fn default_file() -> Option<PathBuf> {
+pub(crate) fn default_file() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("approvers.json"))
 }
 
 /// Checks an approver's name: 1 to 64 letters, digits, `.`, `_` or `-` (it is shown on the
 /// page, recorded in the audit log and named in a policy as `local:NAME`).
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let fits = (1..=64).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
         && !name.starts_with('-');
@@ -84,7 +84,7 @@ pub async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, String> {
 /// platform), quoted for the platform's shell, and the file when it is not the default one. It
 /// holds no secret: the enrollment's one-time link is printed by the command, in that terminal,
 /// and never passes through the agent.
-pub fn add_command(file: &Path) -> String {
+pub(crate) fn add_command(file: &Path) -> String {
     let exe = std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "equinix-mcp".into());
     let mut command = format!("{} approvers add NAME", invoked(&exe));
     if default_file().as_deref() != Some(file) {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The `prev` of a chain's first record.
-pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Where the next record goes: its sequence number, the hash it must name, the chain's id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,9 +61,9 @@ pub struct Resumed {
     pub chain: Option<Chain>,
     /// Bytes after the last newline, cut off: a record torn by a crash mid-write (never
     /// acknowledged: a record returns only once its whole line is synced). Their length and hash.
-    pub torn_tail: Option<(u64, String)>,
+    pub(crate) torn_tail: Option<(u64, String)>,
     /// The file holds lines that carry no chain (written before it).
-    pub unchained: bool,
+    pub(crate) unchained: bool,
 }
 
 /// Reads where the log at `file` ends (its first line for the chain's id, its last complete

@@ -46,7 +46,7 @@ fn message(chain: &str, instance: &str, seq: u64, head: &str, ts: &str) -> Strin
 
 /// The server's signing key: an Ed25519 private key as PKCS#8 PEM (`openssl genpkey -algorithm
 /// ed25519`), readable by its owner only.
-pub fn load_signing_key(path: &Path) -> anyhow::Result<Ed25519KeyPair> {
+pub(crate) fn load_signing_key(path: &Path) -> anyhow::Result<Ed25519KeyPair> {
     let shown = path.display();
     let meta = std::fs::metadata(path).with_context(|| format!("reading --audit-signing-key {shown}"))?;
     if let Some(mode) = crate::platform::mode(&meta)
@@ -69,7 +69,7 @@ pub fn load_signing_key(path: &Path) -> anyhow::Result<Ed25519KeyPair> {
 }
 
 /// A public key as PEM (`openssl pkey -pubout`): its 32 Ed25519 bytes.
-pub fn load_public_key(path: &Path) -> anyhow::Result<[u8; 32]> {
+pub(crate) fn load_public_key(path: &Path) -> anyhow::Result<[u8; 32]> {
     let shown = path.display();
     let spki = SubjectPublicKeyInfoDer::from_pem_file(path)
         .map_err(|e| anyhow::anyhow!("--public-key {shown}: not a PEM public key ({e})"))?;
@@ -81,7 +81,7 @@ pub fn load_public_key(path: &Path) -> anyhow::Result<[u8; 32]> {
 }
 
 /// Writes checkpoints of one log.
-pub struct Checkpointer {
+pub(crate) struct Checkpointer {
     key: Ed25519KeyPair,
     key_id: String,
     file: Mutex<File>,

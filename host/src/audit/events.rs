@@ -114,7 +114,7 @@ pub struct ApprovalEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_status: Option<u16>,
+    pub(crate) http_status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlation_id: Option<String>,
     /// The created resource's uuid (null when Fabric's 2xx named none); absent for other answers.
@@ -208,7 +208,7 @@ pub struct PageDecision {
 #[serde(deny_unknown_fields)]
 pub struct Evidence {
     pub credential_id: String,
-    pub rp_id: String,
+    pub(crate) rp_id: String,
     pub origin: String,
     pub counter: u32,
     pub user_verified: bool,
@@ -228,7 +228,7 @@ pub struct PageDecisionNotKept {
 pub struct PasskeyEnrolled {
     pub credential_id: String,
     pub principal: String,
-    pub rp_id: String,
+    pub(crate) rp_id: String,
     pub origin: String,
     pub algorithm: String,
     /// The COSE public key as webauthn-rs writes it.
@@ -264,7 +264,7 @@ pub struct Delivered {
     pub outcome: String,
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_status: Option<u16>,
+    pub(crate) http_status: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -273,8 +273,8 @@ pub struct Delivered {
 pub struct PasskeyRevoked {
     pub credential_id: String,
     pub principal: String,
-    pub revoked_at: String,
-    pub revoked_by: String,
+    pub(crate) revoked_at: String,
+    pub(crate) revoked_by: String,
     pub reason: String,
 }
 

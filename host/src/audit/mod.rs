@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use chain::{Chain, resume};
-pub use events::{Event, Record};
+pub(crate) use events::{Event, Record};
 
 /// The longest a sync waits for the records of mutating calls still under way.
-pub const GATHER: Duration = Duration::from_millis(2);
+pub(crate) const GATHER: Duration = Duration::from_millis(2);
 
 /// The longest a write waits for another process's write to the same log (a write and its sync
 /// take milliseconds; a process stopped while it held the lock is what this bounds).
@@ -103,7 +103,7 @@ struct Queue {
 }
 
 /// `$XDG_STATE_HOME/equinix-mcp/audit.jsonl` (or the platform's local data dir).
-pub fn default_path() -> Option<PathBuf> {
+pub(crate) fn default_path() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("audit.jsonl"))
 }
 
@@ -223,19 +223,19 @@ impl AuditLog {
 
     /// The chain's id, and the sequence number and hash of its last synced record (what a
     /// checkpoint signs).
-    pub fn synced_head(&self) -> (String, Option<u64>, String) {
+    pub(crate) fn synced_head(&self) -> (String, Option<u64>, String) {
         let id = self.file.lock().unwrap_or_else(|p| p.into_inner()).chain.id.clone();
         let (seq, head) = self.synced.lock().unwrap_or_else(|p| p.into_inner()).clone();
         (id, seq, head)
     }
 
     /// Asks for a checkpoint after every `n` synced records.
-    pub fn checkpoint_after(&self, n: u64) {
+    pub(crate) fn checkpoint_after(&self, n: u64) {
         self.checkpoint_every.store(n, Ordering::Relaxed);
     }
 
     /// Resolves when `n` records were synced since it last resolved.
-    pub async fn checkpoint_due(&self) {
+    pub(crate) async fn checkpoint_due(&self) {
         self.checkpoint_due.notified().await
     }
 

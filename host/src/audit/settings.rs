@@ -15,11 +15,11 @@ pub struct AuditArgs {
     /// PEM, as `openssl genpkey -algorithm ed25519` writes it; mode 600). Needs
     /// --audit-checkpoints.
     #[arg(long, env = "EQUINIX_MCP_AUDIT_SIGNING_KEY", value_name = "FILE", requires = "audit_checkpoints")]
-    pub audit_signing_key: Option<PathBuf>,
+    pub(crate) audit_signing_key: Option<PathBuf>,
 
     /// Where signed checkpoints go: another file than the log, ideally on another volume or host.
     #[arg(long, env = "EQUINIX_MCP_AUDIT_CHECKPOINTS", value_name = "FILE", requires = "audit_signing_key")]
-    pub audit_checkpoints: Option<PathBuf>,
+    pub(crate) audit_checkpoints: Option<PathBuf>,
 
     /// A checkpoint after this many synced records (and at least every 60 s, and at shutdown).
     #[arg(
@@ -29,5 +29,5 @@ pub struct AuditArgs {
         value_name = "N",
         value_parser = crate::value_parsers::at_least_one(),
     )]
-    pub audit_checkpoint_every: usize,
+    pub(crate) audit_checkpoint_every: usize,
 }

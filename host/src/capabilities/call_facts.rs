@@ -14,7 +14,7 @@ use crate::oauth::Scopes;
 use crate::principal::Principal;
 
 /// What every capability of one call knows of it, and none may change.
-pub struct CallFacts {
+pub(crate) struct CallFacts {
     /// Whose proposals this call may see and create.
     pub principal: Principal,
     /// What the principal may do: storing a proposal needs the propose grant, asking the person
@@ -65,7 +65,7 @@ pub struct ToolGrant {
 
 /// Guest time of one call: wall time minus time spent waiting in host imports, so the CPU
 /// deadline covers the component's own work and not Fabric's latency or a person's minutes.
-pub struct GuestMeter {
+pub(crate) struct GuestMeter {
     started: Instant,
     in_host: Duration,
     budget: Duration,
@@ -76,11 +76,11 @@ impl GuestMeter {
         GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
     }
 
-    pub fn guest_time(&self) -> Duration {
+    pub(crate) fn guest_time(&self) -> Duration {
         self.started.elapsed().saturating_sub(self.in_host)
     }
 
-    pub fn over_budget(&self) -> bool {
+    pub(crate) fn over_budget(&self) -> bool {
         self.guest_time() > self.budget
     }
 
@@ -89,7 +89,7 @@ impl GuestMeter {
     }
 
     /// Awaits `f`, counting its time as host time.
-    pub async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
+    pub(crate) async fn outside_guest<F: Future>(&mut self, f: F) -> F::Output {
         let t = Instant::now();
         let out = f.await;
         self.in_host += t.elapsed();

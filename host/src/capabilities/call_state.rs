@@ -42,12 +42,11 @@ pub struct CallState {
 /// What a component call came to, besides its result: the question it left waiting, the
 /// policy's decisions, and whether a create left.
 pub struct Ending {
-    pub awaiting: Option<Awaiting>,
+    pub(crate) awaiting: Option<Awaiting>,
     /// The policy's decisions in this call, for the call's audit record.
     pub decisions: Vec<PolicyDecision>,
-    pub create_sent: bool,
     /// A decision this call collected from the approval page, and what became of it.
-    pub page_said: Option<super::PageSaid>,
+    pub(crate) page_said: Option<super::PageSaid>,
 }
 
 /// What every call of one server is granted behind the imports: the backends the capabilities
@@ -61,9 +60,9 @@ pub struct Grants {
     /// approved).
     pub audit: Option<Arc<AuditLog>>,
     /// The operator's opt-in to creates without a person's answer (`--allow-unconfirmed-mutations`).
-    pub unconfirmed_allowed: bool,
+    pub(crate) unconfirmed_allowed: bool,
     /// Guest CPU time each call may use.
-    pub guest_time: Duration,
+    pub(crate) guest_time: Duration,
     /// The operator's policy on what may be proposed (open: everything).
     pub policy: Arc<dyn OperatorPolicy>,
     /// `stdio` or `http`, for the policy's context.
@@ -95,10 +94,10 @@ pub struct CallContext {
     pub principal: Principal,
     /// What the principal's token grants (everything but for an OAuth principal).
     pub scopes: Scopes,
-    pub confirmer: Arc<dyn Confirmer>,
+    pub(crate) confirmer: Arc<dyn Confirmer>,
     /// The road to the approval page, kept for when the operator's policy allows the create only
     /// there and `confirmer` would not send the person there.
-    pub page_instead: Option<Fallback>,
+    pub(crate) page_instead: Option<Fallback>,
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn StepReporter>>,
 }
@@ -194,14 +193,13 @@ impl CallState {
     }
 
     /// Whether this call sent a create to Fabric (what a failed call can then say it did not do).
-    pub fn create_sent(&self) -> bool {
+    pub(crate) fn create_sent(&self) -> bool {
         self.confirm.create_sent
     }
 
     /// What the call came to, once the component returned (or trapped).
     pub fn end(self) -> Ending {
         Ending {
-            create_sent: self.confirm.create_sent,
             decisions: self.policy.decisions.all(),
             awaiting: self.confirm.awaiting,
             page_said: self.confirm.page_said,

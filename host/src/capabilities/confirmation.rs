@@ -26,14 +26,14 @@ use crate::policy::{Approving, Facts};
 use crate::proposals::ProposalStore;
 
 /// The contract's name of a status, for results, the audit log and metrics.
-pub fn status_name(status: Status) -> &'static str {
+pub(crate) fn status_name(status: Status) -> &'static str {
     equinix_broker_contract::ConfirmStatus::from(status).as_str()
 }
 
 /// The question a call left waiting for its person: what the MCP front sends instead of the
 /// component's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Awaiting {
+pub(crate) enum Awaiting {
     /// A 2026-07-28 first round's form, for an input request (boxed: a form with its plan is
     /// far larger than a page's question).
     Input(Box<Form>),
@@ -43,7 +43,7 @@ pub enum Awaiting {
 
 /// The `confirmation` interface's part of a call: who to ask, whether it asked, the approvals it
 /// minted (the WIT resources the component holds handles to), and where they are recorded.
-pub struct ConfirmCtx {
+pub(crate) struct ConfirmCtx {
     confirmer: Arc<dyn Confirmer>,
     /// The road to the approval page, when the policy may allow the create only there (built
     /// only if it does).
@@ -70,7 +70,7 @@ pub struct ConfirmCtx {
 /// A page decision this call collected, and what became of it in the call: the host's own words
 /// on the agent's result ([`PageSaid::value`]).
 #[derive(Clone, Debug)]
-pub struct PageSaid {
+pub(crate) struct PageSaid {
     pub from: FromPage,
     /// The approval came after the proposal's time had ended, so it approved nothing.
     pub late: bool,

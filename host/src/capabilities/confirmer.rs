@@ -80,7 +80,7 @@ pub struct PagePending {
     pub expires_at_ms: u64,
     /// A 2026-07-28 round sends the link in a URL-mode input request (else written in a form:
     /// the client declared only forms).
-    pub by_url: bool,
+    pub(crate) by_url: bool,
     /// Under a quorum, once someone approved: how far it has come, and who approved when.
     pub progress: Option<Box<Partly>>,
     /// The break-glass rules it is under: a freeze only their quorum opens.

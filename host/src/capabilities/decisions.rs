@@ -38,7 +38,7 @@ impl DecisionRecord {
 /// before its result goes out). Kept as they were made (shared with the policy's memo) until a
 /// record is written.
 #[derive(Default)]
-pub struct PolicyDecisions(Vec<DecisionRecord>);
+pub(crate) struct PolicyDecisions(Vec<DecisionRecord>);
 
 impl PolicyDecisions {
     pub(super) fn push(&mut self, decision: DecisionRecord) {

@@ -18,7 +18,7 @@ use crate::policy::Facts;
 
 /// The `fabric` interface's part of a call: the client, the correlation ids it collected, and
 /// the create dry runs Fabric answered 2xx, not yet bound to a stored proposal.
-pub struct FabricCtx {
+pub(crate) struct FabricCtx {
     pub(super) client: Arc<FabricClient>,
     pub(super) correlation_ids: CorrelationIds,
     pub(super) validations: Vec<Validation>,
@@ -224,7 +224,7 @@ impl FabricView<'_> {
 pub(super) struct Sending<'a> {
     pub call: &'a CallFacts,
     pub ids: &'a CorrelationIds,
-    pub meter: &'a mut GuestMeter,
+    pub(crate) meter: &'a mut GuestMeter,
 }
 
 impl Sending<'_> {

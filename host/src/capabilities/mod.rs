@@ -16,16 +16,15 @@ mod proposal_store;
 use wasmtime::component::{HasData, Linker};
 
 pub use crate::clock::Clock;
-pub use crate::policy::OperatorPolicy;
 pub use crate::proposals::ProposalStore;
-pub use call_facts::{CallFacts, CorrelationIds, GuestMeter, StepReporter, ToolGrant};
+pub(crate) use call_facts::{CorrelationIds, GuestMeter, StepReporter, ToolGrant};
 pub use call_state::{CallContext, CallState, Ending, Grants};
-pub use clock::ClockView;
-pub use confirmation::PageSaid;
-pub use confirmation::{Awaiting, ConfirmView};
+pub(crate) use clock::ClockView;
+pub(crate) use confirmation::PageSaid;
+pub(crate) use confirmation::{Awaiting, ConfirmView};
 pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, PagePending, Partly, Reached};
-pub use fabric::FabricView;
-pub use proposal_store::StoreView;
+pub(crate) use fabric::FabricView;
+pub(crate) use proposal_store::StoreView;
 
 use crate::bindings::{
     clock as wit_clock, confirmation as wit_confirmation, fabric as wit_fabric, proposal_store as wit_store,
@@ -53,7 +52,7 @@ impl HasData for ConfirmationData {
 
 /// Links the `broker` world's four imports, each to its interface's view of the call: nothing
 /// else is linked, so a component importing anything more cannot be instantiated.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     wit_fabric::add_to_linker::<CallState, FabricData>(linker, CallState::fabric_view)?;
     wit_clock::add_to_linker::<CallState, ClockData>(linker, CallState::clock_view)?;
     wit_store::add_to_linker::<CallState, StoreData>(linker, CallState::store_view)?;

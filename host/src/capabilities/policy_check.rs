@@ -17,7 +17,7 @@ use crate::policy::{
 };
 
 /// The policy's part of a call: the policy in force, and the decisions made in this call.
-pub struct PolicyCtx {
+pub(crate) struct PolicyCtx {
     pub(super) gate: Arc<dyn OperatorPolicy>,
     pub(super) decisions: PolicyDecisions,
 }
@@ -34,7 +34,7 @@ pub(super) struct Judge<'a> {
     pub call: &'a CallFacts,
     pub policy: &'a mut PolicyCtx,
     pub client: &'a Arc<FabricClient>,
-    pub meter: &'a mut GuestMeter,
+    pub(crate) meter: &'a mut GuestMeter,
 }
 
 /// What permitted a request, for the form.

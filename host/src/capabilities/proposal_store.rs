@@ -15,7 +15,7 @@ use crate::proposals::{MAX_OUTCOME_BYTES, MAX_RECORD_BYTES, PENDING_PER_PRINCIPA
 
 /// The `proposal-store` interface's part of a call: the store, and the proposals this call found
 /// in it (peeked or taken), with their bindings.
-pub struct StoreCtx {
+pub(crate) struct StoreCtx {
     proposals: Arc<ProposalStore>,
     pub(super) redeemed: Vec<Redeemed>,
 }

@@ -8,11 +8,11 @@ use crate::audit::chain::{Verdict, verify};
 /// The chain read so far across the files.
 pub(super) struct Read {
     pub records: u64,
-    pub first_seq: u64,
-    pub last_seq: u64,
+    pub(crate) first_seq: u64,
+    pub(crate) last_seq: u64,
     pub head: String,
     pub chain: String,
-    pub hashes: Vec<String>,
+    pub(crate) hashes: Vec<String>,
 }
 
 /// Why the files do not verify.

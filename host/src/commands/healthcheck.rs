@@ -21,11 +21,11 @@ pub struct HealthcheckArgs {
 
     /// How long the probe may take, in milliseconds.
     #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = crate::value_parsers::at_least_one_ms())]
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
 }
 
 /// The URL probed for `listen`: a wildcard address is reached on the loopback of its family.
-pub fn probe_url(listen: SocketAddr) -> String {
+pub(crate) fn probe_url(listen: SocketAddr) -> String {
     let ip = match listen.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
         IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),

@@ -15,7 +15,6 @@ use crate::audit::settings::AuditArgs;
 use crate::capabilities::{CallState, Clock, Grants, ProposalStore};
 use crate::cli::{ServeArgs, Transport};
 use crate::component::ComponentRuntime;
-pub use crate::component::settings::ComponentSource;
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::mcp::fairness::Fairness;
 use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
@@ -43,7 +42,7 @@ pub struct Banner {
     pub proposal_store: String,
     pub audit_log: String,
     pub state_key: String,
-    pub unconfirmed_allowed: bool,
+    pub(crate) unconfirmed_allowed: bool,
     pub policy: String,
     /// How a person approves a create, whatever the client.
     pub confirmations: String,
@@ -416,7 +415,7 @@ impl equinix_fabric_sim::SimClock for Clock {
 }
 
 /// Reads the component's catalog (a call with no person behind it) and checks it.
-pub async fn load_registry(
+pub(crate) async fn load_registry(
     runtime: &ComponentRuntime,
     selection: &Selection,
     grants: &Grants,

@@ -20,7 +20,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// Where the cache lives unless the operator says otherwise.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("equinix-mcp").join("precompiled"))
 }
 
@@ -111,7 +111,7 @@ fn lock_entry(path: &Path) -> Option<std::fs::File> {
 }
 
 /// A stable text key for the engine's compatibility hash (wasmtime version + settings).
-pub fn engine_key(engine: &Engine) -> String {
+pub(crate) fn engine_key(engine: &Engine) -> String {
     // DefaultHasher::new() uses fixed keys, so the key is stable across runs of one binary;
     // a different binary at worst misses the cache.
     let mut h = std::collections::hash_map::DefaultHasher::new();

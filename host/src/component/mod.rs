@@ -32,9 +32,9 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// Guest CPU time per call (time inside host imports does not count).
-    pub guest_time: Duration,
+    pub(crate) guest_time: Duration,
     /// Linear memory per instance.
-    pub memory_bytes: usize,
+    pub(crate) memory_bytes: usize,
     /// Calls that can hold an instance at once: the pooling allocator's slots, set up at start.
     pub instances: u32,
 }
@@ -99,15 +99,15 @@ impl Drop for ComponentRuntime {
 
 /// Calls that can hold an instance at once (a confirmation waiting for a person holds one), on
 /// a server many clients share.
-pub const MAX_CONCURRENT_INSTANCES: u32 = 256;
+pub(crate) const MAX_CONCURRENT_INSTANCES: u32 = 256;
 /// The same for a server of one client over stdio: its calls at once are capped lower anyway
 /// (`--max-calls-per-principal`, 64), and each slot costs its start a guard page's `mprotect`.
-pub const STDIO_INSTANCES: u32 = 64;
+pub(crate) const STDIO_INSTANCES: u32 = 64;
 // half the pool may hold forms open: a form for each of one client's pending proposals fits
 const _: () = assert!(STDIO_INSTANCES / 2 >= crate::proposals::PENDING_PER_PRINCIPAL);
 
 /// The largest linear memory any instance may have; `--memory-mib` caps each call below it.
-pub const MAX_MEMORY_BYTES: usize = 128 << 20;
+pub(crate) const MAX_MEMORY_BYTES: usize = 128 << 20;
 
 /// The engine configuration every load uses (the cache key depends on it).
 ///
@@ -182,7 +182,12 @@ impl ComponentRuntime {
     }
 
     /// [`ComponentRuntime::load`] of `wasm` whose SHA-256 the caller computed (`sha`).
-    pub fn load_hashed(wasm: &[u8], sha: &str, cache_dir: Option<&Path>, limits: Limits) -> anyhow::Result<Self> {
+    pub(crate) fn load_hashed(
+        wasm: &[u8],
+        sha: &str,
+        cache_dir: Option<&Path>,
+        limits: Limits,
+    ) -> anyhow::Result<Self> {
         let engine = engine(limits.instances)?;
         let sha = sha.to_string();
         let (component, origin) = cache::load(&engine, wasm, &sha, cache_dir).map_err(not_a_component)?;
@@ -371,7 +376,7 @@ fn spawn_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) {
 }
 
 /// Reads a component file with a clear error.
-pub fn read_component(path: &Path) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read_component(path: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading component {}", path.display()))
 }
 

@@ -19,7 +19,7 @@ pub struct ComponentArgs {
     /// Refuse to start unless the component's SHA-256 is this (lowercase hex). A pinned component
     /// is compiled from its bytes at every start, never loaded from the precompile cache.
     #[arg(long, env = "EQUINIX_MCP_COMPONENT_SHA256", value_name = "HEX")]
-    pub component_sha256: Option<String>,
+    pub(crate) component_sha256: Option<String>,
 
     /// Require a minisign signature of the component's bytes (COMPONENT.wasm.minisig, as
     /// `minisign -Sm` writes it) by one of these public keys (minisign `.pub` files; repeatable,
@@ -30,7 +30,7 @@ pub struct ComponentArgs {
         value_delimiter = ',',
         value_name = "FILE"
     )]
-    pub component_public_keys: Vec<PathBuf>,
+    pub(crate) component_public_keys: Vec<PathBuf>,
 
     /// Directory of the precompiled-component cache (default: the user's cache dir).
     #[arg(long, env = "EQUINIX_MCP_CACHE_DIR", value_name = "DIR")]
@@ -38,7 +38,7 @@ pub struct ComponentArgs {
 
     /// Compile the component at every start instead of using the cache.
     #[arg(long, env = "EQUINIX_MCP_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new())]
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
 }
 
 /// The component's bytes and where they came from.
@@ -117,11 +117,11 @@ pub struct LimitsArgs {
         value_name = "MS",
         value_parser = crate::value_parsers::at_least_one_ms(),
     )]
-    pub guest_time_ms: u64,
+    pub(crate) guest_time_ms: u64,
 
     /// Linear memory allowed per component instance, in MiB.
     #[arg(long, env = "EQUINIX_MCP_MEMORY_MIB", default_value_t = 64, value_name = "MIB", value_parser = memory_mib())]
-    pub memory_mib: usize,
+    pub(crate) memory_mib: usize,
 }
 
 impl LimitsArgs {

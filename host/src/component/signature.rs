@@ -28,7 +28,7 @@ fn key_id_of(line: &str) -> Option<String> {
 }
 
 /// The signature file of `component`: its name with `.minisig` added.
-pub fn signature_path(component: &Path) -> PathBuf {
+pub(crate) fn signature_path(component: &Path) -> PathBuf {
     let mut name = component.file_name().unwrap_or_default().to_os_string();
     name.push(".minisig");
     component.with_file_name(name)

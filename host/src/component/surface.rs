@@ -9,12 +9,12 @@ use wasmtime::component::types::{ComponentItem, ResourceType, Type};
 use wasmtime::component::{Component, types};
 
 /// The WIT package version this host implements, and the versions it accepts for it.
-pub const WORLD_VERSION: &str = "0.3.0";
+pub(crate) const WORLD_VERSION: &str = "0.3.0";
 const WORLD_COMPAT: &str = "0.3";
 
 /// The only imports the host implements. Versions match semver-compatibly, as wasmtime's linker
 /// does (`0.3.x` for 0.x packages).
-pub const ALLOWED_IMPORTS: &[&str] = &[
+pub(crate) const ALLOWED_IMPORTS: &[&str] = &[
     "equinix:broker/fabric@0.3",
     "equinix:broker/clock@0.3",
     "equinix:broker/confirmation@0.3",
@@ -22,7 +22,7 @@ pub const ALLOWED_IMPORTS: &[&str] = &[
 ];
 
 /// The export the host calls.
-pub const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.3";
+pub(crate) const REQUIRED_EXPORT: &str = "equinix:broker/tools@0.3";
 
 /// The resource whose handle a create needs.
 const APPROVAL: &str = "approval";
@@ -30,7 +30,7 @@ const APPROVAL: &str = "approval";
 #[derive(Clone, Debug, Serialize)]
 pub struct Surface {
     pub sha256: String,
-    pub size_bytes: usize,
+    pub(crate) size_bytes: usize,
     pub imports: Vec<Item>,
     pub exports: Vec<Item>,
     pub create_path: CreatePath,
@@ -165,7 +165,7 @@ fn create_path(imports: &[Item]) -> CreatePath {
 
 /// `pkg:name/iface@0.1.3` → `pkg:name/iface@0.1`; `@1.2.3` → `@1`. Pre-releases and 0.0.x stay
 /// exact, as in wasmtime's own matching.
-pub fn compat_name(name: &str) -> String {
+pub(crate) fn compat_name(name: &str) -> String {
     let Some((base, version)) = name.split_once('@') else {
         return name.to_string();
     };

@@ -86,7 +86,7 @@ fn created(change_type: ChangeType) -> [Route; 3] {
 }
 
 /// The whole reachable Fabric surface: the reads below, and each change type's [`created`].
-pub static ROUTES: LazyLock<Vec<Route>> =
+pub(crate) static ROUTES: LazyLock<Vec<Route>> =
     LazyLock::new(|| READS.iter().copied().chain(ChangeType::ALL.into_iter().flat_map(created)).collect());
 
 /// Every read that is not of what a create made.
@@ -173,11 +173,11 @@ pub fn check(
 }
 
 /// Why `fabric.send` never carries a create.
-pub const NOT_THROUGH_SEND: &str = "a create (a create route without dryRun=true) is never sent through fabric.send: \
+pub(crate) const NOT_THROUGH_SEND: &str = "a create (a create route without dryRun=true) is never sent through fabric.send: \
      it is sent only by executing an approval that the host minted after the person accepted exactly that request";
 
 /// Checks a create a person is to approve (POST `path`, no query); returns its route.
-pub fn check_create(path: &str, mutate_enabled: bool) -> Result<CreateRoute, Refusal> {
+pub(crate) fn check_create(path: &str, mutate_enabled: bool) -> Result<CreateRoute, Refusal> {
     let found = ROUTES.iter().filter(|r| r.template == path).find_map(|r| Some((r.template, r.creates?)));
     let Some((template, change_type)) = found else {
         return Err(Refusal(format!(

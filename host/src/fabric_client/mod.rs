@@ -27,7 +27,7 @@ pub struct FabricConfig {
     pub mutate_enabled: bool,
     pub request_timeout: Duration,
     pub connect_timeout: Duration,
-    pub max_request_bytes: usize,
+    pub(crate) max_request_bytes: usize,
     pub max_response_bytes: usize,
     /// When a cached token is due for its refresh (the server's clock, which the simulator moves).
     pub clock: crate::clock::Clock,
@@ -157,7 +157,7 @@ impl FabricClient {
     /// What the allow-list makes of a read or dry run `req`, or its refusal (a create is always
     /// refused here: see [`FabricClient::check_create`]). Every rule a request must pass is
     /// checked here, once: its route, a GET without a body, the size of its body.
-    pub fn route_class(&self, req: &ApiRequest) -> Result<RouteClass, SendError> {
+    pub(crate) fn route_class(&self, req: &ApiRequest) -> Result<RouteClass, SendError> {
         let class = allow_list::check(req.method, &req.path, &req.query, self.config.mutate_enabled)
             .map_err(|r| SendError::Refused(r.0))?;
         if req.method == Method::Get && req.body.is_some() {
@@ -186,7 +186,7 @@ impl FabricClient {
 
     /// Checks a create (POST `path` with `body`, no query) once, before anyone is asked about it:
     /// a create route of the allow-list, the `mutate` toolset enabled, the body within the cap.
-    pub fn check_create(&self, path: &str, body: &str) -> Result<CheckedCreate, SendError> {
+    pub(crate) fn check_create(&self, path: &str, body: &str) -> Result<CheckedCreate, SendError> {
         let route = allow_list::check_create(path, self.config.mutate_enabled).map_err(|r| SendError::Refused(r.0))?;
         let max = self.config.max_request_bytes;
         if body.len() > max {
@@ -200,7 +200,7 @@ impl FabricClient {
 
     /// Sends one checked create exactly once: never retried. Only an approval's execution calls
     /// this.
-    pub async fn send_create(
+    pub(crate) async fn send_create(
         &self,
         create: &CheckedCreate,
         cancel: &CancellationToken,
@@ -216,7 +216,7 @@ impl FabricClient {
 
     /// Sends a request whose class [`FabricClient::route_class`] (or [`FabricClient::check_create`])
     /// gave, with the retry rules of that class.
-    pub async fn send_classified(
+    pub(crate) async fn send_classified(
         &self,
         req: &ApiRequest,
         class: RouteClass,

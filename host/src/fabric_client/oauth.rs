@@ -45,7 +45,7 @@ struct State {
 
 /// Fetches and caches bearer tokens; concurrent callers share one fetch. A token is refreshed
 /// by the host's monotonic clock, which the simulator's clock knob moves too.
-pub struct TokenSource {
+pub(crate) struct TokenSource {
     wire: Wire,
     credentials: Option<Credentials>,
     clock: Clock,
@@ -99,7 +99,7 @@ impl TokenSource {
     }
 
     /// Drops `used` if it is still the cached token (Fabric said 401 to it).
-    pub async fn invalidate(&self, used: &Secret) {
+    pub(crate) async fn invalidate(&self, used: &Secret) {
         let mut state = self.state.lock().await;
         if state.current.as_ref().is_some_and(|b| &b.token == used) {
             state.current = None;

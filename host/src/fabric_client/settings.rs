@@ -14,7 +14,7 @@ pub struct FabricArgs {
     /// With --fabric-sim: send this server's Fabric requests to the simulator over loopback HTTP,
     /// through the same network client real Fabric gets, instead of in process.
     #[arg(long, requires = "fabric_sim")]
-    pub fabric_sim_http: bool,
+    pub(crate) fabric_sim_http: bool,
 
     /// Fabric API base URL.
     #[arg(long, env = "EQUINIX_API_ENDPOINT", default_value = "https://api.equinix.com", value_name = "URL")]
@@ -27,7 +27,7 @@ pub struct FabricArgs {
     /// A file (mode 600, e.g. a systemd credential) holding the OAuth2 client secret; or set
     /// EQUINIX_API_CLIENTSECRET.
     #[arg(long, env = "EQUINIX_API_CLIENTSECRET_FILE", value_name = "PATH")]
-    pub client_secret_file: Option<std::path::PathBuf>,
+    pub(crate) client_secret_file: Option<std::path::PathBuf>,
 
     /// Timeout of one Fabric request, in milliseconds.
     #[arg(
@@ -37,5 +37,5 @@ pub struct FabricArgs {
         value_name = "MS",
         value_parser = crate::value_parsers::at_least_one_ms(),
     )]
-    pub fabric_timeout_ms: u64,
+    pub(crate) fabric_timeout_ms: u64,
 }

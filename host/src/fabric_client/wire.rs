@@ -16,7 +16,7 @@ use futures_util::{FutureExt, StreamExt};
 use super::SendError;
 
 #[derive(Clone)]
-pub enum Wire {
+pub(crate) enum Wire {
     /// `base` is the endpoint, e.g. `https://api.equinix.com`.
     Network {
         http: Http,
@@ -29,7 +29,7 @@ pub enum Wire {
 }
 
 /// A request as it goes out.
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     pub method: Method,
     /// Path and query, e.g. `/fabric/v4/metros?offset=0&limit=5`, encoded.
     pub target: String,
@@ -38,7 +38,7 @@ pub struct Outgoing {
 }
 
 /// An answer, any status, body read in full (at most the cap given to `exchange`).
-pub struct Incoming {
+pub(crate) struct Incoming {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
@@ -133,7 +133,7 @@ impl CappedBody {
 /// The HTTP client, built on a background thread: loading the TLS trust store takes several
 /// milliseconds, and start-up should not wait for it. The first request waits if it must.
 #[derive(Clone)]
-pub struct Http {
+pub(crate) struct Http {
     cell: Arc<OnceLock<reqwest::Client>>,
     connect_timeout: Duration,
     request_timeout: Duration,

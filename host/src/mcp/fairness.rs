@@ -11,7 +11,7 @@ use crate::principal::Principal;
 
 /// The per-principal limits' flags.
 #[derive(clap::Args, Debug, Clone)]
-pub struct FairnessArgs {
+pub(crate) struct FairnessArgs {
     /// Tool calls one principal may have in flight at once; more are refused (`too_many_calls`).
     #[arg(
         long,
@@ -20,7 +20,7 @@ pub struct FairnessArgs {
         value_name = "N",
         value_parser = crate::value_parsers::at_least_one(),
     )]
-    pub max_calls_per_principal: usize,
+    pub(crate) max_calls_per_principal: usize,
 
     /// Confirmation forms one principal may have open at once (the same 20 as its pending
     /// proposals); a confirm beyond it is refused before anyone is asked.
@@ -31,7 +31,7 @@ pub struct FairnessArgs {
         value_name = "N",
         value_parser = crate::value_parsers::at_least_one(),
     )]
-    pub max_confirmations_per_principal: usize,
+    pub(crate) max_confirmations_per_principal: usize,
 }
 
 impl FairnessArgs {
@@ -48,10 +48,10 @@ impl FairnessArgs {
 
 /// The limits (from the command line).
 #[derive(Clone, Copy, Debug)]
-pub struct FairnessLimits {
-    pub calls_per_principal: usize,
-    pub confirmations_per_principal: usize,
-    pub confirmations_total: usize,
+pub(crate) struct FairnessLimits {
+    pub(crate) calls_per_principal: usize,
+    pub(crate) confirmations_per_principal: usize,
+    pub(crate) confirmations_total: usize,
 }
 
 #[derive(Default)]
@@ -61,7 +61,7 @@ struct Counts {
 }
 
 /// The counters behind the limits.
-pub struct Fairness {
+pub(crate) struct Fairness {
     limits: FairnessLimits,
     counts: Mutex<(HashMap<Principal, Counts>, usize)>,
 }
@@ -74,7 +74,7 @@ enum Kind {
 }
 
 /// Held for as long as a call runs or a form is open.
-pub struct Permit {
+pub(crate) struct Permit {
     fairness: Arc<Fairness>,
     principal: Principal,
     kind: Kind,
@@ -104,17 +104,13 @@ impl Fairness {
         Arc::new(Fairness { limits, counts: Mutex::new((HashMap::new(), 0)) })
     }
 
-    pub fn limits(&self) -> FairnessLimits {
-        self.limits
-    }
-
     /// A slot for one tool call of `who`, or why not.
-    pub fn begin_call(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
+    pub(crate) fn begin_call(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
         self.begin(who, Kind::Call)
     }
 
     /// A slot for one open confirmation form of `who`, or why not.
-    pub fn begin_confirmation(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
+    pub(crate) fn begin_confirmation(self: &Arc<Self>, who: &Principal) -> Result<Permit, Busy> {
         self.begin(who, Kind::Confirmation)
     }
 

@@ -10,7 +10,7 @@ use equinix_broker_contract::VALUES_FROM;
 
 /// The deepest tool an `x-values-from` names along `path` in `root` (following `$ref` into
 /// `$defs`, array items, and `allOf` branches' `then`).
-pub fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
+pub(crate) fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
     fn resolve<'a>(root: &'a JsonObject, node: &'a Value) -> &'a Value {
         let mut node = node;
         for _ in 0..8 {
@@ -75,7 +75,7 @@ const DATA_KEYWORDS: [&str; 4] = ["enum", "const", "default", "examples"];
 /// `schema` as clients see it: the `x-values-from` hints are for this registry's next steps, and
 /// leaving them out keeps `tools/list` within a model's budget. Values (`enum`, `const`,
 /// `default`, `examples`) are data, not schemas, and are left as they are.
-pub fn without_hints(schema: JsonObject) -> JsonObject {
+pub(crate) fn without_hints(schema: JsonObject) -> JsonObject {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(m) => {

@@ -11,5 +11,5 @@ pub mod shared;
 pub mod toolsets;
 
 pub use registry::ToolRegistry;
-pub use server::McpServer;
+pub(crate) use server::McpServer;
 pub use toolsets::Selection;

@@ -20,7 +20,7 @@ const MAX_SCHEMA_BYTES: usize = 64 << 10;
 const MAX_DESCRIPTION_BYTES: usize = 8 << 10;
 
 pub struct RegisteredTool {
-    pub decl: ToolDecl,
+    pub(crate) decl: ToolDecl,
     /// The grant a principal's token must hold to call it.
     pub scope: Scope,
     /// The tool as clients see it (its schema without the host's `x-values-from` hints).
@@ -49,7 +49,7 @@ pub struct ArgumentError {
 /// Initialises the JSON-Schema library (its meta-schemas and regex engine; docs/engineering-log.md, "Warm
 /// start") so that checking the catalog at start-up does not pay for it; run on a spare thread
 /// while the component loads.
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     let schema = serde_json::json!({"type": "object", "properties": {
         "id": {"type": "string", "pattern": "^[0-9a-f-]{36}$"}, "n": {"type": "integer", "maximum": 1}},
         "additionalProperties": false});
@@ -60,7 +60,7 @@ pub fn warm_up() {
 /// not the component's.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct SelectionError(pub String);
+pub(crate) struct SelectionError(pub String);
 
 impl ToolRegistry {
     /// Checks the whole catalog (a bad row refuses the component) and keeps the selected tools.
@@ -109,14 +109,14 @@ impl ToolRegistry {
         self.index.get(name).map(|i| &self.served[*i])
     }
 
-    pub fn enabled_toolsets(&self) -> &BTreeSet<String> {
+    pub(crate) fn enabled_toolsets(&self) -> &BTreeSet<String> {
         &self.enabled_toolsets
     }
 
     /// The grant a call of `name` needs: its row's, or for a name not served what the broker's
     /// tool of that name would need (a token is refused for its scope before it learns the tool
     /// is not served).
-    pub fn scope_of(&self, name: &str) -> Scope {
+    pub(crate) fn scope_of(&self, name: &str) -> Scope {
         self.get(name).map_or_else(|| Scope::of_tool(name, MUTATE_TOOLSET), |t| t.scope)
     }
 }

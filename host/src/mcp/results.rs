@@ -7,11 +7,11 @@ use serde_json::{Map, Value};
 use super::registry::RegisteredTool;
 
 /// The largest tool result passed on to the client.
-pub const MAX_RESULT_BYTES: usize = 16 << 20;
+pub(crate) const MAX_RESULT_BYTES: usize = 16 << 20;
 
 /// A tool error the host reports itself (the component's own errors arrive as JSON).
 #[derive(Debug)]
-pub struct ToolError {
+pub(crate) struct ToolError {
     error: Map<String, Value>,
 }
 
@@ -29,14 +29,14 @@ impl ToolError {
         self
     }
 
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         let mut outer = Map::new();
         outer.insert("error".into(), Value::Object(self.error));
         Value::Object(outer)
     }
 
     /// As a result that keeps only what fits `tool`'s output schema (see [`for_tool`]).
-    pub fn for_tool(self, tool: &RegisteredTool) -> CallToolResponse {
+    pub(crate) fn for_tool(self, tool: &RegisteredTool) -> CallToolResponse {
         for_tool(tool, self.into_value(), true).into()
     }
 
@@ -60,7 +60,7 @@ pub fn structured(value: Value, is_error: bool) -> CallToolResult {
 /// A tool's result. An error keeps its structured content only where that fits the tool's
 /// output schema: the official TypeScript SDK checks any structured content against it, error
 /// or not, and a component may declare members an error does not have (the text says it all).
-pub fn for_tool(tool: &RegisteredTool, value: Value, is_error: bool) -> CallToolResult {
+pub(crate) fn for_tool(tool: &RegisteredTool, value: Value, is_error: bool) -> CallToolResult {
     let mut result = structured(value, is_error);
     if is_error && result.structured_content.as_ref().is_some_and(|v| tool.check_output(v).is_err()) {
         result.structured_content = None;
@@ -70,7 +70,7 @@ pub fn for_tool(tool: &RegisteredTool, value: Value, is_error: bool) -> CallTool
 
 /// A component's successful answer: a JSON object within the size cap that fits the output
 /// schema the component declared (clients rely on it). Anything else is the component's failure.
-pub fn component_result(tool: &RegisteredTool, text: &str) -> Result<Value, ToolError> {
+pub(crate) fn component_result(tool: &RegisteredTool, text: &str) -> Result<Value, ToolError> {
     let value = component_json(text)?;
     tool.check_output(&value).map(|()| value).map_err(|why| {
         ToolError::new(
@@ -81,7 +81,7 @@ pub fn component_result(tool: &RegisteredTool, text: &str) -> Result<Value, Tool
 }
 
 /// Parses a component's JSON answer; anything else is reported, never passed through.
-pub fn component_json(text: &str) -> Result<Value, ToolError> {
+pub(crate) fn component_json(text: &str) -> Result<Value, ToolError> {
     if text.len() > MAX_RESULT_BYTES {
         let message = format!("the component returned {} bytes; the limit is {MAX_RESULT_BYTES}", text.len());
         return Err(ToolError::new("component_failed", message));
@@ -94,7 +94,7 @@ pub fn component_json(text: &str) -> Result<Value, ToolError> {
 }
 
 /// `ok`, `error` or `input_required`, and an error's kind (for the access log and metrics).
-pub fn outcome_of(result: Result<&CallToolResponse, &ErrorData>) -> (&'static str, Option<String>) {
+pub(crate) fn outcome_of(result: Result<&CallToolResponse, &ErrorData>) -> (&'static str, Option<String>) {
     match result {
         Err(e) => ("error", Some(equinix_broker_contract::clip(&format!("protocol_error {}", e.code.0), 40))),
         Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {

@@ -20,13 +20,13 @@ pub struct Shared {
     /// What each call's capabilities reach.
     pub grants: Grants,
     /// How long a blocking confirmation waits for the person.
-    pub elicit_timeout: Duration,
+    pub(crate) elicit_timeout: Duration,
     /// Seals the stateless confirmation state (`EQUINIX_MCP_STATE_KEY` or a random key).
     pub request_state: RequestStateCodec,
     /// Calls in flight, for a graceful shutdown.
     pub lifecycle: Lifecycle,
     /// Per-principal limits on calls and open confirmation forms.
-    pub fairness: Arc<Fairness>,
+    pub(crate) fairness: Arc<Fairness>,
     /// The approval page, when the operator configured one.
     pub approval_page: Option<Arc<ApprovalPage>>,
 }

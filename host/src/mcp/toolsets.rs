@@ -24,7 +24,7 @@ impl Selection {
     }
 
     /// Whether the operator named `mutate` (decides whether the create routes open at all).
-    pub fn names_mutate(&self) -> bool {
+    pub(crate) fn names_mutate(&self) -> bool {
         self.names.as_ref().is_some_and(|n| n.iter().any(|s| s == MUTATE_TOOLSET))
     }
 

@@ -10,14 +10,14 @@ use super::Notice;
 /// The header that carries the generic webhook's signatures: `t=UNIX_SECONDS,v1=HEX[,v1=HEX]`,
 /// one `v1` per configured key (two during a rotation), each HMAC-SHA256 over `t.` and the raw
 /// body.
-pub const SIGNATURE_HEADER: &str = "x-equinix-mcp-signature";
+pub(crate) const SIGNATURE_HEADER: &str = "x-equinix-mcp-signature";
 /// The event's name, also in the body.
-pub const EVENT_HEADER: &str = "x-equinix-mcp-event";
+pub(crate) const EVENT_HEADER: &str = "x-equinix-mcp-event";
 /// The delivery's id: the same on each attempt of one delivery, so a receiver can drop a repeat.
-pub const DELIVERY_HEADER: &str = "x-equinix-mcp-delivery";
+pub(crate) const DELIVERY_HEADER: &str = "x-equinix-mcp-delivery";
 
 /// The generic webhook's body: the notice as JSON, with a format version.
-pub fn webhook_body(notice: &Notice) -> String {
+pub(crate) fn webhook_body(notice: &Notice) -> String {
     let mut v = serde_json::to_value(notice).expect("a notice serializes");
     v["format"] = json!("equinix-mcp notification v1");
     v.to_string()
@@ -84,7 +84,7 @@ fn slack_escaped(s: &str) -> String {
 }
 
 /// Slack's incoming-webhook payload: `text` (the notification's fallback) and `blocks`.
-pub fn slack_body(notice: &Notice) -> String {
+pub(crate) fn slack_body(notice: &Notice) -> String {
     let head = slack_escaped(&headline(notice));
     let lines: Vec<String> = facts(notice).iter().map(|(k, v)| format!("*{k}:* {}", slack_escaped(v))).collect();
     let mut blocks = vec![
@@ -118,7 +118,7 @@ fn teams_escaped(s: &str) -> String {
 
 /// Microsoft Teams' incoming-webhook payload (a Workflows webhook): a message with one Adaptive
 /// Card attachment.
-pub fn teams_body(notice: &Notice) -> String {
+pub(crate) fn teams_body(notice: &Notice) -> String {
     let facts: Vec<Value> = facts(notice).iter().map(|(k, v)| json!({"title": k, "value": teams_escaped(v)})).collect();
     let mut card = json!({
         "type": "AdaptiveCard",

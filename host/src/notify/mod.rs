@@ -24,9 +24,9 @@ use crate::proposals::ProposalStore;
 use crate::secret::Secret;
 
 /// Notices waiting for delivery at most; more are dropped (and counted).
-pub const QUEUE: usize = 256;
+pub(crate) const QUEUE: usize = 256;
 /// Attempts per destination and notice.
-pub const ATTEMPTS: u32 = 3;
+pub(crate) const ATTEMPTS: u32 = 3;
 /// The pause before the second attempt; it doubles before each next one.
 const FIRST_PAUSE: Duration = Duration::from_millis(500);
 
@@ -109,18 +109,18 @@ impl Destination {
 }
 
 /// The event an escalation is sent as (to the escalation destinations only).
-pub const ESCALATED: &str = "change_escalated";
+pub(crate) const ESCALATED: &str = "change_escalated";
 /// The event a reminder is sent as.
-pub const REMINDER: &str = "change_reminder";
+pub(crate) const REMINDER: &str = "change_reminder";
 /// The event an approval that leaves a quorum short is sent as.
-pub const PARTLY_APPROVED: &str = "change_partly_approved";
+pub(crate) const PARTLY_APPROVED: &str = "change_partly_approved";
 
 /// When a change nobody decided is notified again, and escalated (none: never), counted from
 /// when it was put on the approval page.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FollowUps {
-    pub remind_after_ms: Option<u64>,
-    pub escalate_after_ms: Option<u64>,
+    pub(crate) remind_after_ms: Option<u64>,
+    pub(crate) escalate_after_ms: Option<u64>,
 }
 
 /// The operator's notifications: a queue and the task that empties it.

@@ -16,65 +16,65 @@ pub struct NotifyArgs {
     /// (see --notify-remind-after-secs), change_approved, change_declined, change_expired (nobody
     /// decided in the proposal's time), change_executed, change_failed, change_outcome_unknown.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK", value_name = "URL", requires = "notify_webhook_key_file")]
-    pub notify_webhook: Option<reqwest::Url>,
+    pub(crate) notify_webhook: Option<reqwest::Url>,
 
     /// An owner-only file holding a signing key of the webhooks (--notify-webhook,
     /// --notify-escalate-webhook): its whole contents, every byte,
     /// a final newline included (nothing is trimmed; a receiver reads the same file the same way),
     /// at least 32 bytes. Give it twice while rotating: each notification is signed with both.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_WEBHOOK_KEY_FILE", value_name = "PATH", value_delimiter = ',')]
-    pub notify_webhook_key_file: Vec<PathBuf>,
+    pub(crate) notify_webhook_key_file: Vec<PathBuf>,
 
     /// An owner-only file holding a Slack incoming-webhook URL (a secret: whoever has it can
     /// post), or set EQUINIX_MCP_NOTIFY_SLACK_URL.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_SLACK_URL_FILE", value_name = "PATH")]
-    pub notify_slack_url_file: Option<PathBuf>,
+    pub(crate) notify_slack_url_file: Option<PathBuf>,
 
     /// An owner-only file holding a Microsoft Teams incoming-webhook URL (a Workflows webhook; a
     /// secret), or set EQUINIX_MCP_NOTIFY_TEAMS_URL.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_TEAMS_URL_FILE", value_name = "PATH")]
-    pub notify_teams_url_file: Option<PathBuf>,
+    pub(crate) notify_teams_url_file: Option<PathBuf>,
 
     /// A change still undecided this many seconds after it was put on the approval page is
     /// notified again (change_reminder), once, to the same destinations (0: never). Less than the
     /// proposal's 600 seconds.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_REMIND_AFTER_SECS", default_value_t = 0, value_name = "SECS")]
-    pub notify_remind_after_secs: u64,
+    pub(crate) notify_remind_after_secs: u64,
 
     /// A change still undecided this many seconds after it was put on the approval page is
     /// escalated (change_escalated), once, to the escalation destinations
     /// (--notify-escalate-webhook, --notify-escalate-slack-url-file, --notify-escalate-teams-url-file;
     /// 0: never). Later than the reminder, and less than the proposal's 600 seconds.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_ESCALATE_AFTER_SECS", default_value_t = 0, value_name = "SECS")]
-    pub notify_escalate_after_secs: u64,
+    pub(crate) notify_escalate_after_secs: u64,
 
     /// Escalations go as JSON to this URL (https, or http on loopback), signed with the keys of
     /// --notify-webhook-key-file like every notice.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_ESCALATE_WEBHOOK", value_name = "URL")]
-    pub notify_escalate_webhook: Option<reqwest::Url>,
+    pub(crate) notify_escalate_webhook: Option<reqwest::Url>,
 
     /// An owner-only file holding the Slack incoming-webhook URL escalations go to, or set
     /// EQUINIX_MCP_NOTIFY_ESCALATE_SLACK_URL.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_ESCALATE_SLACK_URL_FILE", value_name = "PATH")]
-    pub notify_escalate_slack_url_file: Option<PathBuf>,
+    pub(crate) notify_escalate_slack_url_file: Option<PathBuf>,
 
     /// An owner-only file holding the Microsoft Teams incoming-webhook URL escalations go to, or
     /// set EQUINIX_MCP_NOTIFY_ESCALATE_TEAMS_URL.
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_ESCALATE_TEAMS_URL_FILE", value_name = "PATH")]
-    pub notify_escalate_teams_url_file: Option<PathBuf>,
+    pub(crate) notify_escalate_teams_url_file: Option<PathBuf>,
 
     /// How long one delivery attempt may take, connecting included, in milliseconds (at most
     /// three attempts per destination, 0.5 s then 1 s apart).
     #[arg(long, env = "EQUINIX_MCP_NOTIFY_ATTEMPT_TIMEOUT_MS", default_value_t = 5000, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(100..=60_000))]
-    pub notify_attempt_timeout_ms: u64,
+    pub(crate) notify_attempt_timeout_ms: u64,
 }
 
 /// The shortest signing key accepted.
 const MIN_KEY_BYTES: usize = 32;
 
 impl NotifyArgs {
-    pub fn attempt_timeout(&self) -> std::time::Duration {
+    pub(crate) fn attempt_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.notify_attempt_timeout_ms)
     }
 
@@ -110,7 +110,7 @@ impl NotifyArgs {
     }
 
     /// The escalation destinations; an error names the setting that is wrong.
-    pub fn escalation_destinations(&self) -> anyhow::Result<Vec<Destination>> {
+    pub(crate) fn escalation_destinations(&self) -> anyhow::Result<Vec<Destination>> {
         let mut out = Vec::new();
         if let Some(url) = &self.notify_escalate_webhook {
             check_webhook_url(url, "--notify-escalate-webhook")?;

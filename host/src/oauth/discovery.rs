@@ -12,15 +12,15 @@ use super::jwks::KeySet;
 use crate::fabric_client::root_cause;
 
 /// Largest metadata or JWK Set document read.
-pub const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 /// Time for one fetch, connect included.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long an idle connection to the provider is kept for reuse: less than the shortest keep-alive
 /// a provider is known to use, so the client never reuses one the provider is closing.
 const IDLE_REUSE: Duration = Duration::from_secs(2);
 
 /// Whether a URL may be used for the issuer, its keys or this server's own address.
-pub fn check_url(url: &str, flag: &str) -> anyhow::Result<Url> {
+pub(crate) fn check_url(url: &str, flag: &str) -> anyhow::Result<Url> {
     let parsed = Url::parse(url).map_err(|e| anyhow::anyhow!("{flag} {url:?} is not an absolute URL: {e}"))?;
     if parsed.query().is_some() || parsed.fragment().is_some() {
         anyhow::bail!("{flag} {url:?} must not have a query or a fragment");
@@ -45,7 +45,7 @@ fn is_loopback(url: &Url) -> bool {
 
 /// What this server uses of the issuer's metadata.
 #[derive(Clone, Debug)]
-pub struct IssuerMetadata {
+pub(crate) struct IssuerMetadata {
     /// Where it was read.
     pub source: String,
     pub jwks_uri: Url,
@@ -56,7 +56,7 @@ pub struct IssuerMetadata {
 
 /// The HTTP client for the issuer.
 #[derive(Clone)]
-pub struct Fetcher {
+pub(crate) struct Fetcher {
     client: reqwest::Client,
 }
 

@@ -12,7 +12,7 @@ use super::UNKNOWN_KID_REFRESH;
 use super::discovery::Fetcher;
 use super::jwks::{Alg, KeySet};
 
-pub struct IssuerKeys {
+pub(crate) struct IssuerKeys {
     fetcher: Fetcher,
     jwks_uri: Url,
     keys: RwLock<Arc<KeySet>>,
@@ -32,7 +32,7 @@ impl IssuerKeys {
     }
 
     /// The HTTP client for the issuer (the approval page redeems its codes with it).
-    pub fn fetcher(&self) -> &Fetcher {
+    pub(crate) fn fetcher(&self) -> &Fetcher {
         &self.fetcher
     }
 
@@ -60,7 +60,7 @@ impl IssuerKeys {
     /// The keys to verify a token naming `kid` with `alg`: the known ones, fetched again first
     /// when none of them fits it (see [`IssuerKeys::refresh`] for `on_change`). The second value
     /// says whether this call fetched.
-    pub async fn for_token(&self, kid: Option<&str>, alg: Alg, on_change: impl FnOnce()) -> (Arc<KeySet>, bool) {
+    pub(crate) async fn for_token(&self, kid: Option<&str>, alg: Alg, on_change: impl FnOnce()) -> (Arc<KeySet>, bool) {
         let keys = self.current();
         if keys.find(kid, alg).is_some() {
             return (keys, false);

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Most keys one set may hold (providers publish a handful; more is a misconfiguration or an
 /// attack on the time it takes to find one).
-pub const MAX_KEYS: usize = 64;
+pub(crate) const MAX_KEYS: usize = 64;
 
 /// The asymmetric JWS algorithms accepted (RFC 7518, RFC 8037). `none` and the HMAC ones never:
 /// a resource server holding a shared secret could mint tokens itself.
@@ -220,7 +220,7 @@ pub(crate) mod tests {
     type Sign = Box<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>;
 
     /// A signing key for tests: its JWK and a way to sign.
-    pub struct TestKey {
+    pub(crate) struct TestKey {
         pub jwk: Value,
         sign: Sign,
     }
@@ -234,7 +234,7 @@ pub(crate) mod tests {
             TestKey { jwk, sign: Box::new(move |m| pair.sign(m).as_ref().to_vec()) }
         }
 
-        pub fn p256(kid: &str) -> TestKey {
+        pub(crate) fn p256(kid: &str) -> TestKey {
             let rng = SystemRandom::new();
             let alg = &signature::ECDSA_P256_SHA256_FIXED_SIGNING;
             let pkcs8 = EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
@@ -250,7 +250,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn set_of(keys: &[&TestKey]) -> KeySet {
+    pub(crate) fn set_of(keys: &[&TestKey]) -> KeySet {
         let doc = json!({"keys": keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()});
         KeySet::parse(doc.to_string().as_bytes()).unwrap()
     }

@@ -12,9 +12,9 @@ use super::scopes::{ScopeNames, Scopes};
 use crate::principal::Principal;
 
 /// Longest token read (an Entra ID token with many groups is about 6 KB).
-pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// Longest principal claim accepted.
-pub const MAX_SUBJECT_BYTES: usize = 255;
+pub(crate) const MAX_SUBJECT_BYTES: usize = 255;
 
 /// Why a token is refused: the `error_description` of an `invalid_token` answer. Never the
 /// token, and never a value read from a token that did not verify.
@@ -38,7 +38,7 @@ pub struct Unverified<'a> {
 }
 
 /// Whether a presented bearer token is shaped like a JWS at all (three base64url parts).
-pub fn looks_like_jwt(token: &str) -> bool {
+pub(crate) fn looks_like_jwt(token: &str) -> bool {
     token.split('.').count() == 3 && token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
@@ -245,7 +245,7 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    pub const NOW: u64 = 1_800_000_000;
+    pub(crate) const NOW: u64 = 1_800_000_000;
 
     pub fn rules() -> ClaimRules {
         ClaimRules {
@@ -257,7 +257,7 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn good_claims() -> Value {
+    pub(crate) fn good_claims() -> Value {
         json!({"iss": "https://idp.example", "aud": "https://mcp.example/mcp", "sub": "alice",
                "exp": NOW + 300, "iat": NOW, "scope": "fabric:read fabric:propose"})
     }

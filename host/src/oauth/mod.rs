@@ -27,11 +27,11 @@ pub use verified_cache::VerifiedCache;
 
 /// A token whose `kid` is unknown makes the keys be fetched again at most this often: a
 /// provider rotating keys is picked up at once, a flood of made-up `kid`s costs one fetch.
-pub const UNKNOWN_KID_REFRESH: Duration = Duration::from_secs(10);
+pub(crate) const UNKNOWN_KID_REFRESH: Duration = Duration::from_secs(10);
 /// The keys are also fetched this often, so a key the provider withdrew stops verifying.
-pub const KEYS_REFRESH: Duration = Duration::from_secs(15 * 60);
+pub(crate) const KEYS_REFRESH: Duration = Duration::from_secs(15 * 60);
 /// The most clock skew `--oauth-clock-leeway-secs` may tolerate.
-pub const MAX_LEEWAY_SECS: u64 = 300;
+pub(crate) const MAX_LEEWAY_SECS: u64 = 300;
 
 /// What a request may do, in its extensions beside its principal: the grants, and for an OAuth
 /// principal the resource server that phrases a refusal. Absent: everything (stdio, the local
@@ -133,7 +133,7 @@ impl ResourceServer {
     }
 
     /// Refreshes the keys every [`KEYS_REFRESH`] until `stop`.
-    pub async fn refresh_until(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+    pub(crate) async fn refresh_until(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(KEYS_REFRESH) => {}
@@ -165,7 +165,7 @@ impl ResourceServer {
         Ok(verified)
     }
 
-    pub fn scope_names(&self) -> &ScopeNames {
+    pub(crate) fn scope_names(&self) -> &ScopeNames {
         &self.rules.scopes
     }
 
@@ -190,7 +190,7 @@ impl ResourceServer {
 
     /// The paths the metadata is served at: the bare well-known one and the one under the
     /// resource's path (and `/mcp`'s, when a proxy serves this server under another path).
-    pub fn metadata_paths(&self) -> Vec<String> {
+    pub(crate) fn metadata_paths(&self) -> Vec<String> {
         let mut paths = vec!["/.well-known/oauth-protected-resource".to_string()];
         for resource_path in [self.resource_path(), "/mcp"] {
             let path = format!("/.well-known/oauth-protected-resource{resource_path}");
@@ -211,7 +211,7 @@ impl ResourceServer {
     }
 
     /// The `Host` value clients use to reach `--public-url`.
-    pub fn public_host(&self) -> Option<String> {
+    pub(crate) fn public_host(&self) -> Option<String> {
         let host = self.public_url.host_str()?;
         Some(match self.public_url.port() {
             Some(port) => format!("{host}:{port}"),
@@ -220,7 +220,7 @@ impl ResourceServer {
     }
 
     /// The origin of `--public-url` (a page served behind it sends this `Origin`).
-    pub fn public_origin(&self) -> String {
+    pub(crate) fn public_origin(&self) -> String {
         self.public_url.origin().ascii_serialization()
     }
 

@@ -27,7 +27,7 @@ impl Scope {
     /// by the host's contract with the component; any other tool only reads (a tool outside the
     /// `mutate` toolset cannot ask the person anything), and the capabilities check the grants
     /// again. The tool registry keeps it on each tool's row.
-    pub fn of_tool(tool: &str, toolset: &str) -> Scope {
+    pub(crate) fn of_tool(tool: &str, toolset: &str) -> Scope {
         use equinix_broker_contract::{CONFIRM_TOOL, MUTATE_TOOLSET, PROPOSE_TOOL};
         match (toolset, tool) {
             (MUTATE_TOOLSET, PROPOSE_TOOL) => Scope::Propose,
@@ -43,7 +43,7 @@ pub struct Scopes(u8);
 
 impl Scopes {
     pub const ALL: Scopes = Scopes(7);
-    pub const NONE: Scopes = Scopes(0);
+    pub(crate) const NONE: Scopes = Scopes(0);
 
     pub fn with(self, scope: Scope) -> Scopes {
         Scopes(self.0 | scope.bit())
@@ -53,7 +53,7 @@ impl Scopes {
         self.0 & scope.bit() != 0
     }
 
-    pub fn is_all(self) -> bool {
+    pub(crate) fn is_all(self) -> bool {
         self == Scopes::ALL
     }
 }
@@ -72,7 +72,7 @@ pub struct ScopeNames {
     pub confirm: String,
     /// What clients put before a name when they ask for it (`--oauth-scope-prefix`): Entra ID
     /// wants `api://APP-ID/Fabric.Read` asked and puts `Fabric.Read` in the token.
-    pub request_prefix: String,
+    pub(crate) request_prefix: String,
 }
 
 impl Default for ScopeNames {
@@ -96,7 +96,7 @@ impl ScopeNames {
     }
 
     /// The name a client asks the provider for (in `scopes_supported` and in challenges).
-    pub fn requested(&self, scope: Scope) -> String {
+    pub(crate) fn requested(&self, scope: Scope) -> String {
         format!("{}{}", self.request_prefix, self.name(scope))
     }
 

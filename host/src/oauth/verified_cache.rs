@@ -13,7 +13,7 @@ use super::jwt::Verified;
 
 /// Most tokens remembered (about 200 bytes each). Beyond it the expired ones are dropped, and if
 /// that is not enough, all of them: the next request of each pays one verification again.
-pub const MAX_ENTRIES: usize = 8192;
+pub(crate) const MAX_ENTRIES: usize = 8192;
 
 #[derive(Default)]
 pub struct VerifiedCache {

@@ -33,7 +33,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// One relying party: the page's host (the RP ID) and its exact origin.
 pub struct Ceremony {
     webauthn: Webauthn,
-    pub rp_id: String,
+    pub(crate) rp_id: String,
     pub origin: String,
 }
 
@@ -62,7 +62,7 @@ impl Ceremony {
     /// and the same origin but on `localhost`, where a page takes whichever port is free (the
     /// enrollment page of `approvers add` has one, each local server's page another). Where it
     /// answers, the assertion is still for this page's own origin ([`Ceremony::check`]).
-    pub fn admits(&self, origin: &str) -> bool {
+    pub(crate) fn admits(&self, origin: &str) -> bool {
         let Ok(url) = Url::parse(origin) else { return false };
         let ours = Url::parse(&self.origin).ok();
         match ours {
@@ -74,7 +74,7 @@ impl Ceremony {
     /// The options for `navigator.credentials.create()` and the state to keep until the answer.
     /// The user handle is a hash of the person's name, so no personal data reaches the
     /// authenticator beyond the name it shows.
-    pub fn begin_enrollment(
+    pub(crate) fn begin_enrollment(
         &self,
         principal: &str,
         shown_name: &str,
@@ -90,7 +90,7 @@ impl Ceremony {
 
     /// The browser's answer (`navigator.credentials.create()`'s, as JSON) to the enrollment begun
     /// with `state`, checked: the passkey, enrolled to `principal` at `now_ms`.
-    pub fn finish_enrollment(
+    pub(crate) fn finish_enrollment(
         &self,
         answer: &str,
         state: &PasskeyRegistration,
@@ -158,7 +158,7 @@ impl Ceremony {
 
 /// The origin the browser wrote into the assertion's signed client data (checked again, with
 /// the rest of it, by webauthn-rs).
-pub fn signed_origin(assertion: &PublicKeyCredential) -> Result<String, String> {
+pub(crate) fn signed_origin(assertion: &PublicKeyCredential) -> Result<String, String> {
     #[derive(serde::Deserialize)]
     struct ClientData {
         origin: String,

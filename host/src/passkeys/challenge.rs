@@ -29,7 +29,7 @@ pub struct ApprovalIdentity<'a> {
 
 impl ApprovalIdentity<'_> {
     /// The hash a comment is signed by: of its text as the decision keeps it; none for no comment.
-    pub fn comment_hash(comment: &str) -> String {
+    pub(crate) fn comment_hash(comment: &str) -> String {
         if comment.is_empty() { String::new() } else { hex::encode(Sha256::digest(comment.as_bytes())) }
     }
 }

@@ -23,16 +23,16 @@ use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
-pub use error::PasskeyError;
+pub(crate) use error::PasskeyError;
 use error::unavailable;
-pub use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation, StoreError};
+pub(crate) use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
 pub use webauthn_rs::prelude::Passkey;
 
 /// How long an enrollment begun on the page may take.
 const ENROLL_MS: u64 = 5 * 60 * 1000;
 /// The largest browser answer read (a registration with its attestation is a few kilobytes).
-pub const MAX_ANSWER_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 16 * 1024;
 
 /// How a person approved, for the operator's policy and the audit record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,14 +79,14 @@ impl Passkeys {
     }
 
     /// `principal`'s passkeys that are not revoked.
-    pub async fn active_of(&self, principal: &str) -> Result<Vec<Enrollment>, PasskeyError> {
+    pub(crate) async fn active_of(&self, principal: &str) -> Result<Vec<Enrollment>, PasskeyError> {
         Ok(self.all().await?.into_iter().filter(|e| e.principal == principal && e.revoked.is_none()).collect())
     }
 
     /// Writes `passkey_enrolled` for each local approver's enrollment (made by a command, not by
     /// this server) and `passkey_revoked` for each revocation this server's log has not recorded
     /// yet, then marks it recorded (a crash between the two records it twice, never not at all).
-    pub async fn record_revocations(&self, all: &[Enrollment]) {
+    pub(crate) async fn record_revocations(&self, all: &[Enrollment]) {
         let Some(log) = self.audit.clone() else { return };
         let chain = log.synced_head().0;
         for e in all {
@@ -153,7 +153,7 @@ impl Passkeys {
 
     /// Begins an enrollment for the person of session `session_key` (the options for
     /// `navigator.credentials.create()`, as JSON); the state waits in the store for the answer.
-    pub async fn begin_enrollment(
+    pub(crate) async fn begin_enrollment(
         &self,
         origin: &str,
         session_key: &str,
@@ -176,7 +176,7 @@ impl Passkeys {
 
     /// Finishes the enrollment begun for session `session_key` with the browser's `answer`: the
     /// audit record first, then the store. The enrollment, or why not.
-    pub async fn finish_enrollment(
+    pub(crate) async fn finish_enrollment(
         &self,
         origin: &str,
         session_key: &str,
@@ -228,7 +228,7 @@ impl Passkeys {
     }
 
     /// The options for `navigator.credentials.get()` approving `id` with one of `mine`, as JSON.
-    pub fn request_options(
+    pub(crate) fn request_options(
         &self,
         origin: &str,
         mine: &[Enrollment],
@@ -255,7 +255,7 @@ impl Passkeys {
 
     /// [`Passkeys::check`] for whoever's enrolled passkey made the answer (a local approver, who
     /// signs in with nothing else): whose it is, and the evidence.
-    pub async fn check_any(
+    pub(crate) async fn check_any(
         &self,
         origin: &str,
         answer: &str,

@@ -13,13 +13,13 @@ use super::challenge::ApprovalIdentity;
 use super::{Ceremony, Enrollment, Evidence, ceremony};
 use crate::audit::events;
 
-pub const EXPORT_FORMAT: &str = "equinix-mcp passkeys export v1";
+pub(crate) const EXPORT_FORMAT: &str = "equinix-mcp passkeys export v1";
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Export {
     pub format: String,
-    pub exported_at: String,
+    pub(crate) exported_at: String,
     pub enrollments: Vec<Enrollment>,
 }
 

@@ -20,15 +20,15 @@ use crate::proposals::ProposalStore;
 
 /// At most this many passkeys per person, and in all: enrollment is for people, not a store for
 /// anyone who can sign in.
-pub const MAX_PER_PERSON: usize = 10;
-pub const MAX_ENROLLMENTS: usize = 10_000;
+pub(crate) const MAX_PER_PERSON: usize = 10;
+pub(crate) const MAX_ENROLLMENTS: usize = 10_000;
 
 const HASH: &str = "passkeys";
 const FILE_FORMAT: &str = "equinix-mcp passkeys v1";
 
 /// What a local approver's principal begins with (`local:dana`): no sign-in's principal
 /// (`ISSUER#SUBJECT`) or token label has a `:` followed by a name.
-pub const LOCAL_PREFIX: &str = "local:";
+pub(crate) const LOCAL_PREFIX: &str = "local:";
 
 /// One enrolled passkey.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -39,23 +39,23 @@ pub struct Enrollment {
     /// `ISSUER#SUBJECT` of the person who enrolled it (signed in, recently).
     pub principal: String,
     /// The WebAuthn relying party it was made for, and the page's origin then.
-    pub rp_id: String,
+    pub(crate) rp_id: String,
     pub origin: String,
-    pub enrolled_at_ms: u64,
+    pub(crate) enrolled_at_ms: u64,
     /// The public key, its algorithm and the signature counter (webauthn-rs's own record).
     pub passkey: Passkey,
     #[serde(default)]
-    pub last_used_ms: Option<u64>,
+    pub(crate) last_used_ms: Option<u64>,
     #[serde(default)]
     pub revoked: Option<Revocation>,
     /// The audit logs (by chain id) that have recorded the revocation: every replica records it
     /// in its own log before it refuses or could accept the passkey again.
     #[serde(default)]
-    pub revocation_audited_by: Vec<String>,
+    pub(crate) revocation_audited_by: Vec<String>,
     /// The audit logs (by chain id) that have recorded a local approver's enrollment, which a
     /// command makes and every local server records as it first sees it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub enrollment_audited_by: Vec<String>,
+    pub(crate) enrollment_audited_by: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub enum PasskeyStore {
 
 /// The default file: beside the audit log and named after it (`audit.jsonl` keeps its passkeys
 /// in `audit.passkeys.json`), so two servers with two logs never share one by accident.
-pub fn default_file(audit_log: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn default_file(audit_log: Option<&Path>) -> Option<PathBuf> {
     let log = audit_log.map(Path::to_path_buf).or_else(crate::audit::default_path)?;
     let stem = log.file_stem()?.to_string_lossy().into_owned();
     Some(log.with_file_name(format!("{stem}.passkeys.json")))

@@ -13,11 +13,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Where a value the plan shows came from.
-pub const FROM_BYTES: &str = "the exact bytes";
+pub(crate) const FROM_BYTES: &str = "the exact bytes";
 
 /// A value from Fabric (its text is cut to this many characters, then its invisible characters
 /// escaped, then quoted where it is a name).
-pub const MAX_VALUE_CHARS: usize = 120;
+pub(crate) const MAX_VALUE_CHARS: usize = 120;
 
 /// What one create will do, as the host resolved it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,9 +45,9 @@ pub struct Plan {
 #[serde(deny_unknown_fields)]
 pub struct Priced {
     pub currency: String,
-    pub monthly_cents: Option<i64>,
-    pub one_time_cents: Option<i64>,
-    pub term_months: Option<i64>,
+    pub(crate) monthly_cents: Option<i64>,
+    pub(crate) one_time_cents: Option<i64>,
+    pub(crate) term_months: Option<i64>,
 }
 
 /// One meaning: its label, its value (already made visible and bounded), and where it came from.
@@ -70,7 +70,7 @@ pub struct Check {
 
 pub const OK: &str = "ok";
 pub const FAILED: &str = "FAILED";
-pub const NOT_CHECKED: &str = "not checked";
+pub(crate) const NOT_CHECKED: &str = "not checked";
 
 impl Plan {
     /// The plan's SHA-256: of its JSON text, whose members are in this type's order.
@@ -117,7 +117,7 @@ pub fn quoted(s: &str) -> String {
 
 /// A uuid as a person compares it: its last 12 characters after an ellipsis (the whole uuid is
 /// in the exact bytes below).
-pub fn short_uuid(uuid: &str) -> String {
+pub(crate) fn short_uuid(uuid: &str) -> String {
     let clean = shown(uuid);
     match clean.char_indices().rev().nth(11) {
         Some((at, _)) if at > 0 => format!("…{}", &clean[at..]),

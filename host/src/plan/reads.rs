@@ -13,7 +13,7 @@ use equinix_broker_contract::body::{MAX_METRO, MAX_UUID, access_points, eq, plai
 use crate::fabric_client::{ApiRequest, Method};
 
 /// At most this many reads per plan; what is past it is said to be not read.
-pub const MAX_READS: usize = 16;
+pub(crate) const MAX_READS: usize = 16;
 
 /// What each read came to: Fabric's JSON answer, or why there is none.
 pub type Answers = std::collections::BTreeMap<Key, Result<Value, String>>;
@@ -67,7 +67,7 @@ impl Key {
 
     /// The id the read asks about, which Fabric's answer must name as its own (`uuid`, or a
     /// metro's `code`): the member and the value.
-    pub fn asked_id(&self) -> Option<(&'static str, &str)> {
+    pub(crate) fn asked_id(&self) -> Option<(&'static str, &str)> {
         match self {
             Key::Port(u) | Key::Profile(u) | Key::Network(u) | Key::Router(u) | Key::Token(u) => Some(("uuid", u)),
             Key::Metro(code) => Some(("code", code)),

@@ -12,9 +12,9 @@ use super::reads::{self, Answers, Key};
 use crate::fabric_client::{FabricClient, SendError};
 
 /// The longest the host waits for one read (they run at once, so also for all of them).
-pub const READ_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(3);
 /// The largest answer read.
-pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 /// Reads what `change_type`'s `body` references: the answers, and how many reads were over the
 /// limit and not sent.

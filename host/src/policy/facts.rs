@@ -142,7 +142,7 @@ impl Facts {
 
     /// Every `metroCode` anywhere in `v`: what Fabric's answer (any JSON, not a body the form
     /// shows) says a request touches.
-    pub fn metros_named(v: &Value) -> BTreeSet<String> {
+    pub(crate) fn metros_named(v: &Value) -> BTreeSet<String> {
         fn collect(v: &Value, out: &mut BTreeSet<String>) {
             match v {
                 Value::Object(m) => m.iter().for_each(|(k, v)| {

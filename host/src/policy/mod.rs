@@ -24,13 +24,13 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
-pub use error::PolicyError;
+pub(crate) use error::PolicyError;
 pub use facts::{Facts, UNKNOWN_METRO};
-pub use quorum::{Progress, Quorum, Requirement, Voter};
+pub(crate) use quorum::{Progress, Quorum, Requirement, Voter};
 
 /// The Cedar schema every policy set is validated against (`equinix-mcp policy schema`): its
 /// actions are the contract's change types.
-pub fn schema_text() -> &'static str {
+pub(crate) fn schema_text() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         let actions = equinix_broker_contract::ChangeType::NAMES.join(", ");
@@ -386,7 +386,7 @@ pub struct Asking<'a> {
 }
 
 /// Who asks for a request and how, owned (to be judged on a task of its own).
-pub struct Requester {
+pub(crate) struct Requester {
     pub action: String,
     pub principal: String,
     pub transport: String,
@@ -464,13 +464,13 @@ impl LoadedPolicy {
     }
 
     /// How many `@approvals` and `@break_glass` policies the set has.
-    pub fn quorum_rules(&self) -> usize {
+    pub(crate) fn quorum_rules(&self) -> usize {
         self.quorums.len()
     }
 
     /// Every quorum rule of the set, as if each held: what a request needs when its rules could not
     /// be judged (an error never lowers what a change needs).
-    pub fn every_rule(&self) -> Requirement {
+    pub(crate) fn every_rule(&self) -> Requirement {
         Requirement {
             rules: self.quorums.iter().map(|r| (r.id.clone(), r.quorum.clone())).collect(),
             break_glass: self.quorums.iter().filter(|r| r.break_glass).map(|r| r.id.clone()).collect(),
@@ -481,7 +481,7 @@ impl LoadedPolicy {
     /// each judged alone in the approval phase on the page, with no approver (`asking` gives the
     /// proposer, the transport, the tool and the time). A rule that cannot be evaluated holds:
     /// an error never lowers what a change needs.
-    pub fn requirement(&self, asking: &Asking, facts: &Facts) -> Requirement {
+    pub(crate) fn requirement(&self, asking: &Asking, facts: &Facts) -> Requirement {
         let on_page = Approving { method: "page", ..Approving::default() };
         let asking = Asking { phase: "approval", approving: Some(&on_page), ..*asking };
         let mut requirement = Requirement::default();
@@ -510,7 +510,7 @@ impl LoadedPolicy {
     /// [`Self::requirement`] of a request in the approval phase, at `at`, evaluated on a task of
     /// its own: a capability runs on the component's fiber, whose stack Cedar's recursion guard
     /// misreads. A task that cannot finish asks the most it can: every rule of the set.
-    pub async fn requirement_on_task(self: Arc<Self>, who: Requester, facts: Facts, at: Moment) -> Requirement {
+    pub(crate) async fn requirement_on_task(self: Arc<Self>, who: Requester, facts: Facts, at: Moment) -> Requirement {
         let every = self.every_rule();
         let judged = tokio::spawn(async move {
             let asking = Asking {
@@ -539,7 +539,7 @@ impl LoadedPolicy {
     /// Cedar's decision on the request (remembered for [`LoadedPolicy::recall`]).
     /// Whether a decision of this set may change with the time (a policy that names `time`): only
     /// then is the next time it allows a denied request looked for, and the time built at all.
-    pub fn reads_time(&self) -> bool {
+    pub(crate) fn reads_time(&self) -> bool {
         self.reads_time
     }
 
@@ -547,7 +547,7 @@ impl LoadedPolicy {
     /// is allowed: hour by hour, then the minute within the hour (a window shorter than an hour
     /// that opens and closes between two whole hours is not seen). Evaluated afresh each time,
     /// not remembered.
-    pub fn next_allowed(&self, asking: &Asking, facts: &Facts, from_ms: u64) -> Option<u64> {
+    pub(crate) fn next_allowed(&self, asking: &Asking, facts: &Facts, from_ms: u64) -> Option<u64> {
         const MINUTE: u64 = 60_000;
         const HOUR: u64 = 60 * MINUTE;
         // allowed, and outside every break-glass freeze: what an ordinary approval may create
@@ -701,7 +701,7 @@ pub struct PolicyArgs {
 
 impl PolicyArgs {
     /// The gate of `--policy`, or an open one.
-    pub fn gate(&self) -> anyhow::Result<PolicyGate> {
+    pub(crate) fn gate(&self) -> anyhow::Result<PolicyGate> {
         match &self.policy {
             Some(path) => PolicyGate::load(path).map_err(|e| e.context("--policy")),
             None => Ok(PolicyGate::open()),
@@ -748,11 +748,11 @@ impl PolicyGate {
     }
 
     /// The metro remembered for `uuid`.
-    pub fn remembered_metro(&self, uuid: &str) -> Option<String> {
+    pub(crate) fn remembered_metro(&self, uuid: &str) -> Option<String> {
         self.metros.lock().unwrap().get(uuid).cloned()
     }
 
-    pub fn remember_metro(&self, uuid: &str, metro: &str) {
+    pub(crate) fn remember_metro(&self, uuid: &str, metro: &str) {
         let mut metros = self.metros.lock().unwrap();
         if metros.len() >= MAX_REMEMBERED_METROS {
             metros.clear();

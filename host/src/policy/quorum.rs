@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The most places one alternative may have: more people than any change review asks for, and
 /// few enough that counting them is instant.
-pub const MAX_PLACES: u32 = 9;
+pub(crate) const MAX_PLACES: u32 = 9;
 
 /// One `@approvals` annotation, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Quorum {
     }
 
     /// Whether `voters` (distinct people, the proposer left out) meet it.
-    pub fn met_by(&self, voters: &[Voter]) -> bool {
+    pub(crate) fn met_by(&self, voters: &[Voter]) -> bool {
         self.alternatives.iter().any(|places| filled(places, voters).iter().all(Option::is_some))
     }
 
@@ -92,13 +92,13 @@ impl Quorum {
     }
 
     /// Whether `voter` belongs in any place of any alternative (whose decline ends a request).
-    pub fn concerns(&self, voter: Voter) -> bool {
+    pub(crate) fn concerns(&self, voter: Voter) -> bool {
         self.alternatives.iter().flatten().any(|place| fits(place, voter))
     }
 
     /// The alternative nearest to being met by `voters`: how many of its places they fill, and
     /// the places still open, in words ("1 more of netops and 1 of finance").
-    pub fn nearest(&self, voters: &[Voter]) -> (usize, usize, String) {
+    pub(crate) fn nearest(&self, voters: &[Voter]) -> (usize, usize, String) {
         let mut best: Option<(usize, usize, String)> = None;
         for places in &self.alternatives {
             let given = filled(places, voters);
@@ -151,7 +151,7 @@ impl Requirement {
     }
 
     /// Every rule's quorum, met by `voters`.
-    pub fn met_by(&self, voters: &[Voter]) -> bool {
+    pub(crate) fn met_by(&self, voters: &[Voter]) -> bool {
         self.rules.iter().all(|(_, q)| q.met_by(voters))
     }
 
@@ -161,7 +161,7 @@ impl Requirement {
     }
 
     /// Whether `voter` belongs in some place of some rule (whose decline ends the request).
-    pub fn concerns(&self, voter: Voter) -> bool {
+    pub(crate) fn concerns(&self, voter: Voter) -> bool {
         self.rules.iter().any(|(_, q)| q.concerns(voter))
     }
 
@@ -177,7 +177,7 @@ impl Requirement {
     }
 
     /// Whether a break-glass rule holds: the request is inside a freeze its quorum may open.
-    pub fn is_break_glass(&self) -> bool {
+    pub(crate) fn is_break_glass(&self) -> bool {
         !self.break_glass.is_empty()
     }
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 /// The attribute names a set reads (of any entity: naming more than the resource's only makes
 /// the memo's key longer), or `None` when the set may read more than attributes.
-pub fn attributes_read(set: &PolicySet) -> Option<BTreeSet<String>> {
+pub(crate) fn attributes_read(set: &PolicySet) -> Option<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     for policy in set.policies() {
         let json = policy.to_json().ok()?;

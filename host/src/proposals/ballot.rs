@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use super::{NoteKey, ProposalStore, StoreUnavailable};
 
 /// The most approvals one request keeps (a quorum asks for at most nine places per rule).
-pub const MAX_APPROVALS: u8 = 16;
+pub(crate) const MAX_APPROVALS: u8 = 16;
 
 /// An approval, as kept: whose it is.
 pub trait Vote: Serialize + DeserializeOwned {

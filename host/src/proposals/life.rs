@@ -26,7 +26,7 @@ use crate::principal::Principal;
 
 /// How long used and evicted tokens are remembered after they stop being pending, so a replay
 /// is answered precisely (a shared store's key expiry; the memory store bounds by count).
-pub const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const TOMBSTONE: Duration = Duration::from_secs(24 * 3600);
 
 /// How many tokens that stopped being pending (taken, evicted, or found expired by a later put of
 /// theirs) every store remembers per principal, in the order they stopped; beyond it the oldest
@@ -77,7 +77,7 @@ impl TryFrom<String> for Phase {
 
 /// One proposal's state and what it keeps.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Life {
+pub(crate) enum Life {
     Pending {
         record: Vec<u8>,
         expires_at_ms: u64,
@@ -124,7 +124,7 @@ impl Life {
     }
 
     /// Whether it still holds one of its principal's places at `now_ms`.
-    pub fn holds_a_place(&self, now_ms: u64) -> bool {
+    pub(crate) fn holds_a_place(&self, now_ms: u64) -> bool {
         matches!(self, Life::Pending { expires_at_ms, .. } if *expires_at_ms > now_ms)
     }
 
@@ -140,7 +140,7 @@ impl Life {
 
 /// What a put does to its principal's pending proposals, oldest first.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Room<T> {
+pub(crate) struct Room<T> {
     /// Past their expiry: they stop holding a place (and stay findable, to be told "expired").
     pub expired: Vec<T>,
     /// The oldest of the others beyond `capacity - 1`: evicted so that the new one fits.
@@ -151,7 +151,7 @@ pub struct Room<T> {
 
 /// Makes room for one more of a principal's proposals among `pending` (oldest first, each with
 /// when it expires) under `capacity` (at least one).
-pub fn make_room<T>(pending: impl IntoIterator<Item = (T, u64)>, capacity: u32, now_ms: u64) -> Room<T> {
+pub(crate) fn make_room<T>(pending: impl IntoIterator<Item = (T, u64)>, capacity: u32, now_ms: u64) -> Room<T> {
     let (mut expired, mut kept) = (Vec::new(), Vec::new());
     for (t, expires_at_ms) in pending {
         if expires_at_ms > now_ms { kept.push(t) } else { expired.push(t) }
@@ -163,7 +163,7 @@ pub fn make_room<T>(pending: impl IntoIterator<Item = (T, u64)>, capacity: u32, 
 
 /// [`make_room`] among a principal's queued tokens (oldest first), each looked up by `life_of`:
 /// the ones no longer pending (taken, evicted, forgotten) hold no place and leave the queue.
-pub fn make_room_among<'a>(
+pub(crate) fn make_room_among<'a>(
     queue: Vec<String>,
     life_of: impl Fn(&str) -> Option<&'a Life>,
     capacity: u32,
@@ -182,7 +182,7 @@ pub fn make_room_among<'a>(
 /// Appends `tokens` to a principal's `finished` ones, in the order they stopped being pending (one
 /// finished again, an expired one taken after a put found it expired, becomes the newest), and
 /// returns the oldest beyond [`FINISHED_PER_PRINCIPAL`]: the store forgets them.
-pub fn finish_among<'t>(
+pub(crate) fn finish_among<'t>(
     finished: &mut std::collections::VecDeque<String>,
     tokens: impl IntoIterator<Item = &'t String>,
 ) -> Vec<String> {
@@ -195,7 +195,7 @@ pub fn finish_among<'t>(
 }
 
 /// Whether `owner` (as a store wrote it) is `who`: another principal's token reads as unknown.
-pub fn owned_by(owner: &str, who: &Principal) -> bool {
+pub(crate) fn owned_by(owner: &str, who: &Principal) -> bool {
     owner == who.as_str()
 }
 
@@ -294,18 +294,19 @@ impl Model {
     }
 
     /// The proposals of every principal that hold a place at `now_ms`.
-    pub fn pending_len(&self, now_ms: u64) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending_len(&self, now_ms: u64) -> usize {
         self.proposals.values().filter(|(_, life)| life.holds_a_place(now_ms)).count()
     }
 
     /// The proposals still queued for a place (pending, some perhaps past their expiry until a
     /// put of theirs finds them so), all principals together.
-    pub fn queued_len(&self) -> usize {
+    pub(crate) fn queued_len(&self) -> usize {
         self.queues.values().map(Vec::len).sum()
     }
 
     /// The bytes the queued proposals that hold a place at `now_ms` keep.
-    pub fn live_bytes(&self, now_ms: u64) -> usize {
+    pub(crate) fn live_bytes(&self, now_ms: u64) -> usize {
         let queued = self.queues.values().flatten().filter_map(|t| self.proposals.get(t));
         queued.filter(|(_, life)| life.holds_a_place(now_ms)).map(|(_, life)| life.bytes()).sum()
     }
@@ -324,7 +325,7 @@ impl Model {
     }
 
     /// Whether `token` is kept and holds a place at `now_ms`.
-    pub fn holds_a_place(&self, token: &str, now_ms: u64) -> bool {
+    pub(crate) fn holds_a_place(&self, token: &str, now_ms: u64) -> bool {
         self.proposals.get(token).is_some_and(|(_, life)| life.holds_a_place(now_ms))
     }
 

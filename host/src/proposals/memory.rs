@@ -85,7 +85,7 @@ impl MemoryStore {
     }
 
     /// `true` the first time `answer` is claimed, `false` while it is remembered.
-    pub fn claim_answer(&self, answer: &str, now_ms: u64) -> bool {
+    pub(crate) fn claim_answer(&self, answer: &str, now_ms: u64) -> bool {
         let mut inner = self.inner.lock().unwrap();
         let inner = &mut *inner;
         while let Some((until, _)) = inner.answers_by_age.front()
@@ -105,7 +105,7 @@ impl MemoryStore {
 
     /// Number of proposals that count towards capacity, all principals together (for tests
     /// and metrics).
-    pub fn pending_len(&self) -> usize {
+    pub(crate) fn pending_len(&self) -> usize {
         self.inner.lock().unwrap().model.queued_len()
     }
 }

@@ -41,25 +41,25 @@ pub use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
 pub use memory::MemoryStore;
 pub use notes::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, MAX_NOTE_BYTES, MAX_NOTES, MAX_SESSIONS, NoteKey};
-pub use redis::RedisStore;
+pub(crate) use redis::RedisStore;
 pub use settings::StoreArgs;
-pub use token::is_token;
-pub use unavailable::{Cause, StoreUnavailable};
+pub(crate) use token::is_token;
+pub(crate) use unavailable::{Cause, StoreUnavailable};
 
 /// The most a component may store per proposal: far more than any proposal a person can be
 /// shown (the form is at most 16 KiB), far less than a component could use to fill the host.
-pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_RECORD_BYTES: usize = 64 * 1024;
 /// The most a component may record as an attempt's outcome (`settle`); a larger one is not kept.
-pub const MAX_OUTCOME_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_OUTCOME_BYTES: usize = 16 * 1024;
 /// Pending proposals per principal, whatever capacity a component asks for (the seed's 20): the
 /// oldest is evicted beyond it.
-pub const PENDING_PER_PRINCIPAL: u32 = 20;
+pub(crate) const PENDING_PER_PRINCIPAL: u32 = 20;
 
 /// How long a used answer is remembered. An answer approves nothing once its proposal's
 /// validation is older than the TTL (or lies ahead of this host's clock by more than the skew a
 /// replica may have), so after the TTL and that skew a replay could mint nothing anyway; this
 /// keeps a margin beyond both.
-pub const ANSWER_MEMORY_MS: u64 = 15 * 60 * 1000;
+pub(crate) const ANSWER_MEMORY_MS: u64 = 15 * 60 * 1000;
 
 /// A store's result.
 pub type Stored<'a, T> = BoxFuture<'a, Result<T, StoreUnavailable>>;
@@ -215,12 +215,12 @@ impl ProposalStore {
     }
 
     /// The records every replica reads, when replicas share this store.
-    pub fn shared_records(&self) -> Option<&dyn SharedRecords> {
+    pub(crate) fn shared_records(&self) -> Option<&dyn SharedRecords> {
         self.backend.shared_records()
     }
 
     /// Whether replicas share this store.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         self.shared_records().is_some()
     }
 
@@ -230,7 +230,7 @@ impl ProposalStore {
     }
 
     /// Proposals awaiting confirmation, where this process can count them (its memory store).
-    pub fn pending_len(&self) -> Option<usize> {
+    pub(crate) fn pending_len(&self) -> Option<usize> {
         self.backend.pending_len()
     }
 

@@ -89,7 +89,7 @@ pub struct IndexEntry<'a> {
     pub index: IndexKey,
     pub member: &'a str,
     pub at_ms: u64,
-    pub until_ms: u64,
+    pub(crate) until_ms: u64,
     pub value: &'a [u8],
 }
 
@@ -103,7 +103,7 @@ pub struct Indexed {
 
 /// The memory store's indexes.
 #[derive(Default)]
-pub struct Indexes(Mutex<HashMap<IndexKey, Index>>);
+pub(crate) struct Indexes(Mutex<HashMap<IndexKey, Index>>);
 
 #[derive(Default)]
 struct Index {
@@ -180,7 +180,7 @@ impl Default for Notes {
 
 /// The memory store's notes: the sessions apart from the rest.
 #[derive(Default)]
-pub struct AllNotes {
+pub(crate) struct AllNotes {
     sessions: SessionNotes,
     others: Notes,
 }

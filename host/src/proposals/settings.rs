@@ -23,18 +23,18 @@ pub struct StoreArgs {
     /// user's; or set EQUINIX_MCP_PROPOSAL_STORE_PASSWORD. Sentinel and etcd stores take no
     /// password in their URL.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_PASSWORD_FILE", value_name = "PATH")]
-    pub proposal_store_password_file: Option<PathBuf>,
+    pub(crate) proposal_store_password_file: Option<PathBuf>,
 
     /// A file (mode 600) holding the Sentinels' own password (their `requirepass`); or set
     /// EQUINIX_MCP_SENTINEL_PASSWORD.
     #[arg(long, env = "EQUINIX_MCP_SENTINEL_PASSWORD_FILE", value_name = "PATH")]
-    pub sentinel_password_file: Option<PathBuf>,
+    pub(crate) sentinel_password_file: Option<PathBuf>,
 
     /// A PEM file of the certificate authorities that sign a TLS store's certificates
     /// (`rediss://`, `rediss+sentinel://`, `etcds://`): with it, only those are trusted for the
     /// store, not the system's.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_CA_FILE", value_name = "PATH")]
-    pub proposal_store_ca_file: Option<PathBuf>,
+    pub(crate) proposal_store_ca_file: Option<PathBuf>,
 
     /// How many replicas must hold each store write (Redis `WAIT`) before it counts: a take that
     /// is not acknowledged sends nothing to Fabric. Default: 2 on Sentinel (every replica of the
@@ -42,11 +42,11 @@ pub struct StoreArgs {
     /// node lost stops creates, not reads), 0 on a single node. Lower it for availability
     /// knowingly: the start-up says what that gives up.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_ACKS", value_name = "N")]
-    pub proposal_store_acks: Option<u32>,
+    pub(crate) proposal_store_acks: Option<u32>,
 
     /// How long a write waits for those acknowledgements before it fails closed.
     #[arg(long, env = "EQUINIX_MCP_PROPOSAL_STORE_ACK_TIMEOUT_MS", default_value_t = 500, value_name = "MS")]
-    pub proposal_store_ack_timeout_ms: u64,
+    pub(crate) proposal_store_ack_timeout_ms: u64,
 }
 
 impl Default for StoreArgs {
@@ -71,7 +71,7 @@ impl StoreArgs {
 
 /// The store's password (Redis's data nodes', or the etcd user's): from `env` or the file
 /// `--proposal-store-password-file` names.
-pub fn store_password(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Secret>> {
+pub(crate) fn store_password(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Secret>> {
     crate::secret::from_env_or_file(
         env("EQUINIX_MCP_PROPOSAL_STORE_PASSWORD"),
         args.proposal_store_password_file.as_deref(),

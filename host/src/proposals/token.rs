@@ -1,13 +1,13 @@
 //! The tokens proposals are stored under.
 
 /// `chg-` followed by 128 bits from the OS-seeded CSPRNG, in hex.
-pub fn mint_token() -> String {
+pub(crate) fn mint_token() -> String {
     let bits: u128 = rand::random();
     format!("chg-{bits:032x}")
 }
 
 /// Whether `text` has the shape of a token this server mints (anything else names no proposal).
-pub fn is_token(text: &str) -> bool {
+pub(crate) fn is_token(text: &str) -> bool {
     text.len() == 36 && text.starts_with("chg-") && text[4..].bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 

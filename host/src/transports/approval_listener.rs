@@ -18,10 +18,10 @@ use tokio_util::sync::CancellationToken;
 use crate::approval_page::ApprovalPage;
 
 /// Connections the page's listener serves at once: a person's browser or two.
-pub const MAX_CONNECTIONS: usize = 32;
+pub(crate) const MAX_CONNECTIONS: usize = 32;
 
 /// A local page's port unless `--approval-listen` says otherwise.
-pub const LOCAL_PORT: u16 = 8932;
+pub(crate) const LOCAL_PORT: u16 = 8932;
 
 /// Serves the approval page on `addr` (default: 127.0.0.1 on a free port; a local page on both
 /// loopbacks, on [`LOCAL_PORT`] or `addr`'s port) until `stop` fires; returns the address bound.

@@ -18,7 +18,7 @@ pub struct MetricsArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (a bare port means 127.0.0.1:PORT). Off
     /// unless given; keep it off the public interface (it needs no token).
     #[arg(long, env = "EQUINIX_MCP_METRICS_LISTEN", value_name = "ADDR", value_parser = parse_metrics_listen)]
-    pub metrics_listen: Option<SocketAddr>,
+    pub(crate) metrics_listen: Option<SocketAddr>,
 }
 
 /// `PORT` (loopback) or `IP:PORT`.
@@ -30,7 +30,7 @@ fn parse_metrics_listen(text: &str) -> Result<SocketAddr, String> {
 }
 
 /// Connections the metrics listener serves at once: a scraper or two, with room to spare.
-pub const MAX_CONNECTIONS: usize = 16;
+pub(crate) const MAX_CONNECTIONS: usize = 16;
 
 /// Serves `GET /metrics` on `addr` until `stop` fires, with the hygiene of `/mcp`'s listener
 /// and limits of its own: at most [`MAX_CONNECTIONS`] connections (a new one closes the oldest

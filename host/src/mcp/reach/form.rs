@@ -21,14 +21,14 @@ use crate::mcp::fairness::Fairness;
 use crate::principal::Principal;
 
 /// The one field the form asks for; only `true` counts as approval.
-pub const CONFIRM_FIELD: &str = "confirm";
+pub(crate) const CONFIRM_FIELD: &str = "confirm";
 
 /// Confirms through the MCP client of the current call, holding one of its principal's
 /// confirmation slots while the form is open.
-pub struct ElicitConfirmer {
+pub(crate) struct ElicitConfirmer {
     pub peer: Peer<RoleServer>,
     pub timeout: Duration,
-    pub fairness: Arc<Fairness>,
+    pub(crate) fairness: Arc<Fairness>,
     pub principal: Principal,
 }
 
@@ -38,7 +38,7 @@ pub fn schema() -> ElicitationSchema {
 }
 
 /// Maps the client's answer: only accept with `confirm = true` is an approval.
-pub fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status {
+pub(crate) fn status_of(action: &ElicitationAction, content: Option<&Value>) -> Status {
     match action {
         ElicitationAction::Accept => {
             if content.and_then(|c| c.get(CONFIRM_FIELD)).and_then(Value::as_bool) == Some(true) {

@@ -24,7 +24,7 @@ use crate::principal::Principal;
 pub struct ConfirmationArgs {
     /// How long to wait for the person to answer a confirmation, in milliseconds.
     #[arg(long, env = "EQUINIX_MCP_ELICIT_TIMEOUT_MS", default_value_t = 300_000, value_name = "MS")]
-    pub elicit_timeout_ms: u64,
+    pub(crate) elicit_timeout_ms: u64,
 
     /// Execute confirmed proposals even when the client cannot ask a person (off by default).
     #[arg(
@@ -37,17 +37,17 @@ pub struct ConfirmationArgs {
         num_args = 0..=1,
         default_missing_value = "true",
     )]
-    pub allow_unconfirmed_mutations: bool,
+    pub(crate) allow_unconfirmed_mutations: bool,
 
     /// A file (mode 600, e.g. a systemd credential) holding the base64 key that seals
     /// 2026-07-28 confirmation state, the same on every HTTP replica; or set
     /// EQUINIX_MCP_STATE_KEY (default: random per process).
     #[arg(long, env = "EQUINIX_MCP_STATE_KEY_FILE", value_name = "PATH")]
-    pub state_key_file: Option<std::path::PathBuf>,
+    pub(crate) state_key_file: Option<std::path::PathBuf>,
 }
 
 impl ConfirmationArgs {
-    pub fn elicit_timeout(&self) -> std::time::Duration {
+    pub(crate) fn elicit_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.elicit_timeout_ms)
     }
 }
@@ -82,7 +82,7 @@ pub async fn offered(shared: &Shared) -> Offered {
 }
 
 /// What a retry's sealed state says of its first round, for the plan.
-pub fn sealed_kind(sealed: Option<&OpenedState>) -> crate::approval::Sealed {
+pub(crate) fn sealed_kind(sealed: Option<&OpenedState>) -> crate::approval::Sealed {
     match sealed {
         None => crate::approval::Sealed::FirstRound,
         Some(s) if s.page.is_some() => crate::approval::Sealed::Page,
@@ -91,7 +91,7 @@ pub fn sealed_kind(sealed: Option<&OpenedState>) -> crate::approval::Sealed {
 }
 
 /// Everything a confirmer may need of one call.
-pub struct Reaching<'a> {
+pub(crate) struct Reaching<'a> {
     pub shared: &'a Shared,
     pub declared: Declared,
     pub peer: &'a Peer<RoleServer>,
@@ -105,7 +105,7 @@ pub struct Reaching<'a> {
 
 /// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
 /// records live, did not answer.
-pub async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, String> {
+pub(crate) async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, String> {
     let shared = call.shared;
     let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
     // a 2026-07-28 round's link goes in the mode the client declared
@@ -153,7 +153,7 @@ fn url_elicit(page: Arc<crate::approval_page::ApprovalPage>, call: &Reaching<'_>
 /// The road to the page (`Roads::page_instead`) a call that was to get the form keeps for when
 /// the operator's policy allows its create only there. No confirmer of it is made unless the
 /// policy refuses the call's own road.
-pub fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback> {
+pub(crate) fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback> {
     let page = call.shared.approval_page.clone()?;
     let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match page_instead {
         Delivery::PageByForm => {
@@ -215,7 +215,7 @@ pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<String> {
 /// What a confirm that reached nobody (a client that shows no form, and no page anyone could
 /// approve on) should be followed by, in the host's words: only the host knows whether the way
 /// out is an enrollment on this machine or the operator's page. The token is spent by then.
-pub fn after_nobody(shared: &Shared) -> String {
+pub(crate) fn after_nobody(shared: &Shared) -> String {
     match enroll_command(shared) {
         Some(command) => format!(
             "Nothing was created, and this token is used up: nobody is enrolled to approve on this machine yet, and \

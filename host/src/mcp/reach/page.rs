@@ -100,7 +100,7 @@ async fn partly(page: &ApprovalPage, record: &PageRecord) -> Option<Box<Partly>>
 /// How a client is given the page's link: in a URL-mode elicitation, or written in a form (a
 /// client that declared only forms).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkBy {
+pub(crate) enum LinkBy {
     Url,
     Form,
 }
@@ -118,7 +118,13 @@ fn link_message(request_sha256: &str, by: LinkBy, url: &str) -> String {
 }
 
 /// The elicitation that gives the person the link to page `id`, its message ending with `then`.
-pub fn link_request(request_sha256: &str, by: LinkBy, url: String, id: String, then: &str) -> ElicitRequestParams {
+pub(crate) fn link_request(
+    request_sha256: &str,
+    by: LinkBy,
+    url: String,
+    id: String,
+    then: &str,
+) -> ElicitRequestParams {
     let message = format!("{}{then}", link_message(request_sha256, by, &url));
     match by {
         LinkBy::Url => ElicitRequestParams::UrlElicitationParams { meta: None, message, url, elicitation_id: id },
@@ -130,7 +136,7 @@ pub fn link_request(request_sha256: &str, by: LinkBy, url: String, id: String, t
 
 /// For a client with no elicitation: the page opened by an earlier identical call, and its
 /// decision, looked up before the component runs (so it knows whether to take the token).
-pub struct PageRound {
+pub(crate) struct PageRound {
     page: Arc<ApprovalPage>,
     principal: Principal,
     tool: String,
@@ -143,7 +149,7 @@ pub struct PageRound {
 }
 
 impl PageRound {
-    pub async fn for_call(
+    pub(crate) async fn for_call(
         page: Arc<ApprovalPage>,
         principal: &Principal,
         tool: &str,
@@ -169,7 +175,7 @@ impl PageRound {
 
     /// For a 2026-07-28 retry: the page its sealed state names, and its decision. A page of
     /// another principal, or one no longer kept, counts as none.
-    pub async fn for_state(
+    pub(crate) async fn for_state(
         page: Arc<ApprovalPage>,
         principal: &Principal,
         tool: &str,
@@ -253,14 +259,14 @@ impl Confirmer for PageRound {
 /// For a client that declared URL elicitation (or, with [`LinkBy::Form`], one whose form must
 /// send the person to the page): the link through `elicitation/create`, then the wait for the
 /// decision.
-pub struct UrlElicit {
+pub(crate) struct UrlElicit {
     pub page: Arc<ApprovalPage>,
-    pub fairness: Arc<crate::mcp::fairness::Fairness>,
+    pub(crate) fairness: Arc<crate::mcp::fairness::Fairness>,
     pub peer: Peer<RoleServer>,
     pub timeout: Duration,
     pub principal: Principal,
     pub tool: String,
-    pub link_by: LinkBy,
+    pub(crate) link_by: LinkBy,
 }
 
 impl UrlElicit {

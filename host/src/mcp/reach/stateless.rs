@@ -35,7 +35,7 @@ use crate::mcp::results::ToolError;
 use crate::proposals::ProposalStore;
 
 /// The input-request key of the confirmation form.
-pub const INPUT_KEY: &str = "confirm";
+pub(crate) const INPUT_KEY: &str = "confirm";
 
 /// What the sealed `requestState` carries (integrity-protected, readable: no secrets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -94,7 +94,7 @@ pub fn state_key(configured: Option<(&str, &'static str)>) -> anyhow::Result<(Ve
 }
 
 /// The codec sealing 2026-07-28 confirmation state with `key`.
-pub fn codec_of(key: &[u8]) -> anyhow::Result<RequestStateCodec> {
+pub(crate) fn codec_of(key: &[u8]) -> anyhow::Result<RequestStateCodec> {
     RequestStateCodec::try_new(key.to_vec()).map_err(|e| anyhow::anyhow!("{e:?}"))
 }
 
@@ -147,7 +147,7 @@ pub fn input_required(codec: &RequestStateCodec, call: &CallKey, form: &Form) ->
 
 /// A round whose person goes to the approval page: the link as a URL-mode input request, and
 /// the sealed state naming the page (a retry finds the decision through it).
-pub fn page_input_required(
+pub(crate) fn page_input_required(
     codec: &RequestStateCodec,
     call: &CallKey,
     pending: &PagePending,

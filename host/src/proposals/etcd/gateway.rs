@@ -21,23 +21,23 @@ use crate::secret::Secret;
 
 /// How long one member may take to answer before the next is asked: above an election (1 s
 /// with etcd's defaults) and a disk sync, below the time a caller waits for a confirm's store.
-pub const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const MEMBER_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a request keeps being asked again while the members answer at once that they have
 /// no leader (an election: about a second with etcd's defaults, up to twice that when the votes
 /// split): long enough that losing a leader costs a confirm a pause, not a failure.
-pub const ELECTION_WAIT: Duration = Duration::from_secs(4);
+pub(crate) const ELECTION_WAIT: Duration = Duration::from_secs(4);
 
 /// The gRPC codes of etcd's errors this store tells apart.
 mod code {
     /// No leader can commit the request now: "no leader", "leader changed", "request timed
     /// out", "server stopped" (and "not capable" before etcd 3.6).
-    pub const UNAVAILABLE: i64 = 14;
+    pub(crate) const UNAVAILABLE: i64 = 14;
     /// A precondition: "not leader" and ("not capable" since etcd 3.6) this member cannot serve
     /// it now, but also "authentication is not enabled", which waiting does not mend.
-    pub const FAILED_PRECONDITION: i64 = 9;
+    pub(crate) const FAILED_PRECONDITION: i64 = 9;
     /// The sign-in token expired or is from before a restart of authentication.
-    pub const UNAUTHENTICATED: i64 = 16;
+    pub(crate) const UNAUTHENTICATED: i64 = 16;
     /// An error etcd passes on untranslated: raft's own, "proposal dropped" among them (a
     /// leader lost while the write was proposed), which is the one told apart.
     pub const UNKNOWN: i64 = 2;
@@ -165,15 +165,15 @@ fn uint64_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 /// One key as a range read it.
 #[derive(Debug, Clone)]
-pub struct Kv {
+pub(crate) struct Kv {
     pub key: String,
     pub value: Vec<u8>,
-    pub mod_revision: i64,
-    pub lease: i64,
+    pub(crate) mod_revision: i64,
+    pub(crate) lease: i64,
 }
 
 /// A condition of a transaction.
-pub enum Compare<'a> {
+pub(crate) enum Compare<'a> {
     /// The key does not exist.
     Absent(&'a str),
     /// The key was last written at this revision (0: absent).
@@ -183,7 +183,7 @@ pub enum Compare<'a> {
 }
 
 /// An operation of a transaction.
-pub enum Op {
+pub(crate) enum Op {
     Put {
         key: String,
         value: Vec<u8>,
@@ -206,17 +206,17 @@ pub enum Op {
 /// `mod_revision` of every key it wrote), what its ranges read and which of its guarded parts
 /// were applied, each in the order of the branch that ran.
 #[derive(Debug, Default)]
-pub struct Applied {
-    pub succeeded: bool,
-    pub revision: i64,
-    pub ranges: Vec<Vec<Kv>>,
-    pub guarded: Vec<bool>,
+pub(crate) struct Applied {
+    pub(crate) succeeded: bool,
+    pub(crate) revision: i64,
+    pub(crate) ranges: Vec<Vec<Kv>>,
+    pub(crate) guarded: Vec<bool>,
 }
 
 /// A user of etcd's authentication: its password, and the token etcd gave for it (a simple
 /// token expires after its TTL unused; a member that no longer knows it says so, and the server
 /// authenticates again).
-pub struct Login {
+pub(crate) struct Login {
     pub user: String,
     pub password: Secret,
     token: tokio::sync::Mutex<Option<Secret>>,
@@ -228,7 +228,7 @@ impl Login {
     }
 }
 
-pub struct Gateway {
+pub(crate) struct Gateway {
     http: reqwest::Client,
     endpoints: Vec<String>,
     login: Option<Login>,
@@ -409,7 +409,7 @@ impl Gateway {
     /// Whether some member knows a leader (`/v3/maintenance/status`, answered by the member
     /// itself without the quorum, so a cluster without one is told at once rather than after a
     /// read's time-out).
-    pub async fn has_leader(&self) -> Result<bool, StoreUnavailable> {
+    pub(crate) async fn has_leader(&self) -> Result<bool, StoreUnavailable> {
         let mut said = Vec::new();
         let token = self.token(false).await?;
         for endpoint in &self.endpoints {
@@ -436,7 +436,7 @@ impl Gateway {
     }
 
     /// Every key beginning with `prefix`, oldest first (by creation).
-    pub async fn prefixed(&self, prefix: &str) -> Result<Vec<Kv>, StoreUnavailable> {
+    pub(crate) async fn prefixed(&self, prefix: &str) -> Result<Vec<Kv>, StoreUnavailable> {
         let body = json!({
             "key": b64(prefix.as_bytes()),
             "range_end": b64(&prefix_end(prefix)),
@@ -448,7 +448,7 @@ impl Gateway {
 
     /// A lease of `ttl` (rounded up to whole seconds, at least one): keys put with it are deleted
     /// when it ends.
-    pub async fn lease(&self, ttl: Duration) -> Result<i64, StoreUnavailable> {
+    pub(crate) async fn lease(&self, ttl: Duration) -> Result<i64, StoreUnavailable> {
         let secs = ttl.as_millis().div_ceil(1000).max(1) as u64;
         let answer: LeaseGrant = self.call("/v3/lease/grant", &json!({"TTL": secs.to_string()})).await?;
         match answer.id {
@@ -459,13 +459,13 @@ impl Gateway {
 
     /// Applies `ops` if every one of `conditions` holds, atomically (one etcd transaction):
     /// whether they held.
-    pub async fn txn(&self, conditions: &[Compare<'_>], ops: &[Op]) -> Result<bool, StoreUnavailable> {
+    pub(crate) async fn txn(&self, conditions: &[Compare<'_>], ops: &[Op]) -> Result<bool, StoreUnavailable> {
         Ok(self.transaction(conditions, ops, &[]).await?.succeeded)
     }
 
     /// Applies `success` if every one of `conditions` holds and `failure` if not, atomically
     /// (one etcd transaction, one commit): what it answered.
-    pub async fn transaction(
+    pub(crate) async fn transaction(
         &self,
         conditions: &[Compare<'_>],
         success: &[Op],

@@ -41,7 +41,7 @@ use crate::secret::Secret;
 use gateway::{Compare, Gateway, Kv, Op};
 
 /// The URL schemes of an etcd store: `etcd://` (plain HTTP to the members), `etcds://` (TLS).
-pub const SCHEMES: [&str; 2] = ["etcd://", "etcds://"];
+pub(crate) const SCHEMES: [&str; 2] = ["etcd://", "etcds://"];
 
 /// How long a server starting waits for the cluster to have a leader before it gives up.
 const ELECTION_AT_START: Duration = Duration::from_secs(5);
@@ -57,7 +57,7 @@ async fn backoff(n: usize) {
     tokio::time::sleep(Duration::from_millis(1 + rand::random::<u64>() % most.max(1))).await;
 }
 
-pub fn is_etcd(spec: &str) -> bool {
+pub(crate) fn is_etcd(spec: &str) -> bool {
     SCHEMES.iter().any(|s| spec.starts_with(s))
 }
 
@@ -102,20 +102,20 @@ mod b64_opt {
     use base64::engine::general_purpose::STANDARD;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(bytes) => s.serialize_str(&STANDARD.encode(bytes)),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
         let text: Option<String> = Option::deserialize(d)?;
         text.map(|t| STANDARD.decode(t).map_err(serde::de::Error::custom)).transpose()
     }
 }
 
-pub struct EtcdStore {
+pub(crate) struct EtcdStore {
     gateway: Gateway,
     prefix: String,
     /// The lease the records put in one minute share (see [`EtcdStore::lease_until`]).

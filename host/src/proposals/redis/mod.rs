@@ -29,7 +29,7 @@ use ::redis::Cmd;
 
 use super::life::{FINISHED_PER_PRINCIPAL, Phase, TOMBSTONE, owned_by};
 use super::token::mint_token;
-pub use super::unavailable::{Cause, StoreUnavailable};
+pub(crate) use super::unavailable::{Cause, StoreUnavailable};
 use super::{IndexEntry, IndexKey, Indexed, MAX_INDEXED, NoteKey, SharedRecords, Stored};
 use crate::bindings::proposal_store::Taken;
 use crate::principal::Principal;
@@ -167,7 +167,7 @@ fn index_keys(index: IndexKey) -> [String; 3] {
     [format!("{PREFIX}{name}:at"), format!("{PREFIX}{name}:until"), format!("{PREFIX}{name}:value")]
 }
 
-pub struct RedisStore {
+pub(crate) struct RedisStore {
     link: link::Link,
 }
 
@@ -485,7 +485,7 @@ fn finished_key(who: &Principal) -> String {
 }
 
 /// The URL without its password (`redis://user:secret@host` shows as `redis://user:***@host`).
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let Some(scheme_end) = text.find("://").map(|i| i + 3) else {
         return text.to_string();
     };

@@ -11,7 +11,7 @@ use crate::secret::Secret;
 
 /// The acknowledgements a Sentinel store waits for unless told: every replica of a primary with
 /// two, under which the partitions tried undid no take.
-pub const SENTINEL_ACKS: u32 = 2;
+pub(crate) const SENTINEL_ACKS: u32 = 2;
 
 /// How many replicas must acknowledge a write, and for how long it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,9 +36,9 @@ pub struct SentinelTarget {
     pub master: String,
     pub db: i64,
     pub tls: bool,
-    pub username: Option<String>,
+    pub(crate) username: Option<String>,
     pub password: Option<Secret>,
-    pub sentinel_password: Option<Secret>,
+    pub(crate) sentinel_password: Option<Secret>,
 }
 
 /// A parsed shared-store setting: where, how it is shown (no password), and the acknowledgements.
@@ -56,7 +56,7 @@ const SENTINEL_SCHEMES: [&str; 4] =
     ["redis+sentinel://", "rediss+sentinel://", "valkey+sentinel://", "valkeys+sentinel://"];
 
 /// Whether `spec` names a shared store (rather than `memory`).
-pub fn is_shared(spec: &str) -> bool {
+pub(crate) fn is_shared(spec: &str) -> bool {
     NODE_SCHEMES.iter().chain(SENTINEL_SCHEMES.iter()).any(|s| spec.starts_with(s))
 }
 

@@ -62,7 +62,7 @@ impl TokenFile {
 }
 
 /// Shorter tokens are refused when the file is read: a bearer token is the whole secret.
-pub const MIN_TOKEN_CHARS: usize = 32;
+pub(crate) const MIN_TOKEN_CHARS: usize = 32;
 
 pub struct AuthTokens {
     entries: Vec<([u8; 32], Principal)>,
@@ -124,7 +124,7 @@ impl AuthTokens {
 
     /// The principal a presented token authenticates, compared in constant time against every
     /// digest (no early exit, so timing tells nothing about which, or how much, matched).
-    pub fn principal_of(&self, presented: &str) -> Option<Principal> {
+    pub(crate) fn principal_of(&self, presented: &str) -> Option<Principal> {
         let digest: [u8; 32] = Sha256::digest(presented.as_bytes()).into();
         let mut found = None;
         for (known, principal) in &self.entries {
@@ -142,7 +142,7 @@ fn valid_label(l: &str) -> bool {
 
 /// Who may use the HTTP server: the token file's tokens, the OAuth issuer's access tokens, or
 /// both (a token-file token is tried first; a label and a subject are different principals).
-pub struct Authenticator {
+pub(crate) struct Authenticator {
     pub tokens: Option<Arc<TokenFile>>,
     pub oauth: Option<Arc<ResourceServer>>,
 }
@@ -150,7 +150,11 @@ pub struct Authenticator {
 /// Axum middleware: a request without a valid bearer token gets 401 and never reaches MCP; a
 /// valid one carries its [`Principal`] and [`Access`] in the request extensions (rmcp hands them
 /// to the tool call as `http::request::Parts`).
-pub async fn require_bearer(State(auth): State<Arc<Authenticator>>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn require_bearer(
+    State(auth): State<Arc<Authenticator>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let unhold = |request: &Request| {
         // a refused request proves nothing: its connection is as evictable as a silent one
         if let Some(handle) = request.extensions().get::<super::connections::ConnectionHandle>() {

@@ -37,17 +37,17 @@ use tokio_util::sync::CancellationToken;
 use crate::principal::{Principal, uncount};
 
 /// How long a new connection keeps its place whatever comes after it.
-pub const GRACE: Duration = Duration::from_secs(1);
+pub(crate) const GRACE: Duration = Duration::from_secs(1);
 
 /// The caps of one listener's connection table.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotLimits {
-    pub max_connections: usize,
-    pub per_principal: usize,
-    pub unproven_per_peer: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) per_principal: usize,
+    pub(crate) unproven_per_peer: usize,
 }
 
-pub struct Connections {
+pub(crate) struct Connections {
     limits: SlotLimits,
     table: Mutex<Table>,
 }
@@ -86,7 +86,7 @@ pub struct Admitted {
     /// Fires when the table closes this connection to make room for a newer one.
     pub evicted: CancellationToken,
     /// Whether an unproven connection was closed to make room for this one.
-    pub made_room: bool,
+    pub(crate) made_room: bool,
 }
 
 /// What a request on a connection can do to its slot (carried in the request's extensions).
@@ -149,16 +149,14 @@ impl Connections {
     }
 
     /// Connections in the table now.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.lock().live.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    pub fn limits(&self) -> SlotLimits {
-        self.limits
     }
 }
 
@@ -201,7 +199,7 @@ impl ConnectionHandle {
 
     /// Makes the connection unproven again (a request on it was refused by the bearer check):
     /// evictable like a silent one, and no longer its last principal's.
-    pub fn unhold(&self) {
+    pub(crate) fn unhold(&self) {
         let mut table = self.table.lock();
         let Some(slot) = table.live.get_mut(&self.id) else { return };
         let Some(holder) = slot.holder.take() else { return };

@@ -45,7 +45,7 @@ fn digits(port: &str) -> bool {
 /// Middleware: 421 for a request whose one `Host` header does not name this server, 400 for
 /// several. A request without `Host` passes: a browser always sends one, so it is no rebinding
 /// page (an HTTP/1.0 health probe, HAProxy's default, sends none).
-pub async fn require(State(names): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
+pub(crate) async fn require(State(names): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
     let mut hosts = request.headers().get_all(header::HOST).iter();
     let refusal = match (hosts.next().map(|h| h.to_str()), hosts.next()) {
         (Some(Ok(host)), None) if allowed(host, &names) => return next.run(request).await,

@@ -27,7 +27,7 @@ pub struct ConnectionLimits {
     pub name: &'static str,
     pub slots: SlotLimits,
     /// Time allowed for a request's headers, and for the next request on an idle connection.
-    pub header_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
 }
 
 /// The kernel's queue of connections not yet accepted (capped by `net.core.somaxconn`). A

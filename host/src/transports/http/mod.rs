@@ -28,9 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::McpServer;
 use crate::oauth::ResourceServer;
-pub use auth::{AuthTokens, Authenticator, TokenFile};
-pub use listener::ConnectionLimits;
-pub use sessions::SessionLimits;
+pub(crate) use auth::{Authenticator, TokenFile};
+pub(crate) use listener::ConnectionLimits;
+pub(crate) use sessions::SessionLimits;
 
 /// The names rmcp's DNS-rebinding guard accepts by default.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -47,32 +47,32 @@ pub struct HttpOptions {
     /// Serve HTTPS with this certificate and key.
     pub tls: Option<Arc<tls::TlsFiles>>,
     /// Extra `Host` names (or `host:port`) accepted besides the loopback names.
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
     /// Browser origins accepted (every other `Origin` is refused).
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
     pub sessions: SessionLimits,
     /// A session with no traffic for this long is closed.
-    pub session_idle_timeout: Duration,
+    pub(crate) session_idle_timeout: Duration,
     pub connections: ConnectionLimits,
-    pub shutdown_grace: Duration,
+    pub(crate) shutdown_grace: Duration,
     /// How long readiness fails before new calls are refused (see [`crate::shutdown`]).
-    pub shutdown_drain: Duration,
+    pub(crate) shutdown_drain: Duration,
 }
 
 /// The drain a server gets unless `--shutdown-drain-ms` says: long enough for a load balancer
 /// that probes every 2 s and marks a server down after three failures, with a margin; none on
 /// loopback, where no load balancer stands in front.
-pub fn default_drain(listen: IpAddr) -> Duration {
+pub(crate) fn default_drain(listen: IpAddr) -> Duration {
     if listen.is_loopback() { Duration::ZERO } else { Duration::from_secs(10) }
 }
 
 /// The `Host` names accepted: the loopback names and `allowed` (`--allowed-host`).
-pub fn accepted_hosts(allowed: &[String]) -> Vec<String> {
+pub(crate) fn accepted_hosts(allowed: &[String]) -> Vec<String> {
     LOOPBACK_HOSTS.iter().map(|h| h.to_string()).chain(allowed.iter().cloned()).collect()
 }
 
 /// Whether an address may be served without authentication.
-pub fn is_default_loopback(ip: IpAddr) -> bool {
+pub(crate) fn is_default_loopback(ip: IpAddr) -> bool {
     ip == IpAddr::V4(Ipv4Addr::LOCALHOST) || ip == IpAddr::V6(Ipv6Addr::LOCALHOST)
 }
 
@@ -122,7 +122,7 @@ impl HttpOptions {
 /// of them, and a request from it is no more cross-origin than one without `Origin`; a page of
 /// another local server (another port) is still foreign, and a rebinding name is refused by the
 /// `Host` check whatever its `Origin`.
-pub fn own_origins(scheme: &str, hosts: &[String], port: u16) -> Vec<String> {
+pub(crate) fn own_origins(scheme: &str, hosts: &[String], port: u16) -> Vec<String> {
     hosts
         .iter()
         .map(|host| {
@@ -285,7 +285,7 @@ mod tests {
         HttpOptions {
             listen: listen.parse().unwrap(),
             auth: auth.then(|| {
-                Arc::new(TokenFile::fixed(AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap()))
+                Arc::new(TokenFile::fixed(auth::AuthTokens::parse("ops 0123456789abcdef0123456789abcdef").unwrap()))
             }),
             oauth: None,
             tls: None,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::oauth::{Access, Scope};
 
 /// The grant each tool needs, as the tool registry says.
-pub type ToolScopes = std::sync::Arc<dyn Fn(&str) -> Scope + Send + Sync>;
+pub(crate) type ToolScopes = std::sync::Arc<dyn Fn(&str) -> Scope + Send + Sync>;
 
 /// The refusal for a POSTed message (or any message of a batch) calling a tool `access` does
 /// not allow; `None` when every call in it is allowed, or it calls none.

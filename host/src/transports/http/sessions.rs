@@ -33,13 +33,13 @@ const SWEEP_EVERY: Duration = Duration::from_secs(15);
 /// The limits this layer enforces.
 #[derive(Clone, Copy, Debug)]
 pub struct SessionLimits {
-    pub per_principal: usize,
+    pub(crate) per_principal: usize,
     pub total: usize,
     /// Open `GET /mcp` streams one principal may hold (rmcp keeps a session's first and up to 32
     /// more, each on a connection of its own).
-    pub streams_per_principal: usize,
-    pub max_body_bytes: usize,
-    pub body_read_timeout: Duration,
+    pub(crate) streams_per_principal: usize,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) body_read_timeout: Duration,
 }
 
 /// Who owns each live session.
@@ -117,7 +117,7 @@ impl SessionGuard {
     }
 
     /// Forgets sessions rmcp has closed, every [`SWEEP_EVERY`], until `stop`.
-    pub async fn sweep_until(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+    pub(crate) async fn sweep_until(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(SWEEP_EVERY) => {}

@@ -38,17 +38,17 @@ pub struct HttpArgs {
     /// A `Host` header value HTTP clients use (repeatable, or comma-separated in the env var);
     /// added to localhost/127.0.0.1/::1 for the DNS-rebinding guard.
     #[arg(long = "allowed-host", env = "EQUINIX_MCP_ALLOWED_HOSTS", value_delimiter = ',', value_name = "HOST")]
-    pub allowed_hosts: Vec<String>,
+    pub(crate) allowed_hosts: Vec<String>,
 
     /// Largest HTTP request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "EQUINIX_MCP_MAX_REQUEST_BYTES", default_value_t = 1 << 20, value_name = "BYTES")]
-    pub max_request_bytes: usize,
+    pub(crate) max_request_bytes: usize,
 
     /// Browser `Origin` values accepted on HTTP (scheme://host[:port], `:*` for any port). A
     /// request carrying any other `Origin` gets 403; requests without one (non-browser clients)
     /// are not affected.
     #[arg(long = "allowed-origin", env = "EQUINIX_MCP_ALLOWED_ORIGINS", value_delimiter = ',', value_name = "ORIGIN")]
-    pub allowed_origins: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
 
     /// HTTP sessions (pre-2026 clients) one principal may hold; an `initialize` beyond it gets 429.
     #[arg(
@@ -58,7 +58,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_sessions_per_principal: usize,
+    pub(crate) max_sessions_per_principal: usize,
 
     /// HTTP sessions the server holds in all; an `initialize` beyond it gets 503.
     #[arg(
@@ -68,7 +68,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_sessions: usize,
+    pub(crate) max_sessions: usize,
 
     /// An HTTP session with no traffic for this long is closed (its open forms end as
     /// `call_cancelled`), in milliseconds.
@@ -79,7 +79,7 @@ pub struct HttpArgs {
         value_name = "MS",
         value_parser = at_least_one_ms(),
     )]
-    pub session_idle_timeout_ms: u64,
+    pub(crate) session_idle_timeout_ms: u64,
 
     /// Concurrent HTTP connections; one beyond it is closed on accept.
     #[arg(
@@ -89,7 +89,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
 
     /// HTTP connections one principal may hold (a request of its passed the bearer check on
     /// each); a request beyond it gets 429 and its connection is closed. Default: an eighth of
@@ -101,7 +101,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_connections_per_principal: Option<usize>,
+    pub(crate) max_connections_per_principal: Option<usize>,
 
     /// HTTP connections from one IP address that have not yet sent a request with a valid
     /// token (without tokens: any `/mcp` request); one more closes that address's oldest such
@@ -115,7 +115,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_unauthenticated_per_peer: usize,
+    pub(crate) max_unauthenticated_per_peer: usize,
 
     /// Open `GET /mcp` streams (rmcp's standalone streams and their shadows) one principal may
     /// hold; one more gets 429.
@@ -126,7 +126,7 @@ pub struct HttpArgs {
         value_name = "N",
         value_parser = at_least_one(),
     )]
-    pub max_streams_per_principal: usize,
+    pub(crate) max_streams_per_principal: usize,
 
     /// Time allowed for an HTTP request's headers, and for the next request on an idle
     /// keep-alive connection, in milliseconds; then the connection is closed.
@@ -137,7 +137,7 @@ pub struct HttpArgs {
         value_name = "MS",
         value_parser = at_least_one_ms(),
     )]
-    pub header_read_timeout_ms: u64,
+    pub(crate) header_read_timeout_ms: u64,
 
     /// Time allowed for an HTTP request's body once its headers arrived, in milliseconds (408 beyond).
     #[arg(
@@ -147,7 +147,7 @@ pub struct HttpArgs {
         value_name = "MS",
         value_parser = at_least_one_ms(),
     )]
-    pub body_read_timeout_ms: u64,
+    pub(crate) body_read_timeout_ms: u64,
 }
 
 impl HttpArgs {
@@ -161,7 +161,7 @@ impl HttpArgs {
     }
 
     /// How long any of this server's listeners waits for a request's headers.
-    pub fn header_read_timeout(&self) -> Duration {
+    pub(crate) fn header_read_timeout(&self) -> Duration {
         Duration::from_millis(self.header_read_timeout_ms)
     }
 

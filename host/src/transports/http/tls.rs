@@ -22,7 +22,7 @@ impl TlsFiles {
     }
 
     /// The acceptor for the next connection.
-    pub fn acceptor(&self) -> TlsAcceptor {
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
         self.acceptor.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
