@@ -10,8 +10,8 @@ use crate::grammar::{Field, int, opt};
 use crate::tool_error::ToolError;
 
 /// `offset` and `limit` of every list tool.
-pub const OFFSET: Field = opt("offset", int(0, i64::MAX), "Rows to skip");
-pub const LIMIT: Field = opt("limit", int(1, 100), "Page size (20)");
+pub(crate) const OFFSET: Field = opt("offset", int(0, i64::MAX), "Rows to skip");
+pub(crate) const LIMIT: Field = opt("limit", int(1, 100), "Page size (20)");
 
 /// Parses the arguments' JSON text; the result is an object.
 pub fn parse(json: &str) -> Result<Value, ToolError> {
@@ -39,7 +39,7 @@ pub fn paging(args: &Value) -> (u64, u64) {
 }
 
 /// The query of a paged GET: `offset` and `limit`.
-pub fn paging_query(offset: u64, limit: u64) -> Vec<(String, String)> {
+pub(crate) fn paging_query(offset: u64, limit: u64) -> Vec<(String, String)> {
     alloc::vec![("offset".into(), offset.to_string()), ("limit".into(), limit.to_string())]
 }
 

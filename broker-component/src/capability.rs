@@ -52,7 +52,7 @@ pub enum FabricError {
 
 impl FabricError {
     /// Whether the request may have reached Fabric (so a create's outcome is unknown).
-    pub fn maybe_sent(&self) -> bool {
+    pub(crate) fn maybe_sent(&self) -> bool {
         matches!(self, FabricError::Timeout | FabricError::Transport(_))
     }
 }

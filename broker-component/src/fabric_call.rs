@@ -9,7 +9,7 @@ use crate::tool_error::ToolError;
 
 /// Sends `request` and returns the parsed JSON of a 2xx answer; any other outcome is a tool
 /// error carrying Fabric's own error array, status and correlation id.
-pub fn send_json(host: &mut (impl Host + ?Sized), request: FabricRequest) -> Result<Value, ToolError> {
+pub(crate) fn send_json(host: &mut (impl Host + ?Sized), request: FabricRequest) -> Result<Value, ToolError> {
     let response = host.fabric_send(request).map_err(|e| ToolError::from_fabric(&e))?;
     if !(200..300).contains(&response.status) {
         return Err(ToolError::from_response(&response));

@@ -69,23 +69,23 @@ pub const GEO_SCOPES: &[&str] = &["CANADA", "CONUS", "JAPAN", "UK", "AUSTRALIA",
 pub const PEERING_TYPES: &[&str] = &["PRIVATE", "MICROSOFT", "PUBLIC", "MANUAL"];
 
 /// `AccessPoint.role`.
-pub const ROLES: &[&str] = &["LEAF", "ROOT"];
+pub(crate) const ROLES: &[&str] = &["LEAF", "ROOT"];
 
 /// `ConnectionRedundancy.priority`.
-pub const PRIORITIES: &[&str] = &["PRIMARY", "SECONDARY"];
+pub(crate) const PRIORITIES: &[&str] = &["PRIMARY", "SECONDARY"];
 
 /// `marketplaceSubscription.type`.
-pub const MARKETPLACES: &[&str] =
+pub(crate) const MARKETPLACES: &[&str] =
     &["AWS_MARKETPLACE_SUBSCRIPTION", "GCP_MARKETPLACE_SUBSCRIPTION", "AZURE_MARKETPLACE_SUBSCRIPTION"];
 
 /// `VirtualDevice.type`.
-pub const VIRTUAL_DEVICE_TYPES: &[&str] = &["EDGE"];
+pub(crate) const VIRTUAL_DEVICE_TYPES: &[&str] = &["EDGE"];
 
 /// `Interface.type` (a connection's access point).
-pub const INTERFACE_TYPES: &[&str] = &["CLOUD", "NETWORK"];
+pub(crate) const INTERFACE_TYPES: &[&str] = &["CLOUD", "NETWORK"];
 
 /// `VirtualDeviceInterface.type` (a service token's selector).
-pub const SELECTOR_INTERFACE_TYPES: &[&str] = &["NETWORK"];
+pub(crate) const SELECTOR_INTERFACE_TYPES: &[&str] = &["NETWORK"];
 
 /// `NetworkType`, `NetworkScope`, `NetworkState`.
 pub const NETWORK_TYPES: &[&str] = &["EVPLAN", "EPLAN", "IPWAN", "EVPTREE", "EPTREE"];
@@ -94,7 +94,7 @@ pub const NETWORK_STATES: &[&str] = &["ACTIVE", "INACTIVE", "DELETED"];
 
 /// Regions of a REGIONAL network. The contract types `location.region` as a free string; these
 /// are the values its documentation and examples use.
-pub const REGIONS: &[&str] = &["AMER", "APAC", "EMEA"];
+pub(crate) const REGIONS: &[&str] = &["AMER", "APAC", "EMEA"];
 
 /// `ServiceTokenType`, `ServiceTokenState`, `ServiceTokenConnection.type`, `AccessPointSelector.type`.
 pub const TOKEN_TYPES: &[&str] = &["VC_TOKEN", "EPL_TOKEN"];

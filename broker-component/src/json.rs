@@ -4,7 +4,7 @@ use alloc::string::String;
 
 /// Drops `value`, except in the component: its instance and all its memory are thrown away
 /// when the call returns, so walking a JSON tree only to free it there is wasted time.
-pub fn discard<T>(value: T) {
+pub(crate) fn discard<T>(value: T) {
     #[cfg(target_arch = "wasm32")]
     core::mem::forget(value);
     #[cfg(not(target_arch = "wasm32"))]

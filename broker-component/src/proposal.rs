@@ -11,17 +11,17 @@ use crate::tool_error::ToolError;
 /// Proposals live for ten minutes: the contract's one value, which the host holds too.
 pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
 /// At most twenty are pending; the oldest is evicted beyond that.
-pub const CAPACITY: u32 = 20;
+pub(crate) const CAPACITY: u32 = 20;
 
 /// One dry-run-validated proposal awaiting confirmation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proposal {
     pub change_type: ChangeType,
     /// The canonical spec the dry run validated (its wire body). Confirm recompiles this.
-    pub canonical_spec: String,
+    pub(crate) canonical_spec: String,
     /// The SHA-256 of the compiled request the token is bound to.
     pub request_sha256: String,
-    pub minted_at_ms: u64,
+    pub(crate) minted_at_ms: u64,
     pub expires_at_ms: u64,
     pub price_context: Value,
     /// Names of the ports, profiles and networks the request touches, by uuid.
@@ -57,7 +57,7 @@ impl Proposal {
         serde_json::to_vec(&record).expect("a record always serializes")
     }
 
-    pub fn from_bytes(bytes: &[u8]) -> Option<Proposal> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Option<Proposal> {
         let v: Value = serde_json::from_slice(bytes).ok()?;
         if v.get("v")?.as_u64()? != 1 {
             return None;
@@ -76,14 +76,14 @@ impl Proposal {
 
     /// Recompiles the stored spec through today's parser and compiler; `None` if it no longer
     /// parses (then it cannot match its binding).
-    pub fn recompile(&self) -> Option<(Spec, crate::spec::Compiled)> {
+    pub(crate) fn recompile(&self) -> Option<(Spec, crate::spec::Compiled)> {
         let value: Value = serde_json::from_str(&self.canonical_spec).ok()?;
         let spec = Spec::parse(self.change_type, &value, "/spec").ok()?;
         let compiled = spec.compile();
         Some((spec, compiled))
     }
 
-    pub fn expired_at(&self, now_ms: u64) -> bool {
+    pub(crate) fn expired_at(&self, now_ms: u64) -> bool {
         now_ms >= self.expires_at_ms
     }
 }
@@ -110,26 +110,15 @@ impl Checks {
             "request_matches_binding": self.request_matches_binding,
         })
     }
-
-    pub fn all_pass(self) -> bool {
-        [
-            self.proposal_exists,
-            self.not_evicted,
-            self.not_expired,
-            self.not_previously_used,
-            self.request_matches_binding,
-        ]
-        .iter()
-        .all(|c| *c == Some(true))
-    }
 }
 
 /// What a token error tells the agent to do next.
-pub const PROPOSE_AGAIN: &str = "Propose the change again with fabric_propose_change to get a new confirm token.";
+pub(crate) const PROPOSE_AGAIN: &str =
+    "Propose the change again with fabric_propose_change to get a new confirm token.";
 
 /// A token error: its own kind and message, the checks (inside the error and at the top level of
 /// the result), and what to do next.
-pub fn token_error(kind: &'static str, message: String, checks: Checks, next_step: &str) -> ToolError {
+pub(crate) fn token_error(kind: &'static str, message: String, checks: Checks, next_step: &str) -> ToolError {
     ToolError::new(kind, message)
         .with("confirm_checks", checks.to_json())
         .with("next_step", json!(next_step))

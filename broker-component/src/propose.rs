@@ -19,7 +19,7 @@ use crate::tool_error::ToolError;
 
 pub const NAME: &str = equinix_broker_contract::PROPOSE_TOOL;
 
-pub const DESCRIPTION: &str = "Propose one Fabric create: a connection, network or service token. A Fabric dry run \
+pub(crate) const DESCRIPTION: &str = "Propose one Fabric create: a connection, network or service token. A Fabric dry run \
 (dryRun=true, nothing provisioned) validates the exact request, priced where Fabric can; you get a single-use \
 confirm_token (10 minutes). Nothing is created until fabric_confirm_change runs and the person approves. The input \
 schema types `spec` fully for each change_type.";

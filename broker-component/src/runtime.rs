@@ -221,7 +221,7 @@ unsafe extern "C" {}
 /// # Safety
 /// `a` and `b` must be readable for `n` bytes, as for C's `memcmp`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+pub(crate) unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
     let mut i = 0;
     // SAFETY: every read is below `n` bytes from `a` and `b`, which the caller guarantees are
     // readable; the 8-byte reads are unaligned reads.
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 /// Called by the host's canonical-ABI lowering with either `old_len == 0` (fresh allocation) or a
 /// pointer/size pair previously returned by this function with the same `align`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cabi_realloc(old: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
+pub(crate) unsafe extern "C" fn cabi_realloc(old: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
     use alloc::alloc::{Layout, alloc, handle_alloc_error, realloc};
     // SAFETY: the canonical ABI guarantees `align` is a power of two no larger than 8 and that
     // `old`/`old_len` describe a live allocation made here with the same alignment.

@@ -8,19 +8,19 @@ use alloc::vec::Vec;
 
 use crate::capability::*;
 
-pub struct FakeHost {
+pub(crate) struct FakeHost {
     pub answers: VecDeque<Result<FabricResponse, FabricError>>,
     pub sent: Vec<FabricRequest>,
     pub now: u64,
     /// Milliseconds the person takes to answer.
-    pub answer_delay: u64,
+    pub(crate) answer_delay: u64,
     pub answer: ConfirmStatus,
     pub unconfirmed_allowed: bool,
     pub delivery: Delivery,
     /// What each `ask` put before the person.
     pub prompts: Vec<(CreateRequest, Prompt)>,
     /// The token each `ask` named.
-    pub asked_tokens: Vec<String>,
+    pub(crate) asked_tokens: Vec<String>,
     /// The validated hash each `put` bound its record to, by token.
     pub bound: BTreeMap<String, String>,
     /// The requests of the approvals minted so far, by approval id (`None` once executed).

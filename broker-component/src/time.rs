@@ -28,7 +28,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 }
 
 /// `2026-11-29T21:14:03.120Z` from Unix milliseconds.
-pub fn format_rfc3339_ms(ms: u64) -> String {
+pub(crate) fn format_rfc3339_ms(ms: u64) -> String {
     let secs = (ms / 1000) as i64;
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let rem = secs.rem_euclid(86_400);
@@ -36,7 +36,7 @@ pub fn format_rfc3339_ms(ms: u64) -> String {
 }
 
 /// Unix milliseconds of an RFC 3339 date-time (`Z` or `±hh:mm`, optional fraction).
-pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
         return None;

@@ -23,10 +23,10 @@ pub const READ_ONLY: Hints = Hints { read_only: true, destructive: false, idempo
 
 /// Hints of the broker tools: they lead to a create (never an update or delete), talk to Fabric,
 /// and a repeated call is a new proposal or a consumed token.
-pub const BROKER: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
+pub(crate) const BROKER: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
 
 /// A tool's handler: the checked arguments in, the result or tool error out.
-pub type Handler = fn(&mut dyn Host, &Value) -> Result<Value, ToolError>;
+pub(crate) type Handler = fn(&mut dyn Host, &Value) -> Result<Value, ToolError>;
 
 /// A read-only row (no schema additions).
 pub const fn read(
@@ -51,7 +51,7 @@ pub struct ToolDef {
     /// The arguments: checked before the handler runs, and the input schema.
     pub args: &'static Object,
     /// Adds what the grammar alone cannot say to the input schema (the propose tool's typed specs).
-    pub schema_extra: Option<fn(&mut Value)>,
+    pub(crate) schema_extra: Option<fn(&mut Value)>,
     pub hints: Hints,
     /// The shape of a successful result.
     pub output: Output,

@@ -30,7 +30,7 @@ impl ToolError {
     /// An argument that does not fit the tool's schema; `path` is a JSON pointer into the arguments.
     /// Both are quoted at most [`QUOTE_CHARS`] characters long: a huge bad value is named, not
     /// echoed.
-    pub fn invalid_argument(path: &str, problem: impl core::fmt::Display) -> Self {
+    pub(crate) fn invalid_argument(path: &str, problem: impl core::fmt::Display) -> Self {
         let path = clip(path, QUOTE_CHARS);
         let problem = clip(&problem.to_string(), QUOTE_CHARS);
         ToolError::new("invalid_arguments", format!("invalid argument at {path}: {problem}"))
@@ -49,7 +49,7 @@ impl ToolError {
     }
 
     /// The error for a Fabric request that produced no response.
-    pub fn from_fabric(err: &FabricError) -> Self {
+    pub(crate) fn from_fabric(err: &FabricError) -> Self {
         match err {
             FabricError::Refused(why) => {
                 ToolError::new("refused", format!("the host refused the Fabric request: {why}"))
@@ -75,12 +75,12 @@ impl ToolError {
     }
 
     /// The error for a non-2xx Fabric answer (see `from_fabric_status`).
-    pub fn from_response(r: &FabricResponse) -> Self {
+    pub(crate) fn from_response(r: &FabricResponse) -> Self {
         Self::from_fabric_status(r.status, &r.body, r.correlation_id.as_deref())
     }
 
     /// The error for a non-2xx Fabric answer: Fabric's error array is passed on intact.
-    pub fn from_fabric_status(status: u16, body: &str, correlation_id: Option<&str>) -> Self {
+    pub(crate) fn from_fabric_status(status: u16, body: &str, correlation_id: Option<&str>) -> Self {
         let parsed: Option<Value> = serde_json::from_str(body).ok();
         let summary = parsed.as_ref().and_then(first_error_summary);
         let message = match summary {

@@ -104,7 +104,7 @@ fn connection_spec_errors_name_the_json_path() {
     assert_eq!(error_path(ChangeType::ConnectionCreate, s), "/spec/aSide/accessPoint/linkProtocol");
 }
 
-pub fn network_spec() -> Value {
+pub(crate) fn network_spec() -> Value {
     json!({"type": "EVPLAN", "name": "agent-net-1", "scope": "REGIONAL", "location": {"region": "EMEA"},
            "project": {"projectId": "ac4d34ca-0d9c-4bc2-9aab-1234567abcde"},
            "notifications": [{"type": "ALL", "emails": ["noc@example.com"]}]})
@@ -124,7 +124,7 @@ fn network_spec_errors_name_the_json_path() {
     assert_eq!(error_path(ChangeType::NetworkCreate, s), "/spec/bandwidth");
 }
 
-pub fn token_spec() -> Value {
+pub(crate) fn token_spec() -> Value {
     json!({"type": "VC_TOKEN", "name": "agent-token-1", "expirationDateTime": "2027-01-18T06:43:49.980Z",
            "connection": {"type": "EVPL_VC", "bandwidthLimit": 50, "allowRemoteConnection": false,
                "aSide": {"accessPointSelectors": [{"type": "COLO", "port": {"uuid": PORT_A}, "linkProtocol": {"type": "DOT1Q", "vlanTag": 1399}}]}},

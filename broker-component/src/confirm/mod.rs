@@ -31,7 +31,7 @@ use redeem::{is_token, redeem, unknown_token};
 
 pub const NAME: &str = equinix_broker_contract::CONFIRM_TOOL;
 
-pub const DESCRIPTION: &str = "Execute a proposal once a person approves it: in a form the server shows (form \
+pub(crate) const DESCRIPTION: &str = "Execute a proposal once a person approves it: in a form the server shows (form \
 elicitation, or the 2026-07-28 input-required round trip), or on the server's approval page (the result is then \
 approval_pending with an approval_url to show the person; call again once they decided). Sends exactly the request \
 the dry run validated. The token is spent once the person answered; if declined, propose again. The propose result's \

@@ -27,7 +27,7 @@ pub(super) fn unknown_token(token: &str) -> ToolError {
 }
 
 /// The proposal behind a token that `take` or `peek` found, with its evaluated checks.
-pub struct Redeemable {
+pub(crate) struct Redeemable {
     pub proposal: Proposal,
     pub spec: Option<Spec>,
     pub compiled: Option<Compiled>,

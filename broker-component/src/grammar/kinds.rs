@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::problems::Problems;
 
 /// A Fabric metro code: uppercase letters and digits, e.g. `DC`, `SV`.
-pub fn is_metro_code(s: &str) -> bool {
+pub(crate) fn is_metro_code(s: &str) -> bool {
     (2..=4).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
@@ -61,7 +61,7 @@ pub enum Kind {
 }
 
 /// A rule over a checked object at a path.
-pub type Rule = fn(&Map<String, Value>, &str, &mut Problems);
+pub(crate) type Rule = fn(&Map<String, Value>, &str, &mut Problems);
 
 /// An object: its fields (no others are allowed) and a rule over the whole object.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ pub struct Object {
     /// A rule across fields, run when every field passed; pushes its own problems.
     pub rule: Option<Rule>,
     /// What the rule requires, in words (for the schema's description).
-    pub rule_doc: &'static str,
+    pub(crate) rule_doc: &'static str,
 }
 
 /// One named member of an object.
@@ -86,7 +86,7 @@ pub struct Field {
     pub default: Option<&'static str>,
     /// The read tool that lists valid values for this field: named in its description for the
     /// model, in its schema's `x-values-from` for the host, and in its problems' next step.
-    pub values_from: Option<&'static str>,
+    pub(crate) values_from: Option<&'static str>,
 }
 
 /// A tool's arguments: an unnamed object of `fields`, with no rule across them.
@@ -116,7 +116,7 @@ impl Field {
 
     /// The read tool that lists valid values here: the one named, or for a metro code the one
     /// that lists metros.
-    pub fn values_listed_by(&self) -> Option<&'static str> {
+    pub(crate) fn values_listed_by(&self) -> Option<&'static str> {
         match self.kind {
             Kind::Str { text: Text::MetroCode, .. } => self.values_from.or(Some(METROS_TOOL)),
             _ => self.values_from,
@@ -134,7 +134,7 @@ impl Field {
 }
 
 /// The read tool every metro code comes from.
-pub const METROS_TOOL: &str = "fabric_list_metros";
+pub(crate) const METROS_TOOL: &str = "fabric_list_metros";
 
 pub const fn text(max: usize) -> Kind {
     Kind::Str { min: 1, max, text: Text::Any }
@@ -145,10 +145,10 @@ pub const TEXT: Kind = Kind::Str { min: 1, max: usize::MAX, text: Text::Any };
 
 pub const UUID: Kind = Kind::Str { min: 36, max: 36, text: Text::Uuid };
 pub const METRO: Kind = Kind::Str { min: 2, max: 4, text: Text::MetroCode };
-pub const EMAIL: Kind = Kind::Str { min: 3, max: 254, text: Text::Email };
-pub const DATE_TIME: Kind = Kind::Str { min: 20, max: 40, text: Text::DateTime };
+pub(crate) const EMAIL: Kind = Kind::Str { min: 3, max: 254, text: Text::Email };
+pub(crate) const DATE_TIME: Kind = Kind::Str { min: 20, max: 40, text: Text::DateTime };
 
-pub const fn int(min: i64, max: i64) -> Kind {
+pub(crate) const fn int(min: i64, max: i64) -> Kind {
     Kind::Int { min, max, only: None }
 }
 

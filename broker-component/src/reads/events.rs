@@ -33,7 +33,7 @@ static SEARCH_ARGS: Object = arguments(&[
 ]);
 static GET_ARGS: Object = arguments(&[req("event_id", UUID, "").from(SEARCH)]);
 
-pub static TOOLS: [ToolDef; 2] = [
+pub(crate) static TOOLS: [ToolDef; 2] = [
     read(
         SEARCH,
         "events",

@@ -5,7 +5,7 @@
 
 use crate::tool::{Output, ToolDef, read};
 
-pub static TOOLS: [ToolDef; 14] = [
+pub(crate) static TOOLS: [ToolDef; 14] = [
     read(
         "fabric_search_ports",
         "ports",

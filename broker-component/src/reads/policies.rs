@@ -40,7 +40,7 @@ static AGGREGATION_RULES_ARGS: Object =
     arguments(&[req("route_aggregation_id", UUID, "").from(SEARCH_AGGREGATIONS), OFFSET, LIMIT]);
 static CONNECTION_ARGS: Object = arguments(&[req("connection_id", UUID, "").from(CONNECTIONS)]);
 
-pub static TOOLS: [ToolDef; 8] = [
+pub(crate) static TOOLS: [ToolDef; 8] = [
     read(
         SEARCH_FILTERS,
         "route_filters",

@@ -15,7 +15,7 @@ use crate::tool_error::ToolError;
 
 /// The name to match, as the fragment Fabric's LIKE (a partial match) takes: `*` wildcards an
 /// agent may add are dropped (the contract documents none).
-pub fn name_fragment(args: &Value) -> Option<String> {
+pub(crate) fn name_fragment(args: &Value) -> Option<String> {
     text(args, "name").and_then(fragment)
 }
 
@@ -28,7 +28,7 @@ pub fn fragment(s: &str) -> Option<String> {
 /// How a search endpoint's contract lets a name be matched the way a person types it, whatever
 /// its case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AnyCase {
+pub(crate) enum AnyCase {
     /// `ILIKE`, where the contract lists it.
     Ilike,
     /// The connection search's contract spells its case-insensitive operator `ILKE`, a word no
@@ -38,7 +38,7 @@ pub enum AnyCase {
 }
 
 /// The name filter, if a name was given.
-pub fn name_filters(args: &Value, filters: &mut Vec<Value>, how: AnyCase) -> Result<(), ToolError> {
+pub(crate) fn name_filters(args: &Value, filters: &mut Vec<Value>, how: AnyCase) -> Result<(), ToolError> {
     if let Some(fragment) = name_fragment(args) {
         filters.push(name_filter(&fragment, how));
     }
@@ -46,7 +46,7 @@ pub fn name_filters(args: &Value, filters: &mut Vec<Value>, how: AnyCase) -> Res
 }
 
 /// A filter matching names that contain `fragment`.
-pub fn name_filter(fragment: &str, how: AnyCase) -> Value {
+pub(crate) fn name_filter(fragment: &str, how: AnyCase) -> Value {
     if how == AnyCase::Ilike {
         return json!({"property": "/name", "operator": "ILIKE", "values": [fragment]});
     }
@@ -63,7 +63,7 @@ pub fn name_filter(fragment: &str, how: AnyCase) -> Value {
 
 /// An empty first page of a search by name says how names are matched and what to try, so an
 /// agent does not read "no such name" into a name typed another way.
-pub fn note_empty_name_search(out: &mut Value, args: &Value, how: AnyCase, instead: &str) {
+pub(crate) fn note_empty_name_search(out: &mut Value, args: &Value, how: AnyCase, instead: &str) {
     let Some(fragment) = name_fragment(args) else { return };
     if out["returned"] != json!(0) || out["offset"] != json!(0) {
         return;
@@ -79,7 +79,7 @@ pub fn note_empty_name_search(out: &mut Value, args: &Value, how: AnyCase, inste
 }
 
 /// A search body: the filters (one, or `and` of several), paging.
-pub fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> String {
+pub(crate) fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> String {
     let mut body = Map::new();
     body.insert("pagination".into(), json!({"offset": offset, "limit": limit}));
     match filters.len() {
@@ -102,7 +102,7 @@ pub fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
     FabricRequest { method: Method::Get, path, query, body: None }
 }
 
-pub fn get_by_id(
+pub(crate) fn get_by_id(
     host: &mut dyn Host,
     args: &Value,
     key: &str,
@@ -118,7 +118,7 @@ pub fn get_by_id(
 
 /// A refused id (Fabric answers 400 or 404 for one it does not know) points to the search tool
 /// that lists valid ones for the argument.
-pub fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
+pub(crate) fn unknown_id_hint(e: ToolError, key: &str, objects: &[&Object]) -> ToolError {
     let status = e.details.get("status").and_then(Value::as_u64);
     let search = objects.iter().flat_map(|o| o.fields.iter()).find(|f| f.name == key).and_then(|f| f.values_from);
     match (status, search) {

@@ -21,7 +21,7 @@ use crate::tool_error::ToolError;
 use equinix_broker_contract::body::eq;
 
 /// The tool that lists routers (where every `router_id` comes from).
-pub const SEARCH: &str = "fabric_search_cloud_routers";
+pub(crate) const SEARCH: &str = "fabric_search_cloud_routers";
 
 static SEARCH_ARGS: Object = arguments(&[
     opt("name", TEXT, "Part of the name, any case"),
@@ -43,7 +43,7 @@ static ROUTES_ARGS: Object = arguments(&[
     LIMIT,
 ]);
 
-pub static TOOLS: [ToolDef; 5] = [
+pub(crate) static TOOLS: [ToolDef; 5] = [
     read(
         SEARCH,
         "cloud_routers",

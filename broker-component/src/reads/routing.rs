@@ -42,7 +42,7 @@ static ROUTES_ARGS: Object = arguments(&[
     LIMIT,
 ]);
 
-pub static TOOLS: [ToolDef; 4] = [
+pub(crate) static TOOLS: [ToolDef; 4] = [
     read(
         PROTOCOLS,
         "routing",

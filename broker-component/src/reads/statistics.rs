@@ -27,7 +27,7 @@ static CONNECTION_ARGS: Object = arguments(&[
     END,
 ]);
 
-pub static TOOLS: [ToolDef; 2] = [
+pub(crate) static TOOLS: [ToolDef; 2] = [
     read(
         "fabric_get_port_statistics",
         "statistics",

@@ -20,18 +20,18 @@ const MAX_SPAN_MS: u64 = 90 * 86_400_000;
 /// How far past this host's clock an end may lie (clocks differ a little).
 const CLOCK_SKEW_MS: u64 = 5 * 60_000;
 
-pub const WINDOW: Field = opt("window", Kind::Enum(NAMES), "Up to now: 1h is the last hour");
-pub const START: Field = opt("start", DATE_TIME, "Instead of window");
+pub(crate) const WINDOW: Field = opt("window", Kind::Enum(NAMES), "Up to now: 1h is the last hour");
+pub(crate) const START: Field = opt("start", DATE_TIME, "Instead of window");
 pub const END: Field = opt("end", DATE_TIME, "With start (now)");
 
 /// A window as Fabric reads it: RFC 3339 start and end in UTC.
-pub struct Window {
+pub(crate) struct Window {
     pub start: String,
     pub end: String,
 }
 
 /// An hour, the default window of a statistics read.
-pub const HOUR_MS: u64 = 3_600_000;
+pub(crate) const HOUR_MS: u64 = 3_600_000;
 
 /// The window the arguments state, or the last `default_ms` when they state none.
 pub fn window(host: &mut dyn Host, args: &Value, default_ms: u64) -> Result<Window, ToolError> {
@@ -40,7 +40,7 @@ pub fn window(host: &mut dyn Host, args: &Value, default_ms: u64) -> Result<Wind
 }
 
 /// The window the arguments state, if they state one.
-pub fn stated_window(host: &mut dyn Host, args: &Value) -> Result<Option<Window>, ToolError> {
+pub(crate) fn stated_window(host: &mut dyn Host, args: &Value) -> Result<Option<Window>, ToolError> {
     let now = host.now_ms();
     Ok(stated(args, now)?.map(as_window))
 }

@@ -398,7 +398,7 @@ pub(super) static ACCOUNT: Object = Object {
 };
 
 /// `ServiceToken` (the create request).
-pub static SERVICE_TOKEN: Object = Object {
+pub(crate) static SERVICE_TOKEN: Object = Object {
     name: "ServiceToken",
     fields: &[
         req("type", Kind::Enum(TOKEN_TYPES), "Token type"),

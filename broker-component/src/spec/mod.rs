@@ -23,13 +23,13 @@ mod tests;
 pub use equinix_broker_contract::ChangeType;
 
 /// The grammar of a create's request body, by its change type.
-pub trait Grammar {
+pub(crate) trait Grammar {
     fn grammar(self) -> &'static Object;
 }
 
 /// Fabric create bodies are a few hundred bytes; free-text fields carry no length of their own
 /// in the grammar (Fabric judges them at the dry run), so the whole spec is bounded instead.
-pub const MAX_SPEC_BYTES: usize = 16 << 10;
+pub(crate) const MAX_SPEC_BYTES: usize = 16 << 10;
 
 /// A checked spec of one change type; its normalized JSON is the wire body.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,7 +23,7 @@ pub fn respond(answer: Answer) -> Response {
 }
 
 /// An answer whose body breaks off: the client sees the status line, then a dead connection.
-pub fn broken_answer(status: StatusCode) -> Response {
+pub(crate) fn broken_answer(status: StatusCode) -> Response {
     let stream = futures_util::stream::once(async {
         Err::<Bytes, std::io::Error>(std::io::Error::other("simulated connection drop"))
     });
@@ -31,11 +31,11 @@ pub fn broken_answer(status: StatusCode) -> Response {
 }
 
 /// Whether the request asks for a dry run.
-pub fn is_dry_run(uri: &Uri) -> bool {
+pub(crate) fn is_dry_run(uri: &Uri) -> bool {
     uri.query().unwrap_or("").split('&').any(|kv| kv.eq_ignore_ascii_case("dryRun=true"))
 }
 
-pub fn query_map(uri: &Uri) -> HashMap<String, String> {
+pub(crate) fn query_map(uri: &Uri) -> HashMap<String, String> {
     uri.query()
         .unwrap_or("")
         .split('&')
@@ -69,7 +69,7 @@ fn decode(s: &str) -> String {
 }
 
 /// A request's JSON body (`null` when empty); malformed JSON is Fabric's 400.
-pub fn json_body(body: &Bytes) -> Result<Value, Fail> {
+pub(crate) fn json_body(body: &Bytes) -> Result<Value, Fail> {
     if body.is_empty() {
         return Ok(Value::Null);
     }
@@ -78,7 +78,7 @@ pub fn json_body(body: &Bytes) -> Result<Value, Fail> {
 }
 
 /// Paging from query parameters; bad values are a 400 with Fabric's codes.
-pub fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), Fail> {
+pub(crate) fn paging(q: &HashMap<String, String>) -> Result<(usize, usize), Fail> {
     let offset = match q.get("offset") {
         None => 0,
         Some(v) => v.parse::<usize>().map_err(|_| {
@@ -149,7 +149,7 @@ pub fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, requir
 }
 
 /// `GET .../{id}`: the object with that uuid, or `missing`.
-pub fn by_uuid(items: &[Value], id: &str, missing: impl FnOnce() -> Fail) -> Answer {
+pub(crate) fn by_uuid(items: &[Value], id: &str, missing: impl FnOnce() -> Fail) -> Answer {
     estate::find_by_uuid(items, id).map(|v| (StatusCode::OK, json_bytes(v))).ok_or_else(missing)
 }
 

@@ -7,12 +7,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A Fabric-shaped error array.
-pub fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
+pub(crate) fn error_array(code: &str, message: &str, property: Option<&str>) -> Value {
     error_with(code, message, property.map(|p| json!([{"property": p}])))
 }
 
 /// Fabric's error array with its `additionalInfo` as given.
-pub fn error_with(code: &str, message: &str, additional_info: Option<Value>) -> Value {
+pub(crate) fn error_with(code: &str, message: &str, additional_info: Option<Value>) -> Value {
     let mut e = json!({
         "errorCode": code,
         "errorMessage": message,
@@ -25,7 +25,7 @@ pub fn error_with(code: &str, message: &str, additional_info: Option<Value>) -> 
 }
 
 /// A Fabric error answer (status and error array), small enough to pass around in a `Result`.
-pub struct Fail(pub u16, pub Value);
+pub(crate) struct Fail(pub u16, pub Value);
 
 impl IntoResponse for Fail {
     fn into_response(self) -> Response {
@@ -38,7 +38,7 @@ pub fn fail(status: u16, code: &str, message: &str, property: Option<&str>) -> F
 }
 
 /// A metros error as that API's contract words it (`MetroError`: its own codes and messages).
-pub fn metro_fail(message: &str, property: Option<&str>, reason: &str) -> Fail {
+pub(crate) fn metro_fail(message: &str, property: Option<&str>, reason: &str) -> Fail {
     let info = match property {
         Some(p) => json!([{"property": p, "reason": reason}]),
         None => json!([{"reason": reason}]),
@@ -46,25 +46,25 @@ pub fn metro_fail(message: &str, property: Option<&str>, reason: &str) -> Fail {
     Fail(400, error_with("EQ-3036013", message, Some(info)))
 }
 
-pub fn not_found(what: &str) -> Fail {
+pub(crate) fn not_found(what: &str) -> Fail {
     fail(404, "EQ-3045811", &format!("{what} not found"), None)
 }
 
 /// An unknown id where the contract declares 400 and no 404 for it (`GET` of a port, a service
 /// profile or a service token, a port's link protocols), with the id's parameter named.
-pub fn unknown_id(code: &str, message: &str, parameter: &str) -> Fail {
+pub(crate) fn unknown_id(code: &str, message: &str, parameter: &str) -> Fail {
     let info = json!([{"property": parameter, "reason": "The uuid requested could not be found in system"}]);
     Fail(400, error_with(code, message, Some(info)))
 }
 
-pub fn json_response(status: StatusCode, body: Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: Value) -> Response {
     bytes_response(status, json_bytes(&body))
 }
 
-pub fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
+pub(crate) fn bytes_response(status: StatusCode, body: Vec<u8>) -> Response {
     (status, [("content-type", "application/json")], body).into_response()
 }
 
-pub fn json_bytes(value: &impl Serialize) -> Vec<u8> {
+pub(crate) fn json_bytes(value: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(value).expect("simulator answers are plain JSON")
 }

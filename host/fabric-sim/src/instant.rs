@@ -11,7 +11,7 @@ pub fn parse(s: &str) -> Option<i64> {
 }
 
 /// Unix nanoseconds of an instant, to order instants that differ by less than a second.
-pub fn parse_nanos(s: &str) -> Option<i128> {
+pub(crate) fn parse_nanos(s: &str) -> Option<i128> {
     // a query string's `+` arrives as a space
     let s = s.trim().replace(' ', "+");
     if let Ok(t) = OffsetDateTime::parse(&s, &Rfc3339) {

@@ -27,10 +27,9 @@ mod seed;
 mod server;
 mod state;
 
-pub use errors::{error_array, error_with};
 pub use faults::{Fault, FaultMode};
 pub use seed::policies::{ROUTE_AGGREGATIONS, ROUTE_FILTERS};
 pub use seed::routing::{self, FCR_CONNECTIONS, ROUTERS};
 pub use seed::{CONNECTIONS, MY_PORT_METROS, PORTS, PROFILES, PROJECT_ID, metros as seeded_metros};
 pub use server::{SimHandle, start};
-pub use state::{REMEMBERED_REQUESTS, SIM_CLIENT_ID, SIM_CLIENT_SECRET, Seen, SimClock, SimConfig, Stats};
+pub use state::{SIM_CLIENT_ID, SIM_CLIENT_SECRET, SimClock, SimConfig};

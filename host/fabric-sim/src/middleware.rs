@@ -71,7 +71,7 @@ pub async fn delay(State(sim): State<Sim>, mut request: Request, next: Next) -> 
 }
 
 /// Fabric's 401 for a missing, unknown or expired token (the metros API words it its own way).
-pub async fn require_token(State(sim): State<Sim>, request: Request, next: Next) -> Response {
+pub(crate) async fn require_token(State(sim): State<Sim>, request: Request, next: Next) -> Response {
     let valid = {
         let inner = sim.lock();
         let bearer = request
@@ -93,7 +93,7 @@ pub async fn require_token(State(sim): State<Sim>, request: Request, next: Next)
 
 /// Answers with the chosen `respond` fault, or breaks the connection after a `drop` fault's
 /// request was processed (a create persists, its answer never arrives).
-pub async fn apply_fault(request: Request, next: Next) -> Response {
+pub(crate) async fn apply_fault(request: Request, next: Next) -> Response {
     let chosen = request.extensions().get::<Chosen>().cloned();
     match chosen {
         Some(Chosen(f)) if f.mode == FaultMode::Respond => {

@@ -50,7 +50,7 @@ impl Default for SimConfig {
 }
 
 /// How many requests the simulator remembers, so a long-running simulator stays small.
-pub const REMEMBERED_REQUESTS: usize = 10_000;
+pub(crate) const REMEMBERED_REQUESTS: usize = 10_000;
 
 /// One request the simulator received (Fabric routes only; token requests are counted apart).
 #[derive(Clone, Debug, Serialize)]

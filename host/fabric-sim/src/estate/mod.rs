@@ -16,7 +16,7 @@ use crate::seed;
 pub struct Refused(pub u16, pub Value);
 
 /// Everything the simulator knows; real creates land here and show up in searches.
-pub struct Estate {
+pub(crate) struct Estate {
     pub metros: Vec<Value>,
     pub ports: Vec<Value>,
     pub profiles: Vec<Value>,
@@ -24,7 +24,7 @@ pub struct Estate {
     pub networks: Vec<Value>,
     pub service_tokens: Vec<Value>,
     pub routers: Vec<Value>,
-    pub router_packages: Vec<Value>,
+    pub(crate) router_packages: Vec<Value>,
     /// What runs on the routers and their connections, by the uuid of what it belongs to.
     pub routing: Routing,
     pub route_filters: Vec<Value>,
@@ -39,25 +39,25 @@ pub struct Estate {
 /// aggregations attached to each connection (by the connection's uuid).
 #[derive(Default)]
 pub struct Policies {
-    pub filter_rules: HashMap<String, Vec<Value>>,
-    pub aggregation_rules: HashMap<String, Vec<Value>>,
-    pub connection_filters: HashMap<String, Vec<Value>>,
-    pub connection_aggregations: HashMap<String, Vec<Value>>,
+    pub(crate) filter_rules: HashMap<String, Vec<Value>>,
+    pub(crate) aggregation_rules: HashMap<String, Vec<Value>>,
+    pub(crate) connection_filters: HashMap<String, Vec<Value>>,
+    pub(crate) connection_aggregations: HashMap<String, Vec<Value>>,
 }
 
 /// The routing state of the estate's Cloud Routers and their connections, each list keyed by
 /// the uuid of the router, connection or routing protocol it belongs to.
 #[derive(Default)]
-pub struct Routing {
+pub(crate) struct Routing {
     pub protocols: HashMap<String, Vec<Value>>,
     pub bgp_actions: HashMap<String, Vec<Value>>,
-    pub router_routes: HashMap<String, Vec<Value>>,
-    pub received_routes: HashMap<String, Vec<Value>>,
-    pub advertised_routes: HashMap<String, Vec<Value>>,
+    pub(crate) router_routes: HashMap<String, Vec<Value>>,
+    pub(crate) received_routes: HashMap<String, Vec<Value>>,
+    pub(crate) advertised_routes: HashMap<String, Vec<Value>>,
 }
 
 /// The object of a collection with this `uuid`.
-pub fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
+pub(crate) fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Value> {
     items.iter().find(|item| item["uuid"] == uuid)
 }
 
@@ -106,7 +106,7 @@ impl Estate {
     /// Counts each port's used bandwidth (every connection side on it, the seeded ones too) and
     /// what that leaves available, as Fabric reports them: a second 10 Gbps on a 10 Gbps port is
     /// then refused as Fabric would refuse it.
-    pub fn recount_ports(&mut self) {
+    pub(crate) fn recount_ports(&mut self) {
         for port in &mut self.ports {
             let uuid = port["uuid"].clone();
             let (mut used, mut count) = (0u64, 0u64);
@@ -128,7 +128,7 @@ impl Estate {
     /// VLANs in use on a port, as `GET .../linkProtocols` answers (`LinkProtocolResponse`): each
     /// with the asset (a connection) or the service token holding it, by href, uuid, type and
     /// bandwidth; Fabric gives no name.
-    pub fn link_protocols(&self, port: &str) -> Vec<Value> {
+    pub(crate) fn link_protocols(&self, port: &str) -> Vec<Value> {
         let mut out = Vec::new();
         let held = |lp: &Value, holder_key: &str, holder: Value, created: &Value| {
             let mut lp = lp.clone();

@@ -14,7 +14,7 @@ impl Estate {
     }
 
     /// A router package's record by its code.
-    pub fn router_package(&self, code: &str) -> Option<&Value> {
+    pub(crate) fn router_package(&self, code: &str) -> Option<&Value> {
         self.router_packages.iter().find(|p| p["code"] == code)
     }
 

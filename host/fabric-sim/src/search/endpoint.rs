@@ -4,7 +4,7 @@ use serde_json::Value;
 
 /// How `and` and `or` may combine in an endpoint's filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// A simple expression, or a flat `and` of them (the service profile search).
     FlatAnd,
     /// A flat `and` of simple expressions and nothing else (the cloud event search).
@@ -20,9 +20,9 @@ pub enum Shape {
 }
 
 /// What one search endpoint's filter may contain, and how it refuses the rest.
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub properties: &'static [&'static str],
-    pub operators: &'static [&'static str],
+    pub(crate) operators: &'static [&'static str],
     pub shape: Shape,
     /// A property the filter must name (the Cloud Router search requires the project).
     pub required: Option<&'static str>,

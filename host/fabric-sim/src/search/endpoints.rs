@@ -110,7 +110,7 @@ pub const CONNECTIONS: Endpoint = Endpoint {
 };
 
 /// `NetworkSearchRequest.filter` (`NetworkFilter`, `NetworkSearchFieldName`).
-pub const NETWORKS: Endpoint = Endpoint {
+pub(crate) const NETWORKS: Endpoint = Endpoint {
     properties: &[
         "/name",
         "/uuid",
@@ -152,7 +152,7 @@ pub const NETWORKS: Endpoint = Endpoint {
 };
 
 /// `ServiceTokenSearchRequest.filter` (`ServiceTokenSearchExpression`).
-pub const SERVICE_TOKENS: Endpoint = Endpoint {
+pub(crate) const SERVICE_TOKENS: Endpoint = Endpoint {
     properties: &[
         "/uuid",
         "/state",
@@ -206,7 +206,7 @@ const ROUTE_OPERATORS: &[&str] =
     &["=", "!=", ">", ">=", "<", "<=", "BETWEEN", "NOT BETWEEN", "LIKE", "NOT LIKE", "IN", "NOT IN", "~*"];
 
 /// `RouteTableEntrySearchRequest.filter` (`RouteTableEntryFilters`): a router's route table.
-pub const ROUTER_ROUTES: Endpoint = Endpoint {
+pub(crate) const ROUTER_ROUTES: Endpoint = Endpoint {
     properties: &["/type", "/prefix", "/nextHop", "/state", "/MED", "/*"],
     operators: ROUTE_OPERATORS,
     shape: Shape::AndOfOr,
@@ -217,7 +217,7 @@ pub const ROUTER_ROUTES: Endpoint = Endpoint {
 
 /// `ConnectionRouteSearchRequest.filter` (`ConnectionRouteEntryFilters`): what a connection
 /// received or advertised (no MED to filter on).
-pub const CONNECTION_ROUTES: Endpoint = Endpoint {
+pub(crate) const CONNECTION_ROUTES: Endpoint = Endpoint {
     properties: &["/type", "/state", "/prefix", "/nextHop", "/*"],
     operators: ROUTE_OPERATORS,
     shape: Shape::AndOfOr,
@@ -244,7 +244,7 @@ const POLICY_PROPERTIES: &[&str] = &[
 
 /// `SearchFilter`, the filter of both `RouteFiltersSearchRequest` and
 /// `RouteAggregationsSearchRequest`: `and` or `or` at the top.
-pub const ROUTE_POLICIES: Endpoint = Endpoint {
+pub(crate) const ROUTE_POLICIES: Endpoint = Endpoint {
     properties: POLICY_PROPERTIES,
     operators: POLICY_OPERATORS,
     shape: Shape::StrictNested,
@@ -255,7 +255,7 @@ pub const ROUTE_POLICIES: Endpoint = Endpoint {
 
 /// `CloudEventSearchRequest.filter` (`CloudEventFilters`): an `and` of simple expressions, the
 /// properties and operators its description lists.
-pub const CLOUD_EVENTS: Endpoint = Endpoint {
+pub(crate) const CLOUD_EVENTS: Endpoint = Endpoint {
     properties: &[
         "/id",
         "/subject",

@@ -9,7 +9,7 @@ mod endpoints;
 
 use serde_json::Value;
 
-pub use endpoint::Endpoint;
+pub(crate) use endpoint::Endpoint;
 pub use endpoints::*;
 
 /// Whether `item` matches `filter`; `Err` names what is malformed.

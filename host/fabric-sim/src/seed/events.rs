@@ -137,7 +137,7 @@ fn seeded() -> Vec<Event> {
 }
 
 /// The seeded events as `CloudEvent`s (every scalar a string, as the contract has it).
-pub fn cloud_events() -> Vec<Value> {
+pub(crate) fn cloud_events() -> Vec<Value> {
     seeded()
         .into_iter()
         .enumerate()

@@ -117,7 +117,7 @@ pub struct SeedProfile {
     pub visibility: &'static str,
     pub metros: &'static [&'static str],
     /// The label of the required authentication key, if one is required.
-    pub auth_key: Option<&'static str>,
+    pub(crate) auth_key: Option<&'static str>,
     /// Seller regions offered in every metro (empty: no region to choose).
     pub seller_regions: &'static [&'static str],
 }
@@ -151,7 +151,7 @@ pub const PROFILES: &[SeedProfile] = &[
 ];
 
 /// The bandwidths every seeded profile offers, in Mbps.
-pub const PROFILE_BANDWIDTHS: &[u64] = &[50, 100, 200, 500, 1000, 2000, 5000, 10000];
+pub(crate) const PROFILE_BANDWIDTHS: &[u64] = &[50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
 pub fn profiles() -> Vec<Value> {
     PROFILES
@@ -193,7 +193,7 @@ pub fn profiles() -> Vec<Value> {
 
 /// Network Edge virtual devices a connection or token may start from: (uuid, name, metro,
 /// interfaces 1..=n).
-pub const VIRTUAL_DEVICES: &[(&str, &str, &str, u64)] = &[
+pub(crate) const VIRTUAL_DEVICES: &[(&str, &str, &str, u64)] = &[
     ("5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a61", "DC-EDGE-01", "DC", 8),
     ("5f8e2b1a-6c3d-4e7f-9a0b-1c2d3e4f5a62", "SV-EDGE-01", "SV", 8),
 ];

@@ -16,7 +16,7 @@ pub struct SeededFilter {
     pub name: &'static str,
     pub kind: &'static str,
     /// What happens to a prefix no rule matches.
-    pub not_matched: &'static str,
+    pub(crate) not_matched: &'static str,
     /// (prefix, match, action)
     pub rules: &'static [(&'static str, &'static str, &'static str)],
 }
@@ -46,14 +46,14 @@ pub const ROUTE_FILTERS: &[SeededFilter] = &[
 ];
 
 /// Where filters are attached: (filter index, connection index, direction, status).
-pub const FILTER_ATTACHMENTS: &[(usize, usize, &str, &str)] =
+pub(crate) const FILTER_ATTACHMENTS: &[(usize, usize, &str, &str)] =
     &[(0, 0, "INBOUND", "ATTACHED"), (1, 1, "OUTBOUND", "PENDING_BGP_CONFIGURATION")];
 
 /// A seeded route aggregation and the prefixes it summarises to.
 pub struct SeededAggregation {
     pub uuid: &'static str,
     pub name: &'static str,
-    pub prefixes: &'static [&'static str],
+    pub(crate) prefixes: &'static [&'static str],
 }
 
 pub const ROUTE_AGGREGATIONS: &[SeededAggregation] = &[
@@ -70,7 +70,7 @@ pub const ROUTE_AGGREGATIONS: &[SeededAggregation] = &[
 ];
 
 /// Where aggregations are attached: (aggregation index, connection index, status).
-pub const AGGREGATION_ATTACHMENTS: &[(usize, usize, &str)] = &[(0, 1, "ATTACHED")];
+pub(crate) const AGGREGATION_ATTACHMENTS: &[(usize, usize, &str)] = &[(0, 1, "ATTACHED")];
 
 fn changelog() -> Value {
     json!({"createdBy": "sim-user", "createdDateTime": CREATED, "updatedDateTime": CREATED})
@@ -104,7 +104,7 @@ pub fn route_filters() -> Vec<Value> {
 }
 
 /// Each filter's rules, by filter uuid.
-pub fn route_filter_rules() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn route_filter_rules() -> Vec<(String, Vec<Value>)> {
     ROUTE_FILTERS
         .iter()
         .map(|SeededFilter { uuid, name, kind, rules, .. }| {
@@ -132,7 +132,7 @@ pub fn route_filter_rules() -> Vec<(String, Vec<Value>)> {
 }
 
 /// The filters on each connection, by connection uuid.
-pub fn connection_route_filters() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn connection_route_filters() -> Vec<(String, Vec<Value>)> {
     FCR_CONNECTIONS
         .iter()
         .enumerate()
@@ -180,7 +180,7 @@ pub fn route_aggregations() -> Vec<Value> {
 }
 
 /// Each aggregation's rules, by aggregation uuid.
-pub fn route_aggregation_rules() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn route_aggregation_rules() -> Vec<(String, Vec<Value>)> {
     ROUTE_AGGREGATIONS
         .iter()
         .map(|SeededAggregation { uuid, name, prefixes: rules }| {
@@ -206,7 +206,7 @@ pub fn route_aggregation_rules() -> Vec<(String, Vec<Value>)> {
 }
 
 /// The aggregations on each connection, by connection uuid.
-pub fn connection_route_aggregations() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn connection_route_aggregations() -> Vec<(String, Vec<Value>)> {
     FCR_CONNECTIONS
         .iter()
         .enumerate()

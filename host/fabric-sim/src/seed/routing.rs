@@ -47,7 +47,7 @@ pub const ROUTERS: &[SeedRouter] = &[
 
 /// Each package's limits: (code, description, connections per router, Mbps per connection,
 /// IPv4 routes, IPv6 routes, route filters).
-pub const PACKAGES: &[(&str, &str, u64, u64, u64, u64, bool)] = &[
+pub(crate) const PACKAGES: &[(&str, &str, u64, u64, u64, u64, bool)] = &[
     ("LAB", "Lab: for testing, 50 Mbps connections", 10, 50, 50, 50, false),
     ("BASIC", "Basic: up to 1 Gbps connections, 100 routes", 10, 1000, 100, 100, true),
     ("STANDARD", "Standard: up to 10 Gbps connections, 4,000 routes", 10, 10000, 4000, 4000, true),
@@ -246,7 +246,7 @@ fn route(kind: &str, prefix: &str, next_hop: Option<&str>, connection: usize) ->
 
 /// DC-FCR-01's route table: its two link networks and what the AWS session taught it (nothing
 /// from Azure: that session is down).
-pub fn router_routes() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn router_routes() -> Vec<(String, Vec<Value>)> {
     let table = vec![
         route("IPv4_DIRECT_ROUTE", "169.254.10.0/30", None, 0),
         route("IPv4_DIRECT_ROUTE", "169.254.20.0/30", None, 1),
@@ -278,7 +278,7 @@ fn connection_route(prefix: &str, next_hop: &str, state: &str, connection: usize
 
 /// Routes each FCR connection received, by connection uuid: AWS's VPC ranges; Azure's last
 /// announcement, withdrawn when its session went down.
-pub fn received_routes() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn received_routes() -> Vec<(String, Vec<Value>)> {
     vec![
         (
             FCR_CONNECTIONS[0].0.to_string(),
@@ -293,7 +293,7 @@ pub fn received_routes() -> Vec<(String, Vec<Value>)> {
 
 /// Routes each FCR connection advertised, by connection uuid: to Azure what AWS taught the router
 /// (not delivered while the session is down), to AWS the Azure link network.
-pub fn advertised_routes() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn advertised_routes() -> Vec<(String, Vec<Value>)> {
     vec![
         (FCR_CONNECTIONS[0].0.to_string(), vec![connection_route("169.254.20.0/30", "169.254.10.1", "ACTIVE", 0)]),
         (

@@ -9,7 +9,7 @@ use super::routing::FCR_CONNECTIONS;
 use super::{CONNECTIONS, PORTS};
 
 /// An asset's traffic at the busiest time of day, and its packet counts per five minutes.
-pub struct Traffic {
+pub(crate) struct Traffic {
     pub uuid: &'static str,
     /// Peak Mbps (in, out), as the asset's own end sees it.
     pub peak_mbps: (f64, f64),
@@ -19,7 +19,7 @@ pub struct Traffic {
     pub erred: (f64, f64),
 }
 
-pub const TRAFFIC: &[Traffic] = &[
+pub(crate) const TRAFFIC: &[Traffic] = &[
     Traffic { uuid: PORTS[0].0, peak_mbps: (2100.0, 1800.0), dropped: (0.0, 0.0), erred: (0.0, 0.0) },
     Traffic { uuid: PORTS[1].0, peak_mbps: (350.0, 420.0), dropped: (4.0, 0.0), erred: (180.0, 0.0) },
     Traffic { uuid: PORTS[2].0, peak_mbps: (60.0, 40.0), dropped: (0.0, 0.0), erred: (0.0, 0.0) },
@@ -57,7 +57,7 @@ pub fn interval(span_secs: i64) -> (i64, &'static str) {
 
 /// The ends of the intervals that overlap `[start, end)`, on the interval grid: a window
 /// shorter than one interval still reads the interval it falls in.
-pub fn interval_ends(start: i64, end: i64, step: i64) -> impl Iterator<Item = i64> {
+pub(crate) fn interval_ends(start: i64, end: i64, step: i64) -> impl Iterator<Item = i64> {
     let first = (start.div_euclid(step) + 1) * step;
     (0..).map(move |i| first + i * step).take_while(move |t| t - step < end)
 }
