@@ -24,6 +24,36 @@ const MAX_DEPTH: usize = 32;
 /// hostile body of many keys must not cost their square).
 const SCANNED_MEMBERS: usize = 8;
 
+/// Why a create body cannot be shown to a person as the bytes Fabric would receive.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    #[error("the create body is not a JSON object")]
+    NotAnObject,
+    #[error("the create body has text after its JSON object (at byte {at})")]
+    TextAfter { at: usize },
+    #[error("the create body is not JSON the form can show: {what} at byte {at}")]
+    Syntax { what: String, at: usize },
+    #[error("the create body nests deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    #[error(
+        "the create body has the key {key} twice in `{object}` (compared after decoding escapes); which one Fabric \
+         would keep cannot be shown, so it is not put before a person"
+    )]
+    KeyTwice { key: String, object: String },
+    #[error(
+        "the create body has the number {literal} at `{at}`: the form shows only plain integers within \
+         +/-{MAX_SAFE_INTEGER} (no fraction, exponent, leading zero or -0), so that what the person reads is the \
+         value Fabric receives"
+    )]
+    NotAPlainInteger { literal: String, at: String },
+}
+
+impl From<Unreadable> for String {
+    fn from(e: Unreadable) -> String {
+        e.to_string()
+    }
+}
+
 /// A body that passed [`parse`], borrowed from its bytes: only what the form can show exactly
 /// (no duplicate key, only plain safe integers), members in the order of the bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -115,16 +145,16 @@ impl<'a> Node<'a> {
 }
 
 /// `body` read from its bytes; `Err` says what the form could not show exactly.
-pub fn parse(body: &str) -> Result<Node<'_>, String> {
+pub fn parse(body: &str) -> Result<Node<'_>, Unreadable> {
     let mut reader = Reader { bytes: body.as_bytes(), text: body, at: 0 };
     reader.space();
     if reader.peek() != Some(b'{') {
-        return Err("the create body is not a JSON object".into());
+        return Err(Unreadable::NotAnObject);
     }
     let node = reader.value(&Where::Body, 0)?;
     reader.space();
     if reader.at != reader.bytes.len() {
-        return Err(format!("the create body has text after its JSON object (at byte {})", reader.at));
+        return Err(Unreadable::TextAfter { at: reader.at });
     }
     Ok(node)
 }
@@ -138,7 +168,7 @@ pub(crate) fn leaves_of(body: &Node) -> Vec<(String, String)> {
 
 /// [`leaves_of`] the body `body`.
 #[cfg(test)]
-fn leaves(body: &str) -> Result<Vec<(String, String)>, String> {
+fn leaves(body: &str) -> Result<Vec<(String, String)>, Unreadable> {
     Ok(leaves_of(&parse(body)?))
 }
 
@@ -189,11 +219,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn fail(&self, what: &str) -> String {
-        format!("the create body is not JSON the form can show: {what} at byte {}", self.at)
+    fn fail(&self, what: &str) -> Unreadable {
+        Unreadable::Syntax { what: what.into(), at: self.at }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), String> {
+    fn expect(&mut self, b: u8) -> Result<(), Unreadable> {
         if self.peek() != Some(b) {
             return Err(self.fail(&format!("expected `{}`", b as char)));
         }
@@ -202,9 +232,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The value at the reader, at `at` (what an error names).
-    fn value(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
+    fn value(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, Unreadable> {
         if depth > MAX_DEPTH {
-            return Err(format!("the create body nests deeper than {MAX_DEPTH} levels"));
+            return Err(Unreadable::TooDeep);
         }
         self.space();
         match self.peek() {
@@ -227,7 +257,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn object(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
+    fn object(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, Unreadable> {
         self.expect(b'{')?;
         self.space();
         let mut members: Vec<Member<'a>> = Vec::new();
@@ -244,12 +274,7 @@ impl<'a> Reader<'a> {
                 None => members.iter().any(|m| m.key == key),
             };
             if twice {
-                return Err(format!(
-                    "the create body has the key {} twice in `{}` (compared after decoding escapes); which one \
-                     Fabric would keep cannot be shown, so it is not put before a person",
-                    visible(literal),
-                    at.shown()
-                ));
+                return Err(Unreadable::KeyTwice { key: visible(literal), object: at.shown() });
             }
             self.space();
             self.expect(b':')?;
@@ -265,7 +290,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After a member or item: `true` past a `,`, `false` past the `close` that ends it.
-    fn more(&mut self, close: u8) -> Result<bool, String> {
+    fn more(&mut self, close: u8) -> Result<bool, Unreadable> {
         self.space();
         let comma = match self.peek() {
             Some(b',') => true,
@@ -276,7 +301,7 @@ impl<'a> Reader<'a> {
         Ok(comma)
     }
 
-    fn array(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, String> {
+    fn array(&mut self, at: &Where, depth: usize) -> Result<Node<'a>, Unreadable> {
         self.expect(b'[')?;
         self.space();
         let mut items = Vec::new();
@@ -294,7 +319,7 @@ impl<'a> Reader<'a> {
 
     /// A string literal: its raw text (with the quotes) and its decoded value (borrowed when it
     /// has no escape).
-    fn string(&mut self) -> Result<(&'a str, Cow<'a, str>), String> {
+    fn string(&mut self) -> Result<(&'a str, Cow<'a, str>), Unreadable> {
         let start = self.at;
         self.expect(b'"')?;
         let mut decoded: Option<String> = None;
@@ -331,7 +356,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn escape(&mut self) -> Result<char, String> {
+    fn escape(&mut self) -> Result<char, Unreadable> {
         let Some(b) = self.peek() else {
             return Err(self.fail("unterminated escape"));
         };
@@ -368,7 +393,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn hex4(&mut self) -> Result<u32, String> {
+    fn hex4(&mut self) -> Result<u32, Unreadable> {
         let digits = self.bytes.get(self.at..self.at + 4).ok_or_else(|| self.fail("a short \\u escape"))?;
         // four hex digits exactly: `from_str_radix` alone would take `+041`, which JSON does not
         if !digits.iter().all(u8::is_ascii_hexdigit) {
@@ -381,7 +406,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A number, if it is a plain integer the form can show as the value it is.
-    fn number(&mut self, at: &Where) -> Result<Node<'a>, String> {
+    fn number(&mut self, at: &Where) -> Result<Node<'a>, Unreadable> {
         let start = self.at;
         while matches!(self.peek(), Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
             self.at += 1;
@@ -397,12 +422,7 @@ impl<'a> Reader<'a> {
             Ok(value) if plain && value.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => {
                 Ok(Node::Integer { literal, value })
             }
-            _ => Err(format!(
-                "the create body has the number {literal} at `{}`: the form shows only plain integers within \
-                 +/-{MAX_SAFE_INTEGER} (no fraction, exponent, leading zero or -0), so that what the person reads is \
-                 the value Fabric receives",
-                at.shown()
-            )),
+            _ => Err(Unreadable::NotAPlainInteger { literal: literal.into(), at: at.shown() }),
         }
     }
 }
@@ -439,7 +459,7 @@ mod tests {
     use super::*;
 
     fn refused(body: &str) -> String {
-        leaves(body).unwrap_err()
+        leaves(body).unwrap_err().to_string()
     }
 
     #[test]
@@ -518,6 +538,18 @@ mod tests {
             assert!(refused(&format!(r#"{{"bandwidth":{n}}}"#)).contains("plain integers"), "{n}");
         }
         assert!(refused(r#"{"bandwidth":+1}"#).contains("expected a value"));
+        assert_eq!(
+            leaves(r#"{"a":[1,{"b c":{"d":5e2}}]}"#).unwrap_err(),
+            Unreadable::NotAPlainInteger { literal: "5e2".into(), at: r#"body.a[1]["b c"].d"#.into() }
+        );
+        assert_eq!(
+            leaves(r#"{"a":{"k":1,"\u006b":2}}"#).unwrap_err(),
+            Unreadable::KeyTwice { key: r#""\u006b""#.into(), object: "body.a".into() }
+        );
+        assert_eq!(leaves(r#"{"n":1} x"#).unwrap_err(), Unreadable::TextAfter { at: 8 });
+        assert_eq!(leaves("[1]").unwrap_err(), Unreadable::NotAnObject);
+        assert_eq!(leaves(&"{\"a\":".repeat(40)).unwrap_err(), Unreadable::TooDeep);
+        assert!(matches!(leaves(r#"{"bandwidth":+1}"#).unwrap_err(), Unreadable::Syntax { at: 13, .. }));
         let nested = refused(r#"{"a":[1,{"b c":{"d":5e2}}]}"#);
         assert!(nested.contains(r#"at `body.a[1]["b c"].d`"#), "the error names where the number is: {nested}");
         for n in ["0", "9007199254740991", "-9007199254740991", "1000"] {

@@ -60,22 +60,40 @@ pub struct Request<'a> {
     pub plan: Option<&'a crate::plan::Plan>,
 }
 
+/// Why a form cannot be put before a person: it would be more than a person reads whole.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormError {
+    #[error("the component's context has {0} fields; at most {MAX_CONTEXT_FIELDS} are put before a person")]
+    ContextFields(usize),
+    #[error("the create body has {0} fields; at most {MAX_FIELDS} can be put before a person")]
+    BodyFields(usize),
+    #[error(
+        "the form would be {0} bytes, with {reserved} kept for the operator policy's line; at most {MAX_FORM_BYTES} \
+         are put before a person (shorten the component's context)",
+        reserved = POLICY_LINE_RESERVE
+    )]
+    TooLong(usize),
+}
+
+impl From<FormError> for String {
+    fn from(e: FormError) -> String {
+        e.to_string()
+    }
+}
+
+/// Room kept for the policy's line (at most 4 bytes a character), added once the policy has judged.
+const POLICY_LINE_RESERVE: usize = 4 * POLICY_LINE_CHARS + 40;
+
 /// Renders the form for `request`, with the component's `context` below it. `Err` says why it
 /// cannot be put before a person.
-pub fn render(request: Request, context: &Context) -> Result<Form, String> {
+pub fn render(request: Request, context: &Context) -> Result<Form, FormError> {
     let Request { tool, change_type, path, body, subject, validated_at_ms, plan } = request;
     let fields = exact_json::leaves_of(body);
     if context.fields.len() > MAX_CONTEXT_FIELDS {
-        return Err(format!(
-            "the component's context has {} fields; at most {MAX_CONTEXT_FIELDS} are put before a person",
-            context.fields.len()
-        ));
+        return Err(FormError::ContextFields(context.fields.len()));
     }
     if fields.len() > MAX_FIELDS {
-        return Err(format!(
-            "the create body has {} fields; at most {MAX_FIELDS} can be put before a person",
-            fields.len()
-        ));
+        return Err(FormError::BodyFields(fields.len()));
     }
     let mut text = String::new();
     text.push_str(
@@ -101,14 +119,8 @@ pub fn render(request: Request, context: &Context) -> Result<Form, String> {
     for (label, value) in &context.fields {
         let _ = writeln!(text, "{COMPONENT_MARK}{}: {}", capped(label), capped(value));
     }
-    // room for the policy's line (at most 4 bytes a character), added once the policy has judged
-    let reserved = 4 * POLICY_LINE_CHARS + 40;
-    if text.len() + reserved > MAX_FORM_BYTES {
-        return Err(format!(
-            "the form would be {} bytes, with {reserved} kept for the operator policy's line; at most \
-             {MAX_FORM_BYTES} are put before a person (shorten the component's context)",
-            text.len() + reserved
-        ));
+    if text.len() + POLICY_LINE_RESERVE > MAX_FORM_BYTES {
+        return Err(FormError::TooLong(text.len() + POLICY_LINE_RESERVE));
     }
     Ok(Form {
         text,
@@ -158,6 +170,7 @@ mod tests {
             },
             context,
         )
+        .map_err(String::from)
     }
 
     fn context(fields: &[(&str, &str)]) -> Context {
@@ -287,6 +300,7 @@ mod tests {
         let many: Vec<(String, String)> = (0..=MAX_CONTEXT_FIELDS).map(|i| (format!("f{i}"), "v".into())).collect();
         let flood = Context { fields: many, ..context(&[]) };
         let err = render("t", "connection_create", "/p", "{}", &flood).unwrap_err();
+        assert_eq!(err, FormError::ContextFields(41).to_string());
         assert!(err.contains("41 fields; at most 40"), "{err}");
         let long = "z".repeat(MAX_CONTEXT_CHARS);
         let fields: Vec<(String, String)> = (0..MAX_CONTEXT_FIELDS).map(|i| (format!("f{i}"), long.clone())).collect();

@@ -82,28 +82,38 @@ pub(crate) fn unavailable(why: &str) -> Response {
 /// machine, which may send any header: against those the passkey's signature is bound to this
 /// page's exact origin, and a team page's decision needs the session's cookie and anti-CSRF token.
 /// `Err`: why not, in words for the refusal.
-pub(crate) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> Result<(), String> {
+pub(crate) fn same_origin(page: &ApprovalPage, headers: &HeaderMap) -> Result<(), NotFromThePage> {
     from_origin(&page.origin(), headers)
 }
 
+/// Why a POST is not taken as the page's own (what the browser's headers say, clipped).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotFromThePage {
+    #[error("the browser says it was sent from a {site} page (Origin {sent}), not from this page ({origin})")]
+    BrowserSaysElsewhere { site: String, sent: String, origin: String },
+    #[error("it was sent from {sent}, not from this page ({origin})")]
+    OtherOrigin { sent: String, origin: String },
+    #[error(
+        "it names neither Origin nor Sec-Fetch-Site, which every browser that can make a passkey sends: the page \
+         takes it only from itself, in a browser"
+    )]
+    NoBrowser,
+}
+
 /// [`same_origin`] for a page at `origin` (the enrollment page of `approvers add` too).
-pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> Result<(), String> {
+pub(crate) fn from_origin(origin: &str, headers: &HeaderMap) -> Result<(), NotFromThePage> {
     let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("\u{0}"));
     let shown = |s: &str| equinix_broker_contract::clip(s, 80);
     match (text("sec-fetch-site"), text(header::ORIGIN.as_str())) {
         (Some("same-origin"), sent) if sent.is_none_or(|o| o == "null" || o == origin) => Ok(()),
-        (Some(site), sent) => Err(format!(
-            "the browser says it was sent from a {} page (Origin {}), not from this page ({origin})",
-            shown(site),
-            shown(sent.unwrap_or("none"))
-        )),
+        (Some(site), sent) => Err(NotFromThePage::BrowserSaysElsewhere {
+            site: shown(site),
+            sent: shown(sent.unwrap_or("none")),
+            origin: origin.into(),
+        }),
         (None, Some(sent)) if sent == origin => Ok(()),
-        (None, Some(sent)) => Err(format!("it was sent from {}, not from this page ({origin})", shown(sent))),
-        (None, None) => Err(
-            "it names neither Origin nor Sec-Fetch-Site, which every browser that can make a passkey sends: the page \
-             takes it only from itself, in a browser"
-                .into(),
-        ),
+        (None, Some(sent)) => Err(NotFromThePage::OtherOrigin { sent: shown(sent), origin: origin.into() }),
+        (None, None) => Err(NotFromThePage::NoBrowser),
     }
 }
 
@@ -215,13 +225,16 @@ mod tests {
             assert_eq!(from_origin(page, &ok), Ok(()), "{ok:?}");
         }
         let other_port = headers(&[("origin", "http://localhost:8933")]);
-        assert!(from_origin(page, &other_port).unwrap_err().contains("sent from http://localhost:8933"));
+        let why = from_origin(page, &other_port).unwrap_err();
+        assert_eq!(why, NotFromThePage::OtherOrigin { sent: "http://localhost:8933".into(), origin: page.into() });
+        assert!(why.to_string().contains("sent from http://localhost:8933"), "{why}");
         let cross = headers(&[("sec-fetch-site", "same-site"), ("origin", "http://localhost:8933")]);
-        assert!(from_origin(page, &cross).unwrap_err().contains("same-site"));
+        assert!(from_origin(page, &cross).unwrap_err().to_string().contains("same-site"));
         let forged = headers(&[("sec-fetch-site", "same-origin"), ("origin", "http://evil.example")]);
-        assert!(from_origin(page, &forged).is_err());
+        assert!(matches!(from_origin(page, &forged), Err(NotFromThePage::BrowserSaysElsewhere { .. })));
         // no browser: neither header
         let why = from_origin(page, &HeaderMap::new()).unwrap_err();
-        assert!(why.contains("neither Origin nor Sec-Fetch-Site"), "{why}");
+        assert_eq!(why, NotFromThePage::NoBrowser);
+        assert!(why.to_string().contains("neither Origin nor Sec-Fetch-Site"), "{why}");
     }
 }

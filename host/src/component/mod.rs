@@ -144,6 +144,12 @@ pub fn engine(instances: u32) -> anyhow::Result<Engine> {
     // The guest is stripped, so a wasm backtrace names no function: it would only clutter the
     // tool error a trap becomes.
     config.wasm_backtrace_max_frames(None);
+    // With no backtrace, nothing maps the guest's machine code back to its wasm offsets, and
+    // nothing outside wasmtime unwinds through its frames (wasmtime walks them itself): without
+    // the address map and the `.eh_frame` the precompiled component is smaller, and each start
+    // has less to read, hash and register.
+    config.generate_address_map(false);
+    config.native_unwind_info(false);
     config.wasm_component_model(true);
     config.max_wasm_stack(1 << 20);
     // 4 GiB of address space per memory (with a guard region after it) lets Cranelift drop the

@@ -1,5 +1,5 @@
 //! The tool registry: the component's catalog, checked once at start-up, filtered by the
-//! operator's toolsets, with a compiled argument validator per tool. `tools/list`,
+//! operator's toolsets, with a compiled argument validator per served tool. `tools/list`,
 //! `tools/call` and `equinix-mcp tools` all read this one table.
 
 use std::collections::{BTreeSet, HashMap};
@@ -54,6 +54,7 @@ pub(crate) fn warm_up() {
         "id": {"type": "string", "pattern": "^[0-9a-f-]{36}$"}, "n": {"type": "integer", "maximum": 1}},
         "additionalProperties": false});
     let _ = jsonschema::options().with_draft(jsonschema::Draft::Draft7).build(&schema);
+    let _ = jsonschema::draft7::meta::is_valid(&schema);
 }
 
 /// The operator's `--toolsets` names a toolset the catalog does not have: the operator's mistake,
@@ -71,32 +72,45 @@ impl ToolRegistry {
         let mut seen = BTreeSet::new();
         let mut checked = Vec::new();
         for decl in catalog {
-            let Checked { tool, schema, validator, output } =
-                check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
+            let row = check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
             if !seen.insert(decl.name.clone()) {
                 bail!("the component declares tool {:?} twice", decl.name);
             }
-            let scope = Scope::of_tool(&decl.name, &decl.toolset);
-            checked.push(RegisteredTool { decl, scope, tool, schema, validator, output });
+            checked.push((decl, row));
         }
         // a hint names a tool of this catalog (served or not), so a next step never sends the
         // model to a tool that does not exist, and no component text reaches it unchecked
-        let names: BTreeSet<&str> = checked.iter().map(|t| t.decl.name.as_str()).collect();
-        for t in &checked {
+        let names: BTreeSet<&str> = checked.iter().map(|(decl, _)| decl.name.as_str()).collect();
+        for (decl, row) in &checked {
             if let Some(hint) =
-                hints(&Value::Object(t.schema.clone())).into_iter().find(|h| !names.contains(h.as_str()))
+                hints(&Value::Object(row.input.clone())).into_iter().find(|h| !names.contains(h.as_str()))
             {
                 bail!(
                     "tool {:?} is invalid: its schema names {:?} as the tool listing valid values (x-values-from), \
                      and the catalog has no such tool",
-                    t.decl.name,
+                    decl.name,
                     clip(&hint, 128)
                 );
             }
         }
-        let all_toolsets: BTreeSet<String> = checked.iter().map(|t| t.decl.toolset.clone()).collect();
+        let all_toolsets: BTreeSet<String> = checked.iter().map(|(decl, _)| decl.toolset.clone()).collect();
         let enabled = selection.resolve(&all_toolsets).map_err(|e| anyhow::Error::new(SelectionError(e)))?;
-        let served: Vec<RegisteredTool> = checked.into_iter().filter(|t| enabled.contains(&t.decl.toolset)).collect();
+        // Only a served tool's schemas are compiled (a tool not served is never called): every
+        // row's schemas were checked against their draft's meta-schema above, and what only a
+        // compile finds (a `$ref` to nowhere) refuses the component when its tool is served.
+        let mut served = Vec::new();
+        for (decl, row) in checked.into_iter().filter(|(decl, _)| enabled.contains(&decl.toolset)) {
+            let compiled = row.compile().map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
+            let scope = Scope::of_tool(&decl.name, &decl.toolset);
+            served.push(RegisteredTool {
+                decl,
+                scope,
+                tool: row.tool,
+                schema: row.input,
+                validator: compiled.0,
+                output: compiled.1,
+            });
+        }
         let index = served.iter().enumerate().map(|(i, t)| (t.decl.name.clone(), i)).collect();
         Ok(ToolRegistry { served, index, enabled_toolsets: enabled })
     }
@@ -173,29 +187,40 @@ impl RegisteredTool {
 }
 
 /// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
-/// unless it names its draft.
-fn object_schema(text: &str, what: &str) -> Result<(JsonObject, jsonschema::Validator), String> {
+/// unless it names its draft, and valid under its draft's meta-schema.
+fn object_schema(text: &str, what: &str) -> Result<JsonObject, String> {
     if text.len() > MAX_SCHEMA_BYTES {
         return Err(format!("the {what} exceeds {MAX_SCHEMA_BYTES} bytes"));
     }
     let schema: Value = serde_json::from_str(text).map_err(|e| format!("the {what} is not JSON: {e}"))?;
-    let Value::Object(obj) = &schema else {
+    let Value::Object(obj) = schema else {
         return Err(format!("the {what} is not a JSON object"));
     };
     if obj.get("type") != Some(&Value::String("object".into())) {
         return Err(format!("the {what}'s root must have \"type\": \"object\""));
     }
+    let schema = Value::Object(obj);
+    let checked = match schema.get("$schema") {
+        None => jsonschema::draft7::meta::validate(&schema),
+        Some(_) => jsonschema::meta::validate(&schema),
+    };
+    checked.map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))?;
+    let Value::Object(obj) = schema else { unreachable!("checked to be an object above") };
+    Ok(obj)
+}
+
+/// The validator of a checked schema.
+fn compile(schema: &JsonObject, what: &str) -> Result<jsonschema::Validator, String> {
     // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
     // use means the same there, and its meta-schema is far cheaper to load at start-up than
     // 2020-12's. A schema that names its draft gets that draft.
     // Formats are checked too (a tool's `format: uuid` is a promise to the model), with `uuid`
     // added to draft 7's list.
     let mut options = jsonschema::options().should_validate_formats(true).with_format("uuid", is_uuid);
-    if !obj.contains_key("$schema") {
+    if !schema.contains_key("$schema") {
         options = options.with_draft(jsonschema::Draft::Draft7);
     }
-    let validator = options.build(&schema).map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))?;
-    Ok((obj.clone(), validator))
+    options.build(&Value::Object(schema.clone())).map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))
 }
 
 /// The 8-4-4-4-12 hex form.
@@ -207,12 +232,19 @@ fn is_uuid(s: &str) -> bool {
             .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { *c == b'-' } else { c.is_ascii_hexdigit() })
 }
 
-/// A catalog row that passed: the tool as served, the schema as declared, its validators.
+/// A catalog row that passed: the tool as served, its schemas as declared.
 struct Checked {
     tool: Tool,
-    schema: JsonObject,
-    validator: jsonschema::Validator,
-    output: Option<jsonschema::Validator>,
+    input: JsonObject,
+    output: Option<JsonObject>,
+}
+
+impl Checked {
+    /// The validators of a served row's input and output.
+    fn compile(&self) -> Result<(jsonschema::Validator, Option<jsonschema::Validator>), String> {
+        let output = self.output.as_ref().map(|o| compile(o, "output schema")).transpose()?;
+        Ok((compile(&self.input, "input schema")?, output))
+    }
 }
 
 fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
@@ -236,7 +268,7 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     if d.title.is_empty() || d.title.len() > 128 {
         return Err("the title must be 1-128 bytes".into());
     }
-    let (input, validator) = object_schema(&d.input_schema, "input schema")?;
+    let input = object_schema(&d.input_schema, "input schema")?;
     let output = d.output_schema.as_deref().map(|o| object_schema(o, "output schema")).transpose()?;
     // Only the hints that differ from MCP's defaults (readOnly false, destructive true,
     // idempotent false, openWorld true), and none that a read-only tool makes moot: tools/list
@@ -258,11 +290,10 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
     let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(without_hints(input.clone())))
         .with_title(d.title.clone())
         .with_annotations(annotations);
-    let output = output.map(|(schema, validator)| {
-        tool = tool.clone().with_raw_output_schema(Arc::new(schema));
-        validator
-    });
-    Ok(Checked { tool, schema: input, validator, output })
+    if let Some(schema) = &output {
+        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
+    }
+    Ok(Checked { tool, input, output })
 }
 
 #[cfg(test)]
@@ -313,6 +344,28 @@ mod tests {
         assert!(ToolRegistry::build(vec![sneaky], &Selection::parse(None)).is_err());
         let dup = vec![decl("x", "metros", OBJ), decl("x", "ports", OBJ)];
         assert!(ToolRegistry::build(dup, &Selection::parse(None)).err().unwrap().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn every_row_is_checked_against_its_meta_schema_and_a_served_one_compiled() {
+        let nowhere = r##"{"type":"object","properties":{"a":{"$ref":"#/$defs/Nope"}}}"##;
+        let bad_regex = r#"{"type":"object","properties":{"a":{"type":"string","pattern":"(["}}}"#;
+        // not served: its schema is valid JSON Schema, and it is never called, so never compiled
+        let r = ToolRegistry::build(
+            vec![decl("a", "metros", OBJ), decl("b", "ports", nowhere)],
+            &Selection::parse(Some("metros")),
+        );
+        assert_eq!(r.unwrap().tools().map(|t| t.decl.name.as_str()).collect::<Vec<_>>(), ["a"]);
+        // served, it refuses the component by name
+        let err =
+            ToolRegistry::build(vec![decl("b", "ports", nowhere)], &Selection::parse(Some("ports"))).err().unwrap();
+        assert!(err.to_string().contains("tool \"b\" is invalid") && err.to_string().contains("Nope"), "{err}");
+        // what the meta-schema forbids refuses it, served or not
+        for selection in [Some("metros"), Some("ports")] {
+            let rows = vec![decl("a", "metros", OBJ), decl("b", "ports", bad_regex)];
+            let err = ToolRegistry::build(rows, &Selection::parse(selection)).err().unwrap().to_string();
+            assert!(err.contains("tool \"b\" is invalid: the input schema is not a valid JSON Schema"), "{err}");
+        }
     }
 
     #[test]
@@ -387,7 +440,7 @@ mod tests {
             "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
                       "B": {"type": "integer"},
                       "R": {"type": "object", "properties": {"next": {"$ref": "#/$defs/R"}}}}});
-        let (_, validator) = object_schema(&schema.to_string(), "test schema").unwrap();
+        let validator = compile(&object_schema(&schema.to_string(), "test schema").unwrap(), "test schema").unwrap();
         assert!(validator.is_valid(&serde_json::json!({"a": {"b": 1}, "r": {"next": {"next": {}}}})));
         assert!(!validator.is_valid(&serde_json::json!({"a": {"b": "x"}})));
         assert!(!validator.is_valid(&serde_json::json!({"r": {"next": {"next": 5}}})));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::Url;
 use serde_json::Value;
 
-use super::jwks::KeySet;
+use super::jwks::{JwksError, KeySet};
 use crate::fabric_client::root_cause;
 
 /// Largest metadata or JWK Set document read.
@@ -160,8 +160,8 @@ impl Fetcher {
         &self.client
     }
 
-    pub async fn keys(&self, jwks_uri: &Url) -> Result<KeySet, String> {
-        let document = self.get(jwks_uri).await?;
+    pub async fn keys(&self, jwks_uri: &Url) -> Result<KeySet, JwksError> {
+        let document = self.get(jwks_uri).await.map_err(JwksError::Fetch)?;
         KeySet::parse(&document)
     }
 }

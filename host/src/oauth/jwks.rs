@@ -107,6 +107,20 @@ impl Key {
     }
 }
 
+/// Why an issuer's JWK Set gave no keys: fetching it, or reading it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JwksError {
+    /// The document could not be had (its transport's root cause, an HTTP status, its size).
+    #[error("{0}")]
+    Fetch(String),
+    #[error("the JWK Set is not JSON: {0}")]
+    NotJson(String),
+    #[error("the JWK Set has no `keys` array")]
+    NoKeysArray,
+    #[error("the JWK Set holds {0} keys, more than the {MAX_KEYS} accepted")]
+    TooManyKeys(usize),
+}
+
 /// The keys of one JWK Set document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeySet {
@@ -118,13 +132,13 @@ pub struct KeySet {
 impl KeySet {
     /// Reads a JWK Set. Errors name what is wrong with the document; a key that is merely not
     /// for us is counted in `skipped`.
-    pub fn parse(document: &[u8]) -> Result<KeySet, String> {
-        let value: Value = serde_json::from_slice(document).map_err(|e| format!("the JWK Set is not JSON: {e}"))?;
+    pub fn parse(document: &[u8]) -> Result<KeySet, JwksError> {
+        let value: Value = serde_json::from_slice(document).map_err(|e| JwksError::NotJson(e.to_string()))?;
         let Some(keys) = value.get("keys").and_then(Value::as_array) else {
-            return Err("the JWK Set has no `keys` array".into());
+            return Err(JwksError::NoKeysArray);
         };
         if keys.len() > MAX_KEYS {
-            return Err(format!("the JWK Set holds {} keys, more than the {MAX_KEYS} accepted", keys.len()));
+            return Err(JwksError::TooManyKeys(keys.len()));
         }
         let mut set = KeySet::default();
         for jwk in keys {
@@ -268,10 +282,11 @@ pub(crate) mod tests {
         ]});
         let set = KeySet::parse(doc.to_string().as_bytes()).unwrap();
         assert_eq!((set.keys.len(), set.skipped), (1, 5));
-        assert!(KeySet::parse(b"{\"keys\": 3}").unwrap_err().contains("no `keys` array"));
-        assert!(KeySet::parse(b"<html>").unwrap_err().contains("not JSON"));
+        assert_eq!(KeySet::parse(b"{\"keys\": 3}").unwrap_err(), JwksError::NoKeysArray);
+        assert!(KeySet::parse(b"<html>").unwrap_err().to_string().contains("not JSON"));
         let many = json!({"keys": vec![json!({}); MAX_KEYS + 1]});
-        assert!(KeySet::parse(many.to_string().as_bytes()).unwrap_err().contains("more than"));
+        let too_many = KeySet::parse(many.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(too_many, JwksError::TooManyKeys(_)) && too_many.to_string().contains("more than"));
     }
 
     #[test]
