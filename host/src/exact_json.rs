@@ -86,6 +86,23 @@ pub struct Member<'a> {
 static ABSENT: Node<'static> = Node::Null;
 
 impl<'a> Node<'a> {
+    /// The same reading as a JSON value, for code that reads `serde_json` (the plan, the member
+    /// types): built from this tree rather than by parsing the bytes again, so every reader of a
+    /// create sees the one reading the form shows.
+    pub fn to_value(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Node::Object(members) => {
+                Value::Object(members.iter().map(|m| (m.key.to_string(), m.value.to_value())).collect())
+            }
+            Node::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::String { value, .. } => Value::String(value.to_string()),
+            Node::Integer { value, .. } => Value::from(*value),
+            Node::Bool(b) => Value::Bool(*b),
+            Node::Null => Value::Null,
+        }
+    }
+
     /// The member `key` of an object (null when absent or when this is no object).
     pub fn get(&self, key: &str) -> &Node<'a> {
         self.member(key).unwrap_or(&ABSENT)
@@ -521,6 +538,15 @@ mod tests {
         assert!(refused(r#"{"bandwidth":50,"band\u0077idth":10000}"#).contains("twice"));
         assert!(refused(r#"{"a":{"k":1,"k":2}}"#).contains("twice in `body.a`"));
         assert!(leaves(r#"{"a":{"k":1},"b":{"k":2}}"#).is_ok(), "the same key in two objects is fine");
+    }
+
+    #[test]
+    fn the_tree_reads_as_the_value_serde_json_reads_of_the_same_bytes() {
+        let body = r#"{"name":"a\u0041\n","n":-9007199254740991,"a":[{"b":null,"c":true},[],{}],"e\u0078":"é"}"#;
+        let from_tree = parse(body).unwrap().to_value();
+        assert_eq!(from_tree, serde_json::from_str::<serde_json::Value>(body).unwrap());
+        assert_eq!(from_tree["name"], "aA\n");
+        assert_eq!(from_tree["ex"], "é");
     }
 
     #[test]

@@ -38,22 +38,33 @@ impl Side {
     }
 }
 
-/// The access points of a body: a connection's `accessPoint` of each side, a service token's
-/// `accessPointSelectors`; a network is placed by its own location and has none.
+/// Where a create body holds its access points; each change type names its place
+/// ([`ChangeType::access_points_at`]), so a new type answers there and not here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessPointsAt {
+    /// A connection's `accessPoint` of each side.
+    EachSide,
+    /// A service token's `connection.<side>.accessPointSelectors`.
+    TokenSelectors,
+    /// None: a network is placed by its own location.
+    Nowhere,
+}
+
+/// The access points of a body, each with its side.
 pub fn access_points(change_type: ChangeType, body: &Value) -> Vec<(Side, &Value)> {
     let mut out = Vec::new();
     for side in Side::BOTH {
-        match change_type {
-            ChangeType::ConnectionCreate => {
+        match change_type.access_points_at() {
+            AccessPointsAt::EachSide => {
                 if let Some(ap) = body[side.member()].get("accessPoint").filter(|v| v.is_object()) {
                     out.push((side, ap));
                 }
             }
-            ChangeType::ServiceTokenCreate => {
+            AccessPointsAt::TokenSelectors => {
                 let selectors = body["connection"][side.member()]["accessPointSelectors"].as_array();
                 out.extend(selectors.into_iter().flatten().filter(|v| v.is_object()).map(|selector| (side, selector)));
             }
-            ChangeType::NetworkCreate => {}
+            AccessPointsAt::Nowhere => {}
         }
     }
     out

@@ -123,6 +123,15 @@ impl ChangeType {
         }
     }
 
+    /// Where a body of this type holds its access points (what [`body::access_points`] walks).
+    pub const fn access_points_at(self) -> body::AccessPointsAt {
+        match self {
+            ChangeType::ConnectionCreate => body::AccessPointsAt::EachSide,
+            ChangeType::NetworkCreate => body::AccessPointsAt::Nowhere,
+            ChangeType::ServiceTokenCreate => body::AccessPointsAt::TokenSelectors,
+        }
+    }
+
     /// The read tools that find what a create of this type made.
     pub fn lookup_tools(self) -> (&'static str, &'static str) {
         match self {

@@ -90,9 +90,9 @@ impl FabricView<'_> {
             SendError::Refused(format!("{why}; a create the form could not show is not dry-run either"))
         })?;
         let created = route.change_type();
-        // read once here: the member types are checked on it, and the plan reads it after the dry run
-        let value: serde_json::Value = serde_json::from_str(body)
-            .map_err(|e| SendError::Refused(format!("the create body is not JSON the host can read: {e}")))?;
+        // the one reading of the bytes: the form shows it, the policy judges it, the member types
+        // are checked on it and the plan reads it beside the dry run
+        let value = tree.to_value();
         if let Some(wrong) = equinix_broker_contract::fields::wrong_type(created, &value) {
             // Fabric would refuse it, and the plan could not read it: no dry run, no question
             return Err(SendError::Refused(format!(
