@@ -4,10 +4,12 @@
 //!
 //! Loading precompiled code runs it unchecked, so only files this host wrote are loaded: the
 //! directory must belong to the current user and be writable by nobody else, and every entry
-//! carries the SHA-256 of the `.wasm` it was compiled from and of its own native code, both
-//! checked before a byte of it is deserialized (a truncated, corrupted or swapped entry is
-//! recompiled). This does not stop someone who can write the user's own files: they could write
-//! a consistent entry, or replace the binary itself (docs/security.md). An operator swaps the
+//! carries the SHA-256 of the `.wasm` it was compiled from and a checksum of its own native code,
+//! both checked before a byte of it is deserialized (a truncated, corrupted or swapped entry is
+//! recompiled). The checksum is XXH3-128, not a cryptographic digest: it detects damage, and no
+//! digest could do more, since whoever can write an entry can write its digest too; the
+//! directory's ownership is the guard. Someone who can write the user's own files could write a
+//! consistent entry, or replace the binary itself (docs/security.md). An operator swaps the
 //! `.wasm`, never a `.cwasm`; `inspect` and a `--component-sha256` pin never load from the cache.
 
 use std::hash::{Hash, Hasher};
@@ -15,7 +17,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
@@ -74,8 +75,8 @@ fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
     match check_private_file(path).and_then(|()| read_entry(path, sha256)) {
         // SAFETY: the entry is in a directory owned by this user and writable by nobody else,
         // named after the SHA-256 of the very `.wasm` being loaded and this engine's
-        // compatibility hash; its header names that same `.wasm` and the SHA-256 of the code
-        // that follows, which `read_entry` just recomputed, so these are the exact bytes
+        // compatibility hash; its header names that same `.wasm` and the checksum of the code
+        // that follows, which `read_entry` just recomputed, so these are the bytes
         // `store` wrote from `Engine::precompile_component` output. wasmtime additionally
         // rejects code built by another version or configuration.
         Ok(entry) => match unsafe { Component::deserialize(engine, &entry[HEADER_LEN..]) } {
@@ -149,13 +150,19 @@ fn check_private_file(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// An entry: this magic, the SHA-256 of the `.wasm` (hex), the SHA-256 of the code (hex), a
-/// newline each, then the code.
-const MAGIC: &[u8] = b"equinix-mcp precompiled v1\n";
-const HEADER_LEN: usize = MAGIC.len() + 2 * 65;
+/// An entry: this magic, the SHA-256 of the `.wasm` (64 hex digits), the XXH3-128 of the code
+/// (32), a newline each, then the code. An entry of an earlier version fails the magic and is
+/// compiled again.
+const MAGIC: &[u8] = b"equinix-mcp precompiled v2\n";
+const HEADER_LEN: usize = MAGIC.len() + 65 + 33;
+
+/// The code's checksum as the header writes it.
+fn checksum(code: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(code))
+}
 
 /// A cache entry (its code from [`HEADER_LEN`] on), once its header matches `wasm_sha256` and its
-/// code's own digest: read once into one buffer of its size, and not copied.
+/// code's own checksum: read once into one buffer of its size, and not copied.
 fn read_entry(path: &Path, wasm_sha256: &str) -> anyhow::Result<Vec<u8>> {
     let mut file = std::fs::File::open(path)?;
     let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
@@ -165,13 +172,12 @@ fn read_entry(path: &Path, wasm_sha256: &str) -> anyhow::Result<Vec<u8>> {
     }
     let (header, code) = bytes.split_at(HEADER_LEN);
     let header = std::str::from_utf8(&header[MAGIC.len()..]).context("a malformed header")?;
-    let (for_wasm, code_sha256) = header.split_once('\n').context("a malformed header")?;
+    let (for_wasm, code_checksum) = header.split_once('\n').context("a malformed header")?;
     if for_wasm != wasm_sha256 {
         bail!("compiled from another component ({for_wasm})");
     }
-    let actual = hex::encode(Sha256::digest(code));
-    if code_sha256.trim_end() != actual {
-        bail!("its code does not match its recorded SHA-256 (corrupted or altered)");
+    if code_checksum.trim_end() != checksum(code) {
+        bail!("its code does not match its recorded checksum (corrupted or altered)");
     }
     Ok(bytes)
 }
@@ -180,7 +186,7 @@ fn store(path: &Path, wasm_sha256: &str, code: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut f = crate::platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
     f.write_all(MAGIC)?;
-    f.write_all(format!("{wasm_sha256}\n{}\n", hex::encode(Sha256::digest(code))).as_bytes())?;
+    f.write_all(format!("{wasm_sha256}\n{}\n", checksum(code)).as_bytes())?;
     f.write_all(code)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)?;

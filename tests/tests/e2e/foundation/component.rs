@@ -210,7 +210,7 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     std::fs::write(&ours, &flipped).unwrap();
     let (names, stderr) = tools_run(&cache, &swapped).await;
     assert_eq!(names, probe_tools);
-    assert!(stderr.contains("does not match its recorded SHA-256"), "{stderr}");
+    assert!(stderr.contains("does not match its recorded checksum"), "{stderr}");
     assert_eq!(std::fs::read(&ours).unwrap(), good, "the entry was rewritten from the .wasm");
 
     // another component's code planted under our name, without a header: refused
@@ -221,7 +221,7 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     assert_eq!(names, probe_tools, "a planted .cwasm never runs");
     assert!(stderr.contains("no header"), "{stderr}");
 
-    // a consistent plant (our name in its header, its own digest right) is what someone who can
+    // a consistent plant (our name in its header, its own checksum right) is what someone who can
     // write the user's files could make; a pinned component is compiled from its bytes anyway
     let text = String::from_utf8_lossy(&planted[..header_end]).replace(&embedded, &probe_sha);
     let mut consistent = text.into_bytes();
