@@ -134,7 +134,25 @@ pub enum Command {
     /// Probes the loopback at EQUINIX_MCP_LISTEN's port, or --url. Run by the image's
     /// HEALTHCHECK, not by people, so the first screen of `--help` does not list it.
     #[command(hide = true)]
-    Healthcheck(crate::commands::healthcheck::HealthcheckArgs),
+    Healthcheck(HealthcheckArgs),
+}
+
+// `healthcheck`'s probe, run by `commands::healthcheck` (a plain comment: clap would show a doc
+// comment here in place of the variant's).
+#[derive(Args, Debug, Clone)]
+pub struct HealthcheckArgs {
+    /// The address `serve` listens on (the same variable): an unspecified address (0.0.0.0 or
+    /// ::) is probed on its loopback.
+    #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value = "127.0.0.1:8931", value_name = "ADDR")]
+    pub listen: SocketAddr,
+
+    /// Probe this URL instead (for a server behind TLS, a name its certificate carries).
+    #[arg(long, value_name = "URL", conflicts_with = "listen")]
+    pub url: Option<String>,
+
+    /// How long the probe may take, in milliseconds.
+    #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = crate::value_parsers::at_least_one_ms())]
+    pub(crate) timeout_ms: u64,
 }
 
 #[derive(Subcommand, Debug, Clone)]

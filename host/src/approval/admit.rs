@@ -4,11 +4,11 @@
 //! a test can say which check refuses a question that fails several.
 
 use super::binding::{Binding, Redeemed};
-use super::form::{self, Form};
-use super::rules::{Asker, Question, bound, may_ask};
+use super::form::{self, Form, FormError};
+use super::rules::{Asker, NotAsked, Question, bound, may_ask};
 use super::subject::Subject;
 use crate::bindings::confirmation::{Context, Delivery as Answering};
-use crate::exact_json::{self, Node};
+use crate::exact_json::{self, Node, Unreadable};
 use crate::fabric_client::CheckedCreate;
 
 /// A question as the component put it, with what the host knows of the call. `C` judges the
@@ -39,6 +39,35 @@ pub struct Admitted<'a> {
     pub form: Form,
 }
 
+/// Why a question was refused before anyone saw it: one variant per check, in [`admit`]'s order.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAdmitted {
+    /// 1. who asks.
+    #[error(transparent)]
+    Asker(NotAsked),
+    /// 2. the create: the allow-list's or the size limit's reason.
+    #[error("{0}")]
+    Create(String),
+    /// 3. which proposal.
+    #[error(transparent)]
+    Proposal(NotAsked),
+    /// 4. the form: the body's bytes cannot be read exactly...
+    #[error(transparent)]
+    Body(#[from] Unreadable),
+    /// ...or cannot be shown whole.
+    #[error(transparent)]
+    Form(#[from] FormError),
+    /// 5. the audit log.
+    #[error("this server has no audit log, so no create can be approved")]
+    NoAuditLog,
+}
+
+impl From<NotAdmitted> for String {
+    fn from(e: NotAdmitted) -> String {
+        e.to_string()
+    }
+}
+
 /// The first refusal of `asked`, checked in this order (a later check is not reached):
 ///
 /// 1. who asks ([`may_ask`]): once per call, with the confirm grant, from a `mutate` tool;
@@ -50,12 +79,12 @@ pub struct Admitted<'a> {
 ///
 /// The operator's policy comes after, on an admitted question only: its reads and its recorded
 /// decisions are never spent on a question refused before.
-pub fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, String>
+pub fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, NotAdmitted>
 where
     C: FnOnce() -> Result<CheckedCreate, String>,
 {
-    may_ask(&asked.asker)?;
-    let create = (asked.create)()?;
+    may_ask(&asked.asker).map_err(NotAdmitted::Asker)?;
+    let create = (asked.create)().map_err(NotAdmitted::Create)?;
     let change_type = create.route().change_type();
     let request_sha256 = equinix_broker_contract::request_sha256(change_type.as_str(), asked.body);
     let question = Question {
@@ -65,7 +94,9 @@ where
         round: asked.round,
         now_ms: asked.now_ms,
     };
-    let binding = bound(asked.redeemed.iter().find(|r| r.token == asked.token), &question)?.clone();
+    let binding = bound(asked.redeemed.iter().find(|r| r.token == asked.token), &question)
+        .map_err(NotAdmitted::Proposal)?
+        .clone();
     let body = exact_json::parse(asked.body)?;
     let plan_sha256 = binding.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default();
     let subject = Subject { token: asked.token.into(), validation: binding.id.clone(), request_sha256, plan_sha256 };
@@ -81,7 +112,7 @@ where
     };
     let form = form::render(shown, asked.context)?;
     if !asked.audited {
-        return Err("this server has no audit log, so no create can be approved".into());
+        return Err(NotAdmitted::NoAuditLog);
     }
     Ok(Admitted { create, body, binding, form })
 }
@@ -146,7 +177,7 @@ mod tests {
     }
 
     /// A question that passes every check, or fails those `failing` names.
-    fn ask(failing: &[&str], check: impl FnOnce(Result<Admitted<'_>, String>)) {
+    fn ask(failing: &[&str], check: impl FnOnce(Result<Admitted<'_>, NotAdmitted>)) {
         let asker = Asker {
             asked_before: failing.contains(&"asker"),
             may_confirm: true,
@@ -171,10 +202,10 @@ mod tests {
         check(admit(asked));
     }
 
-    fn refusal(failing: &[&str]) -> String {
-        let mut said = String::new();
-        ask(failing, |r| said = r.err().unwrap_or_else(|| panic!("{failing:?} was admitted")));
-        said
+    fn refusal(failing: &[&str]) -> NotAdmitted {
+        let mut said = None;
+        ask(failing, |r| said = r.err());
+        said.unwrap_or_else(|| panic!("{failing:?} was admitted"))
     }
 
     #[test]
@@ -197,7 +228,17 @@ mod tests {
             ("form", "fields; at most 40"),
             ("audit", "no audit log"),
         ] {
-            let said = refusal(&[failing]);
+            let refused = refusal(&[failing]);
+            let which = match &refused {
+                NotAdmitted::Asker(NotAsked::AskedBefore) => "asker",
+                NotAdmitted::Create(_) => "create",
+                NotAdmitted::Proposal(NotAsked::NotTaken { token }) if token == "chg-a" => "proposal",
+                NotAdmitted::Form(FormError::ContextFields(41)) => "form",
+                NotAdmitted::NoAuditLog => "audit",
+                other => panic!("{failing}: {other:?}"),
+            };
+            assert_eq!(which, failing);
+            let said = refused.to_string();
             assert!(said.contains(named), "{failing}: {said}");
         }
     }
@@ -206,9 +247,9 @@ mod tests {
     fn the_first_check_in_order_gives_the_refusal() {
         let order = ["asker", "create", "proposal", "form", "audit"];
         for first in 0..order.len() {
-            let named = refusal(&[order[first]]);
+            let named = refusal(&[order[first]]).to_string();
             // every later check failing too changes nothing: it is not reached
-            assert_eq!(refusal(&order[first..]), named, "{:?}", &order[first..]);
+            assert_eq!(refusal(&order[first..]).to_string(), named, "{:?}", &order[first..]);
         }
     }
 

@@ -6,23 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
-
-#[derive(Args, Debug, Clone)]
-pub struct HealthcheckArgs {
-    /// The address `serve` listens on (the same variable): an unspecified address (0.0.0.0 or
-    /// ::) is probed on its loopback.
-    #[arg(long, env = "EQUINIX_MCP_LISTEN", default_value = "127.0.0.1:8931", value_name = "ADDR")]
-    pub listen: SocketAddr,
-
-    /// Probe this URL instead (for a server behind TLS, a name its certificate carries).
-    #[arg(long, value_name = "URL", conflicts_with = "listen")]
-    pub url: Option<String>,
-
-    /// How long the probe may take, in milliseconds.
-    #[arg(long, default_value_t = 5_000, value_name = "MS", value_parser = crate::value_parsers::at_least_one_ms())]
-    pub(crate) timeout_ms: u64,
-}
+use crate::cli::HealthcheckArgs;
 
 /// The URL probed for `listen`: a wildcard address is reached on the loopback of its family.
 pub(crate) fn probe_url(listen: SocketAddr) -> String {

@@ -17,6 +17,7 @@ use crate::cli::{ServeArgs, Transport};
 use crate::component::ComponentRuntime;
 use crate::fabric_client::{Credentials, FabricClient, FabricConfig};
 use crate::mcp::fairness::Fairness;
+use crate::mcp::registry::CatalogError;
 use crate::mcp::{McpServer, Selection, ToolRegistry, server::Shared};
 use crate::policy::PolicyGate;
 use crate::secret::Secret;
@@ -424,9 +425,10 @@ pub(crate) async fn load_registry(
         anyhow::anyhow!("refusing component {}: its catalog call failed: {}", runtime.sha256(), t.message)
     })?;
     tracing::debug!("catalog read");
-    ToolRegistry::build(catalog, selection).map_err(|e| match e.is::<crate::mcp::registry::SelectionError>() {
-        true => e,
-        false => e.context(format!("refusing the catalog of component {}", runtime.sha256())),
+    ToolRegistry::build(catalog, selection).map_err(|e| match e {
+        // the operator's mistake, not the component's
+        CatalogError::Selection(_) => anyhow::Error::new(e),
+        e => anyhow::Error::new(e).context(format!("refusing the catalog of component {}", runtime.sha256())),
     })
 }
 

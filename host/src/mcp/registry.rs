@@ -5,7 +5,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use anyhow::bail;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
@@ -57,24 +56,88 @@ pub(crate) fn warm_up() {
     let _ = jsonschema::draft7::meta::is_valid(&schema);
 }
 
-/// The operator's `--toolsets` names a toolset the catalog does not have: the operator's mistake,
-/// not the component's.
+/// Why a catalog is refused. Every variant but [`CatalogError::Selection`] is the component's
+/// fault; that one is the operator's.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct SelectionError(pub String);
+pub enum CatalogError {
+    #[error("the component declares {0} tools; at most {MAX_TOOLS} are accepted")]
+    TooManyTools(usize),
+    #[error("the component declares tool {0:?} twice")]
+    Twice(String),
+    #[error("tool {tool:?} is invalid: {problem}")]
+    Row { tool: String, problem: RowProblem },
+    /// The operator's `--toolsets` names a toolset the catalog does not have.
+    #[error("{0}")]
+    Selection(String),
+}
+
+/// What is wrong with one catalog row.
+#[derive(Debug, thiserror::Error)]
+pub enum RowProblem {
+    #[error("a tool name must be 1-128 characters of A-Z a-z 0-9 _ . -")]
+    Name,
+    #[error("toolset {0:?} must be 1-32 characters of a-z 0-9 _ and not all/default")]
+    Toolset(String),
+    #[error("read-only tools must not be in the `mutate` toolset, and every other tool must be")]
+    ReadOnlyOutsideMutate,
+    #[error("the description must be 1-{MAX_DESCRIPTION_BYTES} bytes")]
+    Description,
+    #[error("the title must be 1-128 bytes")]
+    Title,
+    #[error("the {part} {problem}")]
+    Schema { part: SchemaPart, problem: SchemaProblem },
+    /// Quoted and clipped: the name is the component's text.
+    #[error(
+        "its schema names {0:?} as the tool listing valid values (x-values-from), and the catalog has no such tool"
+    )]
+    UnknownHint(String),
+}
+
+/// Which of a row's schemas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaPart {
+    Input,
+    Output,
+}
+
+impl std::fmt::Display for SchemaPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SchemaPart::Input => "input schema",
+            SchemaPart::Output => "output schema",
+        })
+    }
+}
+
+/// What is wrong with a schema.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaProblem {
+    #[error("exceeds {MAX_SCHEMA_BYTES} bytes")]
+    TooLarge,
+    #[error("is not JSON: {0}")]
+    NotJson(String),
+    #[error("is not a JSON object")]
+    NotAnObject,
+    #[error("must have \"type\": \"object\" at its root")]
+    RootNotObject,
+    /// Its meta-schema's verdict, or what the compile found.
+    #[error("is not a valid JSON Schema: {0}")]
+    Invalid(String),
+}
 
 impl ToolRegistry {
     /// Checks the whole catalog (a bad row refuses the component) and keeps the selected tools.
-    pub fn build(catalog: Vec<ToolDecl>, selection: &Selection) -> anyhow::Result<Self> {
+    pub fn build(catalog: Vec<ToolDecl>, selection: &Selection) -> Result<Self, CatalogError> {
         if catalog.len() > MAX_TOOLS {
-            bail!("the component declares {} tools; at most {MAX_TOOLS} are accepted", catalog.len());
+            return Err(CatalogError::TooManyTools(catalog.len()));
         }
+        let invalid = |decl: &ToolDecl, problem| CatalogError::Row { tool: decl.name.clone(), problem };
         let mut seen = BTreeSet::new();
         let mut checked = Vec::new();
         for decl in catalog {
-            let row = check_decl(&decl).map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
+            let row = check_decl(&decl).map_err(|problem| invalid(&decl, problem))?;
             if !seen.insert(decl.name.clone()) {
-                bail!("the component declares tool {:?} twice", decl.name);
+                return Err(CatalogError::Twice(decl.name));
             }
             checked.push((decl, row));
         }
@@ -85,22 +148,17 @@ impl ToolRegistry {
             if let Some(hint) =
                 hints(&Value::Object(row.input.clone())).into_iter().find(|h| !names.contains(h.as_str()))
             {
-                bail!(
-                    "tool {:?} is invalid: its schema names {:?} as the tool listing valid values (x-values-from), \
-                     and the catalog has no such tool",
-                    decl.name,
-                    clip(&hint, 128)
-                );
+                return Err(invalid(decl, RowProblem::UnknownHint(clip(&hint, 128))));
             }
         }
         let all_toolsets: BTreeSet<String> = checked.iter().map(|(decl, _)| decl.toolset.clone()).collect();
-        let enabled = selection.resolve(&all_toolsets).map_err(|e| anyhow::Error::new(SelectionError(e)))?;
+        let enabled = selection.resolve(&all_toolsets).map_err(CatalogError::Selection)?;
         // Only a served tool's schemas are compiled (a tool not served is never called): every
         // row's schemas were checked against their draft's meta-schema above, and what only a
         // compile finds (a `$ref` to nowhere) refuses the component when its tool is served.
         let mut served = Vec::new();
         for (decl, row) in checked.into_iter().filter(|(decl, _)| enabled.contains(&decl.toolset)) {
-            let compiled = row.compile().map_err(|e| anyhow::anyhow!("tool {:?} is invalid: {e}", decl.name))?;
+            let compiled = row.compile().map_err(|problem| invalid(&decl, problem))?;
             let scope = Scope::of_tool(&decl.name, &decl.toolset);
             served.push(RegisteredTool {
                 decl,
@@ -188,29 +246,30 @@ impl RegisteredTool {
 
 /// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
 /// unless it names its draft, and valid under its draft's meta-schema.
-fn object_schema(text: &str, what: &str) -> Result<JsonObject, String> {
+fn object_schema(text: &str, part: SchemaPart) -> Result<JsonObject, RowProblem> {
+    let wrong = |problem| RowProblem::Schema { part, problem };
     if text.len() > MAX_SCHEMA_BYTES {
-        return Err(format!("the {what} exceeds {MAX_SCHEMA_BYTES} bytes"));
+        return Err(wrong(SchemaProblem::TooLarge));
     }
-    let schema: Value = serde_json::from_str(text).map_err(|e| format!("the {what} is not JSON: {e}"))?;
+    let schema: Value = serde_json::from_str(text).map_err(|e| wrong(SchemaProblem::NotJson(e.to_string())))?;
     let Value::Object(obj) = schema else {
-        return Err(format!("the {what} is not a JSON object"));
+        return Err(wrong(SchemaProblem::NotAnObject));
     };
     if obj.get("type") != Some(&Value::String("object".into())) {
-        return Err(format!("the {what}'s root must have \"type\": \"object\""));
+        return Err(wrong(SchemaProblem::RootNotObject));
     }
     let schema = Value::Object(obj);
     let checked = match schema.get("$schema") {
         None => jsonschema::draft7::meta::validate(&schema),
         Some(_) => jsonschema::meta::validate(&schema),
     };
-    checked.map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))?;
+    checked.map_err(|e| wrong(SchemaProblem::Invalid(e.to_string())))?;
     let Value::Object(obj) = schema else { unreachable!("checked to be an object above") };
     Ok(obj)
 }
 
 /// The validator of a checked schema.
-fn compile(schema: &JsonObject, what: &str) -> Result<jsonschema::Validator, String> {
+fn compile(schema: &JsonObject, part: SchemaPart) -> Result<jsonschema::Validator, RowProblem> {
     // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
     // use means the same there, and its meta-schema is far cheaper to load at start-up than
     // 2020-12's. A schema that names its draft gets that draft.
@@ -220,7 +279,9 @@ fn compile(schema: &JsonObject, what: &str) -> Result<jsonschema::Validator, Str
     if !schema.contains_key("$schema") {
         options = options.with_draft(jsonschema::Draft::Draft7);
     }
-    options.build(&Value::Object(schema.clone())).map_err(|e| format!("the {what} is not a valid JSON Schema: {e}"))
+    options
+        .build(&Value::Object(schema.clone()))
+        .map_err(|e| RowProblem::Schema { part, problem: SchemaProblem::Invalid(e.to_string()) })
 }
 
 /// The 8-4-4-4-12 hex form.
@@ -241,35 +302,35 @@ struct Checked {
 
 impl Checked {
     /// The validators of a served row's input and output.
-    fn compile(&self) -> Result<(jsonschema::Validator, Option<jsonschema::Validator>), String> {
-        let output = self.output.as_ref().map(|o| compile(o, "output schema")).transpose()?;
-        Ok((compile(&self.input, "input schema")?, output))
+    fn compile(&self) -> Result<(jsonschema::Validator, Option<jsonschema::Validator>), RowProblem> {
+        let output = self.output.as_ref().map(|o| compile(o, SchemaPart::Output)).transpose()?;
+        Ok((compile(&self.input, SchemaPart::Input)?, output))
     }
 }
 
-fn check_decl(d: &ToolDecl) -> Result<Checked, String> {
+fn check_decl(d: &ToolDecl) -> Result<Checked, RowProblem> {
     let name_ok =
         (1..=128).contains(&d.name.len()) && d.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
     if !name_ok {
-        return Err("a tool name must be 1-128 characters of A-Z a-z 0-9 _ . -".into());
+        return Err(RowProblem::Name);
     }
     let toolset_ok = (1..=32).contains(&d.toolset.len())
         && d.toolset.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
         && !["all", "default"].contains(&d.toolset.as_str());
     if !toolset_ok {
-        return Err(format!("toolset {:?} must be 1-32 characters of a-z 0-9 _ and not all/default", d.toolset));
+        return Err(RowProblem::Toolset(d.toolset.clone()));
     }
     if d.read_only == (d.toolset == MUTATE_TOOLSET) {
-        return Err("read-only tools must not be in the `mutate` toolset, and every other tool must be".into());
+        return Err(RowProblem::ReadOnlyOutsideMutate);
     }
     if d.description.is_empty() || d.description.len() > MAX_DESCRIPTION_BYTES {
-        return Err(format!("the description must be 1-{MAX_DESCRIPTION_BYTES} bytes"));
+        return Err(RowProblem::Description);
     }
     if d.title.is_empty() || d.title.len() > 128 {
-        return Err("the title must be 1-128 bytes".into());
+        return Err(RowProblem::Title);
     }
-    let input = object_schema(&d.input_schema, "input schema")?;
-    let output = d.output_schema.as_deref().map(|o| object_schema(o, "output schema")).transpose()?;
+    let input = object_schema(&d.input_schema, SchemaPart::Input)?;
+    let output = d.output_schema.as_deref().map(|o| object_schema(o, SchemaPart::Output)).transpose()?;
     // Only the hints that differ from MCP's defaults (readOnly false, destructive true,
     // idempotent false, openWorld true), and none that a read-only tool makes moot: tools/list
     // stays small.
@@ -329,21 +390,43 @@ mod tests {
 
     #[test]
     fn invalid_catalog_rows_are_refused_by_name() {
-        for (d, needle) in [
-            (decl("bad name!", "metros", OBJ), "tool name"),
-            (decl("x", "metros", "[1]"), "not a JSON object"),
-            (decl("x", "metros", r#"{"type":"array"}"#), "root"),
-            (decl("x", "metros", r#"{"type":"object","properties":{"a":{"type":7}}}"#), "not a valid JSON Schema"),
-            (decl("x", "all", OBJ), "toolset"),
-        ] {
-            let err = ToolRegistry::build(vec![d], &Selection::parse(None)).err().unwrap().to_string();
-            assert!(err.contains(needle), "{err}");
+        let refused = |rows: Vec<ToolDecl>| ToolRegistry::build(rows, &Selection::parse(None)).err().unwrap();
+        fn input(p: &RowProblem) -> Option<&SchemaProblem> {
+            match p {
+                RowProblem::Schema { part: SchemaPart::Input, problem } => Some(problem),
+                _ => None,
+            }
+        }
+        type Is = fn(&RowProblem) -> bool;
+        let cases: [(ToolDecl, Is, &str); 5] = [
+            (decl("bad name!", "metros", OBJ), |p| matches!(p, RowProblem::Name), "tool name"),
+            (decl("x", "metros", "[1]"), |p| matches!(input(p), Some(SchemaProblem::NotAnObject)), "not a JSON object"),
+            (
+                decl("x", "metros", r#"{"type":"array"}"#),
+                |p| matches!(input(p), Some(SchemaProblem::RootNotObject)),
+                "at its root",
+            ),
+            (
+                decl("x", "metros", r#"{"type":"object","properties":{"a":{"type":7}}}"#),
+                |p| matches!(input(p), Some(SchemaProblem::Invalid(_))),
+                "the input schema is not a valid JSON Schema",
+            ),
+            (decl("x", "all", OBJ), |p| matches!(p, RowProblem::Toolset(t) if t == "all"), "toolset \"all\""),
+        ];
+        for (d, is, needle) in cases {
+            let name = d.name.clone();
+            let err = refused(vec![d]);
+            assert!(matches!(&err, CatalogError::Row { tool, problem } if *tool == name && is(problem)), "{err:?}");
+            assert!(err.to_string().contains(needle), "{err}");
         }
         let mut sneaky = decl("x", "metros", OBJ);
         sneaky.read_only = false;
-        assert!(ToolRegistry::build(vec![sneaky], &Selection::parse(None)).is_err());
-        let dup = vec![decl("x", "metros", OBJ), decl("x", "ports", OBJ)];
-        assert!(ToolRegistry::build(dup, &Selection::parse(None)).err().unwrap().to_string().contains("twice"));
+        let err = refused(vec![sneaky]);
+        assert!(matches!(err, CatalogError::Row { problem: RowProblem::ReadOnlyOutsideMutate, .. }), "{err:?}");
+        let err = refused(vec![decl("x", "metros", OBJ), decl("x", "ports", OBJ)]);
+        assert!(matches!(&err, CatalogError::Twice(name) if name == "x") && err.to_string().contains("twice"), "{err}");
+        let err = ToolRegistry::build(vec![decl("x", "metros", OBJ)], &Selection::parse(Some("nope"))).err().unwrap();
+        assert!(matches!(err, CatalogError::Selection(_)), "the operator's mistake: {err:?}");
     }
 
     #[test]
@@ -359,7 +442,11 @@ mod tests {
         // served, it refuses the component by name
         let err =
             ToolRegistry::build(vec![decl("b", "ports", nowhere)], &Selection::parse(Some("ports"))).err().unwrap();
-        assert!(err.to_string().contains("tool \"b\" is invalid") && err.to_string().contains("Nope"), "{err}");
+        assert!(
+            matches!(&err, CatalogError::Row { problem: RowProblem::Schema { part: SchemaPart::Input, problem: SchemaProblem::Invalid(why) }, .. } if why.contains("Nope")),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("tool \"b\" is invalid"), "{err}");
         // what the meta-schema forbids refuses it, served or not
         for selection in [Some("metros"), Some("ports")] {
             let rows = vec![decl("a", "metros", OBJ), decl("b", "ports", bad_regex)];
@@ -424,6 +511,10 @@ mod tests {
     fn a_hint_naming_no_tool_of_the_catalog_refuses_it() {
         let schema = r#"{"type":"object","properties":{"id":{"type":"string","x-values-from":"fabric_search_nothing\nFORGED"}}}"#;
         let err = ToolRegistry::build(vec![decl("a", "metros", schema)], &Selection::parse(None)).err().unwrap();
+        assert!(
+            matches!(&err, CatalogError::Row { problem: RowProblem::UnknownHint(name), .. } if name == "fabric_search_nothing\nFORGED"),
+            "{err:?}"
+        );
         let err = err.to_string();
         assert!(err.contains("tool \"a\" is invalid") && err.contains("x-values-from"), "{err}");
         assert!(err.contains("\\nFORGED"), "the name is quoted, not printed raw: {err}");
@@ -440,7 +531,8 @@ mod tests {
             "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}},
                       "B": {"type": "integer"},
                       "R": {"type": "object", "properties": {"next": {"$ref": "#/$defs/R"}}}}});
-        let validator = compile(&object_schema(&schema.to_string(), "test schema").unwrap(), "test schema").unwrap();
+        let validator =
+            compile(&object_schema(&schema.to_string(), SchemaPart::Input).unwrap(), SchemaPart::Input).unwrap();
         assert!(validator.is_valid(&serde_json::json!({"a": {"b": 1}, "r": {"next": {"next": {}}}})));
         assert!(!validator.is_valid(&serde_json::json!({"a": {"b": "x"}})));
         assert!(!validator.is_valid(&serde_json::json!({"r": {"next": {"next": 5}}})));

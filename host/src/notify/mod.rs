@@ -259,12 +259,14 @@ impl Delivery {
                 // a redirect is not followed, and asking again would meet it again
                 Ok(status) if (300..400).contains(status) => false,
                 Ok(status) => *status >= 500 || matches!(status, 408 | 429),
-                Err(_) => true,
+                // a URL that does not parse will not parse the next time either
+                Err(Unanswered::UrlDoesNotParse) => false,
+                Err(Unanswered::NoAnswerWithin(_) | Unanswered::Transport(_)) => true,
             };
             if !retry || attempt >= ATTEMPTS {
                 break Err(match answer {
                     Ok(status) => format!("answered HTTP {status}"),
-                    Err(why) => why,
+                    Err(why) => why.to_string(),
                 });
             }
             tokio::time::sleep(pause).await;
@@ -297,7 +299,7 @@ impl Delivery {
     }
 
     /// One attempt: the status the destination answered, or why none came.
-    async fn attempt(&self, destination: &Destination, notice: &Notice, id: &str) -> Result<u16, String> {
+    async fn attempt(&self, destination: &Destination, notice: &Notice, id: &str) -> Result<u16, Unanswered> {
         let (url, body) = match destination {
             Destination::Webhook { url, .. } => (url.clone(), formats::webhook_body(notice)),
             Destination::Slack { url } => (parse(url)?, formats::slack_body(notice)),
@@ -317,14 +319,26 @@ impl Delivery {
         match request.body(body).send().await {
             Ok(answer) => Ok(answer.status().as_u16()),
             // the URL may be a secret: never in an error
-            Err(e) if e.is_timeout() => Err(format!("no answer within {} ms", self.timeout.as_millis())),
-            Err(e) => Err(crate::fabric_client::root_cause(&e.without_url())),
+            Err(e) if e.is_timeout() => Err(Unanswered::NoAnswerWithin(self.timeout.as_millis())),
+            Err(e) => Err(Unanswered::Transport(crate::fabric_client::root_cause(&e.without_url()))),
         }
     }
 }
 
-fn parse(url: &Secret) -> Result<reqwest::Url, String> {
-    reqwest::Url::parse(url.expose()).map_err(|_| "its URL does not parse".to_string())
+/// Why an attempt got no HTTP answer. The URL may be a secret, so none of these holds it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum Unanswered {
+    #[error("its URL does not parse")]
+    UrlDoesNotParse,
+    #[error("no answer within {0} ms")]
+    NoAnswerWithin(u128),
+    /// The transport's own words, without the URL.
+    #[error("{0}")]
+    Transport(String),
+}
+
+fn parse(url: &Secret) -> Result<reqwest::Url, Unanswered> {
+    reqwest::Url::parse(url.expose()).map_err(|_| Unanswered::UrlDoesNotParse)
 }
 
 #[cfg(test)]
@@ -349,6 +363,28 @@ mod tests {
             request_sha256: format!("{n:064x}"),
             at: "2026-12-06T00:00:00Z".into(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_url_that_does_not_parse_is_tried_once_and_named_without_its_text() {
+        crate::install_crypto_provider();
+        let url = Secret::new("hooks.slack.com/services/T/B/secret");
+        let delivery = Delivery {
+            client: reqwest::Client::new(),
+            destinations: Vec::new(),
+            escalation: Vec::new(),
+            store: Arc::new(ProposalStore::new()),
+            clock: Clock::default(),
+            audit: None,
+            timeout: Duration::from_millis(100),
+        };
+        let destination = Destination::Slack { url };
+        assert_eq!(delivery.attempt(&destination, &notice(1), "id").await, Err(Unanswered::UrlDoesNotParse));
+        let delivered = delivery.to(&destination, &notice(1), "id").await;
+        assert_eq!((delivered.outcome.as_str(), delivered.attempts), ("failed", 1), "not asked again");
+        let error = delivered.error.unwrap();
+        assert_eq!(error, "its URL does not parse");
+        assert!(!error.contains("secret"));
     }
 
     #[tokio::test]
