@@ -10,8 +10,8 @@ use equinix_broker_contract::VALUES_FROM;
 
 /// The deepest tool an `x-values-from` names along `path` in `root` (following `$ref` into
 /// `$defs`, array items, and `allOf` branches' `then`).
-pub(crate) fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
-    fn resolve<'a>(root: &'a JsonObject, node: &'a Value) -> &'a Value {
+pub(crate) fn tool_for_path(root: &Value, path: &str) -> Option<String> {
+    fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
         let mut node = node;
         for _ in 0..8 {
             let Some(r) = node.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")) else {
@@ -27,8 +27,7 @@ pub(crate) fn tool_for_path(root: &JsonObject, path: &str) -> Option<String> {
     fn named(node: &Value) -> Option<String> {
         node.get(VALUES_FROM)?.as_str().map(String::from)
     }
-    let root_value = Value::Object(root.clone());
-    let mut node: &Value = &root_value;
+    let mut node: &Value = root;
     let mut found = None;
     for segment in path.split('/').skip(1).filter(|s| !s.is_empty()) {
         let key = segment.replace("~1", "/").replace("~0", "~");

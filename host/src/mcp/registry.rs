@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::Value;
 
 use super::hints::{hints, tool_for_path, without_hints};
@@ -25,7 +25,8 @@ pub struct RegisteredTool {
     /// The tool as clients see it (its schema without the host's `x-values-from` hints).
     pub tool: Tool,
     /// The input schema as the component declared it, hints included.
-    schema: JsonObject,
+    /// The input schema as declared (an object).
+    schema: Value,
     validator: jsonschema::Validator,
     /// Checks successful results' structured content, when the component states an output schema.
     output: Option<jsonschema::Validator>,
@@ -145,9 +146,7 @@ impl ToolRegistry {
         // model to a tool that does not exist, and no component text reaches it unchecked
         let names: BTreeSet<&str> = checked.iter().map(|(decl, _)| decl.name.as_str()).collect();
         for (decl, row) in &checked {
-            if let Some(hint) =
-                hints(&Value::Object(row.input.clone())).into_iter().find(|h| !names.contains(h.as_str()))
-            {
+            if let Some(hint) = hints(&row.input).into_iter().find(|h| !names.contains(h.as_str())) {
                 return Err(invalid(decl, RowProblem::UnknownHint(clip(&hint, 128))));
             }
         }
@@ -246,7 +245,7 @@ impl RegisteredTool {
 
 /// A schema of the catalog: a JSON object whose root is `"type": "object"`, read as draft 7
 /// unless it names its draft, and valid under its draft's meta-schema.
-fn object_schema(text: &str, part: SchemaPart) -> Result<JsonObject, RowProblem> {
+fn object_schema(text: &str, part: SchemaPart) -> Result<Value, RowProblem> {
     let wrong = |problem| RowProblem::Schema { part, problem };
     if text.len() > MAX_SCHEMA_BYTES {
         return Err(wrong(SchemaProblem::TooLarge));
@@ -264,24 +263,21 @@ fn object_schema(text: &str, part: SchemaPart) -> Result<JsonObject, RowProblem>
         Some(_) => jsonschema::meta::validate(&schema),
     };
     checked.map_err(|e| wrong(SchemaProblem::Invalid(e.to_string())))?;
-    let Value::Object(obj) = schema else { unreachable!("checked to be an object above") };
-    Ok(obj)
+    Ok(schema)
 }
 
 /// The validator of a checked schema.
-fn compile(schema: &JsonObject, part: SchemaPart) -> Result<jsonschema::Validator, RowProblem> {
+fn compile(schema: &Value, part: SchemaPart) -> Result<jsonschema::Validator, RowProblem> {
     // Without a `$schema`, read the schema as draft 7: every keyword our catalog and MCP clients
     // use means the same there, and its meta-schema is far cheaper to load at start-up than
     // 2020-12's. A schema that names its draft gets that draft.
     // Formats are checked too (a tool's `format: uuid` is a promise to the model), with `uuid`
     // added to draft 7's list.
     let mut options = jsonschema::options().should_validate_formats(true).with_format("uuid", is_uuid);
-    if !schema.contains_key("$schema") {
+    if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft7);
     }
-    options
-        .build(&Value::Object(schema.clone()))
-        .map_err(|e| RowProblem::Schema { part, problem: SchemaProblem::Invalid(e.to_string()) })
+    options.build(schema).map_err(|e| RowProblem::Schema { part, problem: SchemaProblem::Invalid(e.to_string()) })
 }
 
 /// The 8-4-4-4-12 hex form.
@@ -296,8 +292,9 @@ fn is_uuid(s: &str) -> bool {
 /// A catalog row that passed: the tool as served, its schemas as declared.
 struct Checked {
     tool: Tool,
-    input: JsonObject,
-    output: Option<JsonObject>,
+    /// Each an object ([`object_schema`]).
+    input: Value,
+    output: Option<Value>,
 }
 
 impl Checked {
@@ -348,11 +345,13 @@ fn check_decl(d: &ToolDecl) -> Result<Checked, RowProblem> {
     if !d.open_world {
         annotations = annotations.open_world(false);
     }
-    let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(without_hints(input.clone())))
+    // the served copies: object_schema took only objects
+    let served = |schema: &Value| schema.as_object().cloned().unwrap_or_default();
+    let mut tool = Tool::new(d.name.clone(), d.description.clone(), Arc::new(without_hints(served(&input))))
         .with_title(d.title.clone())
         .with_annotations(annotations);
     if let Some(schema) = &output {
-        tool = tool.with_raw_output_schema(Arc::new(schema.clone()));
+        tool = tool.with_raw_output_schema(Arc::new(served(schema)));
     }
     Ok(Checked { tool, input, output })
 }
