@@ -213,19 +213,20 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     assert!(stderr.contains("does not match its recorded checksum"), "{stderr}");
     assert_eq!(std::fs::read(&ours).unwrap(), good, "the entry was rewritten from the .wasm");
 
-    // another component's code planted under our name, without a header: refused
+    // another component's code planted under our name, without its trailer: refused
     let planted = std::fs::read(&theirs).unwrap();
-    let header_end = planted.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(2).unwrap().0 + 1;
-    std::fs::write(&ours, &planted[header_end..]).unwrap();
+    let names_it = format!("\n{embedded}\n");
+    let code_end = planted.windows(names_it.len()).rposition(|w| w == names_it.as_bytes()).unwrap();
+    std::fs::write(&ours, &planted[..code_end]).unwrap();
     let (names, stderr) = tools_run(&cache, &swapped).await;
     assert_eq!(names, probe_tools, "a planted .cwasm never runs");
-    assert!(stderr.contains("no header"), "{stderr}");
+    assert!(stderr.contains("no trailer"), "{stderr}");
 
-    // a consistent plant (our name in its header, its own checksum right) is what someone who can
-    // write the user's files could make; a pinned component is compiled from its bytes anyway
-    let text = String::from_utf8_lossy(&planted[..header_end]).replace(&embedded, &probe_sha);
-    let mut consistent = text.into_bytes();
-    consistent.extend_from_slice(&planted[header_end..]);
+    // a consistent plant (our name in its trailer, its own checksum right) is what someone who
+    // can write the user's files could make; a pinned component is compiled from its bytes anyway
+    let mut consistent = planted[..code_end].to_vec();
+    consistent
+        .extend_from_slice(String::from_utf8_lossy(&planted[code_end..]).replace(&embedded, &probe_sha).as_bytes());
     std::fs::write(&ours, &consistent).unwrap();
     let (names, _) = tools_run(&cache, &[&swapped[..], &["--component-sha256", &probe_sha]].concat()).await;
     assert_eq!(names, probe_tools, "the pin describes the code that runs");
