@@ -48,15 +48,34 @@ impl Drop for SimHandle {
 
 /// Starts a simulator on `addr` (use port 0 for any free port) in the current tokio runtime.
 pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHandle> {
-    let sim = Sim::new(config);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let addr = listener.local_addr()?;
-    let app = crate::routes::router(sim.clone());
-    let served = app.clone();
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, served).await {
-            tracing::error!("fabric simulator stopped: {e}");
-        }
-    });
-    Ok(SimHandle { addr, sim, app, task })
+    Seeded::new(config).start(addr).await
+}
+
+/// A simulator's estate and routes, made before it listens: all of its start that is work, none
+/// of it I/O, so a server can make it on another thread while it does something else.
+pub struct Seeded {
+    sim: Sim,
+    app: Router,
+}
+
+impl Seeded {
+    pub fn new(config: SimConfig) -> Seeded {
+        let sim = Sim::new(config);
+        let app = crate::routes::router(sim.clone());
+        Seeded { sim, app }
+    }
+
+    /// Listens on `addr` in the current tokio runtime.
+    pub async fn start(self, addr: SocketAddr) -> std::io::Result<SimHandle> {
+        let Seeded { sim, app } = self;
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let served = app.clone();
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, served).await {
+                tracing::error!("fabric simulator stopped: {e}");
+            }
+        });
+        Ok(SimHandle { addr, sim, app, task })
+    }
 }
