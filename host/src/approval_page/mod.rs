@@ -116,6 +116,27 @@ struct SignInNote {
 pub(crate) const LOCAL_SIGNS_NOBODY_IN: &str = "this machine's approval page signs nobody in: an approver's passkey is their \
      sign-in, enrolled in a terminal with `equinix-mcp approvers add NAME`";
 
+/// Why a sign-in did not finish: the browser's (its sign-in is gone, another's or used), the
+/// identity provider's, or the store's. A store that does not answer is no reason to tell a
+/// person their sign-in failed: the browser is told to try again shortly (503).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SignInError {
+    #[error("this browser holds no sign-in that is still open; open the approval link again")]
+    NotOpen,
+    #[error("this sign-in was begun in another browser or tab; open the approval link again here")]
+    OtherBrowser,
+    #[error("this sign-in was already used; open the approval link again")]
+    Used,
+    #[error("{}", LOCAL_SIGNS_NOBODY_IN)]
+    NoProvider,
+    #[error(transparent)]
+    Provider(#[from] sign_in::ProviderFailed),
+    /// Its words name no backend: where the store is and what it said go to the operator's log
+    /// only ([`crate::proposals::StoreUnavailable::told`]).
+    #[error("the proposal store did not answer")]
+    Store(#[from] crate::proposals::StoreUnavailable),
+}
+
 pub struct ApprovalPage {
     /// The team's identity provider; none: local approvers, whose passkey is their sign-in.
     rp: Option<sign_in::RelyingParty>,
@@ -375,8 +396,8 @@ impl ApprovalPage {
 
     /// Begins a sign-in for page `page`: the browser's cookie value (the sealed sign-in) and the
     /// provider's URL.
-    pub fn begin_sign_in(&self, page: &str) -> Result<(String, Url), String> {
-        let rp = self.rp.as_ref().ok_or(LOCAL_SIGNS_NOBODY_IN)?;
+    pub(crate) fn begin_sign_in(&self, page: &str) -> Result<(String, Url), SignInError> {
+        let rp = self.rp.as_ref().ok_or(SignInError::NoProvider)?;
         let started = rp.begin(&self.redirect_uri());
         let note = SignInNote {
             page: page.to_string(),
@@ -395,20 +416,20 @@ impl ApprovalPage {
         state: &str,
         code: &str,
         cookie: &str,
-    ) -> Result<(String, String), String> {
+    ) -> Result<(String, String), SignInError> {
         let now = self.clock.now_ms();
         let Some(note) = self.cookie_seal.open::<SignInNote>(cookie, now) else {
-            return Err("this browser holds no sign-in that is still open; open the approval link again".into());
+            return Err(SignInError::NotOpen);
         };
         use subtle::ConstantTimeEq;
         if !bool::from(note.state.as_bytes().ct_eq(state.as_bytes())) {
-            return Err("this sign-in was begun in another browser or tab; open the approval link again here".into());
+            return Err(SignInError::OtherBrowser);
         }
         // a callback is used once, on every replica
-        if !self.store.claim(Once::PageSignIn(state), now).await.map_err(|e| e.told())? {
-            return Err("this sign-in was already used; open the approval link again".into());
+        if !self.store.claim(Once::PageSignIn(state), now).await? {
+            return Err(SignInError::Used);
         }
-        let rp = self.rp.as_ref().ok_or(LOCAL_SIGNS_NOBODY_IN)?;
+        let rp = self.rp.as_ref().ok_or(SignInError::NoProvider)?;
         let signed = rp.finish(code, &self.redirect_uri(), &note.verifier, &note.nonce).await?;
         let session = Session {
             approver: Principal::subject(self.issuer(), &signed.subject).as_str().to_string(),
@@ -422,10 +443,7 @@ impl ApprovalPage {
         people::remember(&self.store, &session.approver, &session.named, now).await;
         let cookie = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>());
         let bytes = serde_json::to_vec(&session).expect("a session serializes");
-        self.store
-            .note_put(&NoteKey::Session(&hashed(&cookie)), &bytes, SESSION_MS, false, now)
-            .await
-            .map_err(|e| e.told())?;
+        self.store.note_put(&NoteKey::Session(&hashed(&cookie)), &bytes, SESSION_MS, false, now).await?;
         tracing::info!(approver = %session.approver, "approval page: a person signed in");
         Ok((cookie, note.page))
     }

@@ -33,7 +33,7 @@ use super::respond::{
     MAX_DECISION_BYTES, css, harden, icon, judged, message, only_at, page_response, reason, same_origin, script,
     see_other, unavailable, unknown,
 };
-use super::{ApprovalPage, PageRecord, Permission, Session};
+use super::{ApprovalPage, PageRecord, Permission, Session, SignInError};
 use super::{inbox, local};
 use crate::passkeys::{ApprovedWith, Evidence};
 
@@ -199,7 +199,7 @@ async fn sign_in(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>) 
             response.headers_mut().insert(header::SET_COOKIE, set_cookie(&page, "signin", &sealed, 600));
             response
         }
-        Err(e) => unavailable(&e),
+        Err(_) => local::no_sign_in(),
     }
 }
 
@@ -242,9 +242,14 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
             h.append(header::SET_COOKIE, set_cookie(&page, "signin", "", 0));
             response
         }
+        Err(SignInError::Store(e)) => unavailable(&e.told()),
         Err(why) => {
             tracing::warn!("approval page: a sign-in failed: {why}");
-            message(StatusCode::FORBIDDEN, "Sign-in failed", &why)
+            let status = match &why {
+                SignInError::Provider(p) if p.is_a_broken_answer() => StatusCode::BAD_GATEWAY,
+                _ => StatusCode::FORBIDDEN,
+            };
+            message(status, "Sign-in failed", &why.to_string())
         }
     }
 }
@@ -437,7 +442,7 @@ fn page_sign_in(page: &ApprovalPage, to: &str) -> Response {
             response.headers_mut().insert(header::SET_COOKIE, set_cookie(page, "signin", &sealed, 600));
             response
         }
-        Err(e) => unavailable(&e),
+        Err(_) => local::no_sign_in(),
     }
 }
 

@@ -24,6 +24,37 @@ use crate::secret::Secret;
 /// The longest token response read.
 const MAX_TOKEN_RESPONSE_BYTES: usize = 64 * 1024;
 
+/// Why the identity provider signed nobody in. The words name no code, token or secret.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProviderFailed {
+    #[error("the identity provider's token endpoint did not answer: {0}")]
+    Unreachable(String),
+    #[error("reading the token response failed: {0}")]
+    Unreadable(String),
+    #[error("the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes")]
+    TooLarge,
+    #[error("the identity provider's token response has no id_token")]
+    NoIdToken,
+    #[error("the identity provider refused the sign-in code: HTTP {status} ({error})")]
+    Refused { status: u16, error: String },
+    #[error("the ID token was refused: {0}")]
+    IdToken(String),
+}
+
+impl ProviderFailed {
+    /// Whether the provider did not answer as OpenID Connect says it must (the browser is told
+    /// 502: the provider, not the person, is at fault), rather than refused this sign-in (403).
+    pub(crate) fn is_a_broken_answer(&self) -> bool {
+        matches!(
+            self,
+            ProviderFailed::Unreachable(_)
+                | ProviderFailed::Unreadable(_)
+                | ProviderFailed::TooLarge
+                | ProviderFailed::NoIdToken
+        )
+    }
+}
+
 /// One sign-in's secrets, kept server-side until its callback.
 pub(crate) struct Started {
     pub state: String,
@@ -107,7 +138,7 @@ impl RelyingParty {
         redirect_uri: &str,
         verifier: &str,
         nonce: &str,
-    ) -> Result<SignedIn, String> {
+    ) -> Result<SignedIn, ProviderFailed> {
         let (body, request) = {
             let mut form = form_urlencoded::Serializer::new(String::new());
             form.append_pair("grant_type", "authorization_code")
@@ -130,31 +161,24 @@ impl RelyingParty {
             .body(body)
             .send()
             .await
-            .map_err(|e| {
-                format!(
-                    "the identity provider's token endpoint did not answer: {}",
-                    crate::fabric_client::root_cause(&e.without_url())
-                )
-            })?;
+            .map_err(|e| ProviderFailed::Unreachable(crate::fabric_client::root_cause(&e.without_url())))?;
         let status = response.status();
-        let body =
-            response.bytes().await.map_err(|e| format!("reading the token response failed: {}", e.without_url()))?;
+        let body = response.bytes().await.map_err(|e| ProviderFailed::Unreadable(e.without_url().to_string()))?;
         if body.len() > MAX_TOKEN_RESPONSE_BYTES {
-            return Err(format!("the token response is larger than {MAX_TOKEN_RESPONSE_BYTES} bytes"));
+            return Err(ProviderFailed::TooLarge);
         }
         let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if !status.is_success() {
             let error = parsed.get("error").and_then(Value::as_str).unwrap_or("no error code");
-            return Err(format!(
-                "the identity provider refused the sign-in code: HTTP {} ({})",
-                status.as_u16(),
-                equinix_broker_contract::clip(error, 80)
-            ));
+            return Err(ProviderFailed::Refused {
+                status: status.as_u16(),
+                error: equinix_broker_contract::clip(error, 80),
+            });
         }
         let Some(id_token) = parsed.get("id_token").and_then(Value::as_str) else {
-            return Err("the identity provider's token response has no id_token".into());
+            return Err(ProviderFailed::NoIdToken);
         };
-        self.check(id_token, nonce).await.map_err(|jwt::Invalid(why)| format!("the ID token was refused: {why}"))
+        self.check(id_token, nonce).await.map_err(|jwt::Invalid(why)| ProviderFailed::IdToken(why))
     }
 
     async fn check(&self, token: &str, nonce: &str) -> Result<SignedIn, jwt::Invalid> {

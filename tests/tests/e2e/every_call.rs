@@ -81,6 +81,9 @@ async fn every_failed_call_is_accounted(mut store: Store, what: &str) {
     let person = Browser::default();
     let page = person.sign_in(&link, PROPOSER).await;
     assert!(page.body.contains("You may decide"), "{what}: {}", page.body);
+    // another began signing in before it, and comes back from the identity provider during it
+    let late = Browser::default();
+    let login_page = late.begin_sign_in(&link).await;
     let before = metrics_of(&server).await;
     let lines = server.stderr_text().matches("equinix_mcp::access").count();
 
@@ -100,6 +103,11 @@ async fn every_failed_call_is_accounted(mut store: Store, what: &str) {
     assert_eq!(refused.status, 503, "{what}: {}", refused.body);
     assert!(refused.body.contains("cannot reach its proposal store"), "{what}: {}", refused.body);
     assert!(!refused.body.contains("Sign in"), "{what}: {}", refused.body);
+    // and so does the one signing in: told to try again, not that their sign-in failed
+    let signing_in = late.log_in(&login_page, PROPOSER).await;
+    assert_eq!(signing_in.status, 503, "{what}: {}", signing_in.body);
+    assert!(signing_in.body.contains("cannot reach its proposal store"), "{what}: {}", signing_in.body);
+    assert!(!late.cookies_of("127.0.0.1").contains_key("equinix-mcp-session"), "{what}: nobody is signed in");
     let audited = server.audit_entries();
     let said = server.stderr_text();
     for (tool, result, token) in &failed {
