@@ -20,7 +20,9 @@ pub struct Chrome {
     /// The driver's process group (its own, shared by the browser it starts).
     group: u32,
     _printed: Printed,
-    _profile: tempfile::TempDir,
+    /// The browser's profile and its own TMPDIR: Chromium leaves its singleton socket and
+    /// scoped directories in TMPDIR when it is killed, and these go with the test.
+    _scratch: tempfile::TempDir,
     session: String,
     http: reqwest::Client,
 }
@@ -30,8 +32,12 @@ impl Chrome {
     pub async fn start() -> Chrome {
         equinix_mcp::install_crypto_provider();
         let port = free_port();
+        let scratch = tempfile::tempdir().unwrap();
+        let (profile, tmp) = (scratch.path().join("profile"), scratch.path().join("tmp"));
+        std::fs::create_dir(&tmp).unwrap();
         let mut driver = tokio::process::Command::new("/usr/bin/chromedriver")
             .arg(format!("--port={port}"))
+            .env("TMPDIR", &tmp)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -53,7 +59,6 @@ impl Chrome {
             }
         })
         .await;
-        let profile = tempfile::tempdir().unwrap();
         let args = [
             "--headless",
             "--no-sandbox",
@@ -64,7 +69,7 @@ impl Chrome {
             "--disable-component-update",
             "--disable-sync",
             "--window-size=1000,1400",
-            &format!("--user-data-dir={}", profile.path().display()),
+            &format!("--user-data-dir={}", profile.display()),
         ];
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
@@ -80,7 +85,7 @@ impl Chrome {
             _driver: driver,
             group,
             _printed: printed,
-            _profile: profile,
+            _scratch: scratch,
             session: format!("{base}/session/{session}"),
             http,
         }
