@@ -231,3 +231,38 @@ async fn a_damaged_or_planted_cache_entry_never_runs_in_place_of_the_pinned_comp
     let (names, _) = tools_run(&cache, &[&swapped[..], &["--component-sha256", &probe_sha]].concat()).await;
     assert_eq!(names, probe_tools, "the pin describes the code that runs");
 }
+
+/// A cache on a mount that forbids executable mappings (a `noexec` home or cache volume): the
+/// entry cannot be mapped, so it is read and loaded from memory, not compiled again at every
+/// start. A tmpfs mounted `noexec` in a mount namespace of the test's own, which needs root:
+/// `.ci/run` runs it, as it runs the partition campaign.
+#[tokio::test]
+#[ignore = "needs root for a mount namespace (.ci/run runs it)"]
+async fn a_cache_on_a_noexec_mount_is_read_instead_of_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("noexec");
+    std::fs::create_dir(&mount).unwrap();
+    let start = format!(
+        "{} serve --fabric-sim --component {} --cache-dir {}/cache </dev/null",
+        binary().display(),
+        probe_component().display(),
+        mount.display()
+    );
+    // two starts in one namespace (the tmpfs ends with it); each stdio server with no client
+    // loads the component, says so and exits
+    let script =
+        format!("mount -t tmpfs -o noexec,mode=0700 tmpfs {} || exit 3; {start}; {start}; exit 0", mount.display());
+    let out = tokio::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("RUST_LOG", "info,equinix_mcp::component::cache=debug")
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let origins: Vec<&str> =
+        ["CompiledAndCached", "LoadedFromCache"].into_iter().filter(|o| said.contains(&format!(", {o})"))).collect();
+    assert_eq!(origins, ["CompiledAndCached", "LoadedFromCache"], "{said}");
+    assert!(said.contains("cannot map cache entry") && said.contains("reading it instead"), "{said}");
+    assert!(!said.contains("recompiling"), "{said}");
+}
