@@ -64,12 +64,12 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
     let session = session_of(SOMEONE_HERE);
     let (outcome, proposer) = match page.followed(record).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.told()),
     };
     // the approver is known once their passkey names them: the quorum is shown, and judged on the post
     let (quorum, _) = match page.quorum_view(&session, record, decision.as_ref(), permission.clone()).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.told()),
     };
     let view = View {
         record,

@@ -43,7 +43,7 @@ use crate::policy::OperatorPolicy;
 use crate::policy::{Approving, Asking, Requirement};
 use crate::principal::Principal;
 use crate::proposals::ballot::Cast;
-use crate::proposals::{NoteKey, ProposalStore};
+use crate::proposals::{NoteKey, ProposalStore, StoreUnavailable};
 use crate::secret::Secret;
 pub(crate) use id_token::IdTokenRules;
 pub use record::{Approval, Decision, PageRecord, Question};
@@ -134,7 +134,36 @@ pub(crate) enum SignInError {
     /// Its words name no backend: where the store is and what it said go to the operator's log
     /// only ([`crate::proposals::StoreUnavailable::told`]).
     #[error("the proposal store did not answer")]
-    Store(#[from] crate::proposals::StoreUnavailable),
+    Store(#[from] StoreUnavailable),
+}
+
+/// Why a person's decision on the page was not taken (the words are what the page shows them),
+/// or the store's outage, which the page tells as one (503, try again shortly).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotDecided {
+    #[error("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again")]
+    Expired,
+    /// Under a quorum, why this person's decision would not count ([`crate::approval::deciders::counts`]).
+    #[error("{0}")]
+    WouldNotCount(String),
+    #[error("this server has no audit log, so no decision can be recorded")]
+    NoAuditLog,
+    #[error("the audit log could not record the decision ({0}); nothing was decided")]
+    NotAudited(String),
+    #[error("you approved this request already: one person counts once")]
+    Again,
+    #[error("this request has all the approvals it can keep, and still no decision")]
+    BallotFull,
+    /// What the person is told ([`StoreUnavailable::told`]: fixed words and the reference the
+    /// operator's log has the details under), made once.
+    #[error("{0}")]
+    Store(String),
+}
+
+impl From<StoreUnavailable> for NotDecided {
+    fn from(e: StoreUnavailable) -> Self {
+        NotDecided::Store(e.told())
+    }
 }
 
 pub struct ApprovalPage {
@@ -450,10 +479,9 @@ impl ApprovalPage {
 
     /// The session of the cookie value `cookie`, if it is live; `Err` when the store that keeps
     /// the sessions did not answer (which is no reason to tell a person they are signed out).
-    pub async fn session(&self, cookie: &str) -> Result<Option<Session>, String> {
+    pub async fn session(&self, cookie: &str) -> Result<Option<Session>, StoreUnavailable> {
         let now = self.clock.now_ms();
-        let Some(bytes) = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await.map_err(|e| e.told())?
-        else {
+        let Some(bytes) = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await? else {
             return Ok(None);
         };
         Ok(serde_json::from_slice::<Session>(&bytes).ok().filter(|s| s.expires_at_ms > now))
@@ -464,9 +492,9 @@ impl ApprovalPage {
     pub async fn followed(
         &self,
         record: &PageRecord,
-    ) -> Result<(Option<state::Outcome>, Option<people::Named>), String> {
+    ) -> Result<(Option<state::Outcome>, Option<people::Named>), StoreUnavailable> {
         let notes = self.notes();
-        let outcome = notes.outcome(&record.id).await.map_err(|e| e.told())?;
+        let outcome = notes.outcome(&record.id).await?;
         Ok((outcome, people::recall(&self.store, &record.proposer, notes.now_ms).await))
     }
 
@@ -571,7 +599,7 @@ impl ApprovalPage {
         record: &PageRecord,
         decision: Option<&Decision>,
         permission: Permission,
-    ) -> Result<(QuorumView, Permission), String> {
+    ) -> Result<(QuorumView, Permission), StoreUnavailable> {
         if let Some(d) = decision {
             return Ok((QuorumView { approvals: d.approvals.clone(), ..QuorumView::default() }, permission));
         }
@@ -579,7 +607,7 @@ impl ApprovalPage {
         if requirement.is_empty() {
             return Ok((QuorumView::default(), permission));
         }
-        let approvals = self.notes().approvals(record).await.map_err(|e| e.told())?;
+        let approvals = self.notes().approvals(record).await?;
         if let Some(decided) = self.settle_whole(record, &requirement, &approvals).await? {
             return Ok((QuorumView { approvals: decided.approvals, ..QuorumView::default() }, permission));
         }
@@ -615,7 +643,7 @@ impl ApprovalPage {
     /// Records `approve` by `session`'s person on `record`, from `peer`: the audit record first,
     /// then the decision. Under a quorum an approval that leaves it short is kept in the request's
     /// ballot, and the one that makes it whole decides. `Ok(false)`: someone decided first.
-    pub async fn decide(
+    pub(crate) async fn decide(
         &self,
         session: &Session,
         record: &PageRecord,
@@ -623,23 +651,23 @@ impl ApprovalPage {
         peer: &str,
         (rule, policies): (&str, &[String]),
         passkey: Option<&Evidence>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, NotDecided> {
         let now = self.clock.now_ms();
         if !crate::approval::answerable(record.validated_at_ms, now) {
-            return Err("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again".into());
+            return Err(NotDecided::Expired);
         }
         let requirement = self.requirement(&record.question()).await;
         let notes = self.notes();
         let approvals = match requirement.is_empty() {
             true => Vec::new(),
-            false => notes.approvals(record).await.map_err(|e| e.told())?,
+            false => notes.approvals(record).await?,
         };
         if !requirement.is_empty() {
             // a quorum made whole whose decision was left unwritten is decided, and this comes second
             if self.settle_whole(record, &requirement, &approvals).await?.is_some() {
                 return Ok(false);
             }
-            self.counts(session, record, approve, &requirement, &approvals)?;
+            self.counts(session, record, approve, &requirement, &approvals).map_err(NotDecided::WouldNotCount)?;
         }
         let with = if passkey.is_some() { ApprovedWith::Passkey } else { ApprovedWith::SignIn };
         let mut decision = Decision {
@@ -654,7 +682,7 @@ impl ApprovalPage {
             quorum: requirement.needs(),
         };
         let Some(log) = self.audit.clone() else {
-            return Err("this server has no audit log, so no decision can be recorded".into());
+            return Err(NotDecided::NoAuditLog);
         };
         let entry = Event::PageDecision(events::PageDecision {
             decision: if approve { "approve" } else { "decline" }.into(),
@@ -680,7 +708,7 @@ impl ApprovalPage {
         });
         if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
-            return Err(format!("the audit log could not record the decision ({e}); nothing was decided"));
+            return Err(NotDecided::NotAudited(e.to_string()));
         }
         let kept = match (approve, requirement.is_empty()) {
             (true, false) => {
@@ -698,12 +726,12 @@ impl ApprovalPage {
                     Ok(kept) => kept,
                     Err(why) => {
                         // recorded, and then not kept (the same person approving twice at once)
-                        self.not_kept(record, &decision, &why).await;
+                        self.not_kept(record, &decision, &why.to_string()).await;
                         return Err(why);
                     }
                 }
             }
-            _ => match notes.decide(record, &decision).await.map_err(|e| e.told())? {
+            _ => match notes.decide(record, &decision).await? {
                 true => Kept::Decided,
                 false => Kept::Late,
             },
@@ -756,14 +784,14 @@ impl ApprovalPage {
         requirement: &Requirement,
         mine: Approval,
         decision: &mut Decision,
-    ) -> Result<Kept, String> {
+    ) -> Result<Kept, NotDecided> {
         let notes = self.notes();
         let ballot = notes.ballot(record);
-        match ballot.cast(&mine).await.map_err(|e| e.told())? {
+        match ballot.cast(&mine).await? {
             Cast::Counted(_) => {}
             Cast::Closed => return Ok(Kept::Late),
-            Cast::Again(_) => return Err("you approved this request already: one person counts once".into()),
-            Cast::Full => return Err("this request has all the approvals it can keep, and still no decision".into()),
+            Cast::Again(_) => return Err(NotDecided::Again),
+            Cast::Full => return Err(NotDecided::BallotFull),
         }
         let approvals: Vec<Approval> = match ballot.votes().await {
             Ok(approvals) => approvals,
@@ -807,7 +835,7 @@ impl ApprovalPage {
         record: &PageRecord,
         requirement: &Requirement,
         approvals: &[Approval],
-    ) -> Result<Option<Decision>, String> {
+    ) -> Result<Option<Decision>, StoreUnavailable> {
         let voters: Vec<_> = approvals.iter().map(Approval::voter).collect();
         let Some(last) = approvals.last().filter(|_| !requirement.is_empty() && requirement.met_by(&voters)) else {
             return Ok(None);
@@ -824,12 +852,12 @@ impl ApprovalPage {
             quorum: requirement.needs(),
         };
         let notes = self.notes();
-        if notes.decide(record, &decision).await.map_err(|e| e.told())? {
+        if notes.decide(record, &decision).await? {
             tracing::info!(page = %record.id, "the quorum's decision, left unwritten, was written");
             self.decided.notify_waiters();
             self.notify("change_approved", record, Some(&decision));
         }
-        notes.decision(&record.id).await.map_err(|e| e.told())
+        notes.decision(&record.id).await
     }
 
     /// Tells the operator's destinations that `record`'s request was approved by one more person

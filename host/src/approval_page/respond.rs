@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::html;
 use super::record::MAX_REASON_CHARS;
-use super::{ApprovalPage, PageRecord, Permission, Session};
+use super::{ApprovalPage, NotDecided, PageRecord, Permission, Session};
 use crate::passkeys::{ApprovedWith, Evidence};
 
 /// The largest decision body read (an assertion, URL-encoded, is most of it).
@@ -142,7 +142,11 @@ pub(crate) async fn judged(
             see_other(&format!("/approve/{}", record.id))
         }
         Ok(false) => message(StatusCode::CONFLICT, "Already decided", &already_decided(page, session, record).await),
-        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why),
+        Err(NotDecided::Store(told)) => unavailable(&told),
+        Err(why @ NotDecided::NotAudited(_)) => {
+            message(StatusCode::INTERNAL_SERVER_ERROR, "Not decided", &why.to_string())
+        }
+        Err(why) => message(StatusCode::CONFLICT, "Not decided", &why.to_string()),
     }
 }
 

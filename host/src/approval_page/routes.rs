@@ -96,7 +96,7 @@ async fn signed_in(page: &ApprovalPage, headers: &HeaderMap) -> Result<Option<(S
     match page.session(&cookie).await {
         Ok(Some(session)) => Ok(Some((session, super::hashed(&cookie)))),
         Ok(None) => Ok(None),
-        Err(why) => Err(unavailable(&why)),
+        Err(e) => Err(unavailable(&e.told())),
     }
 }
 
@@ -146,11 +146,11 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     };
     let (outcome, proposer) = match page.followed(&record).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.told()),
     };
     let (quorum, permission) = match page.quorum_view(&session, &record, decision.as_ref(), permission).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.told()),
     };
     let view = View {
         record: &record,
