@@ -42,9 +42,15 @@ impl From<PasskeyError> for String {
     }
 }
 
-/// What the proposal store or a serializer answered instead (their own words).
+/// What a serializer answered instead (its own words).
 pub(super) fn unavailable(e: impl std::fmt::Display) -> PasskeyError {
     PasskeyError::Unavailable(e.to_string())
+}
+
+/// The proposal store's outage, in its fixed words (its address and own error go to the
+/// operator's log only, under the reference these words give).
+pub(super) fn store_down(e: crate::proposals::StoreUnavailable) -> PasskeyError {
+    PasskeyError::Unavailable(e.told())
 }
 
 #[cfg(test)]

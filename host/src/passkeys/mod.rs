@@ -24,7 +24,7 @@ use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
 pub(crate) use error::PasskeyError;
-use error::unavailable;
+use error::{store_down, unavailable};
 pub(crate) use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
 pub use webauthn_rs::prelude::Passkey;
@@ -170,7 +170,7 @@ impl Passkeys {
         self.notes
             .note_put(&NoteKey::Enrollment(session_key), &bytes, ENROLL_MS, false, now)
             .await
-            .map_err(unavailable)?;
+            .map_err(store_down)?;
         serde_json::to_string(&options).map_err(unavailable)
     }
 
@@ -187,11 +187,11 @@ impl Passkeys {
         let ceremony = self.ceremony(origin)?;
         let now = self.clock.now_ms();
         let key = NoteKey::Enrollment(session_key);
-        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(unavailable)? else {
+        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(store_down)? else {
             return Err(PasskeyError::NoEnrollmentBegun);
         };
         // an enrollment's state is used once, on every replica
-        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(unavailable)? {
+        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(store_down)? {
             return Err(PasskeyError::AnsweredAlready);
         }
         let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(unavailable)?;

@@ -272,6 +272,38 @@ async fn a_client_with_url_elicitation_gets_the_link_waits_and_hears_the_approva
     provider.stop().await;
 }
 
+/// A call waiting for the person's decision on the page when the shared store stops answering:
+/// the agent is told that nothing was approved, in the store's fixed words with the reference the
+/// operator's log has the details under, never the store's address or its own error.
+#[tokio::test]
+async fn a_call_waiting_on_the_page_when_the_store_fails_is_told_without_the_stores_address() {
+    let provider = OidcProvider::start().await;
+    let mut redis = crate::harness::redis::RedisServer::start();
+    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}/mcp");
+    let store = redis.url(0);
+    let args = replica_args(&store, &provider.issuer, &public);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
+    let token = provider.token(PROPOSER, ALL, &public).await;
+    let (test_client, mut links) = TestClient::following_links();
+    let client = server.connect(Some(&token), test_client, false).await;
+    let proposal = propose_on(&client, "page-store-fails", 310).await;
+    let confirm_token = proposal["confirm_token"].as_str().unwrap().to_string();
+    let waiting = tokio::spawn(async move { confirm(&client, &confirm_token).await });
+    links.recv().await.expect("a link arrives");
+    redis.stop();
+    let (failed, said) = waiting.await.unwrap();
+    let text = said.to_string();
+    assert!(failed, "{said}");
+    assert!(text.contains("nothing was approved") && text.contains("reference"), "{said}");
+    let address = store.trim_end_matches("/0").trim_start_matches("redis://");
+    assert!(!text.contains(address) && !text.contains("redis://"), "the store's address reached the agent: {said}");
+    assert_eq!(creates(&sim.base_url(), "connections").await, 0);
+    provider.stop().await;
+}
+
 #[tokio::test]
 async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     let provider = OidcProvider::start().await;

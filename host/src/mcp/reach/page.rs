@@ -68,7 +68,8 @@ async fn claimed(
              so nothing was approved. Propose again and ask the person again",
             record.id
         )),
-        Err(e) => Err(format!("{e}; the person's decision could not be counted, so nothing was approved")),
+        // told in the store's fixed words: its address and its own error are for the operator's log
+        Err(e) => Err(format!("{}; the person's decision could not be counted, so nothing was approved", e.told())),
     }
 }
 
@@ -337,7 +338,12 @@ impl UrlElicit {
             match self.page.notes().decision(&record.id).await {
                 Ok(Some(d)) => break d,
                 Ok(None) => {}
-                Err(e) => return Err(format!("{e}; the person's decision could not be read, so nothing was approved")),
+                Err(e) => {
+                    return Err(format!(
+                        "{}; the person's decision could not be read, so nothing was approved",
+                        e.told()
+                    ));
+                }
             }
             tokio::select! {
                 _ = woken => {}

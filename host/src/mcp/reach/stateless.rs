@@ -237,7 +237,10 @@ impl Confirmer for Answered {
                     tracing::warn!(token = %form.subject.token, "refused a replayed stateless answer");
                     Err(why)
                 }
-                Err(e) => Err(format!("{e}; the person's answer could not be counted, so nothing was approved")),
+                // the store's fixed words: its address and its own error are for the operator's log
+                Err(e) => {
+                    Err(format!("{}; the person's answer could not be counted, so nothing was approved", e.told()))
+                }
             }
         })
     }
