@@ -67,7 +67,7 @@ pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> a
 }
 
 /// The entry at `path`, if there is one this host wrote for `sha256` on this engine. Its code is
-/// mapped from the file, not read and copied (the copies were a tenth of a warm start); where
+/// mapped from the file, not read and copied (the copies were about a seventh of a warm start); where
 /// the file cannot be mapped executable (a cache on a `noexec` mount) it is read instead.
 #[allow(unsafe_code)] // one of the two places `unsafe` is allowed: a host-made precompiled component
 fn load_entry(engine: &Engine, path: &Path, sha256: &str) -> Option<Component> {
