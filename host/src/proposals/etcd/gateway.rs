@@ -399,8 +399,10 @@ impl Gateway {
         let cause = if electing || timed_out { Cause::NoQuorum } else { Cause::Down };
         let again = match () {
             () if signed_out => Again::SignIn,
-            // members that took their time-out each already cost MEMBER_TIMEOUT: no second pass
-            () if electing && !timed_out => Again::Soon,
+            // a member said an election is under way: asked again within ELECTION_WAIT, even when
+            // another took its time-out meanwhile (a follower holds a request while it has no
+            // leader: on a busy machine past MEMBER_TIMEOUT, and a lost leader was then a failure)
+            () if electing => Again::Soon,
             () => Again::No,
         };
         Err((self.error(cause, said.join("; ")), again))
@@ -613,6 +615,28 @@ mod tests {
         assert_eq!(e.cause, Cause::NoQuorum, "{e}");
         assert!(e.reason.contains("leader changed"), "{e}");
         assert!(started.elapsed() >= ELECTION_WAIT && asked.load(Ordering::SeqCst) > 3);
+    }
+
+    /// One member says an election is under way while another does not answer within its
+    /// time-out: the election is still waited for (it was a failure at once, and a leader lost
+    /// on a busy machine failed a confirm).
+    #[tokio::test]
+    async fn an_election_is_waited_for_while_another_member_does_not_answer() {
+        crate::install_crypto_provider();
+        let (electing, asked) = member(1).await;
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let silent_url = format!("http://{}", silent.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = silent.accept().await {
+                held.push(socket);
+            }
+        });
+        let gateway = Gateway::new(vec![electing, silent_url], "etcd://test".into(), None, Vec::new()).unwrap();
+        let started = std::time::Instant::now();
+        let kv = gateway.get("k").await.unwrap().expect("the key, once a leader is elected");
+        assert_eq!((kv.value, asked.load(Ordering::SeqCst)), (b"v".to_vec(), 2));
+        assert!(started.elapsed() >= MEMBER_TIMEOUT, "the silent member was asked in between");
     }
 
     /// etcd's errors are told apart by their gRPC code, not their words.
