@@ -272,18 +272,33 @@ async fn a_client_with_url_elicitation_gets_the_link_waits_and_hears_the_approva
     provider.stop().await;
 }
 
+/// A Redis store, a simulator, and the arguments of a replica of the page's server on both, whose
+/// public URL is `public` when it listens on `port`.
+struct OnRedis {
+    redis: crate::harness::redis::RedisServer,
+    sim: equinix_fabric_sim::SimHandle,
+    port: u16,
+    public: String,
+    args: Vec<String>,
+}
+
+async fn on_redis(provider: &OidcProvider) -> OnRedis {
+    let redis = crate::harness::redis::RedisServer::start();
+    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
+    let port = free_port();
+    let public = format!("http://127.0.0.1:{port}/mcp");
+    let args = replica_args(&redis.url(0), &provider.issuer, &public);
+    OnRedis { redis, sim, port, public, args }
+}
+
 /// A call waiting for the person's decision on the page when the shared store stops answering:
 /// the agent is told that nothing was approved, in the store's fixed words with the reference the
 /// operator's log has the details under, never the store's address or its own error.
 #[tokio::test]
 async fn a_call_waiting_on_the_page_when_the_store_fails_is_told_without_the_stores_address() {
     let provider = OidcProvider::start().await;
-    let mut redis = crate::harness::redis::RedisServer::start();
-    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
-    let port = free_port();
-    let public = format!("http://127.0.0.1:{port}/mcp");
+    let OnRedis { mut redis, sim, port, public, args } = on_redis(&provider).await;
     let store = redis.url(0);
-    let args = replica_args(&store, &provider.issuer, &public);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let server = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
     let token = provider.token(PROPOSER, ALL, &public).await;
@@ -307,12 +322,7 @@ async fn a_call_waiting_on_the_page_when_the_store_fails_is_told_without_the_sto
 #[tokio::test]
 async fn a_decision_made_through_one_replica_is_found_by_the_call_on_another() {
     let provider = OidcProvider::start().await;
-    let redis = crate::harness::redis::RedisServer::start();
-    let sim = sim(equinix_fabric_sim::SimConfig::default()).await;
-    let port = free_port();
-    let public = format!("http://127.0.0.1:{port}/mcp");
-    let store = redis.url(0);
-    let args = replica_args(&store, &provider.issuer, &public);
+    let OnRedis { redis, sim, port, public, args } = on_redis(&provider).await;
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = Launch::serve().against(&sim).args(&args).http(&format!("127.0.0.1:{port}")).await;
     let b = Launch::serve().against(&sim).args(&args).http("127.0.0.1:0").await;
