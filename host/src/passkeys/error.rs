@@ -12,7 +12,7 @@ pub enum PasskeyError {
     /// The passkeys' store, or a change to a passkey's record refused as it stands.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// What keeps enrollments begun (the proposal store), or a record not in its form: its words.
+    /// A record not in its form, or a serializer's failure: its words.
     #[error("{0}")]
     Unavailable(String),
     #[error("no enrollment was begun in this session, or it took over 5 minutes; reload the page")]
@@ -47,10 +47,12 @@ pub(super) fn unavailable(e: impl std::fmt::Display) -> PasskeyError {
     PasskeyError::Unavailable(e.to_string())
 }
 
-/// The proposal store's outage, in its fixed words (its address and own error go to the
-/// operator's log only, under the reference these words give).
-pub(super) fn store_down(e: crate::proposals::StoreUnavailable) -> PasskeyError {
-    PasskeyError::Unavailable(e.told())
+/// The proposal store's outage, as the passkeys' store tells it (fixed words, never the
+/// store's own).
+impl From<crate::proposals::StoreUnavailable> for PasskeyError {
+    fn from(e: crate::proposals::StoreUnavailable) -> Self {
+        PasskeyError::Store(e.into())
+    }
 }
 
 #[cfg(test)]
@@ -65,5 +67,23 @@ mod tests {
         assert!(matches!(e, PasskeyError::Store(StoreError::Refused(_))));
         let someone = PasskeyError::SomeoneElses { owner: "bob".into(), approver: "alice".into() };
         assert_eq!(String::from(someone), "the answer was made with a passkey of bob, and you are signed in as alice");
+    }
+
+    /// A store call's `?` tells the store's fixed words and a reference, never where the store is
+    /// or what it said (which reached the browser before).
+    #[test]
+    fn a_store_outage_reads_in_fixed_words_without_the_stores_address() {
+        let down = || crate::proposals::StoreUnavailable {
+            backend: "redis://store.internal:6379/0".into(),
+            reason: "Connection refused (os error 111)".into(),
+            cause: crate::proposals::Cause::Down,
+        };
+        for said in [PasskeyError::from(down()).to_string(), StoreError::from(down()).to_string()] {
+            assert!(said.starts_with("the proposal store is unavailable: it did not answer"), "{said}");
+            assert!(
+                said.contains("reference") && !said.contains("store.internal") && !said.contains("refused"),
+                "{said}"
+            );
+        }
     }
 }

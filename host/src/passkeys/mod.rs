@@ -24,7 +24,7 @@ use crate::proposals::{NoteKey, ProposalStore};
 pub use ceremony::{Ceremony, LOCALHOST};
 pub use challenge::ApprovalIdentity;
 pub(crate) use error::PasskeyError;
-use error::{store_down, unavailable};
+use error::unavailable;
 pub(crate) use store::{Enrollment, LOCAL_PREFIX, PasskeyStore, Revocation};
 /// webauthn-rs's record of an enrolled key (its public key, algorithm and counter).
 pub use webauthn_rs::prelude::Passkey;
@@ -167,10 +167,7 @@ impl Passkeys {
             ceremony.begin_enrollment(principal, shown_name, exclude).map_err(PasskeyError::Ceremony)?;
         let bytes = serde_json::to_vec(&state).map_err(unavailable)?;
         let now = self.clock.now_ms();
-        self.notes
-            .note_put(&NoteKey::Enrollment(session_key), &bytes, ENROLL_MS, false, now)
-            .await
-            .map_err(store_down)?;
+        self.notes.note_put(&NoteKey::Enrollment(session_key), &bytes, ENROLL_MS, false, now).await?;
         serde_json::to_string(&options).map_err(unavailable)
     }
 
@@ -187,11 +184,11 @@ impl Passkeys {
         let ceremony = self.ceremony(origin)?;
         let now = self.clock.now_ms();
         let key = NoteKey::Enrollment(session_key);
-        let Some(bytes) = self.notes.note_get(&key, now).await.map_err(store_down)? else {
+        let Some(bytes) = self.notes.note_get(&key, now).await? else {
             return Err(PasskeyError::NoEnrollmentBegun);
         };
         // an enrollment's state is used once, on every replica
-        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await.map_err(store_down)? {
+        if !self.notes.claim(Once::PasskeyEnrollment(&bytes), now).await? {
             return Err(PasskeyError::AnsweredAlready);
         }
         let state: PasskeyRegistration = serde_json::from_slice(&bytes).map_err(unavailable)?;

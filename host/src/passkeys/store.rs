@@ -155,7 +155,7 @@ impl PasskeyStore {
         match self {
             PasskeyStore::Shared(s) => {
                 let records = s.shared_records().expect("a shared store keeps shared records");
-                let values = records.values(HASH).await.map_err(store_down)?;
+                let values = records.values(HASH).await?;
                 let mut all = Vec::with_capacity(values.len());
                 for v in values {
                     all.push(parse(&v)?);
@@ -178,7 +178,7 @@ impl PasskeyStore {
                 check_room(&self.all().await?, &new)?;
                 let records = s.shared_records().expect("a shared store keeps shared records");
                 let bytes = serde_json::to_vec(&new).expect("an enrollment serializes");
-                if !records.put_new(HASH, &new.credential_id, &bytes).await.map_err(store_down)? {
+                if !records.put_new(HASH, &new.credential_id, &bytes).await? {
                     return Err(StoreError::AlreadyEnrolled);
                 }
                 Ok(())
@@ -209,13 +209,13 @@ impl PasskeyStore {
             PasskeyStore::Shared(s) => {
                 let records = s.shared_records().expect("a shared store keeps shared records");
                 for _ in 0..8 {
-                    let Some(stored) = records.get(HASH, credential_id).await.map_err(store_down)? else {
+                    let Some(stored) = records.get(HASH, credential_id).await? else {
                         return Err(StoreError::Unknown(credential_id.to_string()));
                     };
                     let mut new = parse(&stored)?;
                     change(&mut new).map_err(StoreError::Refused)?;
                     let after = serde_json::to_vec(&new).expect("an enrollment serializes");
-                    if records.swap(HASH, credential_id, &stored, &after).await.map_err(store_down)? {
+                    if records.swap(HASH, credential_id, &stored, &after).await? {
                         return Ok(new);
                     }
                 }
@@ -248,9 +248,12 @@ fn unavailable(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// The shared store's outage, in its fixed words (its address and own error go to the
-/// operator's log only, under the reference these words give).
-fn store_down(e: crate::proposals::StoreUnavailable) -> StoreError {
-    StoreError::Unavailable(e.told())
+/// operator's log only, under the reference these words give): what every `?` on a store call
+/// of the passkeys makes of it, so none shows the store's own words.
+impl From<crate::proposals::StoreUnavailable> for StoreError {
+    fn from(e: crate::proposals::StoreUnavailable) -> Self {
+        StoreError::Unavailable(e.told())
+    }
 }
 
 fn parse(bytes: &[u8]) -> Result<Enrollment, StoreError> {
