@@ -367,7 +367,9 @@ impl confirmation::Host for ConfirmView<'_> {
             let _away = self.confirm.audit.as_ref().map(AuditLog::away);
             match self.meter.outside_guest(confirmer.confirm(&form, &cancel)).await {
                 Ok(reached) => reached,
-                Err(why) => {
+                Err(not) => {
+                    // said once: a store's words carry a fresh log reference each time they are told
+                    let why = not.to_string();
                     tracing::warn!(tool = %self.call.tool.name, principal = %self.call.principal, "no form shown: {why}");
                     return Ok(Err(why));
                 }

@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::{Form, Subject};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
+use crate::proposals::StoreUnavailable;
 
 /// How one tool call reaches its person.
 pub trait Confirmer: Send + Sync {
@@ -27,8 +28,73 @@ pub trait Confirmer: Send + Sync {
     }
 
     /// Puts `form` before the person: their answer, or where the question now waits. `Err` says
-    /// why the form could not be put before anyone (a limit, the store), and nobody was asked.
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>>;
+    /// why the form could not be put before anyone (a limit, the store), or why the answer given
+    /// counts for nothing; either way nothing is approved.
+    fn confirm<'a>(
+        &'a self,
+        form: &'a Form,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, NotReached>>;
+}
+
+/// Why a form reached nobody, or why the answer it got counts for nothing. Its words are what
+/// the component, and through it the agent, reads: a store's part is always told in the store's
+/// fixed words ([`StoreUnavailable::told`]), so its address cannot reach them by this road.
+#[derive(Debug, thiserror::Error)]
+pub enum NotReached {
+    /// A limit on open forms, in its own words.
+    #[error("{0}")]
+    AtLimit(String),
+    /// The answer was given about another question (the words of
+    /// [`Subject::mismatch`](crate::approval::Subject::mismatch)).
+    #[error("{0}")]
+    OtherQuestion(String),
+    /// The page's decision approved an earlier call already.
+    #[error(
+        "the decision on approval page {page} was already used by an earlier call; one decision approves at most \
+         once, so nothing was approved. Propose again and ask the person again"
+    )]
+    DecisionSpent { page: String },
+    /// The stateless round's answer approved an earlier retry already.
+    #[error(
+        "the person's answer in requestState (answer {answer}) was already used by an earlier retry; one answer \
+         approves at most once, so nothing was approved. Propose again and ask the person again"
+    )]
+    AnswerSpent { answer: String },
+    /// The proposal store did not answer at `step`.
+    #[error("{}{}", .unavailable.told(), .step.said())]
+    Store { unavailable: StoreUnavailable, step: StoreStep },
+}
+
+/// Where a store that did not answer stopped a form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreStep {
+    /// Keeping the question, before anyone was asked.
+    Keeping,
+    /// Reading the decision made on the page.
+    ReadingDecision,
+    /// Claiming the page's decision for this call.
+    CountingDecision,
+    /// Claiming the stateless round's answer for this call.
+    CountingAnswer,
+}
+
+impl StoreStep {
+    fn said(self) -> &'static str {
+        match self {
+            StoreStep::Keeping => "",
+            StoreStep::ReadingDecision => "; the person's decision could not be read, so nothing was approved",
+            StoreStep::CountingDecision => "; the person's decision could not be counted, so nothing was approved",
+            StoreStep::CountingAnswer => "; the person's answer could not be counted, so nothing was approved",
+        }
+    }
+}
+
+impl NotReached {
+    /// A store that did not answer at `step`.
+    pub fn store(step: StoreStep) -> impl FnOnce(StoreUnavailable) -> Self {
+        move |unavailable| NotReached::Store { unavailable, step }
+    }
 }
 
 /// The road a call's plan keeps for when the operator's policy allows its create only on the
@@ -122,7 +188,44 @@ impl Confirmer for NobodyToAsk {
         &'a self,
         _form: &'a Form,
         _cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Reached, String>> {
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async { Ok(Reached::status(Status::UnsupportedByClient)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proposals::Cause;
+
+    #[test]
+    fn a_store_that_did_not_answer_is_told_in_fixed_words_never_its_address() {
+        let down = || StoreUnavailable {
+            backend: "redis://10.0.0.7:6379/0".into(),
+            reason: "broken pipe".into(),
+            cause: Cause::Down,
+        };
+        let counting = NotReached::store(StoreStep::CountingDecision)(down()).to_string();
+        assert!(counting.starts_with("the proposal store is unavailable: it did not answer"), "{counting}");
+        assert!(
+            counting.ends_with("the person's decision could not be counted, so nothing was approved"),
+            "{counting}"
+        );
+        let keeping = NotReached::store(StoreStep::Keeping)(down()).to_string();
+        assert!(keeping.ends_with(')'), "keeping adds nothing after the reference: {keeping}");
+        for told in [counting, keeping] {
+            assert!(!told.contains("10.0.0.7") && !told.contains("redis") && !told.contains("broken pipe"), "{told}");
+        }
+    }
+
+    #[test]
+    fn a_spent_answer_names_what_was_spent_and_the_next_step() {
+        let page = NotReached::DecisionSpent { page: "pg-1".into() }.to_string();
+        assert!(page.starts_with("the decision on approval page pg-1 was already used by an earlier call"), "{page}");
+        let answer = NotReached::AnswerSpent { answer: "ab12".into() }.to_string();
+        assert!(answer.contains("(answer ab12) was already used by an earlier retry"), "{answer}");
+        for told in [page, answer] {
+            assert!(told.ends_with("Propose again and ask the person again"), "{told}");
+        }
     }
 }

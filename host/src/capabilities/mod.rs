@@ -22,7 +22,7 @@ pub use call_state::{CallContext, CallState, Ending, Grants};
 pub(crate) use clock::ClockView;
 pub(crate) use confirmation::PageSaid;
 pub(crate) use confirmation::{Awaiting, ConfirmView};
-pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, PagePending, Partly, Reached};
+pub use confirmer::{Confirmer, Fallback, FromPage, NobodyToAsk, NotReached, PagePending, Partly, Reached, StoreStep};
 pub(crate) use fabric::FabricView;
 pub(crate) use proposal_store::StoreView;
 

@@ -155,10 +155,10 @@ pub enum Busy {
     ServerForms { open: usize },
 }
 
-/// The words, for the callers that pass refusals on as text.
-impl From<Busy> for String {
-    fn from(e: Busy) -> String {
-        e.to_string()
+/// A form refused for a limit is a form that reached nobody.
+impl From<Busy> for crate::capabilities::NotReached {
+    fn from(e: Busy) -> Self {
+        crate::capabilities::NotReached::AtLimit(e.to_string())
     }
 }
 

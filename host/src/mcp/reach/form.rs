@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::Form;
 use crate::bindings::confirmation::Status;
-use crate::capabilities::{Confirmer, Reached};
+use crate::capabilities::{Confirmer, NotReached, Reached};
 use crate::mcp::fairness::Fairness;
 use crate::principal::Principal;
 
@@ -60,7 +60,11 @@ impl Confirmer for ElicitConfirmer {
         "form"
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+    fn confirm<'a>(
+        &'a self,
+        form: &'a Form,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async move {
             let _open = self.fairness.begin_confirmation(&self.principal)?;
             Ok(Reached::status(self.ask(form, cancel).await))

@@ -18,6 +18,7 @@ use super::shared::Shared;
 use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
 use crate::capabilities::{Confirmer, Fallback, NobodyToAsk};
 use crate::principal::Principal;
+use crate::proposals::StoreUnavailable;
 
 /// How long a person has to answer, and whether creates may go with nobody asked.
 #[derive(clap::Args, Debug, Clone)]
@@ -105,7 +106,7 @@ pub(crate) struct Reaching<'a> {
 
 /// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
 /// records live, did not answer.
-pub(crate) async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, String> {
+pub(crate) async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, StoreUnavailable> {
     let shared = call.shared;
     let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
     // a 2026-07-28 round's link goes in the mode the client declared

@@ -35,8 +35,9 @@ use crate::approval::{AnsweredOn, CallKey, Form, Once};
 use crate::approval_page::record::{self, Decision, PageRecord};
 use crate::approval_page::{ApprovalPage, people};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
-use crate::capabilities::{Confirmer, FromPage, PagePending, Partly, Reached};
+use crate::capabilities::{Confirmer, FromPage, NotReached, PagePending, Partly, Reached, StoreStep};
 use crate::principal::Principal;
+use crate::proposals::StoreUnavailable;
 
 /// How often a waiting call looks for a decision made through another replica.
 const POLL: Duration = Duration::from_millis(250);
@@ -48,10 +49,10 @@ async fn claimed(
     record: &PageRecord,
     decision: &Decision,
     form: &Form,
-) -> Result<Reached, String> {
+) -> Result<Reached, NotReached> {
     if let Some(why) = record.subject().mismatch(&form.subject, AnsweredOn::Page) {
         tracing::warn!(token = %form.subject.token, "refused a page decision: {why}");
-        return Err(why);
+        return Err(NotReached::OtherQuestion(why));
     }
     match page.store.claim(Once::PageDecision(&decision.id), page.clock.now_ms()).await {
         Ok(true) => Ok(Reached::Answer {
@@ -63,13 +64,8 @@ async fn claimed(
                 expires_at_ms: record.expires_at_ms,
             })),
         }),
-        Ok(false) => Err(format!(
-            "the decision on approval page {} was already used by an earlier call; one decision approves at most once, \
-             so nothing was approved. Propose again and ask the person again",
-            record.id
-        )),
-        // told in the store's fixed words: its address and its own error are for the operator's log
-        Err(e) => Err(format!("{}; the person's decision could not be counted, so nothing was approved", e.told())),
+        Ok(false) => Err(NotReached::DecisionSpent { page: record.id.clone() }),
+        Err(e) => Err(NotReached::store(StoreStep::CountingDecision)(e)),
     }
 }
 
@@ -155,12 +151,12 @@ impl PageRound {
         principal: &Principal,
         tool: &str,
         call: &CallKey,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StoreUnavailable> {
         let call = call.page_index();
         let notes = page.notes();
-        let earlier = match notes.of_call(&call).await.map_err(|e| e.told())? {
+        let earlier = match notes.of_call(&call).await? {
             Some(r) => {
-                let decision = notes.decision(&r.id).await.map_err(|e| e.told())?;
+                let decision = notes.decision(&r.id).await?;
                 Some((r, decision))
             }
             None => None,
@@ -182,12 +178,12 @@ impl PageRound {
         tool: &str,
         id: Option<&str>,
         link_by: LinkBy,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, StoreUnavailable> {
         let notes = page.notes();
         let earlier = match id {
-            Some(id) => match notes.record(id).await.map_err(|e| e.told())? {
+            Some(id) => match notes.record(id).await? {
                 Some(r) if r.proposer == principal.as_str() => {
-                    let decision = notes.decision(&r.id).await.map_err(|e| e.told())?;
+                    let decision = notes.decision(&r.id).await?;
                     Some((r, decision))
                 }
                 _ => None,
@@ -202,7 +198,7 @@ impl PageRound {
         self.earlier.as_ref().and_then(|(r, d)| d.as_ref().map(|d| (r, d)))
     }
 
-    async fn open(&self, form: &Form) -> Result<Reached, String> {
+    async fn open(&self, form: &Form) -> Result<Reached, NotReached> {
         let now = self.page.clock.now_ms();
         let record = match &self.earlier {
             // the same question as before: the same page, so the link the person has still works
@@ -216,7 +212,7 @@ impl PageRound {
                 let mut r = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
                 r.agent_reason = people::agent_reason(&self.page.store, &r.proposer, &r.token, now).await;
                 r.break_glass = self.page.requirement(&r.question()).await.break_glass;
-                self.page.notes().put(&r, self.call.as_deref()).await.map_err(|e| e.told())?;
+                self.page.notes().put(&r, self.call.as_deref()).await.map_err(NotReached::store(StoreStep::Keeping))?;
                 self.page.waiting(&r);
                 r
             }
@@ -247,7 +243,11 @@ impl Confirmer for PageRound {
         self.decided().map(|(record, _)| record.id.clone())
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+    fn confirm<'a>(
+        &'a self,
+        form: &'a Form,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async move {
             match self.decided() {
                 Some((record, decision)) => claimed(&self.page, record, decision, form).await,
@@ -271,13 +271,13 @@ pub(crate) struct UrlElicit {
 }
 
 impl UrlElicit {
-    async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Reached, String> {
+    async fn ask(&self, form: &Form, cancel: &CancellationToken) -> Result<Reached, NotReached> {
         let started = tokio::time::Instant::now();
         let now = self.page.clock.now_ms();
         let mut record = PageRecord::new(form, &self.principal, &self.tool, self.page.transport, now);
         record.agent_reason = people::agent_reason(&self.page.store, &record.proposer, &record.token, now).await;
         record.break_glass = self.page.requirement(&record.question()).await.break_glass;
-        self.page.notes().put(&record, None).await.map_err(|e| e.told())?;
+        self.page.notes().put(&record, None).await.map_err(NotReached::store(StoreStep::Keeping))?;
         self.page.waiting(&record);
         let reached = self.link_and_wait(&record, form, cancel, started).await;
         // however the wait ended, no call looks at this page again (a decided page left the
@@ -294,7 +294,7 @@ impl UrlElicit {
         form: &Form,
         cancel: &CancellationToken,
         started: tokio::time::Instant,
-    ) -> Result<Reached, String> {
+    ) -> Result<Reached, NotReached> {
         let then = match self.link_by {
             LinkBy::Url => ".",
             LinkBy::Form => ". Then answer this form (confirm or not: the decision on the page is what counts).",
@@ -338,12 +338,7 @@ impl UrlElicit {
             match self.page.notes().decision(&record.id).await {
                 Ok(Some(d)) => break d,
                 Ok(None) => {}
-                Err(e) => {
-                    return Err(format!(
-                        "{}; the person's decision could not be read, so nothing was approved",
-                        e.told()
-                    ));
-                }
+                Err(e) => return Err(NotReached::store(StoreStep::ReadingDecision)(e)),
             }
             tokio::select! {
                 _ = woken => {}
@@ -371,7 +366,11 @@ impl Confirmer for UrlElicit {
         record::METHOD_PAGE
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+    fn confirm<'a>(
+        &'a self,
+        form: &'a Form,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async move {
             let _open = self.fairness.begin_confirmation(&self.principal)?;
             self.ask(form, cancel).await

@@ -29,7 +29,7 @@ use super::form::{schema, status_of};
 use super::page::{LinkBy, link_request};
 use crate::approval::{AnsweredOn, CallKey, Form, Once, Subject};
 use crate::bindings::confirmation::{Delivery as Answering, Status};
-use crate::capabilities::{Confirmer, PagePending, Reached};
+use crate::capabilities::{Confirmer, NotReached, PagePending, Reached, StoreStep};
 use crate::clock::Clock;
 use crate::mcp::results::ToolError;
 use crate::proposals::ProposalStore;
@@ -115,7 +115,7 @@ impl Confirmer for FirstRound {
         &'a self,
         _form: &'a Form,
         _cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Result<Reached, String>> {
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async { Ok(Reached::NeedsInput) })
     }
 }
@@ -220,27 +220,23 @@ impl Confirmer for Answered {
         "form"
     }
 
-    fn confirm<'a>(&'a self, form: &'a Form, _cancel: &'a CancellationToken) -> BoxFuture<'a, Result<Reached, String>> {
+    fn confirm<'a>(
+        &'a self,
+        form: &'a Form,
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Reached, NotReached>> {
         Box::pin(async move {
             if let Some(why) = self.sealed.subject().mismatch(&form.subject, AnsweredOn::StatelessRound) {
                 tracing::warn!(token = %form.subject.token, "refused a stateless answer: {why}");
-                return Err(why);
+                return Err(NotReached::OtherQuestion(why));
             }
             match self.store.claim(Once::StatelessAnswer(&self.sealed.answer), self.clock.now_ms()).await {
                 Ok(true) => Ok(Reached::status(self.status)),
                 Ok(false) => {
-                    let why = format!(
-                        "the person's answer in requestState (answer {}) was already used by an earlier retry; one answer \
-                         approves at most once, so nothing was approved. Propose again and ask the person again",
-                        self.sealed.answer
-                    );
                     tracing::warn!(token = %form.subject.token, "refused a replayed stateless answer");
-                    Err(why)
+                    Err(NotReached::AnswerSpent { answer: self.sealed.answer.clone() })
                 }
-                // the store's fixed words: its address and its own error are for the operator's log
-                Err(e) => {
-                    Err(format!("{}; the person's answer could not be counted, so nothing was approved", e.told()))
-                }
+                Err(e) => Err(NotReached::store(StoreStep::CountingAnswer)(e)),
             }
         })
     }
@@ -361,16 +357,18 @@ mod tests {
         ] {
             let c = answered(Status::Accepted, &asked, &store());
             let refused = c.confirm(&other, &ct).await.unwrap_err();
-            assert!(refused.contains("nothing was approved"), "{why}: {refused}");
+            assert!(matches!(refused, NotReached::OtherQuestion(_)), "{why}: {refused:?}");
+            assert!(refused.to_string().contains("nothing was approved"), "{why}: {refused}");
         }
         let shared = store();
         let c = answered(Status::Accepted, &asked, &shared);
-        assert_eq!(c.confirm(&asked, &ct).await, Ok(Reached::status(Status::Accepted)));
+        assert_eq!(c.confirm(&asked, &ct).await.unwrap(), Reached::status(Status::Accepted));
         let again = c.confirm(&asked, &ct).await.unwrap_err();
-        assert!(again.contains("already used"), "{again}");
+        assert!(matches!(again, NotReached::AnswerSpent { .. }), "{again:?}");
+        assert!(again.to_string().contains("already used"), "{again}");
         // the same answer presented through another confirmer (another retry, another replica)
         let copied = answered(Status::Accepted, &asked, &shared);
-        assert!(copied.confirm(&asked, &ct).await.unwrap_err().contains("already used"));
-        assert_eq!(FirstRound.confirm(&asked, &ct).await, Ok(Reached::NeedsInput));
+        assert!(copied.confirm(&asked, &ct).await.unwrap_err().to_string().contains("already used"));
+        assert_eq!(FirstRound.confirm(&asked, &ct).await.unwrap(), Reached::NeedsInput);
     }
 }
