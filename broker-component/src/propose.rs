@@ -7,6 +7,7 @@ use alloc::vec;
 use serde_json::{Map, Value, json};
 
 use equinix_broker_contract::MUTATE_TOOLSET;
+use equinix_broker_contract::answers::{CONFIRM_TOKEN, NEXT_STEP};
 
 use crate::capability::{FabricRequest, FabricResponse, Host, Method};
 use crate::grammar::{self, Kind, Object, arguments, opt, req, text};
@@ -43,7 +44,7 @@ pub static TOOL: ToolDef = ToolDef {
     schema_extra: Some(typed_specs),
     hints: BROKER,
     output: Output::Members(&[
-        ("confirm_token", "string"),
+        (CONFIRM_TOKEN, "string"),
         ("change_type", "string"),
         ("request_sha256", "string"),
         ("compiled_request", "object"),
@@ -52,7 +53,7 @@ pub static TOOL: ToolDef = ToolDef {
         ("price_context", "object"),
         ("touches", "object"),
         ("evicted_proposals", "array"),
-        ("next_step", "string"),
+        (NEXT_STEP, "string"),
     ]),
     run: call,
 };
@@ -113,14 +114,14 @@ pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
         without_names(adds, &known);
     }
     let mut result = json!({
-        "confirm_token": stored.token,
+        CONFIRM_TOKEN: stored.token,
         "change_type": change_type.as_str(),
         "request_sha256": request_sha256,
         "compiled_request": {"method": "POST", "path": change_type.path(), "body_canonical": canonical_spec},
         "expires_at": format_rfc3339_ms(expires_at_ms),
         "dry_run": {"status": response.status, "correlation_id": response.correlation_id, "answer_adds": answer_adds},
         "price_context": price::lean(price_context),
-        "next_step": NEXT_STEP,
+        NEXT_STEP: AFTER_PROPOSING,
     });
     if !touches.as_object().is_some_and(Map::is_empty) {
         result["touches"] = touches;
@@ -297,7 +298,7 @@ fn next_step_for(err: &ToolError) -> String {
     }
 }
 
-const NEXT_STEP: &str = "Show the user this proposal, then call fabric_confirm_change with the confirm_token; the \
+const AFTER_PROPOSING: &str = "Show the user this proposal, then call fabric_confirm_change with the confirm_token; the \
 user approves or declines where the server asks them (a form, or the approval page), not in chat.";
 
 fn is_dry_run_unsupported(err: &ToolError) -> bool {

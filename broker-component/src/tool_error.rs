@@ -5,6 +5,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use serde_json::{Map, Value, json};
 
+use equinix_broker_contract::answers::{ERROR, ERROR_KIND, ERROR_MESSAGE};
 use equinix_broker_contract::{QUOTE_CHARS, clip};
 
 use crate::capability::{FabricError, FabricResponse};
@@ -100,13 +101,13 @@ impl ToolError {
 
     pub fn to_json(&self) -> String {
         let mut inner = Map::new();
-        inner.insert("kind".into(), Value::String(self.kind.into()));
-        inner.insert("message".into(), Value::String(self.message.clone()));
+        inner.insert(ERROR_KIND.into(), Value::String(self.kind.into()));
+        inner.insert(ERROR_MESSAGE.into(), Value::String(self.message.clone()));
         for (k, v) in self.details.iter() {
             inner.insert(k.clone(), v.clone());
         }
         let mut outer = (*self.beside).clone();
-        outer.insert("error".into(), Value::Object(inner));
+        outer.insert(ERROR.into(), Value::Object(inner));
         crate::json::json_text(&Value::Object(outer))
     }
 }

@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+pub mod answers;
 pub mod body;
 pub mod fields;
 

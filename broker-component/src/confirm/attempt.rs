@@ -5,6 +5,8 @@ use alloc::format;
 use alloc::string::String;
 use serde_json::{Map, Value, json};
 
+use equinix_broker_contract::answers::{CONFIRM_TOKEN, HUMAN_CONFIRMATION, NEXT_STEP};
+
 use super::redeem::Redeemable;
 use crate::capability::{ConfirmStatus, Host};
 use crate::proposal::{Checks, PROPOSE_AGAIN, token_error};
@@ -24,7 +26,7 @@ impl<'a> Attempt<'a> {
     /// token (not a stateless first round, which only looks).
     pub(super) fn new(token: &'a str, consumes: bool, r: &Redeemable) -> Self {
         let mut result = Map::new();
-        result.insert("confirm_token".into(), json!(token));
+        result.insert(CONFIRM_TOKEN.into(), json!(token));
         result.insert("change_type".into(), json!(r.proposal.change_type.as_str()));
         result.insert("request_sha256".into(), json!(r.proposal.request_sha256));
         Attempt { token, consumes, result, checks: r.checks }
@@ -69,10 +71,10 @@ impl<'a> Attempt<'a> {
         message: String,
     ) -> Value {
         self.result.insert("executed".into(), json!(executed));
-        self.result.insert("human_confirmation".into(), json!({"status": status}));
+        self.result.insert(HUMAN_CONFIRMATION.into(), json!({"status": status}));
         self.result.insert("confirm_checks".into(), self.checks.to_json());
         self.result.insert("message".into(), json!(message));
-        self.result.insert("next_step".into(), json!(next_step(executed, status)));
+        self.result.insert(NEXT_STEP.into(), json!(next_step(executed, status)));
         let v = Value::Object(self.result);
         if self.consumes {
             host.store_settle(self.token, crate::json::json_text(&v).into_bytes());

@@ -11,6 +11,7 @@
 use alloc::format;
 use alloc::string::ToString;
 use equinix_broker_contract::MUTATE_TOOLSET;
+use equinix_broker_contract::answers::{CONFIRM_TOKEN, HUMAN_CONFIRMATION, NEXT_STEP};
 use serde_json::{Value, json};
 
 use crate::capability::{Answer, Approval, ConfirmStatus, CreateRequest, Delivery, Host};
@@ -49,12 +50,12 @@ pub static TOOL: ToolDef = ToolDef {
     schema_extra: None,
     hints: BROKER,
     output: Output::Members(&[
-        ("confirm_token", "string"),
+        (CONFIRM_TOKEN, "string"),
         ("executed", "boolean|null"),
-        ("human_confirmation", "object"),
+        (HUMAN_CONFIRMATION, "object"),
         ("confirm_checks", "object"),
         ("message", "string"),
-        ("next_step", "string"),
+        (NEXT_STEP, "string"),
         ("change_type", "string"),
         ("request_sha256", "string"),
         ("created", "object"),

@@ -1,6 +1,7 @@
 //! Tool results as clients get them: structured content plus the same JSON as text, and the one
 //! shape of a host-made tool error, `{"error": {"kind", "message", ...}}`.
 
+use equinix_broker_contract::answers::{ERROR, ERROR_KIND, ERROR_MESSAGE};
 use rmcp::model::{CallToolResponse, CallToolResult, ErrorData};
 use serde_json::{Map, Value};
 
@@ -18,8 +19,8 @@ pub(crate) struct ToolError {
 impl ToolError {
     pub fn new(kind: &str, message: impl Into<String>) -> Self {
         let mut error = Map::new();
-        error.insert("kind".into(), Value::String(kind.into()));
-        error.insert("message".into(), Value::String(message.into()));
+        error.insert(ERROR_KIND.into(), Value::String(kind.into()));
+        error.insert(ERROR_MESSAGE.into(), Value::String(message.into()));
         ToolError { error }
     }
 
@@ -31,7 +32,7 @@ impl ToolError {
 
     pub(crate) fn into_value(self) -> Value {
         let mut outer = Map::new();
-        outer.insert("error".into(), Value::Object(self.error));
+        outer.insert(ERROR.into(), Value::Object(self.error));
         Value::Object(outer)
     }
 
@@ -108,7 +109,7 @@ pub(crate) fn outcome_of(result: Result<&CallToolResponse, &ErrorData>) -> (&'st
                     read.as_ref()
                 }
             };
-            let kind = value.and_then(|v| v.pointer("/error/kind")).and_then(Value::as_str);
+            let kind = value.and_then(equinix_broker_contract::answers::error_kind);
             ("error", Some(equinix_broker_contract::clip(kind.unwrap_or("unknown"), 40)))
         }
         Ok(CallToolResponse::Complete(_)) => ("ok", None),

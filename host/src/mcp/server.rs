@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use equinix_broker_contract::answers::{Confirmed, Proposed};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -16,6 +17,7 @@ use serde_json::{Value, json};
 use super::reach;
 use super::results::{self, ToolError};
 pub use super::shared::Shared;
+
 use crate::approval::{self, CallKey, Delivery};
 use crate::audit::events::{Call, PolicyDecision};
 use crate::audit::{self, AuditLog, Record};
@@ -192,12 +194,13 @@ impl McpServer {
         };
         if name == equinix_broker_contract::PROPOSE_TOOL
             && !is_error
-            && let (Some(token), Some(reason)) = (
-                value.get("confirm_token").and_then(Value::as_str),
+            && let (Some(proposed), Some(reason)) = (
+                Proposed::read(&value),
                 arguments.get(equinix_broker_contract::AGENT_REASON_ARG).and_then(Value::as_str),
             )
         {
             let (store, now) = (&self.shared.grants.proposals, self.shared.grants.clock.now_ms());
+            let token = proposed.confirm_token;
             crate::approval_page::people::remember_agent_reason(store, principal.as_str(), token, reason, now).await;
         }
         let value = match &called.ending.page_said {
@@ -284,14 +287,13 @@ fn with_page_decision(mut value: Value, said: &crate::capabilities::PageSaid, no
 /// A proposal's result (it names its confirm token): its next step says what this client's
 /// confirm will do.
 fn proposed(v: &Value, is_error: bool) -> bool {
-    !is_error && v.get("confirm_token").is_some()
+    !is_error && Proposed::read(v).is_some()
 }
 
 /// A confirm's result that reached nobody (`unsupported_by_client`): the component cannot know
 /// whether this server's way out is an enrollment.
 fn reached_nobody(v: &Value, _is_error: bool) -> bool {
-    v.pointer("/human_confirmation/status").and_then(Value::as_str) == Some("unsupported_by_client")
-        && v.get("next_step").is_some()
+    Confirmed::read(v).reached_nobody()
 }
 
 /// A call stopped because the proposal store (where the page's records live) did not answer.
@@ -505,7 +507,7 @@ impl McpServer {
         };
         let confirmer = match reach::confirmer(delivery, &reaching).await {
             Ok(c) => c,
-            Err(why) => return Answered::Before(store_unavailable(&why)),
+            Err(e) => return Answered::Before(store_unavailable(&e.told())),
         };
         let page_instead = roads.page_instead.and_then(|road| reach::fallback(road, &reaching));
         let progress = context
