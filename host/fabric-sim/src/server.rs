@@ -51,8 +51,9 @@ pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHa
     Seeded::new(config).start(addr).await
 }
 
-/// A simulator's estate and routes, made before it listens: all of its start that is work, none
-/// of it I/O, so a server can make it on another thread while it does something else.
+/// A simulator's routes, made before it listens: all of its start that is work, none of it I/O,
+/// so a server can make it on another thread while it does something else. (Its estate is seeded
+/// at the first request that reads it.)
 pub struct Seeded {
     sim: Sim,
     app: Router,

@@ -82,7 +82,9 @@ pub(crate) struct Inner {
     pub(crate) tokens: HashMap<String, Instant>,
     pub(crate) stats: Stats,
     pub(crate) faults: VecDeque<Fault>,
-    pub(crate) estate: Estate,
+    /// Seeded at its first use, not at start: a server that is never asked anything (a client
+    /// that only lists tools) never pays for it, and its start does not wait for it.
+    pub(crate) estate: std::cell::LazyCell<Estate>,
 }
 
 /// The shared state, cheap to clone into every route.
@@ -99,7 +101,7 @@ impl Sim {
                 tokens: HashMap::new(),
                 stats: Stats::default(),
                 faults: VecDeque::new(),
-                estate: Estate::seeded(),
+                estate: std::cell::LazyCell::new(Estate::seeded),
             })),
         }
     }
