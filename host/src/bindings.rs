@@ -51,7 +51,7 @@ impl From<confirmation::Status> for equinix_broker_contract::ConfirmStatus {
     }
 }
 
-/// The delivery as the contract names it, with the rules both sides read from it.
+/// The round (the WIT `delivery`) as the contract names it, with the rules both sides read from it.
 impl From<confirmation::Delivery> for equinix_broker_contract::Delivery {
     fn from(delivery: confirmation::Delivery) -> Self {
         use confirmation::Delivery as D;

@@ -11,7 +11,7 @@
 //!   guest's;
 //! - [`admit`]: the order of those checks before a question is shown ([`admit()`]), and which road
 //!   the operator's policy then lets it take ([`policed`]);
-//! - [`delivery`]: which roads a call's question takes ([`choose`]), chosen once per call;
+//! - [`road`]: which roads a call's question takes ([`choose`]), chosen once per call;
 //! - [`binding`]: what ties a stored proposal to the dry run that validated it;
 //! - [`form`]: what the person reads, rendered by the host from the exact bytes;
 //! - [`deciders`]: who decides a request on the approval page, and under a quorum which
@@ -24,16 +24,16 @@
 pub mod admit;
 pub mod binding;
 pub mod deciders;
-pub mod delivery;
 pub mod form;
 mod once;
+pub mod road;
 pub mod rules;
 mod subject;
 
 pub use admit::{Admitted, Asked, Policed, admit, policed};
 pub use binding::{AFTERWARDS_MS, Binding, Redeemed, TTL_MS, Validation, answerable};
-pub use delivery::{Call, Declared, Delivery, Offered, Roads, Round, Sealed, choose};
 pub use form::Form;
 pub use once::Once;
+pub use road::{Call, Declared, Offered, Road, Roads, Round, Sealed, choose};
 pub use rules::{Asker, Mint, Question, bound, may_ask, may_mint};
 pub use subject::{AnsweredOn, CallKey, Subject};

@@ -97,8 +97,8 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
     let Some(found) = found.filter(|r| r.token == q.token) else {
         return Err(NotAsked::NotTaken { token: token() });
     };
-    let delivery = equinix_broker_contract::Delivery::from(q.round);
-    if !found.taken && delivery.takes_the_proposal() {
+    let round = equinix_broker_contract::Delivery::from(q.round);
+    if !found.taken && round.takes_the_proposal() {
         return Err(NotAsked::OnlyPeeked { token: token() });
     }
     let Some(binding) = &found.binding else {
@@ -112,7 +112,7 @@ pub fn bound<'r>(found: Option<&'r Redeemed>, q: &Question) -> Result<&'r Bindin
         return Err(NotAsked::OtherPrincipal { token: token() });
     }
     // a stateless retry carries an answer already given: it is judged when it is minted
-    if delivery.judges_the_ttl_before_asking() && !binding.fresh_at(q.now_ms) {
+    if round.judges_the_ttl_before_asking() && !binding.fresh_at(q.now_ms) {
         return Err(NotAsked::Stale { age_ms: q.now_ms.saturating_sub(binding.validated_at_ms) });
     }
     Ok(binding)

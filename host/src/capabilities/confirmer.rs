@@ -1,5 +1,5 @@
 //! How one tool call reaches its person: the MCP front builds one [`Confirmer`] per call for the
-//! delivery `approval::choose` chose (form elicitation, a stateless round, the approval page, or
+//! road `approval::choose` chose (form elicitation, a stateless round, the approval page, or
 //! nobody at all), and the `confirmation` capability puts its form before the person through it.
 
 use futures_util::future::BoxFuture;

@@ -18,7 +18,7 @@ use super::reach;
 use super::results::{self, ToolError};
 pub use super::shared::Shared;
 
-use crate::approval::{self, CallKey, Delivery};
+use crate::approval::{self, CallKey, Road};
 use crate::audit::events::{Call, PolicyDecision};
 use crate::audit::{self, AuditLog, Record};
 use crate::capabilities::{Awaiting, CallContext, CallState, CorrelationIds, PagePending, StepReporter, ToolGrant};
@@ -49,22 +49,22 @@ impl McpServer {
         arguments: Value,
         call: CallContext,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.run_delivered(name, arguments, call, Delivery::NotAsked).await
+        self.run_on_road(name, arguments, call, Road::NotAsked).await
     }
 
-    /// [`McpServer::run_tool`] of a call whose question takes `delivery`: the result, or what the
+    /// [`McpServer::run_tool`] of a call whose question takes `road`: the result, or what the
     /// question waits for (a stateless round's input request, or the approval page's link).
-    async fn run_delivered(
+    async fn run_on_road(
         &self,
         name: &str,
         arguments: Value,
         call: CallContext,
-        delivery: Delivery,
+        road: Road,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = std::time::Instant::now();
         let principal = call.principal.clone();
         let ids = CorrelationIds::default();
-        let result = self.run_tool_inner(name, arguments, call, ids.clone(), delivery).await;
+        let result = self.run_tool_inner(name, arguments, call, ids.clone(), road).await;
         self.access_line(name, &principal, started.elapsed(), result.as_ref(), &ids.joined());
         result
     }
@@ -107,7 +107,7 @@ impl McpServer {
         arguments: Value,
         call: CallContext,
         ids: CorrelationIds,
-        delivery: Delivery,
+        road: Road,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.shared.registry.get(name) else {
             return Err(ErrorData::invalid_params(
@@ -152,14 +152,14 @@ impl McpServer {
         if let Some(awaiting) = called.ending.awaiting {
             let key = || CallKey::new(&principal, name, &arguments);
             let decisions = called.ending.decisions;
-            return Ok(match (awaiting, delivery) {
+            return Ok(match (awaiting, road) {
                 // a 2026-07-28 round: the form, or the page's link, goes out as an input request
                 (Awaiting::Input(form), _) => {
                     let result = reach::stateless::input_required(&self.shared.request_state, &key(), &form);
                     self.audit_first_round(audited, decisions).await;
                     result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
                 }
-                (Awaiting::Page(pending), Delivery::RoundTrip(_)) => {
+                (Awaiting::Page(pending), Road::RoundTrip(_)) => {
                     crate::metrics::metrics().confirmation("input_required");
                     let result = reach::stateless::page_input_required(&self.shared.request_state, &key(), &pending);
                     self.audit_first_round(audited, decisions).await;
@@ -422,7 +422,7 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// How a call ended, for its accounting: through [`McpServer::run_delivered`] (which logged,
+/// How a call ended, for its accounting: through [`McpServer::run_on_road`] (which logged,
 /// counted and audited it), or before it.
 enum Answered {
     Accounted(Result<CallToolResponse, ErrorData>),
@@ -493,7 +493,7 @@ impl McpServer {
             offered,
             approval::Call { tool_asks, proposes: is_propose, sealed: sealed_kind },
         );
-        let delivery = roads.delivery;
+        let road = roads.road;
         tracing::debug!(tool = %self.logged_name(&name), ?declared, ?roads, "how the person is reached");
         let reaching = reach::Reaching {
             shared: &self.shared,
@@ -505,7 +505,7 @@ impl McpServer {
             sealed,
             responses: request.input_responses.as_ref(),
         };
-        let confirmer = match reach::confirmer(delivery, &reaching).await {
+        let confirmer = match reach::confirmer(road, &reaching).await {
             Ok(c) => c,
             Err(e) => return Answered::Before(store_unavailable(&e.told())),
         };
@@ -515,14 +515,14 @@ impl McpServer {
             .get_progress_token()
             .map(|t| Arc::new(Progress::new(context.peer.clone(), t)) as Arc<dyn StepReporter>);
         let call = CallContext { principal, scopes, confirmer, page_instead, cancel: flight.cancel.clone(), progress };
-        let response = match self.run_delivered(&name, arguments, call, delivery).await {
+        let response = match self.run_on_road(&name, arguments, call, road).await {
             Ok(r) => r,
             Err(e) => return Answered::Accounted(Err(e)),
         };
         // a propose says how this client's confirm of what it proposed will reach a person
         let Some(confirm) = roads.confirm_next else {
-            return Answered::Accounted(Ok(match delivery {
-                Delivery::Nobody => with_next_step(response, &reach::after_nobody(&self.shared), reached_nobody),
+            return Answered::Accounted(Ok(match road {
+                Road::Nobody => with_next_step(response, &reach::after_nobody(&self.shared), reached_nobody),
                 _ => response,
             }));
         };

@@ -54,7 +54,7 @@ pub(crate) fn status_of(action: &ElicitationAction, content: Option<&Value>) -> 
     }
 }
 
-/// For a client that declared form elicitation (the delivery `approval::choose` calls `Form`).
+/// For a client that declared form elicitation (the road `approval::choose` calls `Road::Form`).
 impl Confirmer for ElicitConfirmer {
     fn method(&self) -> &'static str {
         "form"

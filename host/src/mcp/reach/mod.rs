@@ -15,7 +15,7 @@ use self::form::ElicitConfirmer;
 use self::page::{LinkBy, PageRound, UrlElicit};
 use self::stateless::{FirstRound, OpenedState};
 use super::shared::Shared;
-use crate::approval::{CallKey, Declared, Delivery, Offered, Round};
+use crate::approval::{CallKey, Declared, Offered, Road, Round};
 use crate::capabilities::{Confirmer, Fallback, NobodyToAsk};
 use crate::principal::Principal;
 use crate::proposals::StoreUnavailable;
@@ -104,34 +104,34 @@ pub(crate) struct Reaching<'a> {
     pub responses: Option<&'a InputResponses>,
 }
 
-/// The confirmer of `delivery` for `call`. `Err`: the proposal store, where the approval page's
+/// The confirmer of `road` for `call`. `Err`: the proposal store, where the approval page's
 /// records live, did not answer.
-pub(crate) async fn confirmer(delivery: Delivery, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, StoreUnavailable> {
+pub(crate) async fn confirmer(road: Road, call: &Reaching<'_>) -> Result<Arc<dyn Confirmer>, StoreUnavailable> {
     let shared = call.shared;
     let page = || shared.approval_page.clone().expect("the plan sends a person to the page only when there is one");
     // a 2026-07-28 round's link goes in the mode the client declared
     let round_link = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
-    Ok(match delivery {
-        Delivery::NotAsked | Delivery::OptIn | Delivery::Nobody => Arc::new(NobodyToAsk),
-        Delivery::Form => Arc::new(ElicitConfirmer {
+    Ok(match road {
+        Road::NotAsked | Road::OptIn | Road::Nobody => Arc::new(NobodyToAsk),
+        Road::Form => Arc::new(ElicitConfirmer {
             peer: call.peer.clone(),
             timeout: shared.elicit_timeout,
             fairness: shared.fairness.clone(),
             principal: call.principal.clone(),
         }),
-        Delivery::UrlElicitation => Arc::new(url_elicit(page(), call, LinkBy::Url)),
-        Delivery::PageByForm => Arc::new(url_elicit(page(), call, LinkBy::Form)),
-        Delivery::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
-        Delivery::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
-        Delivery::RoundTrip(Round::FirstPage) => {
+        Road::UrlElicitation => Arc::new(url_elicit(page(), call, LinkBy::Url)),
+        Road::PageByForm => Arc::new(url_elicit(page(), call, LinkBy::Form)),
+        Road::PageLink => Arc::new(PageRound::for_call(page(), call.principal, call.tool, call.key).await?),
+        Road::RoundTrip(Round::FirstForm) => Arc::new(FirstRound),
+        Road::RoundTrip(Round::FirstPage) => {
             Arc::new(PageRound::first_round(page(), call.principal.clone(), call.tool.to_string(), round_link))
         }
-        Delivery::RoundTrip(Round::RetryPage) => {
+        Road::RoundTrip(Round::RetryPage) => {
             let id = call.sealed.as_ref().and_then(|s| s.page.clone());
             Arc::new(PageRound::for_state(page(), call.principal, call.tool, id.as_deref(), round_link).await?)
         }
-        Delivery::RoundTrip(Round::RetryForm) => {
-            let sealed = call.sealed.clone().expect("a retry's delivery comes from its sealed state");
+        Road::RoundTrip(Round::RetryForm) => {
+            let sealed = call.sealed.clone().expect("a retry's road comes from its sealed state");
             let (store, clock) = (shared.grants.proposals.clone(), shared.grants.clock.clone());
             Arc::new(stateless::answer(sealed, call.responses, store, clock))
         }
@@ -154,19 +154,19 @@ fn url_elicit(page: Arc<crate::approval_page::ApprovalPage>, call: &Reaching<'_>
 /// The road to the page (`Roads::page_instead`) a call that was to get the form keeps for when
 /// the operator's policy allows its create only there. No confirmer of it is made unless the
 /// policy refuses the call's own road.
-pub(crate) fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fallback> {
+pub(crate) fn fallback(page_instead: Road, call: &Reaching<'_>) -> Option<Fallback> {
     let page = call.shared.approval_page.clone()?;
     let road: Box<dyn FnOnce() -> Arc<dyn Confirmer> + Send + Sync> = match page_instead {
-        Delivery::PageByForm => {
+        Road::PageByForm => {
             let elicit = url_elicit(page, call, LinkBy::Form);
             Box::new(move || Arc::new(elicit))
         }
-        Delivery::RoundTrip(Round::FirstPage) => {
+        Road::RoundTrip(Round::FirstPage) => {
             let link_by = if call.declared.url { LinkBy::Url } else { LinkBy::Form };
             let (principal, tool) = (call.principal.clone(), call.tool.to_string());
             Box::new(move || Arc::new(PageRound::first_round(page, principal, tool, link_by)))
         }
-        // no other road stands in for the form (`Delivery::page_instead` gives only these two)
+        // no other road stands in for the form (`Road::page_instead` gives only these two)
         _ => return None,
     };
     Some(Fallback { method: crate::approval_page::record::METHOD_PAGE, road })
@@ -175,8 +175,8 @@ pub(crate) fn fallback(page_instead: Delivery, call: &Reaching<'_>) -> Option<Fa
 /// The next step of a proposal, in the host's words: what this client's confirm will do, said
 /// before the token can be spent, never discovered after. A server whose page waits for its first
 /// local approver names the one command that opens it.
-pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<String> {
-    if delivery == Delivery::Nobody
+pub fn next_step(road: Road, shared: &Shared) -> Option<String> {
+    if road == Road::Nobody
         && let Some(command) = enroll_command(shared)
     {
         return Some(format!(
@@ -185,30 +185,30 @@ pub fn next_step(delivery: Delivery, shared: &Shared) -> Option<String> {
              it answers approval_pending with their link."
         ));
     }
-    Some(match delivery {
-        Delivery::Form | Delivery::RoundTrip(Round::FirstForm) => {
+    Some(match road {
+        Road::Form | Road::RoundTrip(Round::FirstForm) => {
             "Show the user this proposal, then call fabric_confirm_change: this client shows the person a form with \
              the exact request to approve or decline, not in chat."
         }
-        Delivery::UrlElicitation | Delivery::RoundTrip(Round::FirstPage) => {
+        Road::UrlElicitation | Road::RoundTrip(Round::FirstPage) => {
             "Show the user this proposal, then call fabric_confirm_change: this client opens the approval page, where \
              the person approves or declines the exact request."
         }
-        Delivery::PageLink => {
+        Road::PageLink => {
             "Show the user this proposal, then call fabric_confirm_change: it answers approval_pending with an \
              approval_url for the person (nothing used up); once they decided on that page, call it again."
         }
-        Delivery::OptIn => {
+        Road::OptIn => {
             "Show the user this proposal; call fabric_confirm_change only if they want it: this client shows no form \
              and the operator allows creates without one, so the call creates at once."
         }
-        Delivery::Nobody => {
+        Road::Nobody => {
             "Do not call fabric_confirm_change: this client shows no form and this server has no approval page, so \
              it would answer unsupported_by_client and spend the token. Confirm from a client that shows forms, or ask \
              the operator for the approval page."
         }
         // a propose is never a retry, and its tool may ask
-        Delivery::NotAsked | Delivery::PageByForm | Delivery::RoundTrip(_) => return None,
+        Road::NotAsked | Road::PageByForm | Road::RoundTrip(_) => return None,
     }
     .to_string())
 }
