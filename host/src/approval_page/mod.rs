@@ -708,7 +708,8 @@ impl ApprovalPage {
         });
         if let Err(e) = AuditLog::record(log, entry.at(now)).await {
             crate::metrics::metrics().page_decision("refused");
-            return Err(NotDecided::NotAudited(e.to_string()));
+            tracing::error!("a decision is not in the audit log: {e}");
+            return Err(NotDecided::NotAudited(e.reason().to_string()));
         }
         let kept = match (approve, requirement.is_empty()) {
             (true, false) => {

@@ -85,6 +85,22 @@ impl Drop for Away {
     }
 }
 
+/// A record that is not on disk. Its Display names the file, for the operator's log; a client,
+/// the component or a browser is told only [`NotRecorded::reason`], never where the log lives.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{}: {reason}", .path.display())]
+pub struct NotRecorded {
+    path: PathBuf,
+    reason: String,
+}
+
+impl NotRecorded {
+    /// Why, in the system's words ("No space left on device (os error 28)"), without the path.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
 /// The open file and where its chain stands.
 struct Writing {
     file: File,
@@ -97,7 +113,7 @@ struct Writing {
 /// Lines waiting for the writer, each with whoever waits for it to be durable.
 #[derive(Default)]
 struct Queue {
-    waiting: Vec<(String, tokio::sync::oneshot::Sender<Result<(), String>>)>,
+    waiting: Vec<(String, tokio::sync::oneshot::Sender<Result<(), NotRecorded>>)>,
     /// A writer is draining the queue (at most one at a time).
     writing: bool,
 }
@@ -256,10 +272,9 @@ impl AuditLog {
         Away(log.clone())
     }
 
-    /// Appends `record` and waits until it is on disk; the error names the file. The write and
-    /// sync run on the blocking pool (they never stall other calls), shared with the records
-    /// that arrive meanwhile.
-    pub async fn record(log: Arc<AuditLog>, record: Record) -> Result<(), String> {
+    /// Appends `record` and waits until it is on disk. The write and sync run on the blocking
+    /// pool (they never stall other calls), shared with the records that arrive meanwhile.
+    pub async fn record(log: Arc<AuditLog>, record: Record) -> Result<(), NotRecorded> {
         // the line is what waits for the sync: the record goes now, not after the fsync
         let line = record.line();
         drop(record);
@@ -267,7 +282,7 @@ impl AuditLog {
     }
 
     /// [`AuditLog::record`] of a record already made into its line.
-    async fn record_line(log: Arc<AuditLog>, line: String) -> Result<(), String> {
+    async fn record_line(log: Arc<AuditLog>, line: String) -> Result<(), NotRecorded> {
         let (done, durable) = tokio::sync::oneshot::channel();
         let start_writer = {
             let mut queue = log.queue.lock().unwrap_or_else(|p| p.into_inner());
@@ -279,7 +294,8 @@ impl AuditLog {
             let writer = log.clone();
             tokio::task::spawn_blocking(move || writer.drain());
         }
-        durable.await.unwrap_or_else(|_| Err("the audit writer stopped".into()))
+        let stopped = || NotRecorded { path: log.path.clone(), reason: "the audit writer stopped".into() };
+        durable.await.unwrap_or_else(|_| Err(stopped()))
     }
 
     /// Writes and syncs batches until nobody is waiting.
@@ -309,7 +325,8 @@ impl AuditLog {
                     lines.iter().map(|_| Err(std::io::Error::other("the audit writer failed"))).collect()
                 });
             for (waiter, outcome) in waiters.into_iter().zip(outcomes) {
-                let _ = waiter.send(outcome.map_err(|e| format!("{}: {e}", self.path.display())));
+                let _ =
+                    waiter.send(outcome.map_err(|e| NotRecorded { path: self.path.clone(), reason: e.to_string() }));
             }
         }
     }
@@ -481,6 +498,13 @@ pub fn rfc3339(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_not_on_disk_names_its_file_to_the_operator_only() {
+        let e = NotRecorded { path: "/srv/equinix/audit.jsonl".into(), reason: "File too large (os error 27)".into() };
+        assert_eq!(e.to_string(), "/srv/equinix/audit.jsonl: File too large (os error 27)");
+        assert_eq!(e.reason(), "File too large (os error 27)");
+    }
     use crate::audit::chain::{Verdict, verify};
     use serde_json::{Value, json};
 

@@ -286,12 +286,12 @@ impl ConfirmView<'_> {
     }
 
     /// Appends the event `event` to the audit log and waits until it is on disk.
-    async fn record(&mut self, event: Event) -> Result<(), String> {
+    async fn record(&mut self, event: Event) -> Result<(), Unrecorded> {
         let Some(log) = self.confirm.audit.clone() else {
-            return Err("this server has no audit log".into());
+            return Err(Unrecorded::NoLog);
         };
         let record = event.at(self.call.clock.now_ms());
-        self.meter.outside_guest(AuditLog::record(log, record)).await
+        Ok(self.meter.outside_guest(AuditLog::record(log, record)).await?)
     }
 
     /// What every audit record about `approval` says.
@@ -415,17 +415,37 @@ impl confirmation::Host for ConfirmView<'_> {
         let minted = ApprovalEvent { plan: approval.plan.clone(), ..self.about(&approval) };
         if let Err(e) = self.record(Event::ApprovalMinted(minted)).await {
             tracing::error!("no approval minted: the audit log failed: {e}");
-            let why = format!("the audit log could not record the approval ({e})");
+            let why = format!("the audit log could not record the approval ({})", e.told());
             let now = self.call.clock.now_ms();
             self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why }, now).await;
             return Ok(Err(format!(
-                "the person's answer was {} but the audit log could not record the approval ({e}), so nothing can be \
+                "the person's answer was {} but the audit log could not record the approval ({}), so nothing can be \
                  created",
-                status_name(status)
+                status_name(status),
+                e.told()
             )));
         }
         let handle = self.confirm.table.push(approval)?;
         Ok(Ok(Answer { status, approval: Some(handle) }))
+    }
+}
+
+/// Why an event is not in the audit log. Its Display names the file, for the operator's log; the
+/// component, the agent and the approval page are told [`Unrecorded::told`], which does not.
+#[derive(Debug, thiserror::Error)]
+enum Unrecorded {
+    #[error("this server has no audit log")]
+    NoLog,
+    #[error(transparent)]
+    Failed(#[from] crate::audit::NotRecorded),
+}
+
+impl Unrecorded {
+    fn told(&self) -> &str {
+        match self {
+            Unrecorded::NoLog => "this server has no audit log",
+            Unrecorded::Failed(e) => e.reason(),
+        }
     }
 }
 
@@ -455,10 +475,11 @@ impl confirmation::HostApproval for ConfirmView<'_> {
             crate::metrics::metrics().create("not_sent");
             let not_sent = ApprovalEvent { error: Some(format!("the audit log failed: {e}")), ..self.about(&approval) };
             let _ = self.record(Event::CreateNotSent(not_sent)).await;
-            let (now, why) = (self.call.clock.now_ms(), format!("the audit log could not record the create ({e})"));
+            let told = e.told();
+            let (now, why) = (self.call.clock.now_ms(), format!("the audit log could not record the create ({told})"));
             self.confirm.follow(approval.page.as_deref(), Outcome::NotSent { at_ms: now, why }, now).await;
             return Ok(Err(fabric::Error::Refused(format!(
-                "the audit log could not record the create before sending it ({e}); nothing was sent"
+                "the audit log could not record the create before sending it ({told}); nothing was sent"
             ))));
         }
         let now = self.call.clock.now_ms();

@@ -240,7 +240,8 @@ impl McpServer {
         record.policy_decisions = decisions;
         if let Err(e) = AuditLog::record(log, Record::Call(record)).await {
             tracing::error!("could not write the audit log {e}");
-            value["audit_warning"] = json!(format!("this outcome could not be written to the audit log {e}"));
+            value["audit_warning"] =
+                json!(format!("this outcome could not be written to the audit log: {}", e.reason()));
         }
         value
     }

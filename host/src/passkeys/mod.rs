@@ -207,7 +207,10 @@ impl Passkeys {
             peer: peer.to_string(),
         })
         .at(now);
-        AuditLog::record(log.clone(), entry).await.map_err(|e| PasskeyError::NotRecorded(e.to_string()))?;
+        AuditLog::record(log.clone(), entry).await.map_err(|e| {
+            tracing::error!("a passkey's enrollment is not in the audit log: {e}");
+            PasskeyError::NotRecorded(e.reason().to_string())
+        })?;
         if let Err(why) = self.store.insert(enrollment.clone()).await {
             let entry = Event::PasskeyEnrollmentNotKept(events::PasskeyNotKept {
                 credential_id: enrollment.credential_id.clone(),

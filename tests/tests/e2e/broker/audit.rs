@@ -75,10 +75,14 @@ async fn no_create_is_sent_when_the_audit_record_cannot_be_made_durable() {
     let b = Broker { server, sim };
     let p = b.propose("full-disk", 1001).await;
     assert!(p["audit_warning"].as_str().unwrap().contains("File too large"), "{p}");
+    // where the log lives is the operator's to read, not the agent's
+    let file = audit.file_name().unwrap().to_str().unwrap();
+    assert!(!p.to_string().contains(file), "{p}");
     let (err, out) = b.confirm(&token(&p)).await;
     assert!(err, "{out}");
     assert_eq!(out["error"]["kind"], "confirmation_refused", "{out}");
     assert!(out["error"]["message"].as_str().unwrap().contains("audit log"), "{out}");
+    assert!(!out.to_string().contains(file), "{out}");
     assert_eq!(out["error"]["result"]["executed"], false);
     assert!(out["confirm_checks"].is_object());
     assert_eq!(b.creates().await, 0, "nothing created without a durable record");
