@@ -2,7 +2,7 @@
 //! server's check of it is what both the table's row and the divan bench measure.
 
 use equinix_mcp::passkeys::offline::Export;
-use equinix_mcp::passkeys::{ApprovalIdentity, Ceremony, Evidence, Passkey, ceremony};
+use equinix_mcp::passkeys::{ApprovalIdentity, Ceremony, CeremonyError, Evidence, Passkey, ceremony};
 
 pub struct Recorded {
     pub ceremony: Ceremony,
@@ -30,7 +30,7 @@ impl Recorded {
 
     /// What the server does with an answer: the state rebuilt with the request's challenge, then
     /// webauthn-rs's check of the assertion.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CeremonyError> {
         let [page, token, request_sha256, validation, proposer] = &self.fields;
         let id = ApprovalIdentity {
             page,

@@ -30,6 +30,51 @@ pub const LOCALHOST: &str = "localhost";
 /// How long the browser gives the person to use their authenticator.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Why a relying party could not be made, a ceremony could not begin, or the browser's answer is
+/// refused: what the page and `audit verify` match on, worded as the person (or, for the origin,
+/// the operator) reads it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CeremonyError {
+    #[error("the page's origin {origin:?}: {why}")]
+    NotAnOrigin { origin: String, why: String },
+    #[error(
+        "passkeys need the page at a host name, and {origin} is an IP address (browsers refuse WebAuthn there); give \
+         --approval-url with a name (http://localhost:PORT on this machine)"
+    )]
+    IpAddress { origin: String },
+    #[error("the WebAuthn relying party for {origin}: {why}")]
+    RelyingParty { origin: String, why: String },
+    /// webauthn-rs could not begin `what` ("the enrollment", "the approval").
+    #[error("starting {what}: {why}")]
+    NotBegun { what: &'static str, why: String },
+    #[error("the browser's answer is not a WebAuthn registration: {0}")]
+    NotARegistration(String),
+    #[error("the assertion's client data names no origin: {0}")]
+    NoOrigin(String),
+    #[error(
+        "the passkey signed this request on the page at {signed}, not on this page ({ours}): an answer counts only on \
+         the page that asked for it, and another page on this machine may show one request and ask for a signature \
+         over another"
+    )]
+    OtherPage { signed: String, ours: String },
+    /// WebAuthn refused the answer: what that means to the person, and webauthn-rs's words.
+    #[error("{0}")]
+    Refused(String),
+    #[error("the authenticator did not verify the person (no PIN, fingerprint or face)")]
+    NotVerified,
+    /// webauthn-rs's state or passkey record is not in the form this server sets or reads: its
+    /// words (a newer webauthn-rs would say so here, before any signature is trusted).
+    #[error("{0}")]
+    State(String),
+}
+
+/// The words, for the callers that pass refusals on as text.
+impl From<CeremonyError> for String {
+    fn from(e: CeremonyError) -> String {
+        e.to_string()
+    }
+}
+
 /// One relying party: the page's host (the RP ID) and its exact origin.
 pub struct Ceremony {
     webauthn: Webauthn,
@@ -40,13 +85,11 @@ pub struct Ceremony {
 impl Ceremony {
     /// For the page at `origin` (`http(s)://HOST[:PORT]`). The RP ID is its host, which must be a
     /// domain name (`localhost` included): browsers refuse WebAuthn on an IP address.
-    pub fn new(origin: &str) -> Result<Self, String> {
-        let url = Url::parse(origin).map_err(|e| format!("the page's origin {origin:?}: {e}"))?;
+    pub fn new(origin: &str) -> Result<Self, CeremonyError> {
+        let url = Url::parse(origin)
+            .map_err(|e| CeremonyError::NotAnOrigin { origin: origin.to_string(), why: e.to_string() })?;
         let Some(host) = url.domain() else {
-            return Err(format!(
-                "passkeys need the page at a host name, and {origin} is an IP address (browsers refuse WebAuthn \
-                 there); give --approval-url with a name (http://localhost:PORT on this machine)"
-            ));
+            return Err(CeremonyError::IpAddress { origin: origin.to_string() });
         };
         // the signed origin must be this page's exactly, port included: any process of any user can
         // listen on another port of `localhost`, show a harmless request there and collect the
@@ -54,7 +97,7 @@ impl Ceremony {
         // port still answers here ([`Ceremony::admits`]): the RP ID, `localhost`, is the same.
         let webauthn = WebauthnBuilder::new(host, &url)
             .and_then(|b| b.rp_name("equinix-mcp approvals").timeout(TIMEOUT).allow_any_port(false).build())
-            .map_err(|e| format!("the WebAuthn relying party for {origin}: {e}"))?;
+            .map_err(|e| CeremonyError::RelyingParty { origin: origin.to_string(), why: e.to_string() })?;
         Ok(Ceremony { webauthn, rp_id: host.to_string(), origin: url.origin().ascii_serialization() })
     }
 
@@ -79,13 +122,13 @@ impl Ceremony {
         principal: &str,
         shown_name: &str,
         exclude: Vec<CredentialID>,
-    ) -> Result<(CreationChallengeResponse, PasskeyRegistration), String> {
+    ) -> Result<(CreationChallengeResponse, PasskeyRegistration), CeremonyError> {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(format!("equinix-mcp passkey user v1\0{principal}").as_bytes());
         let handle = Uuid::from_slice(&digest[..16]).expect("16 bytes");
         self.webauthn
             .start_passkey_registration(handle, shown_name, shown_name, Some(exclude))
-            .map_err(|e| format!("starting the enrollment: {e}"))
+            .map_err(|e| CeremonyError::NotBegun { what: "the enrollment", why: e.to_string() })
     }
 
     /// The browser's answer (`navigator.credentials.create()`'s, as JSON) to the enrollment begun
@@ -96,9 +139,9 @@ impl Ceremony {
         state: &PasskeyRegistration,
         principal: &str,
         now_ms: u64,
-    ) -> Result<super::Enrollment, String> {
-        let answer: RegisterPublicKeyCredential = serde_json::from_str(answer)
-            .map_err(|e| format!("the browser's answer is not a WebAuthn registration: {e}"))?;
+    ) -> Result<super::Enrollment, CeremonyError> {
+        let answer: RegisterPublicKeyCredential =
+            serde_json::from_str(answer).map_err(|e| CeremonyError::NotARegistration(e.to_string()))?;
         let passkey = self.webauthn.finish_passkey_registration(&answer, state).map_err(|e| explain(&e))?;
         Ok(super::Enrollment {
             credential_id: URL_SAFE_NO_PAD.encode(passkey.cred_id()),
@@ -120,9 +163,11 @@ impl Ceremony {
         &self,
         passkeys: &[Passkey],
         id: &ApprovalIdentity,
-    ) -> Result<(RequestChallengeResponse, PasskeyAuthentication), String> {
-        let (mut options, state) =
-            self.webauthn.start_passkey_authentication(passkeys).map_err(|e| format!("starting the approval: {e}"))?;
+    ) -> Result<(RequestChallengeResponse, PasskeyAuthentication), CeremonyError> {
+        let (mut options, state) = self
+            .webauthn
+            .start_passkey_authentication(passkeys)
+            .map_err(|e| CeremonyError::NotBegun { what: "the approval", why: e.to_string() })?;
         let ours = challenge(id);
         let state = with_challenge(&state, &ours)?;
         options.public_key.challenge = ours.to_vec();
@@ -136,21 +181,16 @@ impl Ceremony {
         &self,
         assertion: &PublicKeyCredential,
         state: &PasskeyAuthentication,
-    ) -> Result<AuthenticationResult, String> {
+    ) -> Result<AuthenticationResult, CeremonyError> {
         // said in the person's words before webauthn-rs refuses it as "another site"
         let signed = signed_origin(assertion)?;
         if signed != self.origin {
-            return Err(format!(
-                "the passkey signed this request on the page at {signed}, not on this page ({}): an answer counts \
-                 only on the page that asked for it, and another page on this machine may show one request and \
-                 ask for a signature over another",
-                self.origin
-            ));
+            return Err(CeremonyError::OtherPage { signed, ours: self.origin.clone() });
         }
         let result = self.webauthn.finish_passkey_authentication(assertion, state).map_err(|e| explain(&e))?;
         if !result.user_verified() {
             // the passkey flow requires UV already; stated again where the approval depends on it
-            return Err("the authenticator did not verify the person (no PIN, fingerprint or face)".into());
+            return Err(CeremonyError::NotVerified);
         }
         Ok(result)
     }
@@ -158,46 +198,50 @@ impl Ceremony {
 
 /// The origin the browser wrote into the assertion's signed client data (checked again, with
 /// the rest of it, by webauthn-rs).
-pub(crate) fn signed_origin(assertion: &PublicKeyCredential) -> Result<String, String> {
+pub(crate) fn signed_origin(assertion: &PublicKeyCredential) -> Result<String, CeremonyError> {
     #[derive(serde::Deserialize)]
     struct ClientData {
         origin: String,
     }
     let data: ClientData = serde_json::from_slice(&assertion.response.client_data_json)
-        .map_err(|e| format!("the assertion's client data names no origin: {e}"))?;
+        .map_err(|e| CeremonyError::NoOrigin(e.to_string()))?;
     Ok(data.origin)
 }
 
 /// `state` with its challenge replaced by `ours`, read back to be sure it took.
-fn with_challenge(state: &PasskeyAuthentication, ours: &[u8; 32]) -> Result<PasskeyAuthentication, String> {
+fn with_challenge(state: &PasskeyAuthentication, ours: &[u8; 32]) -> Result<PasskeyAuthentication, CeremonyError> {
+    let state_error = |e: serde_json::Error| CeremonyError::State(e.to_string());
     let encoded = URL_SAFE_NO_PAD.encode(ours);
-    let mut form = serde_json::to_value(state).map_err(|e| e.to_string())?;
+    let mut form = serde_json::to_value(state).map_err(state_error)?;
     let slot = form.pointer_mut("/ast/challenge").filter(|v| v.is_string());
     let Some(slot) = slot else {
-        return Err("webauthn-rs's authentication state has no challenge where this server sets it".into());
+        let why = "webauthn-rs's authentication state has no challenge where this server sets it";
+        return Err(CeremonyError::State(why.into()));
     };
     *slot = serde_json::Value::String(encoded.clone());
-    let state: PasskeyAuthentication = serde_json::from_value(form).map_err(|e| e.to_string())?;
-    let back = serde_json::to_value(&state).map_err(|e| e.to_string())?;
+    let state: PasskeyAuthentication = serde_json::from_value(form).map_err(state_error)?;
+    let back = serde_json::to_value(&state).map_err(state_error)?;
     if back.pointer("/ast/challenge").and_then(|v| v.as_str()) != Some(encoded.as_str()) {
-        return Err("webauthn-rs did not keep the approval's challenge".into());
+        return Err(CeremonyError::State("webauthn-rs did not keep the approval's challenge".into()));
     }
     Ok(state)
 }
 
 /// A copy of `passkey` whose stored counter is zero: `audit verify` checks each recorded
 /// assertion's signature on its own and the counters' order across the log itself.
-pub fn without_counter(passkey: &Passkey) -> Result<Passkey, String> {
-    let mut form = serde_json::to_value(passkey).map_err(|e| e.to_string())?;
+pub fn without_counter(passkey: &Passkey) -> Result<Passkey, CeremonyError> {
+    let state_error = |e: serde_json::Error| CeremonyError::State(e.to_string());
+    let mut form = serde_json::to_value(passkey).map_err(state_error)?;
     let Some(slot) = form.pointer_mut("/cred/counter").filter(|v| v.is_u64()) else {
-        return Err("webauthn-rs's passkey record has no counter where this server expects one".into());
+        let why = "webauthn-rs's passkey record has no counter where this server expects one";
+        return Err(CeremonyError::State(why.into()));
     };
     *slot = serde_json::Value::from(0u32);
-    serde_json::from_value(form).map_err(|e| e.to_string())
+    serde_json::from_value(form).map_err(state_error)
 }
 
 /// What a refused ceremony means to the person.
-fn explain(e: &WebauthnError) -> String {
+fn explain(e: &WebauthnError) -> CeremonyError {
     let what = match e {
         WebauthnError::MismatchedChallenge => "the passkey signed another request than this one",
         WebauthnError::UserNotVerified => {
@@ -213,5 +257,27 @@ fn explain(e: &WebauthnError) -> String {
         WebauthnError::AuthenticationFailure => "the passkey's signature does not verify",
         _ => "",
     };
-    if what.is_empty() { format!("the passkey's answer was refused: {e}") } else { format!("{what} ({e})") }
+    CeremonyError::Refused(if what.is_empty() {
+        format!("the passkey's answer was refused: {e}")
+    } else {
+        format!("{what} ({e})")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relying_party_needs_a_host_name_and_says_which_origin_it_refused() {
+        let ip = Ceremony::new("http://127.0.0.1:8931").err().unwrap();
+        assert_eq!(ip, CeremonyError::IpAddress { origin: "http://127.0.0.1:8931".into() });
+        assert!(ip.to_string().contains("give --approval-url with a name"), "{ip}");
+        let garbage = Ceremony::new("not a url").err().unwrap();
+        assert!(matches!(&garbage, CeremonyError::NotAnOrigin { origin, .. } if origin == "not a url"), "{garbage:?}");
+        let local = Ceremony::new("http://localhost:8931").unwrap();
+        assert_eq!((local.rp_id.as_str(), local.origin.as_str()), ("localhost", "http://localhost:8931"));
+        assert!(local.admits("http://localhost:40001"), "another port of localhost is the same relying party");
+        assert!(!local.admits("https://localhost:8931") && !local.admits("http://example.com:8931"));
+    }
 }

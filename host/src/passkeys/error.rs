@@ -1,14 +1,15 @@
 //! Why a passkey was not enrolled or did not approve: what the page matches on, worded as the
 //! person reads it.
 
+use super::ceremony::CeremonyError;
 use super::store::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PasskeyError {
     /// The page has no relying party (its origin is none WebAuthn takes), or WebAuthn refused the
     /// browser's answer: its words.
-    #[error("{0}")]
-    Ceremony(String),
+    #[error(transparent)]
+    Ceremony(#[from] CeremonyError),
     /// The passkeys' store, or a change to a passkey's record refused as it stands.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -21,7 +21,7 @@ pub use crate::audit::events::Evidence;
 use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
 use crate::proposals::{NoteKey, ProposalStore};
-pub use ceremony::{Ceremony, LOCALHOST};
+pub use ceremony::{Ceremony, CeremonyError, LOCALHOST};
 pub use challenge::ApprovalIdentity;
 pub(crate) use error::PasskeyError;
 use error::unavailable;
@@ -57,7 +57,7 @@ pub struct Passkeys {
     notes: Arc<ProposalStore>,
     clock: Clock,
     audit: Option<Arc<AuditLog>>,
-    ceremony: OnceLock<Result<Ceremony, String>>,
+    ceremony: OnceLock<Result<Ceremony, CeremonyError>>,
 }
 
 impl Passkeys {
