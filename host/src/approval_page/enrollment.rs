@@ -46,7 +46,7 @@ pub async fn run(
     valid: Duration,
     show: impl FnOnce(&str),
 ) -> anyhow::Result<Enrollment> {
-    check_name(name).map_err(anyhow::Error::msg)?;
+    check_name(name)?;
     if !listen.ip().is_loopback() {
         anyhow::bail!("--listen {listen}: the enrollment page is for the person at this machine, on loopback only");
     }

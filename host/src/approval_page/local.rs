@@ -45,7 +45,7 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
     };
     let approvers = match crate::approvers::enrolled(&page.passkeys.store).await {
         Ok(a) => a,
-        Err(e) => return unavailable(&e),
+        Err(e) => return unavailable(&e.to_string()),
     };
     let (permission, request) = if approvers.is_empty() {
         let command = page.enroll_command().unwrap_or_else(|| "equinix-mcp approvers add NAME".into());

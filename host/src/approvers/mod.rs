@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::passkeys::store::StoreError;
 use crate::passkeys::{Enrollment, PasskeyStore};
 
 /// What an approver's name is prefixed with as a principal (`local:dana`).
@@ -48,18 +49,20 @@ pub(crate) fn default_file() -> Option<PathBuf> {
     dirs::state_dir().or_else(dirs::data_local_dir).map(|d| d.join("equinix-mcp").join("approvers.json"))
 }
 
+/// A name refused as an approver's (clipped to 80 characters).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is no approver name: 1 to 64 letters, digits, `.`, `_` or `-`, not beginning with `-`")]
+pub struct NotAName(String);
+
 /// Checks an approver's name: 1 to 64 letters, digits, `.`, `_` or `-` (it is shown on the
 /// page, recorded in the audit log and named in a policy as `local:NAME`).
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), NotAName> {
     let fits = (1..=64).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
         && !name.starts_with('-');
     match fits {
         true => Ok(()),
-        false => Err(format!(
-            "{:?} is no approver name: 1 to 64 letters, digits, `.`, `_` or `-`, not beginning with `-`",
-            equinix_broker_contract::clip(name, 80)
-        )),
+        false => Err(NotAName(equinix_broker_contract::clip(name, 80))),
     }
 }
 
@@ -74,7 +77,7 @@ pub fn active(e: &Enrollment) -> bool {
 }
 
 /// The approvers with a passkey that is not removed, in `path` (none when it does not exist).
-pub async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, String> {
+pub async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, StoreError> {
     Ok(store.all().await?.into_iter().filter(active).collect())
 }
 
@@ -129,6 +132,11 @@ mod tests {
         for bad in ["", "-rf", "da na", "dana:admin", "dana#x", &"x".repeat(65), "dänä"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
+        let refused = check_name("da na").unwrap_err().to_string();
+        assert_eq!(
+            refused,
+            "\"da na\" is no approver name: 1 to 64 letters, digits, `.`, `_` or `-`, not beginning with `-`"
+        );
         assert_eq!(principal("dana"), "local:dana");
     }
 

@@ -17,7 +17,7 @@ use crate::passkeys::offline::{EXPORT_FORMAT, Export};
 pub async fn run(command: &ApproversCommand) -> anyhow::Result<ExitCode> {
     match command {
         ApproversCommand::Add { name, listen, valid_secs, file } => {
-            check_name(name).map_err(anyhow::Error::msg)?;
+            check_name(name)?;
             let path = file.file()?;
             let valid = std::time::Duration::from_secs(*valid_secs);
             let within = match valid_secs % 60 {
@@ -76,7 +76,7 @@ pub async fn run(command: &ApproversCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ApproversCommand::Remove { name, reason, file } => {
-            check_name(name).map_err(anyhow::Error::msg)?;
+            check_name(name)?;
             let reason = reason.trim().to_string();
             if reason.is_empty() {
                 anyhow::bail!("--reason must say why, for the audit log");

@@ -68,8 +68,8 @@ pub enum CatalogError {
     #[error("tool {tool:?} is invalid: {problem}")]
     Row { tool: String, problem: RowProblem },
     /// The operator's `--toolsets` names a toolset the catalog does not have.
-    #[error("{0}")]
-    Selection(String),
+    #[error(transparent)]
+    Selection(#[from] crate::mcp::toolsets::UnknownToolset),
 }
 
 /// What is wrong with one catalog row.

@@ -29,7 +29,7 @@ impl Selection {
     }
 
     /// The enabled toolsets given the toolsets the catalog has.
-    pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, String> {
+    pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, UnknownToolset> {
         let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE_TOOLSET).cloned().collect();
         let defaults: BTreeSet<String> =
             read_only.iter().filter(|t| DEFAULT_TOOLSETS.contains(&t.as_str())).cloned().collect();
@@ -56,18 +56,28 @@ impl Selection {
                         .collect::<BTreeSet<_>>()
                         .into_iter()
                         .collect();
-                    let guess =
-                        known.iter().filter(|k| near(other, k)).map(|k| format!(" (did you mean {k:?}?)")).next();
-                    return Err(format!(
-                        "--toolsets: unknown toolset {other:?}{}; the toolsets are: {}",
-                        guess.unwrap_or_default(),
-                        known.join(", ")
-                    ));
+                    let meant = known.iter().find(|k| near(other, k)).map(|k| k.to_string());
+                    let known = known.into_iter().map(String::from).collect();
+                    return Err(UnknownToolset { name: other.to_string(), meant, known });
                 }
             }
         }
         Ok(enabled)
     }
+}
+
+/// A name in `--toolsets` that is no toolset of the catalog (nor `all`, `default` or `mutate`):
+/// the one it is a slip of, if any, and every name it could have been.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--toolsets: unknown toolset {name:?}{}; the toolsets are: {}",
+    .meant.as_ref().map(|m| format!(" (did you mean {m:?}?)")).unwrap_or_default(),
+    .known.join(", ")
+)]
+pub struct UnknownToolset {
+    pub name: String,
+    pub meant: Option<String>,
+    pub known: Vec<String>,
 }
 
 /// Whether `typed` is one slip from `name`: a letter more, fewer or different, or two swapped.
@@ -100,8 +110,10 @@ mod tests {
     #[test]
     fn a_misspelt_toolset_is_named_with_the_one_meant() {
         let err = Selection::parse(Some("metro")).resolve(&avail()).unwrap_err();
+        assert_eq!(err.meant.as_deref(), Some("metros"));
+        let err = err.to_string();
         assert!(err.contains(r#"unknown toolset "metro" (did you mean "metros"?)"#), "{err}");
-        let err = Selection::parse(Some("stuff")).resolve(&avail()).unwrap_err();
+        let err = Selection::parse(Some("stuff")).resolve(&avail()).unwrap_err().to_string();
         assert!(err.starts_with("--toolsets: unknown toolset \"stuff\"; the toolsets are: "), "{err}");
         assert!(near("prots", "ports") && near("Metros", "metros") && !near("net", "metros"));
     }
@@ -138,7 +150,7 @@ mod tests {
 
     #[test]
     fn unknown_names_are_refused_with_the_known_list() {
-        let err = Selection::parse(Some("ports,prots")).resolve(&avail()).unwrap_err();
+        let err = Selection::parse(Some("ports,prots")).resolve(&avail()).unwrap_err().to_string();
         assert!(err.contains("\"prots\"") && err.contains("metros") && err.contains("mutate"), "{err}");
     }
 }
