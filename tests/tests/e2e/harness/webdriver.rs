@@ -222,14 +222,28 @@ impl Chrome {
             let v = self.run("return [window.innerWidth, window.innerHeight];").await;
             (v[0].as_i64().unwrap(), v[1].as_i64().unwrap())
         };
-        let rect = |w: i64, h: i64| json!({"width": w, "height": h});
-        self.command(reqwest::Method::POST, "/window/rect", Some(rect(width, height))).await;
-        let (w, h) = inner().await;
-        if (w, h) != (width, height) {
-            let fixed = rect(2 * width - w, 2 * height - h);
-            self.command(reqwest::Method::POST, "/window/rect", Some(fixed)).await;
+        let want = (width, height);
+        let give_up = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mut asked = want;
+        loop {
+            self.command(reqwest::Method::POST, "/window/rect", Some(json!({"width": asked.0, "height": asked.1})))
+                .await;
+            // the browser resizes in its own time (on a loaded machine, after the command has
+            // answered): a reading taken at once can be the old size, so wait for the new one
+            let settle = tokio::time::Instant::now() + Duration::from_secs(1);
+            let mut got = inner().await;
+            while got != want && tokio::time::Instant::now() < settle {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                got = inner().await;
+            }
+            if got == want || tokio::time::Instant::now() >= give_up {
+                assert_eq!(got, want, "the viewport is the size asked for");
+                return;
+            }
+            // what the browser keeps around the page: ask for that much more (a reading that was
+            // still the old size is corrected on the next round)
+            asked = (asked.0 + want.0 - got.0, asked.1 + want.1 - got.1);
         }
-        assert_eq!(inner().await, (width, height), "the viewport is the size asked for");
     }
 
     /// Where the element `css` selects is in the viewport: `[top, bottom, left, right]`.
