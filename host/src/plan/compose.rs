@@ -10,8 +10,20 @@ use equinix_broker_contract::body::{self, Side, charge_total};
 use serde_json::Value;
 
 use super::reads::Answers;
-use super::reads::{self, Key};
+use super::reads::{self, Key, NoAnswer};
 use super::{Check, FAILED, FROM_BYTES, Line, NOT_CHECKED, OK, Plan, quoted, short_uuid, shown};
+
+/// Why a read resolves nothing, as its plan line says it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum Unresolved {
+    /// Fabric answered about another object than the one asked for (its short id).
+    #[error("not resolved: Fabric answered about another object ({0})")]
+    OtherObject(String),
+    #[error("not resolved: {0}")]
+    NoAnswer(NoAnswer),
+    #[error("not read (over the plan's read limit)")]
+    NotRead,
+}
 
 /// What a plan is made of.
 pub struct Input<'a> {
@@ -138,18 +150,16 @@ impl Builder<'_> {
         key.source(self.input.change_type, self.input.body)
     }
 
-    /// What Fabric answered for `key`: `Ok(answer)`, or the line's text when there is none.
-    fn answer(&self, key: &Key) -> Result<&Value, String> {
+    /// What Fabric answered for `key`: `Ok(answer)`, or why it resolves nothing (the line says it).
+    fn answer(&self, key: &Key) -> Result<&Value, Unresolved> {
         match self.input.answers.get(key) {
             // an answer about another object than the one asked for resolves nothing
             Some(Ok(v)) => match (key.asked_id(), key.asked_id().and_then(|(member, _)| v[member].as_str())) {
-                (Some((_, asked)), Some(got)) if got != asked => {
-                    Err(format!("not resolved: Fabric answered about another object ({})", short_uuid(got)))
-                }
+                (Some((_, asked)), Some(got)) if got != asked => Err(Unresolved::OtherObject(short_uuid(got))),
                 _ => Ok(v),
             },
-            Some(Err(why)) => Err(format!("not resolved: {why}")),
-            None => Err("not read (over the plan's read limit)".into()),
+            Some(Err(why)) => Err(Unresolved::NoAnswer(why.clone())),
+            None => Err(Unresolved::NotRead),
         }
     }
 
@@ -498,7 +508,7 @@ impl Builder<'_> {
         }
         let mut figures = None;
         let (value, short) = match self.answer(&Key::Price) {
-            Err(why) => (why, "price unknown".to_string()),
+            Err(why) => (why.to_string(), "price unknown".to_string()),
             Ok(answer) => match answer["data"].as_array().and_then(|d| d.first()) {
                 None => ("no rate-card row matched this connection".into(), "price unknown".into()),
                 Some(row) => {
@@ -857,12 +867,18 @@ mod tests {
         let mut answers = answers();
         answers.insert(
             Key::Port(PORT.into()),
-            Err("Fabric answered HTTP 404: EQ-3035202 Unable to fetch port details".into()),
+            Err(NoAnswer::Status { status: 404, first_error: ": EQ-3035202 Unable to fetch port details".into() }),
         );
         answers.insert(Key::Price, Ok(json!({"data": []})));
         answers.remove(&Key::Metro("SV".into()));
         let plan = plan(&body(), &answers);
-        assert!(value(&plan, "A side").value.contains("…306a5c00a600 not resolved: Fabric answered HTTP 404"));
+        let a_side = &value(&plan, "A side").value;
+        assert!(
+            a_side.contains(
+                "…306a5c00a600 not resolved: Fabric answered HTTP 404: EQ-3035202 Unable to fetch port details"
+            ),
+            "{a_side}"
+        );
         assert_eq!(value(&plan, "price").value, "no rate-card row matched this connection");
         assert_eq!(plan.priced, None, "no price is no figure for the policy, never zero");
         assert!(value(&plan, "Z side metro").value.starts_with("SV (its name not read"));

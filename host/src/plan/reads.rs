@@ -16,7 +16,33 @@ use crate::fabric_client::{ApiRequest, Method};
 pub(crate) const MAX_READS: usize = 16;
 
 /// What each read came to: Fabric's JSON answer, or why there is none.
-pub type Answers = std::collections::BTreeMap<Key, Result<Value, String>>;
+pub type Answers = std::collections::BTreeMap<Key, Result<Value, NoAnswer>>;
+
+/// Why a read has no answer to resolve with, in words that carry no secret (they are lines of the
+/// plan a person reads).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoAnswer {
+    #[error("Fabric did not answer within {0} s")]
+    NotWithin(u64),
+    /// The host's allow-list or grants refused to send it: their words, shown as data.
+    #[error("the host did not send it: {0}")]
+    NotSent(String),
+    #[error("the call was cancelled")]
+    Cancelled,
+    #[error("Fabric could not be reached")]
+    Unreachable,
+    #[error("Fabric did not answer in time")]
+    TimedOut,
+    #[error("the connection to Fabric broke")]
+    Broken,
+    #[error("Fabric's answer has {bytes} bytes, over the {limit} read")]
+    TooLarge { bytes: usize, limit: usize },
+    #[error("Fabric's answer is not JSON")]
+    NotJson,
+    /// An HTTP error, with `: CODE message` of Fabric's first error when it gave one.
+    #[error("Fabric answered HTTP {status}{first_error}")]
+    Status { status: u16, first_error: String },
+}
 
 /// One thing the plan reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -8,7 +8,7 @@ use equinix_broker_contract::ChangeType;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::reads::{self, Answers, Key};
+use super::reads::{self, Answers, Key, NoAnswer};
 use crate::fabric_client::{FabricClient, SendError};
 
 /// The longest the host waits for one read (they run at once, so also for all of them).
@@ -47,15 +47,15 @@ async fn read(
         let request = key.request(change_type, body)?;
         Some(async move {
             let answer = match tokio::time::timeout(READ_TIMEOUT, client.send(&request, cancel)).await {
-                Err(_) => Err(format!("Fabric did not answer within {} s", READ_TIMEOUT.as_secs())),
+                Err(_) => Err(NoAnswer::NotWithin(READ_TIMEOUT.as_secs())),
                 Ok(Err(e)) => Err(failed(e)),
                 Ok(Ok(r)) if r.body.len() > MAX_ANSWER_BYTES => {
-                    Err(format!("Fabric's answer has {} bytes, over the {MAX_ANSWER_BYTES} read", r.body.len()))
+                    Err(NoAnswer::TooLarge { bytes: r.body.len(), limit: MAX_ANSWER_BYTES })
                 }
                 Ok(Ok(r)) if (200..300).contains(&r.status) => {
-                    serde_json::from_str(&r.body).map_err(|_| "Fabric's answer is not JSON".to_string())
+                    serde_json::from_str(&r.body).map_err(|_| NoAnswer::NotJson)
                 }
-                Ok(Ok(r)) => Err(format!("Fabric answered HTTP {}{}", r.status, first_error(&r.body))),
+                Ok(Ok(r)) => Err(NoAnswer::Status { status: r.status, first_error: first_error(&r.body) }),
             };
             (key, answer)
         })
@@ -64,13 +64,13 @@ async fn read(
 }
 
 /// Why a read was not answered, in words that carry no secret.
-fn failed(e: SendError) -> String {
+fn failed(e: SendError) -> NoAnswer {
     match e {
-        SendError::Refused(why) | SendError::Denied(why) => format!("the host did not send it: {}", super::shown(&why)),
-        SendError::Cancelled => "the call was cancelled".into(),
-        SendError::Unavailable(_) => "Fabric could not be reached".into(),
-        SendError::Timeout => "Fabric did not answer in time".into(),
-        SendError::Transport(_) => "the connection to Fabric broke".into(),
+        SendError::Refused(why) | SendError::Denied(why) => NoAnswer::NotSent(super::shown(&why)),
+        SendError::Cancelled => NoAnswer::Cancelled,
+        SendError::Unavailable(_) => NoAnswer::Unreachable,
+        SendError::Timeout => NoAnswer::TimedOut,
+        SendError::Transport(_) => NoAnswer::Broken,
     }
 }
 
