@@ -18,6 +18,7 @@ use super::record::Listed;
 use super::respond::{message, page_response};
 use super::{ApprovalPage, Permission, Session};
 use crate::passkeys::ApprovedWith;
+use crate::proposals::StoreUnavailable;
 
 /// Rows of waiting changes shown per page; `?before=` pages on.
 pub(crate) const PAGE_ROWS: usize = 50;
@@ -73,10 +74,10 @@ pub async fn read(
     session: &Session,
     before_ms: Option<u64>,
     state: Option<&'static str>,
-) -> Result<Inbox, String> {
+) -> Result<Inbox, StoreUnavailable> {
     let notes = page.notes();
     let now = notes.now_ms;
-    let waiting = notes.waiting(before_ms, crate::proposals::MAX_INDEXED).await.map_err(|e| e.told())?;
+    let waiting = notes.waiting(before_ms, crate::proposals::MAX_INDEXED).await?;
     let mut inbox = Inbox { state, ..Inbox::default() };
     let mut ended = Vec::new();
     for listed in waiting {
@@ -100,7 +101,7 @@ pub async fn read(
             None => {}
         }
     }
-    let mut decided = notes.decided(crate::proposals::MAX_INDEXED).await.map_err(|e| e.told())?;
+    let mut decided = notes.decided(crate::proposals::MAX_INDEXED).await?;
     decided.extend(ended);
     // newest first by when each ended or was decided
     decided.sort_by_key(|l| std::cmp::Reverse(l.decision.as_ref().map_or(l.expires_at_ms, |d| d.at_ms)));

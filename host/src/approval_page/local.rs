@@ -41,11 +41,11 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
     let notes = page.notes();
     let decision = match notes.decision(&record.id).await {
         Ok(d) => d,
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let approvers = match crate::approvers::enrolled(&page.passkeys.store).await {
         Ok(a) => a,
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let (permission, request) = if approvers.is_empty() {
         let command = page.enroll_command().unwrap_or_else(|| "equinix-mcp approvers add NAME".into());
@@ -64,12 +64,12 @@ pub(super) async fn show(page: &ApprovalPage, record: &PageRecord) -> Response {
     let session = session_of(SOMEONE_HERE);
     let (outcome, proposer) = match page.followed(record).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e.told()),
+        Err(e) => return unavailable(&e),
     };
     // the approver is known once their passkey names them: the quorum is shown, and judged on the post
     let (quorum, _) = match page.quorum_view(&session, record, decision.as_ref(), permission.clone()).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e.told()),
+        Err(e) => return unavailable(&e),
     };
     let view = View {
         record,
@@ -116,7 +116,7 @@ pub(super) async fn decide(page: &ApprovalPage, id: &str, request: Request) -> R
     let record = match page.notes().record(id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let (session, evidence) = match (approve, field("assertion")) {
         (true, None) => {

@@ -154,16 +154,10 @@ pub(crate) enum NotDecided {
     Again,
     #[error("this request has all the approvals it can keep, and still no decision")]
     BallotFull,
-    /// What the person is told ([`StoreUnavailable::told`]: fixed words and the reference the
-    /// operator's log has the details under), made once.
-    #[error("{0}")]
-    Store(String),
-}
-
-impl From<StoreUnavailable> for NotDecided {
-    fn from(e: StoreUnavailable) -> Self {
-        NotDecided::Store(e.told())
-    }
+    /// Its words name no backend: the page tells the person to try again shortly, and where the
+    /// store is and what it said go to the operator's log only.
+    #[error("the proposal store did not answer")]
+    Store(#[from] StoreUnavailable),
 }
 
 pub struct ApprovalPage {

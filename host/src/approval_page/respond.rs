@@ -64,7 +64,9 @@ pub(crate) fn unknown() -> Response {
     )
 }
 
-pub(crate) fn unavailable(why: &str) -> Response {
+/// A store that did not answer: the browser is told, in fixed words, to try again shortly; `why`
+/// (the store's own error, where it is and what it said) goes to the operator's log only.
+pub(crate) fn unavailable(why: impl std::fmt::Display) -> Response {
     tracing::warn!("approval page: {why}");
     message(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -142,7 +144,7 @@ pub(crate) async fn judged(
             see_other(&format!("/approve/{}", record.id))
         }
         Ok(false) => message(StatusCode::CONFLICT, "Already decided", &already_decided(page, session, record).await),
-        Err(NotDecided::Store(told)) => unavailable(&told),
+        Err(NotDecided::Store(e)) => unavailable(e),
         Err(why @ NotDecided::NotAudited(_)) => {
             message(StatusCode::INTERNAL_SERVER_ERROR, "Not decided", &why.to_string())
         }

@@ -96,7 +96,7 @@ async fn signed_in(page: &ApprovalPage, headers: &HeaderMap) -> Result<Option<(S
     match page.session(&cookie).await {
         Ok(Some(session)) => Ok(Some((session, super::hashed(&cookie)))),
         Ok(None) => Ok(None),
-        Err(e) => Err(unavailable(&e.told())),
+        Err(e) => Err(unavailable(&e)),
     }
 }
 
@@ -105,7 +105,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     let record = match notes.record(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     if page.is_local() {
         return local::show(&page, &record).await;
@@ -117,7 +117,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     };
     let decision = match notes.decision(&record.id).await {
         Ok(d) => d,
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     if !page.may_read(&session, &record.question(), decision.as_ref()) {
         tracing::warn!(approver = %session.approver, page = %record.id, "approval page: refused to show a request to someone who may not decide it");
@@ -133,7 +133,7 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     }
     let mine = match page.passkeys.active_of(&session.approver).await {
         Ok(m) => m,
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let (permission, passkey_request) = if mine.is_empty() {
         (with_passkey_hint(&page, &session, &record), None)
@@ -146,11 +146,11 @@ async fn show(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, hea
     };
     let (outcome, proposer) = match page.followed(&record).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e.told()),
+        Err(e) => return unavailable(&e),
     };
     let (quorum, permission) = match page.quorum_view(&session, &record, decision.as_ref(), permission).await {
         Ok(found) => found,
-        Err(e) => return unavailable(&e.told()),
+        Err(e) => return unavailable(&e),
     };
     let view = View {
         record: &record,
@@ -191,7 +191,7 @@ async fn sign_in(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>) 
     match page.notes().record(&id).await {
         Ok(Some(_)) => {}
         Ok(None) => return unknown(),
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     }
     match page.begin_sign_in(&id) {
         Ok((sealed, url)) => {
@@ -242,7 +242,7 @@ async fn callback(State(page): State<Arc<ApprovalPage>>, RawQuery(query): RawQue
             h.append(header::SET_COOKIE, set_cookie(&page, "signin", "", 0));
             response
         }
-        Err(SignInError::Store(e)) => unavailable(&e.told()),
+        Err(SignInError::Store(e)) => unavailable(&e),
         Err(why) => {
             tracing::warn!("approval page: a sign-in failed: {why}");
             let status = match &why {
@@ -329,7 +329,7 @@ async fn decide(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>, r
     let record = match page.notes().record(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let evidence = match passkey_answer(&page, session, &record, (approve, &reason), assertion).await {
         Ok(e) => e,
@@ -364,7 +364,7 @@ async fn challenge(State(page): State<Arc<ApprovalPage>>, Path(id): Path<String>
     let record = match page.notes().record(&id).await {
         Ok(Some(r)) => r,
         Ok(None) => return unknown(),
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let signed = crate::passkeys::challenge::challenge(&record.identity_saying(&comment));
     let body = serde_json::json!({"challenge": base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, signed)});
@@ -458,7 +458,7 @@ async fn passkeys_page(State(page): State<Arc<ApprovalPage>>, headers: HeaderMap
     };
     let all = match page.passkeys.all().await {
         Ok(a) => a,
-        Err(e) => return unavailable(&e.to_string()),
+        Err(e) => return unavailable(&e),
     };
     let mine: Vec<_> = all.into_iter().filter(|e| e.principal == session.approver).collect();
     let adding = if !page.recently_signed_in(&session) {
