@@ -31,5 +31,5 @@ pub use faults::{Fault, FaultMode};
 pub use seed::policies::{ROUTE_AGGREGATIONS, ROUTE_FILTERS};
 pub use seed::routing::{self, FCR_CONNECTIONS, ROUTERS};
 pub use seed::{CONNECTIONS, MY_PORT_METROS, PORTS, PROFILES, PROJECT_ID, metros as seeded_metros};
-pub use server::{Seeded, SimHandle, start};
+pub use server::{SimHandle, Unstarted, start};
 pub use state::{SIM_CLIENT_ID, SIM_CLIENT_SECRET, SimClock, SimConfig};

@@ -48,27 +48,27 @@ impl Drop for SimHandle {
 
 /// Starts a simulator on `addr` (use port 0 for any free port) in the current tokio runtime.
 pub async fn start(addr: SocketAddr, config: SimConfig) -> std::io::Result<SimHandle> {
-    Seeded::new(config).start(addr).await
+    Unstarted::new(config).start(addr).await
 }
 
 /// A simulator's routes, made before it listens: all of its start that is work, none of it I/O,
 /// so a server can make it on another thread while it does something else. (Its estate is seeded
 /// at the first request that reads it.)
-pub struct Seeded {
+pub struct Unstarted {
     sim: Sim,
     app: Router,
 }
 
-impl Seeded {
-    pub fn new(config: SimConfig) -> Seeded {
+impl Unstarted {
+    pub fn new(config: SimConfig) -> Unstarted {
         let sim = Sim::new(config);
         let app = crate::routes::router(sim.clone());
-        Seeded { sim, app }
+        Unstarted { sim, app }
     }
 
     /// Listens on `addr` in the current tokio runtime.
     pub async fn start(self, addr: SocketAddr) -> std::io::Result<SimHandle> {
-        let Seeded { sim, app } = self;
+        let Unstarted { sim, app } = self;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let served = app.clone();

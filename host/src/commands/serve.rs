@@ -78,19 +78,20 @@ impl Banner {
 pub async fn prepare(args: &ServeArgs) -> anyhow::Result<Ready> {
     let warm = std::thread::spawn(crate::mcp::registry::warm_up);
     let clock = Clock::default();
-    // the simulator's estate is work, not I/O: made beside the component's load
-    let seeding = args.fabric.fabric_sim.then(|| {
+    // the simulator's routes are work, not I/O: made beside the component's load (its estate is
+    // seeded at its first request)
+    let making_sim = args.fabric.fabric_sim.then(|| {
         let config = fabric_sim::SimConfig { clock: Some(Arc::new(clock.clone())), ..Default::default() };
-        std::thread::spawn(move || fabric_sim::Seeded::new(config))
+        std::thread::spawn(move || fabric_sim::Unstarted::new(config))
     });
     let started = std::time::Instant::now();
     let (runtime, source) = load_component(args)?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, origin = ?runtime.origin(), "component ready");
 
     let selection = Selection::parse(args.toolsets.as_deref());
-    let seeded =
-        seeding.map(|s| s.join().map_err(|_| anyhow::anyhow!("seeding the Fabric simulator failed"))).transpose()?;
-    let (fabric, sim) = connect_fabric(args, seeded, &selection, &clock).await?;
+    let unstarted =
+        making_sim.map(|s| s.join().map_err(|_| anyhow::anyhow!("making the Fabric simulator failed"))).transpose()?;
+    let (fabric, sim) = connect_fabric(args, unstarted, &selection, &clock).await?;
     tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "fabric client ready");
 
     let proposals = Arc::new(ProposalStore::open(&args.store).await?);
@@ -257,17 +258,17 @@ fn load_component(args: &ServeArgs) -> anyhow::Result<(ComponentRuntime, String)
     Ok((runtime, source.origin))
 }
 
-/// The Fabric client: to the in-process simulator `seeded` when `--fabric-sim` made one (started
+/// The Fabric client: to the in-process simulator `unstarted` when `--fabric-sim` made one (started
 /// here; it shares the host's clock so `POST /_sim/clock` can age proposals), or to the configured
 /// endpoint with the environment's credentials.
 async fn connect_fabric(
     args: &ServeArgs,
-    seeded: Option<fabric_sim::Seeded>,
+    unstarted: Option<fabric_sim::Unstarted>,
     selection: &Selection,
     clock: &Clock,
 ) -> anyhow::Result<(Arc<FabricClient>, Option<fabric_sim::SimHandle>)> {
-    let (sim, base_url, credentials) = if let Some(seeded) = seeded {
-        let sim = seeded.start("127.0.0.1:0".parse().unwrap()).await?;
+    let (sim, base_url, credentials) = if let Some(unstarted) = unstarted {
+        let sim = unstarted.start("127.0.0.1:0".parse().unwrap()).await?;
         let creds = Credentials {
             client_id: fabric_sim::SIM_CLIENT_ID.into(),
             client_secret: Secret::new(fabric_sim::SIM_CLIENT_SECRET),
