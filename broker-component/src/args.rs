@@ -14,7 +14,7 @@ pub(crate) const OFFSET: Field = opt("offset", int(0, i64::MAX), "Rows to skip")
 pub(crate) const LIMIT: Field = opt("limit", int(1, 100), "Page size (20)");
 
 /// Parses the arguments' JSON text; the result is an object.
-pub fn parse(json: &str) -> Result<Value, ToolError> {
+pub(crate) fn parse(json: &str) -> Result<Value, ToolError> {
     let value: Value =
         serde_json::from_str(json).map_err(|e| ToolError::invalid_argument("/", format!("not valid JSON: {e}")))?;
     if !value.is_object() {
@@ -24,17 +24,17 @@ pub fn parse(json: &str) -> Result<Value, ToolError> {
 }
 
 /// A checked string argument.
-pub fn text<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn text<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
 /// A checked integer argument.
-pub fn number(args: &Value, key: &str) -> Option<u64> {
+pub(crate) fn number(args: &Value, key: &str) -> Option<u64> {
     args.get(key).and_then(Value::as_u64)
 }
 
 /// `offset` (default 0) and `limit` (default 20).
-pub fn paging(args: &Value) -> (u64, u64) {
+pub(crate) fn paging(args: &Value) -> (u64, u64) {
     (number(args, "offset").unwrap_or(0), number(args, "limit").unwrap_or(20))
 }
 

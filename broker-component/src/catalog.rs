@@ -12,7 +12,7 @@ pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
 }
 
 /// The row of `name`.
-pub fn find(name: &str) -> Option<&'static ToolDef> {
+pub(crate) fn find(name: &str) -> Option<&'static ToolDef> {
     tools().find(|t| t.name == name)
 }
 

@@ -24,7 +24,7 @@ pub(crate) fn send_json(host: &mut (impl Host + ?Sized), request: FabricRequest)
 
 /// `offset` of the next page, or `None` on the last one, from Fabric's `pagination` object.
 /// Fabric's own `next` link comes in several shapes, so it is computed from the numbers.
-pub fn next_offset(pagination: Option<&Value>, offset: u64, returned: usize) -> (Option<u64>, Option<u64>) {
+pub(crate) fn next_offset(pagination: Option<&Value>, offset: u64, returned: usize) -> (Option<u64>, Option<u64>) {
     let total = pagination.and_then(|p| p.get("total")).and_then(Value::as_u64);
     let next = offset + returned as u64;
     match total {
@@ -38,7 +38,7 @@ pub fn next_offset(pagination: Option<&Value>, offset: u64, returned: usize) -> 
 /// total, next_offset}`: the compact items as rows of `columns`, with any column that holds one
 /// value in every row given once under `same` (a page of 20 stays small). Takes the answer so
 /// the items move instead of being copied.
-pub fn paged(mut answer: Value, key: &str, offset: u64, compact: fn(&Value) -> Value) -> Value {
+pub(crate) fn paged(mut answer: Value, key: &str, offset: u64, compact: fn(&Value) -> Value) -> Value {
     let data = match answer.get_mut("data").map(Value::take) {
         Some(Value::Array(items)) => items,
         _ => Vec::new(),
@@ -61,7 +61,7 @@ pub fn paged(mut answer: Value, key: &str, offset: u64, compact: fn(&Value) -> V
 /// Objects as `columns` (every key, in order of first appearance), the columns whose value is
 /// the same non-null value in every row of two or more (`same`), and rows of the other columns
 /// (null where an object lacks one).
-pub fn table(items: Vec<Value>) -> (Value, Map<String, Value>, Value) {
+pub(crate) fn table(items: Vec<Value>) -> (Value, Map<String, Value>, Value) {
     let mut columns: Vec<String> = Vec::new();
     for item in &items {
         for key in item.as_object().into_iter().flat_map(Map::keys) {
@@ -92,7 +92,7 @@ pub fn table(items: Vec<Value>) -> (Value, Map<String, Value>, Value) {
 
 /// The rows of a page under `key` as objects again (tests read them by column name).
 #[cfg(test)]
-pub fn objects(page: &Value, key: &str) -> Vec<Value> {
+pub(crate) fn objects(page: &Value, key: &str) -> Vec<Value> {
     let columns: Vec<&str> =
         page["columns"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     page[key]

@@ -13,6 +13,6 @@ pub(crate) fn discard<T>(value: T) {
 
 /// `value` as compact JSON text. Writes straight into the string; `Display` goes through the
 /// formatting machinery (docs/engineering-log.md, "JSON through `fmt`").
-pub fn json_text(value: &serde_json::Value) -> String {
+pub(crate) fn json_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }

@@ -18,7 +18,7 @@ fn unpriced(reason: impl Into<String>) -> Value {
 }
 
 /// Computes the price context for `spec`.
-pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
+pub(crate) fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
     match spec.change_type {
         ChangeType::ConnectionCreate => {}
         ChangeType::NetworkCreate => {
@@ -65,7 +65,7 @@ pub fn price_context(host: &mut dyn Host, spec: &Spec) -> Value {
 
 /// The price context as a propose result shows it: the figures, or why there are none (the
 /// search filter stays in the stored proposal).
-pub fn lean(mut price: Value) -> Value {
+pub(crate) fn lean(mut price: Value) -> Value {
     if let Some(o) = price.as_object_mut() {
         crate::json::discard((o.remove("filter"), o.remove("source")));
     }
@@ -78,7 +78,7 @@ fn with_filter(mut v: Value, filter: Value) -> Value {
 }
 
 /// One line for the confirmation prompt.
-pub fn summary(price: &Value) -> String {
+pub(crate) fn summary(price: &Value) -> String {
     match price.get("status").and_then(Value::as_str) {
         Some("estimated") => format!(
             "{} {} per month + {} one-time, term {} month(s) (rate-card estimate)",

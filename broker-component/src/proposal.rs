@@ -9,13 +9,13 @@ use crate::spec::{ChangeType, Spec};
 use crate::tool_error::ToolError;
 
 /// Proposals live for ten minutes: the contract's one value, which the host holds too.
-pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
+pub(crate) const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
 /// At most twenty are pending; the oldest is evicted beyond that.
 pub(crate) const CAPACITY: u32 = 20;
 
 /// One dry-run-validated proposal awaiting confirmation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     pub change_type: ChangeType,
     /// The canonical spec the dry run validated (its wire body). Confirm recompiles this.
     pub(crate) canonical_spec: String,
@@ -43,7 +43,7 @@ struct Record<'a> {
 }
 
 impl Proposal {
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let record = Record {
             canonical_spec: &self.canonical_spec,
             change_type: self.change_type.as_str(),
@@ -92,7 +92,7 @@ impl Proposal {
 /// (an earlier check already stopped the confirm). In JSON a check that was not evaluated is
 /// `null`, never `false`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Checks {
+pub(crate) struct Checks {
     pub proposal_exists: Option<bool>,
     pub not_evicted: Option<bool>,
     pub not_expired: Option<bool>,
@@ -101,7 +101,7 @@ pub struct Checks {
 }
 
 impl Checks {
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({
             "proposal_exists": self.proposal_exists,
             "not_evicted": self.not_evicted,

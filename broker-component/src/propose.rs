@@ -18,7 +18,7 @@ use crate::time::format_rfc3339_ms;
 use crate::tool::{BROKER, Output, ToolDef};
 use crate::tool_error::ToolError;
 
-pub const NAME: &str = equinix_broker_contract::PROPOSE_TOOL;
+pub(crate) const NAME: &str = equinix_broker_contract::PROPOSE_TOOL;
 
 pub(crate) const DESCRIPTION: &str = "Propose one Fabric create: a connection, network or service token. A Fabric dry run \
 (dryRun=true, nothing provisioned) validates the exact request, priced where Fabric can; you get a single-use \
@@ -35,7 +35,7 @@ static ARGS: Object = arguments(&[
     ),
 ]);
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     toolset: MUTATE_TOOLSET,
     title: "Propose a Fabric create",
@@ -76,14 +76,14 @@ fn typed_specs(schema: &mut Value) {
 }
 
 /// What `fabric_propose_change` checked: the change type and its spec.
-pub fn parse(args: &Value) -> Result<Spec, ToolError> {
+pub(crate) fn parse(args: &Value) -> Result<Spec, ToolError> {
     let kind = args["change_type"].as_str().unwrap_or_default();
     let change_type = ChangeType::parse(kind)
         .ok_or_else(|| ToolError::invalid_argument("/change_type", format!("unknown change type {kind:?}")))?;
     Spec::parse(change_type, &args["spec"], "/spec")
 }
 
-pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+pub(crate) fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let spec = parse(args)?;
     let compiled = spec.compile();
     let change_type = compiled.change_type;

@@ -32,7 +32,7 @@ pub(crate) struct FakeHost {
 }
 
 impl FakeHost {
-    pub fn new() -> FakeHost {
+    pub(crate) fn new() -> FakeHost {
         FakeHost {
             answers: VecDeque::new(),
             sent: Vec::new(),
@@ -51,13 +51,13 @@ impl FakeHost {
         }
     }
 
-    pub fn answering(status: u16, body: &str) -> FakeHost {
+    pub(crate) fn answering(status: u16, body: &str) -> FakeHost {
         let mut host = FakeHost::new();
         host.push(status, body);
         host
     }
 
-    pub fn push(&mut self, status: u16, body: &str) {
+    pub(crate) fn push(&mut self, status: u16, body: &str) {
         self.answers.push_back(Ok(FabricResponse {
             status,
             body: body.into(),

@@ -19,7 +19,7 @@ pub struct Hints {
 }
 
 /// Hints of every read-only catalog tool: reads Fabric, changes nothing.
-pub const READ_ONLY: Hints = Hints { read_only: true, destructive: false, idempotent: true, open_world: true };
+pub(crate) const READ_ONLY: Hints = Hints { read_only: true, destructive: false, idempotent: true, open_world: true };
 
 /// Hints of the broker tools: they lead to a create (never an update or delete), talk to Fabric,
 /// and a repeated call is a new proposal or a consumed token.
@@ -29,7 +29,7 @@ pub(crate) const BROKER: Hints = Hints { read_only: false, destructive: false, i
 pub(crate) type Handler = fn(&mut dyn Host, &Value) -> Result<Value, ToolError>;
 
 /// A read-only row (no schema additions).
-pub const fn read(
+pub(crate) const fn read(
     name: &'static str,
     toolset: &'static str,
     title: &'static str,
@@ -111,7 +111,7 @@ impl ToolDef {
     }
 
     /// The arguments checked against the grammar (every problem named at once).
-    pub fn check(&self, args: &Value) -> Result<Value, ToolError> {
+    pub(crate) fn check(&self, args: &Value) -> Result<Value, ToolError> {
         let mut problems = Problems::default();
         match grammar::check(&Kind::Obj(self.args), args, "", &mut problems) {
             Some(v) if problems.is_empty() => Ok(v),

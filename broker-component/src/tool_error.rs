@@ -24,7 +24,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    pub fn new(kind: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: &'static str, message: impl Into<String>) -> Self {
         ToolError { kind, message: message.into(), details: Box::default(), beside: Box::default() }
     }
 
@@ -38,13 +38,13 @@ impl ToolError {
             .with("path", Value::String(path))
     }
 
-    pub fn with(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn with(mut self, key: &str, value: Value) -> Self {
         self.details.insert(key.to_string(), value);
         self
     }
 
     /// Adds `key` at the top level of the error result, beside `error`.
-    pub fn beside(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn beside(mut self, key: &str, value: Value) -> Self {
         self.beside.insert(key.to_string(), value);
         self
     }

@@ -31,7 +31,7 @@ wasmtime::component::bindgen!({
 pub use equinix::broker::{clock, confirmation, fabric, proposal_store};
 
 use crate::fabric_client::CheckedCreate;
-pub use exports::equinix::broker::tools;
+pub(crate) use exports::equinix::broker::tools;
 
 /// The status as the contract names it (`equinix_broker_contract::ConfirmStatus::as_str`).
 impl From<confirmation::Status> for equinix_broker_contract::ConfirmStatus {

@@ -18,7 +18,7 @@ use clap::{Arg, ArgAction};
 use toml_edit::{Item, Value};
 
 /// The environment variable naming the file (the flag is `--config`).
-pub const ENV: &str = "EQUINIX_MCP_CONFIG";
+pub(crate) const ENV: &str = "EQUINIX_MCP_CONFIG";
 
 /// The most a config file may hold: a settings file, not a data file.
 const MAX_BYTES: u64 = 1 << 20;

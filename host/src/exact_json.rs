@@ -89,7 +89,7 @@ impl<'a> Node<'a> {
     /// The same reading as a JSON value, for code that reads `serde_json` (the plan, the member
     /// types): built from this tree rather than by parsing the bytes again, so every reader of a
     /// create sees the one reading the form shows.
-    pub fn to_value(&self) -> serde_json::Value {
+    pub(crate) fn to_value(&self) -> serde_json::Value {
         use serde_json::Value;
         match self {
             Node::Object(members) => {
@@ -104,12 +104,12 @@ impl<'a> Node<'a> {
     }
 
     /// The member `key` of an object (null when absent or when this is no object).
-    pub fn get(&self, key: &str) -> &Node<'a> {
+    pub(crate) fn get(&self, key: &str) -> &Node<'a> {
         self.member(key).unwrap_or(&ABSENT)
     }
 
     /// Whether this is an object with a member `key` (even one that is null).
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.member(key).is_some()
     }
 
@@ -120,14 +120,14 @@ impl<'a> Node<'a> {
         }
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Node::String { value, .. } => Some(value),
             _ => None,
         }
     }
 
-    pub fn as_i64(&self) -> Option<i64> {
+    pub(crate) fn as_i64(&self) -> Option<i64> {
         match self {
             Node::Integer { value, .. } => Some(*value),
             _ => None,
@@ -135,19 +135,19 @@ impl<'a> Node<'a> {
     }
 
     /// An array's items (none for anything else).
-    pub fn items(&self) -> &[Node<'a>] {
+    pub(crate) fn items(&self) -> &[Node<'a>] {
         match self {
             Node::Array(items) => items,
             _ => &[],
         }
     }
 
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(self, Node::Null)
     }
 
     /// A leaf as the form shows it; an object or array with any content as `{…}` / `[…]`.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             Node::Object(m) if m.is_empty() => "{}".into(),
             Node::Object(_) => "{…}".into(),
@@ -455,7 +455,7 @@ fn label(path: &str, raw: &str) -> String {
 
 /// `s` with every character a person cannot see written as a visible `\u{…}` escape (`\n`,
 /// `\r`, `\t` as such), so that no value can hide a difference or pose as another line.
-pub fn visible(s: &str) -> String {
+pub(crate) fn visible(s: &str) -> String {
     crate::log_lines::escape_where(s, invisible)
 }
 

@@ -21,7 +21,7 @@ use prometheus_client::registry::Registry;
 type Labels = Vec<(String, String)>;
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     /// The pending-proposal gauge alone: written only by a process that can count them (its
     /// memory store), so with a shared store the family is absent rather than a wrong 0.
@@ -56,7 +56,7 @@ fn label(key: &str, value: &str) -> Labels {
 }
 
 /// The process's metrics.
-pub fn metrics() -> &'static Metrics {
+pub(crate) fn metrics() -> &'static Metrics {
     static METRICS: OnceLock<Metrics> = OnceLock::new();
     METRICS.get_or_init(Metrics::new)
 }
@@ -155,7 +155,7 @@ impl Metrics {
         Metrics { registry, pending_registry, ..m }
     }
 
-    pub fn tool_call(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
+    pub(crate) fn tool_call(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
         let tool_label = label("tool", tool);
         let mut labels = tool_label.clone();
         labels.push(("outcome".into(), outcome.into()));
@@ -163,7 +163,7 @@ impl Metrics {
         self.tool_seconds.get_or_create(&tool_label).observe(elapsed.as_secs_f64());
     }
 
-    pub fn confirmation(&self, status: &'static str) {
+    pub(crate) fn confirmation(&self, status: &'static str) {
         self.confirmations.get_or_create(&label("status", status)).inc();
     }
 
@@ -171,15 +171,15 @@ impl Metrics {
         self.fabric_answers.get_or_create(&label("class", class)).inc();
     }
 
-    pub fn create(&self, outcome: &'static str) {
+    pub(crate) fn create(&self, outcome: &'static str) {
         self.creates.get_or_create(&label("outcome", outcome)).inc();
     }
 
-    pub fn page_decision(&self, outcome: &'static str) {
+    pub(crate) fn page_decision(&self, outcome: &'static str) {
         self.page_decisions.get_or_create(&label("outcome", outcome)).inc();
     }
 
-    pub fn policy_decision(&self, phase: &'static str, allowed: bool) {
+    pub(crate) fn policy_decision(&self, phase: &'static str, allowed: bool) {
         let decision = if allowed { "allow" } else { "deny" };
         let series = usize::from(phase == "approval") * 2 + usize::from(allowed);
         self.policy_series[series]
@@ -203,7 +203,7 @@ impl Metrics {
     }
 
     /// A notification to a `destination` kind came to `outcome`.
-    pub fn notification(&self, destination: &'static str, outcome: &'static str) {
+    pub(crate) fn notification(&self, destination: &'static str, outcome: &'static str) {
         let labels =
             vec![("destination".to_string(), destination.to_string()), ("outcome".to_string(), outcome.to_string())];
         self.notifications.get_or_create(&labels).inc();
@@ -223,12 +223,12 @@ impl Metrics {
         self.audit_records.inc_by(records as u64);
     }
 
-    pub fn trap(&self) {
+    pub(crate) fn trap(&self) {
         self.traps.inc();
     }
 
     /// The exposition (OpenMetrics text), with the pending-proposal gauge read now.
-    pub fn render(&self, pending: Option<usize>) -> String {
+    pub(crate) fn render(&self, pending: Option<usize>) -> String {
         use prometheus_client::encoding::text::{encode_eof, encode_registry};
         let mut out = String::new();
         encode_registry(&mut out, &self.registry).expect("writing to a String cannot fail");

@@ -6,7 +6,7 @@
 
 /// Descriptors kept for everything that is not a client connection: the audit log, the
 /// proposal store, Fabric's connection pool, the component cache, signals, the runtime.
-pub const RESERVED: u64 = 128;
+pub(crate) const RESERVED: u64 = 128;
 
 /// The soft limit asked for under an unlimited hard limit.
 #[cfg(unix)]
@@ -15,7 +15,7 @@ const UNLIMITED_TARGET: u64 = 1 << 16;
 /// The soft limit after raising it to the hard limit: `(now, before)`. `None` where the limit is
 /// unlimited or cannot be read, and on Windows, which has no such limit on sockets.
 #[cfg(not(unix))]
-pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
+pub(crate) fn raise_to_hard_limit() -> Option<(u64, u64)> {
     None
 }
 

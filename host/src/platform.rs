@@ -9,7 +9,7 @@
 use std::fs::{Metadata, OpenOptions};
 
 /// A file's permission bits (`0o777`), where the platform has them.
-pub fn mode(meta: &Metadata) -> Option<u32> {
+pub(crate) fn mode(meta: &Metadata) -> Option<u32> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -23,7 +23,7 @@ pub fn mode(meta: &Metadata) -> Option<u32> {
 }
 
 /// The uid owning a file, where the platform has uids.
-pub fn owner(meta: &Metadata) -> Option<u32> {
+pub(crate) fn owner(meta: &Metadata) -> Option<u32> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -130,7 +130,7 @@ pub(crate) struct Hangups {
 }
 
 impl Hangups {
-    pub fn listen() -> std::io::Result<Hangups> {
+    pub(crate) fn listen() -> std::io::Result<Hangups> {
         #[cfg(unix)]
         {
             Ok(Hangups { signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())? })
@@ -142,7 +142,7 @@ impl Hangups {
     }
 
     /// The next hang-up; on Windows, never.
-    pub async fn recv(&mut self) -> Option<()> {
+    pub(crate) async fn recv(&mut self) -> Option<()> {
         #[cfg(unix)]
         {
             self.signal.recv().await

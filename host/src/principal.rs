@@ -39,7 +39,7 @@ impl Principal {
     }
 
     /// The identity: what proposals, sessions, limits, audit records and policies are keyed to.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.id
     }
 }

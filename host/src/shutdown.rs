@@ -31,7 +31,7 @@ pub struct Lifecycle {
 
 /// One admitted call: counted until dropped; `cancel` fires when the client cancels the call or
 /// the grace period runs out.
-pub struct InFlight {
+pub(crate) struct InFlight {
     _counted: TaskTrackerToken,
     pub cancel: CancellationToken,
     id: u64,
@@ -46,7 +46,7 @@ impl Drop for InFlight {
 
 /// What a drain did.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Drained {
+pub(crate) struct Drained {
     pub in_flight: usize,
     /// Calls still running when the grace period ended (they were cancelled).
     pub cancelled: usize,
@@ -54,7 +54,7 @@ pub struct Drained {
 
 impl Lifecycle {
     /// Admits a call unless shutdown has begun. `client` is the call's own cancellation.
-    pub fn begin(&self, client: &CancellationToken) -> Option<InFlight> {
+    pub(crate) fn begin(&self, client: &CancellationToken) -> Option<InFlight> {
         if self.calls.is_closed() {
             return None;
         }
@@ -66,7 +66,7 @@ impl Lifecycle {
         Some(InFlight { _counted: self.calls.token(), cancel, id, running: self.running.clone() })
     }
 
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.calls.len()
     }
 
@@ -83,7 +83,7 @@ impl Lifecycle {
 
     /// Refuses new calls, waits up to `grace` for the running ones, then cancels the rest and
     /// gives them a few seconds to report.
-    pub async fn drain(&self, grace: Duration) -> Drained {
+    pub(crate) async fn drain(&self, grace: Duration) -> Drained {
         self.stop_being_ready();
         self.calls.close();
         let in_flight = self.calls.len();
@@ -154,7 +154,7 @@ impl Signals {
     }
 
     /// Resolves on the next SIGINT or SIGTERM, naming it.
-    pub async fn next(&mut self) -> &'static str {
+    pub(crate) async fn next(&mut self) -> &'static str {
         #[cfg(unix)]
         {
             tokio::select! {

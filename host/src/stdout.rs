@@ -6,7 +6,7 @@ use std::fmt::Arguments;
 use std::io::Write;
 
 /// Writes `text`, ending the process with status 0 if the reader has gone.
-pub fn write(text: Arguments<'_>) {
+pub(crate) fn write(text: Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     let done = out.write_fmt(text).and_then(|()| out.flush());
     match done {

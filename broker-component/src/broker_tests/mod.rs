@@ -14,7 +14,7 @@ mod confirming;
 const PORT_A: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a600";
 const PORT_Z: &str = "c4d9350e-783c-83cd-1ce0-306a5c00a610";
 
-pub fn connection_spec() -> Value {
+pub(crate) fn connection_spec() -> Value {
     json!({
         "type": "EVPL_VC",
         "name": "agent-test-1",

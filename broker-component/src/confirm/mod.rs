@@ -30,7 +30,7 @@ use attempt::{Attempt, not_executed_message};
 use prompt::context;
 use redeem::{is_token, redeem, unknown_token};
 
-pub const NAME: &str = equinix_broker_contract::CONFIRM_TOOL;
+pub(crate) const NAME: &str = equinix_broker_contract::CONFIRM_TOOL;
 
 pub(crate) const DESCRIPTION: &str = "Execute a proposal once a person approves it: in a form the server shows (form \
 elicitation, or the 2026-07-28 input-required round trip), or on the server's approval page (the result is then \
@@ -41,7 +41,7 @@ next_step says which applies to this client.";
 static ARGS: Object =
     arguments(&[req("confirm_token", text(128), "The confirm_token (chg-<32 hex digits>)").from(propose::NAME)]);
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     toolset: MUTATE_TOOLSET,
     title: "Confirm a proposed Fabric create",
@@ -65,7 +65,7 @@ pub static TOOL: ToolDef = ToolDef {
     run: call,
 };
 
-pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+pub(crate) fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let token = args["confirm_token"].as_str().unwrap_or_default().to_string();
     if !is_token(&token) {
         return Err(unknown_token(&token));

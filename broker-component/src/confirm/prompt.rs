@@ -13,7 +13,7 @@ use crate::spec::Spec;
 /// The component's context for the form: what the host cannot know (the target in words with the
 /// names of what it touches, the price, the proposal's age). The host renders the request itself
 /// from the bytes it would send.
-pub fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
+pub(crate) fn context(token: &str, r: &Redeemable, now: u64) -> Prompt {
     let p = &r.proposal;
     let change = p.change_type;
     let target = r.spec.as_ref().map(Spec::target).unwrap_or_else(|| "(the stored spec no longer parses)".into());

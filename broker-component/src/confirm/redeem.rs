@@ -35,7 +35,7 @@ pub(crate) struct Redeemable {
 }
 
 /// Turns a store answer into a redeemable proposal or the token error for it.
-pub fn redeem(token: &str, taken: Taken, now: u64) -> Result<Redeemable, ToolError> {
+pub(crate) fn redeem(token: &str, taken: Taken, now: u64) -> Result<Redeemable, ToolError> {
     let record = match taken {
         Taken::Found(bytes) => bytes,
         Taken::Unknown => return Err(unknown_token(token)),

@@ -35,7 +35,7 @@ fn text_ok(t: Text, s: &str) -> Result<(), &'static str> {
 
 /// Checks `value` against `kind`; returns it normalized when this part is valid. Problems go to
 /// `problems`, each under its path.
-pub fn check(kind: &Kind, value: &Value, path: &str, problems: &mut Problems) -> Option<Value> {
+pub(crate) fn check(kind: &Kind, value: &Value, path: &str, problems: &mut Problems) -> Option<Value> {
     match kind {
         Kind::Str { min, max, text } => {
             let Value::String(s) = value else {

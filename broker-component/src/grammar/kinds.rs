@@ -13,7 +13,7 @@ pub(crate) fn is_metro_code(s: &str) -> bool {
 }
 
 /// A uuid in its 8-4-4-4-12 hex form.
-pub fn is_uuid(s: &str) -> bool {
+pub(crate) fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
         && b.iter().enumerate().all(|(i, c)| match i {
@@ -90,27 +90,27 @@ pub struct Field {
 }
 
 /// A tool's arguments: an unnamed object of `fields`, with no rule across them.
-pub const fn arguments(fields: &'static [Field]) -> Object {
+pub(crate) const fn arguments(fields: &'static [Field]) -> Object {
     Object { name: "", fields, rule: None, rule_doc: "" }
 }
 
 /// Shorthands for the tables.
-pub const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Field {
+pub(crate) const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Field {
     Field { name, kind, required: true, doc, default: None, values_from: None }
 }
 
-pub const fn opt(name: &'static str, kind: Kind, doc: &'static str) -> Field {
+pub(crate) const fn opt(name: &'static str, kind: Kind, doc: &'static str) -> Field {
     Field { name, kind, required: false, doc, default: None, values_from: None }
 }
 
 impl Field {
     /// The same field with a default (JSON text).
-    pub const fn or(self, default: &'static str) -> Field {
+    pub(crate) const fn or(self, default: &'static str) -> Field {
         Field { default: Some(default), ..self }
     }
 
     /// The same field, its valid values listed by the read tool `tool`.
-    pub const fn from(self, tool: &'static str) -> Field {
+    pub(crate) const fn from(self, tool: &'static str) -> Field {
         Field { values_from: Some(tool), ..self }
     }
 
@@ -124,7 +124,7 @@ impl Field {
     }
 
     /// The description the schema shows: the doc, and where valid values come from.
-    pub fn description(&self) -> String {
+    pub(crate) fn description(&self) -> String {
         match self.values_from {
             Some(tool) if self.doc.is_empty() => format!("From {tool}"),
             Some(tool) => format!("{}, from {tool}", self.doc),
@@ -136,15 +136,15 @@ impl Field {
 /// The read tool every metro code comes from.
 pub(crate) const METROS_TOOL: &str = "fabric_list_metros";
 
-pub const fn text(max: usize) -> Kind {
+pub(crate) const fn text(max: usize) -> Kind {
     Kind::Str { min: 1, max, text: Text::Any }
 }
 
 /// Free text whose length is Fabric's to judge (the dry run does); the whole spec is bounded.
-pub const TEXT: Kind = Kind::Str { min: 1, max: usize::MAX, text: Text::Any };
+pub(crate) const TEXT: Kind = Kind::Str { min: 1, max: usize::MAX, text: Text::Any };
 
-pub const UUID: Kind = Kind::Str { min: 36, max: 36, text: Text::Uuid };
-pub const METRO: Kind = Kind::Str { min: 2, max: 4, text: Text::MetroCode };
+pub(crate) const UUID: Kind = Kind::Str { min: 36, max: 36, text: Text::Uuid };
+pub(crate) const METRO: Kind = Kind::Str { min: 2, max: 4, text: Text::MetroCode };
 pub(crate) const EMAIL: Kind = Kind::Str { min: 3, max: 254, text: Text::Email };
 pub(crate) const DATE_TIME: Kind = Kind::Str { min: 20, max: 40, text: Text::DateTime };
 
@@ -153,7 +153,7 @@ pub(crate) const fn int(min: i64, max: i64) -> Kind {
 }
 
 /// The JSON pointer of `key` under `path`.
-pub fn child(path: &str, key: &str) -> String {
+pub(crate) fn child(path: &str, key: &str) -> String {
     let mut out = String::with_capacity(path.len() + 1 + key.len());
     out.push_str(path);
     out.push('/');
@@ -168,7 +168,7 @@ pub fn child(path: &str, key: &str) -> String {
 }
 
 /// An integral JSON number (`1000`, `1e3` and `1000.0` all read as 1000).
-pub fn integer(v: &Value) -> Option<i64> {
+pub(crate) fn integer(v: &Value) -> Option<i64> {
     let n = v.as_number()?;
     if let Some(i) = n.as_i64() {
         return Some(i);

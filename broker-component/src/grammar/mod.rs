@@ -11,10 +11,10 @@ mod kinds;
 mod problems;
 mod schema;
 
-pub use check::check;
-pub use kinds::*;
+pub(crate) use check::check;
+pub(crate) use kinds::*;
 pub use problems::{Problem, Problems, to_error};
-pub use schema::{schema, schemas_sharing};
+pub(crate) use schema::{schema, schemas_sharing};
 
 #[cfg(test)]
 mod tests;

@@ -22,15 +22,15 @@ pub struct Problem {
 pub struct Problems(pub Vec<Problem>);
 
 impl Problems {
-    pub const MAX: usize = 20;
+    pub(crate) const MAX: usize = 20;
 
-    pub fn push(&mut self, path: &str, message: impl Into<String>) {
+    pub(crate) fn push(&mut self, path: &str, message: impl Into<String>) {
         if self.0.len() < Self::MAX {
             self.0.push(Problem { path: clip(path, 200), message: message.into(), see: None });
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 

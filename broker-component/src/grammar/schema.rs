@@ -17,7 +17,7 @@ pub fn schema(kind: &Kind, doc: &str) -> Value {
 /// The JSON Schemas of several kinds that share objects: a named object reached from more than
 /// one place (a create spec's link protocol, notification, ...) is written once under `$defs`
 /// and referred to by `$ref`; an object reached once stays inline, where a reader looks for it.
-pub fn schemas_sharing(kinds: &[(&Kind, &str)]) -> (Vec<Value>, Map<String, Value>) {
+pub(crate) fn schemas_sharing(kinds: &[(&Kind, &str)]) -> (Vec<Value>, Map<String, Value>) {
     let mut uses = BTreeMap::new();
     for (kind, _) in kinds {
         count_uses(kind, &mut uses);

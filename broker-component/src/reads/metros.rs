@@ -12,12 +12,12 @@ use crate::grammar::{Kind, Object, arguments, opt};
 use crate::tool::{Output, READ_ONLY, ToolDef};
 use crate::tool_error::ToolError;
 
-pub const NAME: &str = "fabric_list_metros";
+pub(crate) const NAME: &str = "fabric_list_metros";
 
 static ARGS: Object =
     arguments(&[opt("presence", Kind::Enum(PRESENCES), "MY_PORTS: where you have ports"), OFFSET, LIMIT]);
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     toolset: "metros",
     title: "List metros",
@@ -30,7 +30,7 @@ pub static TOOL: ToolDef = ToolDef {
 };
 
 /// Builds the Fabric request for checked arguments.
-pub fn request(args: &Value) -> (FabricRequest, u64) {
+pub(crate) fn request(args: &Value) -> (FabricRequest, u64) {
     let (offset, limit) = paging(args);
     let mut query = paging_query(offset, limit);
     if let Some(p) = text(args, "presence") {
@@ -39,14 +39,14 @@ pub fn request(args: &Value) -> (FabricRequest, u64) {
     (FabricRequest { method: Method::Get, path: "/fabric/v4/metros".into(), query, body: None }, offset)
 }
 
-pub fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
+pub(crate) fn call(host: &mut dyn Host, args: &Value) -> Result<Value, ToolError> {
     let (req, offset) = request(args);
     let answer = send_json(host, req)?;
     Ok(compact(answer, offset))
 }
 
 /// The agent-facing result: the fields that matter for building a spec, plus paging.
-pub fn compact(answer: Value, offset: u64) -> Value {
+pub(crate) fn compact(answer: Value, offset: u64) -> Value {
     paged(answer, "metros", offset, compact_metro)
 }
 

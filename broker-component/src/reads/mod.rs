@@ -130,7 +130,7 @@ mod arguments;
 mod compact;
 mod events;
 mod handlers;
-pub mod metros;
+pub(crate) mod metros;
 mod policies;
 mod requests;
 mod routers;
@@ -141,7 +141,7 @@ mod tests;
 mod window;
 
 /// Every read tool, in the order `tools/list` shows them.
-pub fn tools() -> impl Iterator<Item = &'static ToolDef> {
+pub(crate) fn tools() -> impl Iterator<Item = &'static ToolDef> {
     core::iter::once(&metros::TOOL)
         .chain(TOOLS.iter())
         .chain(routers::TOOLS.iter())

@@ -21,7 +21,7 @@ pub(crate) fn name_fragment(args: &Value) -> Option<String> {
 
 /// Text to match as a part, without the wildcards an agent may add (`*`, `%`): `None` when
 /// nothing is left.
-pub fn fragment(s: &str) -> Option<String> {
+pub(crate) fn fragment(s: &str) -> Option<String> {
     Some(s.replace(['*', '%'], "")).filter(|f| !f.is_empty())
 }
 
@@ -94,11 +94,11 @@ pub(crate) fn search_body(filters: Vec<Value>, offset: u64, limit: u64) -> Strin
     crate::json::json_text(&Value::Object(body))
 }
 
-pub fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
+pub(crate) fn post(path: &str, query: Vec<(String, String)>, body: String) -> FabricRequest {
     FabricRequest { method: Method::Post, path: path.into(), query, body: Some(body) }
 }
 
-pub fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
+pub(crate) fn get(path: String, query: Vec<(String, String)>) -> FabricRequest {
     FabricRequest { method: Method::Get, path, query, body: None }
 }
 

@@ -22,7 +22,7 @@ const CLOCK_SKEW_MS: u64 = 5 * 60_000;
 
 pub(crate) const WINDOW: Field = opt("window", Kind::Enum(NAMES), "Up to now: 1h is the last hour");
 pub(crate) const START: Field = opt("start", DATE_TIME, "Instead of window");
-pub const END: Field = opt("end", DATE_TIME, "With start (now)");
+pub(crate) const END: Field = opt("end", DATE_TIME, "With start (now)");
 
 /// A window as Fabric reads it: RFC 3339 start and end in UTC.
 pub(crate) struct Window {
@@ -34,7 +34,7 @@ pub(crate) struct Window {
 pub(crate) const HOUR_MS: u64 = 3_600_000;
 
 /// The window the arguments state, or the last `default_ms` when they state none.
-pub fn window(host: &mut dyn Host, args: &Value, default_ms: u64) -> Result<Window, ToolError> {
+pub(crate) fn window(host: &mut dyn Host, args: &Value, default_ms: u64) -> Result<Window, ToolError> {
     let now = host.now_ms();
     Ok(as_window(stated(args, now)?.unwrap_or((now.saturating_sub(default_ms), now))))
 }

@@ -243,7 +243,7 @@ pub(super) static END_CUSTOMER: Object = Object {
 };
 
 /// `ConnectionPostRequest`.
-pub static CONNECTION: Object = Object {
+pub(crate) static CONNECTION: Object = Object {
     name: "Connection",
     fields: &[
         req("type", Kind::Enum(CONNECTION_TYPES), "EVPL_VC: ports and devices; IP_VC: from a Cloud Router"),
@@ -295,7 +295,7 @@ pub(super) static NETWORK_LOCATION: Object = Object {
 };
 
 /// `NetworkPostRequest`.
-pub static NETWORK: Object = Object {
+pub(crate) static NETWORK: Object = Object {
     name: "Network",
     fields: &[
         req("type", Kind::Enum(NETWORK_TYPES), "Network type"),

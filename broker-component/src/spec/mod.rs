@@ -76,7 +76,7 @@ impl Spec {
         self.change_type
     }
 
-    pub fn body(&self) -> &Value {
+    pub(crate) fn body(&self) -> &Value {
         &self.body
     }
 
@@ -91,7 +91,7 @@ impl Spec {
     }
 
     /// A human-readable target for the prompt ("EVPL_VC connection \"x\", 1000 Mbps").
-    pub fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         let b = &self.body;
         match self.change_type {
             ChangeType::ConnectionCreate => format!(
@@ -128,11 +128,11 @@ pub struct Compiled {
 
 /// Canonical JSON text: sorted keys, no whitespace (the contract's `canonical_json`, which sorts
 /// whatever order serde_json's map keeps).
-pub fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     equinix_broker_contract::canonical_json(v)
 }
 
 /// The hash the token is bound to, as the contract defines it for an approval.
-pub fn request_sha256(change_type: ChangeType, body: &str) -> String {
+pub(crate) fn request_sha256(change_type: ChangeType, body: &str) -> String {
     equinix_broker_contract::request_sha256(change_type.as_str(), body)
 }

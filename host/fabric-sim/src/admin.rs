@@ -13,11 +13,11 @@ use crate::errors::json_response;
 use crate::faults::Fault;
 use crate::state::Sim;
 
-pub async fn stats(State(sim): State<Sim>) -> Response {
+pub(crate) async fn stats(State(sim): State<Sim>) -> Response {
     json_response(StatusCode::OK, serde_json::to_value(&sim.lock().stats).unwrap())
 }
 
-pub async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
+pub(crate) async fn fault(State(sim): State<Sim>, body: Bytes) -> Response {
     match serde_json::from_slice::<Fault>(&body) {
         Ok(f) => {
             sim.lock().faults.push_back(f);
@@ -40,7 +40,7 @@ struct Advance {
     advance_ms: u64,
 }
 
-pub async fn clock(State(sim): State<Sim>, body: Bytes) -> Response {
+pub(crate) async fn clock(State(sim): State<Sim>, body: Bytes) -> Response {
     let inner = sim.lock();
     let Some(clock) = &inner.config.clock else {
         return json_response(StatusCode::CONFLICT, json!({"error": "this simulator shares no clock with a server"}));
@@ -61,7 +61,7 @@ struct Latency {
     ms: u64,
 }
 
-pub async fn latency(State(sim): State<Sim>, body: Bytes) -> Response {
+pub(crate) async fn latency(State(sim): State<Sim>, body: Bytes) -> Response {
     match serde_json::from_slice::<Latency>(&body) {
         Ok(l) => {
             sim.lock().config.latency = Duration::from_millis(l.ms);

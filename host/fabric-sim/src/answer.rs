@@ -13,9 +13,9 @@ use crate::errors::{Fail, bytes_response, error_with, fail, json_bytes, metro_fa
 use crate::{estate, search};
 
 /// What a route answers: a status and JSON bytes, or Fabric's error.
-pub type Answer = Result<(StatusCode, Vec<u8>), Fail>;
+pub(crate) type Answer = Result<(StatusCode, Vec<u8>), Fail>;
 
-pub fn respond(answer: Answer) -> Response {
+pub(crate) fn respond(answer: Answer) -> Response {
     match answer {
         Ok((status, body)) => bytes_response(status, body),
         Err(f) => f.into_response(),
@@ -106,7 +106,7 @@ fn body_paging(body: &Value) -> Result<(usize, usize), Fail> {
 }
 
 /// One page of `items` as Fabric's JSON, written straight from the estate without copying it.
-pub fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize) -> Vec<u8> {
+pub(crate) fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: usize) -> Vec<u8> {
     #[derive(Serialize)]
     struct Page<'a> {
         data: Vec<&'a Value>,
@@ -122,7 +122,7 @@ pub fn page<V: std::borrow::Borrow<Value>>(items: &[V], offset: usize, limit: us
 }
 
 /// A `POST .../search` over `items` with `endpoint`'s filter rules.
-pub fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, required: bool) -> Answer {
+pub(crate) fn search(items: &[Value], body: &Value, endpoint: &search::Endpoint, required: bool) -> Answer {
     let (offset, limit) = body_paging(body)?;
     let refuse = |property: &str, reason: &str| {
         let info = json!([{"property": property, "reason": reason}]);

@@ -33,7 +33,7 @@ impl IntoResponse for Fail {
     }
 }
 
-pub fn fail(status: u16, code: &str, message: &str, property: Option<&str>) -> Fail {
+pub(crate) fn fail(status: u16, code: &str, message: &str, property: Option<&str>) -> Fail {
     Fail(status, error_array(code, message, property))
 }
 

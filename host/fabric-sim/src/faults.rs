@@ -63,7 +63,7 @@ fn five_hundred() -> u16 {
 }
 
 /// The first queued fault for `key` (or `"*"`), counted down and removed when used up.
-pub fn take(faults: &mut std::collections::VecDeque<Fault>, key: &str) -> Option<Fault> {
+pub(crate) fn take(faults: &mut std::collections::VecDeque<Fault>, key: &str) -> Option<Fault> {
     let i = faults.iter().position(|f| f.route == "*" || f.route == key)?;
     let fault = faults[i].clone();
     if fault.times <= 1 {

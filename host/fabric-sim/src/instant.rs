@@ -6,7 +6,7 @@ use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, PrimitiveDateTime, UtcOffset};
 
 /// Unix seconds of an instant (its fraction dropped), or `None` when it is not one.
-pub fn parse(s: &str) -> Option<i64> {
+pub(crate) fn parse(s: &str) -> Option<i64> {
     parse_nanos(s).map(|n| n.div_euclid(1_000_000_000) as i64)
 }
 
@@ -34,7 +34,7 @@ pub(crate) fn parse_nanos(s: &str) -> Option<i128> {
 }
 
 /// RFC 3339 in UTC, to the second.
-pub fn format(secs: i64) -> String {
+pub(crate) fn format(secs: i64) -> String {
     OffsetDateTime::from_unix_timestamp(secs).ok().and_then(|t| t.format(&Rfc3339).ok()).unwrap_or_default()
 }
 

@@ -24,7 +24,7 @@ const MAX_BODY: usize = 16 << 20;
 struct Chosen(Fault);
 
 /// Records the request (its body too, up to 4 KiB) in the stats.
-pub async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Response {
+pub(crate) async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
         return fail(413, "EQ-3142501", "Invalid input: the body is too large", Some("body")).into_response();
@@ -46,7 +46,7 @@ pub async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Res
 }
 
 /// Applies the latency knob, picks the fault queued for this route (a stall waits here).
-pub async fn delay(State(sim): State<Sim>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn delay(State(sim): State<Sim>, mut request: Request, next: Next) -> Response {
     let key = format!(
         "{} {}{}",
         request.method(),

@@ -21,7 +21,7 @@ struct TokenRequest {
     client_secret: Option<String>,
 }
 
-pub async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn token(State(sim): State<Sim>, headers: HeaderMap, body: Bytes) -> Response {
     let fault = {
         let mut inner = sim.lock();
         inner.stats.token_requests += 1;

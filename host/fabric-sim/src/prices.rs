@@ -21,7 +21,7 @@ fn values<'a>(filter: &'a Value, property: &str) -> Option<&'a Vec<Value>> {
 }
 
 /// `Ok(data)` rows for a price-search body, or `Err(message)` for a malformed filter.
-pub fn search(body: &Value) -> Result<Vec<Value>, String> {
+pub(crate) fn search(body: &Value) -> Result<Vec<Value>, String> {
     let filter = body.get("filter").ok_or("filter is required")?;
     if !filter["and"].is_array() {
         return Err("filter.and must be an array of expressions".into());

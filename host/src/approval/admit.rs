@@ -14,7 +14,7 @@ use crate::fabric_client::CheckedCreate;
 /// A question as the component put it, with what the host knows of the call. `C` judges the
 /// create by the allow-list and the size limit (`Err`: why it is no create), once the asker may
 /// ask.
-pub struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
+pub(crate) struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
     pub(crate) asker: Asker<'a>,
     pub create: C,
     /// The body's exact bytes.
@@ -31,7 +31,7 @@ pub struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
 }
 
 /// A question every check let through, for the policy to judge.
-pub struct Admitted<'a> {
+pub(crate) struct Admitted<'a> {
     pub create: CheckedCreate,
     /// The body, read once: for the form, and for the policy's facts.
     pub body: Node<'a>,
@@ -41,7 +41,7 @@ pub struct Admitted<'a> {
 
 /// Why a question was refused before anyone saw it: one variant per check, in [`admit`]'s order.
 #[derive(Debug, thiserror::Error)]
-pub enum NotAdmitted {
+pub(crate) enum NotAdmitted {
     /// 1. who asks.
     #[error(transparent)]
     Asker(NotAsked),
@@ -79,7 +79,7 @@ impl From<NotAdmitted> for String {
 ///
 /// The operator's policy comes after, on an admitted question only: its reads and its recorded
 /// decisions are never spent on a question refused before.
-pub fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, NotAdmitted>
+pub(crate) fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, NotAdmitted>
 where
     C: FnOnce() -> Result<CheckedCreate, String>,
 {
@@ -119,7 +119,7 @@ where
 
 /// The road a policed question takes.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Policed<P, R> {
+pub(crate) enum Policed<P, R> {
     /// The call's own road, with the policy's permit.
     Own(P),
     /// The road `R` to the approval page the call carried, with the permit the policy gave there.
@@ -131,7 +131,7 @@ pub enum Policed<P, R> {
 /// is called only once `own` was refused: it gives the road with the policy's word there, or
 /// `None` when the call carries no such road. A refusal gives the reason for the call's own
 /// road, which is the one the person and the agent expected.
-pub async fn policed<P, R>(
+pub(crate) async fn policed<P, R>(
     own: Result<P, String>,
     page: impl AsyncFnOnce() -> Option<(R, Result<P, String>)>,
 ) -> Result<Policed<P, R>, String> {

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 /// How long after Fabric validated a request a person may still approve it: the proposal's TTL,
 /// one constant for the guest's rule and the host's.
-pub const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
+pub(crate) const TTL_MS: u64 = equinix_broker_contract::PROPOSAL_TTL_MS;
 /// How long after the TTL what the approval page keeps of a request (its record, decisions and
 /// the agent's reason) stays readable, so the page can still say what happened.
-pub const AFTERWARDS_MS: u64 = 15 * 60 * 1000;
+pub(crate) const AFTERWARDS_MS: u64 = 15 * 60 * 1000;
 /// How far ahead of this host's clock a binding's validation may lie (another replica's clock).
 const SKEW_MS: u64 = 60 * 1000;
 
@@ -25,13 +25,13 @@ const ENVELOPE: &[u8] = b"equinix-mcp binding 1\n";
 /// `now_ms`: validated no more than the TTL ago, and not in the future beyond a replica's clock
 /// skew (such a validation would be fresh forever). Every path's answers are judged by it: the
 /// form's, the round trip's, the page's decisions.
-pub fn answerable(validated_at_ms: u64, now_ms: u64) -> bool {
+pub(crate) fn answerable(validated_at_ms: u64, now_ms: u64) -> bool {
     validated_at_ms <= now_ms.saturating_add(SKEW_MS) && now_ms.saturating_sub(validated_at_ms) <= TTL_MS
 }
 
 /// A create dry run of this call that Fabric answered 2xx.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Validation {
+pub(crate) struct Validation {
     /// Names this validation alone (128 random bits, hex): two dry runs of the same bytes are two
     /// validations, and an answer given about one does not count for the other.
     pub id: String,
@@ -63,7 +63,7 @@ pub struct Binding {
 
 impl Validation {
     /// A validation of `request_sha256` at `validated_at_ms`, with a fresh id.
-    pub fn new(request_sha256: String, validated_at_ms: u64, learned_metros: Vec<String>) -> Self {
+    pub(crate) fn new(request_sha256: String, validated_at_ms: u64, learned_metros: Vec<String>) -> Self {
         Validation {
             id: hex::encode(rand::random::<[u8; 16]>()),
             request_sha256,
@@ -75,7 +75,7 @@ impl Validation {
 }
 
 impl Binding {
-    pub fn new(v: Validation, principal: &str) -> Self {
+    pub(crate) fn new(v: Validation, principal: &str) -> Self {
         Binding {
             id: v.id,
             request_sha256: v.request_sha256,
@@ -104,7 +104,7 @@ impl Binding {
 
     /// The binding and the component's record of stored bytes; `None` for bytes no host of
     /// this version bound (they are never asked about).
-    pub fn unwrap(stored: &[u8]) -> Option<(Binding, &[u8])> {
+    pub(crate) fn unwrap(stored: &[u8]) -> Option<(Binding, &[u8])> {
         let rest = stored.strip_prefix(ENVELOPE)?;
         let end = rest.iter().position(|&b| b == b'\n')?;
         let binding = serde_json::from_slice(&rest[..end]).ok()?;

@@ -34,7 +34,7 @@ pub(crate) fn without_policy(approver: &str, proposer: &str) -> Permission {
 
 /// One approval a request has under a quorum: whose, and when.
 #[derive(Clone, Copy, Debug)]
-pub struct Given<'a> {
+pub(crate) struct Given<'a> {
     pub(crate) voter: Voter<'a>,
     pub at_ms: u64,
 }
@@ -44,7 +44,7 @@ pub struct Given<'a> {
 /// proposer's never does; nobody approves twice (whoever approved may still decline, and so end
 /// it); an approval must fill a place still open; a decline must come from a group the quorum
 /// counts.
-pub fn counts(
+pub(crate) fn counts(
     me: Voter,
     proposer: &str,
     approve: bool,

@@ -21,18 +21,18 @@
 //! the MCP front (`mcp::reach` walks the roads: `reach::form`, `reach::stateless` and
 //! `reach::page` put the question before the person) and the approval page.
 
-pub mod admit;
-pub mod binding;
-pub mod deciders;
+pub(crate) mod admit;
+pub(crate) mod binding;
+pub(crate) mod deciders;
 pub mod form;
 mod once;
-pub mod road;
-pub mod rules;
+pub(crate) mod road;
+pub(crate) mod rules;
 mod subject;
 
-pub use admit::{Admitted, Asked, Policed, admit, policed};
-pub use binding::{AFTERWARDS_MS, Binding, Redeemed, TTL_MS, Validation, answerable};
-pub use form::Form;
+pub(crate) use admit::{Admitted, Asked, Policed, admit, policed};
+pub(crate) use binding::{AFTERWARDS_MS, Binding, Redeemed, TTL_MS, Validation, answerable};
+pub(crate) use form::Form;
 pub use once::Once;
 pub use road::{Call, Declared, Offered, Road, Roads, Round, Sealed, choose};
 pub use rules::{Asker, Mint, Question, bound, may_ask, may_mint};

@@ -22,7 +22,7 @@ pub enum Once<'a> {
 impl Once<'_> {
     /// The store key claimed for it. The spellings are those of earlier versions, so replicas of
     /// two versions sharing a store during an upgrade claim the same keys.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match self {
             // 128 random bits in hex, unprefixed: no other key is 32 hex digits
             Once::StatelessAnswer(id) => id.to_string(),

@@ -100,7 +100,7 @@ pub struct CallKey {
 }
 
 impl CallKey {
-    pub fn new(principal: &Principal, tool: &str, arguments: &Value) -> Self {
+    pub(crate) fn new(principal: &Principal, tool: &str, arguments: &Value) -> Self {
         CallKey {
             principal: principal.as_str().to_string(),
             tool: tool.to_string(),

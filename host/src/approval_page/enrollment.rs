@@ -39,7 +39,7 @@ struct Link {
 /// Serves the enrollment of `name` on `listen` (loopback), tells `show` the link, and waits until
 /// the browser enrolled a passkey (or the link expired after `valid`): the enrollment kept in
 /// `store`.
-pub async fn run(
+pub(crate) async fn run(
     name: &str,
     store: PasskeyStore,
     listen: SocketAddr,

@@ -13,7 +13,7 @@ use crate::policy::Progress;
 pub(crate) const SCRIPT: &str = include_str!("passkey.js");
 
 /// The page's style sheet (served from `/approve/page.css`: the CSP allows no inline style).
-pub const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:1.2rem auto;padding:0 1rem;color:#1b1b1b}\
+pub(crate) const CSS: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:1.2rem auto;padding:0 1rem;color:#1b1b1b}\
 h1{font-size:1.3rem;margin:.3rem 0 .5rem}h2{font-size:1.1rem}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4;padding:.8rem;border:1px solid #ccc}\
 pre.component{background:#fffbe6;border-color:#d9c36a}.facts td{padding:.15rem .8rem .15rem 0;vertical-align:top}\
 .refused{color:#8a1f11}.permitted{color:#1d5e20}form{display:inline-block;margin-right:1rem}\
@@ -84,7 +84,7 @@ fn plan_view(plan: &crate::plan::Plan) -> String {
 
 /// A person in the reader's words ([`people::words`]), the identifier shown on demand (a click, or
 /// a tap on a phone).
-pub fn person(principal: &str, named: Option<&Named>, reader: &str) -> String {
+pub(crate) fn person(principal: &str, named: Option<&Named>, reader: &str) -> String {
     format!(
         "<details class=\"who\"><summary>{}</summary><code>{}</code></details>",
         escape(&people::words(principal, named, reader)),
@@ -93,7 +93,7 @@ pub fn person(principal: &str, named: Option<&Named>, reader: &str) -> String {
 }
 
 /// Escapes text for an HTML element or a quoted attribute.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
         match c {
@@ -126,12 +126,12 @@ pub(super) fn document_with(title: &str, head: &str, body: &str) -> String {
 }
 
 /// A page that says one thing (an error, a sign-in that failed, an unknown link).
-pub fn message(title: &str, text: &str) -> String {
+pub(crate) fn message(title: &str, text: &str) -> String {
     document(title, &format!("<h1>{}</h1><p>{}</p>", escape(title), escape(text)))
 }
 
 /// Signed out: nothing of the request, only the way to sign in.
-pub fn signed_out(id: &str) -> String {
+pub(crate) fn signed_out(id: &str) -> String {
     document(
         "Approve a change on Equinix Fabric",
         &format!(
@@ -172,7 +172,7 @@ pub struct View<'a> {
 }
 
 /// A time as people read it on the page: `2026-12-06 21:50:12 UTC`.
-pub fn at(ms: u64) -> String {
+pub(crate) fn at(ms: u64) -> String {
     crate::audit::rfc3339(ms).replace('T', " ").trim_end_matches('Z').to_string() + " UTC"
 }
 
@@ -401,7 +401,7 @@ pub(crate) fn enroll_page(name: &str, action: &str, options: &str) -> String {
 }
 
 /// How the passkeys page offers to add one.
-pub enum Adding {
+pub(crate) enum Adding {
     /// The options for `navigator.credentials.create()` (JSON).
     Options(String),
     /// The sign-in is older than this many seconds allow.
@@ -423,7 +423,7 @@ fn when(ms: u64) -> String {
 }
 
 /// A signed-in person's passkeys, and the way to add one.
-pub fn passkeys(session: &Session, mine: &[Enrollment], adding: &Adding) -> String {
+pub(crate) fn passkeys(session: &Session, mine: &[Enrollment], adding: &Adding) -> String {
     let mut body = String::from("<h1>Your passkeys</h1>");
     body.push_str(&format!(
         "<p>Signed in as <span id=\"approver\">{}</span>. Once you have a passkey here, approving a request on the \

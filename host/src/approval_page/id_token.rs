@@ -43,7 +43,7 @@ pub(crate) struct SignedIn {
 
 impl IdTokenRules {
     /// Verifies `token` with `keys` and checks its claims at `now` (seconds) for `nonce`.
-    pub fn check(&self, keys: &KeySet, token: &str, nonce: &str, now: u64) -> Result<SignedIn, Invalid> {
+    pub(crate) fn check(&self, keys: &KeySet, token: &str, nonce: &str, now: u64) -> Result<SignedIn, Invalid> {
         let unverified = jwt::parse(token)?;
         let Some(key) = keys.find(unverified.kid.as_deref(), unverified.alg) else {
             return Err(Invalid::new("the ID token's `kid` names no signing key of the issuer"));

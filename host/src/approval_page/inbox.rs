@@ -257,14 +257,14 @@ impl Inbox {
 }
 
 /// The `?before=` of a request's query, if it is a number.
-pub fn before(query: Option<&str>) -> Option<u64> {
+pub(crate) fn before(query: Option<&str>) -> Option<u64> {
     form_urlencoded::parse(query.unwrap_or_default().as_bytes())
         .find(|(k, _)| k == "before")
         .and_then(|(_, v)| v.parse().ok())
 }
 
 /// The `?state=` of a request's query, if it names a state the recent list can show.
-pub fn state(query: Option<&str>) -> Option<&'static str> {
+pub(crate) fn state(query: Option<&str>) -> Option<&'static str> {
     let asked = form_urlencoded::parse(query.unwrap_or_default().as_bytes()).find(|(k, _)| k == "state")?.1;
     STATES.iter().map(|(name, _)| *name).find(|name| *name == asked)
 }
@@ -297,7 +297,7 @@ pub(crate) fn state_shown(name: &str) -> &str {
 }
 
 /// Signed out: only the way to sign in.
-pub fn signed_out() -> String {
+pub(crate) fn signed_out() -> String {
     document_with(
         "Changes waiting on Equinix Fabric",
         "",
@@ -316,7 +316,7 @@ pub(crate) fn none_here() -> Response {
     )
 }
 
-pub fn response(inbox: &Inbox, session: &Session, now_ms: u64) -> Response {
+pub(crate) fn response(inbox: &Inbox, session: &Session, now_ms: u64) -> Response {
     page_response(StatusCode::OK, inbox.render(session, now_ms))
 }
 

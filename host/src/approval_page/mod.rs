@@ -11,19 +11,19 @@
 //! Redis store share them too. Cookies are `HttpOnly`, `SameSite=Lax`, host-only (`Secure` off
 //! loopback).
 
-pub mod enrollment;
+pub(crate) mod enrollment;
 pub mod html;
-pub mod id_token;
+pub(crate) mod id_token;
 pub mod inbox;
 mod local;
 pub mod people;
 pub mod record;
-pub mod respond;
-pub mod routes;
+pub(crate) mod respond;
+pub(crate) mod routes;
 pub mod sealed_cookie;
-pub mod settings;
-pub mod sign_in;
-pub mod state;
+pub(crate) mod settings;
+pub(crate) mod sign_in;
+pub(crate) mod state;
 
 use std::sync::{Arc, OnceLock};
 
@@ -65,7 +65,7 @@ const SIGN_IN_MS: u64 = 10 * 60 * 1000;
 
 /// The operator's settings (`--approval-*`).
 #[derive(Clone, Debug)]
-pub struct PageSettings {
+pub(crate) struct PageSettings {
     pub issuer: String,
     pub client_id: String,
     pub client_secret: Option<Secret>,
@@ -259,7 +259,7 @@ impl ApprovalPage {
     }
 
     /// Checks the settings and reads the issuer; `base` is known once the server listens.
-    pub async fn start(settings: PageSettings, deps: PageDeps) -> anyhow::Result<Arc<Self>> {
+    pub(crate) async fn start(settings: PageSettings, deps: PageDeps) -> anyhow::Result<Arc<Self>> {
         if settings.client_id.is_empty() {
             anyhow::bail!("--approval-client-id must name the page's client at the identity provider");
         }
@@ -325,7 +325,7 @@ impl ApprovalPage {
 
     /// The command that enrolls an approver for this local page (this binary's own path, the
     /// page's approvers file when not the default); none for a team's page.
-    pub fn enroll_command(&self) -> Option<String> {
+    pub(crate) fn enroll_command(&self) -> Option<String> {
         match (&self.passkeys.store, self.is_local()) {
             (PasskeyStore::File(file), true) => Some(crate::approvers::add_command(file)),
             _ => None,
@@ -339,7 +339,7 @@ impl ApprovalPage {
 
     /// Whether someone may approve on the page now: with an identity provider, always; with local
     /// approvers, once one is enrolled (read at each call: an enrollment or removal holds at once).
-    pub async fn offers(&self) -> bool {
+    pub(crate) async fn offers(&self) -> bool {
         if !self.is_local() {
             return true;
         }
@@ -381,7 +381,7 @@ impl ApprovalPage {
     }
 
     /// The link to page `id`.
-    pub fn link(&self, id: &str) -> String {
+    pub(crate) fn link(&self, id: &str) -> String {
         self.base().join(&format!("/approve/{id}")).expect("a page path joins").to_string()
     }
 
@@ -405,11 +405,11 @@ impl ApprovalPage {
     }
 
     /// The page's own origin (a decision's `Origin` must be this one).
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         self.base().origin().ascii_serialization()
     }
 
-    pub fn issuer(&self) -> &str {
+    pub(crate) fn issuer(&self) -> &str {
         self.rp.as_ref().map_or("", |rp| rp.issuer())
     }
 
@@ -473,7 +473,7 @@ impl ApprovalPage {
 
     /// The session of the cookie value `cookie`, if it is live; `Err` when the store that keeps
     /// the sessions did not answer (which is no reason to tell a person they are signed out).
-    pub async fn session(&self, cookie: &str) -> Result<Option<Session>, StoreUnavailable> {
+    pub(crate) async fn session(&self, cookie: &str) -> Result<Option<Session>, StoreUnavailable> {
         let now = self.clock.now_ms();
         let Some(bytes) = self.store.note_get(&NoteKey::Session(&hashed(cookie)), now).await? else {
             return Ok(None);
@@ -483,7 +483,7 @@ impl ApprovalPage {
 
     /// What became of `record`'s request after its decision, and its proposer's name if the page
     /// has met them.
-    pub async fn followed(
+    pub(crate) async fn followed(
         &self,
         record: &PageRecord,
     ) -> Result<(Option<state::Outcome>, Option<people::Named>), StoreUnavailable> {
@@ -495,7 +495,7 @@ impl ApprovalPage {
     /// Whether `session`'s person may decide `record`: the operator's policy when there is one
     /// (its approval phase, with the approver, their groups and the method `page`), else only
     /// the proposer (see [`permission`]).
-    pub fn permission(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
+    pub(crate) fn permission(&self, session: &Session, record: &Question, with: ApprovedWith) -> Permission {
         self.judge(session, record, with, true)
     }
 
@@ -866,7 +866,7 @@ impl ApprovalPage {
     /// `--notify-escalate-after-secs`); and if nobody decided it by the end of its proposal's
     /// time, that it expired. Watched on this replica (the once-claim keeps each one notice if
     /// another replica watches the same page); a replica that stops first sends none of them.
-    pub fn waiting(self: &Arc<Self>, record: &PageRecord) {
+    pub(crate) fn waiting(self: &Arc<Self>, record: &PageRecord) {
         let Some(notifier) = &self.notifier else { return };
         self.notify("change_waiting", record, None);
         let FollowUps { remind_after_ms, escalate_after_ms } = notifier.follow_ups;
@@ -896,7 +896,7 @@ impl ApprovalPage {
     }
 
     /// Tells the operator's destinations of `event` about `record` (never waits).
-    pub fn notify(&self, event: &'static str, record: &PageRecord, decided: Option<&Decision>) {
+    pub(crate) fn notify(&self, event: &'static str, record: &PageRecord, decided: Option<&Decision>) {
         self.notify_with(event, record, decided, None)
     }
 

@@ -38,12 +38,12 @@ impl Named {
         Named { name, email: text("email") }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.name.is_empty() && self.email.is_empty()
     }
 
     /// "Alice Doe (alice@example.com)", or whichever of the two there is.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match (self.name.is_empty(), self.email.is_empty()) {
             (false, false) => format!("{} ({})", self.name, self.email),
             (false, true) => self.name.clone(),
@@ -53,7 +53,7 @@ impl Named {
 }
 
 /// A person as a reader sees them, in words: "you", their name, or their subject.
-pub fn words(principal: &str, named: Option<&Named>, reader: &str) -> String {
+pub(crate) fn words(principal: &str, named: Option<&Named>, reader: &str) -> String {
     if principal == reader {
         return "you".into();
     }
@@ -76,7 +76,7 @@ pub(crate) async fn remember(store: &ProposalStore, principal: &str, named: &Nam
 }
 
 /// The name the page remembers for `principal`, if any (a store that does not answer: none).
-pub async fn recall(store: &ProposalStore, principal: &str, now_ms: u64) -> Option<Named> {
+pub(crate) async fn recall(store: &ProposalStore, principal: &str, now_ms: u64) -> Option<Named> {
     let key = crate::approval_page::hashed(principal);
     let bytes = store.note_get(&NoteKey::Person(&key), now_ms).await.ok()??;
     serde_json::from_slice(&bytes).ok()
@@ -113,7 +113,7 @@ pub(crate) async fn remember_agent_reason(
 }
 
 /// The reason `principal`'s agent gave with the proposal `token`, if it gave one.
-pub async fn agent_reason(store: &ProposalStore, principal: &str, token: &str, now_ms: u64) -> String {
+pub(crate) async fn agent_reason(store: &ProposalStore, principal: &str, token: &str, now_ms: u64) -> String {
     match store.note_get(&NoteKey::AgentReason(&agent_reason_key(principal, token)), now_ms).await {
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         _ => String::new(),

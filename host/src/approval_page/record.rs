@@ -111,7 +111,7 @@ pub struct ListedDecision {
 }
 
 impl ListedDecision {
-    pub fn decided(&self) -> Decided<'_> {
+    pub(crate) fn decided(&self) -> Decided<'_> {
         Decided {
             approver: &self.approver,
             approve: self.approve,
@@ -123,7 +123,7 @@ impl ListedDecision {
 }
 
 impl Decision {
-    pub fn decided(&self) -> Decided<'_> {
+    pub(crate) fn decided(&self) -> Decided<'_> {
         Decided {
             approver: &self.approver,
             approve: self.approve,
@@ -146,12 +146,12 @@ impl Decision {
 
 impl Listed {
     /// Where the listed request stands at `now_ms`.
-    pub fn state(&self, now_ms: u64) -> State<'_> {
+    pub(crate) fn state(&self, now_ms: u64) -> State<'_> {
         let decided = self.decision.as_ref().map(ListedDecision::decided);
         State::of(self.expires_at_ms, decided, self.outcome.as_ref(), now_ms).with_progress(self.progress.as_ref())
     }
 
-    pub fn question(&self) -> Question<'_> {
+    pub(crate) fn question(&self) -> Question<'_> {
         Question {
             proposer: &self.proposer,
             change_type: &self.change_type,
@@ -262,7 +262,7 @@ impl PageRecord {
     }
 
     /// What the inbox lists of this record.
-    pub fn listed(&self) -> Listed {
+    pub(crate) fn listed(&self) -> Listed {
         let summary = match &self.plan {
             Some(plan) => equinix_broker_contract::clip(&plan.summary, SUMMARY_CHARS),
             None => self.change_type.clone(),
@@ -287,12 +287,12 @@ impl PageRecord {
     }
 
     /// The hash of the plan the page shows (empty without one).
-    pub fn plan_sha256(&self) -> String {
+    pub(crate) fn plan_sha256(&self) -> String {
         self.plan.as_ref().map(crate::plan::Plan::sha256).unwrap_or_default()
     }
 
     /// What a passkey signs to approve this record's request (with no comment).
-    pub fn identity(&self) -> crate::passkeys::ApprovalIdentity<'_> {
+    pub(crate) fn identity(&self) -> crate::passkeys::ApprovalIdentity<'_> {
         self.identity_saying("")
     }
 
@@ -313,7 +313,7 @@ impl PageRecord {
     /// What a decision on this record is about: the proposal, its validation and the bytes.
     /// The form's text is no part of it: the component's context may change from one call to
     /// the next (the proposal's age, say), and the person must keep the one link they were given.
-    pub fn subject(&self) -> Subject {
+    pub(crate) fn subject(&self) -> Subject {
         Subject {
             token: self.token.clone(),
             validation: self.validation.clone(),
@@ -363,12 +363,12 @@ impl Notes<'_> {
     }
 
     /// Up to `limit` of the inbox's waiting pages, newest first, put before `before_ms` if given.
-    pub async fn waiting(&self, before_ms: Option<u64>, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
+    pub(crate) async fn waiting(&self, before_ms: Option<u64>, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
         self.listed(IndexKey::Waiting, before_ms, limit).await
     }
 
     /// Up to `limit` of the latest decisions, newest first.
-    pub async fn decided(&self, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
+    pub(crate) async fn decided(&self, limit: usize) -> Result<Vec<Listed>, StoreUnavailable> {
         self.listed(IndexKey::Decided, None, limit).await
     }
 
@@ -400,7 +400,7 @@ impl Notes<'_> {
         }
     }
 
-    pub async fn decision(&self, id: &str) -> Result<Option<Decision>, StoreUnavailable> {
+    pub(crate) async fn decision(&self, id: &str) -> Result<Option<Decision>, StoreUnavailable> {
         match self.store.note_get(&NoteKey::PageDecision(id), self.now_ms).await? {
             Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("decision", e)),
             None => Ok(None),
@@ -438,7 +438,7 @@ impl Notes<'_> {
     }
 
     /// The request's ballot: its approvals under a quorum, and its decision.
-    pub fn ballot<'b>(&'b self, record: &'b PageRecord) -> crate::proposals::ballot::Ballot<'b> {
+    pub(crate) fn ballot<'b>(&'b self, record: &'b PageRecord) -> crate::proposals::ballot::Ballot<'b> {
         crate::proposals::ballot::Ballot {
             store: self.store,
             page: &record.id,
@@ -448,7 +448,7 @@ impl Notes<'_> {
     }
 
     /// The approvals kept of `record`'s request under a quorum, in their order.
-    pub async fn approvals(&self, record: &PageRecord) -> Result<Vec<Approval>, StoreUnavailable> {
+    pub(crate) async fn approvals(&self, record: &PageRecord) -> Result<Vec<Approval>, StoreUnavailable> {
         self.ballot(record).votes().await
     }
 
@@ -468,7 +468,7 @@ impl Notes<'_> {
     }
 
     /// What became of page `id`'s approved request after an agent's call collected it.
-    pub async fn outcome(&self, id: &str) -> Result<Option<Outcome>, StoreUnavailable> {
+    pub(crate) async fn outcome(&self, id: &str) -> Result<Option<Outcome>, StoreUnavailable> {
         match self.store.note_get(&NoteKey::PageOutcome(id), self.now_ms).await? {
             Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| unreadable("outcome", e)),
             None => Ok(None),

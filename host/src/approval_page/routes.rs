@@ -37,7 +37,7 @@ use super::{ApprovalPage, PageRecord, Permission, Session, SignInError};
 use super::{inbox, local};
 use crate::passkeys::{ApprovedWith, Evidence};
 
-pub fn routes(page: Arc<ApprovalPage>) -> axum::Router {
+pub(crate) fn routes(page: Arc<ApprovalPage>) -> axum::Router {
     axum::Router::new()
         .route("/approve/page.css", get(css))
         .route("/approve/icon.svg", get(icon))

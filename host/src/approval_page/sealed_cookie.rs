@@ -61,7 +61,7 @@ impl CookieSeal {
 
     /// The value sealed in `text`, if this seal made it, nothing in it changed and `now_ms` is
     /// before its end.
-    pub fn open<T: DeserializeOwned>(&self, text: &str, now_ms: u64) -> Option<T> {
+    pub(crate) fn open<T: DeserializeOwned>(&self, text: &str, now_ms: u64) -> Option<T> {
         if text.len() > MAX_SEALED {
             return None;
         }

@@ -71,7 +71,7 @@ pub struct PageArgs {
 impl PageArgs {
     /// The page's settings, when `--approval-client-id` is given; the provider, the principal
     /// claim and the leeway default to the OAuth sign-in's (`auth`).
-    pub fn settings(&self, auth: &AuthArgs) -> anyhow::Result<Option<PageSettings>> {
+    pub(crate) fn settings(&self, auth: &AuthArgs) -> anyhow::Result<Option<PageSettings>> {
         let Some(client_id) = self.approval_client_id.clone() else { return Ok(None) };
         if let (Some(page), Some(endpoint)) = (&self.approval_issuer, &auth.oauth_issuer)
             && page != endpoint

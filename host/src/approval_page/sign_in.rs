@@ -80,7 +80,11 @@ fn random_text() -> String {
 
 impl RelyingParty {
     /// Reads the issuer's metadata and keys; an issuer without them stops the start.
-    pub async fn start(rules: IdTokenRules, client_secret: Option<Secret>, scopes: String) -> anyhow::Result<Self> {
+    pub(crate) async fn start(
+        rules: IdTokenRules,
+        client_secret: Option<Secret>,
+        scopes: String,
+    ) -> anyhow::Result<Self> {
         let issuer_url = discovery::check_url(&rules.issuer, "--approval-issuer")?;
         let fetcher = Fetcher::new()?;
         let metadata = fetcher
@@ -108,12 +112,12 @@ impl RelyingParty {
         })
     }
 
-    pub fn issuer(&self) -> &str {
+    pub(crate) fn issuer(&self) -> &str {
         &self.rules.issuer
     }
 
     /// A new sign-in: where to send the browser, and what its callback must match.
-    pub fn begin(&self, redirect_uri: &str) -> Started {
+    pub(crate) fn begin(&self, redirect_uri: &str) -> Started {
         let (state, nonce, verifier) = (random_text(), random_text(), random_text());
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let mut url = self.authorization_endpoint.clone();
@@ -132,7 +136,7 @@ impl RelyingParty {
 
     /// Redeems `code` and checks the ID token; `Err` says why the sign-in failed (never a code,
     /// a token or a secret).
-    pub async fn finish(
+    pub(crate) async fn finish(
         &self,
         code: &str,
         redirect_uri: &str,

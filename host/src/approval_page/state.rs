@@ -66,7 +66,7 @@ impl Outcome {
 }
 
 /// Fabric's error in one line: the status, then each error's code and message (the first three).
-pub fn fabric_error(status: u16, body: &str) -> String {
+pub(crate) fn fabric_error(status: u16, body: &str) -> String {
     let errors: Vec<String> = match serde_json::from_str::<serde_json::Value>(body) {
         Ok(serde_json::Value::Array(all)) => all
             .iter()
@@ -89,7 +89,7 @@ pub fn fabric_error(status: u16, body: &str) -> String {
 
 /// A decision as a state reads it (from the page's note, or from the inbox's listing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decided<'a> {
+pub(crate) struct Decided<'a> {
     pub approver: &'a str,
     pub approve: bool,
     pub at_ms: u64,
@@ -99,7 +99,7 @@ pub struct Decided<'a> {
 
 /// Where one request stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State<'a> {
+pub(crate) enum State<'a> {
     /// Nobody has decided; the proposal's time has not ended.
     Waiting {
         until_ms: u64,
@@ -132,7 +132,7 @@ pub enum State<'a> {
 
 impl<'a> State<'a> {
     /// The state of a request whose proposal's time ends at `until_ms`.
-    pub fn of(until_ms: u64, decision: Option<Decided<'a>>, outcome: Option<&'a Outcome>, now_ms: u64) -> Self {
+    pub(crate) fn of(until_ms: u64, decision: Option<Decided<'a>>, outcome: Option<&'a Outcome>, now_ms: u64) -> Self {
         match (decision, outcome) {
             (Some(d), _) if !d.approve => State::Declined { decision: d },
             (Some(d), Some(outcome)) => State::Collected { decision: d, outcome },
@@ -160,7 +160,7 @@ impl<'a> State<'a> {
     }
 
     /// The state's name, as the agent's answer, the inbox's filter and the notices spell it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             State::Waiting { .. } => "waiting",
             State::PartlyApproved { .. } => "partly_approved",
@@ -190,7 +190,7 @@ impl<'a> State<'a> {
 
     /// The state in one sentence (or two), naming people through `who` and times through `at`.
     /// The decision, if one was made.
-    pub fn decision(&self) -> Option<Decided<'a>> {
+    pub(crate) fn decision(&self) -> Option<Decided<'a>> {
         match *self {
             State::Waiting { .. } | State::PartlyApproved { .. } | State::Expired { decision: None, .. } => None,
             State::Approved { decision, .. }
@@ -200,7 +200,7 @@ impl<'a> State<'a> {
         }
     }
 
-    pub fn sentence(&self, who: &dyn Fn(Decided) -> String, at: &dyn Fn(u64) -> String) -> String {
+    pub(crate) fn sentence(&self, who: &dyn Fn(Decided) -> String, at: &dyn Fn(u64) -> String) -> String {
         let decided = |d: &Decided| {
             let verb = if d.approve { "Approved" } else { "Declined" };
             format!("{verb} by {} at {}", who(*d), at(d.at_ms))

@@ -8,7 +8,7 @@
 //! which every local server of that user reads at each approval (so a removal holds at once)
 //! and records in its own audit log as it first sees each enrollment and removal.
 
-pub mod loopback;
+pub(crate) mod loopback;
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ pub struct ApproversArgs {
 
 impl ApproversArgs {
     /// The file: the one given, or the user's.
-    pub fn file(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn file(&self) -> anyhow::Result<PathBuf> {
         match &self.approvers_file {
             Some(path) => Ok(path.clone()),
             None => default_file()
@@ -39,7 +39,7 @@ impl ApproversArgs {
         }
     }
 
-    pub fn store(&self) -> anyhow::Result<PasskeyStore> {
+    pub(crate) fn store(&self) -> anyhow::Result<PasskeyStore> {
         Ok(PasskeyStore::File(self.file()?))
     }
 }
@@ -52,7 +52,7 @@ pub(crate) fn default_file() -> Option<PathBuf> {
 /// A name refused as an approver's (clipped to 80 characters).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is no approver name: 1 to 64 letters, digits, `.`, `_` or `-`, not beginning with `-`")]
-pub struct NotAName(String);
+pub(crate) struct NotAName(String);
 
 /// Checks an approver's name: 1 to 64 letters, digits, `.`, `_` or `-` (it is shown on the
 /// page, recorded in the audit log and named in a policy as `local:NAME`).
@@ -67,17 +67,17 @@ pub(crate) fn check_name(name: &str) -> Result<(), NotAName> {
 }
 
 /// The principal of approver `name`.
-pub fn principal(name: &str) -> String {
+pub(crate) fn principal(name: &str) -> String {
     format!("{PREFIX}{name}")
 }
 
 /// Whether `e` is a local approver's passkey that is not removed.
-pub fn active(e: &Enrollment) -> bool {
+pub(crate) fn active(e: &Enrollment) -> bool {
     e.principal.starts_with(PREFIX) && e.revoked.is_none()
 }
 
 /// The approvers with a passkey that is not removed, in `path` (none when it does not exist).
-pub async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, StoreError> {
+pub(crate) async fn enrolled(store: &PasskeyStore) -> Result<Vec<Enrollment>, StoreError> {
     Ok(store.all().await?.into_iter().filter(active).collect())
 }
 

@@ -29,7 +29,7 @@ pub struct Chain {
 }
 
 /// The SHA-256 of a record's line (without its newline), in hex.
-pub fn digest(line: &str) -> String {
+pub(crate) fn digest(line: &str) -> String {
     hex::encode(Sha256::digest(line.as_bytes()))
 }
 
@@ -56,7 +56,7 @@ impl Chain {
 
 /// What opening an existing log found at its end.
 #[derive(Debug, Default)]
-pub struct Resumed {
+pub(crate) struct Resumed {
     /// The chain to continue (`None`: an empty file, or one written before the chain).
     pub chain: Option<Chain>,
     /// Bytes after the last newline, cut off: a record torn by a crash mid-write (never
@@ -68,7 +68,7 @@ pub struct Resumed {
 
 /// Reads where the log at `file` ends (its first line for the chain's id, its last complete
 /// line for the sequence and hash) and cuts a torn tail off.
-pub fn resume(file: &mut File) -> std::io::Result<Resumed> {
+pub(crate) fn resume(file: &mut File) -> std::io::Result<Resumed> {
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(Resumed::default());
@@ -116,7 +116,7 @@ pub fn resume(file: &mut File) -> std::io::Result<Resumed> {
 
 /// What `audit verify` concludes about one log file.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Every record links to the one before; `head` is the last record's hash.
     Intact {
         records: u64,
@@ -136,7 +136,7 @@ pub enum Verdict {
 }
 
 /// Checks the chain of one log file's bytes.
-pub fn verify(bytes: &[u8]) -> Verdict {
+pub(crate) fn verify(bytes: &[u8]) -> Verdict {
     let (body, torn) = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(end) => (&bytes[..=end], &bytes[end + 1..]),
         None => (&bytes[..0], bytes),

@@ -29,13 +29,13 @@ use sha2::{Digest, Sha256};
 use crate::audit::AuditLog;
 
 /// The longest the newest synced records go without a checkpoint.
-pub const EVERY: Duration = Duration::from_secs(60);
+pub(crate) const EVERY: Duration = Duration::from_secs(60);
 
 /// The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410), before the 32 key bytes.
 const ED25519_SPKI_PREFIX: [u8; 12] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
 
 /// A key's id in checkpoints: the first 16 hex digits of the SHA-256 of its 32 public bytes.
-pub fn key_id(public: &[u8]) -> String {
+pub(crate) fn key_id(public: &[u8]) -> String {
     hex::encode(Sha256::digest(public))[..16].to_string()
 }
 
@@ -90,7 +90,7 @@ pub(crate) struct Checkpointer {
 }
 
 impl Checkpointer {
-    pub fn open(key: Ed25519KeyPair, path: &Path) -> anyhow::Result<Checkpointer> {
+    pub(crate) fn open(key: Ed25519KeyPair, path: &Path) -> anyhow::Result<Checkpointer> {
         let mut file = crate::audit::open_append(path, "the checkpoint file (--audit-checkpoints)")?;
         // a checkpoint torn by a crash is cut off, so the next one starts on a line of its own
         let resumed = crate::audit::chain::resume(&mut file)
@@ -105,12 +105,12 @@ impl Checkpointer {
         Ok(Checkpointer { key, key_id, file: Mutex::new(file), last: Mutex::new(None) })
     }
 
-    pub fn key_id(&self) -> &str {
+    pub(crate) fn key_id(&self) -> &str {
         &self.key_id
     }
 
     /// Signs the log's synced head, unless the last checkpoint already names it.
-    pub fn checkpoint(&self, log: &AuditLog) -> std::io::Result<bool> {
+    pub(crate) fn checkpoint(&self, log: &AuditLog) -> std::io::Result<bool> {
         let (chain, seq, head) = log.synced_head();
         let Some(seq) = seq else { return Ok(false) };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
@@ -133,7 +133,7 @@ impl Checkpointer {
 
     /// Checkpoints every `every` records (when the log says so) or [`EVERY`], until `stop`; then
     /// one last time.
-    pub async fn run(self: Arc<Self>, log: Arc<AuditLog>, stop: tokio_util::sync::CancellationToken) {
+    pub(crate) async fn run(self: Arc<Self>, log: Arc<AuditLog>, stop: tokio_util::sync::CancellationToken) {
         // one at once, for the start record: a log is vouched for from its first minute
         self.write_logged(&log).await;
         loop {
@@ -159,7 +159,7 @@ impl Checkpointer {
 
 /// What the checkpoints say of a log whose chain verified: `Ok(n)` checkpoints of its chain
 /// agree with it; `Err` names the first that does not, or is not genuine.
-pub fn check(
+pub(crate) fn check(
     checkpoints: &str,
     public: &[u8; 32],
     chain: &str,

@@ -13,14 +13,14 @@ use serde_json::Value;
 #[serde(untagged)]
 // a record is made, written and dropped one at a time: its size never adds up
 #[allow(clippy::large_enum_variant)]
-pub enum Record {
+pub(crate) enum Record {
     Event(Stamped),
     Call(Call),
 }
 
 /// An event with the time it was written.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stamped {
+pub(crate) struct Stamped {
     pub ts: String,
     #[serde(flatten)]
     pub event: Event,
@@ -31,7 +31,7 @@ pub struct Stamped {
 #[serde(tag = "event", rename_all = "snake_case")]
 // as a record: made, written and dropped one at a time
 #[allow(clippy::large_enum_variant)]
-pub enum Event {
+pub(crate) enum Event {
     /// A process opened the log: the first record of every process's writing.
     AuditLogOpened(Opened),
     /// The file at the log's path was replaced (a rotation): the new file's first record.
@@ -60,7 +60,7 @@ pub enum Event {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Opened {
+pub(crate) struct Opened {
     /// This process (pid and a random suffix).
     pub instance: String,
     pub chain: String,
@@ -72,20 +72,20 @@ pub struct Opened {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TornTail {
+pub(crate) struct TornTail {
     pub bytes: u64,
     pub sha256: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TailCut {
+pub(crate) struct TailCut {
     /// The process that found and cut it.
     pub instance: String,
     pub torn_tail_cut: TornTail,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Reopened {
+pub(crate) struct Reopened {
     pub reason: String,
     pub instance: String,
     pub chain: String,
@@ -95,7 +95,7 @@ pub struct Reopened {
 
 /// What every record about one approval says, and what its create came to.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ApprovalEvent {
+pub(crate) struct ApprovalEvent {
     pub tool: String,
     pub principal: String,
     pub change_type: String,
@@ -140,7 +140,7 @@ pub struct ApprovalEvent {
 
 /// One approval a quorum counted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counted {
+pub(crate) struct Counted {
     pub approver: String,
     pub decision_id: String,
 }
@@ -162,7 +162,7 @@ pub struct PolicyDecision {
 
 /// A person's decision on the approval page.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PageDecision {
+pub(crate) struct PageDecision {
     /// `approve` or `decline`.
     pub decision: String,
     /// Always `page`.
@@ -217,7 +217,7 @@ pub struct Evidence {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PageDecisionNotKept {
+pub(crate) struct PageDecisionNotKept {
     pub page: String,
     pub decision_id: String,
     pub approver: String,
@@ -225,7 +225,7 @@ pub struct PageDecisionNotKept {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PasskeyEnrolled {
+pub(crate) struct PasskeyEnrolled {
     pub credential_id: String,
     pub principal: String,
     pub(crate) rp_id: String,
@@ -237,14 +237,14 @@ pub struct PasskeyEnrolled {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PasskeyNotKept {
+pub(crate) struct PasskeyNotKept {
     pub credential_id: String,
     pub principal: String,
     pub reason: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Notification {
+pub(crate) struct Notification {
     /// What the notice was of: `change_waiting`, `change_approved`, ... (not `event`, which names
     /// the record's own kind)
     pub notice: String,
@@ -257,7 +257,7 @@ pub struct Notification {
 
 /// One destination's delivery of a notice.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Delivered {
+pub(crate) struct Delivered {
     /// `webhook HOST`, `slack` or `teams` (never a secret URL).
     pub destination: String,
     /// `delivered`, `failed`, or `dropped` (never tried: the queue of notices was full).
@@ -270,7 +270,7 @@ pub struct Delivered {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PasskeyRevoked {
+pub(crate) struct PasskeyRevoked {
     pub credential_id: String,
     pub principal: String,
     pub(crate) revoked_at: String,
@@ -280,7 +280,7 @@ pub struct PasskeyRevoked {
 
 /// One call of a mutating tool (or of any tool the policy judged): what its result said.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Call {
+pub(crate) struct Call {
     pub ts: String,
     pub started: String,
     pub tool: String,
@@ -318,7 +318,14 @@ pub struct Call {
 
 impl Call {
     /// The record of a call of `tool` by `principal`, from its result (or tool error) JSON.
-    pub fn of(tool: &str, principal: &str, started_ms: u64, finished_ms: u64, result: &Value, is_error: bool) -> Call {
+    pub(crate) fn of(
+        tool: &str,
+        principal: &str,
+        started_ms: u64,
+        finished_ms: u64,
+        result: &Value,
+        is_error: bool,
+    ) -> Call {
         // Tool errors nest the confirm result under error.result; read both places.
         let body = if is_error { result["error"].get("result").unwrap_or(&Value::Null) } else { result };
         let field = |pointer: &str| -> Option<Value> {
@@ -354,18 +361,19 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 
 impl Event {
     /// This event at `ms` since the epoch.
-    pub fn at(self, ms: u64) -> Record {
+    pub(crate) fn at(self, ms: u64) -> Record {
         Record::Event(Stamped { ts: super::rfc3339(ms), event: self })
     }
 }
 
 impl Record {
     /// The record as the one line the chain links.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         serde_json::to_string(self).expect("an audit record serializes")
     }
 
     /// A record of a log, its chain link ignored; `None` for a line no version wrote.
+    #[cfg(test)]
     pub fn read(record: &Value) -> Option<Record> {
         Record::deserialize(record).ok()
     }

@@ -23,9 +23,9 @@
 //! [`checkpoints`]'; what each record says is a type of [`events`].
 
 pub mod chain;
-pub mod checkpoints;
-pub mod events;
-pub mod settings;
+pub(crate) mod checkpoints;
+pub(crate) mod events;
+pub(crate) mod settings;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -68,7 +68,7 @@ pub struct AuditLog {
 }
 
 /// A mutating call under way, counted while it lives (see [`AuditLog::writer`]).
-pub struct Writer(Arc<AuditLog>);
+pub(crate) struct Writer(Arc<AuditLog>);
 
 impl Drop for Writer {
     fn drop(&mut self) {
@@ -77,7 +77,7 @@ impl Drop for Writer {
 }
 
 /// A mutating call that stepped aside (a person is reading its form), counted back on drop.
-pub struct Away(Arc<AuditLog>);
+pub(crate) struct Away(Arc<AuditLog>);
 
 impl Drop for Away {
     fn drop(&mut self) {
@@ -89,14 +89,14 @@ impl Drop for Away {
 /// the component or a browser is told only [`NotRecorded::reason`], never where the log lives.
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("{}: {reason}", .path.display())]
-pub struct NotRecorded {
+pub(crate) struct NotRecorded {
     path: PathBuf,
     reason: String,
 }
 
 impl NotRecorded {
     /// Why, in the system's words ("No space left on device (os error 28)"), without the path.
-    pub fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         &self.reason
     }
 }
@@ -178,7 +178,7 @@ fn lock_for_writing(file: &File) -> std::io::Result<()> {
 }
 
 impl AuditLog {
-    pub fn open(path: &Path) -> anyhow::Result<AuditLog> {
+    pub(crate) fn open(path: &Path) -> anyhow::Result<AuditLog> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
@@ -228,12 +228,12 @@ impl AuditLog {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// This process's name in the log's start record.
-    pub fn instance(&self) -> &str {
+    pub(crate) fn instance(&self) -> &str {
         &self.instance
     }
 
@@ -261,20 +261,20 @@ impl AuditLog {
     }
 
     /// Counts a mutating call as one whose record a sync may wait for, while the guard lives.
-    pub fn writer(log: &Arc<AuditLog>) -> Writer {
+    pub(crate) fn writer(log: &Arc<AuditLog>) -> Writer {
         log.writers.fetch_add(1, Ordering::Relaxed);
         Writer(log.clone())
     }
 
     /// Uncounts a call while it waits for a person (minutes, not milliseconds).
-    pub fn away(log: &Arc<AuditLog>) -> Away {
+    pub(crate) fn away(log: &Arc<AuditLog>) -> Away {
         log.writers.fetch_sub(1, Ordering::Relaxed);
         Away(log.clone())
     }
 
     /// Appends `record` and waits until it is on disk. The write and sync run on the blocking
     /// pool (they never stall other calls), shared with the records that arrive meanwhile.
-    pub async fn record(log: Arc<AuditLog>, record: Record) -> Result<(), NotRecorded> {
+    pub(crate) async fn record(log: Arc<AuditLog>, record: Record) -> Result<(), NotRecorded> {
         // the line is what waits for the sync: the record goes now, not after the fsync
         let line = record.line();
         drop(record);

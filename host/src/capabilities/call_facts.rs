@@ -32,19 +32,19 @@ pub(crate) struct CallFacts {
 
 /// The correlation ids one call collected (at most [`CorrelationIds::MAX`]).
 #[derive(Clone, Default)]
-pub struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
+pub(crate) struct CorrelationIds(Arc<std::sync::Mutex<Vec<String>>>);
 
 impl CorrelationIds {
-    pub const MAX: usize = 8;
+    pub(crate) const MAX: usize = 8;
 
-    pub fn push(&self, id: &str) {
+    pub(crate) fn push(&self, id: &str) {
         let mut ids = self.0.lock().unwrap();
         if !id.is_empty() && ids.len() < Self::MAX {
             ids.push(equinix_broker_contract::clip(id, 64));
         }
     }
 
-    pub fn joined(&self) -> String {
+    pub(crate) fn joined(&self) -> String {
         self.0.lock().unwrap().join(",")
     }
 }
@@ -57,7 +57,7 @@ pub trait StepReporter: Send + Sync {
 
 /// What the host lets the running tool do beyond its imports' plain rules.
 #[derive(Clone, Debug, Default)]
-pub struct ToolGrant {
+pub(crate) struct ToolGrant {
     pub name: String,
     /// Only tools of the `mutate` toolset may ask the person to approve a create.
     pub may_ask: bool,
@@ -72,7 +72,7 @@ pub(crate) struct GuestMeter {
 }
 
 impl GuestMeter {
-    pub fn new(budget: Duration) -> Self {
+    pub(crate) fn new(budget: Duration) -> Self {
         GuestMeter { started: Instant::now(), in_host: Duration::ZERO, budget }
     }
 
@@ -84,7 +84,7 @@ impl GuestMeter {
         self.guest_time() > self.budget
     }
 
-    pub fn budget(&self) -> Duration {
+    pub(crate) fn budget(&self) -> Duration {
         self.budget
     }
 

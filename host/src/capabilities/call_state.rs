@@ -116,14 +116,14 @@ impl CallContext {
     }
 
     /// A call with nobody to ask and nothing to cancel it.
-    pub fn unattended() -> Self {
+    pub(crate) fn unattended() -> Self {
         Self::new(Arc::new(NobodyToAsk), CancellationToken::new())
     }
 }
 
 impl CallState {
     /// The store data of one call of `tool`, made by `call`, under `grants`.
-    pub fn new(grants: &Grants, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> Self {
+    pub(crate) fn new(grants: &Grants, call: CallContext, tool: ToolGrant, correlation_ids: CorrelationIds) -> Self {
         CallState {
             limits: Default::default(),
             meter: GuestMeter::new(grants.guest_time),
@@ -198,7 +198,7 @@ impl CallState {
     }
 
     /// What the call came to, once the component returned (or trapped).
-    pub fn end(self) -> Ending {
+    pub(crate) fn end(self) -> Ending {
         Ending {
             decisions: self.policy.decisions.all(),
             awaiting: self.confirm.awaiting,

@@ -17,7 +17,7 @@ use crate::approval::{self, Admitted, Asked, Asker, Binding, Form, Mint, Policed
 use crate::approval_page::state::{Decided, Outcome, State};
 use crate::audit::events::{ApprovalEvent, Counted};
 use crate::audit::{AuditLog, Event};
-pub use crate::bindings::Approval;
+pub(crate) use crate::bindings::Approval;
 use crate::bindings::confirmation::{self, Answer, Context, CreateRequest, Delivery, Status};
 use crate::bindings::fabric;
 use crate::fabric_client::{ApiResponse, SendError};
@@ -80,7 +80,7 @@ pub(crate) struct PageSaid {
 impl PageSaid {
     /// The `page_decision` member the host adds to the result, and for a late approval the
     /// message and next step in its place (the component could only say it got no approval).
-    pub fn value(&self, now_ms: u64) -> serde_json::Value {
+    pub(crate) fn value(&self, now_ms: u64) -> serde_json::Value {
         let d = &self.from.decision;
         let state = State::of(self.from.expires_at_ms, Some(d.decided()), self.outcome.as_ref(), now_ms);
         // a late approval expired whatever the clock says now: nothing can collect it again

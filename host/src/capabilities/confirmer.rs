@@ -92,7 +92,7 @@ impl StoreStep {
 
 impl NotReached {
     /// A store that did not answer at `step`.
-    pub fn store(step: StoreStep) -> impl FnOnce(StoreUnavailable) -> Self {
+    pub(crate) fn store(step: StoreStep) -> impl FnOnce(StoreUnavailable) -> Self {
         move |unavailable| NotReached::Store { unavailable, step }
     }
 }
@@ -120,7 +120,7 @@ pub enum Reached {
 
 impl Reached {
     /// An answer that names no approver.
-    pub fn status(status: Status) -> Self {
+    pub(crate) fn status(status: Status) -> Self {
         Reached::Answer { status, approver: None, page: None }
     }
 }
@@ -163,7 +163,7 @@ pub struct Partly {
 
 impl Partly {
     /// "1 of 2 approvals: Alice Example approved at …; waiting for 1 more of netops".
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         let who: Vec<String> = self.approvals.iter().map(|(by, at)| format!("{by} approved at {at}")).collect();
         let p = &self.progress;
         let mut out = format!("{} of {} approvals: {}", p.approvals, p.needed, who.join(", "));

@@ -45,7 +45,7 @@ impl PolicyDecisions {
         self.0.push(decision);
     }
 
-    pub fn all(&self) -> Vec<PolicyDecision> {
+    pub(crate) fn all(&self) -> Vec<PolicyDecision> {
         self.0.iter().map(DecisionRecord::record).collect()
     }
 }

@@ -6,7 +6,7 @@
 mod call_facts;
 mod call_state;
 mod clock;
-pub mod confirmation;
+pub(crate) mod confirmation;
 mod confirmer;
 mod decisions;
 mod fabric;
@@ -15,7 +15,7 @@ mod proposal_store;
 
 use wasmtime::component::{HasData, Linker};
 
-pub use crate::clock::Clock;
+pub(crate) use crate::clock::Clock;
 pub use crate::proposals::ProposalStore;
 pub(crate) use call_facts::{CorrelationIds, GuestMeter, StepReporter, ToolGrant};
 pub use call_state::{CallContext, CallState, Ending, Grants};

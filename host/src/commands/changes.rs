@@ -322,7 +322,7 @@ fn collate(records: &[(PathBuf, Value)]) -> BTreeMap<String, Change> {
     changes
 }
 
-pub fn run(paths: &[PathBuf], public_key: Option<&Path>, as_json: bool) -> ExitCode {
+pub(crate) fn run(paths: &[PathBuf], public_key: Option<&Path>, as_json: bool) -> ExitCode {
     let found = match gather(paths) {
         Ok(f) => f,
         Err((code, why)) => {

@@ -5,7 +5,7 @@ pub mod audit;
 mod audit_files;
 pub mod build_component;
 pub mod call;
-pub mod changes;
+pub(crate) mod changes;
 pub mod healthcheck;
 pub mod inspect;
 pub mod passkeys;

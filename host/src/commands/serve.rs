@@ -50,7 +50,7 @@ pub struct Banner {
 }
 
 impl Banner {
-    pub fn log(&self) {
+    pub(crate) fn log(&self) {
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
             component = %self.component,

@@ -35,7 +35,7 @@ pub async fn run(args: &ToolsArgs) -> anyhow::Result<()> {
 
 /// The component's catalog as `serve` would check and serve it with these toolsets, without
 /// serving it.
-pub async fn catalog(
+pub(crate) async fn catalog(
     component: &ComponentArgs,
     toolsets: Option<&str>,
 ) -> anyhow::Result<(ComponentRuntime, ToolRegistry)> {
@@ -54,7 +54,7 @@ pub async fn catalog(
 }
 
 /// The Markdown tool reference.
-pub fn markdown(registry: &ToolRegistry) -> String {
+pub(crate) fn markdown(registry: &ToolRegistry) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| tool | title | toolset | hints | arguments |");
     let _ = writeln!(out, "|---|---|---|---|---|");

@@ -27,14 +27,19 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
 
 /// How the component was obtained, for the banner and benchmarks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Compiled,
     CompiledAndCached,
     LoadedFromCache,
 }
 
 /// Compiles `wasm`, or loads this host's own earlier compilation of the same bytes.
-pub fn load(engine: &Engine, wasm: &[u8], sha256: &str, dir: Option<&Path>) -> anyhow::Result<(Component, Origin)> {
+pub(crate) fn load(
+    engine: &Engine,
+    wasm: &[u8],
+    sha256: &str,
+    dir: Option<&Path>,
+) -> anyhow::Result<(Component, Origin)> {
     let Some(dir) = dir else {
         return Ok((Component::new(engine, wasm)?, Origin::Compiled));
     };

@@ -4,10 +4,10 @@
 //! No WASI is linked: the linker holds exactly the four `broker` imports, so a component that
 //! imports anything else cannot be instantiated, and [`surface`] says so in words first.
 
-pub mod cache;
-pub mod settings;
-pub mod signature;
-pub mod surface;
+pub(crate) mod cache;
+pub(crate) mod settings;
+pub(crate) mod signature;
+pub(crate) mod surface;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -116,7 +116,7 @@ pub(crate) const MAX_MEMORY_BYTES: usize = 128 << 20;
 /// expensive (page faults, and TLB-shootdown IPIs on every `munmap`).
 /// `instances` sizes the pool (the compiled code does not depend on it: one cache entry serves
 /// every size).
-pub fn engine(instances: u32) -> anyhow::Result<Engine> {
+pub(crate) fn engine(instances: u32) -> anyhow::Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(instances)
         .total_core_instances(instances * 4)
@@ -203,7 +203,10 @@ impl ComponentRuntime {
 
     /// What `inspect` prints of `wasm` (compiled here, never from the cache), and the runtime
     /// made from that same compilation when the component is accepted (one compilation, not two).
-    pub fn inspect(wasm: &[u8], limits: Limits) -> anyhow::Result<(surface::Surface, Option<anyhow::Result<Self>>)> {
+    pub(crate) fn inspect(
+        wasm: &[u8],
+        limits: Limits,
+    ) -> anyhow::Result<(surface::Surface, Option<anyhow::Result<Self>>)> {
         let engine = engine(limits.instances)?;
         let sha = sha256_hex(wasm);
         let (component, origin) = cache::load(&engine, wasm, &sha, None).map_err(not_a_component)?;
@@ -240,15 +243,15 @@ impl ComponentRuntime {
         Ok(ComponentRuntime { engine, pre, surface, origin, limits, ticker_stop, slots })
     }
 
-    pub fn sha256(&self) -> &str {
+    pub(crate) fn sha256(&self) -> &str {
         &self.surface.sha256
     }
 
-    pub fn origin(&self) -> cache::Origin {
+    pub(crate) fn origin(&self) -> cache::Origin {
         self.origin
     }
 
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         self.limits
     }
 

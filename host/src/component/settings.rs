@@ -42,7 +42,7 @@ pub struct ComponentArgs {
 }
 
 /// The component's bytes and where they came from.
-pub struct ComponentSource {
+pub(crate) struct ComponentSource {
     pub wasm: std::borrow::Cow<'static, [u8]>,
     /// Its SHA-256 (lowercase hex): hashed once, here (the embedded one by the build).
     pub sha256: String,
@@ -53,7 +53,7 @@ pub struct ComponentSource {
 
 impl ComponentArgs {
     /// Reads the chosen component and enforces the operator's SHA-256 pin.
-    pub fn source(&self) -> anyhow::Result<ComponentSource> {
+    pub(crate) fn source(&self) -> anyhow::Result<ComponentSource> {
         let source = match &self.component {
             Some(path) => {
                 let wasm = read_component(path)?;
@@ -94,7 +94,7 @@ impl ComponentArgs {
     /// Where precompiled code may be loaded from: nowhere when the operator pinned the
     /// component's SHA-256 or asked for its signature, so the pin describes the code that runs (it is compiled from the
     /// pinned bytes at every start, at the cost of the compile time).
-    pub fn cache_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn cache_dir(&self) -> Option<PathBuf> {
         // a signature, like a pin, describes the code that runs only if it is compiled from
         // the verified bytes
         if self.no_cache || self.component_sha256.is_some() || !self.component_public_keys.is_empty() {
@@ -125,7 +125,7 @@ pub struct LimitsArgs {
 }
 
 impl LimitsArgs {
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         Limits {
             guest_time: Duration::from_millis(self.guest_time_ms),
             memory_bytes: self.memory_mib << 20,

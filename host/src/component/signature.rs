@@ -12,7 +12,7 @@ use minisign_verify::{PublicKey, Signature};
 
 /// Who signed a component, as `inspect` shows it.
 #[derive(Clone, Debug)]
-pub struct Signer {
+pub(crate) struct Signer {
     pub key_id: String,
     pub trusted_comment: String,
     pub key_file: PathBuf,
@@ -35,7 +35,7 @@ pub(crate) fn signature_path(component: &Path) -> PathBuf {
 }
 
 /// Checks that `wasm` (read from `component`) is signed by one of `keys`.
-pub fn verify(wasm: &[u8], component: &Path, keys: &[PathBuf]) -> anyhow::Result<Signer> {
+pub(crate) fn verify(wasm: &[u8], component: &Path, keys: &[PathBuf]) -> anyhow::Result<Signer> {
     let mut trusted = Vec::new();
     for file in keys {
         let text = std::fs::read_to_string(file)

@@ -74,7 +74,7 @@ pub struct Verdict {
 }
 
 /// Reads the surface of a compiled component and judges it.
-pub fn describe(engine: &Engine, component: &Component, sha256: &str, size_bytes: usize) -> Surface {
+pub(crate) fn describe(engine: &Engine, component: &Component, sha256: &str, size_bytes: usize) -> Surface {
     let ty = component.component_type();
     let imports: Vec<Item> = ty.imports(engine).map(|(n, e)| item(engine, n, &e.ty)).collect();
     let exports: Vec<Item> = ty.exports(engine).map(|(n, e)| item(engine, n, &e.ty)).collect();

@@ -31,12 +31,12 @@ pub struct CreateRoute {
 
 impl CreateRoute {
     /// The path it is POSTed to (a create route has no path parameters).
-    pub fn path(&self) -> &'static str {
+    pub(crate) fn path(&self) -> &'static str {
         self.template
     }
 
     /// The change type it creates.
-    pub fn change_type(&self) -> ChangeType {
+    pub(crate) fn change_type(&self) -> ChangeType {
         self.change_type
     }
 }
@@ -58,7 +58,7 @@ impl fmt::Display for Method {
 
 /// One allowed (method, path template).
 #[derive(Clone, Copy, Debug)]
-pub struct Route {
+pub(crate) struct Route {
     pub method: Method,
     /// `{name}` segments match one plain identifier (`[A-Za-z0-9_-]{1,64}`).
     pub template: &'static str,
@@ -129,7 +129,7 @@ const READS: &[Route] = &[
 
 /// Why a request was refused; the text is shown to the agent and the operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal(pub String);
+pub(crate) struct Refusal(pub String);
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -139,7 +139,7 @@ impl fmt::Display for Refusal {
 
 /// Checks one request a component sends through `fabric.send`; on success says what kind of
 /// request it is (a read or a dry run: never a create).
-pub fn check(
+pub(crate) fn check(
     method: Method,
     path: &str,
     query: &[(String, String)],

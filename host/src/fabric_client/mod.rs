@@ -2,9 +2,9 @@
 //! correlation ids, size caps, and the retry rules (reads may retry once after a 401; creates
 //! are never retried).
 
-pub mod allow_list;
-pub mod oauth;
-pub mod settings;
+pub(crate) mod allow_list;
+pub(crate) mod oauth;
+pub(crate) mod settings;
 mod wire;
 
 use std::time::Duration;
@@ -109,7 +109,7 @@ pub struct CheckedCreate {
 }
 
 impl CheckedCreate {
-    pub fn route(&self) -> CreateRoute {
+    pub(crate) fn route(&self) -> CreateRoute {
         self.route
     }
 
@@ -150,7 +150,7 @@ impl FabricClient {
         matches!(self.wire, Wire::InProcess { .. })
     }
 
-    pub fn config(&self) -> &FabricConfig {
+    pub(crate) fn config(&self) -> &FabricConfig {
         &self.config
     }
 

@@ -60,12 +60,12 @@ struct TokenResponse {
 }
 
 impl TokenSource {
-    pub fn new(wire: Wire, credentials: Option<Credentials>, clock: Clock) -> Self {
+    pub(crate) fn new(wire: Wire, credentials: Option<Credentials>, clock: Clock) -> Self {
         TokenSource { wire, credentials, clock, state: Mutex::new(State::default()) }
     }
 
     /// A valid bearer token, fetched when there is none or the current one is near expiry.
-    pub async fn bearer(&self) -> Result<Secret, SendError> {
+    pub(crate) async fn bearer(&self) -> Result<Secret, SendError> {
         let mut state = self.state.lock().await;
         if let Some(why) = &state.rejected {
             return Err(SendError::Unavailable(why.clone()));

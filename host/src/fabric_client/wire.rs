@@ -45,11 +45,11 @@ pub(crate) struct Incoming {
 }
 
 impl Wire {
-    pub fn network(base: &str, connect_timeout: Duration, request_timeout: Duration) -> Self {
+    pub(crate) fn network(base: &str, connect_timeout: Duration, request_timeout: Duration) -> Self {
         Wire::Network { http: Http::new(connect_timeout, request_timeout), base: base.to_string() }
     }
 
-    pub async fn exchange(&self, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
+    pub(crate) async fn exchange(&self, out: Outgoing, max_body: usize) -> Result<Incoming, SendError> {
         match self {
             Wire::Network { http, base } => network(http.client(), base, out, max_body).await,
             Wire::InProcess { router, timeout } => {

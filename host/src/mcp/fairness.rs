@@ -37,7 +37,7 @@ pub(crate) struct FairnessArgs {
 impl FairnessArgs {
     /// The limits, with the forms held open in all capped at half the component's instance pool
     /// of `instances` (ordinary calls always find instances).
-    pub fn limits(&self, instances: u32) -> FairnessLimits {
+    pub(crate) fn limits(&self, instances: u32) -> FairnessLimits {
         FairnessLimits {
             calls_per_principal: self.max_calls_per_principal,
             confirmations_per_principal: self.max_confirmations_per_principal,
@@ -100,7 +100,7 @@ impl Drop for Permit {
 }
 
 impl Fairness {
-    pub fn new(limits: FairnessLimits) -> Arc<Self> {
+    pub(crate) fn new(limits: FairnessLimits) -> Arc<Self> {
         Arc::new(Fairness { limits, counts: Mutex::new((HashMap::new(), 0)) })
     }
 
@@ -140,7 +140,7 @@ impl Fairness {
 
 /// Why a call or a form found no slot: what a caller can match on, worded as the agent reads it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Busy {
+pub(crate) enum Busy {
     #[error(
         "principal {principal} already has {open} tool calls in flight, the most this server allows one principal \
          (--max-calls-per-principal); retry when one has finished"

@@ -50,7 +50,7 @@ pub(crate) fn tool_for_path(root: &Value, path: &str) -> Option<String> {
 
 /// Every `x-values-from` a schema carries (values under `enum`, `const`, `default` and
 /// `examples` are data, not schemas).
-pub fn hints(schema: &Value) -> Vec<String> {
+pub(crate) fn hints(schema: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![schema];
     while let Some(v) = stack.pop() {

@@ -1,14 +1,14 @@
 //! The MCP front: a hand-written rmcp `ServerHandler` serving the component's catalog.
 
-pub mod fairness;
-pub mod hints;
-pub mod progress;
-pub mod reach;
-pub mod registry;
-pub mod results;
-pub mod server;
-pub mod shared;
-pub mod toolsets;
+pub(crate) mod fairness;
+pub(crate) mod hints;
+pub(crate) mod progress;
+pub(crate) mod reach;
+pub(crate) mod registry;
+pub(crate) mod results;
+pub(crate) mod server;
+pub(crate) mod shared;
+pub(crate) mod toolsets;
 
 pub use registry::ToolRegistry;
 pub(crate) use server::McpServer;

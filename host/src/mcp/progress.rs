@@ -6,19 +6,19 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 
-pub struct Progress {
+pub(crate) struct Progress {
     peer: Peer<RoleServer>,
     token: ProgressToken,
     step: AtomicU32,
 }
 
 impl Progress {
-    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+    pub(crate) fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
         Progress { peer, token, step: AtomicU32::new(0) }
     }
 
     /// Sends the next step; a failure to notify never affects the call.
-    pub async fn send(&self, message: String) {
+    pub(crate) async fn send(&self, message: String) {
         let step = self.step.fetch_add(1, Ordering::Relaxed) + 1;
         let param = ProgressNotificationParam::new(self.token.clone(), step as f64).with_message(message);
         if let Err(e) = self.peer.notify_progress(param).await {

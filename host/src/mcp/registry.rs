@@ -175,7 +175,7 @@ impl ToolRegistry {
         Ok(ToolRegistry { served, index, enabled_toolsets: enabled })
     }
 
-    pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
+    pub(crate) fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
         self.served.iter()
     }
 
@@ -231,14 +231,14 @@ impl RegisteredTool {
     /// What to do about `errors`: fix them all, and for each path whose schema (or an enclosing
     /// one) names a read tool with `x-values-from`, that tool as where valid values come from.
     /// The host reads this from the schema, so it holds for any component.
-    pub fn next_step(&self, errors: &[ArgumentError]) -> String {
+    pub(crate) fn next_step(&self, errors: &[ArgumentError]) -> String {
         let named: Vec<(&str, String)> =
             errors.iter().filter_map(|e| Some((e.path.as_str(), tool_for_path(&self.schema, &e.path)?))).collect();
         equinix_broker_contract::next_step(named.iter().map(|(path, tool)| (*path, tool.as_str())))
     }
 
     /// Whether a successful result fits the tool's output schema (the first problem if not).
-    pub fn check_output(&self, result: &Value) -> Result<(), String> {
+    pub(crate) fn check_output(&self, result: &Value) -> Result<(), String> {
         match self.output.as_ref().and_then(|v| v.iter_errors(result).next()) {
             None => Ok(()),
             Some(e) => Err(clip(&format!("{} at {}", e, e.instance_path()), QUOTE_CHARS)),

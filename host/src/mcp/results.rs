@@ -17,7 +17,7 @@ pub(crate) struct ToolError {
 }
 
 impl ToolError {
-    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: &str, message: impl Into<String>) -> Self {
         let mut error = Map::new();
         error.insert(ERROR_KIND.into(), Value::String(kind.into()));
         error.insert(ERROR_MESSAGE.into(), Value::String(message.into()));
@@ -25,7 +25,7 @@ impl ToolError {
     }
 
     /// Adds a member beside `kind` and `message`.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.error.insert(key.into(), value.into());
         self
     }
@@ -42,7 +42,7 @@ impl ToolError {
     }
 
     /// As a result of no particular tool.
-    pub fn result(self) -> CallToolResponse {
+    pub(crate) fn result(self) -> CallToolResponse {
         structured(self.into_value(), true).into()
     }
 }
@@ -50,7 +50,7 @@ impl ToolError {
 /// `value` as structured content plus its JSON text (for clients that read only text). rmcp's
 /// own constructors format the text through `Display`, the slower path; the text is always
 /// re-serialized from `value`, never a component's own text, so the two can never disagree.
-pub fn structured(value: Value, is_error: bool) -> CallToolResult {
+pub(crate) fn structured(value: Value, is_error: bool) -> CallToolResult {
     let text = serde_json::to_string(&value).expect("a JSON value always serializes");
     let content = vec![rmcp::model::ContentBlock::text(text)];
     let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };

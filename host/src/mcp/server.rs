@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::reach;
 use super::results::{self, ToolError};
-pub use super::shared::Shared;
+pub(crate) use super::shared::Shared;
 
 use crate::approval::{self, CallKey, Road};
 use crate::audit::events::{Call, PolicyDecision};
@@ -33,7 +33,7 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    pub fn new(shared: Shared) -> Self {
+    pub(crate) fn new(shared: Shared) -> Self {
         McpServer { shared: Arc::new(shared) }
     }
 

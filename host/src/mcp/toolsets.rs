@@ -29,7 +29,7 @@ impl Selection {
     }
 
     /// The enabled toolsets given the toolsets the catalog has.
-    pub fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, UnknownToolset> {
+    pub(crate) fn resolve(&self, available: &BTreeSet<String>) -> Result<BTreeSet<String>, UnknownToolset> {
         let read_only: BTreeSet<String> = available.iter().filter(|t| *t != MUTATE_TOOLSET).cloned().collect();
         let defaults: BTreeSet<String> =
             read_only.iter().filter(|t| DEFAULT_TOOLSETS.contains(&t.as_str())).cloned().collect();

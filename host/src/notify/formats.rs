@@ -24,7 +24,7 @@ pub(crate) fn webhook_body(notice: &Notice) -> String {
 }
 
 /// The signature header's value for `body` sent at `unix_seconds`, with each of `keys`.
-pub fn signature(keys: &[Vec<u8>], unix_seconds: u64, body: &str) -> String {
+pub(crate) fn signature(keys: &[Vec<u8>], unix_seconds: u64, body: &str) -> String {
     let signed = format!("{unix_seconds}.{body}");
     let mut header = format!("t={unix_seconds}");
     for key in keys {

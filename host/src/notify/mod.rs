@@ -8,8 +8,8 @@
 //! per attempt, at most [`ATTEMPTS`] attempts with a growing pause between them, no redirect
 //! followed. Each delivery and each failure is counted in `/metrics` and recorded in the audit log.
 
-pub mod formats;
-pub mod settings;
+pub(crate) mod formats;
+pub(crate) mod settings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +32,7 @@ const FIRST_PAUSE: Duration = Duration::from_millis(500);
 
 /// What happened, as a destination is told. The same words for every destination.
 #[derive(Clone, Debug, Serialize)]
-pub struct Notice {
+pub(crate) struct Notice {
     /// `change_waiting`, `change_reminder`, `change_escalated`, `change_approved`,
     /// `change_partly_approved`, `change_declined`, `change_expired`, `change_executed`,
     /// `change_failed`, `change_outcome_unknown`.
@@ -72,7 +72,7 @@ pub struct Notice {
 
 /// Where notices go.
 #[derive(Clone)]
-pub enum Destination {
+pub(crate) enum Destination {
     /// A generic JSON webhook, signed with each of its keys (two during a rotation).
     Webhook { url: reqwest::Url, keys: Vec<Vec<u8>> },
     /// A Slack incoming webhook (its URL is its secret).
@@ -91,7 +91,7 @@ impl std::fmt::Debug for Destination {
 impl Destination {
     /// How metrics, logs and the audit name it: the generic webhook by its host, a chat by its
     /// kind (their URLs are secrets).
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Destination::Webhook { url, .. } => format!("webhook {}", url.host_str().unwrap_or("?")),
             Destination::Slack { .. } => "slack".into(),
@@ -135,7 +135,7 @@ pub struct Notifier {
 impl Notifier {
     /// Starts delivering to `destinations` (escalations to `escalation`), each attempt within
     /// `timeout` (none: no notifier).
-    pub fn start(
+    pub(crate) fn start(
         (destinations, escalation, follow_ups): (Vec<Destination>, Vec<Destination>, FollowUps),
         timeout: Duration,
         store: Arc<ProposalStore>,
@@ -167,7 +167,7 @@ impl Notifier {
 
     /// Queues `notice` without waiting; a full queue drops it: counted, logged, and recorded in
     /// the audit log as a notice no destination was sent. Whether it was queued.
-    pub fn notify(&self, notice: Notice) -> bool {
+    pub(crate) fn notify(&self, notice: Notice) -> bool {
         match self.queue.try_send(notice) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(notice) | mpsc::error::TrySendError::Closed(notice)) => {

@@ -80,7 +80,7 @@ impl NotifyArgs {
 
     /// When an undecided change is reminded of and escalated; an error names the setting that is
     /// wrong (a time the proposal does not live to, an escalation with nowhere to go).
-    pub fn follow_ups(&self, escalation: &[Destination]) -> anyhow::Result<super::FollowUps> {
+    pub(crate) fn follow_ups(&self, escalation: &[Destination]) -> anyhow::Result<super::FollowUps> {
         let ttl_secs = crate::approval::TTL_MS / 1000;
         let (remind, escalate) = (self.notify_remind_after_secs, self.notify_escalate_after_secs);
         for (flag, secs) in [("--notify-remind-after-secs", remind), ("--notify-escalate-after-secs", escalate)] {
@@ -164,7 +164,7 @@ impl NotifyArgs {
     }
 
     /// The destinations these settings name; an error names the setting that is wrong.
-    pub fn destinations(&self) -> anyhow::Result<Vec<Destination>> {
+    pub(crate) fn destinations(&self) -> anyhow::Result<Vec<Destination>> {
         let mut out = Vec::new();
         if self.notify_webhook.is_none()
             && self.notify_escalate_webhook.is_none()

@@ -61,7 +61,7 @@ pub(crate) struct Fetcher {
 }
 
 impl Fetcher {
-    pub fn new() -> anyhow::Result<Self> {
+    pub(crate) fn new() -> anyhow::Result<Self> {
         crate::install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(FETCH_TIMEOUT)
@@ -103,7 +103,7 @@ impl Fetcher {
     /// The issuer's metadata: OpenID Connect Discovery first (every provider docs/sign-in.md covers
     /// serves it), then RFC 8414. The document must name exactly this issuer (RFC 8414 3.3:
     /// otherwise another issuer's keys could be substituted).
-    pub async fn discover(&self, issuer: &Url, issuer_text: &str) -> anyhow::Result<IssuerMetadata> {
+    pub(crate) async fn discover(&self, issuer: &Url, issuer_text: &str) -> anyhow::Result<IssuerMetadata> {
         let trimmed = issuer_text.trim_end_matches('/');
         let path = issuer.path().trim_end_matches('/');
         let mut origin = issuer.clone();
@@ -156,11 +156,11 @@ impl Fetcher {
     }
 
     /// The HTTP client itself (the approval page redeems its codes with it).
-    pub fn client(&self) -> &reqwest::Client {
+    pub(crate) fn client(&self) -> &reqwest::Client {
         &self.client
     }
 
-    pub async fn keys(&self, jwks_uri: &Url) -> Result<KeySet, JwksError> {
+    pub(crate) async fn keys(&self, jwks_uri: &Url) -> Result<KeySet, JwksError> {
         let document = self.get(jwks_uri).await.map_err(JwksError::Fetch)?;
         KeySet::parse(&document)
     }

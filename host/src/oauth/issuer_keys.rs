@@ -22,7 +22,7 @@ pub(crate) struct IssuerKeys {
 }
 
 impl IssuerKeys {
-    pub fn new(fetcher: Fetcher, jwks_uri: Url, keys: KeySet) -> Self {
+    pub(crate) fn new(fetcher: Fetcher, jwks_uri: Url, keys: KeySet) -> Self {
         IssuerKeys {
             fetcher,
             jwks_uri,
@@ -36,13 +36,13 @@ impl IssuerKeys {
         &self.fetcher
     }
 
-    pub fn current(&self) -> Arc<KeySet> {
+    pub(crate) fn current(&self) -> Arc<KeySet> {
         self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Fetches the keys again; a failure keeps the ones known. `on_change` runs, under the keys'
     /// write lock, when the new set differs from the known one.
-    pub async fn refresh(&self, why: &str, on_change: impl FnOnce()) {
+    pub(crate) async fn refresh(&self, why: &str, on_change: impl FnOnce()) {
         match self.fetcher.keys(&self.jwks_uri).await {
             Ok(set) if !set.keys.is_empty() => {
                 tracing::info!(keys = set.keys.len(), skipped = set.skipped, "OAuth: signing keys fetched ({why})");

@@ -15,7 +15,7 @@ pub(crate) const MAX_KEYS: usize = 64;
 /// The asymmetric JWS algorithms accepted (RFC 7518, RFC 8037). `none` and the HMAC ones never:
 /// a resource server holding a shared secret could mint tokens itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Alg {
+pub(crate) enum Alg {
     Rs256,
     Rs384,
     Rs512,
@@ -28,7 +28,7 @@ pub enum Alg {
 }
 
 impl Alg {
-    pub fn parse(name: &str) -> Option<Alg> {
+    pub(crate) fn parse(name: &str) -> Option<Alg> {
         Some(match name {
             "RS256" => Alg::Rs256,
             "RS384" => Alg::Rs384,
@@ -79,12 +79,12 @@ pub struct Key {
 
 impl Key {
     /// Whether a token signed with `alg` may be checked with this key.
-    pub fn accepts(&self, alg: Alg) -> bool {
+    pub(crate) fn accepts(&self, alg: Alg) -> bool {
         self.alg.is_none_or(|a| a == alg) && alg.fits(&self.material)
     }
 
     /// Checks `signature` over `message`; the caller has checked [`Key::accepts`].
-    pub fn verify(&self, alg: Alg, message: &[u8], signature: &[u8]) -> bool {
+    pub(crate) fn verify(&self, alg: Alg, message: &[u8], signature: &[u8]) -> bool {
         let rsa = |params: &'static signature::RsaParameters| match &self.material {
             Material::Rsa { n, e } => RsaPublicKeyComponents { n, e }.verify(params, message, signature).is_ok(),
             _ => false,
@@ -152,7 +152,7 @@ impl KeySet {
 
     /// The key a token's header names: by `kid` when it has one, else the only key that fits
     /// the algorithm (a set of several such keys and no `kid` is ambiguous, so none).
-    pub fn find(&self, kid: Option<&str>, alg: Alg) -> Option<&Key> {
+    pub(crate) fn find(&self, kid: Option<&str>, alg: Alg) -> Option<&Key> {
         match kid {
             Some(kid) => self.keys.iter().find(|k| k.kid.as_deref() == Some(kid) && k.accepts(alg)),
             None => {
@@ -240,7 +240,7 @@ pub(crate) mod tests {
     }
 
     impl TestKey {
-        pub fn ed25519(kid: &str) -> TestKey {
+        pub(crate) fn ed25519(kid: &str) -> TestKey {
             let pkcs8 = Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
             let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
             let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
@@ -259,7 +259,7 @@ pub(crate) mod tests {
             TestKey { jwk, sign: Box::new(move |m| pair.sign(&SystemRandom::new(), m).unwrap().as_ref().to_vec()) }
         }
 
-        pub fn sign(&self, message: &[u8]) -> Vec<u8> {
+        pub(crate) fn sign(&self, message: &[u8]) -> Vec<u8> {
             (self.sign)(message)
         }
     }

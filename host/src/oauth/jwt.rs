@@ -29,7 +29,7 @@ impl Invalid {
 
 /// A token split and decoded, its signature not yet checked.
 #[derive(Debug)]
-pub struct Unverified<'a> {
+pub(crate) struct Unverified<'a> {
     pub alg: Alg,
     pub kid: Option<String>,
     signing_input: &'a str,
@@ -43,7 +43,7 @@ pub(crate) fn looks_like_jwt(token: &str) -> bool {
 }
 
 /// Splits and decodes a compact JWS and applies the header rules.
-pub fn parse(token: &str) -> Result<Unverified<'_>, Invalid> {
+pub(crate) fn parse(token: &str) -> Result<Unverified<'_>, Invalid> {
     if token.len() > MAX_TOKEN_BYTES {
         return Err(Invalid::new(format!("the token is longer than {MAX_TOKEN_BYTES} bytes")));
     }
@@ -91,7 +91,7 @@ pub fn parse(token: &str) -> Result<Unverified<'_>, Invalid> {
 
 impl Unverified<'_> {
     /// The claims, once `key` has verified the signature.
-    pub fn verify(self, key: &Key) -> Result<Vec<u8>, Invalid> {
+    pub(crate) fn verify(self, key: &Key) -> Result<Vec<u8>, Invalid> {
         if !key.accepts(self.alg) || !key.verify(self.alg, self.signing_input.as_bytes(), &self.signature) {
             return Err(Invalid::new("the JWT's signature does not verify with the issuer's key"));
         }
@@ -152,7 +152,7 @@ impl<'de> Deserialize<'de> for UniqueKeys {
 /// characters. A token without it is refused: no other claim (`sub`, `email`) is read in its
 /// place, so the person who proposes and the person who signs in to decide are named alike.
 /// `token` names the token in the refusal ("the token", "the ID token").
-pub fn principal_claim<'a>(
+pub(crate) fn principal_claim<'a>(
     claims: &'a serde_json::Map<String, Value>,
     claim: &str,
     token: &str,
@@ -187,7 +187,7 @@ fn numeric_date(claims: &serde_json::Map<String, Value>, claim: &str) -> Result<
 
 impl ClaimRules {
     /// Checks verified claims at `now` (seconds since the epoch).
-    pub fn check(&self, claims: &[u8], now: u64) -> Result<Verified, Invalid> {
+    pub(crate) fn check(&self, claims: &[u8], now: u64) -> Result<Verified, Invalid> {
         let UniqueKeys(all) = serde_json::from_slice(claims)
             .map_err(|e| Invalid::new(format!("the JWT's claims are not a JSON object: {e}")))?;
         match all.get("iss").and_then(Value::as_str) {
@@ -247,7 +247,7 @@ pub(crate) mod tests {
 
     pub(crate) const NOW: u64 = 1_800_000_000;
 
-    pub fn rules() -> ClaimRules {
+    pub(crate) fn rules() -> ClaimRules {
         ClaimRules {
             issuer: "https://idp.example".into(),
             audience: "https://mcp.example/mcp".into(),
@@ -262,7 +262,7 @@ pub(crate) mod tests {
                "exp": NOW + 300, "iat": NOW, "scope": "fabric:read fabric:propose"})
     }
 
-    pub fn sign(key: &TestKey, header: Value, claims: &Value) -> String {
+    pub(crate) fn sign(key: &TestKey, header: Value, claims: &Value) -> String {
         let h = URL_SAFE_NO_PAD.encode(header.to_string());
         let p = URL_SAFE_NO_PAD.encode(claims.to_string());
         let sig = URL_SAFE_NO_PAD.encode(key.sign(format!("{h}.{p}").as_bytes()));

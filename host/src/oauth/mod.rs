@@ -4,13 +4,13 @@
 //! The token is checked here and goes no further: Fabric is reached with the server's own
 //! credentials, and no log line carries it.
 
-pub mod discovery;
-pub mod issuer_keys;
+pub(crate) mod discovery;
+pub(crate) mod issuer_keys;
 pub mod jwks;
-pub mod jwt;
-pub mod scopes;
-pub mod settings;
-pub mod verified_cache;
+pub(crate) mod jwt;
+pub(crate) mod scopes;
+pub(crate) mod settings;
+pub(crate) mod verified_cache;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -37,14 +37,14 @@ pub(crate) const MAX_LEEWAY_SECS: u64 = 300;
 /// principal the resource server that phrases a refusal. Absent: everything (stdio, the local
 /// principal, a token-file token).
 #[derive(Clone)]
-pub struct Access {
+pub(crate) struct Access {
     pub scopes: Scopes,
     pub oauth: Option<Arc<ResourceServer>>,
 }
 
 /// The operator's settings (`--oauth-*`, `--public-url`).
 #[derive(Clone, Debug)]
-pub struct OAuthSettings {
+pub(crate) struct OAuthSettings {
     pub issuer: String,
     /// This server's MCP endpoint as clients reach it.
     pub public_url: String,
@@ -56,7 +56,7 @@ pub struct OAuthSettings {
 }
 
 /// The resource server: the issuer's keys and the rules for its tokens.
-pub struct ResourceServer {
+pub(crate) struct ResourceServer {
     rules: ClaimRules,
     public_url: Url,
     issuer: String,
@@ -67,7 +67,7 @@ pub struct ResourceServer {
 impl ResourceServer {
     /// Checks the settings and reads the issuer's metadata and keys. An issuer that cannot be
     /// read, or publishes no key this server can use, stops the start.
-    pub async fn start(settings: &OAuthSettings) -> anyhow::Result<Arc<ResourceServer>> {
+    pub(crate) async fn start(settings: &OAuthSettings) -> anyhow::Result<Arc<ResourceServer>> {
         let issuer_url = discovery::check_url(&settings.issuer, "--oauth-issuer")?;
         let public_url = discovery::check_url(&settings.public_url, "--public-url")?;
         if public_url.as_str() != settings.public_url {
@@ -144,7 +144,7 @@ impl ResourceServer {
     }
 
     /// Validates a bearer token.
-    pub async fn authenticate(&self, token: &str) -> Result<Verified, Invalid> {
+    pub(crate) async fn authenticate(&self, token: &str) -> Result<Verified, Invalid> {
         let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_secs();
         // a token too long to be one is refused by the parse, before it is hashed
         if token.len() <= jwt::MAX_TOKEN_BYTES
@@ -170,7 +170,7 @@ impl ResourceServer {
     }
 
     /// This server's Protected Resource Metadata document (RFC 9728 section 2).
-    pub fn metadata(&self) -> Value {
+    pub(crate) fn metadata(&self) -> Value {
         json!({
             "resource": self.public_url.as_str(),
             "authorization_servers": [self.issuer],
@@ -182,7 +182,7 @@ impl ResourceServer {
 
     /// Where the metadata is (RFC 9728 section 3.1: the well-known prefix before the resource's
     /// path).
-    pub fn metadata_url(&self) -> String {
+    pub(crate) fn metadata_url(&self) -> String {
         let mut url = self.public_url.clone();
         url.set_path(&format!("/.well-known/oauth-protected-resource{}", self.resource_path()));
         url.to_string()
@@ -226,7 +226,7 @@ impl ResourceServer {
 
     /// `WWW-Authenticate` for a request with no token, or a refused one (RFC 6750 section 3,
     /// RFC 9728 section 5.1): where the metadata is, and the scope reads need.
-    pub fn challenge(&self, invalid: Option<&Invalid>) -> String {
+    pub(crate) fn challenge(&self, invalid: Option<&Invalid>) -> String {
         let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
         if let Some(Invalid(why)) = invalid {
             value.push_str(&format!(", error=\"invalid_token\", error_description=\"{}\"", quoted(why)));
@@ -237,7 +237,7 @@ impl ResourceServer {
 
     /// `WWW-Authenticate` for a call beyond the token's scopes (RFC 6750 section 3.1): the
     /// scopes it holds plus the one the call needs, so a client can ask for all at once.
-    pub fn insufficient_scope(&self, held: Scopes, needed: Scope) -> String {
+    pub(crate) fn insufficient_scope(&self, held: Scopes, needed: Scope) -> String {
         let names = &self.rules.scopes;
         let wanted: Vec<String> =
             Scope::ALL.into_iter().filter(|s| held.allows(*s) || *s == needed).map(|s| names.requested(s)).collect();

@@ -13,7 +13,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Propose, Scope::Confirm];
+    pub(crate) const ALL: [Scope; 3] = [Scope::Read, Scope::Propose, Scope::Confirm];
 
     fn bit(self) -> u8 {
         match self {
@@ -42,14 +42,14 @@ impl Scope {
 pub struct Scopes(u8);
 
 impl Scopes {
-    pub const ALL: Scopes = Scopes(7);
+    pub(crate) const ALL: Scopes = Scopes(7);
     pub(crate) const NONE: Scopes = Scopes(0);
 
-    pub fn with(self, scope: Scope) -> Scopes {
+    pub(crate) fn with(self, scope: Scope) -> Scopes {
         Scopes(self.0 | scope.bit())
     }
 
-    pub fn allows(self, scope: Scope) -> bool {
+    pub(crate) fn allows(self, scope: Scope) -> bool {
         self.0 & scope.bit() != 0
     }
 
@@ -87,7 +87,7 @@ impl Default for ScopeNames {
 }
 
 impl ScopeNames {
-    pub fn name(&self, scope: Scope) -> &str {
+    pub(crate) fn name(&self, scope: Scope) -> &str {
         match scope {
             Scope::Read => &self.read,
             Scope::Propose => &self.propose,
@@ -101,13 +101,13 @@ impl ScopeNames {
     }
 
     /// In the order of [`Scope::ALL`], for `scopes_supported`.
-    pub fn all(&self) -> Vec<String> {
+    pub(crate) fn all(&self) -> Vec<String> {
         Scope::ALL.iter().map(|s| self.requested(*s)).collect()
     }
 
     /// Refuses names that cannot travel in a token's space-separated `scope` claim or in a
     /// `WWW-Authenticate` quoted string, and one name given to two grants.
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         for scope in Scope::ALL {
             let name = self.name(scope);
             let fits = !name.is_empty()
@@ -132,7 +132,7 @@ impl ScopeNames {
     /// The grants a token's claims carry: the space-separated `scope` (RFC 9068, Keycloak,
     /// oidc-provider) and `scp` as a string (Entra ID) or an array (Okta). Names this server does
     /// not know are ignored.
-    pub fn granted(&self, claims: &serde_json::Map<String, Value>) -> Scopes {
+    pub(crate) fn granted(&self, claims: &serde_json::Map<String, Value>) -> Scopes {
         let mut names: Vec<&str> = Vec::new();
         for claim in ["scope", "scp"] {
             match claims.get(claim) {

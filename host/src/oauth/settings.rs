@@ -60,7 +60,7 @@ pub struct AuthArgs {
 
 impl AuthArgs {
     /// The OAuth settings, when `--oauth-issuer` is given (clap has checked that --public-url is).
-    pub fn oauth(&self) -> Option<OAuthSettings> {
+    pub(crate) fn oauth(&self) -> Option<OAuthSettings> {
         Some(OAuthSettings {
             issuer: self.oauth_issuer.clone()?,
             public_url: self.public_url.clone()?,

@@ -68,7 +68,7 @@ impl VerifiedCache {
     }
 
     /// Forgets every token (the keys changed), and any verification under way.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let mut state = self.state();
         state.tokens.clear();
         state.generation += 1;

@@ -45,7 +45,7 @@ const DOMAIN_WITH_COMMENT: &[u8] =
     b"equinix-mcp passkey approval v3: approve the plan and the request, with the approver's comment";
 
 /// The 32-byte challenge. Each field is length-prefixed, so no two identities share an encoding.
-pub fn challenge(id: &ApprovalIdentity) -> [u8; 32] {
+pub(crate) fn challenge(id: &ApprovalIdentity) -> [u8; 32] {
     let mut h = Sha256::new();
     let (domain, tail): (&[u8], &[&str]) = match (id.plan_sha256.as_str(), id.comment_sha256.as_str()) {
         ("", "") => (DOMAIN, &[]),

@@ -5,7 +5,7 @@ use super::ceremony::CeremonyError;
 use super::store::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PasskeyError {
+pub(crate) enum PasskeyError {
     /// The page has no relying party (its origin is none WebAuthn takes), or WebAuthn refused the
     /// browser's answer: its words.
     #[error(transparent)]

@@ -5,10 +5,10 @@
 //! it offline against the enrolled keys ([`offline`]).
 
 pub mod ceremony;
-pub mod challenge;
+pub(crate) mod challenge;
 mod error;
 pub mod offline;
-pub mod store;
+pub(crate) mod store;
 
 use std::sync::{Arc, OnceLock};
 
@@ -36,7 +36,7 @@ pub(crate) const MAX_ANSWER_BYTES: usize = 16 * 1024;
 
 /// How a person approved, for the operator's policy and the audit record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApprovedWith {
+pub(crate) enum ApprovedWith {
     /// Their enrolled passkey signed the request, with user verification.
     Passkey,
     /// Their sign-in at the identity provider alone.
@@ -44,7 +44,7 @@ pub enum ApprovedWith {
 }
 
 impl ApprovedWith {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ApprovedWith::Passkey => "passkey",
             ApprovedWith::SignIn => "sign_in",
@@ -61,18 +61,23 @@ pub struct Passkeys {
 }
 
 impl Passkeys {
-    pub fn new(store: PasskeyStore, notes: Arc<ProposalStore>, clock: Clock, audit: Option<Arc<AuditLog>>) -> Self {
+    pub(crate) fn new(
+        store: PasskeyStore,
+        notes: Arc<ProposalStore>,
+        clock: Clock,
+        audit: Option<Arc<AuditLog>>,
+    ) -> Self {
         Passkeys { store, notes, clock, audit, ceremony: OnceLock::new() }
     }
 
     /// The relying party for the page at `origin` (known once the server listens), or why there
     /// is none.
-    pub fn ceremony(&self, origin: &str) -> Result<&Ceremony, PasskeyError> {
+    pub(crate) fn ceremony(&self, origin: &str) -> Result<&Ceremony, PasskeyError> {
         self.ceremony.get_or_init(|| Ceremony::new(origin)).as_ref().map_err(|why| PasskeyError::Ceremony(why.clone()))
     }
 
     /// Every enrollment, after this server's audit log has recorded each revocation in it.
-    pub async fn all(&self) -> Result<Vec<Enrollment>, PasskeyError> {
+    pub(crate) async fn all(&self) -> Result<Vec<Enrollment>, PasskeyError> {
         let all = self.store.all().await?;
         self.record_revocations(&all).await;
         Ok(all)
@@ -243,7 +248,7 @@ impl Passkeys {
     /// Checks the browser's `answer` approving `id` by `approver`: the passkey is enrolled, theirs,
     /// not revoked, made for this page's relying party, and its assertion verifies over this
     /// request with UV; then its counter moves on in the store (once, on every replica).
-    pub async fn check(
+    pub(crate) async fn check(
         &self,
         origin: &str,
         approver: &str,

@@ -81,7 +81,7 @@ pub fn check_log<'a>(records: impl IntoIterator<Item = &'a Value>, export: &Expo
 
 /// What a passkey signed to approve `decision`: the identity the page asked the authenticator to
 /// sign ([`crate::approval_page::PageRecord::identity`]), from the members the record keeps.
-pub fn identity(decision: &events::PageDecision) -> ApprovalIdentity<'_> {
+pub(crate) fn identity(decision: &events::PageDecision) -> ApprovalIdentity<'_> {
     ApprovalIdentity {
         page: &decision.page,
         token: &decision.token,

@@ -77,7 +77,7 @@ struct FileForm {
 /// Why the passkey store did not do what it was asked: what a caller can match on, worded as the
 /// person or operator reads it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error("this passkey is enrolled already")]
     AlreadyEnrolled,
     #[error("you have {0} passkeys enrolled, the most one person may; revoke one first")]
@@ -122,7 +122,7 @@ pub(crate) fn default_file(audit_log: Option<&Path>) -> Option<PathBuf> {
 
 impl PasskeyStore {
     /// The shared store when `proposals` is Redis, else `file` (or the one beside `audit_log`).
-    pub fn choose(
+    pub(crate) fn choose(
         proposals: &Arc<ProposalStore>,
         file: Option<&Path>,
         audit_log: Option<&Path>,
@@ -143,7 +143,7 @@ impl PasskeyStore {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             PasskeyStore::Shared(s) => s.describe(),
             PasskeyStore::File(p) => p.display().to_string(),
@@ -151,7 +151,7 @@ impl PasskeyStore {
     }
 
     /// Every enrollment, revoked ones included.
-    pub async fn all(&self) -> Result<Vec<Enrollment>, StoreError> {
+    pub(crate) async fn all(&self) -> Result<Vec<Enrollment>, StoreError> {
         match self {
             PasskeyStore::Shared(s) => {
                 let records = s.shared_records().expect("a shared store keeps shared records");
@@ -172,7 +172,7 @@ impl PasskeyStore {
 
     /// Adds `new`, unless its credential id is enrolled already (by anyone) or its owner or the
     /// store has no room. `Err` names why.
-    pub async fn insert(&self, new: Enrollment) -> Result<(), StoreError> {
+    pub(crate) async fn insert(&self, new: Enrollment) -> Result<(), StoreError> {
         match self {
             PasskeyStore::Shared(s) => {
                 check_room(&self.all().await?, &new)?;
@@ -200,7 +200,7 @@ impl PasskeyStore {
 
     /// Changes the enrollment `credential_id` with `change`, which sees the current record and may
     /// refuse; retried when another replica changed it meanwhile. The record as changed.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         credential_id: &str,
         change: impl Fn(&mut Enrollment) -> Result<(), String> + Send + Sync + 'static,

@@ -6,7 +6,7 @@
 //! its hash joins the request's in what a person decides, signs and the audit log keeps.
 
 pub mod compose;
-pub mod reads;
+pub(crate) mod reads;
 pub mod resolve;
 
 use serde::{Deserialize, Serialize};
@@ -68,8 +68,8 @@ pub struct Check {
     pub from: String,
 }
 
-pub const OK: &str = "ok";
-pub const FAILED: &str = "FAILED";
+pub(crate) const OK: &str = "ok";
+pub(crate) const FAILED: &str = "FAILED";
 pub(crate) const NOT_CHECKED: &str = "not checked";
 
 impl Plan {
@@ -105,13 +105,13 @@ impl Plan {
 }
 
 /// A text from Fabric (or any text not the host's) as one visible, bounded value.
-pub fn shown(s: &str) -> String {
+pub(crate) fn shown(s: &str) -> String {
     crate::exact_json::visible(&equinix_broker_contract::clip(s, MAX_VALUE_CHARS))
 }
 
 /// A name from Fabric, quoted: its quotes and backslashes escaped, so no name can pose as the
 /// text around it.
-pub fn quoted(s: &str) -> String {
+pub(crate) fn quoted(s: &str) -> String {
     format!("\"{}\"", shown(&s.replace('\\', "\\\\").replace('"', "\\\"")))
 }
 

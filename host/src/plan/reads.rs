@@ -16,7 +16,7 @@ use crate::fabric_client::{ApiRequest, Method};
 pub(crate) const MAX_READS: usize = 16;
 
 /// What each read came to: Fabric's JSON answer, or why there is none.
-pub type Answers = std::collections::BTreeMap<Key, Result<Value, NoAnswer>>;
+pub(crate) type Answers = std::collections::BTreeMap<Key, Result<Value, NoAnswer>>;
 
 /// Why a read has no answer to resolve with, in words that carry no secret (they are lines of the
 /// plan a person reads).
@@ -62,7 +62,7 @@ pub enum Key {
 
 impl Key {
     /// The request that reads it, for `change_type`'s `body`.
-    pub fn request(&self, change_type: ChangeType, body: &Value) -> Option<ApiRequest> {
+    pub(crate) fn request(&self, change_type: ChangeType, body: &Value) -> Option<ApiRequest> {
         let get = |path: String| ApiRequest { method: Method::Get, path, query: vec![], body: None };
         Some(match self {
             Key::Port(u) => get(format!("/fabric/v4/ports/{u}")),
@@ -102,7 +102,7 @@ impl Key {
     }
 
     /// How a line names the read it came from.
-    pub fn source(&self, change_type: ChangeType, body: &Value) -> String {
+    pub(crate) fn source(&self, change_type: ChangeType, body: &Value) -> String {
         match self.request(change_type, body) {
             Some(r) => format!("Fabric: {} {}", r.method, r.path),
             None => "not read".into(),
@@ -117,7 +117,7 @@ fn post(path: String, body: &Value) -> ApiRequest {
 /// The reads a first round's answers call for: the metro of each port read whose answer does not
 /// name it (`location.metroName`) and that was not read already, so each port's metro is named
 /// as Fabric names it. At most `room` of them.
-pub fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
+pub(crate) fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
     let mut keys: Vec<Key> = Vec::new();
     for (key, answer) in answers {
         let (Key::Port(_), Ok(port)) = (key, answer) else { continue };
@@ -136,7 +136,7 @@ pub fn follow_ups(answers: &Answers, room: usize) -> Vec<Key> {
 
 /// Everything to read for `change_type`'s `body`, in a fixed order, at most [`MAX_READS`]; and
 /// how many were left unread.
-pub fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
+pub(crate) fn of(change_type: ChangeType, body: &Value) -> (Vec<Key>, usize) {
     let mut keys: Vec<Key> = Vec::new();
     let mut seen = BTreeSet::new();
     let mut want = |key: Key| {

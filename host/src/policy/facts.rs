@@ -49,7 +49,7 @@ pub const UNKNOWN_METRO: &str = "UNKNOWN";
 impl Facts {
     /// What the policy read of the request, in words, for a denial: a person can then see which
     /// of it to change (the request's hash and the uuids are left out; the form shows them).
-    pub fn summary(&self, change_type: &str) -> String {
+    pub(crate) fn summary(&self, change_type: &str) -> String {
         let mut parts = vec![format!("a {change_type}")];
         if !self.name.is_empty() {
             parts.push(format!("named {:?}", self.name));

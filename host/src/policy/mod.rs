@@ -358,7 +358,7 @@ pub struct Decision {
 
 impl Decision {
     /// Why a denied request is denied, for the caller.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         let mut why = if self.policies.is_empty() {
             "no policy of the operator's set permits it".to_string()
         } else {
@@ -722,7 +722,7 @@ const MAX_REMEMBERED_METROS: usize = 4096;
 
 impl PolicyGate {
     /// Everything permitted: no policy.
-    pub fn open() -> Self {
+    pub(crate) fn open() -> Self {
         PolicyGate::default()
     }
 
@@ -732,13 +732,13 @@ impl PolicyGate {
         Ok(PolicyGate { current: RwLock::new(Some(Arc::new(loaded))), metros: Mutex::default() })
     }
 
-    pub fn current(&self) -> Option<Arc<LoadedPolicy>> {
+    pub(crate) fn current(&self) -> Option<Arc<LoadedPolicy>> {
         self.current.read().unwrap().clone()
     }
 
     /// Rereads the file of the set in force; on any problem the previous set stays. Returns
     /// the new set's description, or why it was not taken.
-    pub fn reload(&self) -> Option<Result<String, String>> {
+    pub(crate) fn reload(&self) -> Option<Result<String, String>> {
         let path = self.current()?.path.clone();
         Some(load(&path).map_err(|e| e.to_string()).map(|loaded| {
             let said = format!("{} ({} policies, sha256 {})", path.display(), loaded.policies, loaded.sha256);

@@ -16,14 +16,14 @@ pub(crate) const MAX_PLACES: u32 = 9;
 
 /// One `@approvals` annotation, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Quorum {
+pub(crate) struct Quorum {
     /// Each alternative's places: the group a place asks for, or `None` for anyone.
     alternatives: Vec<Vec<Option<String>>>,
 }
 
 /// One person's approval, as the quorum counts it.
 #[derive(Clone, Copy, Debug)]
-pub struct Voter<'a> {
+pub(crate) struct Voter<'a> {
     pub person: &'a str,
     pub groups: &'a [String],
 }
@@ -39,7 +39,7 @@ fn is_group(name: &str) -> bool {
 
 impl Quorum {
     /// Reads an annotation's text; `Err` says what is wrong with it.
-    pub fn parse(text: &str) -> Result<Quorum, String> {
+    pub(crate) fn parse(text: &str) -> Result<Quorum, String> {
         let mut alternatives = Vec::new();
         for alternative in text.split(" or ") {
             let mut places = Vec::new();
@@ -74,7 +74,7 @@ impl Quorum {
     }
 
     /// The groups its places name.
-    pub fn groups(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn groups(&self) -> impl Iterator<Item = &str> {
         self.alternatives.iter().flatten().flatten().map(String::as_str)
     }
 
@@ -85,7 +85,7 @@ impl Quorum {
 
     /// Whether `voter`'s approval would fill a place that `voters` leave open, in some
     /// alternative: an approval that would not is not counted.
-    pub fn counts(&self, voters: &[Voter], voter: Voter) -> bool {
+    pub(crate) fn counts(&self, voters: &[Voter], voter: Voter) -> bool {
         let mut with = voters.to_vec();
         with.push(voter);
         self.alternatives.iter().any(|places| count(&filled(places, &with)) > count(&filled(places, voters)))
@@ -120,7 +120,7 @@ impl Quorum {
 /// What a request needs at one moment: the quorum of every `@approvals` policy that holds for
 /// it, each to be met (by the same people or others). Empty: one approval decides, as without.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The policy's id, and its quorum.
     pub rules: Vec<(String, Quorum)>,
     /// The rules among them that are `@break_glass` forbids: a freeze only their quorum opens.
@@ -146,7 +146,7 @@ pub struct Progress {
 }
 
 impl Requirement {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
@@ -156,7 +156,7 @@ impl Requirement {
     }
 
     /// Whether `voter`'s approval fills a place some rule not yet met leaves open.
-    pub fn counts(&self, voters: &[Voter], voter: Voter) -> bool {
+    pub(crate) fn counts(&self, voters: &[Voter], voter: Voter) -> bool {
         self.rules.iter().any(|(_, q)| !q.met_by(voters) && q.counts(voters, voter))
     }
 
@@ -166,7 +166,7 @@ impl Requirement {
     }
 
     /// The quorums, as the policies write them; a break-glass one says so.
-    pub fn needs(&self) -> Vec<String> {
+    pub(crate) fn needs(&self) -> Vec<String> {
         self.rules
             .iter()
             .map(|(id, q)| match self.break_glass.contains(id) {
@@ -182,7 +182,7 @@ impl Requirement {
     }
 
     /// How far `voters` (each counted when they approved) have brought it.
-    pub fn progress(&self, voters: &[Voter]) -> Progress {
+    pub(crate) fn progress(&self, voters: &[Voter]) -> Progress {
         let open: Vec<(&String, usize, String)> = self
             .rules
             .iter()
@@ -208,7 +208,7 @@ impl Requirement {
 
 impl Progress {
     /// "1 of 2 approvals; waiting for 1 more of netops".
-    pub fn said(&self) -> String {
+    pub(crate) fn said(&self) -> String {
         let of = format!("{} of {} approvals", self.approvals, self.needed);
         match self.missing.is_empty() {
             true => of,

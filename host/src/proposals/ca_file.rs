@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// The PEM file's bytes, checked to hold at least one certificate. `tls` says whether the store's
 /// URL asks for TLS (`rediss://`, `etcds://`, ...): a CA for a plain store is a mistake to name.
-pub fn read(file: &Path, tls: bool, tls_scheme: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read(file: &Path, tls: bool, tls_scheme: &str) -> anyhow::Result<Vec<u8>> {
     if !tls {
         anyhow::bail!(
             "--proposal-store-ca-file {}: a CA is for a store reached over TLS; write {tls_scheme} to use it",

@@ -39,7 +39,7 @@ pub const FINISHED_PER_PRINCIPAL: u32 = 64;
 /// and reads [`Phase::name`] too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "&'static str", try_from = "String")]
-pub enum Phase {
+pub(crate) enum Phase {
     Pending,
     Used,
     Evicted,
@@ -47,12 +47,12 @@ pub enum Phase {
 
 impl Phase {
     /// The phase a store wrote as `name`.
-    pub fn named(name: &str) -> Option<Phase> {
+    pub(crate) fn named(name: &str) -> Option<Phase> {
         [Phase::Pending, Phase::Used, Phase::Evicted].into_iter().find(|p| p.name() == name)
     }
 
     /// The name stores write.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Phase::Pending => "pending",
             Phase::Used => "used",
@@ -91,7 +91,7 @@ pub(crate) enum Life {
 }
 
 impl Life {
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         match self {
             Life::Pending { .. } => Phase::Pending,
             Life::Used { .. } => Phase::Used,
@@ -100,7 +100,7 @@ impl Life {
     }
 
     /// What a peek finds (a peek changes nothing).
-    pub fn peek(&self) -> Taken {
+    pub(crate) fn peek(&self) -> Taken {
         match self {
             Life::Pending { record, .. } => Taken::Found(record.clone()),
             Life::Used { outcome } => Taken::Used(outcome.clone()),
@@ -110,7 +110,7 @@ impl Life {
 
     /// A take: what it finds, and what the proposal is afterwards. Only a pending proposal is
     /// found, and it is then used with no outcome yet; any other is left as it was.
-    pub fn take(self) -> (Taken, Life) {
+    pub(crate) fn take(self) -> (Taken, Life) {
         match self {
             Life::Pending { record, .. } => (Taken::Found(record), Life::Used { outcome: None }),
             kept => (kept.peek(), kept),
@@ -119,7 +119,7 @@ impl Life {
 
     /// A settle: the proposal with `outcome` recorded, or `None` when there is nothing to settle
     /// (it was not taken). A later settle replaces an earlier one, as the attempt's last word.
-    pub fn settle(&self, outcome: Vec<u8>) -> Option<Life> {
+    pub(crate) fn settle(&self, outcome: Vec<u8>) -> Option<Life> {
         matches!(self, Life::Used { .. }).then_some(Life::Used { outcome: Some(outcome) })
     }
 
@@ -129,7 +129,7 @@ impl Life {
     }
 
     /// The bytes it keeps (a memory bound counts them).
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         match self {
             Life::Pending { record, .. } => record.len(),
             Life::Used { outcome } => outcome.as_ref().map_or(0, Vec::len),
@@ -312,7 +312,7 @@ impl Model {
     }
 
     /// How many proposals it keeps, live or not, and their bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.proposals.len()
     }
 
@@ -320,7 +320,7 @@ impl Model {
         self.proposals.is_empty()
     }
 
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
@@ -330,12 +330,12 @@ impl Model {
     }
 
     /// Whether `token` is kept at all.
-    pub fn keeps(&self, token: &str) -> bool {
+    pub(crate) fn keeps(&self, token: &str) -> bool {
         self.proposals.contains_key(token)
     }
 
     /// Forgets `token` (a bound on the store as a whole): it then reads as unknown.
-    pub fn forget(&mut self, token: &str) {
+    pub(crate) fn forget(&mut self, token: &str) {
         let Some((owner, life)) = self.proposals.remove(token) else { return };
         self.bytes -= life.bytes();
         if let Some(queue) = self.queues.get_mut(&owner) {

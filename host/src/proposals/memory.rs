@@ -70,7 +70,7 @@ impl MemoryStore {
         (token, evicted)
     }
 
-    pub fn peek(&self, who: &Principal, token: &str) -> Taken {
+    pub(crate) fn peek(&self, who: &Principal, token: &str) -> Taken {
         self.inner.lock().unwrap().model.peek(who, token)
     }
 
@@ -80,7 +80,7 @@ impl MemoryStore {
     }
 
     /// Records what the attempt that took `token` did. Ignored for tokens not taken.
-    pub fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
+    pub(crate) fn settle(&self, who: &Principal, token: &str, outcome: Vec<u8>) {
         self.inner.lock().unwrap().model.settle(who, token, outcome)
     }
 

@@ -24,12 +24,12 @@
 
 pub mod ballot;
 mod ca_file;
-pub mod etcd;
+pub(crate) mod etcd;
 pub mod life;
-pub mod memory;
+pub(crate) mod memory;
 mod notes;
-pub mod redis;
-pub mod settings;
+pub(crate) mod redis;
+pub(crate) mod settings;
 mod token;
 mod unavailable;
 
@@ -62,12 +62,12 @@ pub(crate) const PENDING_PER_PRINCIPAL: u32 = 20;
 pub(crate) const ANSWER_MEMORY_MS: u64 = 15 * 60 * 1000;
 
 /// A store's result.
-pub type Stored<'a, T> = BoxFuture<'a, Result<T, StoreUnavailable>>;
+pub(crate) type Stored<'a, T> = BoxFuture<'a, Result<T, StoreUnavailable>>;
 
 /// What a backend does. Each operation is atomic on its own: of any number of concurrent takes
 /// of one token (or claims of one key, or first writes of one note), on any replica sharing the
 /// backend, exactly one wins.
-pub trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// How the store is described to people (no password).
     fn describe(&self) -> String;
 
@@ -134,7 +134,7 @@ pub trait Backend: Send + Sync {
 
 /// Small records every replica reads and changes by compare-and-swap (the enrolled passkeys),
 /// in named collections of fields.
-pub trait SharedRecords: Send + Sync {
+pub(crate) trait SharedRecords: Send + Sync {
     /// Every value of collection `name`.
     fn values<'a>(&'a self, name: &'a str) -> Stored<'a, Vec<Vec<u8>>>;
 
@@ -164,7 +164,7 @@ impl ProposalStore {
         Self::default()
     }
 
-    pub fn over(backend: impl Backend + 'static) -> Self {
+    pub(crate) fn over(backend: impl Backend + 'static) -> Self {
         ProposalStore { backend: Box::new(backend) }
     }
 
@@ -225,7 +225,7 @@ impl ProposalStore {
     }
 
     /// How the store is described to people (no password).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         self.backend.describe()
     }
 
@@ -235,7 +235,7 @@ impl ProposalStore {
     }
 
     /// Whether the store answers (memory always does; Redis a PING within its response timeout).
-    pub async fn ping(&self) -> Result<(), StoreUnavailable> {
+    pub(crate) async fn ping(&self) -> Result<(), StoreUnavailable> {
         counted(self.backend.ping().await)
     }
 

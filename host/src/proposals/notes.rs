@@ -38,7 +38,7 @@ pub enum NoteKey<'a> {
 
 impl NoteKey<'_> {
     /// The key in the store (the spellings of earlier versions, which replicas share).
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match self {
             NoteKey::PageRecord(id) => format!("page:{id}"),
             NoteKey::PageOfCall(index) => format!("page-call:{index}"),
@@ -70,7 +70,7 @@ pub enum IndexKey {
 
 impl IndexKey {
     /// The key in the store.
-    pub fn key(&self) -> &'static str {
+    pub(crate) fn key(&self) -> &'static str {
         match self {
             IndexKey::Waiting => "inbox-waiting",
             IndexKey::Decided => "inbox-decided",
@@ -123,7 +123,7 @@ impl Index {
 impl Indexes {
     /// Puts (or moves) `member` at `at_ms` with `value`, kept until `until_ms`; forgets the
     /// expired and the oldest beyond [`MAX_INDEXED`].
-    pub fn put(&self, entry: IndexEntry, now_ms: u64) {
+    pub(crate) fn put(&self, entry: IndexEntry, now_ms: u64) {
         let IndexEntry { index, member, at_ms, until_ms, value } = entry;
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let index = all.entry(index).or_default();
@@ -141,7 +141,7 @@ impl Indexes {
         }
     }
 
-    pub fn remove(&self, index: IndexKey, member: &str) {
+    pub(crate) fn remove(&self, index: IndexKey, member: &str) {
         let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(index) = all.get_mut(&index) {
             index.remove(member);
@@ -149,7 +149,7 @@ impl Indexes {
     }
 
     /// The live members, newest first, older than `before_ms` when given, at most `limit`.
-    pub fn newest(&self, index: IndexKey, before_ms: Option<u64>, limit: usize, now_ms: u64) -> Vec<Indexed> {
+    pub(crate) fn newest(&self, index: IndexKey, before_ms: Option<u64>, limit: usize, now_ms: u64) -> Vec<Indexed> {
         let all = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let Some(index) = all.get(&index) else { return Vec::new() };
         let end = before_ms.unwrap_or(u64::MAX);
@@ -164,7 +164,7 @@ impl Indexes {
     }
 }
 
-pub struct Notes {
+pub(crate) struct Notes {
     inner: Mutex<Inner>,
     /// How many live notes are kept, and whether a new one beyond that pushes out the one that
     /// would expire first (else it is refused).
@@ -198,7 +198,7 @@ impl AllNotes {
         if key.is_session() { &self.sessions.0 } else { &self.others }
     }
 
-    pub fn put(
+    pub(crate) fn put(
         &self,
         key: &NoteKey,
         value: &[u8],
@@ -209,7 +209,7 @@ impl AllNotes {
         self.of(key).put(&key.key(), value, ttl_ms, only_if_absent, now_ms)
     }
 
-    pub fn get(&self, key: &NoteKey, now_ms: u64) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, key: &NoteKey, now_ms: u64) -> Option<Vec<u8>> {
         self.of(key).get(&key.key(), now_ms)
     }
 }
@@ -233,14 +233,21 @@ impl Inner {
 }
 
 impl Notes {
-    pub fn new(cap: usize, evicts: bool) -> Self {
+    pub(crate) fn new(cap: usize, evicts: bool) -> Self {
         Notes { inner: Mutex::default(), cap, evicts }
     }
 
     /// Writes `key` for `ttl_ms`; see [`super::ProposalStore::note_put`], which refuses a note of
     /// more than [`MAX_NOTE_BYTES`] first. `Err` says why a note was refused (the store full of
     /// live notes).
-    pub fn put(&self, key: &str, value: &[u8], ttl_ms: u64, only_if_absent: bool, now_ms: u64) -> Result<bool, String> {
+    pub(crate) fn put(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl_ms: u64,
+        only_if_absent: bool,
+        now_ms: u64,
+    ) -> Result<bool, String> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.forget_expired(now_ms);
         if let Some((until, _)) = inner.values.get(key) {
@@ -262,7 +269,7 @@ impl Notes {
         Ok(true)
     }
 
-    pub fn get(&self, key: &str, now_ms: u64) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, key: &str, now_ms: u64) -> Option<Vec<u8>> {
         let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.values.get(key).filter(|(until, _)| *until > now_ms).map(|(_, v)| v.clone())
     }

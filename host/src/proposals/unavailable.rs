@@ -37,7 +37,7 @@ pub enum Cause {
 
 impl Cause {
     /// What `/readyz` says (no address, no secret: it answers without a token).
-    pub fn readiness(self) -> &'static str {
+    pub(crate) fn readiness(self) -> &'static str {
         match self {
             Cause::Down | Cause::Full => "proposal store unreachable",
             Cause::NoPrimary => "proposal store has no primary (a failover under way?)",
@@ -68,7 +68,7 @@ impl StoreUnavailable {
     /// What a client or a browser is told: the cause in fixed words and a reference. The backend
     /// and its own words (addresses, a script's hash, a server's error) are logged under that
     /// reference, for the operator only.
-    pub fn told(&self) -> String {
+    pub(crate) fn told(&self) -> String {
         let reference = URL_SAFE_NO_PAD.encode(rand::random::<[u8; 6]>());
         tracing::error!(reference = %reference, "{self}");
         format!(
@@ -78,7 +78,7 @@ impl StoreUnavailable {
     }
 
     /// The memory store refusing a note it has no room for.
-    pub fn full(reason: String) -> Self {
+    pub(crate) fn full(reason: String) -> Self {
         StoreUnavailable { backend: "memory".into(), reason, cause: Cause::Full }
     }
 }

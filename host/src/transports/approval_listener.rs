@@ -25,7 +25,7 @@ pub(crate) const LOCAL_PORT: u16 = 8932;
 
 /// Serves the approval page on `addr` (default: 127.0.0.1 on a free port; a local page on both
 /// loopbacks, on [`LOCAL_PORT`] or `addr`'s port) until `stop` fires; returns the address bound.
-pub async fn serve(
+pub(crate) async fn serve(
     page: Arc<ApprovalPage>,
     addr: Option<SocketAddr>,
     hosts: Vec<String>,

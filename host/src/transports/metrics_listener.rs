@@ -36,7 +36,7 @@ pub(crate) const MAX_CONNECTIONS: usize = 16;
 /// and limits of its own: at most [`MAX_CONNECTIONS`] connections (a new one closes the oldest
 /// that has not sent a valid request), the header deadline, a `Host` check (`hosts`: the
 /// loopback names and `--allowed-host`; IP literals pass) and no request bodies.
-pub async fn serve(
+pub(crate) async fn serve(
     addr: SocketAddr,
     pending: PendingCount,
     hosts: Vec<String>,

@@ -1,6 +1,6 @@
 //! How MCP reaches the server: stdin/stdout for one local client, streamable HTTP for a team.
 
-pub mod approval_listener;
-pub mod http;
-pub mod metrics_listener;
-pub mod stdio;
+pub(crate) mod approval_listener;
+pub(crate) mod http;
+pub(crate) mod metrics_listener;
+pub(crate) mod stdio;

@@ -9,7 +9,7 @@ use crate::mcp::McpServer;
 
 /// MCP over stdin/stdout until the client closes it, or until SIGINT/SIGTERM (then calls in
 /// flight get the grace period, see [`crate::shutdown`]).
-pub async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
+pub(crate) async fn serve(broker: &McpServer, grace: Duration) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         // a person ran it by hand: MCP's JSON-RPC on a terminal is no way in

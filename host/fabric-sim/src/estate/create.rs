@@ -27,7 +27,7 @@ impl Estate {
     }
 
     /// Validates a create body; the same rules run for a dry run and a real create.
-    pub fn validate(&self, change_type: ChangeType, body: &Value, dry_run: bool) -> Result<(), Refused> {
+    pub(crate) fn validate(&self, change_type: ChangeType, body: &Value, dry_run: bool) -> Result<(), Refused> {
         if !body.is_object() {
             return Err(invalid("body", "the request body must be a JSON object"));
         }
@@ -207,7 +207,7 @@ impl Estate {
 
     /// The dry-run answer: the body echoed with server-resolved hrefs, no uuid or state, and
     /// without what the answer's model has no place for (`Connection` has no `endCustomer`).
-    pub fn echo(&self, body: &Value) -> Value {
+    pub(crate) fn echo(&self, body: &Value) -> Value {
         let mut out = body.clone();
         if let Some(o) = out.as_object_mut() {
             o.remove("endCustomer");
@@ -228,7 +228,7 @@ impl Estate {
     }
 
     /// Persists a real create and returns the entity as Fabric answers it.
-    pub fn persist(&mut self, change_type: ChangeType, body: &Value) -> Value {
+    pub(crate) fn persist(&mut self, change_type: ChangeType, body: &Value) -> Value {
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut entity = self.echo(body);
         entity["uuid"] = json!(uuid);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::seed;
 
 /// A refused create: status and Fabric error array.
-pub struct Refused(pub u16, pub Value);
+pub(crate) struct Refused(pub u16, pub Value);
 
 /// Everything the simulator knows; real creates land here and show up in searches.
 pub(crate) struct Estate {
@@ -38,7 +38,7 @@ pub(crate) struct Estate {
 /// The rules of each route filter and aggregation (by its uuid) and the filters and
 /// aggregations attached to each connection (by the connection's uuid).
 #[derive(Default)]
-pub struct Policies {
+pub(crate) struct Policies {
     pub(crate) filter_rules: HashMap<String, Vec<Value>>,
     pub(crate) aggregation_rules: HashMap<String, Vec<Value>>,
     pub(crate) connection_filters: HashMap<String, Vec<Value>>,
@@ -63,12 +63,12 @@ pub(crate) fn find_by_uuid<'a>(items: &'a [Value], uuid: &str) -> Option<&'a Val
 
 /// The collection a create of `change_type` adds to, as its path and its counters name it: the
 /// last segment of the contract's create path.
-pub fn collection(change_type: ChangeType) -> &'static str {
+pub(crate) fn collection(change_type: ChangeType) -> &'static str {
     change_type.path().trim_start_matches("/fabric/v4/")
 }
 
 impl Estate {
-    pub fn seeded() -> Estate {
+    pub(crate) fn seeded() -> Estate {
         let mut estate = Estate {
             metros: seed::metros(),
             ports: seed::ports(),
@@ -99,7 +99,7 @@ impl Estate {
         estate
     }
 
-    pub fn port(&self, uuid: &str) -> Option<&Value> {
+    pub(crate) fn port(&self, uuid: &str) -> Option<&Value> {
         find_by_uuid(&self.ports, uuid)
     }
 

@@ -9,7 +9,7 @@ use super::{Estate, Refused, find_by_uuid};
 
 impl Estate {
     /// A Cloud Router's record.
-    pub fn router(&self, uuid: &str) -> Option<&Value> {
+    pub(crate) fn router(&self, uuid: &str) -> Option<&Value> {
         find_by_uuid(&self.routers, uuid)
     }
 

@@ -21,7 +21,7 @@ use policies::*;
 use routing::*;
 use telemetry::*;
 
-pub fn router(sim: Sim) -> Router {
+pub(crate) fn router(sim: Sim) -> Router {
     // every create the broker carries, and the search and reads of what it made, at the paths
     // the contract gives them (a path's parameter is `{id}` here, as on the routes beside it)
     let creates = ChangeType::ALL.into_iter().fold(Router::new(), |routes, ct| {

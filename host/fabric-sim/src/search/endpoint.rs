@@ -32,7 +32,7 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     /// Whether `filter` is one this endpoint accepts; `Err((property, reason))` otherwise.
-    pub fn check(&self, filter: &Value) -> Result<(), (String, String)> {
+    pub(crate) fn check(&self, filter: &Value) -> Result<(), (String, String)> {
         let top_is_list = filter.get("and").is_some() || filter.get("or").is_some();
         match self.shape {
             Shape::AndOfOr | Shape::AndOnly if filter.get("and").is_none() => {

@@ -4,7 +4,7 @@
 use super::endpoint::{Endpoint, Shape};
 
 /// `PortV4SearchRequest.filter` (`PortExpression`, `PortSearchFieldName`).
-pub const PORTS: Endpoint = Endpoint {
+pub(crate) const PORTS: Endpoint = Endpoint {
     properties: &[
         "/device/name",
         "/physicalPorts/tether/crossConnectId",
@@ -27,7 +27,7 @@ pub const PORTS: Endpoint = Endpoint {
 };
 
 /// `ServiceProfileSearchRequest.filter`: `=` only, flat `and`.
-pub const PROFILES: Endpoint = Endpoint {
+pub(crate) const PROFILES: Endpoint = Endpoint {
     properties: &[
         "/name",
         "/uuid",
@@ -46,7 +46,7 @@ pub const PROFILES: Endpoint = Endpoint {
 };
 
 /// `SearchRequest.filter` of connections (`Expression`, `SearchFieldName`).
-pub const CONNECTIONS: Endpoint = Endpoint {
+pub(crate) const CONNECTIONS: Endpoint = Endpoint {
     properties: &[
         "/isRemote",
         "/name",
@@ -178,7 +178,7 @@ const ROUTER_OPERATORS: &[&str] =
     &["=", "!=", ">", ">=", "<", "<=", "BETWEEN", "NOT BETWEEN", "LIKE", "NOT LIKE", "IN", "NOT IN", "ILIKE"];
 
 /// `CloudRouterSearchRequest.filter` (`CloudRouterFilters`): the project is mandatory.
-pub const ROUTERS: Endpoint = Endpoint {
+pub(crate) const ROUTERS: Endpoint = Endpoint {
     properties: &[
         "/project/projectId",
         "/name",

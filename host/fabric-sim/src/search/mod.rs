@@ -10,10 +10,10 @@ mod endpoints;
 use serde_json::Value;
 
 pub(crate) use endpoint::Endpoint;
-pub use endpoints::*;
+pub(crate) use endpoints::*;
 
 /// Whether `item` matches `filter`; `Err` names what is malformed.
-pub fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
+pub(crate) fn matches(item: &Value, filter: &Value) -> Result<bool, String> {
     if let Some(all) = filter.get("and") {
         let list = all.as_array().ok_or("`and` must be an array")?;
         for f in list {

@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-pub mod events;
-pub mod policies;
+pub(crate) mod events;
+pub(crate) mod policies;
 pub mod routing;
-pub mod telemetry;
+pub(crate) mod telemetry;
 
 pub const PROJECT_ID: &str = "ac4d34ca-0d9c-4bc2-9aab-1234567abcde";
 
@@ -80,7 +80,7 @@ pub const PORTS: &[(&str, &str, &str, &str, u64)] = &[
 /// The seeded ports, each placed as Fabric places a port (`SimplifiedLocation`: its metro's code
 /// and name) and up. Their used and available bandwidth are the estate's to count
 /// ([`crate::estate::Estate::recount_ports`]).
-pub fn ports() -> Vec<Value> {
+pub(crate) fn ports() -> Vec<Value> {
     let metros = metros();
     PORTS
         .iter()
@@ -153,7 +153,7 @@ pub const PROFILES: &[SeedProfile] = &[
 /// The bandwidths every seeded profile offers, in Mbps.
 pub(crate) const PROFILE_BANDWIDTHS: &[u64] = &[50, 100, 200, 500, 1000, 2000, 5000, 10000];
 
-pub fn profiles() -> Vec<Value> {
+pub(crate) fn profiles() -> Vec<Value> {
     PROFILES
         .iter()
         .map(|p| {
@@ -205,7 +205,7 @@ pub const CONNECTIONS: &[(&str, &str, u64)] = &[
     ("11111111-2222-4333-8444-000000000101", "existing-to-sv", 101),
 ];
 
-pub fn connections() -> Vec<Value> {
+pub(crate) fn connections() -> Vec<Value> {
     CONNECTIONS
         .iter()
         .map(|(uuid, name, vlan)| {

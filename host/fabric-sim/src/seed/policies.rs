@@ -80,7 +80,7 @@ fn rule_uuid(policy: &str, i: usize) -> String {
     format!("{}{:02}", &policy[..policy.len() - 2], 50 + i)
 }
 
-pub fn route_filters() -> Vec<Value> {
+pub(crate) fn route_filters() -> Vec<Value> {
     ROUTE_FILTERS
         .iter()
         .enumerate()
@@ -157,7 +157,7 @@ pub(crate) fn connection_route_filters() -> Vec<(String, Vec<Value>)> {
         .collect()
 }
 
-pub fn route_aggregations() -> Vec<Value> {
+pub(crate) fn route_aggregations() -> Vec<Value> {
     ROUTE_AGGREGATIONS
         .iter()
         .enumerate()

@@ -70,7 +70,7 @@ fn changelog(at: &str) -> Value {
     json!({"createdBy": "sim-user", "createdDateTime": at, "updatedDateTime": at})
 }
 
-pub fn packages() -> Vec<Value> {
+pub(crate) fn packages() -> Vec<Value> {
     PACKAGES
         .iter()
         .map(|(code, description, vcs, mbps, v4, v6, filters)| {
@@ -91,7 +91,7 @@ pub fn packages() -> Vec<Value> {
         .collect()
 }
 
-pub fn routers() -> Vec<Value> {
+pub(crate) fn routers() -> Vec<Value> {
     ROUTERS
         .iter()
         .map(|r| {
@@ -117,7 +117,7 @@ pub fn routers() -> Vec<Value> {
 }
 
 /// The FCR connections as Fabric answers them (`IP_VC`, a `CLOUD_ROUTER` A-side).
-pub fn connections() -> Vec<Value> {
+pub(crate) fn connections() -> Vec<Value> {
     let router = &ROUTERS[0];
     FCR_CONNECTIONS
         .iter()
@@ -161,7 +161,7 @@ pub fn routing_protocol_uuid(i: usize, kind: &str) -> String {
 
 /// The routing protocols of each FCR connection, by connection uuid: a DIRECT one for the link
 /// addresses and a BGP one; Azure's session is down and says why.
-pub fn routing_protocols() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn routing_protocols() -> Vec<(String, Vec<Value>)> {
     FCR_CONNECTIONS
         .iter()
         .enumerate()
@@ -209,7 +209,7 @@ pub fn routing_protocols() -> Vec<(String, Vec<Value>)> {
 
 /// The BGP actions taken on each routing protocol, by routing protocol uuid: Azure's session was
 /// reset once after it went down.
-pub fn bgp_actions() -> Vec<(String, Vec<Value>)> {
+pub(crate) fn bgp_actions() -> Vec<(String, Vec<Value>)> {
     let azure = routing_protocol_uuid(1, "bgp");
     vec![(
         azure.clone(),

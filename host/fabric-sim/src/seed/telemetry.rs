@@ -31,14 +31,14 @@ pub(crate) const TRAFFIC: &[Traffic] = &[
 ];
 
 /// The traffic of a seeded asset; anything else (a new create) carries none yet.
-pub fn traffic(uuid: &str) -> &'static Traffic {
+pub(crate) fn traffic(uuid: &str) -> &'static Traffic {
     const IDLE: Traffic = Traffic { uuid: "", peak_mbps: (0.0, 0.0), dropped: (0.0, 0.0), erred: (0.0, 0.0) };
     TRAFFIC.iter().find(|t| t.uuid == uuid).unwrap_or(&IDLE)
 }
 
 /// The share of the peak at Unix second `t`: 1 at 15:00 UTC, 0.1 at 03:00, with a steady
 /// ripple of a few percent so no two intervals read the same.
-pub fn share(t: i64) -> f64 {
+pub(crate) fn share(t: i64) -> f64 {
     let day = t.rem_euclid(86_400) as f64 / 86_400.0;
     let curve = 0.55 + 0.45 * ((day - 0.625) * TAU).cos();
     let ripple = 1.0 + 0.04 * ((t / 300) as f64 * 2.399).sin();
@@ -47,7 +47,7 @@ pub fn share(t: i64) -> f64 {
 
 /// The sampling interval Fabric uses for a window: five minutes up to a day, an hour up to a
 /// week, a day beyond (seconds, ISO 8601).
-pub fn interval(span_secs: i64) -> (i64, &'static str) {
+pub(crate) fn interval(span_secs: i64) -> (i64, &'static str) {
     match span_secs {
         s if s <= 86_400 => (300, "PT5M"),
         s if s <= 7 * 86_400 => (3_600, "PT1H"),

@@ -33,7 +33,7 @@ pub(crate) struct ElicitConfirmer {
 }
 
 /// The form: one required boolean.
-pub fn schema() -> ElicitationSchema {
+pub(crate) fn schema() -> ElicitationSchema {
     ElicitationSchema::builder().required_bool(CONFIRM_FIELD).build().expect("a one-field boolean schema is valid")
 }
 

@@ -2,9 +2,9 @@
 //! `approval::choose` chooses from it once per call, and the [`Confirmer`] that walks that road
 //! ([`confirmer`]). The rules every road ends in are `approval`'s; this is the MCP side of it.
 
-pub mod form;
-pub mod page;
-pub mod stateless;
+pub(crate) mod form;
+pub(crate) mod page;
+pub(crate) mod stateless;
 
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ impl ConfirmationArgs {
 }
 
 /// What the client of `context` declared it can do.
-pub fn declared(context: &RequestContext<RoleServer>) -> Declared {
+pub(crate) fn declared(context: &RequestContext<RoleServer>) -> Declared {
     if context.protocol_version().is_some_and(|v| !v.has_initialize()) {
         // a 2026-07-28 client declares its capabilities with each request; an `elicitation`
         // that names no mode means form, as for the pre-2026 handshake
@@ -74,7 +74,7 @@ pub fn declared(context: &RequestContext<RoleServer>) -> Declared {
 
 /// What the server offers a call now: a page of local approvers only once one is enrolled (read
 /// at each call, so an enrollment or a removal holds at once).
-pub async fn offered(shared: &Shared) -> Offered {
+pub(crate) async fn offered(shared: &Shared) -> Offered {
     let page = match &shared.approval_page {
         Some(page) => page.offers().await,
         None => false,
@@ -175,7 +175,7 @@ pub(crate) fn fallback(page_instead: Road, call: &Reaching<'_>) -> Option<Fallba
 /// The next step of a proposal, in the host's words: what this client's confirm will do, said
 /// before the token can be spent, never discovered after. A server whose page waits for its first
 /// local approver names the one command that opens it.
-pub fn next_step(road: Road, shared: &Shared) -> Option<String> {
+pub(crate) fn next_step(road: Road, shared: &Shared) -> Option<String> {
     if road == Road::Nobody
         && let Some(command) = enroll_command(shared)
     {

@@ -166,7 +166,7 @@ impl PageRound {
     }
 
     /// For a 2026-07-28 first round: no page yet, so nothing to look up.
-    pub fn first_round(page: Arc<ApprovalPage>, principal: Principal, tool: String, link_by: LinkBy) -> Self {
+    pub(crate) fn first_round(page: Arc<ApprovalPage>, principal: Principal, tool: String, link_by: LinkBy) -> Self {
         PageRound { page, principal, tool, link_by, call: None, earlier: None }
     }
 

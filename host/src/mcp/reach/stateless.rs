@@ -39,7 +39,7 @@ pub(crate) const INPUT_KEY: &str = "confirm";
 
 /// What the sealed `requestState` carries (integrity-protected, readable: no secrets).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct OpenedState {
+pub(crate) struct OpenedState {
     /// The hash the form showed.
     pub request_sha256: String,
     /// The proposal the form was about, and the validation it is bound to.
@@ -57,7 +57,7 @@ pub struct OpenedState {
 
 impl OpenedState {
     /// What the first round asked about.
-    pub fn subject(&self) -> Subject {
+    pub(crate) fn subject(&self) -> Subject {
         Subject {
             token: self.token.clone(),
             validation: self.validation.clone(),
@@ -72,7 +72,7 @@ impl OpenedState {
 /// random key for this process. It seals 2026-07-28 confirmation state ([`codec_of`]) and, through
 /// a key derived from it, the approval page's sign-in cookie. A malformed key stops start-up;
 /// errors never contain the key.
-pub fn state_key(configured: Option<(&str, &'static str)>) -> anyhow::Result<(Vec<u8>, &'static str)> {
+pub(crate) fn state_key(configured: Option<(&str, &'static str)>) -> anyhow::Result<(Vec<u8>, &'static str)> {
     use base64::Engine;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     let Some((text, from)) = configured.map(|(k, from)| (k.trim(), from)) else {
@@ -100,7 +100,7 @@ pub(crate) fn codec_of(key: &[u8]) -> anyhow::Result<RequestStateCodec> {
 
 /// The first round's confirmer: the form goes to the client as an input request, and the
 /// component hears `input-required`.
-pub struct FirstRound;
+pub(crate) struct FirstRound;
 
 impl Confirmer for FirstRound {
     fn round(&self) -> Answering {
@@ -121,7 +121,11 @@ impl Confirmer for FirstRound {
 }
 
 /// The first round's answer: the form as an input request and the sealed state.
-pub fn input_required(codec: &RequestStateCodec, call: &CallKey, form: &Form) -> Result<CallToolResponse, String> {
+pub(crate) fn input_required(
+    codec: &RequestStateCodec,
+    call: &CallKey,
+    form: &Form,
+) -> Result<CallToolResponse, String> {
     let sealed = codec
         .seal_json_with(
             &OpenedState {
@@ -177,7 +181,7 @@ pub(crate) fn page_input_required(
 }
 
 /// Opens a retry's state, bound to this call.
-pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<OpenedState, Box<CallToolResult>> {
+pub(crate) fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<OpenedState, Box<CallToolResult>> {
     codec.open_json_with(state, &call.sealing_data()).map_err(|e| {
         tracing::info!("refused a requestState: {e:?}");
         let message = "the requestState is invalid or belongs to another principal, tool or arguments; nothing was \
@@ -188,7 +192,7 @@ pub fn open(codec: &RequestStateCodec, call: &CallKey, state: &str) -> Result<Op
 
 /// The retry of a round that showed the form: the person's answer, to be claimed in `store`
 /// when it is used.
-pub fn answer(
+pub(crate) fn answer(
     sealed: OpenedState,
     responses: Option<&InputResponses>,
     store: Arc<ProposalStore>,
@@ -204,7 +208,7 @@ pub fn answer(
 
 /// The retry's confirmer: the answer collected by the first round's form, which counts only for
 /// the question it answered (the same request hash, proposal and validation) and only once.
-pub struct Answered {
+pub(crate) struct Answered {
     pub status: Status,
     pub sealed: OpenedState,
     store: Arc<ProposalStore>,

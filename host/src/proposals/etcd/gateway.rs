@@ -40,7 +40,7 @@ mod code {
     pub(crate) const UNAUTHENTICATED: i64 = 16;
     /// An error etcd passes on untranslated: raft's own, "proposal dropped" among them (a
     /// leader lost while the write was proposed), which is the one told apart.
-    pub const UNKNOWN: i64 = 2;
+    pub(crate) const UNKNOWN: i64 = 2;
 }
 
 /// An error answer of the gateway: `{"error", "code", "message"}`.
@@ -223,7 +223,7 @@ pub(crate) struct Login {
 }
 
 impl Login {
-    pub fn new(user: String, password: Secret) -> Self {
+    pub(crate) fn new(user: String, password: Secret) -> Self {
         Login { user, password, token: Default::default() }
     }
 }
@@ -257,7 +257,7 @@ fn prefix_end(prefix: &str) -> Vec<u8> {
 
 impl Gateway {
     /// `authorities`: when given, the only ones trusted for the members' certificates.
-    pub fn new(
+    pub(crate) fn new(
         endpoints: Vec<String>,
         shown: String,
         login: Option<Login>,
@@ -432,7 +432,7 @@ impl Gateway {
     }
 
     /// The key `key`, if it exists.
-    pub async fn get(&self, key: &str) -> Result<Option<Kv>, StoreUnavailable> {
+    pub(crate) async fn get(&self, key: &str) -> Result<Option<Kv>, StoreUnavailable> {
         let answer: Range = self.call("/v3/kv/range", &json!({"key": b64(key.as_bytes())})).await?;
         Ok(kvs(answer).into_iter().next())
     }

@@ -22,7 +22,7 @@
 //!
 //! Principals are written base64url in keys (an issuer's URL holds `/`).
 
-pub mod gateway;
+pub(crate) mod gateway;
 
 use std::time::Duration;
 
@@ -145,7 +145,7 @@ impl EtcdStore {
     /// `etcd://USER@HOST:PORT,...` signs in as USER (etcd's authentication) with `password`.
     ///
     /// `ca`: PEM, the only authorities trusted for the members' certificates (`etcds://`).
-    pub async fn connect(spec: &str, password: Option<Secret>, ca: Option<Vec<u8>>) -> anyhow::Result<Self> {
+    pub(crate) async fn connect(spec: &str, password: Option<Secret>, ca: Option<Vec<u8>>) -> anyhow::Result<Self> {
         let (scheme, rest) = spec.split_once("://").expect("an etcd:// URL");
         let (authority, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let (user, hosts) = match authority.rsplit_once('@') {
@@ -224,7 +224,7 @@ impl EtcdStore {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{} (shared, etcd: each write committed by a majority of its members)", self.gateway.shown)
     }
 

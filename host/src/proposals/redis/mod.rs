@@ -21,7 +21,7 @@
 //! [`spec`]'s.
 
 mod link;
-pub mod spec;
+pub(crate) mod spec;
 
 use std::sync::LazyLock;
 
@@ -185,7 +185,7 @@ fn eval(script: &str, keys: &[&str]) -> Cmd {
 impl RedisStore {
     /// Connects (lazily reconnecting later, and following the Sentinels' primary when it names
     /// them) and checks the primary answers.
-    pub async fn connect(shared: spec::Shared) -> anyhow::Result<Self> {
+    pub(crate) async fn connect(shared: spec::Shared) -> anyhow::Result<Self> {
         let store = RedisStore { link: link::Link::open(shared).await? };
         let answered =
             tokio::time::timeout(link::RESPONSE_TIMEOUT * 2, store.link.read::<String>(&::redis::cmd("PING")))
@@ -246,7 +246,7 @@ impl RedisStore {
         ))
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let acks = self.link.acks();
         let kind = if self.link.follows_sentinels() { "shared, primary named by Sentinel" } else { "shared" };
         match acks.replicas {

@@ -15,14 +15,14 @@ pub(crate) const SENTINEL_ACKS: u32 = 2;
 
 /// How many replicas must acknowledge a write, and for how long it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Acks {
+pub(crate) struct Acks {
     pub replicas: u32,
     pub timeout: Duration,
 }
 
 /// Where the shared store is.
 #[derive(Debug)]
-pub enum Target {
+pub(crate) enum Target {
     /// One node: the URL as the redis crate takes it (with the password, when there is one).
     Node {
         url: Secret,
@@ -31,7 +31,7 @@ pub enum Target {
 }
 
 #[derive(Debug)]
-pub struct SentinelTarget {
+pub(crate) struct SentinelTarget {
     pub sentinels: Vec<(String, u16)>,
     pub master: String,
     pub db: i64,
@@ -43,7 +43,7 @@ pub struct SentinelTarget {
 
 /// A parsed shared-store setting: where, how it is shown (no password), and the acknowledgements.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub target: Target,
     /// PEM: the only authorities trusted for the store's certificates (`--proposal-store-ca-file`).
     pub ca: Option<Vec<u8>>,
@@ -61,7 +61,7 @@ pub(crate) fn is_shared(spec: &str) -> bool {
 }
 
 /// The settings, with the secrets read from `env` (the process environment in the server).
-pub fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Shared> {
+pub(crate) fn parse(args: &StoreArgs, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Shared> {
     let spec = args.proposal_store.trim();
     let shown = super::redact(spec);
     let password = store_password(args, &env)?;

@@ -31,28 +31,29 @@ use crate::principal::Principal;
 /// The token file and the tokens last read from it. SIGHUP rereads it: added and removed tokens
 /// count from the next request, and a request already admitted keeps its principal. A file that
 /// no longer reads or parses leaves the tokens as they were.
-pub struct TokenFile {
+pub(crate) struct TokenFile {
     path: Option<PathBuf>,
     tokens: RwLock<Arc<AuthTokens>>,
 }
 
 impl TokenFile {
-    pub fn load(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
         let tokens = RwLock::new(Arc::new(AuthTokens::load(path)?));
         Ok(TokenFile { path: Some(path.to_path_buf()), tokens })
     }
 
     /// Tokens that never change (tests).
+    #[cfg(test)]
     pub fn fixed(tokens: AuthTokens) -> Self {
         TokenFile { path: None, tokens: RwLock::new(Arc::new(tokens)) }
     }
 
-    pub fn current(&self) -> Arc<AuthTokens> {
+    pub(crate) fn current(&self) -> Arc<AuthTokens> {
         self.tokens.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Rereads the file; returns how many principals it now names.
-    pub fn reload(&self) -> anyhow::Result<usize> {
+    pub(crate) fn reload(&self) -> anyhow::Result<usize> {
         let Some(path) = &self.path else { return Ok(self.current().principals()) };
         let fresh = AuthTokens::load(path)?;
         let principals = fresh.principals();
@@ -64,7 +65,7 @@ impl TokenFile {
 /// Shorter tokens are refused when the file is read: a bearer token is the whole secret.
 pub(crate) const MIN_TOKEN_CHARS: usize = 32;
 
-pub struct AuthTokens {
+pub(crate) struct AuthTokens {
     entries: Vec<([u8; 32], Principal)>,
 }
 
@@ -73,13 +74,13 @@ impl AuthTokens {
     /// readable by group or others, well-formed lines. Owner and mode are those of the file that
     /// is read (a symlink is followed, and its target is what must pass), taken from the open
     /// file itself, so the file cannot be swapped between the check and the read.
-    pub fn load(path: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
         let text = crate::secret::read_private_file(path, "--auth-token-file")?;
         Self::parse(&text).map_err(|e| anyhow::anyhow!("--auth-token-file {}: {e}", path.display()))
     }
 
     /// Parses the file's text. Errors name the line, never the token.
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Self> {
         let mut entries: Vec<([u8; 32], Principal)> = Vec::new();
         for (n, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
             if line.is_empty() || line.starts_with('#') {
@@ -115,7 +116,7 @@ impl AuthTokens {
     }
 
     /// Number of distinct principals.
-    pub fn principals(&self) -> usize {
+    pub(crate) fn principals(&self) -> usize {
         let mut names: Vec<&Principal> = self.entries.iter().map(|(_, p)| p).collect();
         names.sort();
         names.dedup();

@@ -41,7 +41,7 @@ pub(crate) const GRACE: Duration = Duration::from_secs(1);
 
 /// The caps of one listener's connection table.
 #[derive(Clone, Copy, Debug)]
-pub struct SlotLimits {
+pub(crate) struct SlotLimits {
     pub(crate) max_connections: usize,
     pub(crate) per_principal: usize,
     pub(crate) unproven_per_peer: usize,
@@ -75,13 +75,13 @@ struct Slot {
 
 /// Why a connection was not admitted.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// Every slot is held by a principal's requests, or by connections younger than [`GRACE`].
     Full,
 }
 
 /// A connection's place in the table, given up when it is dropped.
-pub struct Admitted {
+pub(crate) struct Admitted {
     pub handle: ConnectionHandle,
     /// Fires when the table closes this connection to make room for a newer one.
     pub evicted: CancellationToken,
@@ -91,7 +91,7 @@ pub struct Admitted {
 
 /// What a request on a connection can do to its slot (carried in the request's extensions).
 #[derive(Clone)]
-pub struct ConnectionHandle {
+pub(crate) struct ConnectionHandle {
     id: u64,
     table: Arc<Connections>,
 }
@@ -103,7 +103,7 @@ impl Drop for Admitted {
 }
 
 impl Connections {
-    pub fn new(limits: SlotLimits) -> Arc<Connections> {
+    pub(crate) fn new(limits: SlotLimits) -> Arc<Connections> {
         Arc::new(Connections { limits, table: Mutex::new(Table::default()) })
     }
 
@@ -112,7 +112,7 @@ impl Connections {
     }
 
     /// Admits a connection from `peer`, closing an unproven one to make room if need be.
-    pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Refused> {
+    pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Refused> {
         self.admit_at(peer, Instant::now())
     }
 
@@ -173,7 +173,7 @@ fn peer_key(peer: IpAddr) -> IpAddr {
 }
 
 /// A request on a connection, from its head to its response's head (see [`ConnectionHandle::busy`]).
-pub struct Busy(ConnectionHandle);
+pub(crate) struct Busy(ConnectionHandle);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -185,7 +185,7 @@ impl Drop for Busy {
 
 impl ConnectionHandle {
     /// Marks a request under way on this connection until the returned guard is dropped.
-    pub fn busy(&self) -> Busy {
+    pub(crate) fn busy(&self) -> Busy {
         if let Some(slot) = self.table.lock().live.get_mut(&self.id) {
             slot.busy += 1;
         }
@@ -193,7 +193,7 @@ impl ConnectionHandle {
     }
 
     /// The address this connection counts under (see [`peer_key`]).
-    pub fn peer(&self) -> Option<IpAddr> {
+    pub(crate) fn peer(&self) -> Option<IpAddr> {
         self.table.lock().live.get(&self.id).map(|s| s.peer)
     }
 
@@ -211,7 +211,7 @@ impl ConnectionHandle {
 
     /// Lets `principal` hold this connection; `Err(held)`: the principal already holds `held`
     /// connections, its share.
-    pub fn hold(&self, principal: &Principal) -> Result<(), usize> {
+    pub(crate) fn hold(&self, principal: &Principal) -> Result<(), usize> {
         let per_principal = self.table.limits.per_principal;
         let mut table = self.table.lock();
         let Some(slot) = table.live.get(&self.id) else {
@@ -240,7 +240,7 @@ impl ConnectionHandle {
 
 /// Middleware on `/mcp`, after the bearer check: the request's principal holds its connection,
 /// or, beyond its share, gets 429 and the connection is closed once the answer is written.
-pub async fn hold(request: Request, next: Next) -> Response {
+pub(crate) async fn hold(request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
     let Some(handle) = request.extensions().get::<ConnectionHandle>() else {
         return next.run(request).await;

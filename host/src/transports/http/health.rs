@@ -12,7 +12,7 @@ use crate::mcp::McpServer;
 /// How long readiness waits for the proposal store before calling it unreachable.
 const STORE_PING: std::time::Duration = std::time::Duration::from_secs(1);
 
-pub fn routes(broker: McpServer) -> axum::Router {
+pub(crate) fn routes(broker: McpServer) -> axum::Router {
     axum::Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

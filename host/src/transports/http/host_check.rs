@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 
 /// Whether `host` (a `Host` header's value) names this server: one of `names` (each a bare name,
 /// or `name:port` to pin the port too), compared without case, or an IP literal.
-pub fn allowed(host: &str, names: &[String]) -> bool {
+pub(crate) fn allowed(host: &str, names: &[String]) -> bool {
     let host = host.trim().to_ascii_lowercase();
     let bare = match host.strip_prefix('[') {
         // [v6]:port or [v6]

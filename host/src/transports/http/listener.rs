@@ -22,7 +22,7 @@ use super::tls::TlsFiles;
 
 /// Limits of the connection layer.
 #[derive(Clone, Copy, Debug)]
-pub struct ConnectionLimits {
+pub(crate) struct ConnectionLimits {
     /// The listener's name in metrics (`mcp`, `metrics`).
     pub name: &'static str,
     pub slots: SlotLimits,
@@ -38,7 +38,7 @@ pub struct ConnectionLimits {
 const ACCEPT_QUEUE: u32 = 4096;
 
 /// Binds a listening socket on `addr` with the deep accept queue above.
-pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+pub(crate) fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let socket = match addr {
         SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
         SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
@@ -54,7 +54,7 @@ const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `router` on `listener` (over TLS when `tls` is given) until `shutdown`, then closes
 /// connections gracefully.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,

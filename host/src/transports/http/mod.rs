@@ -6,16 +6,16 @@
 //! which is what lets a test exercise the rule) needs bearer tokens and explicit
 //! `--allowed-host` names. rmcp's Host-header guard against DNS rebinding stays on in both.
 
-pub mod auth;
-pub mod connections;
-pub mod health;
-pub mod host_check;
-pub mod listener;
-pub mod resource_metadata;
-pub mod scope_check;
-pub mod sessions;
-pub mod settings;
-pub mod tls;
+pub(crate) mod auth;
+pub(crate) mod connections;
+pub(crate) mod health;
+pub(crate) mod host_check;
+pub(crate) mod listener;
+pub(crate) mod resource_metadata;
+pub(crate) mod scope_check;
+pub(crate) mod sessions;
+pub(crate) mod settings;
+pub(crate) mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// and connections are closed.
 const FLUSH: Duration = Duration::from_millis(300);
 
-pub struct HttpOptions {
+pub(crate) struct HttpOptions {
     pub listen: SocketAddr,
     pub auth: Option<Arc<TokenFile>>,
     /// Validate the issuer's JWT access tokens (`--oauth-issuer`).
@@ -78,7 +78,7 @@ pub(crate) fn is_default_loopback(ip: IpAddr) -> bool {
 
 impl HttpOptions {
     /// Refuses an exposure the operator did not spell out.
-    pub fn check(&self) -> anyhow::Result<()> {
+    pub(crate) fn check(&self) -> anyhow::Result<()> {
         if is_default_loopback(self.listen.ip()) {
             return Ok(());
         }
@@ -143,7 +143,7 @@ pub(crate) fn own_origins(scheme: &str, hosts: &[String], port: u16) -> Vec<Stri
 
 /// Serves until SIGINT/SIGTERM, then drains (see [`crate::shutdown`]). The caller has passed
 /// `options` through [`HttpOptions::check`] before starting anything else.
-pub async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()> {
+pub(crate) async fn serve(broker: McpServer, options: HttpOptions) -> anyhow::Result<()> {
     let listener = listener::bind(options.listen).with_context(|| format!("binding {}", options.listen))?;
     let addr = listener.local_addr()?;
     let sessions_closed = CancellationToken::new();

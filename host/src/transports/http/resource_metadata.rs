@@ -11,7 +11,7 @@ use axum::routing::get;
 
 use crate::oauth::ResourceServer;
 
-pub fn routes(oauth: Arc<ResourceServer>) -> axum::Router {
+pub(crate) fn routes(oauth: Arc<ResourceServer>) -> axum::Router {
     let mut router = axum::Router::new();
     for path in oauth.metadata_paths() {
         let oauth = oauth.clone();

@@ -14,7 +14,7 @@ pub(crate) type ToolScopes = std::sync::Arc<dyn Fn(&str) -> Scope + Send + Sync>
 
 /// The refusal for a POSTed message (or any message of a batch) calling a tool `access` does
 /// not allow; `None` when every call in it is allowed, or it calls none.
-pub fn refuse(access: &Access, body: &[u8], scope_of: &dyn Fn(&str) -> Scope) -> Option<Response> {
+pub(crate) fn refuse(access: &Access, body: &[u8], scope_of: &dyn Fn(&str) -> Scope) -> Option<Response> {
     let oauth = access.oauth.as_ref()?;
     if access.scopes.is_all() {
         return None;

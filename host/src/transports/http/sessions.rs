@@ -32,7 +32,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(15);
 
 /// The limits this layer enforces.
 #[derive(Clone, Copy, Debug)]
-pub struct SessionLimits {
+pub(crate) struct SessionLimits {
     pub(crate) per_principal: usize,
     pub total: usize,
     /// Open `GET /mcp` streams one principal may hold (rmcp keeps a session's first and up to 32
@@ -43,7 +43,7 @@ pub struct SessionLimits {
 }
 
 /// Who owns each live session.
-pub struct SessionGuard {
+pub(crate) struct SessionGuard {
     manager: Arc<LocalSessionManager>,
     state: Mutex<Owners>,
     limits: SessionLimits,
@@ -95,7 +95,7 @@ impl Drop for Opening {
 }
 
 impl SessionGuard {
-    pub fn new(
+    pub(crate) fn new(
         manager: Arc<LocalSessionManager>,
         limits: SessionLimits,
         tool_scopes: super::scope_check::ToolScopes,
@@ -105,15 +105,6 @@ impl SessionGuard {
 
     fn state(&self) -> std::sync::MutexGuard<'_, Owners> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sessions recorded now (live or not yet swept).
-    pub fn len(&self) -> usize {
-        self.state().owners.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Forgets sessions rmcp has closed, every [`SWEEP_EVERY`], until `stop`.
@@ -160,7 +151,7 @@ fn method_and_id(body: &[u8]) -> (Option<String>, Option<Value>) {
 }
 
 /// The middleware (innermost of ours: the bearer check has already set the principal).
-pub async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(guard): State<Arc<SessionGuard>>, request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
     let session: Option<Arc<str>> = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(Arc::from);
     let method = request.method().clone();

@@ -152,7 +152,7 @@ pub struct HttpArgs {
 
 impl HttpArgs {
     /// The certificate and key, when both are given.
-    pub fn tls(&self) -> anyhow::Result<Option<Arc<TlsFiles>>> {
+    pub(crate) fn tls(&self) -> anyhow::Result<Option<Arc<TlsFiles>>> {
         match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Ok(Some(Arc::new(TlsFiles::load(cert, key)?))),
             (None, None) => Ok(None),
@@ -167,7 +167,7 @@ impl HttpArgs {
 
     /// The transport's options, with the bearer checks already built (a principal's share of the
     /// connections depends on whether there are any).
-    pub fn options(
+    pub(crate) fn options(
         &self,
         auth: Option<Arc<TokenFile>>,
         oauth: Option<Arc<ResourceServer>>,

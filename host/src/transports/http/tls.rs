@@ -9,14 +9,14 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-pub struct TlsFiles {
+pub(crate) struct TlsFiles {
     cert: PathBuf,
     key: PathBuf,
     acceptor: RwLock<TlsAcceptor>,
 }
 
 impl TlsFiles {
-    pub fn load(cert: &Path, key: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn load(cert: &Path, key: &Path) -> anyhow::Result<Self> {
         let acceptor = RwLock::new(acceptor(cert, key)?);
         Ok(TlsFiles { cert: cert.to_path_buf(), key: key.to_path_buf(), acceptor })
     }
@@ -27,7 +27,7 @@ impl TlsFiles {
     }
 
     /// Rereads both files; on any error the served certificate stays as it was.
-    pub fn reload(&self) -> anyhow::Result<()> {
+    pub(crate) fn reload(&self) -> anyhow::Result<()> {
         let fresh = acceptor(&self.cert, &self.key)?;
         *self.acceptor.write().unwrap_or_else(|p| p.into_inner()) = fresh;
         Ok(())
