@@ -18,7 +18,8 @@ impl Recorded {
         let record: serde_json::Value =
             serde_json::from_str(include_str!("../../src/passkeys/testdata/decision.jsonl").trim())
                 .map_err(|e| e.to_string())?;
-        let export = Export::parse(include_str!("../../src/passkeys/testdata/export.json"))?;
+        let export =
+            Export::parse(include_str!("../../src/passkeys/testdata/export.json")).map_err(|e| e.to_string())?;
         let enrolled = &export.enrollments[0];
         let evidence: Evidence = serde_json::from_value(record["passkey"].clone()).map_err(|e| e.to_string())?;
         let text = |f: &str| record[f].as_str().unwrap_or_default().to_string();

@@ -103,7 +103,7 @@ pub fn run(command: &AuditCommand) -> ExitCode {
 fn check_passkeys(files: &[PathBuf], export: &std::path::Path) -> Result<usize, String> {
     let text = std::fs::read_to_string(export).map_err(|e| format!("{}: {e}", export.display()))?;
     let export_read = Export::parse(&text).map_err(|e| format!("{}: {e}", export.display()))?;
-    check_log(&records_of(files)?, &export_read).map(|c| c.approvals)
+    check_log(&records_of(files)?, &export_read).map(|c| c.approvals).map_err(|refused| refused.to_string())
 }
 
 /// Checks that every plan a record keeps (what a person was shown) hashes to the `plan_sha256`

@@ -278,7 +278,7 @@ async fn in_a_real_browser_a_passkey_signs_the_exact_request_and_every_other_ans
     for r in records.iter_mut().filter(|r| r["event"] == "page_decision") {
         r["request_sha256"] = json!("0".repeat(64));
     }
-    let why = equinix_mcp::passkeys::offline::check_log(&records, &parsed).unwrap_err();
+    let why = equinix_mcp::passkeys::offline::check_log(&records, &parsed).unwrap_err().to_string();
     assert!(why.contains(&format!("record {}", decision["seq"])) && why.contains("another request"), "{why}");
 
     let mut doctored: Value = serde_json::from_str(&export).unwrap();
