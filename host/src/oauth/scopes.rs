@@ -86,6 +86,20 @@ impl Default for ScopeNames {
     }
 }
 
+/// Scope names this server cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadScopeNames {
+    #[error(
+        "the scope name {0:?} must be 1-256 printable ASCII characters without spaces, quotes or backslashes (RFC \
+         6749 section 3.3)"
+    )]
+    Name(String),
+    #[error("the scope prefix must be printable ASCII without spaces, quotes or backslashes")]
+    Prefix,
+    #[error("the read, propose and confirm scopes need three different names")]
+    Shared,
+}
+
 impl ScopeNames {
     pub(crate) fn name(&self, scope: Scope) -> &str {
         match scope {
@@ -107,24 +121,21 @@ impl ScopeNames {
 
     /// Refuses names that cannot travel in a token's space-separated `scope` claim or in a
     /// `WWW-Authenticate` quoted string, and one name given to two grants.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), BadScopeNames> {
         for scope in Scope::ALL {
             let name = self.name(scope);
             let fits = !name.is_empty()
                 && name.len() <= 256
                 && name.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
             if !fits {
-                return Err(format!(
-                    "the scope name {name:?} must be 1-256 printable ASCII characters without spaces, quotes or \
-                     backslashes (RFC 6749 section 3.3)"
-                ));
+                return Err(BadScopeNames::Name(name.to_string()));
             }
         }
         if !self.request_prefix.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\') {
-            return Err("the scope prefix must be printable ASCII without spaces, quotes or backslashes".into());
+            return Err(BadScopeNames::Prefix);
         }
         if self.read == self.propose || self.read == self.confirm || self.propose == self.confirm {
-            return Err("the read, propose and confirm scopes need three different names".into());
+            return Err(BadScopeNames::Shared);
         }
         Ok(())
     }
@@ -196,8 +207,13 @@ mod tests {
         let mut names = ScopeNames::default();
         assert!(names.check().is_ok());
         names.propose = "fabric propose".into();
-        assert!(names.check().unwrap_err().contains("without spaces"));
+        let e = names.check().unwrap_err();
+        assert!(e == BadScopeNames::Name("fabric propose".into()) && e.to_string().contains("without spaces"), "{e}");
         names.propose = "fabric:read".into();
-        assert!(names.check().unwrap_err().contains("three different names"));
+        let e = names.check().unwrap_err();
+        assert!(e == BadScopeNames::Shared && e.to_string().contains("three different names"), "{e}");
+        names.propose = "fabric:propose".into();
+        names.request_prefix = "api://app 1/".into();
+        assert_eq!(names.check(), Err(BadScopeNames::Prefix));
     }
 }

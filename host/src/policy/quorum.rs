@@ -37,9 +37,23 @@ fn is_group(name: &str) -> bool {
     (1..=128).contains(&name.len()) && !name.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"')
 }
 
+/// What is wrong with a quorum's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotAQuorum {
+    #[error(
+        "{0:?} is no term of a quorum: write a number from 1 to 9, optionally `of GROUP` (\"2 of netops or 1 of \
+         netops and 1 of finance\")"
+    )]
+    Term(String),
+    #[error("{0:?} is no group name")]
+    Group(String),
+    #[error("{alternative:?} asks for {places} approvals; a quorum asks for at most {MAX_PLACES}")]
+    TooMany { alternative: String, places: usize },
+}
+
 impl Quorum {
     /// Reads an annotation's text; `Err` says what is wrong with it.
-    pub(crate) fn parse(text: &str) -> Result<Quorum, String> {
+    pub(crate) fn parse(text: &str) -> Result<Quorum, NotAQuorum> {
         let mut alternatives = Vec::new();
         for alternative in text.split(" or ") {
             let mut places = Vec::new();
@@ -51,22 +65,15 @@ impl Quorum {
                     _ => (None, None),
                 };
                 let Some(count) = count.filter(|n| (1..=MAX_PLACES).contains(n)) else {
-                    return Err(format!(
-                        "{term:?} is no term of a quorum: write a number from 1 to 9, optionally `of GROUP` \
-                         (\"2 of netops or 1 of netops and 1 of finance\")"
-                    ));
+                    return Err(NotAQuorum::Term(term.to_string()));
                 };
                 if let Some(group) = group.as_deref().filter(|g| !is_group(g)) {
-                    return Err(format!("{group:?} is no group name"));
+                    return Err(NotAQuorum::Group(group.to_string()));
                 }
                 places.extend(std::iter::repeat_n(group, count as usize));
             }
             if places.len() > MAX_PLACES as usize {
-                return Err(format!(
-                    "{:?} asks for {} approvals; a quorum asks for at most {MAX_PLACES}",
-                    alternative.trim(),
-                    places.len()
-                ));
+                return Err(NotAQuorum::TooMany { alternative: alternative.trim().to_string(), places: places.len() });
             }
             alternatives.push(places);
         }
@@ -338,16 +345,22 @@ mod tests {
         assert_eq!(q.to_string(), "2 of netops or 1 of netops and 1 of finance");
         assert_eq!(q.groups().collect::<Vec<_>>(), ["netops", "netops", "netops", "finance"]);
         assert_eq!(Quorum::parse("2").unwrap().to_string(), "2");
-        for (bad, says) in [
-            ("0 of netops", "no term"),
-            ("10", "no term"),
-            ("two people of netops", "no term"),
-            ("", "no term"),
-            ("5 of a and 5 of b", "at most 9"),
-            ("1 of \"x\"", "no group name"),
+        let term = |t: &str| NotAQuorum::Term(t.into());
+        for (bad, is, says) in [
+            ("0 of netops", term("0 of netops"), "no term"),
+            ("10", term("10"), "no term"),
+            ("two people of netops", term("two people of netops"), "no term"),
+            ("", term(""), "no term"),
+            (
+                "5 of a and 5 of b",
+                NotAQuorum::TooMany { alternative: "5 of a and 5 of b".into(), places: 10 },
+                "at most 9",
+            ),
+            ("1 of \"x\"", NotAQuorum::Group("\"x\"".into()), "no group name"),
         ] {
             let e = Quorum::parse(bad).unwrap_err();
-            assert!(e.contains(says), "{bad:?}: {e}");
+            assert_eq!(e, is, "{bad:?}");
+            assert!(e.to_string().contains(says), "{bad:?}: {e}");
         }
     }
 

@@ -163,7 +163,10 @@ impl super::Backend for MemoryStore {
         only_if_absent: bool,
         now_ms: u64,
     ) -> Stored<'a, bool> {
-        let written = self.notes.put(key, value, ttl_ms, only_if_absent, now_ms).map_err(StoreUnavailable::full);
+        let written = self
+            .notes
+            .put(key, value, ttl_ms, only_if_absent, now_ms)
+            .map_err(|full| StoreUnavailable::full(full.to_string()));
         Box::pin(async { written })
     }
 

@@ -205,7 +205,7 @@ impl AllNotes {
         ttl_ms: u64,
         only_if_absent: bool,
         now_ms: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, NoRoom> {
         self.of(key).put(&key.key(), value, ttl_ms, only_if_absent, now_ms)
     }
 
@@ -232,6 +232,13 @@ impl Inner {
     }
 }
 
+/// A note refused because the store is full of live notes and does not evict them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{live} notes are live, the most this server keeps in memory")]
+pub(crate) struct NoRoom {
+    pub(crate) live: usize,
+}
+
 impl Notes {
     pub(crate) fn new(cap: usize, evicts: bool) -> Self {
         Notes { inner: Mutex::default(), cap, evicts }
@@ -247,7 +254,7 @@ impl Notes {
         ttl_ms: u64,
         only_if_absent: bool,
         now_ms: u64,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, NoRoom> {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.forget_expired(now_ms);
         if let Some((until, _)) = inner.values.get(key) {
@@ -258,7 +265,7 @@ impl Notes {
             inner.by_expiry.remove(&old);
         } else if inner.values.len() >= self.cap {
             if !self.evicts {
-                return Err(format!("{} notes are live, the most this server keeps in memory", self.cap));
+                return Err(NoRoom { live: self.cap });
             }
             let (_, first) = inner.by_expiry.pop_first().expect("a full store has a first note");
             inner.values.remove(&first);
@@ -356,7 +363,9 @@ mod tests {
         for i in 0..MAX_NOTES {
             assert_eq!(notes.put(&i.to_string(), b"v", 100, false, 0), Ok(true));
         }
-        assert!(notes.put("one more", b"v", 100, false, 0).unwrap_err().contains("live"));
+        let refused = notes.put("one more", b"v", 100, false, 0).unwrap_err();
+        assert_eq!(refused, NoRoom { live: MAX_NOTES });
+        assert!(refused.to_string().contains("live"), "{refused}");
         assert_eq!(notes.put("0", b"w", 100, false, 0), Ok(true), "an existing note may be rewritten");
         assert_eq!(notes.put("one more", b"v", 100, false, 100), Ok(true), "room once the others expired");
     }
