@@ -9,12 +9,12 @@ use super::rules::{Asker, NotAsked, Question, bound, may_ask};
 use super::subject::Subject;
 use crate::bindings::confirmation::{Context, Delivery as Answering};
 use crate::exact_json::{self, Node, Unreadable};
-use crate::fabric_client::CheckedCreate;
+use crate::fabric_client::{CheckedCreate, NotACreate};
 
 /// A question as the component put it, with what the host knows of the call. `C` judges the
 /// create by the allow-list and the size limit (`Err`: why it is no create), once the asker may
 /// ask.
-pub(crate) struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, String>> {
+pub(crate) struct Asked<'a, C: FnOnce() -> Result<CheckedCreate, NotACreate>> {
     pub(crate) asker: Asker<'a>,
     pub create: C,
     /// The body's exact bytes.
@@ -46,8 +46,8 @@ pub(crate) enum NotAdmitted {
     #[error(transparent)]
     Asker(NotAsked),
     /// 2. the create: the allow-list's or the size limit's reason.
-    #[error("{0}")]
-    Create(String),
+    #[error(transparent)]
+    Create(NotACreate),
     /// 3. which proposal.
     #[error(transparent)]
     Proposal(NotAsked),
@@ -81,7 +81,7 @@ impl From<NotAdmitted> for String {
 /// decisions are never spent on a question refused before.
 pub(crate) fn admit<'a, C>(asked: Asked<'a, C>) -> Result<Admitted<'a>, NotAdmitted>
 where
-    C: FnOnce() -> Result<CheckedCreate, String>,
+    C: FnOnce() -> Result<CheckedCreate, NotACreate>,
 {
     may_ask(&asked.asker).map_err(NotAdmitted::Asker)?;
     let create = (asked.create)().map_err(NotAdmitted::Create)?;
@@ -154,9 +154,9 @@ mod tests {
     const PATH: &str = "/fabric/v4/connections";
     const BODY: &str = r#"{"name":"to-aws","bandwidth":50}"#;
 
-    fn create(path: &str) -> Result<CheckedCreate, String> {
+    fn create(path: &str) -> Result<CheckedCreate, NotACreate> {
         let config = FabricConfig { mutate_enabled: true, ..FabricConfig::new("http://127.0.0.1:9", None) };
-        FabricClient::new(config).check_create(path, BODY).map_err(|e| format!("{e:?}"))
+        FabricClient::new(config).check_create(path, BODY)
     }
 
     fn taken() -> Vec<Redeemed> {

@@ -212,12 +212,7 @@ impl ConfirmView<'_> {
                 tool: &self.call.tool.name,
                 tool_may_ask: self.call.tool.may_ask,
             },
-            create: || {
-                self.fabric.client.check_create(&request.path, &request.body).map_err(|e| match e {
-                    SendError::Refused(why) => why,
-                    other => format!("{other:?}"),
-                })
-            },
+            create: || self.fabric.client.check_create(&request.path, &request.body),
             body: &request.body,
             token,
             principal: self.call.principal.as_str(),

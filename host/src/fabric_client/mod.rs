@@ -84,6 +84,17 @@ pub enum SendError {
     Transport(String),
 }
 
+/// Why a request cannot be sent as an approved create ([`FabricClient::check_create`]); nothing
+/// was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotACreate {
+    /// The allow-list's: not a create route, or creates are not open on this server.
+    #[error("{0}")]
+    Route(allow_list::Refusal),
+    #[error("the create body has {bytes} bytes; at most {max} are sent")]
+    TooLarge { bytes: usize, max: usize },
+}
+
 /// Written as the WIT's generated types write themselves (`Error::Timeout`): audit records and
 /// results quote it, and their words stay those of earlier versions.
 impl std::fmt::Debug for SendError {
@@ -186,14 +197,11 @@ impl FabricClient {
 
     /// Checks a create (POST `path` with `body`, no query) once, before anyone is asked about it:
     /// a create route of the allow-list, the `mutate` toolset enabled, the body within the cap.
-    pub(crate) fn check_create(&self, path: &str, body: &str) -> Result<CheckedCreate, SendError> {
-        let route = allow_list::check_create(path, self.config.mutate_enabled).map_err(|r| SendError::Refused(r.0))?;
+    pub(crate) fn check_create(&self, path: &str, body: &str) -> Result<CheckedCreate, NotACreate> {
+        let route = allow_list::check_create(path, self.config.mutate_enabled).map_err(NotACreate::Route)?;
         let max = self.config.max_request_bytes;
         if body.len() > max {
-            return Err(SendError::Refused(format!(
-                "the create body has {} bytes; at most {max} are sent",
-                body.len()
-            )));
+            return Err(NotACreate::TooLarge { bytes: body.len(), max });
         }
         Ok(CheckedCreate { route, body: body.to_string() })
     }
@@ -330,4 +338,28 @@ fn new_correlation_id() -> String {
     use rand::Rng;
     use rand::distr::Alphanumeric;
     rand::rng().sample_iter(&Alphanumeric).take(25).map(char::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_approved_create_is_a_create_route_within_the_size_limit() {
+        let config = |mutate_enabled| FabricConfig {
+            mutate_enabled,
+            max_request_bytes: 16,
+            ..FabricConfig::new("http://127.0.0.1:9", None)
+        };
+        let client = FabricClient::new(config(true));
+        assert!(client.check_create("/fabric/v4/connections", "{}").is_ok());
+        let large = client.check_create("/fabric/v4/connections", &format!("{{\"name\":\"{}\"}}", "x".repeat(20)));
+        let large = large.map(|_| ()).unwrap_err();
+        assert_eq!(large, NotACreate::TooLarge { bytes: 31, max: 16 });
+        assert_eq!(large.to_string(), "the create body has 31 bytes; at most 16 are sent");
+        let search = client.check_create("/fabric/v4/ports/search", "{}").map(|_| ()).unwrap_err();
+        assert!(matches!(&search, NotACreate::Route(r) if r.0.contains("not a create route")), "{search}");
+        let closed = FabricClient::new(config(false)).check_create("/fabric/v4/connections", "{}");
+        assert!(closed.map(|_| ()).unwrap_err().to_string().contains("`mutate`"));
+    }
 }
