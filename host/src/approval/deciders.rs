@@ -39,6 +39,22 @@ pub(crate) struct Given<'a> {
     pub at_ms: u64,
 }
 
+/// Why a decision under a quorum would not count; each says what the request needs (`needs`: the
+/// quorum's words) and, where it matters, how far it is (`progress`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DoesNotCount {
+    /// `at`: when this person approved, as the page writes times.
+    #[error("you approved this request already, at {at}: one person counts once. It needs {needs}: {progress}")]
+    Twice { at: String, needs: String, progress: String },
+    #[error("it needs {needs}, and its proposer's own decision never counts towards that")]
+    Proposer { needs: String },
+    #[error("it needs {needs}, and you are in none of the groups it counts, so your decline would not count")]
+    NotCounted { needs: String },
+    /// `groups`: the approver's, "none" for none.
+    #[error("it needs {needs}: {progress}, and your approval (groups {groups}) fills none of the places still open")]
+    NoOpenPlace { needs: String, progress: String, groups: String },
+}
+
 /// Under `requirement`, whether `me`'s decision (`approve` or decline) on a request of `proposer`
 /// that has the approvals `given` would count. `Err` says why not, times written by `at`: the
 /// proposer's never does; nobody approves twice (whoever approved may still decline, and so end
@@ -51,34 +67,28 @@ pub(crate) fn counts(
     requirement: &Requirement,
     given: &[Given],
     at: &dyn Fn(u64) -> String,
-) -> Result<(), String> {
+) -> Result<(), DoesNotCount> {
     let needs = requirement.needs().join("; ");
     let voters: Vec<Voter> = given.iter().map(|g| g.voter).collect();
     if let Some(mine) = given.iter().find(|g| g.voter.person == me.person).filter(|_| approve) {
-        return Err(format!(
-            "you approved this request already, at {}: one person counts once. It needs {needs}: {}",
-            at(mine.at_ms),
-            requirement.progress(&voters).said()
-        ));
+        return Err(DoesNotCount::Twice { at: at(mine.at_ms), needs, progress: requirement.progress(&voters).said() });
     }
     if me.person == proposer {
-        return Err(format!("it needs {needs}, and its proposer's own decision never counts towards that"));
+        return Err(DoesNotCount::Proposer { needs });
     }
     if !approve {
         return match requirement.concerns(me) {
             true => Ok(()),
-            false => Err(format!(
-                "it needs {needs}, and you are in none of the groups it counts, so your decline would not count"
-            )),
+            false => Err(DoesNotCount::NotCounted { needs }),
         };
     }
     match requirement.counts(&voters, me) {
         true => Ok(()),
-        false => Err(format!(
-            "it needs {needs}: {}, and your approval (groups {}) fills none of the places still open",
-            requirement.progress(&voters).said(),
-            if me.groups.is_empty() { "none".to_string() } else { me.groups.join(", ") }
-        )),
+        false => Err(DoesNotCount::NoOpenPlace {
+            needs,
+            progress: requirement.progress(&voters).said(),
+            groups: if me.groups.is_empty() { "none".to_string() } else { me.groups.join(", ") },
+        }),
     }
 }
 
@@ -111,13 +121,18 @@ mod tests {
         let given = [Given { voter: alice, at_ms: 5 }];
         assert_eq!(counts(carol, "i#pat", true, &q, &given, &at), Ok(()));
         let twice = counts(alice, "i#pat", true, &q, &given, &at).unwrap_err();
-        assert!(twice.contains("already, at 5ms"), "{twice}");
+        assert!(matches!(&twice, DoesNotCount::Twice { at, .. } if at == "5ms"), "{twice:?}");
+        assert!(twice.to_string().contains("already, at 5ms"), "{twice}");
         assert_eq!(counts(alice, "i#pat", false, &q, &given, &at), Ok(()), "whoever approved may still decline");
         let second = counts(bob, "i#pat", true, &q, &given, &at).unwrap_err();
+        assert!(matches!(&second, DoesNotCount::NoOpenPlace { groups, .. } if groups == "netops"), "{second:?}");
+        let second = second.to_string();
         assert!(second.contains("fills none of the places still open") && second.contains("groups netops"), "{second}");
         assert_eq!(counts(bob, "i#pat", false, &q, &given, &at), Ok(()), "a group the quorum counts may decline");
-        assert!(counts(pat, "i#pat", true, &requirement("2"), &[], &at).unwrap_err().contains("proposer's own"));
+        let own = counts(pat, "i#pat", true, &requirement("2"), &[], &at).unwrap_err();
+        assert!(matches!(own, DoesNotCount::Proposer { .. }) && own.to_string().contains("proposer's own"), "{own}");
         let outsider = counts(v("i#x", &none), "i#pat", false, &q, &given, &at).unwrap_err();
-        assert!(outsider.contains("none of the groups"), "{outsider}");
+        assert!(matches!(outsider, DoesNotCount::NotCounted { .. }), "{outsider:?}");
+        assert!(outsider.to_string().contains("none of the groups"), "{outsider}");
     }
 }

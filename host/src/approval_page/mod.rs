@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::approval::Once;
-use crate::approval::deciders::Given;
+use crate::approval::deciders::{DoesNotCount, Given};
 use crate::audit::{AuditLog, Event, events};
 use crate::clock::Clock;
 use crate::notify::FollowUps;
@@ -144,8 +144,8 @@ pub(crate) enum NotDecided {
     #[error("the proposal's 10 minutes have passed; a decision now counts for nothing. Ask the agent to propose again")]
     Expired,
     /// Under a quorum, why this person's decision would not count ([`crate::approval::deciders::counts`]).
-    #[error("{0}")]
-    WouldNotCount(String),
+    #[error(transparent)]
+    WouldNotCount(DoesNotCount),
     #[error("this server has no audit log, so no decision can be recorded")]
     NoAuditLog,
     #[error("the audit log could not record the decision ({0}); nothing was decided")]
@@ -612,8 +612,8 @@ impl ApprovalPage {
             let approve = self.counts(session, record, true, &requirement, &approvals);
             let decline = self.counts(session, record, false, &requirement, &approvals);
             match (approve, decline) {
-                (Err(why), Err(_)) => permission = Permission::Refused(why),
-                (Err(why), Ok(())) => note = Some(why),
+                (Err(why), Err(_)) => permission = Permission::Refused(why.to_string()),
+                (Err(why), Ok(())) => note = Some(why.to_string()),
                 _ => {}
             }
         }
@@ -628,7 +628,7 @@ impl ApprovalPage {
         approve: bool,
         requirement: &Requirement,
         approvals: &[Approval],
-    ) -> Result<(), String> {
+    ) -> Result<(), DoesNotCount> {
         let me = crate::policy::Voter { person: &session.approver, groups: &session.groups };
         let given: Vec<Given> = approvals.iter().map(|a| Given { voter: a.voter(), at_ms: a.at_ms }).collect();
         crate::approval::deciders::counts(me, &record.proposer, approve, requirement, &given, &html::at)
