@@ -157,13 +157,13 @@ impl McpServer {
                 (Awaiting::Input(form), _) => {
                     let result = reach::stateless::input_required(&self.shared.request_state, &key(), &form);
                     self.audit_first_round(audited, decisions).await;
-                    result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
+                    result.unwrap_or_else(|e| ToolError::new("component_failed", e.to_string()).for_tool(tool))
                 }
                 (Awaiting::Page(pending), Road::RoundTrip(_)) => {
                     crate::metrics::metrics().confirmation("input_required");
                     let result = reach::stateless::page_input_required(&self.shared.request_state, &key(), &pending);
                     self.audit_first_round(audited, decisions).await;
-                    result.unwrap_or_else(|e| ToolError::new("component_failed", e).for_tool(tool))
+                    result.unwrap_or_else(|e| ToolError::new("component_failed", e.to_string()).for_tool(tool))
                 }
                 // nobody has decided on the page yet: the agent shows the person the link
                 (Awaiting::Page(pending), _) => {

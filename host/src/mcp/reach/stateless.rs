@@ -120,12 +120,17 @@ impl Confirmer for FirstRound {
     }
 }
 
+/// The confirmation state could not be sealed (rmcp's codec: its words); the round is not sent.
+#[derive(Debug, thiserror::Error)]
+#[error("sealing the confirmation state failed: {0}")]
+pub(crate) struct NotSealed(String);
+
 /// The first round's answer: the form as an input request and the sealed state.
 pub(crate) fn input_required(
     codec: &RequestStateCodec,
     call: &CallKey,
     form: &Form,
-) -> Result<CallToolResponse, String> {
+) -> Result<CallToolResponse, NotSealed> {
     let sealed = codec
         .seal_json_with(
             &OpenedState {
@@ -138,7 +143,7 @@ pub(crate) fn input_required(
             },
             &SealOptions::new().associated_data(&call.sealing_data()),
         )
-        .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
+        .map_err(|e| NotSealed(e.to_string()))?;
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: form.text.clone(),
@@ -155,7 +160,7 @@ pub(crate) fn page_input_required(
     codec: &RequestStateCodec,
     call: &CallKey,
     pending: &PagePending,
-) -> Result<CallToolResponse, String> {
+) -> Result<CallToolResponse, NotSealed> {
     let sealed = codec
         .seal_json_with(
             &OpenedState {
@@ -168,7 +173,7 @@ pub(crate) fn page_input_required(
             },
             &SealOptions::new().associated_data(&call.sealing_data()),
         )
-        .map_err(|e| format!("sealing the confirmation state failed: {e}"))?;
+        .map_err(|e| NotSealed(e.to_string()))?;
     let by = if pending.by_url { LinkBy::Url } else { LinkBy::Form };
     let then = match by {
         LinkBy::Url => "; then retry this call.",
