@@ -124,7 +124,7 @@ async fn the_host_bounds_what_any_component_stores() {
     // eighty 2 MiB records (160 MiB if they were kept), each after a dry run Fabric answered
     // 2xx: none is kept. Not fewer, larger ones: making and copying a record count as guest
     // time, and one of 8 MiB, on a machine the whole suite loaded, once ran past the
-    // component's 2 s budget (2.16 s; 0.15-0.7 s the others)
+    // component's 2 s budget (2.16 s; the other calls took 0.15-0.7 s whole)
     let before = rss(pid);
     for i in 0..80 {
         let body = connection_spec(&format!("huge-{i}"), 1001);
