@@ -65,6 +65,18 @@ impl OpenedState {
             plan_sha256: self.plan_sha256.clone(),
         }
     }
+
+    /// A round about `subject`: its `answer` to be claimed, or the `page` it sent the person to.
+    fn asking(subject: &Subject, answer: String, page: Option<String>) -> OpenedState {
+        OpenedState {
+            request_sha256: subject.request_sha256.clone(),
+            token: subject.token.clone(),
+            validation: subject.validation.clone(),
+            answer,
+            page,
+            plan_sha256: subject.plan_sha256.clone(),
+        }
+    }
 }
 
 /// The state key: `configured` (base64, at least 32 bytes; every HTTP replica must share it)
@@ -131,27 +143,13 @@ pub(crate) fn input_required(
     call: &CallKey,
     form: &Form,
 ) -> Result<CallToolResponse, NotSealed> {
-    let sealed = codec
-        .seal_json_with(
-            &OpenedState {
-                request_sha256: form.subject.request_sha256.clone(),
-                token: form.subject.token.clone(),
-                validation: form.subject.validation.clone(),
-                answer: hex::encode(rand::random::<[u8; 16]>()),
-                page: None,
-                plan_sha256: form.subject.plan_sha256.clone(),
-            },
-            &SealOptions::new().associated_data(&call.sealing_data()),
-        )
-        .map_err(|e| NotSealed(e.to_string()))?;
+    let state = OpenedState::asking(&form.subject, hex::encode(rand::random::<[u8; 16]>()), None);
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: form.text.clone(),
         requested_schema: schema(),
     };
-    let mut requests = BTreeMap::new();
-    requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
-    Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
+    ask(codec, call, &state, params)
 }
 
 /// A round whose person goes to the approval page: the link as a URL-mode input request, and
@@ -161,25 +159,26 @@ pub(crate) fn page_input_required(
     call: &CallKey,
     pending: &PagePending,
 ) -> Result<CallToolResponse, NotSealed> {
-    let sealed = codec
-        .seal_json_with(
-            &OpenedState {
-                request_sha256: pending.subject.request_sha256.clone(),
-                token: pending.subject.token.clone(),
-                validation: pending.subject.validation.clone(),
-                answer: String::new(),
-                page: Some(pending.id.clone()),
-                plan_sha256: pending.subject.plan_sha256.clone(),
-            },
-            &SealOptions::new().associated_data(&call.sealing_data()),
-        )
-        .map_err(|e| NotSealed(e.to_string()))?;
+    let state = OpenedState::asking(&pending.subject, String::new(), Some(pending.id.clone()));
     let by = if pending.by_url { LinkBy::Url } else { LinkBy::Form };
     let then = match by {
         LinkBy::Url => "; then retry this call.",
         LinkBy::Form => ". Then retry this call (whatever this form says: the decision on the page is what counts).",
     };
     let params = link_request(&pending.subject.request_sha256, by, pending.url.clone(), String::new(), then);
+    ask(codec, call, &state, params)
+}
+
+/// A round's answer: `params` as the input request, and `state` sealed to this call.
+fn ask(
+    codec: &RequestStateCodec,
+    call: &CallKey,
+    state: &OpenedState,
+    params: ElicitRequestParams,
+) -> Result<CallToolResponse, NotSealed> {
+    let sealed = codec
+        .seal_json_with(state, &SealOptions::new().associated_data(&call.sealing_data()))
+        .map_err(|e| NotSealed(e.to_string()))?;
     let mut requests = BTreeMap::new();
     requests.insert(INPUT_KEY.to_string(), InputRequest::Elicitation(ElicitRequest::new(params)));
     Ok(InputRequiredResult::new(Some(requests), Some(sealed)).into())
